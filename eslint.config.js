@@ -1,0 +1,41 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'charts/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { project: ['./tsconfig.json'], tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+      curly: ['error', 'multi-line'],
+      'no-restricted-imports': 'off',
+    },
+  },
+  {
+    // lib/ knows nothing of Smarter: it never imports tasks/ or beat/.
+    files: ['lib/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: ['**/tasks/**', '**/beat/**', '../tasks/*', '../beat/*'] }],
+    },
+  },
+  {
+    // Never wait in a task (ADR-030): a task that needs time reschedules itself instead of sleeping.
+    files: ['tasks/**/*.ts'],
+    rules: {
+      'no-restricted-globals': ['error', { name: 'setTimeout', message: 'Never wait in a task: use ctx.checkAgain().' }],
+      'no-restricted-syntax': ['error', {
+        selector: "CallExpression[callee.property.name='setTimeout']",
+        message: 'Never wait in a task: use ctx.checkAgain().',
+      }],
+    },
+  },
+  { files: ['jest.config.js', 'eslint.config.js'], ...tseslint.configs.disableTypeChecked },
+);
