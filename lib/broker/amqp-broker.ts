@@ -1,0 +1,344 @@
+/**
+ * The AMQP 0-9-1 broker on amqplib: one connection, a consume channel with a channel-wide prefetch (Celery's
+ * `basic.qos(global=True)`), and a confirm channel for everything the worker publishes.
+ *
+ * Recovery is ours rather than amqplib's `recovery` option because channel-only closures (a 406 from an
+ * inequivalent declare, an unknown delivery tag, RabbitMQ's consumer_timeout) leave the connection up; we
+ * treat any unexpected channel close as a lost connection, reconnect with backoff, and restore prefetch,
+ * queues and consumers. Deliveries from before a reconnect can no longer be settled: the broker redelivers them.
+ */
+import amqp from 'amqplib';
+import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
+import { EventEmitter } from 'node:events';
+import { BrokerError, coerceError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { PublishProperties } from '../protocol/encode.js';
+import { toAmqpTable } from './amqp-table.js';
+import type { Broker, BrokerEvents, Delivery, DeliveryHandler, QueueSpec, QueueStats } from './broker.js';
+
+export interface AmqpBrokerOptions {
+  url: string;
+  logger: Logger;
+  heartbeatSeconds?: number;
+  /** Name shown in the RabbitMQ management UI. */
+  connectionName?: string;
+  reconnectInitialMs?: number;
+  reconnectMaxMs?: number;
+  /** How long a publish waits for a connection before it fails. */
+  publishTimeoutMs?: number;
+}
+
+function amqpCode(err: unknown): number | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : undefined;
+}
+
+/** Adds `heartbeat=N` to the URL unless the operator set one (amqplib reads it from the query). */
+function withHeartbeat(url: string, seconds: number): string {
+  if (/[?&]heartbeat=/.test(url)) return url;
+  return `${url}${url.includes('?') ? '&' : '?'}heartbeat=${seconds}`;
+}
+
+class AmqpDelivery implements Delivery {
+  settled = false;
+  constructor(
+    private readonly broker: AmqpBroker,
+    private readonly channel: Channel,
+    private readonly generation: number,
+    private readonly msg: ConsumeMessage,
+    readonly queue: string,
+  ) {}
+  get raw() {
+    const p = this.msg.properties;
+    return {
+      body: this.msg.content,
+      properties: {
+        contentType: p.contentType as string | undefined,
+        contentEncoding: p.contentEncoding as string | undefined,
+        correlationId: p.correlationId as string | undefined,
+        replyTo: p.replyTo as string | undefined,
+        priority: p.priority as number | undefined,
+        deliveryMode: p.deliveryMode as number | undefined,
+        expiration: p.expiration as string | undefined,
+        headers: p.headers as unknown,
+      },
+    };
+  }
+  get exchange() {
+    return this.msg.fields.exchange;
+  }
+  get routingKey() {
+    return this.msg.fields.routingKey;
+  }
+  get redelivered() {
+    return this.msg.fields.redelivered;
+  }
+  ack(): void {
+    this.settle(() => this.channel.ack(this.msg));
+  }
+  reject(requeue: boolean): void {
+    this.settle(() => this.channel.reject(this.msg, requeue));
+  }
+  private settle(fn: () => void): void {
+    if (this.settled) return;
+    this.settled = true;
+    if (!this.broker.isCurrent(this.generation)) return;
+    try {
+      fn();
+    } catch {
+      // The channel closed under us; the broker redelivers the message.
+    }
+  }
+}
+
+export class AmqpBroker implements Broker {
+  private model: ChannelModel | undefined;
+  private consumeCh: Channel | undefined;
+  private publishCh: ConfirmChannel | undefined;
+  private generation = 0;
+  private prefetch: number | undefined;
+  private readonly consumers = new Map<string, { handler: DeliveryHandler; tag?: string }>();
+  private readonly queues = new Map<string, QueueSpec>();
+  private readonly events = new EventEmitter();
+  private closing = false;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private attempt = 0;
+  private readyWaiters: Array<() => void> = [];
+  connected = false;
+
+  constructor(private readonly opts: AmqpBrokerOptions) {}
+
+  on<E extends keyof BrokerEvents>(event: E, listener: BrokerEvents[E]): void {
+    this.events.on(event, listener);
+  }
+
+  isCurrent(generation: number): boolean {
+    return this.connected && generation === this.generation;
+  }
+
+  async connect(): Promise<void> {
+    this.closing = false;
+    for (;;) {
+      try {
+        await this.open();
+        return;
+      } catch (err) {
+        if (this.closing) throw new BrokerError('closed while connecting', { cause: err });
+        const delay = this.nextDelay();
+        this.opts.logger.warn(`broker connection failed, retrying in ${delay} ms`, {
+          error: coerceError(err).message,
+        });
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  }
+
+  private nextDelay(): number {
+    const initial = this.opts.reconnectInitialMs ?? 200;
+    const max = this.opts.reconnectMaxMs ?? 15_000;
+    const base = Math.min(max, initial * 2 ** this.attempt++);
+    return Math.round(base * (0.8 + Math.random() * 0.4));
+  }
+
+  private async open(): Promise<void> {
+    const model = await amqp.connect(withHeartbeat(this.opts.url, this.opts.heartbeatSeconds ?? 60), {
+      clientProperties: { connection_name: this.opts.connectionName ?? 'smarter-worker' },
+    });
+    model.on('error', (err: Error) => this.opts.logger.warn('broker connection error', { error: err.message }));
+    model.on('close', (err?: Error) => this.lost(model, err));
+    const consumeCh = await model.createChannel();
+    const publishCh = await model.createConfirmChannel();
+    for (const ch of [consumeCh, publishCh]) {
+      ch.on('error', (err: Error) => this.opts.logger.warn('broker channel error', { error: err.message }));
+      ch.on('close', () => {
+        // A channel-only closure: restart the whole connection so consumers and prefetch are restored.
+        if (!this.closing && this.model === model) void model.close().catch(() => undefined);
+      });
+    }
+    this.model = model;
+    this.consumeCh = consumeCh;
+    this.publishCh = publishCh;
+    this.generation++;
+    for (const spec of this.queues.values()) await this.declareOn(model, spec);
+    if (this.prefetch !== undefined) await consumeCh.prefetch(this.prefetch, true);
+    for (const [queue, c] of this.consumers) c.tag = await this.startConsumer(queue, c.handler);
+    this.connected = true;
+    this.attempt = 0;
+    const waiters = this.readyWaiters;
+    this.readyWaiters = [];
+    for (const w of waiters) w();
+    this.events.emit('connected');
+  }
+
+  private lost(model: ChannelModel, err: Error | undefined): void {
+    if (this.model !== model) return;
+    this.connected = false;
+    this.model = undefined;
+    this.consumeCh = undefined;
+    this.publishCh = undefined;
+    if (this.closing) return;
+    this.opts.logger.warn('broker connection lost; reconnecting', { error: err?.message });
+    this.events.emit('disconnected', err);
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.reconnectTimer || this.closing) return;
+    const delay = this.nextDelay();
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      this.open().catch((err: unknown) => {
+        this.opts.logger.warn(`broker reconnect failed`, { error: coerceError(err).message });
+        this.scheduleReconnect();
+      });
+    }, delay);
+  }
+
+  private async ready(): Promise<{ model: ChannelModel; consumeCh: Channel; publishCh: ConfirmChannel }> {
+    if (!this.connected) {
+      const timeoutMs = this.opts.publishTimeoutMs ?? 30_000;
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new BrokerError(`no broker connection after ${timeoutMs} ms`)), timeoutMs);
+        this.readyWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    const { model, consumeCh, publishCh } = this;
+    if (!model || !consumeCh || !publishCh) throw new BrokerError('broker connection lost');
+    return { model, consumeCh, publishCh };
+  }
+
+  /** A short-lived channel for operations that may close it (passive declares answer 404 by closing). */
+  private async scratch<T>(model: ChannelModel, fn: (ch: Channel) => Promise<T>): Promise<T> {
+    const ch = await model.createChannel();
+    ch.on('error', () => undefined);
+    try {
+      return await fn(ch);
+    } finally {
+      await ch.close().catch(() => undefined);
+    }
+  }
+
+  private async declareOn(model: ChannelModel, spec: QueueSpec): Promise<void> {
+    const { name } = spec;
+    const exists = await this.scratch(model, async (ch) => {
+      try {
+        await ch.checkQueue(name);
+        return true;
+      } catch (err) {
+        if (amqpCode(err) === 404) return false;
+        throw err;
+      }
+    });
+    if (!exists) {
+      // Celery's declaration: durable, not exclusive, not auto-delete; arguments only when configured.
+      await this.scratch(model, (ch) =>
+        ch.assertQueue(name, { durable: true, exclusive: false, autoDelete: false, arguments: spec.arguments ?? {} }),
+      );
+    }
+    try {
+      await this.scratch(model, async (ch) => {
+        await ch.assertExchange(name, 'direct', { durable: true, autoDelete: false });
+        await ch.bindQueue(name, name, name);
+      });
+    } catch (err) {
+      // The default exchange still routes by queue name, which is how Celery publishes to direct queues.
+      this.opts.logger.warn(`could not bind queue ${name} to exchange ${name}`, { error: coerceError(err).message });
+    }
+  }
+
+  async declareTaskQueue(spec: QueueSpec): Promise<void> {
+    const { model } = await this.ready();
+    await this.declareOn(model, spec);
+    this.queues.set(spec.name, spec);
+  }
+
+  private async startConsumer(queue: string, handler: DeliveryHandler): Promise<string> {
+    const ch = this.consumeCh;
+    if (!ch) throw new BrokerError('not connected');
+    const generation = this.generation;
+    const reply = await ch.consume(
+      queue,
+      (msg) => {
+        if (msg === null) {
+          this.opts.logger.warn(`consumer of ${queue} was cancelled by the broker`);
+          return;
+        }
+        handler(new AmqpDelivery(this, ch, generation, msg, queue));
+      },
+      { noAck: false },
+    );
+    return reply.consumerTag;
+  }
+
+  async consume(queue: string, handler: DeliveryHandler): Promise<void> {
+    await this.ready();
+    const entry: { handler: DeliveryHandler; tag?: string } = { handler };
+    this.consumers.set(queue, entry);
+    entry.tag = await this.startConsumer(queue, handler);
+  }
+
+  async cancel(queue: string): Promise<void> {
+    const entry = this.consumers.get(queue);
+    this.consumers.delete(queue);
+    if (entry?.tag && this.consumeCh && this.connected) await this.consumeCh.cancel(entry.tag).catch(() => undefined);
+  }
+
+  async publish(exchange: string, routingKey: string, body: Buffer, p: PublishProperties): Promise<void> {
+    const { publishCh } = await this.ready();
+    await new Promise<void>((resolve, reject) => {
+      publishCh.publish(
+        exchange,
+        routingKey,
+        body,
+        {
+          contentType: p.contentType,
+          contentEncoding: p.contentEncoding,
+          headers: toAmqpTable(p.headers),
+          deliveryMode: p.deliveryMode,
+          priority: p.priority,
+          ...(p.correlationId !== undefined ? { correlationId: p.correlationId } : {}),
+          ...(p.replyTo !== undefined ? { replyTo: p.replyTo } : {}),
+          ...(p.expiration !== undefined ? { expiration: p.expiration } : {}),
+        },
+        (err: unknown) => (err ? reject(new BrokerError('publish was not confirmed', { cause: err })) : resolve()),
+      );
+    });
+  }
+
+  async setPrefetch(count: number): Promise<void> {
+    this.prefetch = count;
+    if (this.consumeCh && this.connected) await this.consumeCh.prefetch(count, true);
+  }
+
+  async inspectQueue(queue: string): Promise<QueueStats | null> {
+    const { model } = await this.ready();
+    return this.scratch(model, async (ch) => {
+      try {
+        const r = await ch.checkQueue(queue);
+        return { messageCount: r.messageCount, consumerCount: r.consumerCount };
+      } catch (err) {
+        if (amqpCode(err) === 404) return null;
+        throw err;
+      }
+    });
+  }
+
+  /** Runs topology declarations (delay exchanges, pidbox, events) on a scratch channel. */
+  async withChannel<T>(fn: (ch: Channel) => Promise<T>): Promise<T> {
+    const { model } = await this.ready();
+    return this.scratch(model, fn);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    const model = this.model;
+    this.connected = false;
+    this.model = undefined;
+    if (model) await model.close().catch(() => undefined);
+  }
+}

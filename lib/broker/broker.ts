@@ -1,0 +1,55 @@
+/**
+ * The broker behind a narrow interface: the worker and Beat depend only on this; one file imports amqplib.
+ * A Redis transport (Smarter's current broker) can sit beside the AMQP one.
+ */
+import type { PublishProperties } from '../protocol/encode.js';
+import type { RawMessage } from '../protocol/types.js';
+
+export interface Delivery {
+  readonly raw: RawMessage;
+  readonly queue: string;
+  readonly exchange: string;
+  readonly routingKey: string;
+  readonly redelivered: boolean;
+  /** Settles at most once; a settle after the channel it came on is gone is a no-op (the broker redelivers). */
+  ack(): void;
+  reject(requeue: boolean): void;
+  readonly settled: boolean;
+}
+
+/** A task queue as Celery declares it: durable, bound to a direct exchange of the same name. */
+export interface QueueSpec {
+  name: string;
+  /** Arguments used only when the queue does not exist yet (an existing queue is never redeclared). */
+  arguments?: Record<string, unknown>;
+}
+
+export interface QueueStats {
+  messageCount: number;
+  consumerCount: number;
+}
+
+export type DeliveryHandler = (delivery: Delivery) => void;
+
+export interface BrokerEvents {
+  connected: () => void;
+  disconnected: (err: Error | undefined) => void;
+}
+
+export interface Broker {
+  connect(): Promise<void>;
+  /** Declares a task queue like Celery, tolerating an existing queue declared with other arguments. */
+  declareTaskQueue(spec: QueueSpec): Promise<void>;
+  /** Starts consuming; the consumer is re-established after every reconnect. */
+  consume(queue: string, handler: DeliveryHandler): Promise<void>;
+  cancel(queue: string): Promise<void>;
+  /** Resolves once the broker confirmed the message (publisher confirms). */
+  publish(exchange: string, routingKey: string, body: Buffer, properties: PublishProperties): Promise<void>;
+  /** Prefetch shared by every consumer of this worker (Celery: basic.qos global). */
+  setPrefetch(count: number): Promise<void>;
+  /** Message and consumer counts of a queue, without consuming; null when it does not exist. */
+  inspectQueue(queue: string): Promise<QueueStats | null>;
+  readonly connected: boolean;
+  on<E extends keyof BrokerEvents>(event: E, listener: BrokerEvents[E]): void;
+  close(): Promise<void>;
+}

@@ -1,0 +1,179 @@
+/** The worker's own settings: Celery's names and flags, so a Celery operator finds what they know. */
+import os from 'node:os';
+import { parseLogLevel, type LogLevel } from '../logger.js';
+import type { Serializer } from '../protocol/content.js';
+import { ParseError, parsers, type Setting } from './settings.js';
+
+const setting = <T>(s: Setting<T>): Setting<T> => s;
+
+function backendUrl(t: string): string {
+  const v = t.trim();
+  if (v === '' || /^(disabled|none)$/i.test(v)) return '';
+  if (!/^(rpc|redis|rediss):\/\//i.test(v)) throw new ParseError('expected rpc://, redis://, rediss:// or disabled');
+  return v;
+}
+
+function brokerUrl(t: string): string {
+  if (!/^amqps?:\/\//i.test(t.trim())) {
+    throw new ParseError('expected an amqp:// or amqps:// URL (the Redis transport is not available yet)');
+  }
+  return t.trim();
+}
+
+function logLevel(t: string): LogLevel {
+  const l = parseLogLevel(t);
+  if (!l) throw new ParseError('expected DEBUG, INFO, WARNING or ERROR');
+  return l;
+}
+
+function accept(t: string): Serializer[] {
+  const out: Serializer[] = [];
+  for (const item of parsers.list(t)) {
+    const s = item.replace(/^application\/(x-)?/, '');
+    if (s === 'pickle' || s === 'python-serialize') throw new ParseError('pickle is never accepted: it runs the sender\'s code');
+    if (s !== 'json' && s !== 'msgpack' && s !== 'yaml') throw new ParseError(`unknown serializer ${JSON.stringify(item)}`);
+    out.push(s);
+  }
+  return out;
+}
+
+export const WORKER_SETTINGS = {
+  brokerUrl: setting({
+    env: ['CELERY_BROKER_URL'],
+    default: 'amqp://guest:guest@localhost:5672//',
+    parse: brokerUrl,
+    secret: true,
+    doc: 'Broker URL (RabbitMQ).',
+  }),
+  resultBackend: setting({
+    env: ['CELERY_RESULT_BACKEND'],
+    flag: { long: 'result-backend' },
+    default: '',
+    parse: backendUrl,
+    secret: true,
+    doc: 'Result backend: `redis://…`, `rpc://`, or empty for none.',
+  }),
+  queues: setting<string[]>({
+    env: ['SMARTER_WORKER_QUEUES'],
+    flag: { long: 'queues', short: 'Q' },
+    default: [],
+    parse: parsers.list,
+    doc: 'Queues to consume, comma-separated (Celery `-Q`). Default: the application\'s default queue.',
+  }),
+  concurrency: setting({
+    env: ['CELERY_WORKER_CONCURRENCY'],
+    flag: { long: 'concurrency', short: 'c' },
+    default: os.availableParallelism(),
+    parse: parsers.int(1, 10_000),
+    doc: 'Tasks run at once by this process (Celery `-c`). Default: number of CPUs, as Celery.',
+  }),
+  prefetchMultiplier: setting({
+    env: ['CELERY_WORKER_PREFETCH_MULTIPLIER'],
+    flag: { long: 'prefetch-multiplier' },
+    default: 4,
+    parse: parsers.int(0, 65_535),
+    doc: 'Prefetch = multiplier × concurrency (0 = unlimited), as Celery.',
+  }),
+  hostname: setting({
+    env: ['CELERY_WORKER_HOSTNAME'],
+    flag: { long: 'hostname', short: 'n' },
+    default: 'celery@%h',
+    parse: parsers.string,
+    doc: 'Node name; `%h` = host name, `%n` = its first label, `%d` = its domain.',
+  }),
+  taskEvents: setting({
+    env: ['CELERY_WORKER_SEND_TASK_EVENTS'],
+    flag: { long: 'task-events', short: 'E', boolean: true },
+    default: false,
+    parse: parsers.bool,
+    doc: 'Send task events for Flower and `celery events` (Celery `-E`).',
+  }),
+  logLevel: setting({
+    env: ['CELERY_WORKER_LOGLEVEL', 'LOG_LEVEL'],
+    flag: { long: 'loglevel', short: 'l' },
+    default: 'info' as LogLevel,
+    parse: logLevel,
+    doc: 'DEBUG, INFO, WARNING or ERROR. Logs are JSON lines when stdout is not a terminal.',
+  }),
+  acceptContent: setting({
+    env: ['CELERY_ACCEPT_CONTENT'],
+    default: ['json'] as Serializer[],
+    parse: accept,
+    doc: 'Accepted body serializers: json, msgpack, yaml. Pickle is always refused.',
+  }),
+  taskTimeLimit: setting<number | null>({
+    env: ['CELERY_TASK_TIME_LIMIT'],
+    default: null,
+    parse: parsers.optSeconds,
+    doc: 'Default hard time limit in seconds (a message\'s `timelimit` header wins).',
+  }),
+  taskSoftTimeLimit: setting<number | null>({
+    env: ['CELERY_TASK_SOFT_TIME_LIMIT'],
+    default: null,
+    parse: parsers.optSeconds,
+    doc: 'Default soft time limit in seconds: the task\'s AbortSignal fires.',
+  }),
+  taskAcksLate: setting({
+    env: ['CELERY_TASK_ACKS_LATE'],
+    default: false,
+    parse: parsers.bool,
+    doc: 'Ack after the task ends instead of when it starts, unless a task says otherwise.',
+  }),
+  taskAcksOnFailureOrTimeout: setting({
+    env: ['CELERY_TASK_ACKS_ON_FAILURE_OR_TIMEOUT'],
+    default: true,
+    parse: parsers.bool,
+    doc: 'With late ack: ack failed tasks (true) or reject them to the dead-letter queue (false).',
+  }),
+  taskRejectOnWorkerLost: setting({
+    env: ['CELERY_TASK_REJECT_ON_WORKER_LOST'],
+    default: false,
+    parse: parsers.bool,
+    doc: 'With late ack: requeue a task whose run was cut short by a cold shutdown.',
+  }),
+  taskTrackStarted: setting({
+    env: ['CELERY_TASK_TRACK_STARTED'],
+    default: false,
+    parse: parsers.bool,
+    doc: 'Store STARTED before a task runs.',
+  }),
+  taskIgnoreResult: setting({
+    env: ['CELERY_TASK_IGNORE_RESULT'],
+    default: false,
+    parse: parsers.bool,
+    doc: 'Store no results unless a message asks for it.',
+  }),
+  resultExpires: setting<number | null>({
+    env: ['CELERY_RESULT_EXPIRES'],
+    default: 86_400,
+    parse: parsers.optSeconds,
+    doc: 'Seconds a stored result lives (redis SETEX).',
+  }),
+  shutdownGrace: setting({
+    env: ['SMARTER_WORKER_SHUTDOWN_GRACE'],
+    default: 60,
+    parse: parsers.seconds,
+    doc: 'Warm shutdown: seconds to let running tasks finish before they are cut short and requeued.',
+  }),
+  brokerHeartbeat: setting({
+    env: ['CELERY_BROKER_HEARTBEAT'],
+    default: 120,
+    parse: parsers.int(0, 3600),
+    doc: 'AMQP heartbeat in seconds (Celery default 120).',
+  }),
+  deadLetterSuffix: setting({
+    env: ['SMARTER_WORKER_DEAD_LETTER_SUFFIX'],
+    default: '.dead_letter',
+    parse: parsers.string,
+    doc: 'Poison messages of queue Q are kept in queue Q + this suffix for an operator to inspect.',
+  }),
+};
+
+export type WorkerSettings = typeof WORKER_SETTINGS;
+
+/** Celery's node-name expansion (`celery.utils.nodenames`). */
+export function expandNodeName(pattern: string, host: string = os.hostname()): string {
+  const [first, ...rest] = host.split('.');
+  const name = pattern.replace(/%h/g, host).replace(/%n/g, first ?? host).replace(/%d/g, rest.join('.'));
+  return name.includes('@') ? name : `celery@${name}`;
+}

@@ -1,0 +1,58 @@
+/**
+ * winston logging: one JSON object per line when stdout is not a TTY (what log collectors parse), readable
+ * lines on a terminal. Child loggers carry a task's identity (`name[id]`, queue, retries) on every line.
+ */
+import winston from 'winston';
+
+export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
+
+export interface Logger {
+  error(message: string, meta?: Record<string, unknown>): void;
+  warn(message: string, meta?: Record<string, unknown>): void;
+  info(message: string, meta?: Record<string, unknown>): void;
+  debug(message: string, meta?: Record<string, unknown>): void;
+  child(bindings: Record<string, unknown>): Logger;
+}
+
+/** Celery's level names (`--loglevel=INFO`, `WARNING`, `CRITICAL`) mapped onto ours. */
+export function parseLogLevel(text: string): LogLevel | undefined {
+  switch (text.trim().toLowerCase()) {
+    case 'error':
+    case 'critical':
+    case 'fatal':
+      return 'error';
+    case 'warn':
+    case 'warning':
+      return 'warn';
+    case 'info':
+      return 'info';
+    case 'debug':
+      return 'debug';
+    default:
+      return undefined;
+  }
+}
+
+export function createLogger(options: { level: LogLevel; json?: boolean; silent?: boolean }): Logger {
+  const json = options.json ?? !process.stdout.isTTY;
+  const format = json
+    ? winston.format.combine(winston.format.timestamp(), winston.format.errors({ stack: true }), winston.format.json())
+    : winston.format.combine(
+        winston.format.timestamp(),
+        winston.format.printf(({ timestamp, level, message, ...meta }) => {
+          const rest = Object.keys(meta).length > 0 ? ` ${JSON.stringify(meta)}` : '';
+          return `[${String(timestamp)}: ${level.toUpperCase()}] ${String(message)}${rest}`;
+        }),
+      );
+  return winston.createLogger({
+    level: options.level,
+    format,
+    silent: options.silent ?? false,
+    transports: [new winston.transports.Console({ stderrLevels: [] })],
+  });
+}
+
+/** A logger that drops everything, for unit tests. */
+export function nullLogger(): Logger {
+  return createLogger({ level: 'error', silent: true });
+}

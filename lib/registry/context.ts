@@ -1,0 +1,65 @@
+/** What a running task sees: its identity, a logger bound to it, an AbortSignal, and ways to schedule work. */
+import type { Logger } from '../logger.js';
+import type { PyDateTime } from '../protocol/values.js';
+import type { Signature } from '../protocol/types.js';
+
+export interface ApplyOptions {
+  taskId?: string;
+  /** Seconds from now. */
+  countdown?: number;
+  eta?: Date;
+  /** Seconds from now, or an instant. */
+  expires?: number | Date;
+  /** Defaults to the task's declared queue when registered here, else the worker's default queue. */
+  queue?: string;
+  priority?: number;
+  headers?: Record<string, unknown>;
+  timeLimit?: number;
+  softTimeLimit?: number;
+  link?: Signature[];
+  linkError?: Signature[];
+  replyTo?: string;
+}
+
+export interface RetryOptions {
+  /** Seconds; default: the task's `defaultRetryDelay` (180). */
+  countdown?: number;
+  eta?: Date;
+  /** The error that caused the retry: stored as the RETRY result, re-thrown when retries are exhausted. */
+  exc?: unknown;
+  maxRetries?: number | null;
+  args?: unknown[];
+  kwargs?: Record<string, unknown>;
+}
+
+export interface TaskContext<D = unknown> {
+  readonly id: string;
+  readonly name: string;
+  /** The queue the message was consumed from. */
+  readonly queue: string;
+  readonly retries: number;
+  readonly rootId: string;
+  readonly parentId: string | null;
+  readonly group: string | null;
+  readonly eta: PyDateTime | null;
+  readonly expires: PyDateTime | null;
+  readonly replyTo: string | null;
+  readonly redelivered: boolean;
+  /** This worker's node name (`celery@host`). */
+  readonly hostname: string;
+  /** Custom message headers (Celery `request.headers`). */
+  readonly headers: Readonly<Record<string, unknown>>;
+  readonly logger: Logger;
+  /** Aborted at the soft time limit, on revoke with terminate, and on cold shutdown; `reason` says which. */
+  readonly signal: AbortSignal;
+  /** Clients built once at start-up (database, cloud), injected so tests can hand in their own. */
+  readonly deps: D;
+  /** Celery `self.retry()`: publishes the retry (same id, retries + 1), then rejects with the Retry outcome. */
+  retry(options?: RetryOptions): Promise<never>;
+  /** Celery `send_task`/`apply_async`; resolves with the task id once the broker confirmed the message. */
+  applyAsync(task: string, args?: unknown[], kwargs?: Record<string, unknown>, options?: ApplyOptions): Promise<string>;
+  /** Applies a Celery signature (canvas), with `partialArgs` prepended unless it is immutable. */
+  applySignature(sig: Signature, partialArgs?: unknown[]): Promise<string>;
+  /** The stored result meta of another task, where the result backend can be read (redis). */
+  getResult(taskId: string): Promise<Record<string, unknown> | null>;
+}

@@ -1,0 +1,94 @@
+/**
+ * Tasks are typed definitions: a Celery name, the queue they belong to, a schema for their parameters
+ * (Celery positional args are mapped onto named parameters by `argNames`), and the Celery options that
+ * change how the worker treats them. The payload is `unknown` until the schema accepts it.
+ */
+import { z } from 'zod';
+import { TaskDefinitionError } from '../errors.js';
+import type { TaskContext } from './context.js';
+
+export interface RetryPolicy {
+  /** Which errors are retried automatically (Celery `autoretry_for`); 'all' = `(Exception,)`. */
+  autoretryFor?: 'all' | ((err: Error) => boolean);
+  /** Celery `max_retries`: default 3; null retries forever. */
+  maxRetries?: number | null;
+  /** Celery `retry_backoff`: true = factor 1; a number is the factor in seconds; false = `defaultRetryDelay`. */
+  retryBackoff?: boolean | number;
+  /** Celery `retry_backoff_max`, seconds (default 600). */
+  retryBackoffMax?: number;
+  /** Celery `retry_jitter` (default true): full jitter, `randrange(countdown + 1)`. */
+  retryJitter?: boolean;
+  /** Celery `default_retry_delay`, seconds (default 180). */
+  defaultRetryDelay?: number;
+}
+
+export interface TaskOptions {
+  /** Celery `acks_late`: ack after the task ends rather than when it starts. */
+  acksLate?: boolean;
+  /** Celery `acks_on_failure_or_timeout` (default true). */
+  acksOnFailureOrTimeout?: boolean;
+  /** Celery `reject_on_worker_lost`: with acksLate, requeue when the worker dies mid-task. */
+  rejectOnWorkerLost?: boolean;
+  ignoreResult?: boolean;
+  trackStarted?: boolean;
+  /** Hard limit in seconds: the run is abandoned and fails with TimeLimitExceeded. */
+  timeLimit?: number;
+  /** Soft limit in seconds: the task's AbortSignal fires with SoftTimeLimitExceeded. */
+  softTimeLimit?: number;
+  retry?: RetryPolicy;
+}
+
+export interface TaskDefinition<P = unknown, R = unknown, D = unknown> extends TaskOptions {
+  name: string;
+  /**
+   * The queue this task belongs to; a task arriving elsewhere still runs but is logged as misrouted.
+   * `ANY_QUEUE` is for Celery's built-in tasks, which producers send wherever they route them.
+   */
+  queue: string;
+  params: z.ZodType<P>;
+  /** Order of positional arguments; defaults to the keys of an object schema. */
+  argNames?: readonly string[];
+  /** Accept any number of positional args as `args` (Python `*args`) instead of mapping them by name. */
+  varArgs?: boolean;
+  run(params: P, ctx: TaskContext<D>): Promise<R> | R;
+}
+
+/** Any task definition, with parameter and result types erased for the registry. */
+export interface AnyTask<D = unknown> extends TaskOptions {
+  name: string;
+  queue: string;
+  params: z.ZodType<unknown>;
+  argNames: readonly string[];
+  varArgs: boolean;
+  run(params: unknown, ctx: TaskContext<D>): Promise<unknown> | unknown;
+}
+
+export const ANY_QUEUE = '*';
+
+const NAME_RE = /^[A-Za-z_][\w.:-]*$/;
+
+export function defineTask<P, R, D = unknown>(def: TaskDefinition<P, R, D>): AnyTask<D> {
+  if (!NAME_RE.test(def.name)) throw new TaskDefinitionError(def.name, 'name must be a dotted identifier');
+  if (!def.queue) throw new TaskDefinitionError(def.name, 'a task must declare its queue');
+  if (def.timeLimit !== undefined && def.softTimeLimit !== undefined && def.softTimeLimit > def.timeLimit) {
+    throw new TaskDefinitionError(def.name, 'softTimeLimit must not exceed timeLimit');
+  }
+  const maxRetries = def.retry?.maxRetries;
+  if (maxRetries !== undefined && maxRetries !== null && (!Number.isInteger(maxRetries) || maxRetries < 0)) {
+    throw new TaskDefinitionError(def.name, 'retry.maxRetries must be a non-negative integer or null');
+  }
+  const shape = def.params instanceof z.ZodObject ? Object.keys(def.params.shape as Record<string, unknown>) : [];
+  const argNames = def.argNames ?? shape;
+  for (const n of argNames) {
+    if (shape.length > 0 && !shape.includes(n)) {
+      throw new TaskDefinitionError(def.name, `argNames names ${JSON.stringify(n)}, which the schema lacks`);
+    }
+  }
+  return {
+    ...def,
+    argNames,
+    varArgs: def.varArgs ?? false,
+    params: def.params as z.ZodType<unknown>,
+    run: def.run as AnyTask<D>['run'],
+  };
+}

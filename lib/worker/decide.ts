@@ -1,0 +1,77 @@
+/**
+ * The one place that decides what happens to a message: ack, reject, requeue, and whether a copy goes to the
+ * dead-letter queue first. Celery's rules (celery/worker/request.py, consumer.py), with one deliberate
+ * difference: every message Celery would drop (undecodable, disallowed, invalid, unknown task) is first
+ * copied to the queue's dead-letter queue, so nothing is lost without an operator being able to see it.
+ */
+
+export type Outcome =
+  /** The body could not be decoded (Celery acks it "so it doesn't enter a loop"). */
+  | { kind: 'undecodable' }
+  /** Content type not accepted, invalid fields, or not a task message (Celery rejects without requeue). */
+  | { kind: 'refused' }
+  /** Unknown task name (Celery: reject without requeue, FAILURE NotRegistered). */
+  | { kind: 'not-registered' }
+  /** Expired or revoked before it ran (Celery: REVOKED, ack). */
+  | { kind: 'revoked' }
+  | { kind: 'succeeded' }
+  /** The task failed; its retries, if any, are exhausted or not allowed. */
+  | { kind: 'failed' }
+  /** A retry was published and confirmed. */
+  | { kind: 'retried' }
+  /** The retry could not be published: Celery raises Reject(requeue=False). */
+  | { kind: 'retry-unpublishable' }
+  | { kind: 'rejected'; requeue: boolean }
+  | { kind: 'ignored' }
+  | { kind: 'timed-out' }
+  /** The run was cut short by a cold shutdown (Celery: WorkerLostError). */
+  | { kind: 'worker-lost' }
+  /** Cold shutdown cancelled the run: late-ack messages go back to the queue (Celery cancel_active_requests). */
+  | { kind: 'cancelled' };
+
+export interface AckPolicy {
+  acksLate: boolean;
+  acksOnFailureOrTimeout: boolean;
+  rejectOnWorkerLost: boolean;
+}
+
+export type Settle = 'ack' | 'reject' | 'requeue';
+
+export interface Decision {
+  settle: Settle;
+  /** Copy the message to the dead-letter queue (confirmed) before settling. */
+  deadLetter: boolean;
+}
+
+/** Early-ack tasks are acked when they start, as in Celery; everything after that settles nothing. */
+export function ackOnStart(policy: AckPolicy): boolean {
+  return !policy.acksLate;
+}
+
+export function decide(outcome: Outcome, policy: AckPolicy): Decision {
+  switch (outcome.kind) {
+    case 'undecodable':
+      return { settle: 'ack', deadLetter: true };
+    case 'refused':
+    case 'not-registered':
+      return { settle: 'reject', deadLetter: true };
+    case 'revoked':
+    case 'succeeded':
+    case 'retried':
+    case 'ignored':
+      return { settle: 'ack', deadLetter: false };
+    case 'retry-unpublishable':
+      // Celery rejects without requeue; we keep the message in the dead-letter queue instead of dropping it.
+      return { settle: 'reject', deadLetter: true };
+    case 'rejected':
+      return outcome.requeue ? { settle: 'requeue', deadLetter: false } : { settle: 'reject', deadLetter: true };
+    case 'failed':
+      return policy.acksOnFailureOrTimeout ? { settle: 'ack', deadLetter: false } : { settle: 'reject', deadLetter: true };
+    case 'timed-out':
+      return policy.acksOnFailureOrTimeout ? { settle: 'ack', deadLetter: false } : { settle: 'requeue', deadLetter: false };
+    case 'cancelled':
+      return { settle: 'requeue', deadLetter: false };
+    case 'worker-lost':
+      return policy.rejectOnWorkerLost ? { settle: 'requeue', deadLetter: false } : { settle: 'ack', deadLetter: false };
+  }
+}

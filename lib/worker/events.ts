@@ -1,0 +1,25 @@
+/** What the worker reports as it handles tasks; Celery events (`-E`) and metrics subscribe to it. */
+import type { TaskMessage } from '../protocol/types.js';
+
+export interface TaskEvents {
+  received(msg: TaskMessage): void;
+  started(msg: TaskMessage): void;
+  succeeded(msg: TaskMessage, result: unknown, runtimeSeconds: number): void;
+  failed(msg: TaskMessage, error: Error, traceback: string): void;
+  retried(msg: TaskMessage, error: unknown, traceback: string): void;
+  rejected(taskId: string, requeue: boolean): void;
+  revoked(taskId: string, how: { expired: boolean; terminated: boolean; signum: string | null }): void;
+  /** A message that never became a task (undecodable, refused, unknown task), with its queue. */
+  poisoned(queue: string, reason: string): void;
+}
+
+export const noEvents: TaskEvents = {
+  received() {},
+  started() {},
+  succeeded() {},
+  failed() {},
+  retried() {},
+  rejected() {},
+  revoked() {},
+  poisoned() {},
+};

@@ -1,0 +1,175 @@
+/**
+ * Everything this process sends as a task goes through here: retries, callbacks, chain steps, errbacks,
+ * `ctx.applyAsync`, Beat. It routes like Celery's producer (a queue name → the default exchange with the
+ * queue as routing key), declares a target queue once before its first message as Celery's producer does,
+ * and resolves only when the broker confirmed the message.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Broker } from '../broker/broker.js';
+import { encodeTaskMessage, type OutgoingTask } from '../protocol/encode.js';
+import type { Signature, TaskMessage } from '../protocol/types.js';
+import { PyDateTime } from '../protocol/values.js';
+import type { ApplyOptions } from '../registry/context.js';
+
+export interface Route {
+  queue?: string | undefined;
+  exchange?: string | undefined;
+  routingKey?: string | undefined;
+}
+
+export interface PublisherOptions {
+  /** Queue for tasks with no declared queue and no `queue` option (Celery `task_default_queue`). */
+  defaultQueue: string;
+  /** Declared queue of a task registered here, used when a message names none. */
+  queueOf: (taskName: string) => string | undefined;
+  /** `origin` header of messages we send: our node name. */
+  origin: string;
+  /** Our reply_to when a signature names none (Celery's `app.thread_oid`). */
+  oid: string;
+  now?: () => number;
+}
+
+function optNumber(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+function optString(v: unknown): string | undefined {
+  return typeof v === 'string' && v.length > 0 ? v : undefined;
+}
+
+export class TaskPublisher {
+  private readonly declared = new Set<string>();
+  private readonly now: () => number;
+
+  constructor(
+    private readonly broker: Broker,
+    private readonly opts: PublisherOptions,
+  ) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  get oid(): string {
+    return this.opts.oid;
+  }
+
+  queueFor(taskName: string, route: Route): string {
+    const declared = this.opts.queueOf(taskName);
+    return route.queue ?? (declared !== undefined && declared !== '*' ? declared : this.opts.defaultQueue);
+  }
+
+  async send(task: OutgoingTask, route: Route = {}): Promise<void> {
+    const msg = encodeTaskMessage({ origin: this.opts.origin, ...task }, this.now());
+    if (route.exchange) {
+      await this.broker.publish(route.exchange, route.routingKey ?? '', msg.body, msg.properties);
+      return;
+    }
+    const queue = this.queueFor(task.task, route);
+    if (!this.declared.has(queue)) {
+      await this.broker.declareTaskQueue({ name: queue });
+      this.declared.add(queue);
+    }
+    await this.broker.publish('', queue, msg.body, msg.properties);
+  }
+
+  /** Celery `send_task` with `apply_async` options; resolves with the task id. */
+  async apply(name: string, args: unknown[], kwargs: Record<string, unknown>, o: ApplyOptions = {}, parent?: TaskMessage): Promise<string> {
+    const id = o.taskId ?? randomUUID();
+    const now = this.now();
+    const etaMs = o.eta ? o.eta.getTime() : o.countdown !== undefined ? now + o.countdown * 1000 : undefined;
+    const expiresMs = o.expires instanceof Date ? o.expires.getTime() : o.expires !== undefined ? now + o.expires * 1000 : undefined;
+    await this.send(
+      {
+        id,
+        task: name,
+        args,
+        kwargs,
+        eta: etaMs !== undefined ? PyDateTime.fromEpochMs(etaMs) : null,
+        expires: expiresMs !== undefined ? PyDateTime.fromEpochMs(expiresMs) : null,
+        timelimit: [o.timeLimit ?? null, o.softTimeLimit ?? null],
+        rootId: parent ? (parent.rootId ?? parent.id) : id,
+        parentId: parent ? parent.id : null,
+        priority: o.priority ?? 0,
+        customHeaders: o.headers ?? {},
+        callbacks: o.link ?? null,
+        errbacks: o.linkError ?? null,
+        replyTo: o.replyTo ?? this.opts.oid,
+      },
+      { queue: o.queue },
+    );
+    return id;
+  }
+
+  /**
+   * Celery's "apply a signature" (canvas `apply_async`): partial args are prepended unless the signature is
+   * immutable; its frozen options (task_id, reply_to, group, chain, links, routing) are honoured.
+   */
+  async applySignature(
+    sig: Signature,
+    partialArgs: unknown[],
+    parent: TaskMessage | null,
+    extra: { group?: string; groupIndex?: number; chain?: Signature[] | null; priority?: number } = {},
+  ): Promise<string> {
+    const o = sig.options;
+    if (sig.subtask_type === 'chain') return this.applyChain(sig, partialArgs, parent);
+    if (sig.subtask_type === 'group') return this.applyGroup(sig, partialArgs, parent);
+    const id = optString(o.task_id) ?? randomUUID();
+    const args = sig.immutable ? sig.args : [...partialArgs, ...sig.args];
+    const now = this.now();
+    const countdown = optNumber(o.countdown);
+    const etaText = optString(o.eta);
+    const expiresText = optString(o.expires);
+    const expiresNum = optNumber(o.expires);
+    await this.send(
+      {
+        id,
+        task: sig.task,
+        args,
+        kwargs: sig.kwargs,
+        eta: etaText ? new PyDateTime(etaText) : countdown !== undefined ? PyDateTime.fromEpochMs(now + countdown * 1000) : null,
+        expires: expiresText ? new PyDateTime(expiresText) : expiresNum !== undefined ? PyDateTime.fromEpochMs(now + expiresNum * 1000) : null,
+        timelimit: [optNumber(o.time_limit) ?? null, optNumber(o.soft_time_limit) ?? null],
+        rootId: optString(o.root_id) ?? (parent ? (parent.rootId ?? parent.id) : id),
+        parentId: optString(o.parent_id) ?? parent?.id ?? null,
+        group: extra.group ?? optString(o.group_id) ?? null,
+        groupIndex: extra.groupIndex ?? optNumber(o.group_index) ?? null,
+        chord: (o.chord as Signature | undefined) ?? null,
+        chain: extra.chain ?? null,
+        callbacks: (o.link as Signature[] | undefined) ?? null,
+        errbacks: (o.link_error as Signature[] | undefined) ?? null,
+        priority: extra.priority ?? optNumber(o.priority) ?? 0,
+        customHeaders: (o.headers as Record<string, unknown> | undefined) ?? {},
+        shadow: optString(o.shadow) ?? null,
+        replyTo: optString(o.reply_to) ?? this.opts.oid,
+      },
+      { queue: optString(o.queue), exchange: optString(o.exchange), routingKey: optString(o.routing_key) },
+    );
+    return id;
+  }
+
+  private async applyChain(sig: Signature, partialArgs: unknown[], parent: TaskMessage | null): Promise<string> {
+    const tasks = (sig.kwargs.tasks as Signature[] | undefined) ?? [];
+    const [first, ...rest] = tasks;
+    if (!first) return randomUUID();
+    return this.applySignature(first, partialArgs, parent, { chain: rest.length > 0 ? [...rest].reverse() : null });
+  }
+
+  private async applyGroup(sig: Signature, partialArgs: unknown[], parent: TaskMessage | null): Promise<string> {
+    const tasks = (sig.kwargs.tasks as Signature[] | undefined) ?? [];
+    const group = optString(sig.options.task_id) ?? randomUUID();
+    for (const [i, t] of tasks.entries()) await this.applySignature(t, partialArgs, parent, { group, groupIndex: i });
+    return group;
+  }
+
+  /** Several callbacks are sent as one group (Celery `_dispatch_callbacks_and_chain`). */
+  async applyCallbacks(callbacks: Signature[], retval: unknown[], parent: TaskMessage, priority?: number): Promise<string[]> {
+    const ids: string[] = [];
+    if (callbacks.length === 1 && callbacks[0]) {
+      ids.push(await this.applySignature(callbacks[0], retval, parent, priority !== undefined ? { priority } : {}));
+      return ids;
+    }
+    const plain = callbacks.filter((c) => c.subtask_type !== 'group');
+    for (const g of callbacks.filter((c) => c.subtask_type === 'group')) ids.push(await this.applySignature(g, retval, parent));
+    const group = randomUUID();
+    for (const [i, c] of plain.entries()) ids.push(await this.applySignature(c, retval, parent, { group, groupIndex: i }));
+    return ids;
+  }
+}

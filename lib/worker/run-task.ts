@@ -1,0 +1,261 @@
+/**
+ * One task run, from start to outcome: early ack, STARTED, argument binding, the run under its time limits,
+ * then Celery's after-run steps in Celery's order (callbacks and chain, then the result; or the failure,
+ * errbacks and the failure of the rest of the chain; or the retry). Returns the outcome; settling the
+ * message is the worker's job (`decide`).
+ */
+import type { ResultBackend } from '../backend/backend.js';
+import { type ChildTuple, type StoredResult, type TaskState, childTuple, exceptionInfo, tracebackOf } from '../backend/meta.js';
+import type { Delivery } from '../broker/broker.js';
+import {
+  MaxRetriesExceededError,
+  RejectTaskError,
+  RetryTaskError,
+  coerceError,
+  hasCode,
+} from '../errors.js';
+import type { Logger } from '../logger.js';
+import { pyRepr, truncate } from '../protocol/repr.js';
+import type { TaskMessage } from '../protocol/types.js';
+import { bindArguments } from '../registry/args.js';
+import type { RetryOptions, TaskContext } from '../registry/context.js';
+import type { AnyTask } from '../registry/define-task.js';
+import { type AckPolicy, type Outcome, ackOnStart } from './decide.js';
+import type { TaskEvents } from './events.js';
+import { effectiveLimits, runWithLimits } from './execute.js';
+import type { TaskPublisher } from './publisher.js';
+import { DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY, autoretryCountdown, buildRetryMessage, shouldAutoretry } from './retry.js';
+
+export interface RunDefaults extends AckPolicy {
+  trackStarted: boolean;
+  ignoreResult: boolean;
+  timeLimit: number | null;
+  softTimeLimit: number | null;
+}
+
+export interface ActiveRun {
+  key: string;
+  delivery: Delivery;
+  msg: TaskMessage;
+  controller: AbortController;
+  policy: AckPolicy;
+  startedAt: number;
+  /** Set once the message has been settled (normally, or by a cold shutdown). */
+  finalized: boolean;
+  done: Promise<{ outcome: Outcome; reason: string }>;
+}
+
+export interface RunInput<D> {
+  key: string;
+  delivery: Delivery;
+  msg: TaskMessage;
+  task: AnyTask<unknown>;
+  deps: D;
+  backend: ResultBackend;
+  publisher: TaskPublisher;
+  logger: Logger;
+  events: TaskEvents;
+  nodeName: string;
+  defaults: RunDefaults;
+}
+
+/** Marks a retry whose message could not be published (Celery raises Reject(requeue=False)). */
+class RetryUnpublishable extends RejectTaskError {}
+
+export function runTask<D>(input: RunInput<D>): ActiveRun {
+  const { task, msg, defaults } = input;
+  const policy: AckPolicy = {
+    acksLate: task.acksLate ?? defaults.acksLate,
+    acksOnFailureOrTimeout: task.acksOnFailureOrTimeout ?? defaults.acksOnFailureOrTimeout,
+    rejectOnWorkerLost: task.rejectOnWorkerLost ?? defaults.rejectOnWorkerLost,
+  };
+  const run: ActiveRun = {
+    key: input.key,
+    delivery: input.delivery,
+    msg,
+    controller: new AbortController(),
+    policy,
+    startedAt: Date.now(),
+    finalized: false,
+    done: Promise.resolve({ outcome: { kind: 'succeeded' }, reason: '' }),
+  };
+  run.done = execute(input, run);
+  return run;
+}
+
+async function execute<D>(input: RunInput<D>, run: ActiveRun): Promise<{ outcome: Outcome; reason: string }> {
+  const { task, msg, backend, publisher, events, defaults, delivery } = input;
+  const log = input.logger.child({ task: msg.task, id: msg.id, queue: delivery.queue, retries: msg.retries });
+  const ignoreResult = msg.ignoreResult ?? task.ignoreResult ?? defaults.ignoreResult;
+  const target = { replyTo: msg.replyTo, correlationId: msg.correlationId };
+  const store = async (state: TaskState, result: unknown, traceback: string | null, children: ChildTuple[] | null) => {
+    if (ignoreResult) return;
+    const r: StoredResult = { taskId: msg.id, state, result, traceback, children, groupId: msg.group, parentId: msg.parentId };
+    try {
+      await backend.store(r, target);
+    } catch (err) {
+      log.error(`could not store ${state} for ${msg.task}[${msg.id}]`, { error: coerceError(err).message });
+    }
+  };
+
+  if (ackOnStart(run.policy)) delivery.ack();
+  events.started(msg);
+  if (task.trackStarted ?? defaults.trackStarted) await store('STARTED', { pid: process.pid, hostname: input.nodeName }, null, null);
+
+  const t0 = performance.now();
+  const runtime = () => (performance.now() - t0) / 1000;
+  const limits = effectiveLimits(msg.timelimit, task, { hard: defaults.timeLimit, soft: defaults.softTimeLimit });
+
+  const retry = async (o: RetryOptions = {}): Promise<never> => {
+    const max = o.maxRetries !== undefined ? o.maxRetries : (task.retry?.maxRetries ?? DEFAULT_MAX_RETRIES);
+    if (max !== null && msg.retries + 1 > max) {
+      if (o.exc !== undefined) throw o.exc;
+      throw new MaxRetriesExceededError(`Can't retry ${msg.task}[${msg.id}] args:${msg.argsrepr} kwargs:${msg.kwargsrepr}`);
+    }
+    const countdown = o.eta ? Math.max(0, (o.eta.getTime() - Date.now()) / 1000) : (o.countdown ?? task.retry?.defaultRetryDelay ?? DEFAULT_RETRY_DELAY);
+    const next = buildRetryMessage(msg, { etaMs: Date.now() + countdown * 1000, args: o.args, kwargs: o.kwargs });
+    const route = delivery.exchange === '' ? { queue: delivery.routingKey } : { exchange: delivery.exchange, routingKey: delivery.routingKey };
+    try {
+      await publisher.send(next, route);
+    } catch (err) {
+      throw new RetryUnpublishable(`retry of ${msg.task}[${msg.id}] could not be published: ${coerceError(err).message}`, false);
+    }
+    const excText = o.exc !== undefined ? pyRepr(coerceError(o.exc).message) : '';
+    throw new RetryTaskError(`Retry in ${countdown}s${excText ? `: ${excText}` : ''}`, o.exc, countdown);
+  };
+
+  const ctx: TaskContext<D> = {
+    id: msg.id,
+    name: msg.task,
+    queue: delivery.queue,
+    retries: msg.retries,
+    rootId: msg.rootId ?? msg.id,
+    parentId: msg.parentId,
+    group: msg.group,
+    eta: msg.eta,
+    expires: msg.expires,
+    replyTo: msg.replyTo,
+    redelivered: delivery.redelivered,
+    hostname: input.nodeName,
+    headers: msg.customHeaders,
+    logger: log,
+    signal: run.controller.signal,
+    deps: input.deps,
+    retry,
+    applyAsync: (name, args = [], kwargs = {}, options = {}) => publisher.apply(name, args, kwargs, options, msg),
+    applySignature: (sig, partialArgs = []) => publisher.applySignature(sig, partialArgs, msg),
+    getResult: (taskId) => backend.get(taskId),
+  };
+
+  let error: Error;
+  let abandoned = false;
+  try {
+    const params = bindArguments(task, msg.args, msg.kwargs);
+    const r = await runWithLimits(() => Promise.resolve(task.run(params, ctx as TaskContext<unknown>)), limits, run.controller);
+    if (r.ok) return await succeeded(r.value);
+    error = r.error;
+    abandoned = r.abandoned ?? false;
+  } catch (err) {
+    error = coerceError(err);
+  }
+  if (run.finalized) return { outcome: { kind: 'cancelled' }, reason: 'cancelled' };
+
+  // Autoretry (Celery `autoretry_for`): not for bad arguments, which fail the same way every time.
+  if (!hasCode(error, 'TASK_RETRY') && !hasCode(error, 'TASK_REJECT') && !hasCode(error, 'TASK_IGNORE') &&
+      !hasCode(error, 'TASK_ARGUMENTS_INVALID') && !abandoned && shouldAutoretry(task.retry, error)) {
+    try {
+      await retry({ exc: error, countdown: autoretryCountdown(task.retry ?? {}, msg.retries) });
+    } catch (err) {
+      error = coerceError(err);
+    }
+  }
+  return failedWith(error, abandoned);
+
+  async function succeeded(value: unknown): Promise<{ outcome: Outcome; reason: string }> {
+    const children: ChildTuple[] = [];
+    try {
+      if (msg.callbacks && msg.callbacks.length > 0) {
+        for (const id of await publisher.applyCallbacks(msg.callbacks, [value], msg)) children.push(childTuple(id));
+      }
+      const next = msg.chain?.[msg.chain.length - 1];
+      if (msg.chain && next) {
+        children.push(childTuple(await publisher.applySignature(next, [value], msg, { chain: msg.chain.slice(0, -1) })));
+      }
+    } catch (err) {
+      log.error(`could not send the callbacks or next chain step of ${msg.task}[${msg.id}]`, { error: coerceError(err).message });
+    }
+    await store('SUCCESS', value, null, children);
+    const rt = runtime();
+    events.succeeded(msg, value, rt);
+    log.info(`Task ${msg.task}[${msg.id}] succeeded in ${rt.toFixed(6)}s: ${truncate(pyRepr(value), 200)}`, { outcome: 'success', runtime: rt });
+    return { outcome: { kind: 'succeeded' }, reason: '' };
+  }
+
+  async function failedWith(err: Error, timedOut: boolean): Promise<{ outcome: Outcome; reason: string }> {
+    const rt = runtime();
+    if (hasCode(err, 'TASK_RETRY')) {
+      const r = err as RetryTaskError;
+      const tb = tracebackOf(r.exc ?? err);
+      await store('RETRY', exceptionInfo(r.exc ?? err), tb, [childTuple(msg.id)]);
+      events.retried(msg, r.exc ?? err, tb);
+      log.info(`Task ${msg.task}[${msg.id}] retry: ${err.message}`, { outcome: 'retry', runtime: rt, countdown: r.countdownSeconds });
+      return { outcome: { kind: 'retried' }, reason: err.message };
+    }
+    if (err instanceof RetryUnpublishable) {
+      log.error(err.message, { outcome: 'reject' });
+      return { outcome: { kind: 'retry-unpublishable' }, reason: err.message };
+    }
+    if (hasCode(err, 'TASK_REJECT')) {
+      const requeue = (err as RejectTaskError).requeue;
+      log.info(`Task ${msg.task}[${msg.id}] rejected (requeue=${requeue}): ${err.message}`, { outcome: 'reject', runtime: rt });
+      return { outcome: { kind: 'rejected', requeue }, reason: err.message };
+    }
+    if (hasCode(err, 'TASK_IGNORE')) {
+      log.info(`Task ${msg.task}[${msg.id}] ignored`, { outcome: 'ignored', runtime: rt });
+      return { outcome: { kind: 'ignored' }, reason: err.message };
+    }
+    const tb = tracebackOf(err);
+    const info = exceptionInfo(err);
+    await store('FAILURE', info, tb, null);
+    await failChain(err, tb);
+    await sendErrbacks();
+    events.failed(msg, err, tb);
+    const outcome: Outcome = timedOut ? { kind: 'timed-out' } : { kind: 'failed' };
+    log.error(`Task ${msg.task}[${msg.id}] raised unexpected: ${info.exc_type}(${info.exc_message.map((m) => pyRepr(m)).join(', ')})`, {
+      outcome: timedOut ? 'timeout' : 'failure',
+      runtime: rt,
+      error: err.stack,
+      ...(timedOut ? { abandoned: true } : {}),
+    });
+    return { outcome, reason: `${info.exc_type}: ${err.message}` };
+  }
+
+  /** Celery marks every remaining chain step that has a frozen task id as failed too, so waiters resolve. */
+  async function failChain(err: Error, tb: string): Promise<void> {
+    for (const step of msg.chain ?? []) {
+      const id = step.options.task_id;
+      if (typeof id !== 'string' || ignoreResult) continue;
+      try {
+        await backend.store(
+          { taskId: id, state: 'FAILURE', result: exceptionInfo(err), traceback: tb, children: null },
+          { replyTo: typeof step.options.reply_to === 'string' ? step.options.reply_to : msg.replyTo, correlationId: id },
+        );
+      } catch (e) {
+        log.error(`could not mark chain step ${id} failed`, { error: coerceError(e).message });
+      }
+    }
+  }
+
+  /** Errbacks are sent as one group with the failed task's id as their argument (Celery's old-style errbacks). */
+  async function sendErrbacks(): Promise<void> {
+    if (!msg.errbacks || msg.errbacks.length === 0) return;
+    try {
+      const group = crypto.randomUUID();
+      for (const [i, eb] of msg.errbacks.entries()) {
+        await publisher.applySignature(eb, [msg.id], msg, { group, groupIndex: i });
+      }
+    } catch (e) {
+      log.error(`could not send the errbacks of ${msg.task}[${msg.id}]`, { error: coerceError(e).message });
+    }
+  }
+}

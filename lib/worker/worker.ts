@@ -1,0 +1,380 @@
+/**
+ * The worker: consumes task queues, decodes each delivery, and hands tasks to `runTask` under a concurrency
+ * cap. Its life is an explicit state machine; `shutdown()` is Celery's warm shutdown (stop consuming, let
+ * running tasks finish within a grace period) turning cold when the grace runs out or a second signal comes.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ResultBackend } from '../backend/backend.js';
+import { exceptionInfo } from '../backend/meta.js';
+import type { Broker, Delivery } from '../broker/broker.js';
+import { NotRegisteredError, ProtocolError, TaskRevokedError, coerceError, hasCode } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Serializer } from '../protocol/content.js';
+import { decodeTaskMessage } from '../protocol/decode.js';
+import type { TaskMessage } from '../protocol/types.js';
+import { ANY_QUEUE, type AnyTask } from '../registry/define-task.js';
+import type { Registry } from '../registry/registry.js';
+import { type AckPolicy, type Outcome, decide } from './decide.js';
+import { noEvents, type TaskEvents } from './events.js';
+import { TaskPublisher } from './publisher.js';
+import { type ActiveRun, type RunDefaults, runTask } from './run-task.js';
+
+export type WorkerState = 'INITIALIZED' | 'STARTING' | 'RUNNING' | 'DRAINING' | 'STOPPED';
+
+export interface WorkerOptions {
+  nodeName: string;
+  queues: string[];
+  concurrency: number;
+  prefetchMultiplier: number;
+  acceptContent: Serializer[];
+  defaults: RunDefaults;
+  defaultQueue: string;
+  deadLetterSuffix: string;
+  shutdownGraceMs: number;
+}
+
+interface Job {
+  delivery: Delivery;
+  msg: TaskMessage;
+  task: AnyTask<unknown>;
+}
+
+export class Worker<D = unknown> {
+  private stateValue: WorkerState = 'INITIALIZED';
+  readonly publisher: TaskPublisher;
+  readonly active = new Map<string, ActiveRun>();
+  private readonly reserved: Job[] = [];
+  private readonly held = new Map<string, { timer: NodeJS.Timeout; job: Job }>();
+  private readonly deadLetterDeclared = new Set<string>();
+  private prefetch = 0;
+  private shutdownPromise: Promise<void> | undefined;
+  private idleWaiters: Array<() => void> = [];
+  readonly revoked = new Map<string, number>();
+  readonly processed = new Map<string, number>();
+  readonly startedAt = Date.now();
+
+  constructor(
+    private readonly broker: Broker,
+    private readonly backend: ResultBackend,
+    private readonly registry: Registry<D>,
+    private readonly deps: D,
+    private readonly logger: Logger,
+    readonly options: WorkerOptions,
+    private readonly events: TaskEvents = noEvents,
+  ) {
+    this.publisher = new TaskPublisher(broker, {
+      defaultQueue: options.defaultQueue,
+      queueOf: (name) => registry.find(name)?.queue,
+      origin: options.nodeName,
+      oid: randomUUID(),
+    });
+  }
+
+  get state(): WorkerState {
+    return this.stateValue;
+  }
+
+  private set state(next: WorkerState) {
+    this.logger.info(`worker ${this.options.nodeName} ${next.toLowerCase()}`, { state: next });
+    this.stateValue = next;
+  }
+
+  get reservedCount(): number {
+    return this.reserved.length;
+  }
+
+  get heldCount(): number {
+    return this.held.size;
+  }
+
+  async start(): Promise<void> {
+    this.state = 'STARTING';
+    this.prefetch = this.options.prefetchMultiplier * this.options.concurrency;
+    await this.broker.setPrefetch(Math.min(this.prefetch, 65_535));
+    for (const queue of this.options.queues) {
+      await this.broker.declareTaskQueue({ name: queue });
+      await this.broker.consume(queue, (d) => this.onDelivery(d));
+    }
+    this.state = 'RUNNING';
+  }
+
+  private onDelivery(delivery: Delivery): void {
+    this.intake(delivery).catch((err: unknown) => {
+      // Intake never throws by design; if it does, leave the message unacked for redelivery, never lost.
+      this.logger.error('unexpected error while receiving a message', { error: coerceError(err).stack });
+    });
+  }
+
+  private async intake(delivery: Delivery): Promise<void> {
+    let msg: TaskMessage;
+    try {
+      msg = decodeTaskMessage(delivery.raw, { accept: this.options.acceptContent });
+    } catch (err) {
+      const e = coerceError(err);
+      const outcome: Outcome = hasCode(e, 'PROTOCOL_DECODE') ? { kind: 'undecodable' } : { kind: 'refused' };
+      this.logger.error(`refused a message on ${delivery.queue}: ${e.message}`, {
+        queue: delivery.queue,
+        code: (e as ProtocolError).code,
+        correlation_id: delivery.raw.properties.correlationId,
+      });
+      this.events.poisoned(delivery.queue, e.message);
+      await this.settle(delivery, outcome, e.message);
+      return;
+    }
+    const task = this.registry.find(msg.task);
+    if (!task) {
+      await this.notRegistered(delivery, msg);
+      return;
+    }
+    if (task.queue !== delivery.queue && task.queue !== ANY_QUEUE) {
+      this.logger.warn(`task ${msg.task}[${msg.id}] is misrouted: declared for ${task.queue}, received on ${delivery.queue}`, {
+        task: msg.task,
+        id: msg.id,
+        queue: delivery.queue,
+        declared_queue: task.queue,
+      });
+    }
+    if (this.isRevokedOrExpired(msg)) {
+      await this.revoke({ delivery, msg, task });
+      return;
+    }
+    this.events.received(msg);
+    const job: Job = { delivery, msg, task: task as AnyTask<unknown> };
+    const delayMs = msg.eta ? msg.eta.epochMs - Date.now() : 0;
+    if (delayMs > 0) this.hold(job, delayMs);
+    else this.enqueue(job);
+  }
+
+  private isRevokedOrExpired(msg: TaskMessage): boolean {
+    return this.revoked.has(msg.id) || (msg.expires !== null && msg.expires.epochMs <= Date.now());
+  }
+
+  private async notRegistered(delivery: Delivery, msg: TaskMessage): Promise<void> {
+    const err = new NotRegisteredError(msg.task);
+    this.logger.error(`received unregistered task ${msg.task}[${msg.id}]; rejected to ${delivery.queue}${this.options.deadLetterSuffix}`, {
+      task: msg.task,
+      id: msg.id,
+      queue: delivery.queue,
+    });
+    await this.storeQuietly(msg, { state: 'FAILURE', result: exceptionInfo(err), traceback: null });
+    this.events.failed(msg, err, '');
+    this.events.poisoned(delivery.queue, err.message);
+    await this.settle(delivery, { kind: 'not-registered' }, err.message);
+  }
+
+  private async revoke(job: Job): Promise<void> {
+    const { msg, delivery } = job;
+    const expired = !this.revoked.has(msg.id);
+    const reason = expired ? 'expired' : 'revoked';
+    this.logger.info(`discarding ${reason} task ${msg.task}[${msg.id}]`, { task: msg.task, id: msg.id, queue: delivery.queue });
+    if (expired) this.revoked.set(msg.id, Date.now());
+    await this.storeQuietly(msg, { state: 'REVOKED', result: exceptionInfo(new TaskRevokedError(reason)), traceback: null });
+    this.events.revoked(msg.id, { expired, terminated: false, signum: null });
+    await this.settle(delivery, { kind: 'revoked' }, reason);
+  }
+
+  /** Celery's ETA path: hold the message unacked until due, and widen the prefetch window by one meanwhile. */
+  private hold(job: Job, delayMs: number): void {
+    const key = randomUUID();
+    this.adjustPrefetch(+1);
+    const timer = setTimeout(() => {
+      this.held.delete(key);
+      this.adjustPrefetch(-1);
+      if (this.state !== 'RUNNING') return;
+      if (this.isRevokedOrExpired(job.msg)) void this.revoke(job);
+      else this.enqueue(job);
+    }, Math.min(delayMs, 2 ** 31 - 1));
+    this.held.set(key, { timer, job });
+  }
+
+  private adjustPrefetch(delta: number): void {
+    if (this.options.prefetchMultiplier === 0) return;
+    this.prefetch = Math.max(1, this.prefetch + delta);
+    this.broker.setPrefetch(Math.min(this.prefetch, 65_535)).catch((err: unknown) => {
+      this.logger.warn('could not change the prefetch count', { error: coerceError(err).message });
+    });
+  }
+
+  private enqueue(job: Job): void {
+    this.reserved.push(job);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.state === 'RUNNING' && this.active.size < this.options.concurrency) {
+      const job = this.reserved.shift();
+      if (!job) break;
+      if (this.isRevokedOrExpired(job.msg)) {
+        void this.revoke(job);
+        continue;
+      }
+      void this.execute(job);
+    }
+    if (this.active.size === 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  private async execute(job: Job): Promise<void> {
+    const key = randomUUID();
+    const run = runTask({
+      key,
+      delivery: job.delivery,
+      msg: job.msg,
+      task: job.task,
+      deps: this.deps,
+      backend: this.backend,
+      publisher: this.publisher,
+      logger: this.logger,
+      events: this.events,
+      nodeName: this.options.nodeName,
+      defaults: this.options.defaults,
+    });
+    this.active.set(key, run);
+    try {
+      const { outcome, reason } = await run.done;
+      if (!run.finalized) {
+        run.finalized = true;
+        await this.settle(job.delivery, outcome, reason, run.policy);
+      }
+      this.processed.set(job.msg.task, (this.processed.get(job.msg.task) ?? 0) + 1);
+    } catch (err) {
+      this.logger.error(`unexpected error settling ${job.msg.task}[${job.msg.id}]`, { error: coerceError(err).stack });
+    } finally {
+      this.active.delete(key);
+      this.pump();
+    }
+  }
+
+  /** Applies the decision for an outcome: dead-letter copy first (confirmed), then ack/reject/requeue. */
+  private async settle(delivery: Delivery, outcome: Outcome, reason: string, policy: AckPolicy = this.options.defaults): Promise<void> {
+    const decision = decide(outcome, policy);
+    if (decision.deadLetter) {
+      try {
+        await this.deadLetter(delivery, reason);
+      } catch (err) {
+        // Without a confirmed copy we must not drop the message: requeue it instead, and say so.
+        this.logger.error(`could not copy a message to the dead-letter queue; requeueing it`, { error: coerceError(err).message });
+        delivery.reject(true);
+        return;
+      }
+    }
+    if (decision.settle === 'ack') delivery.ack();
+    else delivery.reject(decision.settle === 'requeue');
+    if (decision.settle !== 'ack') {
+      const id = delivery.raw.properties.correlationId;
+      if (id) this.events.rejected(id, decision.settle === 'requeue');
+    }
+  }
+
+  private async deadLetter(delivery: Delivery, reason: string): Promise<void> {
+    const queue = delivery.queue + this.options.deadLetterSuffix;
+    if (!this.deadLetterDeclared.has(queue)) {
+      await this.broker.declareTaskQueue({ name: queue });
+      this.deadLetterDeclared.add(queue);
+    }
+    await this.republish(delivery, queue, {
+      'x-dead-letter-reason': reason.slice(0, 1000),
+      'x-original-queue': delivery.queue,
+      'x-original-exchange': delivery.exchange,
+      'x-original-routing-key': delivery.routingKey,
+      'x-dead-lettered-by': this.options.nodeName,
+      'x-dead-lettered-at': new Date().toISOString(),
+    });
+  }
+
+  /** Sends a delivery's exact bytes and properties to a queue, e.g. the dead-letter queue. */
+  private async republish(delivery: Delivery, queue: string, extraHeaders: Record<string, unknown> = {}): Promise<void> {
+    const p = delivery.raw.properties;
+    const headers = typeof p.headers === 'object' && p.headers !== null ? (p.headers as Record<string, unknown>) : {};
+    await this.broker.publish('', queue, delivery.raw.body, {
+      contentType: p.contentType ?? 'application/octet-stream',
+      contentEncoding: p.contentEncoding ?? 'binary',
+      headers: { ...headers, ...extraHeaders },
+      deliveryMode: 2,
+      priority: p.priority ?? 0,
+      ...(p.correlationId !== undefined ? { correlationId: p.correlationId } : {}),
+      ...(p.replyTo !== undefined ? { replyTo: p.replyTo } : {}),
+    });
+  }
+
+  private async storeQuietly(msg: TaskMessage, r: { state: 'FAILURE' | 'REVOKED'; result: unknown; traceback: string | null }): Promise<void> {
+    try {
+      await this.backend.store(
+        { taskId: msg.id, state: r.state, result: r.result, traceback: r.traceback, children: null },
+        { replyTo: msg.replyTo, correlationId: msg.correlationId },
+      );
+    } catch (err) {
+      this.logger.error(`could not store ${r.state} for ${msg.task}[${msg.id}]`, { error: coerceError(err).message });
+    }
+  }
+
+  /** Resolves when no task is running. */
+  private idle(): Promise<void> {
+    if (this.active.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /**
+   * Warm shutdown; idempotent. Held and reserved messages stay unacked and go back to their queues when the
+   * connection closes. Running tasks get `graceMs`; then the shutdown turns cold (see `cancelActive`).
+   */
+  shutdown(graceMs: number = this.options.shutdownGraceMs): Promise<void> {
+    this.shutdownPromise ??= this.drain(graceMs);
+    return this.shutdownPromise;
+  }
+
+  /** A second signal: turn an ongoing warm shutdown cold now. */
+  async coldShutdown(): Promise<void> {
+    await this.cancelActive();
+    await this.shutdown(0);
+  }
+
+  private async drain(graceMs: number): Promise<void> {
+    if (this.state === 'STOPPED') return;
+    this.state = 'DRAINING';
+    for (const q of this.options.queues) await this.broker.cancel(q).catch(() => undefined);
+    for (const { timer } of this.held.values()) clearTimeout(timer);
+    this.held.clear();
+    this.reserved.length = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'grace-over'>((resolve) => {
+      timer = setTimeout(() => resolve('grace-over'), graceMs);
+    });
+    const result = await Promise.race([this.idle().then(() => 'idle' as const), graceOver]);
+    if (timer) clearTimeout(timer);
+    if (result === 'grace-over' && this.active.size > 0) {
+      this.logger.warn(`shutdown grace of ${graceMs} ms is over; cancelling ${this.active.size} running task(s)`);
+      await this.cancelActive();
+    }
+    await this.backend.close().catch(() => undefined);
+    await this.broker.close().catch(() => undefined);
+    this.state = 'STOPPED';
+  }
+
+  /**
+   * Cold shutdown of running tasks: abort their signals, then put their messages back. A late-ack message is
+   * requeued; an early-ack one was already acked, so Celery would lose it: we publish the original back to
+   * its queue (confirmed) instead.
+   */
+  private async cancelActive(): Promise<void> {
+    for (const run of this.active.values()) {
+      if (run.finalized) continue;
+      run.finalized = true;
+      run.controller.abort(new Error('worker shutdown: task cancelled'));
+      const { delivery, msg } = run;
+      this.logger.warn(`cancelled ${msg.task}[${msg.id}] by shutdown; it will run again`, { task: msg.task, id: msg.id, queue: delivery.queue });
+      if (delivery.settled) {
+        try {
+          await this.republish(delivery, delivery.queue);
+        } catch (err) {
+          this.logger.error(`could not requeue cancelled task ${msg.task}[${msg.id}]`, { error: coerceError(err).message });
+        }
+      } else {
+        await this.settle(delivery, { kind: 'cancelled' }, 'cancelled by shutdown', run.policy);
+      }
+    }
+  }
+}

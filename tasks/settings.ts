@@ -1,0 +1,42 @@
+/**
+ * Smarter's own settings, read from the environment variables Smarter's Django settings read
+ * (`get_env(NAME)` tries NAME, then SMARTER_NAME), so one `.env` serves the Python and the TypeScript side.
+ */
+import { ParseError, parsers, type Setting } from '../lib/config/settings.js';
+
+const setting = <T>(s: Setting<T>): Setting<T> => s;
+const both = (name: string) => [name, `SMARTER_${name}`];
+
+/** Smarter's `str2bool`-style booleans: "True"/"False" as Helm writes them. */
+function pyBool(t: string): boolean {
+  if (/^(true|1|yes|on)$/i.test(t.trim())) return true;
+  if (/^(false|0|no|off)$/i.test(t.trim())) return false;
+  throw new ParseError('expected True or False');
+}
+
+export const SMARTER_SETTINGS = {
+  operationalQueue: setting({
+    env: both('LLM_CLIENT_TASKS_CELERY_TASK_QUEUE'),
+    default: 'default_celery_task_queue',
+    parse: parsers.string,
+    doc: 'Queue of operational tasks (ADR-030); the default for `-Q`.',
+  }),
+  infrastructureQueue: setting({
+    env: both('INFRASTRUCTURE_TASKS_CELERY_TASK_QUEUE'),
+    default: 'infrastructure_celery_task_queue',
+    parse: parsers.string,
+    doc: 'Queue of infrastructure tasks (ADR-030).',
+  }),
+  maxRetries: setting({
+    env: both('LLM_CLIENT_TASKS_CELERY_MAX_RETRIES'),
+    default: 3,
+    parse: parsers.int(1, 1000),
+    doc: 'Autoretry limit of Smarter\'s retrying tasks (must be > 0, as in Smarter).',
+  }),
+  retryBackoff: setting({
+    env: both('LLM_CLIENT_TASKS_CELERY_RETRY_BACKOFF'),
+    default: true,
+    parse: pyBool,
+    doc: 'Exponential backoff with jitter for those retries (Celery `retry_backoff`).',
+  }),
+};
