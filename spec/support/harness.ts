@@ -1,0 +1,51 @@
+/** Starts a real worker (real RabbitMQ, optional real Redis backend) on unique queues, and stops it. */
+import { createWorker } from '../../lib/app.js';
+import { loadConfig } from '../../lib/config/settings.js';
+import { WORKER_SETTINGS } from '../../lib/config/worker-settings.js';
+import { createLogger, nullLogger } from '../../lib/logger.js';
+import type { AnyTask } from '../../lib/registry/define-task.js';
+import type { TaskEvents } from '../../lib/worker/events.js';
+import { AMQP_URL, deleteQueues, uniqueName } from './amqp.js';
+import { testTasks } from './test-tasks.js';
+
+export interface Harness {
+  queue: string;
+  worker: ReturnType<typeof createWorker>['worker'];
+  broker: ReturnType<typeof createWorker>['broker'];
+  stop(): Promise<void>;
+}
+
+export async function startWorker(opts: {
+  env?: Record<string, string>;
+  tasks?: (queue: string) => AnyTask[];
+  queue?: string;
+  events?: TaskEvents;
+} = {}): Promise<Harness> {
+  const queue = opts.queue ?? uniqueName('q');
+  const { values } = loadConfig(WORKER_SETTINGS, {
+    CELERY_BROKER_URL: AMQP_URL,
+    CELERY_WORKER_CONCURRENCY: '4',
+    SMARTER_WORKER_QUEUES: queue,
+    ...opts.env,
+  });
+  const logger = process.env.TEST_LOG ? createLogger({ level: 'debug', json: false }) : nullLogger();
+  const { worker, broker } = createWorker({
+    config: values,
+    tasks: (opts.tasks ?? testTasks)(queue),
+    deps: {},
+    logger,
+    defaultQueue: queue,
+    ...(opts.events ? { events: opts.events } : {}),
+  });
+  await broker.connect();
+  await worker.start();
+  return {
+    queue,
+    worker,
+    broker,
+    async stop() {
+      await worker.shutdown(2000);
+      await deleteQueues([queue, `${queue}.dead_letter`]);
+    },
+  };
+}

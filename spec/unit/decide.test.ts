@@ -1,0 +1,35 @@
+import { type AckPolicy, type Outcome, decide } from '../../lib/worker/decide.js';
+
+const early: AckPolicy = { acksLate: false, acksOnFailureOrTimeout: true, rejectOnWorkerLost: false };
+const strict: AckPolicy = { acksLate: true, acksOnFailureOrTimeout: false, rejectOnWorkerLost: true };
+
+describe('decide: what happens to a message after each outcome', () => {
+  test.each<[Outcome, AckPolicy, string, boolean]>([
+    [{ kind: 'undecodable' }, early, 'ack', true],
+    [{ kind: 'refused' }, early, 'reject', true],
+    [{ kind: 'not-registered' }, early, 'reject', true],
+    [{ kind: 'revoked' }, early, 'ack', false],
+    [{ kind: 'succeeded' }, strict, 'ack', false],
+    [{ kind: 'retried' }, strict, 'ack', false],
+    [{ kind: 'retry-unpublishable' }, early, 'reject', true],
+    [{ kind: 'rejected', requeue: true }, early, 'requeue', false],
+    [{ kind: 'rejected', requeue: false }, early, 'reject', true],
+    [{ kind: 'ignored' }, early, 'ack', false],
+    [{ kind: 'failed' }, early, 'ack', false],
+    [{ kind: 'failed' }, strict, 'reject', true],
+    [{ kind: 'timed-out' }, early, 'ack', false],
+    [{ kind: 'timed-out' }, strict, 'requeue', false],
+    [{ kind: 'worker-lost' }, early, 'ack', false],
+    [{ kind: 'worker-lost' }, strict, 'requeue', false],
+    [{ kind: 'cancelled' }, strict, 'requeue', false],
+  ])('%j with %j → %s (dead-letter copy: %s)', (outcome, policy, settle, deadLetter) => {
+    expect(decide(outcome, policy)).toEqual({ settle, deadLetter });
+  });
+
+  test('nothing Celery would drop is dropped without a dead-letter copy', () => {
+    for (const kind of ['undecodable', 'refused', 'not-registered', 'retry-unpublishable'] as const) {
+      const d = decide({ kind }, early);
+      expect(d.settle === 'requeue' || d.deadLetter).toBe(true);
+    }
+  });
+});
