@@ -44,3 +44,15 @@ export async function waitFor<T>(fn: () => Promise<T | undefined> | T | undefine
     await new Promise((r) => setTimeout(r, stepMs));
   }
 }
+
+/** Publishes raw bytes straight to a queue and waits for the broker's confirm. */
+export async function publishRaw(queue: string, body: string | Buffer, options: amqp.Options.Publish): Promise<void> {
+  const conn = await amqp.connect(AMQP_URL);
+  try {
+    const ch = await conn.createConfirmChannel();
+    ch.sendToQueue(queue, Buffer.isBuffer(body) ? body : Buffer.from(body), options);
+    await ch.waitForConfirms();
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+}
