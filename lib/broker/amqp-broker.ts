@@ -1,6 +1,6 @@
 /**
- * The AMQP 0-9-1 broker on amqplib: one connection, a consume channel with a channel-wide prefetch (Celery's
- * `basic.qos(global=True)`), and a confirm channel for everything the worker publishes.
+ * The AMQP 0-9-1 broker on amqplib: one connection, a consume channel with a per-consumer prefetch, and a
+ * confirm channel for everything the worker publishes.
  *
  * Recovery is ours rather than amqplib's `recovery` option because channel-only closures (a 406 from an
  * inequivalent declare, an unknown delivery tag, RabbitMQ's consumer_timeout) leave the connection up; we
@@ -160,7 +160,6 @@ export class AmqpBroker implements Broker {
     this.publishCh = publishCh;
     this.generation++;
     for (const spec of this.queues.values()) await this.declareOn(model, spec);
-    if (this.prefetch !== undefined) await consumeCh.prefetch(this.prefetch, true);
     for (const [queue, c] of this.consumers) c.tag = await this.startConsumer(queue, c.handler);
     this.connected = true;
     this.attempt = 0;
@@ -259,6 +258,9 @@ export class AmqpBroker implements Broker {
     const ch = this.consumeCh;
     if (!ch) throw new BrokerError('not connected');
     const generation = this.generation;
+    // Per-consumer prefetch (global=false), set before each consume: quorum queues refuse a channel-wide
+    // limit, and a worker consumes one queue in the ADR-030 deployment, where both mean the same.
+    if (this.prefetch !== undefined) await ch.prefetch(this.prefetch, false);
     const reply = await ch.consume(
       queue,
       (msg) => {
@@ -310,7 +312,6 @@ export class AmqpBroker implements Broker {
 
   async setPrefetch(count: number): Promise<void> {
     this.prefetch = count;
-    if (this.consumeCh && this.connected) await this.consumeCh.prefetch(count, true);
   }
 
   async inspectQueue(queue: string): Promise<QueueStats | null> {

@@ -45,7 +45,7 @@ export interface Broker {
   cancel(queue: string): Promise<void>;
   /** Resolves once the broker confirmed the message (publisher confirms). */
   publish(exchange: string, routingKey: string, body: Buffer, properties: PublishProperties): Promise<void>;
-  /** Prefetch shared by every consumer of this worker (Celery: basic.qos global). */
+  /** Prefetch of each consumer started from now on (0 = unlimited). */
   setPrefetch(count: number): Promise<void>;
   /** Message and consumer counts of a queue, without consuming; null when it does not exist. */
   inspectQueue(queue: string): Promise<QueueStats | null>;

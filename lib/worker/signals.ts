@@ -12,9 +12,11 @@ export interface Stoppable {
 
 export function installSignalHandlers(target: Stoppable, logger: Logger, onDone: (code: number) => void): () => void {
   let warm = false;
-  const finish = (p: Promise<void>, code: number) =>
+  let cold = false;
+  // Both shutdowns settle when the worker stops; the exit code says whether it had to turn cold.
+  const finish = (p: Promise<void>) =>
     p.then(
-      () => onDone(code),
+      () => onDone(cold ? 1 : 0),
       (err: unknown) => {
         logger.error('shutdown failed', { error: String(err) });
         onDone(1);
@@ -27,12 +29,13 @@ export function installSignalHandlers(target: Stoppable, logger: Logger, onDone:
     }
     warm = true;
     logger.warn(`${signal}: warm shutdown (running tasks finish; send SIGINT again or SIGQUIT to cancel them)`);
-    void finish(target.shutdown(), 0);
+    void finish(target.shutdown());
   };
   const onCold = (signal: NodeJS.Signals) => {
     logger.warn(`${signal}: cold shutdown (running tasks are cancelled and requeued)`);
     warm = true;
-    void finish(target.coldShutdown(), 1);
+    cold = true;
+    void finish(target.coldShutdown());
   };
   process.on('SIGTERM', onWarm);
   process.on('SIGINT', onWarm);

@@ -46,7 +46,6 @@ export class Worker<D = unknown> {
   private readonly reserved: Job[] = [];
   private readonly held = new Map<string, { timer: NodeJS.Timeout; job: Job }>();
   private readonly deadLetterDeclared = new Set<string>();
-  private prefetch = 0;
   private shutdownPromise: Promise<void> | undefined;
   private idleWaiters: Array<() => void> = [];
   readonly revoked = new Map<string, number>();
@@ -89,13 +88,14 @@ export class Worker<D = unknown> {
 
   async start(): Promise<void> {
     this.state = 'STARTING';
-    this.prefetch = this.options.prefetchMultiplier * this.options.concurrency;
-    await this.broker.setPrefetch(Math.min(this.prefetch, 65_535));
+    await this.broker.setPrefetch(Math.min(this.options.prefetchMultiplier * this.options.concurrency, 65_535));
     for (const queue of this.options.queues) {
       await this.broker.declareTaskQueue({ name: queue });
       await this.broker.consume(queue, (d) => this.onDelivery(d));
     }
     this.state = 'RUNNING';
+    // Deliveries that arrived while the consumers were being set up are waiting in `reserved`.
+    this.pump();
   }
 
   private onDelivery(delivery: Delivery): void {
@@ -173,26 +173,19 @@ export class Worker<D = unknown> {
     await this.settle(delivery, { kind: 'revoked' }, reason);
   }
 
-  /** Celery's ETA path: hold the message unacked until due, and widen the prefetch window by one meanwhile. */
+  /**
+   * Celery's ETA path: hold the message unacked until due. A held message occupies a prefetch slot (Celery
+   * widens the window with a channel-wide QoS, which quorum queues refuse).
+   */
   private hold(job: Job, delayMs: number): void {
     const key = randomUUID();
-    this.adjustPrefetch(+1);
     const timer = setTimeout(() => {
       this.held.delete(key);
-      this.adjustPrefetch(-1);
       if (this.state !== 'RUNNING') return;
       if (this.isRevokedOrExpired(job.msg)) void this.revoke(job);
       else this.enqueue(job);
     }, Math.min(delayMs, 2 ** 31 - 1));
     this.held.set(key, { timer, job });
-  }
-
-  private adjustPrefetch(delta: number): void {
-    if (this.options.prefetchMultiplier === 0) return;
-    this.prefetch = Math.max(1, this.prefetch + delta);
-    this.broker.setPrefetch(Math.min(this.prefetch, 65_535)).catch((err: unknown) => {
-      this.logger.warn('could not change the prefetch count', { error: coerceError(err).message });
-    });
   }
 
   private enqueue(job: Job): void {
@@ -328,17 +321,24 @@ export class Worker<D = unknown> {
 
   /** A second signal: turn an ongoing warm shutdown cold now. */
   async coldShutdown(): Promise<void> {
+    await this.stopIntake();
     await this.cancelActive();
     await this.shutdown(0);
   }
 
-  private async drain(graceMs: number): Promise<void> {
-    if (this.state === 'STOPPED') return;
+  /** Stops taking messages; what is held or reserved stays unacked and returns to its queue on close. */
+  private async stopIntake(): Promise<void> {
+    if (this.state === 'DRAINING' || this.state === 'STOPPED') return;
     this.state = 'DRAINING';
     for (const q of this.options.queues) await this.broker.cancel(q).catch(() => undefined);
     for (const { timer } of this.held.values()) clearTimeout(timer);
     this.held.clear();
     this.reserved.length = 0;
+  }
+
+  private async drain(graceMs: number): Promise<void> {
+    if (this.state === 'STOPPED') return;
+    await this.stopIntake();
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<'grace-over'>((resolve) => {
       timer = setTimeout(() => resolve('grace-over'), graceMs);

@@ -41,7 +41,7 @@ describe.each([
 
   test('Decimal, datetime and UUID arguments arrive intact', () => {
     // kombu 5.2 sends these as strings (no __type__ markers); the worker echoes what it decoded.
-    const echoed = out.types.ok as { args: unknown[] };
+    const echoed = out.types?.ok as { args: unknown[] };
     expect(echoed.args).toEqual(['1.10', '2026-01-02T03:04:05.678901Z', '12345678-1234-5678-1234-567812345678']);
   });
 
@@ -63,8 +63,8 @@ describe.each([
   });
 
   test('too many positional arguments: TypeError naming the problem', () => {
-    expect(out.bad_args.raised).toBe('TypeError');
-    expect(out.bad_args.args?.[0]).toContain('takes 2 positional argument(s) but 3 were given');
+    expect(out.bad_args?.raised).toBe('TypeError');
+    expect(out.bad_args?.args?.[0]).toContain('takes 2 positional argument(s) but 3 were given');
   });
 
   test('a task that retries twice then succeeds keeps its id through the retries', () => {

@@ -29,6 +29,8 @@ export async function withChannel<T>(fn: (ch: amqp.Channel) => Promise<T>): Prom
   const conn = await amqp.connect(AMQP_URL);
   try {
     const ch = await conn.createChannel();
+    // A passive declare of a missing queue closes the channel with 404; the caller sees the rejection.
+    ch.on('error', () => undefined);
     return await fn(ch);
   } finally {
     await conn.close().catch(() => undefined);
@@ -47,10 +49,14 @@ export async function waitFor<T>(fn: () => Promise<T | undefined> | T | undefine
 
 /** Publishes raw bytes straight to a queue and waits for the broker's confirm. */
 export async function publishRaw(queue: string, body: string | Buffer, options: amqp.Options.Publish): Promise<void> {
+  await publishMany(queue, [{ body, options }]);
+}
+
+export async function publishMany(queue: string, messages: Array<{ body: string | Buffer; options: amqp.Options.Publish }>): Promise<void> {
   const conn = await amqp.connect(AMQP_URL);
   try {
     const ch = await conn.createConfirmChannel();
-    ch.sendToQueue(queue, Buffer.isBuffer(body) ? body : Buffer.from(body), options);
+    for (const { body, options } of messages) ch.sendToQueue(queue, Buffer.isBuffer(body) ? body : Buffer.from(body), options);
     await ch.waitForConfirms();
   } finally {
     await conn.close().catch(() => undefined);

@@ -1,0 +1,18 @@
+/**
+ * A worker process with the test tasks, for tests that need a real process to kill or signal.
+ * Configured by the same environment variables and flags as `smarter-worker`.
+ */
+import { createWorker } from '../../lib/app.js';
+import { loadConfig } from '../../lib/config/settings.js';
+import { WORKER_SETTINGS } from '../../lib/config/worker-settings.js';
+import { createLogger } from '../../lib/logger.js';
+import { installSignalHandlers } from '../../lib/worker/signals.js';
+import { testTasks } from './test-tasks.js';
+
+const { values } = loadConfig(WORKER_SETTINGS, process.env, process.argv.slice(2));
+const queue = values.queues[0] ?? 'celery';
+const logger = createLogger({ level: values.logLevel, json: true });
+const { worker, broker } = createWorker({ config: values, tasks: testTasks(queue), deps: {}, logger, defaultQueue: queue });
+installSignalHandlers(worker, logger, (code) => process.exit(code));
+await broker.connect();
+await worker.start();
