@@ -63,7 +63,6 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
       defaults: {
         acksLate: config.taskAcksLate,
         acksOnFailureOrTimeout: config.taskAcksOnFailureOrTimeout,
-        rejectOnWorkerLost: config.taskRejectOnWorkerLost,
         trackStarted: config.taskTrackStarted,
         ignoreResult: config.taskIgnoreResult,
         timeLimit: config.taskTimeLimit,

@@ -12,6 +12,8 @@ export interface Setting<T> {
   /** Long flag name (without `--`) and optional one-letter short flag. */
   flag?: { long: string; short?: string; boolean?: boolean };
   default: T;
+  /** How the README shows a default that depends on the machine. */
+  shownDefault?: string;
   parse(text: string): T;
   secret?: boolean;
   doc: string;
@@ -89,7 +91,7 @@ export function loadConfig<S extends Settings>(
   let positionals: string[] = [];
   try {
     const parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
-    flags = parsed.values as Record<string, unknown>;
+    flags = parsed.values;
     positionals = parsed.positionals;
   } catch (err) {
     problems.push((err as Error).message);
@@ -153,7 +155,7 @@ export function settingsTable(settings: Settings): string {
   const rows = Object.entries(settings).map(([, s]) => {
     const flag = s.flag ? `\`--${s.flag.long}\`${s.flag.short ? ` / \`-${s.flag.short}\`` : ''}` : '';
     const env = s.env.map((e) => `\`${e}\``).join(', ');
-    const def = s.default === null ? 'none' : `\`${Array.isArray(s.default) ? s.default.join(',') : String(s.default)}\``;
+    const def = s.shownDefault ?? (s.default === null ? 'none' : `\`${Array.isArray(s.default) ? s.default.join(',') : JSON.stringify(s.default)}\``);
     return `| ${env} | ${flag} | ${def} | ${s.doc} |`;
   });
   return ['| environment | flag | default | meaning |', '|---|---|---|---|', ...rows].join('\n');

@@ -64,6 +64,7 @@ export const WORKER_SETTINGS = {
     env: ['CELERY_WORKER_CONCURRENCY'],
     flag: { long: 'concurrency', short: 'c' },
     default: os.availableParallelism(),
+    shownDefault: 'CPUs',
     parse: parsers.int(1, 10_000),
     doc: 'Tasks run at once by this process (Celery `-c`). Default: number of CPUs, as Celery.',
   }),
@@ -88,10 +89,10 @@ export const WORKER_SETTINGS = {
     parse: parsers.bool,
     doc: 'Send task events for Flower and `celery events` (Celery `-E`).',
   }),
-  logLevel: setting({
+  logLevel: setting<LogLevel>({
     env: ['CELERY_WORKER_LOGLEVEL', 'LOG_LEVEL'],
     flag: { long: 'loglevel', short: 'l' },
-    default: 'info' as LogLevel,
+    default: 'info',
     parse: logLevel,
     doc: 'DEBUG, INFO, WARNING or ERROR. Logs are JSON lines when stdout is not a terminal.',
   }),
@@ -124,12 +125,6 @@ export const WORKER_SETTINGS = {
     default: true,
     parse: parsers.bool,
     doc: 'With late ack: ack failed tasks (true) or reject them to the dead-letter queue (false).',
-  }),
-  taskRejectOnWorkerLost: setting({
-    env: ['CELERY_TASK_REJECT_ON_WORKER_LOST'],
-    default: false,
-    parse: parsers.bool,
-    doc: 'With late ack: requeue a task whose run was cut short by a cold shutdown.',
   }),
   taskTrackStarted: setting({
     env: ['CELERY_TASK_TRACK_STARTED'],

@@ -46,7 +46,7 @@ export function pyRepr(value: unknown): string {
     const entries = Object.entries(value as Record<string, unknown>).map(([k, v]) => `${pyStr(k)}: ${pyRepr(v)}`);
     return `{${entries.join(', ')}}`;
   }
-  return pyStr(String(value));
+  return pyStr(typeof value === 'symbol' ? value.toString() : typeof value);
 }
 
 /** The repr of an args tuple: `(1,)`, `(1, 2)`, `()`. */

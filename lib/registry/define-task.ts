@@ -27,8 +27,6 @@ export interface TaskOptions {
   acksLate?: boolean;
   /** Celery `acks_on_failure_or_timeout` (default true). */
   acksOnFailureOrTimeout?: boolean;
-  /** Celery `reject_on_worker_lost`: with acksLate, requeue when the worker dies mid-task. */
-  rejectOnWorkerLost?: boolean;
   ignoreResult?: boolean;
   trackStarted?: boolean;
   /** Hard limit in seconds: the run is abandoned and fails with TimeLimitExceeded. */
@@ -60,7 +58,7 @@ export interface AnyTask<D = unknown> extends TaskOptions {
   params: z.ZodType<unknown>;
   argNames: readonly string[];
   varArgs: boolean;
-  run(params: unknown, ctx: TaskContext<D>): Promise<unknown> | unknown;
+  run(params: unknown, ctx: TaskContext<D>): unknown;
 }
 
 export const ANY_QUEUE = '*';
@@ -77,7 +75,7 @@ export function defineTask<P, R, D = unknown>(def: TaskDefinition<P, R, D>): Any
   if (maxRetries !== undefined && maxRetries !== null && (!Number.isInteger(maxRetries) || maxRetries < 0)) {
     throw new TaskDefinitionError(def.name, 'retry.maxRetries must be a non-negative integer or null');
   }
-  const shape = def.params instanceof z.ZodObject ? Object.keys(def.params.shape as Record<string, unknown>) : [];
+  const shape = def.params instanceof z.ZodObject ? Object.keys(def.params.shape) : [];
   const argNames = def.argNames ?? shape;
   for (const n of argNames) {
     if (shape.length > 0 && !shape.includes(n)) {
@@ -88,7 +86,7 @@ export function defineTask<P, R, D = unknown>(def: TaskDefinition<P, R, D>): Any
     ...def,
     argNames,
     varArgs: def.varArgs ?? false,
-    params: def.params as z.ZodType<unknown>,
-    run: def.run as AnyTask<D>['run'],
+    params: def.params,
+    run: (params, ctx) => def.run(params as P, ctx),
   };
 }

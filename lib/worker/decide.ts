@@ -24,15 +24,12 @@ export type Outcome =
   | { kind: 'rejected'; requeue: boolean }
   | { kind: 'ignored' }
   | { kind: 'timed-out' }
-  /** The run was cut short by a cold shutdown (Celery: WorkerLostError). */
-  | { kind: 'worker-lost' }
   /** Cold shutdown cancelled the run: late-ack messages go back to the queue (Celery cancel_active_requests). */
   | { kind: 'cancelled' };
 
 export interface AckPolicy {
   acksLate: boolean;
   acksOnFailureOrTimeout: boolean;
-  rejectOnWorkerLost: boolean;
 }
 
 export type Settle = 'ack' | 'reject' | 'requeue';
@@ -71,7 +68,5 @@ export function decide(outcome: Outcome, policy: AckPolicy): Decision {
       return policy.acksOnFailureOrTimeout ? { settle: 'ack', deadLetter: false } : { settle: 'requeue', deadLetter: false };
     case 'cancelled':
       return { settle: 'requeue', deadLetter: false };
-    case 'worker-lost':
-      return policy.rejectOnWorkerLost ? { settle: 'requeue', deadLetter: false } : { settle: 'ack', deadLetter: false };
   }
 }

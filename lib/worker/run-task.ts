@@ -67,7 +67,6 @@ export function runTask<D>(input: RunInput<D>): ActiveRun {
   const policy: AckPolicy = {
     acksLate: task.acksLate ?? defaults.acksLate,
     acksOnFailureOrTimeout: task.acksOnFailureOrTimeout ?? defaults.acksOnFailureOrTimeout,
-    rejectOnWorkerLost: task.rejectOnWorkerLost ?? defaults.rejectOnWorkerLost,
   };
   const run: ActiveRun = {
     key: input.key,
@@ -109,7 +108,7 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun): Promise<{ outcome
   const retry = async (o: RetryOptions = {}): Promise<never> => {
     const max = o.maxRetries !== undefined ? o.maxRetries : (task.retry?.maxRetries ?? DEFAULT_MAX_RETRIES);
     if (max !== null && msg.retries + 1 > max) {
-      if (o.exc !== undefined) throw o.exc;
+      if (o.exc !== undefined) throw coerceError(o.exc);
       throw new MaxRetriesExceededError(`Can't retry ${msg.task}[${msg.id}] args:${msg.argsrepr} kwargs:${msg.kwargsrepr}`);
     }
     const countdown = o.eta ? Math.max(0, (o.eta.getTime() - Date.now()) / 1000) : (o.countdown ?? task.retry?.defaultRetryDelay ?? DEFAULT_RETRY_DELAY);

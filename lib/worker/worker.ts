@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import type { ResultBackend } from '../backend/backend.js';
 import { exceptionInfo } from '../backend/meta.js';
 import type { Broker, Delivery } from '../broker/broker.js';
-import { NotRegisteredError, ProtocolError, TaskRevokedError, coerceError, hasCode } from '../errors.js';
+import type { ProtocolError} from '../errors.js';
+import { NotRegisteredError, TaskRevokedError, coerceError, hasCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Serializer } from '../protocol/content.js';
 import { decodeTaskMessage } from '../protocol/decode.js';
@@ -139,7 +140,7 @@ export class Worker<D = unknown> {
       return;
     }
     this.events.received(msg);
-    const job: Job = { delivery, msg, task: task as AnyTask<unknown> };
+    const job: Job = { delivery, msg, task: task };
     const delayMs = msg.eta ? msg.eta.epochMs - Date.now() : 0;
     if (delayMs > 0) this.hold(job, delayMs);
     else this.enqueue(job);

@@ -1,7 +1,7 @@
 import { type AckPolicy, type Outcome, decide } from '../../lib/worker/decide.js';
 
-const early: AckPolicy = { acksLate: false, acksOnFailureOrTimeout: true, rejectOnWorkerLost: false };
-const strict: AckPolicy = { acksLate: true, acksOnFailureOrTimeout: false, rejectOnWorkerLost: true };
+const early: AckPolicy = { acksLate: false, acksOnFailureOrTimeout: true };
+const strict: AckPolicy = { acksLate: true, acksOnFailureOrTimeout: false };
 
 describe('decide: what happens to a message after each outcome', () => {
   test.each<[Outcome, AckPolicy, string, boolean]>([
@@ -19,8 +19,6 @@ describe('decide: what happens to a message after each outcome', () => {
     [{ kind: 'failed' }, strict, 'reject', true],
     [{ kind: 'timed-out' }, early, 'ack', false],
     [{ kind: 'timed-out' }, strict, 'requeue', false],
-    [{ kind: 'worker-lost' }, early, 'ack', false],
-    [{ kind: 'worker-lost' }, strict, 'requeue', false],
     [{ kind: 'cancelled' }, strict, 'requeue', false],
   ])('%j with %j → %s (dead-letter copy: %s)', (outcome, policy, settle, deadLetter) => {
     expect(decide(outcome, policy)).toEqual({ settle, deadLetter });

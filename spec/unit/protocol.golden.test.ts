@@ -1,5 +1,6 @@
 import { decodeTaskMessage, encodeTaskMessage, parseKombuJson, stringifyKombuJson } from '../../lib/protocol/index.js';
-import { PyDate, PyDateTime, PyDecimal, PyUUID } from '../../lib/protocol/values.js';
+import type { PyDecimal, PyUUID } from '../../lib/protocol/values.js';
+import { PyDate, PyDateTime } from '../../lib/protocol/values.js';
 import { fixtureNames, loadFixture, rawFromFixture } from '../support/fixtures.js';
 
 const accept = ['json', 'msgpack', 'yaml'] as const;
