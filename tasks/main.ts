@@ -5,19 +5,12 @@
  */
 import { createWorker } from '../lib/app.js';
 import { describeConfig, loadConfig, settingsTable } from '../lib/config/settings.js';
-import { WORKER_SETTINGS } from '../lib/config/worker-settings.js';
 import { ConfigError, coerceError } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
 import { installSignalHandlers } from '../lib/worker/signals.js';
 import { smarterTasks } from './index.js';
-import { SMARTER_SETTINGS } from './settings.js';
+import { SETTINGS } from './settings.js';
 
-/** Smarter sets `CELERY_TASK_TIME_LIMIT = 30 * 60` in its Django settings; it is our default too. */
-export const SETTINGS = {
-  ...WORKER_SETTINGS,
-  taskTimeLimit: { ...WORKER_SETTINGS.taskTimeLimit, default: 1800 },
-  ...SMARTER_SETTINGS,
-};
 
 async function main(argv: string[]): Promise<number> {
   const args = argv[0] === 'worker' ? argv.slice(1) : argv;

@@ -3,6 +3,7 @@
  * (`get_env(NAME)` tries NAME, then SMARTER_NAME), so one `.env` serves the Python and the TypeScript side.
  */
 import { ParseError, parsers, type Setting } from '../lib/config/settings.js';
+import { WORKER_SETTINGS } from '../lib/config/worker-settings.js';
 
 const setting = <T>(s: Setting<T>): Setting<T> => s;
 const both = (name: string) => [name, `SMARTER_${name}`];
@@ -39,4 +40,11 @@ export const SMARTER_SETTINGS = {
     parse: pyBool,
     doc: 'Exponential backoff with jitter for those retries (Celery `retry_backoff`).',
   }),
+};
+
+/** Everything `smarter-worker` reads. Smarter sets `CELERY_TASK_TIME_LIMIT = 30 * 60`; it is our default too. */
+export const SETTINGS = {
+  ...WORKER_SETTINGS,
+  taskTimeLimit: { ...WORKER_SETTINGS.taskTimeLimit, default: 1800 },
+  ...SMARTER_SETTINGS,
 };
