@@ -68,6 +68,14 @@ export function testTasks(queue: string) {
       },
     }),
     defineTask({
+      // Retries once with a 2 s countdown; the retry is meant to be picked up by a Python worker.
+      name: 'test.handoff',
+      queue,
+      varArgs: true,
+      params: z.object({ args: z.array(z.unknown()) }).passthrough(),
+      run: async (_p, ctx) => (ctx.retries === 0 ? ctx.retry({ countdown: 2 }) : 'ts'),
+    }),
+    defineTask({
       name: 'test.never',
       queue,
       params: z.object({}),

@@ -1,0 +1,62 @@
+/**
+ * The other direction: what our worker publishes is accepted by a real Python Celery worker (Debian's 5.2).
+ * Our worker runs a task that retries; it stops before the retry is due; a Python worker on the same queue
+ * runs the retry with the same id, retries = 1 and the custom header intact.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { AMQP_URL, REDIS_URL, deleteQueues, publishRaw } from '../support/amqp.js';
+import { startWorker } from '../support/harness.js';
+import { ResultReader } from '../support/results.js';
+
+const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
+
+test('a Python Celery worker consumes a retry message our worker published', async () => {
+  const results = new ResultReader();
+  const h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } });
+  let py: ChildProcess | undefined;
+  try {
+    const id = randomUUID();
+    await publishRaw(h.queue, JSON.stringify([[7], { k: 'v' }, {}]), {
+      contentType: 'application/json',
+      contentEncoding: 'utf-8',
+      correlationId: id,
+      headers: { lang: 'py', task: 'test.handoff', id, root_id: id, retries: 0, 'x-custom': 'kept' },
+    });
+    const retry = await waitForRetry(results, id);
+    expect(retry.status).toBe('RETRY');
+    await h.worker.shutdown(1000);
+
+    py = spawn(PYTHON, ['-m', 'celery', '-A', 'pyworker', 'worker', '-Q', h.queue, '--pool', 'solo', '-l', 'warning'], {
+      cwd: 'spec/interop/python',
+      env: { ...process.env, CELERY_BROKER_URL: AMQP_URL, CELERY_RESULT_BACKEND: REDIS_URL },
+      stdio: 'ignore',
+    });
+    const meta = await results.ready(id, 30_000);
+    expect(meta.status).toBe('SUCCESS');
+    expect(meta.result).toEqual({
+      id,
+      retries: 1,
+      parent_id: id,
+      root_id: id,
+      args: [7],
+      kwargs: { k: 'v' },
+      custom: 'kept',
+      worker: 'python',
+    });
+  } finally {
+    py?.kill('SIGTERM');
+    if (py) await new Promise((r) => py?.once('exit', r));
+    await deleteQueues([h.queue]);
+    await results.close();
+  }
+}, 60_000);
+
+async function waitForRetry(results: ResultReader, id: string): Promise<Record<string, unknown>> {
+  for (let i = 0; i < 100; i++) {
+    const m = await results.meta(id);
+    if (m) return m;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('no RETRY state stored');
+}
