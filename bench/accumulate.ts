@@ -1,0 +1,97 @@
+/**
+ * Issue 2's benchmark: drain N celery.accumulate messages published by Python Celery, late ack, results
+ * ignored; our worker, Python Celery's prefork worker (same concurrency and prefetch), celery-node's worker
+ * and a bare amqplib consumer that only parses and acks, one after another on the same machine, in one run.
+ *
+ *   npm run build && node dist/bench/accumulate.js [count=20000] [concurrency=4]
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import {
+  AMQP_URL,
+  PYTHON,
+  type Row,
+  deleteQueue,
+  freshQueue,
+  peakRssMb,
+  pythonPublish,
+  stop,
+  table,
+  timeDrain,
+} from './support.js';
+
+const count = Number(process.argv[2] ?? 20_000);
+const concurrency = Number(process.argv[3] ?? 4);
+const prefetch = concurrency * 4;
+
+async function prepared(queue: string): Promise<void> {
+  await freshQueue(queue);
+  const t = performance.now();
+  await pythonPublish(queue, count);
+  process.stderr.write(`  published ${count} with Python Celery in ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
+}
+
+/** A consumer whose drain we observe from the queue (it respects its prefetch window). */
+async function observed(name: string, queue: string, start: () => ChildProcess, note: string): Promise<Row> {
+  const child = start();
+  const seconds = await timeDrain(queue, count);
+  // Let the last window finish before sampling memory and stopping.
+  await new Promise((r) => setTimeout(r, 500));
+  const rssMb = child.pid ? peakRssMb(child.pid) : 0;
+  await stop(child);
+  return { name, seconds, rate: count / seconds, rssMb, note };
+}
+
+/** A consumer that reports its own timing (it takes everything at once, so the queue says nothing). */
+async function selfTimed(name: string, start: () => ChildProcess, note: string): Promise<Row> {
+  const child = start();
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  const timing = () => out.split('\n').find((l) => l.startsWith('{"seconds"'));
+  while (!timing()) await once(child.stdout ?? child, 'data');
+  const { seconds } = JSON.parse(timing() ?? '{}') as { seconds: number };
+  const rssMb = child.pid ? peakRssMb(child.pid) : 0;
+  await stop(child);
+  return { name, seconds, rate: count / seconds, rssMb, note };
+}
+
+const env = { ...process.env, CELERY_BROKER_URL: AMQP_URL };
+const rows: Row[] = [];
+const run = async (name: string, fn: (queue: string) => Promise<Row>) => {
+  const queue = `bench_${name.replace(/\W+/g, '_')}`;
+  process.stderr.write(`${name}\n`);
+  await prepared(queue);
+  rows.push(await fn(queue));
+  await deleteQueue(queue);
+};
+
+await run('smarter-worker', (q) =>
+  observed('smarter-worker', q, () =>
+    spawn(process.execPath, ['dist/tasks/main.js', '-Q', q, '-c', String(concurrency), '--prefetch-multiplier', '4', '-l', 'warning'], {
+      env: { ...env, CELERY_TASK_ACKS_LATE: 'true', CELERY_TASK_IGNORE_RESULT: 'true' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }), `late ack, -c ${concurrency}, prefetch ${prefetch}`),
+);
+await run('python-celery', (q) =>
+  observed('python-celery', q, () =>
+    spawn(PYTHON, ['-m', 'celery', '-A', 'benchapp', 'worker', '-Q', q, '-c', String(concurrency), '-P', 'prefork', '-l', 'warning', '--without-heartbeat', '--without-gossip', '--without-mingle'], {
+      cwd: 'bench/python',
+      env,
+      stdio: ['ignore', 'ignore', 'ignore'],
+    }), `Celery 5.2.6 prefork, late ack, -c ${concurrency}, prefetch ${prefetch}`),
+);
+await run('celery-node', (q) =>
+  selfTimed('celery-node', () =>
+    spawn(process.execPath, ['dist/bench/celery-node-worker.js', q, String(count)], { env, stdio: ['ignore', 'pipe', 'inherit'] }),
+    'acks on receipt, no prefetch limit, stores every result in Redis'),
+);
+await run('bare amqplib', (q) =>
+  observed('bare amqplib', q, () =>
+    spawn(process.execPath, ['dist/bench/bare-consumer.js', q, String(count), String(prefetch)], { env, stdio: ['ignore', 'ignore', 'inherit'] }),
+    `parse + ack only, prefetch ${prefetch}`),
+);
+
+const ours = rows[0]?.rate ?? 0;
+const bare = rows.find((r) => r.name === 'bare amqplib')?.rate ?? 1;
+process.stdout.write(`\n${count} × celery.accumulate, ${concurrency} concurrency, on ${process.platform} ${process.arch}\n\n`);
+process.stdout.write(`${table(rows, 'python-celery')}\n\nsmarter-worker / bare amqplib = ${(ours / bare).toFixed(2)}\n`);

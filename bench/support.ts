@@ -1,0 +1,111 @@
+/** Shared pieces of the benchmarks: queues, a Python producer, process sampling, tables. */
+import amqp from 'amqplib';
+import { type ChildProcess, execFile } from 'node:child_process';
+import fs from 'node:fs';
+import { promisify } from 'node:util';
+
+export const AMQP_URL = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672//';
+export const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
+const exec = promisify(execFile);
+
+export async function withChannel<T>(fn: (ch: amqp.Channel) => Promise<T>): Promise<T> {
+  const conn = await amqp.connect(AMQP_URL);
+  try {
+    const ch = await conn.createChannel();
+    ch.on('error', () => undefined);
+    return await fn(ch);
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+}
+
+export async function freshQueue(name: string): Promise<void> {
+  await withChannel(async (ch) => {
+    await ch.deleteQueue(name).catch(() => undefined);
+    await ch.assertQueue(name, { durable: true });
+  });
+}
+
+export async function deleteQueue(name: string): Promise<void> {
+  await withChannel(async (ch) => {
+    await ch.deleteQueue(name).catch(() => undefined);
+    await ch.deleteExchange(name).catch(() => undefined);
+  });
+}
+
+export async function readyCount(queue: string): Promise<number> {
+  return withChannel(async (ch) => (await ch.checkQueue(queue)).messageCount);
+}
+
+/** Publishes `count` celery.accumulate messages with real Python Celery (protocol 2, JSON). */
+export async function pythonPublish(queue: string, count: number): Promise<void> {
+  await exec(PYTHON, ['bench/python/benchapp.py', queue, String(count)], {
+    env: { ...process.env, CELERY_BROKER_URL: AMQP_URL },
+    maxBuffer: 1 << 24,
+  });
+}
+
+/** Peak resident set of a process and its children (sum of their high-water marks), in MB. */
+export function peakRssMb(pid: number): number {
+  const pids = [pid, ...childPids(pid)];
+  let kb = 0;
+  for (const p of pids) {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'));
+      kb += m ? Number(m[1]) : 0;
+    } catch {
+      // exited
+    }
+  }
+  return Math.round(kb / 1024);
+}
+
+function childPids(pid: number): number[] {
+  try {
+    const kids = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    return kids.flatMap((k) => [k, ...childPids(k)]);
+  } catch {
+    return [];
+  }
+}
+
+/** Time from the first message taken to the queue running empty (at most one prefetch window remains in flight). */
+export async function timeDrain(queue: string, total: number, timeoutMs = 600_000): Promise<number> {
+  const until = Date.now() + timeoutMs;
+  let t0: number | undefined;
+  for (;;) {
+    const ready = await readyCount(queue);
+    const now = performance.now();
+    if (t0 === undefined && ready < total) t0 = now;
+    if (ready === 0 && t0 !== undefined) return (now - t0) / 1000;
+    if (Date.now() > until) throw new Error(`queue ${queue} did not drain`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+export async function stop(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export interface Row {
+  name: string;
+  seconds: number;
+  rate: number;
+  rssMb: number;
+  note?: string;
+}
+
+export function table(rows: Row[], baseline: string): string {
+  const base = rows.find((r) => r.name === baseline)?.rate ?? 1;
+  const lines = [
+    `| worker | seconds | tasks/s | × ${baseline} | peak RSS MB | note |`,
+    '|---|---:|---:|---:|---:|---|',
+    ...rows.map((r) => `| ${r.name} | ${r.seconds.toFixed(2)} | ${Math.round(r.rate)} | ${(r.rate / base).toFixed(2)} | ${r.rssMb} | ${r.note ?? ''} |`),
+  ];
+  return lines.join('\n');
+}
