@@ -12,6 +12,27 @@ export interface Logger {
   info(message: string, meta?: Record<string, unknown>): void;
   debug(message: string, meta?: Record<string, unknown>): void;
   child(bindings: Record<string, unknown>): Logger;
+  isLevelEnabled(level: LogLevel): boolean;
+}
+
+/**
+ * A child logger created on first use: a task that logs nothing (the common case) costs no logger.
+ */
+export function lazyChild(parent: Logger, bindings: () => Record<string, unknown>): Logger {
+  let child: Logger | undefined;
+  const get = () => (child ??= parent.child(bindings()));
+  return {
+    error: (m, meta) => get().error(m, meta),
+    warn: (m, meta) => get().warn(m, meta),
+    info: (m, meta) => {
+      if (parent.isLevelEnabled('info')) get().info(m, meta);
+    },
+    debug: (m, meta) => {
+      if (parent.isLevelEnabled('debug')) get().debug(m, meta);
+    },
+    child: (more) => get().child(more),
+    isLevelEnabled: (level) => parent.isLevelEnabled(level),
+  };
 }
 
 /** Celery's level names (`--loglevel=INFO`, `WARNING`, `CRITICAL`) mapped onto ours. */

@@ -14,7 +14,7 @@ import {
   coerceError,
   hasCode,
 } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { type Logger, lazyChild } from '../logger.js';
 import { pyRepr, truncate } from '../protocol/repr.js';
 import type { TaskMessage } from '../protocol/types.js';
 import { bindArguments } from '../registry/args.js';
@@ -84,7 +84,7 @@ export function runTask<D>(input: RunInput<D>): ActiveRun {
 
 async function execute<D>(input: RunInput<D>, run: ActiveRun): Promise<{ outcome: Outcome; reason: string }> {
   const { task, msg, backend, publisher, events, defaults, delivery } = input;
-  const log = input.logger.child({ task: msg.task, id: msg.id, queue: delivery.queue, retries: msg.retries });
+  const log = lazyChild(input.logger, () => ({ task: msg.task, id: msg.id, queue: delivery.queue, retries: msg.retries }));
   const ignoreResult = msg.ignoreResult ?? task.ignoreResult ?? defaults.ignoreResult;
   const target = { replyTo: msg.replyTo, correlationId: msg.correlationId };
   const store = async (state: TaskState, result: unknown, traceback: string | null, children: ChildTuple[] | null) => {
@@ -186,7 +186,9 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun): Promise<{ outcome
     await store('SUCCESS', value, null, children);
     const rt = runtime();
     events.succeeded(msg, value, rt);
-    log.info(`Task ${msg.task}[${msg.id}] succeeded in ${rt.toFixed(6)}s: ${truncate(pyRepr(value), 200)}`, { outcome: 'success', runtime: rt });
+    if (log.isLevelEnabled('info')) {
+      log.info(`Task ${msg.task}[${msg.id}] succeeded in ${rt.toFixed(6)}s: ${truncate(pyRepr(value), 200)}`, { outcome: 'success', runtime: rt });
+    }
     return { outcome: { kind: 'succeeded' }, reason: '' };
   }
 
