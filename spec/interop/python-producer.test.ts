@@ -67,6 +67,10 @@ describe.each([
     expect(out.bad_args?.args?.[0]).toContain('takes 2 positional argument(s) but 3 were given');
   });
 
+  test('a chain built in Python runs its second step with the first result', () => {
+    expect(out.chain).toEqual({ ok: 12, state: 'SUCCESS' });
+  });
+
   test('a task that retries twice then succeeds keeps its id through the retries', () => {
     expect(out.retry).toEqual({ ok: 'done after 2 retries', state: 'SUCCESS' });
   });

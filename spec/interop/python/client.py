@@ -10,7 +10,7 @@ import uuid
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
-from celery import Celery
+from celery import Celery, chain
 
 broker, backend, protocol, queue = sys.argv[1:5]
 app = Celery("interop", broker=broker, backend=backend)
@@ -46,4 +46,6 @@ out["unknown"] = outcome(send("test.nope", (1,)))
 out["failing"] = outcome(send("test.fail", ("boom",)))
 out["bad_args"] = outcome(send("test.add", (1, 2, 3)))
 out["retry"] = outcome(send("test.flaky", (2,)))
+out["chain"] = outcome(chain(app.signature("test.add", (1, 1), queue=queue),
+                             app.signature("test.add", (10,), queue=queue)).apply_async())
 print(json.dumps(out, default=str))
