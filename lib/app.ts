@@ -60,6 +60,7 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
       defaultQueue: spec.defaultQueue,
       deadLetterSuffix: config.deadLetterSuffix,
       shutdownGraceMs: config.shutdownGrace * 1000,
+      delayedDelivery: config.delayedDelivery ? { queueType: config.delayQueueType, holdMaxMs: config.etaHoldMax * 1000 } : null,
       defaults: {
         acksLate: config.taskAcksLate,
         acksOnFailureOrTimeout: config.taskAcksOnFailureOrTimeout,
@@ -67,6 +68,7 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
         ignoreResult: config.taskIgnoreResult,
         timeLimit: config.taskTimeLimit,
         softTimeLimit: config.taskSoftTimeLimit,
+        waitBudget: config.waitBudget,
       },
     },
     spec.events,

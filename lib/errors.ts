@@ -180,6 +180,27 @@ export class TaskRevokedError extends WorkerError implements PyExceptionIdentity
   }
 }
 
+/**
+ * A check-and-reschedule task used up its attempts (ADR-030): the outside world never became ready.
+ * Tasks catch it to record the failure (Smarter marks the resource Failed); uncaught, the run fails with it.
+ */
+export class GaveUpError extends WorkerError implements PyExceptionIdentity {
+  readonly pyType = 'GaveUp';
+  readonly pyModule = null;
+  readonly pyArgs: readonly unknown[];
+  constructor(
+    readonly taskName: string,
+    readonly attempts: number,
+  ) {
+    super('TASK_GAVE_UP', `${taskName} gave up after ${attempts} attempts`);
+    this.pyArgs = [this.message];
+  }
+}
+
+export function isGaveUp(err: unknown): err is GaveUpError {
+  return hasCode(err, 'TASK_GAVE_UP');
+}
+
 export class BrokerError extends WorkerError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('BROKER', message, options);

@@ -15,6 +15,7 @@ import type { Logger } from '../logger.js';
 import type { PublishProperties } from '../protocol/encode.js';
 import { toAmqpTable } from './amqp-table.js';
 import type { Broker, BrokerEvents, Delivery, DeliveryHandler, QueueSpec, QueueStats } from './broker.js';
+import type { Topology } from './topology.js';
 
 export interface AmqpBrokerOptions {
   url: string;
@@ -99,6 +100,7 @@ export class AmqpBroker implements Broker {
   private prefetch: number | undefined;
   private readonly consumers = new Map<string, { handler: DeliveryHandler; tag?: string }>();
   private readonly queues = new Map<string, QueueSpec>();
+  private readonly topologies = new Map<string, Topology>();
   private readonly events = new EventEmitter();
   private closing = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -143,6 +145,8 @@ export class AmqpBroker implements Broker {
   private async open(): Promise<void> {
     const model = await amqp.connect(withHeartbeat(this.opts.url, this.opts.heartbeatSeconds ?? 60), {
       clientProperties: { connection_name: this.opts.connectionName ?? 'smarter-worker' },
+      // Without it, Nagle's algorithm meets the broker's delayed ACK and every confirmed publish waits ~40 ms.
+      noDelay: true,
     });
     model.on('error', (err: Error) => this.opts.logger.warn('broker connection error', { error: err.message }));
     model.on('close', (err?: Error) => this.lost(model, err));
@@ -159,6 +163,7 @@ export class AmqpBroker implements Broker {
     this.consumeCh = consumeCh;
     this.publishCh = publishCh;
     this.generation++;
+    for (const t of this.topologies.values()) await this.topologyOn(model, t);
     for (const spec of this.queues.values()) await this.declareOn(model, spec);
     for (const [queue, c] of this.consumers) c.tag = await this.startConsumer(queue, c.handler);
     this.connected = true;
@@ -246,6 +251,40 @@ export class AmqpBroker implements Broker {
       // The default exchange still routes by queue name, which is how Celery publishes to direct queues.
       this.opts.logger.warn(`could not bind queue ${name} to exchange ${name}`, { error: coerceError(err).message });
     }
+  }
+
+  private async topologyOn(model: ChannelModel, t: Topology): Promise<void> {
+    await this.scratch(model, async (ch) => {
+      for (const e of t.exchanges) await ch.assertExchange(e.name, e.type, { durable: e.durable, autoDelete: e.autoDelete ?? false });
+    });
+    for (const q of t.queues) {
+      const exists = await this.scratch(model, async (ch) => {
+        try {
+          await ch.checkQueue(q.name);
+          return true;
+        } catch (err) {
+          if (amqpCode(err) === 404) return false;
+          throw err;
+        }
+      });
+      if (!exists) {
+        await this.scratch(model, (ch) =>
+          ch.assertQueue(q.name, { durable: q.durable, autoDelete: q.autoDelete ?? false, exclusive: q.exclusive ?? false, arguments: q.arguments ?? {} }),
+        );
+      }
+    }
+    await this.scratch(model, async (ch) => {
+      for (const b of t.bindings) {
+        if (b.toExchange) await ch.bindExchange(b.destination, b.source, b.pattern);
+        else await ch.bindQueue(b.destination, b.source, b.pattern);
+      }
+    });
+  }
+
+  async assertTopology(t: Topology): Promise<void> {
+    const { model } = await this.ready();
+    await this.topologyOn(model, t);
+    this.topologies.set(JSON.stringify(t), t);
   }
 
   async declareTaskQueue(spec: QueueSpec): Promise<void> {

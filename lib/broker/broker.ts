@@ -4,6 +4,7 @@
  */
 import type { PublishProperties } from '../protocol/encode.js';
 import type { RawMessage } from '../protocol/types.js';
+import type { Topology } from './topology.js';
 
 export interface Delivery {
   readonly raw: RawMessage;
@@ -47,6 +48,11 @@ export interface Broker {
   publish(exchange: string, routingKey: string, body: Buffer, properties: PublishProperties): Promise<void>;
   /** Prefetch of each consumer started from now on (0 = unlimited). */
   setPrefetch(count: number): Promise<void>;
+  /**
+   * Declares exchanges, queues and bindings, and again after every reconnect. A queue that already exists
+   * is left as it is (a passive check first), so a differently declared one never closes the channel.
+   */
+  assertTopology(topology: Topology): Promise<void>;
   /** Message and consumer counts of a queue, without consuming; null when it does not exist. */
   inspectQueue(queue: string): Promise<QueueStats | null>;
   readonly connected: boolean;

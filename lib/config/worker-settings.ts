@@ -1,6 +1,7 @@
 /** The worker's own settings: Celery's names and flags, so a Celery operator finds what they know. */
 import os from 'node:os';
 import { parseLogLevel, type LogLevel } from '../logger.js';
+import type { DelayQueueType } from '../broker/topology.js';
 import type { Serializer } from '../protocol/content.js';
 import { ParseError, parsers, type Setting } from './settings.js';
 
@@ -155,6 +156,30 @@ export const WORKER_SETTINGS = {
     default: 120,
     parse: parsers.int(0, 3600),
     doc: 'AMQP heartbeat in seconds (Celery default 120).',
+  }),
+  delayedDelivery: setting({
+    env: ['SMARTER_WORKER_DELAYED_DELIVERY'],
+    default: true,
+    parse: parsers.bool,
+    doc: 'Park countdowns and far ETAs in the broker\'s delay topology (Celery 5.5 native delayed delivery) instead of holding them unacked.',
+  }),
+  delayQueueType: setting<DelayQueueType>({
+    env: ['SMARTER_WORKER_DELAY_QUEUE_TYPE'],
+    default: 'quorum',
+    parse: parsers.oneOf('quorum', 'classic'),
+    doc: 'Type of the `celery_delayed_*` queues, as Celery\'s `broker_native_delayed_delivery_queue_type`.',
+  }),
+  etaHoldMax: setting({
+    env: ['SMARTER_WORKER_ETA_HOLD_MAX'],
+    default: 5,
+    parse: parsers.seconds,
+    doc: 'An ETA at most this many seconds away is held by the worker; a further one is parked in the broker.',
+  }),
+  waitBudget: setting<number | null>({
+    env: ['SMARTER_WORKER_WAIT_BUDGET'],
+    default: 30,
+    parse: parsers.optSeconds,
+    doc: 'A run still going after this many seconds is reported (log line + metric) as waiting instead of working.',
   }),
   deadLetterSuffix: setting({
     env: ['SMARTER_WORKER_DEAD_LETTER_SUFFIX'],

@@ -60,6 +60,23 @@ export interface TaskContext<D = unknown> {
   applyAsync(task: string, args?: unknown[], kwargs?: Record<string, unknown>, options?: ApplyOptions): Promise<string>;
   /** Applies a Celery signature (canvas), with `partialArgs` prepended unless it is immutable. */
   applySignature(sig: Signature, partialArgs?: unknown[]): Promise<string>;
+  /**
+   * Never wait (ADR-030): "not ready, check again in `after` seconds". Sends this task again (same name,
+   * its declared queue, the same arguments with `attempt + 1` and any `update`) through the broker's delay
+   * topology, and ends this run as successful-and-rescheduled: `return ctx.checkAgain({ after: 60 })`.
+   * Throws `GaveUpError` when the task's `checks.maxAttempts` would be exceeded.
+   */
+  checkAgain(options: { after: number; update?: Record<string, unknown> }): Promise<Rescheduled>;
   /** The stored result meta of another task, where the result backend can be read (redis). */
   getResult(taskId: string): Promise<Record<string, unknown> | null>;
+}
+
+/** What a run that rescheduled itself returns; the worker stores it as a plain SUCCESS (None), as Python would. */
+export class Rescheduled {
+  readonly rescheduled = true;
+  constructor(
+    readonly nextId: string,
+    readonly attempt: number,
+    readonly afterSeconds: number,
+  ) {}
 }

@@ -34,6 +34,17 @@ export interface TaskOptions {
   /** Soft limit in seconds: the task's AbortSignal fires with SoftTimeLimitExceeded. */
   softTimeLimit?: number;
   retry?: RetryPolicy;
+  /** For tasks that wait on the outside world by rescheduling themselves with `ctx.checkAgain` (ADR-030). */
+  checks?: CheckPolicy;
+}
+
+export interface CheckPolicy {
+  /** Runs allowed in all, the first included; `checkAgain` gives up when the next would exceed it. */
+  maxAttempts: number;
+  /** Keyword argument that carries the attempt number (default `attempt`, starting at 0 when absent). */
+  attemptParam?: string;
+  /** Keyword argument that carries the first run's task id, filled in on the first reschedule. */
+  firstRunIdParam?: string;
 }
 
 export interface TaskDefinition<P = unknown, R = unknown, D = unknown> extends TaskOptions {

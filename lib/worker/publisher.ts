@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Broker } from '../broker/broker.js';
+import { delayBinding, delayEntryExchange, delayRoutingKey } from '../broker/topology.js';
 import { encodeTaskMessage, type OutgoingTask } from '../protocol/encode.js';
 import type { Signature, TaskMessage } from '../protocol/types.js';
 import { PyDateTime } from '../protocol/values.js';
@@ -26,6 +27,11 @@ export interface PublisherOptions {
   origin: string;
   /** Our reply_to when a signature names none (Celery's `app.thread_oid`). */
   oid: string;
+  /**
+   * Whether countdowns of a second or more go through the broker's delay topology (never held by a
+   * worker); false sends every ETA message straight to its queue (Celery's classic behaviour).
+   */
+  delay: boolean;
   now?: () => number;
 }
 
@@ -57,17 +63,32 @@ export class TaskPublisher {
   }
 
   async send(task: OutgoingTask, route: Route = {}): Promise<void> {
-    const msg = encodeTaskMessage({ origin: this.opts.origin, ...task }, this.now());
+    const now = this.now();
+    const msg = encodeTaskMessage({ origin: this.opts.origin, ...task }, now);
     if (route.exchange) {
       await this.broker.publish(route.exchange, route.routingKey ?? '', msg.body, msg.properties);
       return;
     }
     const queue = this.queueFor(task.task, route);
-    if (!this.declared.has(queue)) {
-      await this.broker.declareTaskQueue({ name: queue });
-      this.declared.add(queue);
+    await this.ensureQueue(queue);
+    const waitMs = task.eta ? task.eta.epochMs - now : 0;
+    // The topology's resolution is a second; a shorter wait is simply held by the consuming worker.
+    if (this.opts.delay && waitMs >= 1000) {
+      // The AMQP per-message TTL would fire inside the delay queues; the worker checks `expires` itself.
+      const { expiration: _dropped, ...properties } = msg.properties;
+      const seconds = Math.ceil(waitMs / 1000);
+      await this.broker.publish(delayEntryExchange(seconds), delayRoutingKey(seconds, queue), msg.body, properties);
+      return;
     }
     await this.broker.publish('', queue, msg.body, msg.properties);
+  }
+
+  /** Declares a queue once, and binds it to the delay topology so that delayed messages come back to it. */
+  async ensureQueue(queue: string): Promise<void> {
+    if (this.declared.has(queue)) return;
+    await this.broker.declareTaskQueue({ name: queue });
+    if (this.opts.delay) await this.broker.assertTopology({ exchanges: [], queues: [], bindings: [delayBinding(queue)] });
+    this.declared.add(queue);
   }
 
   /** Celery `send_task` with `apply_async` options; resolves with the task id. */

@@ -8,6 +8,7 @@ import type { ResultBackend } from '../backend/backend.js';
 import { type ChildTuple, type StoredResult, type TaskState, childTuple, exceptionInfo, tracebackOf } from '../backend/meta.js';
 import type { Delivery } from '../broker/broker.js';
 import {
+  GaveUpError,
   MaxRetriesExceededError,
   RejectTaskError,
   RetryTaskError,
@@ -18,8 +19,8 @@ import { type Logger, lazyChild } from '../logger.js';
 import { pyRepr, truncate } from '../protocol/repr.js';
 import type { TaskMessage } from '../protocol/types.js';
 import { bindArguments } from '../registry/args.js';
-import type { RetryOptions, TaskContext } from '../registry/context.js';
-import type { AnyTask } from '../registry/define-task.js';
+import { Rescheduled, type RetryOptions, type TaskContext } from '../registry/context.js';
+import { ANY_QUEUE, type AnyTask } from '../registry/define-task.js';
 import { type AckPolicy, type Outcome, ackOnStart } from './decide.js';
 import type { TaskEvents } from './events.js';
 import { effectiveLimits, runWithLimits } from './execute.js';
@@ -27,6 +28,8 @@ import type { TaskPublisher } from './publisher.js';
 import { DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY, autoretryCountdown, buildRetryMessage, shouldAutoretry } from './retry.js';
 
 export interface RunDefaults extends AckPolicy {
+  /** Seconds a run may stay unsettled before it is reported as waiting instead of working (ADR-030). */
+  waitBudget: number | null;
   trackStarted: boolean;
   ignoreResult: boolean;
   timeLimit: number | null;
@@ -45,7 +48,16 @@ export interface ActiveRun {
   done: Promise<{ outcome: Outcome; reason: string }>;
 }
 
+/** Reports a run still going after its wait budget: a task that waits holds a worker slot (ADR-030). */
+function watchWaiting(budget: number | null, report: () => void): NodeJS.Timeout | undefined {
+  if (budget === null) return undefined;
+  const t = setTimeout(report, budget * 1000);
+  t.unref();
+  return t;
+}
+
 export interface RunInput<D> {
+  onOverWaitBudget: (msg: TaskMessage, log: Logger) => void;
   key: string;
   delivery: Delivery;
   msg: TaskMessage;
@@ -123,6 +135,21 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun): Promise<{ outcome
     throw new RetryTaskError(`Retry in ${countdown}s${excText ? `: ${excText}` : ''}`, o.exc, countdown);
   };
 
+  let bound: unknown;
+  const checkAgain = async ({ after, update }: { after: number; update?: Record<string, unknown> }): Promise<Rescheduled> => {
+    const checks = task.checks;
+    const attemptParam = checks?.attemptParam ?? 'attempt';
+    const params = (typeof bound === 'object' && bound !== null ? bound : {}) as Record<string, unknown>;
+    const raw = params[attemptParam];
+    const next = (typeof raw === 'number' ? raw : 0) + 1;
+    if (checks && next >= checks.maxAttempts) throw new GaveUpError(msg.task, next);
+    const kwargs: Record<string, unknown> = { ...params, ...update, [attemptParam]: next };
+    if (checks?.firstRunIdParam && kwargs[checks.firstRunIdParam] == null) kwargs[checks.firstRunIdParam] = msg.id;
+    const queue = task.queue === ANY_QUEUE ? delivery.queue : task.queue;
+    const id = await publisher.apply(msg.task, [], kwargs, { countdown: after, queue }, msg);
+    return new Rescheduled(id, next, after);
+  };
+
   const ctx: TaskContext<D> = {
     id: msg.id,
     name: msg.task,
@@ -144,13 +171,18 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun): Promise<{ outcome
     applyAsync: (name, args = [], kwargs = {}, options = {}) => publisher.apply(name, args, kwargs, options, msg),
     applySignature: (sig, partialArgs = []) => publisher.applySignature(sig, partialArgs, msg),
     getResult: (taskId) => backend.get(taskId),
+    checkAgain,
   };
 
   let error: Error;
   let abandoned = false;
   try {
     const params = bindArguments(task, msg.args, msg.kwargs);
-    const r = await runWithLimits(() => Promise.resolve(task.run(params, ctx as TaskContext<unknown>)), limits, run.controller);
+    bound = params;
+    const watchdog = watchWaiting(defaults.waitBudget, () => input.onOverWaitBudget(msg, log));
+    const r = await runWithLimits(() => Promise.resolve(task.run(params, ctx as TaskContext<unknown>)), limits, run.controller).finally(
+      () => clearTimeout(watchdog),
+    );
     if (r.ok) return await succeeded(r.value);
     error = r.error;
     abandoned = r.abandoned ?? false;
@@ -170,7 +202,15 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun): Promise<{ outcome
   }
   return failedWith(error, abandoned);
 
-  async function succeeded(value: unknown): Promise<{ outcome: Outcome; reason: string }> {
+  async function succeeded(returned: unknown): Promise<{ outcome: Outcome; reason: string }> {
+    // A rescheduled check ends like Python's `apply_async(...); return None`.
+    const value = returned instanceof Rescheduled ? null : returned;
+    if (returned instanceof Rescheduled) {
+      log.info(`Task ${msg.task}[${msg.id}] not ready; check ${returned.attempt} in ${returned.afterSeconds}s as ${returned.nextId}`, {
+        outcome: 'rescheduled',
+        runtime: runtime(),
+      });
+    }
     const children: ChildTuple[] = [];
     try {
       if (msg.callbacks && msg.callbacks.length > 0) {

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { ResultBackend } from '../backend/backend.js';
 import { exceptionInfo } from '../backend/meta.js';
 import type { Broker, Delivery } from '../broker/broker.js';
+import { type DelayQueueType, delayEntryExchange, delayRoutingKey, delayTopology } from '../broker/topology.js';
 import type { ProtocolError} from '../errors.js';
 import { NotRegisteredError, TaskRevokedError, coerceError, hasCode } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -32,6 +33,8 @@ export interface WorkerOptions {
   defaultQueue: string;
   deadLetterSuffix: string;
   shutdownGraceMs: number;
+  /** ETAs further away than `holdMaxMs` are parked in the broker's delay topology; null = hold them all. */
+  delayedDelivery: { queueType: DelayQueueType; holdMaxMs: number } | null;
 }
 
 interface Job {
@@ -51,6 +54,10 @@ export class Worker<D = unknown> {
   private idleWaiters: Array<() => void> = [];
   readonly revoked = new Map<string, number>();
   readonly processed = new Map<string, number>();
+  /** Runs reported for waiting past their budget, by task name. */
+  readonly overWaitBudget = new Map<string, number>();
+  /** Messages whose far ETA was moved into the delay topology. */
+  offloaded = 0;
   readonly startedAt = Date.now();
 
   constructor(
@@ -67,6 +74,7 @@ export class Worker<D = unknown> {
       queueOf: (name) => registry.find(name)?.queue,
       origin: options.nodeName,
       oid: randomUUID(),
+      delay: options.delayedDelivery !== null,
     });
   }
 
@@ -90,8 +98,9 @@ export class Worker<D = unknown> {
   async start(): Promise<void> {
     this.state = 'STARTING';
     await this.broker.setPrefetch(Math.min(this.options.prefetchMultiplier * this.options.concurrency, 65_535));
+    if (this.options.delayedDelivery) await this.broker.assertTopology(delayTopology(this.options.delayedDelivery.queueType));
     for (const queue of this.options.queues) {
-      await this.broker.declareTaskQueue({ name: queue });
+      await this.publisher.ensureQueue(queue);
       await this.broker.consume(queue, (d) => this.onDelivery(d));
     }
     this.state = 'RUNNING';
@@ -142,8 +151,28 @@ export class Worker<D = unknown> {
     this.events.received(msg);
     const job: Job = { delivery, msg, task: task };
     const delayMs = msg.eta ? msg.eta.epochMs - Date.now() : 0;
-    if (delayMs > 0) this.hold(job, delayMs);
+    if (this.options.delayedDelivery && delayMs > this.options.delayedDelivery.holdMaxMs) await this.offload(delivery, msg, delayMs);
+    else if (delayMs > 0) this.hold(job, delayMs);
     else this.enqueue(job);
+  }
+
+  /**
+   * Never hold a far ETA (ADR-030): the message goes, unchanged, into the delay topology (confirmed), and
+   * only then is acked. Held unacked instead, it would take a prefetch slot, and RabbitMQ's
+   * consumer_timeout (30 min by default) would close the channel (Celery issue #6760).
+   */
+  private async offload(delivery: Delivery, msg: TaskMessage, delayMs: number): Promise<void> {
+    try {
+      const seconds = Math.ceil(delayMs / 1000);
+      await this.republish(delivery, delayEntryExchange(seconds), {}, delayRoutingKey(seconds, delivery.queue));
+    } catch (err) {
+      this.logger.warn(`could not park ${msg.task}[${msg.id}] in the delay topology; holding it`, { error: coerceError(err).message });
+      this.hold({ delivery, msg, task: this.registry.get(msg.task) as AnyTask<unknown> }, delayMs);
+      return;
+    }
+    this.offloaded++;
+    delivery.ack();
+    this.logger.debug(`parked ${msg.task}[${msg.id}] until ${msg.eta?.iso ?? ''}`, { task: msg.task, id: msg.id, queue: delivery.queue });
   }
 
   private isRevokedOrExpired(msg: TaskMessage): boolean {
@@ -225,6 +254,13 @@ export class Worker<D = unknown> {
       events: this.events,
       nodeName: this.options.nodeName,
       defaults: this.options.defaults,
+      onOverWaitBudget: (msg, log) => {
+        this.overWaitBudget.set(msg.task, (this.overWaitBudget.get(msg.task) ?? 0) + 1);
+        log.warn(
+          `Task ${msg.task}[${msg.id}] is still running after ${this.options.defaults.waitBudget ?? 0}s: a task that waits holds a worker; check once and use ctx.checkAgain() (ADR-030)`,
+          { outcome: 'over-wait-budget' },
+        );
+      },
     });
     this.active.set(key, run);
     try {
@@ -279,11 +315,15 @@ export class Worker<D = unknown> {
     });
   }
 
-  /** Sends a delivery's exact bytes and properties to a queue, e.g. the dead-letter queue. */
-  private async republish(delivery: Delivery, queue: string, extraHeaders: Record<string, unknown> = {}): Promise<void> {
+  /**
+   * Sends a delivery's exact bytes and properties on (to a queue through the default exchange, or to an
+   * exchange with `routingKey`), without its AMQP expiration: Celery's `expires` header is what counts.
+   */
+  private async republish(delivery: Delivery, target: string, extraHeaders: Record<string, unknown> = {}, routingKey?: string): Promise<void> {
     const p = delivery.raw.properties;
     const headers = typeof p.headers === 'object' && p.headers !== null ? (p.headers as Record<string, unknown>) : {};
-    await this.broker.publish('', queue, delivery.raw.body, {
+    const [exchange, key] = routingKey === undefined ? ['', target] : [target, routingKey];
+    await this.broker.publish(exchange, key, delivery.raw.body, {
       contentType: p.contentType ?? 'application/octet-stream',
       contentEncoding: p.contentEncoding ?? 'binary',
       headers: { ...headers, ...extraHeaders },

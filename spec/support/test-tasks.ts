@@ -1,7 +1,8 @@
 /** Tasks used by the integration and interop tests; they exercise the worker, not Smarter. */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { WorkerError } from '../../lib/errors.js';
+import { Redis } from 'ioredis';
+import { WorkerError, isGaveUp } from '../../lib/errors.js';
 import { defineTask } from '../../lib/registry/define-task.js';
 
 export class PyValueError extends WorkerError {
@@ -14,8 +15,33 @@ export class PyValueError extends WorkerError {
   }
 }
 
+let redis: Redis | undefined;
+/** Counts runs in real Redis, so that a test can see them across worker processes. */
+export function runCounter(): Redis {
+  redis ??= new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0');
+  return redis;
+}
+
 export function testTasks(queue: string) {
   return [
+    defineTask({
+      // Never wait: a check that is "not ready" until its last allowed attempt, then records its run count.
+      name: 'test.poll',
+      queue,
+      params: z.object({ key: z.string(), every: z.number(), attempt: z.number().int().default(0), task_id: z.string().nullable().default(null) }),
+      checks: { maxAttempts: 5, firstRunIdParam: 'task_id' },
+      run: async ({ key, every }, ctx) => {
+        await runCounter().hincrby(key, ctx.id, 0);
+        await runCounter().incr(`${key}:runs`);
+        try {
+          return await ctx.checkAgain({ after: every });
+        } catch (err) {
+          if (!isGaveUp(err)) throw err;
+          await runCounter().incr(`${key}:gave-up`);
+          return 'gave up';
+        }
+      },
+    }),
     defineTask({
       name: 'test.add',
       queue,
@@ -93,4 +119,9 @@ export function testTasks(queue: string) {
       },
     }),
   ];
+}
+
+export async function closeRunCounter(): Promise<void> {
+  await redis?.quit();
+  redis = undefined;
 }

@@ -1,0 +1,196 @@
+/**
+ * ADR-030's "never wait", on the real broker: countdowns and far ETAs wait in RabbitMQ's delay topology,
+ * not in a worker; checks reschedule themselves through it; a crash loses none of them.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import { AMQP_URL, REDIS_URL, deleteQueues, publishMany, uniqueName, waitFor, withChannel } from '../support/amqp.js';
+import { startWorker } from '../support/harness.js';
+import { ResultReader } from '../support/results.js';
+import { closeRunCounter } from '../support/test-tasks.js';
+
+const exec = promisify(execFile);
+const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
+const redis = new Redis(REDIS_URL);
+const results = new ResultReader();
+
+afterAll(async () => {
+  await results.close();
+  await redis.quit();
+  await closeRunCounter();
+});
+
+async function unacked(queue: string): Promise<number> {
+  const { stdout } = await exec('rabbitmqctl', ['list_queues', '-q', 'name', 'messages_unacknowledged']);
+  const line = stdout.split('\n').find((l) => l.split('\t')[0] === queue);
+  return Number(line?.split('\t')[1] ?? 0);
+}
+
+async function ready(queue: string): Promise<number> {
+  return withChannel(async (ch) => (await ch.checkQueue(queue)).messageCount);
+}
+
+/** Python Celery's `send_task` with a countdown; prints the id. */
+async function pythonSend(queue: string, task: string, args: unknown[], countdown: number): Promise<string> {
+  const code = `
+import json, sys
+from celery import Celery
+app = Celery(broker=sys.argv[1], backend=sys.argv[2])
+print(app.send_task(sys.argv[3], args=json.loads(sys.argv[4]), queue=sys.argv[5], countdown=float(sys.argv[6])).id)`;
+  const { stdout } = await exec(PYTHON, ['-c', code, AMQP_URL, REDIS_URL, task, JSON.stringify(args), queue, String(countdown)]);
+  return stdout.trim();
+}
+
+function pollMessages(key: string, n: number, every: number) {
+  return Array.from({ length: n }, () => {
+    const id = randomUUID();
+    return {
+      body: JSON.stringify([[], { key, every }, {}]),
+      options: { contentType: 'application/json', correlationId: id, headers: { lang: 'py', task: 'test.poll', id, root_id: id, retries: 0 } },
+    };
+  });
+}
+
+test('a Python countdown of an hour is acked within seconds and waits in the delay topology, not in the worker', async () => {
+  const h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } });
+  try {
+    const before = await withChannel(async (ch) => (await ch.checkQueue('celery_delayed_11')).messageCount);
+    await pythonSend(h.queue, 'test.add', [1, 2], 3600);
+    await waitFor(() => h.worker.offloaded === 1, 10_000);
+    expect(await ready(h.queue)).toBe(0);
+    expect(await unacked(h.queue)).toBe(0);
+    expect(h.worker.heldCount).toBe(0);
+    // 3600 s = 2048 + 1024 + 512 + 16: it first waits in level 11.
+    await waitFor(async () => (await withChannel(async (ch) => (await ch.checkQueue('celery_delayed_11')).messageCount)) === before + 1, 10_000);
+  } finally {
+    await h.stop();
+  }
+});
+
+test('countdown=3 (held) runs 3 to 4 s later; countdown=8 (parked in the broker) runs 8 to 9 s later', async () => {
+  const h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } });
+  try {
+    const t0 = Date.now();
+    const [near, far] = await Promise.all([pythonSend(h.queue, 'test.add', [1, 1], 3), pythonSend(h.queue, 'test.add', [2, 2], 8)]);
+    const nearDone = await results.ready(near, 10_000);
+    const tNear = Date.parse(String(nearDone.date_done));
+    const farDone = await results.ready(far, 15_000);
+    const tFar = Date.parse(String(farDone.date_done));
+    expect(tNear - t0).toBeGreaterThanOrEqual(3000);
+    expect(tNear - t0).toBeLessThan(4000 + 500); // + the Python interpreter's start-up before send_task
+    expect(tFar - t0).toBeGreaterThanOrEqual(8000);
+    expect(tFar - t0).toBeLessThan(9000 + 500);
+    expect(h.worker.offloaded).toBe(1);
+  } finally {
+    await h.stop();
+  }
+});
+
+test('1,000 checks rescheduling every 2 s: while they wait the worker holds nothing; each ends after exactly 5 attempts', async () => {
+  const key = uniqueName('poll');
+  // Quorum delay queues confirm in ~10 ms under load (Raft log): enough runs in flight keep a round short.
+  const h = await startWorker({ env: { CELERY_WORKER_CONCURRENCY: '64' } });
+  try {
+    await publishMany(h.queue, pollMessages(key, 1000, 2));
+    let idleSamples = 0;
+    for (let round = 1; round <= 4; round++) {
+      await waitFor(async () => Number(await redis.get(`${key}:runs`)) === 1000 * round, 30_000, 20);
+      // Between rounds every check is parked in the broker.
+      await new Promise((r) => setTimeout(r, 300));
+      expect({ active: h.worker.active.size, held: h.worker.heldCount, reserved: h.worker.reservedCount }).toEqual({ active: 0, held: 0, reserved: 0 });
+      expect(await unacked(h.queue)).toBe(0);
+      expect(await ready(h.queue)).toBe(0);
+      idleSamples++;
+    }
+    await waitFor(async () => Number(await redis.get(`${key}:gave-up`)) === 1000, 30_000);
+    expect(idleSamples).toBe(4);
+    expect(Number(await redis.get(`${key}:runs`))).toBe(5000);
+    // Every run has its own message id; the first run's id is carried as data.
+    expect(await redis.hlen(key)).toBe(5000);
+  } finally {
+    await h.stop();
+    await redis.del(key, `${key}:runs`, `${key}:gave-up`);
+  }
+}, 120_000);
+
+test('SIGKILL while 100 checks wait in the broker: after a restart every one of them runs, once', async () => {
+  const queue = uniqueName('kill');
+  const key = uniqueName('killpoll');
+  const spawnWorker = (): ChildProcess =>
+    spawn(process.execPath, ['--import', 'tsx', 'spec/support/worker-main.ts', '-Q', queue, '-c', '8'], {
+      env: { ...process.env, CELERY_BROKER_URL: AMQP_URL },
+      stdio: 'ignore',
+    });
+  const first = spawnWorker();
+  let second: ChildProcess | undefined;
+  try {
+    await waitFor(async () => (await withChannel(async (ch) => (await ch.checkQueue(queue)).consumerCount).catch(() => 0)) > 0, 30_000, 100);
+    await publishMany(queue, pollMessages(key, 100, 3));
+    await waitFor(async () => Number(await redis.get(`${key}:runs`)) === 100, 20_000);
+    first.kill('SIGKILL');
+    await new Promise((r) => first.once('exit', r));
+    second = spawnWorker();
+    // Five attempts each, whichever worker ran them: none lost, none run twice.
+    await waitFor(async () => Number(await redis.get(`${key}:gave-up`)) >= 100, 60_000);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(Number(await redis.get(`${key}:runs`))).toBe(500);
+    expect(await redis.hlen(key)).toBe(500);
+  } finally {
+    first.kill('SIGKILL');
+    second?.kill('SIGTERM');
+    if (second) await new Promise((r) => second?.once('exit', r));
+    await deleteQueues([queue]);
+    await redis.del(key, `${key}:runs`, `${key}:gave-up`);
+  }
+}, 90_000);
+
+test('delayed messages whose queue was deleted are dropped and do not stall the others behind them', async () => {
+  const gone = uniqueName('gone');
+  const h1 = await startWorker({ queue: gone });
+  for (let i = 0; i < 100; i++) await h1.worker.publisher.apply('test.add', [1, 1], {}, { countdown: 2, queue: gone });
+  await h1.stop();
+  const h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } });
+  try {
+    await new Promise((r) => setTimeout(r, 1000));
+    const id = await h.worker.publisher.apply('test.add', [2, 3], {}, { countdown: 2 });
+    expect((await results.ready(id)).result).toBe(5);
+    await waitFor(async () => (await withChannel(async (ch) => (await ch.checkQueue('celery_delayed_1')).messageCount)) === 0, 5000);
+  } finally {
+    await h.stop();
+  }
+});
+
+describe("RabbitMQ's consumer_timeout set to 5 s", () => {
+  const setTimeoutMs = (ms: number) => exec('rabbitmqctl', ['eval', `application:set_env(rabbit, consumer_timeout, ${ms}).`]);
+  beforeAll(async () => setTimeoutMs(5000));
+  afterAll(async () => setTimeoutMs(1_800_000));
+
+  test('a 2-minute countdown completes and the broker never closes our channel', async () => {
+    const h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } });
+    let disconnects = 0;
+    h.broker.on('disconnected', () => disconnects++);
+    try {
+      const id = await pythonSend(h.queue, 'test.add', [60, 60], 120);
+      expect(await results.ready(id, 140_000)).toMatchObject({ status: 'SUCCESS', result: 120 });
+      expect(disconnects).toBe(0);
+    } finally {
+      await h.stop();
+    }
+  }, 160_000);
+
+  test("for contrast, holding the message unacked as Celery does gets the channel closed by the broker", async () => {
+    const h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL, SMARTER_WORKER_DELAYED_DELIVERY: 'false' } });
+    let disconnects = 0;
+    h.broker.on('disconnected', () => disconnects++);
+    try {
+      // The broker checks consumer timeouts on its channel tick (once a minute), so wait past one.
+      await pythonSend(h.queue, 'test.add', [1, 1], 100);
+      await waitFor(() => disconnects > 0, 90_000, 200);
+      expect(disconnects).toBeGreaterThan(0);
+    } finally {
+      await h.stop();
+    }
+  }, 120_000);
+});
