@@ -33,6 +33,12 @@ export default tseslint.config(
     files: ['tasks/**/*.ts'],
     rules: {
       'no-restricted-globals': ['error', { name: 'setTimeout', message: 'Never wait in a task: use ctx.checkAgain().' }],
+      'no-restricted-imports': ['error', {
+        paths: [
+          { name: 'node:timers/promises', message: 'Never wait in a task: use ctx.checkAgain().' },
+          { name: 'timers/promises', message: 'Never wait in a task: use ctx.checkAgain().' },
+        ],
+      }],
       'no-restricted-syntax': ['error', {
         selector: "CallExpression[callee.property.name='setTimeout']",
         message: 'Never wait in a task: use ctx.checkAgain().',

@@ -6,7 +6,9 @@
 import { createWorker } from '../lib/app.js';
 import { describeConfig, loadConfig, settingsTable } from '../lib/config/settings.js';
 import { ConfigError, coerceError } from '../lib/errors.js';
-import { createLogger } from '../lib/logger.js';
+import { type Logger, createLogger } from '../lib/logger.js';
+import { AmqpBroker } from '../lib/broker/amqp-broker.js';
+import { delayedStats, formatDuration, nextDueWithinSeconds } from '../lib/broker/delayed-stats.js';
 import { installSignalHandlers } from '../lib/worker/signals.js';
 import { smarterTasks } from './index.js';
 import { SETTINGS } from './settings.js';
@@ -29,11 +31,12 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${settingsTable(SETTINGS)}\n`);
     return 0;
   }
-  if (positionals.length > 0) {
+  if (positionals.length > 0 && positionals[0] !== 'delayed') {
     process.stderr.write(`smarter-worker: unknown command ${JSON.stringify(positionals[0])}\n`);
     return 2;
   }
   const logger = createLogger({ level: config.logLevel });
+  if (positionals[0] === 'delayed') return printDelayed(config.brokerUrl, logger);
   logger.info('smarter-worker starting', { config: describeConfig(SETTINGS, config) });
   const { worker, broker } = createWorker({
     config,
@@ -48,6 +51,25 @@ async function main(argv: string[]): Promise<number> {
   await broker.connect();
   await worker.start();
   return exit;
+}
+
+/** `smarter-worker delayed`: what waits in the delay topology, without consuming it. */
+async function printDelayed(url: string, logger: Logger): Promise<number> {
+  const broker = new AmqpBroker({ url, logger });
+  await broker.connect();
+  try {
+    const levels = await delayedStats(broker);
+    const total = levels.reduce((n, l) => n + l.messages, 0);
+    process.stdout.write('level  queue               messages  due within\n');
+    for (const l of levels.filter((x) => x.messages > 0)) {
+      process.stdout.write(`${String(l.level).padStart(5)}  ${l.queue.padEnd(18)}  ${String(l.messages).padStart(8)}  ${formatDuration(l.dueWithinSeconds)}\n`);
+    }
+    const next = nextDueWithinSeconds(levels);
+    process.stdout.write(`${total} delayed message(s)${next === null ? '' : `; the next is due within ${formatDuration(next)}`}\n`);
+    return 0;
+  } finally {
+    await broker.close();
+  }
 }
 
 main(process.argv.slice(2)).then(

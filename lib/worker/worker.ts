@@ -167,7 +167,7 @@ export class Worker<D = unknown> {
       await this.republish(delivery, delayEntryExchange(seconds), {}, delayRoutingKey(seconds, delivery.queue));
     } catch (err) {
       this.logger.warn(`could not park ${msg.task}[${msg.id}] in the delay topology; holding it`, { error: coerceError(err).message });
-      this.hold({ delivery, msg, task: this.registry.get(msg.task) as AnyTask<unknown> }, delayMs);
+      this.hold({ delivery, msg, task: this.registry.get(msg.task) }, delayMs);
       return;
     }
     this.offloaded++;

@@ -194,3 +194,16 @@ describe("RabbitMQ's consumer_timeout set to 5 s", () => {
     }
   }, 120_000);
 });
+
+test('a run still going after its wait budget is reported by name; a quick one is not', async () => {
+  const h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL, SMARTER_WORKER_WAIT_BUDGET: '0.5' } });
+  try {
+    const slow = await h.worker.publisher.apply('test.sleep', [1.2], {});
+    const quick = await h.worker.publisher.apply('test.add', [1, 1], {});
+    await results.ready(quick);
+    await results.ready(slow);
+    expect(Object.fromEntries(h.worker.overWaitBudget)).toEqual({ 'test.sleep': 1 });
+  } finally {
+    await h.stop();
+  }
+});
