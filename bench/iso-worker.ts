@@ -1,0 +1,24 @@
+/** Our worker for the isolation benchmark: Smarter's defaults, plus a check that reschedules itself. */
+import { z } from 'zod';
+import { createWorker } from '../lib/app.js';
+import { loadConfig } from '../lib/config/settings.js';
+import { WORKER_SETTINGS } from '../lib/config/worker-settings.js';
+import { createLogger } from '../lib/logger.js';
+import { defineTask } from '../lib/registry/define-task.js';
+import { installSignalHandlers } from '../lib/worker/signals.js';
+
+const { values } = loadConfig(WORKER_SETTINGS, process.env, process.argv.slice(2));
+const ops = values.queues[0] ?? 'bench_ops';
+const infra = process.env.BENCH_INFRA_QUEUE ?? 'bench_infra';
+const check = defineTask({
+  name: 'bench.check',
+  queue: infra,
+  ignoreResult: true,
+  params: z.object({ every: z.number(), attempt: z.number().int().default(0) }),
+  run: async ({ every }, ctx) => ctx.checkAgain({ after: every }),
+});
+const logger = createLogger({ level: values.logLevel, json: true });
+const { worker, broker } = createWorker({ config: values, tasks: [check], deps: {}, logger, defaultQueue: ops });
+installSignalHandlers(worker, logger, (code) => process.exit(code));
+await broker.connect();
+await worker.start();

@@ -1,0 +1,132 @@
+/**
+ * Issue 3's benchmark, ADR-030's isolation claim: an operational stream (200 tasks/s of celery.accumulate,
+ * latency = publish → done as stored by the worker) with and without 2,000 infrastructure checks waiting
+ * and rescheduling themselves every 3 s; our workers and Python Celery's (apply_async(countdown=3)), laid out
+ * as ADR-030 deploys them (one worker on the operational queue, one on the infrastructure queue) with
+ * Smarter's defaults (early ack, prefetch 4 × concurrency). Then our worker's RSS with 10 and with 100,000
+ * checks waiting.
+ *
+ *   npm run build && node dist/bench/isolation.js [rate=200] [seconds=15] [checks=2000]
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { promisify } from 'node:util';
+import { AMQP_URL, PYTHON, deleteQueue, readyCount, stop, withChannel } from './support.js';
+
+const exec = promisify(execFile);
+const rate = Number(process.argv[2] ?? 200);
+const seconds = Number(process.argv[3] ?? 15);
+const checks = Number(process.argv[4] ?? 2000);
+const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+const OPS = 'bench_ops';
+const INFRA = 'bench_infra';
+const env = { ...process.env, CELERY_BROKER_URL: AMQP_URL, CELERY_RESULT_BACKEND: REDIS };
+
+interface Latency {
+  count: number;
+  missing: number;
+  p50: number;
+  p99: number;
+}
+
+async function py(...args: string[]): Promise<string> {
+  const { stdout } = await exec(PYTHON, ['bench/python/benchiso.py', ...args], { env, maxBuffer: 1 << 24, timeout: 600_000 });
+  return stdout.trim();
+}
+
+async function unacked(): Promise<number> {
+  const { stdout } = await exec('rabbitmqctl', ['list_queues', '-q', 'name', 'messages_unacknowledged']);
+  return stdout
+    .split('\n')
+    .filter((l) => [OPS, INFRA].includes(l.split('\t')[0] ?? ''))
+    .reduce((n, l) => n + Number(l.split('\t')[1] ?? 0), 0);
+}
+
+/** Resident memory of a process and all its children (a prefork pool), in MB. */
+function rssMb(pid: number | undefined): number {
+  if (!pid) return 0;
+  let kb = 0;
+  const visit = (p: number) => {
+    try {
+      kb += Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
+      for (const c of fs.readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) visit(Number(c));
+    } catch {
+      // exited
+    }
+  };
+  visit(pid);
+  return Math.round(kb / 1024);
+}
+
+async function consumersUp(queue: string): Promise<void> {
+  for (;;) {
+    const n = await withChannel(async (ch) => (await ch.checkQueue(queue)).consumerCount).catch(() => 0);
+    if (n > 0) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function scenario(name: string, start: (queue: string) => ChildProcess) {
+  for (const q of [OPS, INFRA]) await deleteQueue(q);
+  const worker = start(OPS);
+  const infraWorker = start(INFRA);
+  await consumersUp(OPS);
+  await consumersUp(INFRA);
+  const idle = JSON.parse(await py('stream', OPS, String(rate), String(seconds))) as Latency;
+  await py('storm', INFRA, String(checks), '3');
+  await new Promise((r) => setTimeout(r, 5000));
+  const samples: number[] = [];
+  const sampling = (async () => {
+    for (let i = 0; i < 4; i++) {
+      samples.push(await unacked());
+      await new Promise((r) => setTimeout(r, (seconds * 1000) / 5));
+    }
+  })();
+  const storm = JSON.parse(await py('stream', OPS, String(rate), String(seconds))) as Latency;
+  await sampling;
+  const rss = rssMb(worker.pid);
+  const infraRss = rssMb(infraWorker.pid);
+  await stop(worker, 'SIGQUIT');
+  await stop(infraWorker, 'SIGQUIT');
+  for (const q of [OPS, INFRA]) await deleteQueue(q);
+  return { name, idle, storm, unacked: Math.max(...samples), rss, infraRss };
+}
+
+// The check task is declared on the infrastructure queue; the bench worker takes [ops, infra] from -Q.
+const ours = (queue: string) =>
+  spawn(process.execPath, ['dist/bench/iso-worker.js', '-Q', queue === OPS ? OPS : `${INFRA}`, '-c', '4', '-l', 'warning'], {
+    env: { ...env, ...(queue === INFRA ? { BENCH_INFRA_QUEUE: INFRA } : {}) },
+    stdio: 'ignore',
+  });
+const python = (queue: string) =>
+  spawn(PYTHON, ['-m', 'celery', '-A', 'benchiso', 'worker', '-Q', queue, '-n', `${queue}@%h`, '-c', '4', '-l', 'warning', '--without-gossip', '--without-mingle'], {
+    cwd: 'bench/python',
+    env,
+    stdio: 'ignore',
+  });
+
+const rows = [await scenario('smarter-worker', ours), await scenario('python-celery', python)];
+const f = (x: number | null) => (x === null ? 'n/a' : x.toFixed(1));
+process.stdout.write(`\n${rate} operational tasks/s for ${seconds} s; storm = ${checks} checks rescheduling every 3 s; one worker per queue (ADR-030), -c 4 each\n\n`);
+process.stdout.write('| workers | p50 idle ms | p99 idle ms | p50 storm ms | p99 storm ms | p99 storm / idle | unacked during storm | RSS MB ops / infra | lost |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n');
+for (const r of rows) {
+  process.stdout.write(
+    `| ${r.name} | ${f(r.idle.p50)} | ${f(r.idle.p99)} | ${f(r.storm.p50)} | ${f(r.storm.p99)} | ${(r.storm.p99 / r.idle.p99).toFixed(2)} | ${r.unacked} | ${r.rss} / ${r.infraRss} | ${r.idle.missing + r.storm.missing} |\n`,
+  );
+}
+
+// RSS whether 10 or 100,000 checks wait (ours: they wait in the broker, not in the worker).
+for (const q of [OPS, INFRA]) await deleteQueue(q);
+const w = ours(INFRA);
+await consumersUp(INFRA);
+await py('storm', INFRA, '10', '3600');
+await new Promise((r) => setTimeout(r, 3000));
+const rss10 = rssMb(w.pid);
+await py('storm', INFRA, '100000', '3600');
+while ((await readyCount(INFRA)) > 0) await new Promise((r) => setTimeout(r, 500));
+await new Promise((r) => setTimeout(r, 3000));
+const rss100k = rssMb(w.pid);
+const held = await unacked();
+await stop(w, 'SIGQUIT');
+for (const q of [OPS, INFRA]) await deleteQueue(q);
+process.stdout.write(`\nsmarter-worker RSS with 10 checks waiting: ${rss10} MB; with 100,010 waiting: ${rss100k} MB; unacked then: ${held}\n`);

@@ -1,0 +1,69 @@
+"""Python Celery side of the isolation benchmark: Smarter's defaults (early ack, prefetch 4 x concurrency),
+and a check task that reschedules itself with apply_async(countdown=...), as ADR-030 has Python do it."""
+import json
+import os
+import sys
+import time
+
+import redis
+from celery import Celery
+
+app = Celery("benchiso", broker=os.environ.get("CELERY_BROKER_URL", "amqp://guest:guest@127.0.0.1:5672//"),
+             backend=os.environ.get("CELERY_RESULT_BACKEND", "redis://127.0.0.1:6379/0"))
+
+
+@app.task(name="bench.check", bind=True, ignore_result=True)
+def check(self, every=3, attempt=0):
+    check.apply_async(kwargs={"every": every, "attempt": attempt + 1}, countdown=every,
+                      queue=self.request.delivery_info["routing_key"])
+
+
+def storm(queue, count, every):
+    with app.producer_or_acquire() as producer:
+        for _ in range(count):
+            app.send_task("bench.check", kwargs={"every": every}, queue=queue, countdown=every, producer=producer,
+                          ignore_result=True)
+
+
+def stream(queue, rate, seconds):
+    """Sends celery.accumulate at a fixed rate; latency = date_done (stored by the worker) - send time."""
+    sent = []
+    start = time.time()
+    n = int(rate * seconds)
+    with app.producer_or_acquire() as producer:
+        for i in range(n):
+            due = start + i / rate
+            delay = due - time.time()
+            if delay > 0:
+                time.sleep(delay)
+            t = time.time()
+            r = app.send_task("celery.accumulate", args=(i,), queue=queue, producer=producer)
+            sent.append((r.id, t))
+    r = redis.Redis.from_url(os.environ.get("CELERY_RESULT_BACKEND", "redis://127.0.0.1:6379/0"))
+    deadline = time.time() + 60
+    lat = []
+    pending = dict(sent)
+    while pending and time.time() < deadline:
+        keys = list(pending)
+        values = r.mget([f"celery-task-meta-{k}" for k in keys])
+        for k, v in zip(keys, values):
+            if v is None:
+                continue
+            meta = json.loads(v)
+            if meta.get("status") == "SUCCESS":
+                done = meta["date_done"]
+                from datetime import datetime
+                d = datetime.fromisoformat(done.replace("Z", "+00:00")).timestamp()
+                lat.append((d - pending.pop(k)) * 1000)
+        time.sleep(0.2)
+    r.delete(*[f"celery-task-meta-{k}" for k, _ in sent])
+    lat.sort()
+    pick = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] if lat else None
+    print(json.dumps({"count": len(lat), "missing": len(pending), "p50": pick(0.5), "p99": pick(0.99)}))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "storm":
+        storm(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+    else:
+        stream(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]))
