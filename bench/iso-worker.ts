@@ -18,7 +18,6 @@ const check = defineTask({
   run: async ({ every }, ctx) => ctx.checkAgain({ after: every }),
 });
 const logger = createLogger({ level: values.logLevel, json: true });
-const { worker, broker } = createWorker({ config: values, tasks: [check], deps: {}, logger, defaultQueue: ops });
-installSignalHandlers(worker, logger, (code) => process.exit(code));
-await broker.connect();
-await worker.start();
+const { app } = createWorker({ config: values, tasks: [check], deps: {}, logger, defaultQueue: ops });
+installSignalHandlers(app, logger, (code) => process.exit(code));
+await app.start();

@@ -17,6 +17,9 @@ import type { AnyTask } from './registry/define-task.js';
 import { Registry } from './registry/registry.js';
 import type { TaskEvents } from './worker/events.js';
 import { Worker } from './worker/worker.js';
+import { LamportClock } from './control/clock.js';
+import { EventDispatcher, eventTopology } from './control/events.js';
+import { Pidbox } from './control/pidbox.js';
 
 export type WorkerConfig = ValuesOf<WorkerSettings>;
 
@@ -35,15 +38,61 @@ export interface AppSpec<D> {
   defaultQueue: string;
   events?: TaskEvents;
   broker?: Broker;
+  /** The redacted configuration shown by `celery inspect conf`. */
+  conf?: Record<string, unknown>;
+  /** Called after a `shutdown` control command stopped the worker (the process should exit). */
+  onRemoteShutdown?: () => void;
 }
 
-export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: Broker; registry: Registry<D> } {
+/**
+ * A running worker process: the worker, its remote control and its events. `start` connects and starts
+ * them; `shutdown`/`coldShutdown` announce worker-offline and stop them (the `Stoppable` of signals.ts).
+ */
+export class WorkerApp<D> {
+  constructor(
+    readonly worker: Worker<D>,
+    readonly broker: Broker,
+    readonly pidbox: Pidbox,
+    readonly events: EventDispatcher,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.broker.connect();
+    await this.broker.assertTopology(eventTopology);
+    await this.worker.start();
+    await this.pidbox.start();
+    this.events.startHeartbeat();
+  }
+
+  private async quiesce(): Promise<void> {
+    this.events.stopHeartbeat();
+    await this.pidbox.stop();
+  }
+
+  async shutdown(): Promise<void> {
+    await this.quiesce();
+    await this.worker.shutdown();
+  }
+
+  async coldShutdown(): Promise<void> {
+    await this.quiesce();
+    await this.worker.coldShutdown();
+  }
+}
+
+export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: Broker; registry: Registry<D>; app: WorkerApp<D> } {
   const { config, logger } = spec;
   const nodeName = expandNodeName(config.hostname);
   const broker =
     spec.broker ??
     new AmqpBroker({ url: config.brokerUrl, logger, heartbeatSeconds: config.brokerHeartbeat, connectionName: nodeName });
   const backend = createBackend(config.resultBackend, broker, config.resultExpires);
+  const clock = new LamportClock();
+  let workerRef: Worker<D> | undefined;
+  const events = new EventDispatcher(broker, nodeName, clock, logger, { taskEvents: config.taskEvents }, () => ({
+    active: workerRef?.active.size ?? 0,
+    processed: [...(workerRef?.processed.values() ?? [])].reduce((a, b) => a + b, 0),
+  }));
   const registry = new Registry<D>([...(BUILTIN_TASKS as ReadonlyArray<AnyTask<D>>), ...spec.tasks]);
   const worker = new Worker<D>(
     broker,
@@ -71,7 +120,15 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
         waitBudget: config.waitBudget,
       },
     },
-    spec.events,
+    spec.events ?? events,
   );
-  return { worker, broker, registry };
+  workerRef = worker;
+  const pidbox = new Pidbox(broker, worker as Worker<unknown>, clock, events, logger, {
+    nodeName,
+    conf: spec.conf ?? {},
+    brokerUrl: config.brokerUrl,
+    onShutdown: () => void app.shutdown().then(() => spec.onRemoteShutdown?.()),
+  });
+  const app = new WorkerApp(worker, broker, pidbox, events);
+  return { worker, broker, registry, app };
 }

@@ -38,18 +38,21 @@ async function main(argv: string[]): Promise<number> {
   const logger = createLogger({ level: config.logLevel });
   if (positionals[0] === 'delayed') return printDelayed(config.brokerUrl, logger);
   logger.info('smarter-worker starting', { config: describeConfig(SETTINGS, config) });
-  const { worker, broker } = createWorker({
+  let remoteStop: (() => void) | undefined;
+  const { app } = createWorker({
     config,
     tasks: smarterTasks(),
     deps: {},
     logger,
     defaultQueue: config.operationalQueue,
+    conf: describeConfig(SETTINGS, config),
+    onRemoteShutdown: () => remoteStop?.(),
   });
   const exit = new Promise<number>((resolve) => {
-    installSignalHandlers(worker, logger, resolve);
+    remoteStop = () => resolve(0);
+    installSignalHandlers(app, logger, resolve);
   });
-  await broker.connect();
-  await worker.start();
+  await app.start();
   return exit;
 }
 

@@ -98,7 +98,7 @@ export class AmqpBroker implements Broker {
   private publishCh: ConfirmChannel | undefined;
   private generation = 0;
   private prefetch: number | undefined;
-  private readonly consumers = new Map<string, { handler: DeliveryHandler; tag?: string }>();
+  private readonly consumers = new Map<string, { handler: DeliveryHandler; noAck: boolean; tag?: string }>();
   private readonly queues = new Map<string, QueueSpec>();
   private readonly topologies = new Map<string, Topology>();
   private readonly events = new EventEmitter();
@@ -165,7 +165,7 @@ export class AmqpBroker implements Broker {
     this.generation++;
     for (const t of this.topologies.values()) await this.topologyOn(model, t);
     for (const spec of this.queues.values()) await this.declareOn(model, spec);
-    for (const [queue, c] of this.consumers) c.tag = await this.startConsumer(queue, c.handler);
+    for (const [queue, c] of this.consumers) c.tag = await this.startConsumer(queue, c.handler, c.noAck);
     this.connected = true;
     this.attempt = 0;
     const waiters = this.readyWaiters;
@@ -293,7 +293,7 @@ export class AmqpBroker implements Broker {
     this.queues.set(spec.name, spec);
   }
 
-  private async startConsumer(queue: string, handler: DeliveryHandler): Promise<string> {
+  private async startConsumer(queue: string, handler: DeliveryHandler, noAck: boolean): Promise<string> {
     const ch = this.consumeCh;
     if (!ch) throw new BrokerError('not connected');
     const generation = this.generation;
@@ -307,18 +307,21 @@ export class AmqpBroker implements Broker {
           this.opts.logger.warn(`consumer of ${queue} was cancelled by the broker`);
           return;
         }
-        handler(new AmqpDelivery(this, ch, generation, msg, queue));
+        const delivery = new AmqpDelivery(this, ch, generation, msg, queue);
+        // With noAck the broker has already forgotten the message: nothing to settle.
+        if (noAck) delivery.settled = true;
+        handler(delivery);
       },
-      { noAck: false },
+      { noAck },
     );
     return reply.consumerTag;
   }
 
-  async consume(queue: string, handler: DeliveryHandler): Promise<void> {
+  async consume(queue: string, handler: DeliveryHandler, options: { noAck?: boolean } = {}): Promise<void> {
     await this.ready();
-    const entry: { handler: DeliveryHandler; tag?: string } = { handler };
+    const entry: { handler: DeliveryHandler; noAck: boolean; tag?: string } = { handler, noAck: options.noAck ?? false };
     this.consumers.set(queue, entry);
-    entry.tag = await this.startConsumer(queue, handler);
+    entry.tag = await this.startConsumer(queue, handler, entry.noAck);
   }
 
   async cancel(queue: string): Promise<void> {

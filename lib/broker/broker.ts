@@ -42,7 +42,7 @@ export interface Broker {
   /** Declares a task queue like Celery, tolerating an existing queue declared with other arguments. */
   declareTaskQueue(spec: QueueSpec): Promise<void>;
   /** Starts consuming; the consumer is re-established after every reconnect. */
-  consume(queue: string, handler: DeliveryHandler): Promise<void>;
+  consume(queue: string, handler: DeliveryHandler, options?: { noAck?: boolean }): Promise<void>;
   cancel(queue: string): Promise<void>;
   /** Resolves once the broker confirmed the message (publisher confirms). */
   publish(exchange: string, routingKey: string, body: Buffer, properties: PublishProperties): Promise<void>;

@@ -4,7 +4,7 @@
  * run with `TimeLimitExceeded`. Node cannot kill a promise, so a run that ignores its signal past the hard
  * limit is abandoned, not stopped: its slot is freed, and the worker logs it.
  */
-import { SoftTimeLimitExceededError, TimeLimitExceededError, coerceError } from '../errors.js';
+import { SoftTimeLimitExceededError, TimeLimitExceededError, coerceError, hasCode } from '../errors.js';
 
 export type RunResult = { ok: true; value: unknown } | { ok: false; error: Error; abandoned?: boolean };
 
@@ -29,7 +29,14 @@ export async function runWithLimits(
       const soft = limits.soft;
       timers.push(setTimeout(() => controller.abort(new SoftTimeLimitExceededError(soft)), soft * 1000));
     }
-    if (limits.hard === null) return await work;
+    // Revoke with terminate: stop waiting for the run at once, as Celery kills the child process.
+    const terminated = new Promise<RunResult>((resolve) => {
+      controller.signal.addEventListener('abort', () => {
+        const reason: unknown = controller.signal.reason;
+        if (hasCode(reason, 'TASK_REVOKED')) resolve({ ok: false, error: reason as Error, abandoned: true });
+      });
+    });
+    if (limits.hard === null) return await Promise.race([work, terminated]);
     const hard = limits.hard;
     const expired = new Promise<RunResult>((resolve) => {
       timers.push(
@@ -40,7 +47,7 @@ export async function runWithLimits(
         }, hard * 1000),
       );
     });
-    return await Promise.race([work, expired]);
+    return await Promise.race([work, expired, terminated]);
   } finally {
     for (const t of timers) clearTimeout(t);
   }

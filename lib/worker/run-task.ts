@@ -200,7 +200,7 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun): Promise<{ outcome
       error = coerceError(err);
     }
   }
-  return failedWith(error, abandoned);
+  return failedWith(error, abandoned && !hasCode(error, 'TASK_REVOKED'));
 
   async function succeeded(returned: unknown): Promise<{ outcome: Outcome; reason: string }> {
     // A rescheduled check ends like Python's `apply_async(...); return None`.
@@ -250,6 +250,12 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun): Promise<{ outcome
       const requeue = (err as RejectTaskError).requeue;
       log.info(`Task ${msg.task}[${msg.id}] rejected (requeue=${requeue}): ${err.message}`, { outcome: 'reject', runtime: rt });
       return { outcome: { kind: 'rejected', requeue }, reason: err.message };
+    }
+    if (hasCode(err, 'TASK_REVOKED')) {
+      await store('REVOKED', exceptionInfo(err), null, null);
+      events.revoked(msg.id, { expired: false, terminated: true, signum: 'SIGTERM' });
+      log.warn(`Task ${msg.task}[${msg.id}] terminated by revoke`, { outcome: 'revoked', runtime: rt });
+      return { outcome: { kind: 'revoked' }, reason: err.message };
     }
     if (hasCode(err, 'TASK_IGNORE')) {
       log.info(`Task ${msg.task}[${msg.id}] ignored`, { outcome: 'ignored', runtime: rt });

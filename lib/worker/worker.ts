@@ -87,6 +87,57 @@ export class Worker<D = unknown> {
     this.stateValue = next;
   }
 
+  registeredNames(): string[] {
+    return this.registry.names();
+  }
+
+  /** Messages received and waiting for a slot (Celery's "reserved"). */
+  reservedMessages(): TaskMessage[] {
+    return this.reserved.map((j) => j.msg);
+  }
+
+  /** ETA messages held until due (Celery's "scheduled"). */
+  heldMessages(): TaskMessage[] {
+    return [...this.held.values()].map((h) => h.job.msg);
+  }
+
+  /**
+   * Celery's `revoke`: remember the ids (queued, reserved and held copies are discarded when reached);
+   * with `terminate`, abort running ones now. Returns the ids that were running.
+   */
+  revokeTasks(ids: readonly string[], terminate: boolean): string[] {
+    const now = Date.now();
+    for (const id of ids) this.revoked.set(id, now);
+    // Celery keeps 50,000 revoked ids (CELERY_WORKER_REVOKES_MAX); the oldest go first.
+    while (this.revoked.size > 50_000) {
+      const oldest = this.revoked.keys().next().value;
+      if (oldest === undefined) break;
+      this.revoked.delete(oldest);
+    }
+    const running: string[] = [];
+    for (const run of this.active.values()) {
+      if (!ids.includes(run.msg.id)) continue;
+      running.push(run.msg.id);
+      if (terminate) run.controller.abort(new TaskRevokedError('terminated'));
+    }
+    return running;
+  }
+
+  /** Celery's `add_consumer`: consume one more queue from now on. */
+  async addConsumer(queue: string): Promise<void> {
+    if (this.options.queues.includes(queue)) return;
+    await this.publisher.ensureQueue(queue);
+    await this.broker.consume(queue, (d) => this.onDelivery(d));
+    this.options.queues.push(queue);
+  }
+
+  /** Celery's `cancel_consumer`. */
+  async cancelConsumer(queue: string): Promise<void> {
+    await this.broker.cancel(queue);
+    const i = this.options.queues.indexOf(queue);
+    if (i >= 0) this.options.queues.splice(i, 1);
+  }
+
   get reservedCount(): number {
     return this.reserved.length;
   }

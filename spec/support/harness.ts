@@ -12,6 +12,7 @@ export interface Harness {
   queue: string;
   worker: ReturnType<typeof createWorker>['worker'];
   broker: ReturnType<typeof createWorker>['broker'];
+  app: ReturnType<typeof createWorker>['app'];
   stop(): Promise<void>;
 }
 
@@ -26,10 +27,12 @@ export async function startWorker(opts: {
     CELERY_BROKER_URL: AMQP_URL,
     CELERY_WORKER_CONCURRENCY: '4',
     SMARTER_WORKER_QUEUES: queue,
+    SMARTER_WORKER_SHUTDOWN_GRACE: '2',
+    CELERY_WORKER_HOSTNAME: `${queue}@%h`,
     ...opts.env,
   });
   const logger = process.env.TEST_LOG ? createLogger({ level: 'debug', json: false }) : nullLogger();
-  const { worker, broker } = createWorker({
+  const { worker, broker, app } = createWorker({
     config: values,
     tasks: (opts.tasks ?? testTasks)(queue),
     deps: {},
@@ -37,14 +40,14 @@ export async function startWorker(opts: {
     defaultQueue: queue,
     ...(opts.events ? { events: opts.events } : {}),
   });
-  await broker.connect();
-  await worker.start();
+  await app.start();
   return {
     queue,
     worker,
     broker,
+    app,
     async stop() {
-      await worker.shutdown(2000);
+      await app.shutdown();
       await deleteQueues([queue, `${queue}.dead_letter`]);
     },
   };

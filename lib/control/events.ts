@@ -1,0 +1,132 @@
+/**
+ * Celery events on the `celeryev` topic exchange, for Flower and `celery events`: worker-online, a
+ * worker-heartbeat every 2 s, worker-offline; and, with `-E`, the task-* events with the fields those tools
+ * read (celery/worker/request.py, heartbeat.py). Publishing is fire-and-forget: an event that cannot be sent
+ * is logged, never allowed to slow or fail a task.
+ */
+import os from 'node:os';
+import type { Broker } from '../broker/broker.js';
+import type { Topology } from '../broker/topology.js';
+import { coerceError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { encodeContent } from '../protocol/content.js';
+import { pyRepr, truncate } from '../protocol/repr.js';
+import type { TaskMessage } from '../protocol/types.js';
+import type { TaskEvents } from '../worker/events.js';
+import type { LamportClock } from './clock.js';
+
+export const EVENT_EXCHANGE = 'celeryev';
+export const eventTopology: Topology = {
+  exchanges: [{ name: EVENT_EXCHANGE, type: 'topic', durable: true }],
+  queues: [],
+  bindings: [],
+};
+
+export const SW_IDENT = 'smarter-worker';
+export const SW_VER = '0.1.0';
+
+export class EventDispatcher implements TaskEvents {
+  taskEvents: boolean;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly broker: Broker,
+    private readonly nodeName: string,
+    private readonly clock: LamportClock,
+    private readonly logger: Logger,
+    opts: { taskEvents: boolean },
+    private readonly workerState: () => { active: number; processed: number },
+  ) {
+    this.taskEvents = opts.taskEvents;
+  }
+
+  send(type: string, fields: Record<string, unknown>): void {
+    // Envelope first, then the fields, then timestamp and type: the order Celery's Event() produces.
+    const body = {
+      hostname: this.nodeName,
+      utcoffset: Math.floor(new Date().getTimezoneOffset() / 60),
+      pid: process.pid,
+      clock: this.clock.forward(),
+      ...fields,
+      timestamp: Date.now() / 1000,
+      type,
+    };
+    const content = encodeContent(body);
+    this.broker
+      .publish(EVENT_EXCHANGE, type.replace(/-/g, '.'), content.body, {
+        contentType: content.contentType,
+        contentEncoding: content.contentEncoding,
+        headers: { hostname: this.nodeName },
+        deliveryMode: 1,
+        priority: 0,
+      })
+      .catch((err: unknown) => this.logger.debug(`event ${type} not sent`, { error: coerceError(err).message }));
+  }
+
+  private workerFields(freq: number): Record<string, unknown> {
+    const { active, processed } = this.workerState();
+    return {
+      freq,
+      active,
+      processed,
+      loadavg: os.loadavg().map((l) => Math.ceil(l * 100) / 100),
+      sw_ident: SW_IDENT,
+      sw_ver: SW_VER,
+      sw_sys: os.type(),
+    };
+  }
+
+  startHeartbeat(intervalSeconds = 2): void {
+    this.send('worker-online', this.workerFields(intervalSeconds));
+    this.heartbeatTimer = setInterval(() => this.send('worker-heartbeat', this.workerFields(intervalSeconds)), intervalSeconds * 1000);
+    this.heartbeatTimer.unref();
+  }
+
+  heartbeatNow(): void {
+    this.send('worker-heartbeat', this.workerFields(5));
+  }
+
+  stopHeartbeat(): void {
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = undefined;
+    this.send('worker-offline', this.workerFields(2));
+  }
+
+  private task(type: string, fields: Record<string, unknown>): void {
+    if (this.taskEvents) this.send(type, fields);
+  }
+
+  received(m: TaskMessage): void {
+    this.task('task-received', {
+      uuid: m.id,
+      name: m.task,
+      args: m.argsrepr,
+      kwargs: m.kwargsrepr,
+      root_id: m.rootId ?? m.id,
+      parent_id: m.parentId,
+      retries: m.retries,
+      eta: m.eta?.iso ?? null,
+      expires: m.expires?.iso ?? null,
+    });
+  }
+  started(m: TaskMessage): void {
+    this.task('task-started', { uuid: m.id });
+  }
+  succeeded(m: TaskMessage, result: unknown, runtime: number): void {
+    this.task('task-succeeded', { uuid: m.id, result: truncate(pyRepr(result)), runtime });
+  }
+  failed(m: TaskMessage, error: Error, traceback: string): void {
+    this.task('task-failed', { uuid: m.id, exception: `${error.name}(${pyRepr(error.message)})`, traceback });
+  }
+  retried(m: TaskMessage, error: unknown, traceback: string): void {
+    const e = coerceError(error);
+    this.task('task-retried', { uuid: m.id, exception: `${e.name}(${pyRepr(e.message)})`, traceback });
+  }
+  rejected(taskId: string, requeue: boolean): void {
+    this.task('task-rejected', { uuid: taskId, requeue });
+  }
+  revoked(taskId: string, how: { expired: boolean; terminated: boolean; signum: string | null }): void {
+    this.task('task-revoked', { uuid: taskId, terminated: how.terminated, signum: how.signum, expired: how.expired });
+  }
+  poisoned(): void {}
+}

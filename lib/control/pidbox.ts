@@ -1,0 +1,279 @@
+/**
+ * Celery's remote control (kombu pidbox) so that `celery inspect`, `celery status`, `app.control.ping()`
+ * and Flower see a real worker: requests arrive on the fanout exchange `celery.pidbox` in our queue
+ * `<node>.celery.pidbox`; replies go to `reply.celery.pidbox` as `{<node>: <reply>}` with the request's
+ * ticket. An unknown command is answered as Celery answers it, `{"error": "KeyError('name')"}`; a malformed
+ * request is logged and dropped. Nothing here can throw into the consumer.
+ */
+import os from 'node:os';
+import type { Broker, Delivery } from '../broker/broker.js';
+import type { Topology } from '../broker/topology.js';
+import { coerceError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { encodeContent } from '../protocol/content.js';
+import { isRecord } from '../protocol/fields.js';
+import { parseKombuJson } from '../protocol/json.js';
+import type { TaskMessage } from '../protocol/types.js';
+import type { Worker } from '../worker/worker.js';
+import type { LamportClock } from './clock.js';
+import type { EventDispatcher } from './events.js';
+
+export const PIDBOX_EXCHANGE = 'celery.pidbox';
+export const REPLY_EXCHANGE = 'reply.celery.pidbox';
+
+export function pidboxQueue(nodeName: string): string {
+  return `${nodeName}.celery.pidbox`;
+}
+
+/** The worker's control topology, with Celery's exact flags and arguments (golden: pidbox-queue-declare). */
+export function pidboxTopology(nodeName: string): Topology {
+  const queue = pidboxQueue(nodeName);
+  return {
+    exchanges: [
+      { name: PIDBOX_EXCHANGE, type: 'fanout', durable: false },
+      { name: REPLY_EXCHANGE, type: 'direct', durable: false },
+    ],
+    queues: [{ name: queue, durable: false, autoDelete: true, arguments: { 'x-expires': 10_000, 'x-message-ttl': 300_000 } }],
+    bindings: [{ destination: queue, source: PIDBOX_EXCHANGE, pattern: '' }],
+  };
+}
+
+type Reply = unknown;
+type Handler = (args: Record<string, unknown>) => Reply | Promise<Reply>;
+
+const ok = (x: unknown) => ({ ok: x });
+const nok = (x: unknown) => ({ error: x });
+
+function globMatch(pattern: string, text: string): boolean {
+  const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  return re.test(text);
+}
+
+export interface PidboxOptions {
+  nodeName: string;
+  /** The resolved configuration, secrets already redacted, for `inspect conf`. */
+  conf: Record<string, unknown>;
+  brokerUrl: string;
+  onShutdown: () => void;
+}
+
+export class Pidbox {
+  private readonly handlers: Record<string, Handler>;
+
+  constructor(
+    private readonly broker: Broker,
+    private readonly worker: Worker<unknown>,
+    private readonly clock: LamportClock,
+    private readonly events: EventDispatcher,
+    private readonly logger: Logger,
+    private readonly opts: PidboxOptions,
+  ) {
+    this.handlers = this.commands();
+  }
+
+  async start(): Promise<void> {
+    await this.broker.assertTopology(pidboxTopology(this.opts.nodeName));
+    await this.broker.consume(pidboxQueue(this.opts.nodeName), (d) => void this.handle(d), { noAck: true });
+  }
+
+  async stop(): Promise<void> {
+    await this.broker.cancel(pidboxQueue(this.opts.nodeName)).catch(() => undefined);
+  }
+
+  private async handle(d: Delivery): Promise<void> {
+    let request: Record<string, unknown>;
+    try {
+      const body = parseKombuJson(d.raw.body.toString('utf8'));
+      if (!isRecord(body) || typeof body.method !== 'string') throw new Error('no "method"');
+      request = body;
+    } catch (err) {
+      this.logger.warn(`dropped a malformed control message: ${coerceError(err).message}`);
+      return;
+    }
+    const headers = isRecord(d.raw.properties.headers) ? d.raw.properties.headers : {};
+    this.clock.adjust(headers.clock);
+    if (!this.forUs(request)) return;
+    const method = request.method as string;
+    const args = isRecord(request.arguments) ? request.arguments : {};
+    let reply: Reply;
+    const handler = this.handlers[method];
+    try {
+      reply = handler ? await handler(args) : nok(`KeyError('${method}')`);
+    } catch (err) {
+      const e = coerceError(err);
+      this.logger.error(`control command ${method} failed: ${e.message}`);
+      reply = nok(`${e.name}('${e.message}')`);
+    }
+    if (!handler) this.logger.warn(`unknown control command ${JSON.stringify(method)}`);
+    await this.reply(request, reply);
+  }
+
+  private forUs(request: Record<string, unknown>): boolean {
+    const node = this.opts.nodeName;
+    if (Array.isArray(request.destination)) return request.destination.includes(node);
+    if (typeof request.pattern === 'string' && typeof request.matcher === 'string') {
+      return request.matcher === 'pcre' ? new RegExp(request.pattern).test(node) : globMatch(request.pattern, node);
+    }
+    return true;
+  }
+
+  private async reply(request: Record<string, unknown>, reply: Reply): Promise<void> {
+    const to = request.reply_to;
+    if (!isRecord(to) || typeof to.routing_key !== 'string') return;
+    const content = encodeContent({ [this.opts.nodeName]: reply });
+    try {
+      await this.broker.publish(typeof to.exchange === 'string' ? to.exchange : REPLY_EXCHANGE, to.routing_key, content.body, {
+        contentType: content.contentType,
+        contentEncoding: content.contentEncoding,
+        headers: { ticket: request.ticket ?? null, clock: this.clock.forward() },
+        deliveryMode: 1,
+        priority: 0,
+      });
+    } catch (err) {
+      this.logger.warn(`could not reply to control command ${String(request.method)}`, { error: coerceError(err).message });
+    }
+  }
+
+  private info(m: TaskMessage, extra: { started?: number; acknowledged?: boolean; queue?: string } = {}) {
+    return {
+      id: m.id,
+      name: m.task,
+      args: m.args,
+      kwargs: m.kwargs,
+      type: m.task,
+      hostname: this.opts.nodeName,
+      time_start: extra.started !== undefined ? extra.started / 1000 : null,
+      acknowledged: extra.acknowledged ?? false,
+      delivery_info: { exchange: '', routing_key: extra.queue ?? '', priority: m.priority, redelivered: false },
+      worker_pid: process.pid,
+    };
+  }
+
+  private queueInfo(name: string) {
+    return {
+      name,
+      exchange: { name, type: 'direct', arguments: null, durable: true, passive: false, auto_delete: false, delivery_mode: null, no_declare: false },
+      routing_key: name,
+      queue_arguments: null,
+      binding_arguments: null,
+      consumer_arguments: null,
+      durable: true,
+      exclusive: false,
+      auto_delete: false,
+      no_ack: false,
+      alias: null,
+      bindings: [],
+      no_declare: null,
+      expires: null,
+      message_ttl: null,
+      max_length: null,
+      max_length_bytes: null,
+      max_priority: null,
+    };
+  }
+
+  private commands(): Record<string, Handler> {
+    const w = this.worker;
+    const ids = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeof v === 'string' ? [v] : []);
+    return {
+      ping: () => ok('pong'),
+      clock: () => ({ clock: this.clock.current }),
+      hello: () => ({ revoked: Object.fromEntries([...w.revoked].map(([id, t]) => [id, t / 1000])), clock: this.clock.current }),
+      heartbeat: () => {
+        this.events.heartbeatNow();
+        return null;
+      },
+      registered: (a) => w.registeredNames().filter((n) => a.builtins === true || !n.startsWith('celery.')),
+      active: () => [...w.active.values()].map((r) => this.info(r.msg, { started: r.startedAt, acknowledged: r.delivery.settled, queue: r.delivery.queue })),
+      reserved: () => w.reservedMessages().map((m) => this.info(m)),
+      scheduled: () => w.heldMessages().map((m) => ({ eta: m.eta?.iso ?? null, priority: 6, request: this.info(m) })),
+      revoked: () => [...w.revoked.keys()],
+      active_queues: () => w.options.queues.map((q) => this.queueInfo(q)),
+      stats: () => this.stats(),
+      conf: () => this.opts.conf,
+      report: () => ok(`software -> ${'smarter-worker'} node ${process.version} ${os.type()} ${os.release()}\nnode: ${this.opts.nodeName}\n`),
+      revoke: (a) => {
+        const list = ids(a.task_id);
+        const running = w.revokeTasks(list, a.terminate === true);
+        if (a.terminate === true) return ok(`terminate: ${running.length > 0 ? running.join(', ') : 'tasks unknown'}`);
+        return ok(`tasks ${list.join(', ')} flagged as revoked`);
+      },
+      terminate: (a) => {
+        const running = w.revokeTasks(ids(a.task_id), true);
+        return ok(`terminate: ${running.length > 0 ? running.join(', ') : 'tasks unknown'}`);
+      },
+      enable_events: () => {
+        if (this.events.taskEvents) return ok('task events already enabled');
+        this.events.taskEvents = true;
+        return ok('task events enabled');
+      },
+      disable_events: () => {
+        if (!this.events.taskEvents) return ok('task events already disabled');
+        this.events.taskEvents = false;
+        return ok('task events disabled');
+      },
+      add_consumer: async (a) => {
+        if (typeof a.queue !== 'string' || a.queue === '') return nok('add_consumer needs a queue');
+        await w.addConsumer(a.queue);
+        return ok(`add consumer ${a.queue}`);
+      },
+      cancel_consumer: async (a) => {
+        if (typeof a.queue !== 'string') return nok('cancel_consumer needs a queue');
+        await w.cancelConsumer(a.queue);
+        return ok(`no longer consuming from ${a.queue}`);
+      },
+      shutdown: () => {
+        this.logger.warn('shutdown requested by remote control');
+        setImmediate(() => this.opts.onShutdown());
+        return ok('shutting down');
+      },
+    };
+  }
+
+  private stats() {
+    const w = this.worker;
+    const usage = process.resourceUsage();
+    const url = new URL(this.opts.brokerUrl.replace(/^amqps?:/, 'http:'));
+    return {
+      total: Object.fromEntries(w.processed),
+      pid: process.pid,
+      clock: String(this.clock.current),
+      uptime: Math.round((Date.now() - w.startedAt) / 1000),
+      pool: {
+        implementation: 'smarter-worker:async',
+        'max-concurrency': w.options.concurrency,
+        processes: [process.pid],
+        'max-tasks-per-child': 'N/A',
+        'put-guarded-by-semaphore': false,
+        timeouts: [0, 0],
+        writes: {},
+      },
+      broker: {
+        hostname: url.hostname,
+        userid: decodeURIComponent(url.username),
+        virtual_host: decodeURIComponent(url.pathname.slice(1)) || '/',
+        port: Number(url.port || 5672),
+        insist: false,
+        ssl: this.opts.brokerUrl.startsWith('amqps:'),
+        transport: 'amqp',
+        connect_timeout: 4,
+        transport_options: {},
+        login_method: 'PLAIN',
+        uri_prefix: null,
+        heartbeat: 120,
+        failover_strategy: 'round-robin',
+        alternates: [],
+      },
+      prefetch_count: w.options.prefetchMultiplier * w.options.concurrency,
+      rusage: {
+        utime: usage.userCPUTime / 1e6,
+        stime: usage.systemCPUTime / 1e6,
+        maxrss: usage.maxRSS,
+        minflt: usage.minorPageFault,
+        majflt: usage.majorPageFault,
+        nvcsw: usage.voluntaryContextSwitches,
+        nivcsw: usage.involuntaryContextSwitches,
+      },
+    };
+  }
+}

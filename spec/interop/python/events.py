@@ -1,0 +1,26 @@
+"""Captures Celery events for a few seconds with kombu's event receiver (what `celery events` and Flower use)."""
+import json
+import sys
+import threading
+
+from celery import Celery
+
+app = Celery(broker=sys.argv[1])
+seconds = float(sys.argv[2])
+seen = []
+
+
+def on_event(event):
+    seen.append(event)
+
+
+with app.connection() as conn:
+    recv = app.events.Receiver(conn, handlers={"*": on_event})
+    timer = threading.Timer(seconds, lambda: setattr(recv, "should_stop", True))
+    timer.start()
+    print("listening", flush=True)
+    try:
+        recv.capture(limit=None, timeout=seconds + 2, wakeup=True)
+    except Exception:  # noqa: BLE001 - the socket timeout that ends the capture
+        pass
+print(json.dumps(seen, default=str))
