@@ -20,6 +20,8 @@ import { Worker } from './worker/worker.js';
 import { LamportClock } from './control/clock.js';
 import { EventDispatcher, eventTopology } from './control/events.js';
 import { Pidbox } from './control/pidbox.js';
+import { TaskMetrics, fanOut, startHttp } from './control/http.js';
+import type { Server } from 'node:http';
 
 export type WorkerConfig = ValuesOf<WorkerSettings>;
 
@@ -49,14 +51,21 @@ export interface AppSpec<D> {
  * them; `shutdown`/`coldShutdown` announce worker-offline and stop them (the `Stoppable` of signals.ts).
  */
 export class WorkerApp<D> {
+  private http: Server | undefined;
+
   constructor(
     readonly worker: Worker<D>,
     readonly broker: Broker,
     readonly pidbox: Pidbox,
     readonly events: EventDispatcher,
+    readonly metrics: TaskMetrics,
+    private readonly httpPort: number,
+    private readonly logger: Logger,
   ) {}
 
   async start(): Promise<void> {
+    // Liveness answers from the start; readiness only once we consume.
+    if (this.httpPort > 0) this.http = startHttp(this.broker, this.worker, this.metrics, this.logger, { port: this.httpPort });
     await this.broker.connect();
     await this.broker.assertTopology(eventTopology);
     await this.worker.start();
@@ -69,14 +78,21 @@ export class WorkerApp<D> {
     await this.pidbox.stop();
   }
 
+  private closeHttp(): void {
+    this.http?.close();
+    this.http?.closeAllConnections();
+  }
+
   async shutdown(): Promise<void> {
     await this.quiesce();
     await this.worker.shutdown();
+    this.closeHttp();
   }
 
   async coldShutdown(): Promise<void> {
     await this.quiesce();
     await this.worker.coldShutdown();
+    this.closeHttp();
   }
 }
 
@@ -88,10 +104,12 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
     new AmqpBroker({ url: config.brokerUrl, logger, heartbeatSeconds: config.brokerHeartbeat, connectionName: nodeName });
   const backend = createBackend(config.resultBackend, broker, config.resultExpires);
   const clock = new LamportClock();
-  let workerRef: Worker<D> | undefined;
+  const metrics = new TaskMetrics();
+  // Heartbeats report the worker's counters; the worker is built next, with the dispatcher as its events.
+  const ref: { worker?: Worker<D> } = {};
   const events = new EventDispatcher(broker, nodeName, clock, logger, { taskEvents: config.taskEvents }, () => ({
-    active: workerRef?.active.size ?? 0,
-    processed: [...(workerRef?.processed.values() ?? [])].reduce((a, b) => a + b, 0),
+    active: ref.worker?.active.size ?? 0,
+    processed: [...(ref.worker?.processed.values() ?? [])].reduce((a, b) => a + b, 0),
   }));
   const registry = new Registry<D>([...(BUILTIN_TASKS as ReadonlyArray<AnyTask<D>>), ...spec.tasks]);
   const worker = new Worker<D>(
@@ -120,15 +138,15 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
         waitBudget: config.waitBudget,
       },
     },
-    spec.events ?? events,
+    spec.events ?? fanOut(events, metrics),
   );
-  workerRef = worker;
-  const pidbox = new Pidbox(broker, worker as Worker<unknown>, clock, events, logger, {
+  ref.worker = worker;
+  const pidbox = new Pidbox(broker, worker, clock, events, logger, {
     nodeName,
     conf: spec.conf ?? {},
     brokerUrl: config.brokerUrl,
     onShutdown: () => void app.shutdown().then(() => spec.onRemoteShutdown?.()),
   });
-  const app = new WorkerApp(worker, broker, pidbox, events);
+  const app = new WorkerApp(worker, broker, pidbox, events, metrics, config.httpPort, logger);
   return { worker, broker, registry, app };
 }

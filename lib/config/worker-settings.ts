@@ -181,6 +181,13 @@ export const WORKER_SETTINGS = {
     parse: parsers.optSeconds,
     doc: 'A run still going after this many seconds is reported (log line + metric) as waiting instead of working.',
   }),
+  httpPort: setting({
+    env: ['SMARTER_WORKER_HTTP_PORT'],
+    flag: { long: 'http-port' },
+    default: 0,
+    parse: parsers.int(0, 65_535),
+    doc: 'Port of /healthz, /readyz and /metrics (Prometheus); 0 turns the endpoint off.',
+  }),
   deadLetterSuffix: setting({
     env: ['SMARTER_WORKER_DEAD_LETTER_SUFFIX'],
     default: '.dead_letter',

@@ -39,7 +39,7 @@ export function pidboxTopology(nodeName: string): Topology {
 }
 
 type Reply = unknown;
-type Handler = (args: Record<string, unknown>) => Reply | Promise<Reply>;
+type Handler = (args: Record<string, unknown>) => unknown;
 
 const ok = (x: unknown) => ({ ok: x });
 const nok = (x: unknown) => ({ error: x });

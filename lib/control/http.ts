@@ -1,0 +1,123 @@
+/**
+ * The worker's HTTP endpoint, for Kubernetes probes and Prometheus (not Celery's; Celery has none):
+ *   /healthz  the process is alive and its event loop is not stalled (liveness)
+ *   /readyz   connected to the broker and consuming (readiness)
+ *   /metrics  Prometheus text format (prom-client)
+ */
+import http from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import client from 'prom-client';
+import type { Broker } from '../broker/broker.js';
+import { delayedStats } from '../broker/delayed-stats.js';
+import type { Logger } from '../logger.js';
+import type { TaskMessage } from '../protocol/types.js';
+import type { TaskEvents } from '../worker/events.js';
+import type { Worker } from '../worker/worker.js';
+
+/** Task outcomes and runtimes as Prometheus metrics; plugged in beside the Celery event dispatcher. */
+export class TaskMetrics implements TaskEvents {
+  readonly registry = new client.Registry();
+  private readonly tasks = new client.Counter({ name: 'smarter_worker_tasks_total', help: 'Tasks by name and outcome', labelNames: ['task', 'outcome'], registers: [this.registry] });
+  private readonly runtime = new client.Histogram({
+    name: 'smarter_worker_task_runtime_seconds',
+    help: 'Task run time',
+    labelNames: ['task'],
+    buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600],
+    registers: [this.registry],
+  });
+  private readonly poison = new client.Counter({ name: 'smarter_worker_poison_messages_total', help: 'Messages that never became a task (dead-lettered)', labelNames: ['queue'], registers: [this.registry] });
+  private readonly rejects = new client.Counter({ name: 'smarter_worker_rejected_total', help: 'Messages rejected, requeued or not', labelNames: ['requeue'], registers: [this.registry] });
+
+  received(): void {}
+  started(): void {}
+  succeeded(m: TaskMessage, _r: unknown, runtime: number): void {
+    this.tasks.inc({ task: m.task, outcome: 'success' });
+    this.runtime.observe({ task: m.task }, runtime);
+  }
+  failed(m: TaskMessage): void {
+    this.tasks.inc({ task: m.task, outcome: 'failure' });
+  }
+  retried(m: TaskMessage): void {
+    this.tasks.inc({ task: m.task, outcome: 'retry' });
+  }
+  rejected(_id: string, requeue: boolean): void {
+    this.rejects.inc({ requeue: String(requeue) });
+  }
+  revoked(): void {
+    this.tasks.inc({ task: 'unknown', outcome: 'revoked' });
+  }
+  poisoned(queue: string): void {
+    this.poison.inc({ queue });
+  }
+}
+
+/** Sends every task event to each of the sinks. */
+export function fanOut(...sinks: TaskEvents[]): TaskEvents {
+  return {
+    received: (m) => sinks.forEach((s) => s.received(m)),
+    started: (m) => sinks.forEach((s) => s.started(m)),
+    succeeded: (m, r, t) => sinks.forEach((s) => s.succeeded(m, r, t)),
+    failed: (m, e, tb) => sinks.forEach((s) => s.failed(m, e, tb)),
+    retried: (m, e, tb) => sinks.forEach((s) => s.retried(m, e, tb)),
+    rejected: (id, rq) => sinks.forEach((s) => s.rejected(id, rq)),
+    revoked: (id, how) => sinks.forEach((s) => s.revoked(id, how)),
+    poisoned: (q, r) => sinks.forEach((s) => s.poisoned(q, r)),
+  };
+}
+
+export interface HttpOptions {
+  port: number;
+  host?: string;
+  /** Event-loop delay above which /healthz fails. */
+  maxLoopDelayMs?: number;
+}
+
+export function startHttp(broker: Broker, worker: Worker<unknown>, metrics: TaskMetrics, logger: Logger, opts: HttpOptions): http.Server {
+  const loop = monitorEventLoopDelay({ resolution: 20 });
+  loop.enable();
+  const reg = metrics.registry;
+  client.collectDefaultMetrics({ register: reg, prefix: 'smarter_worker_' });
+  let reconnects = 0;
+  broker.on('disconnected', () => reconnects++);
+  const gauge = (name: string, help: string, get: () => number) =>
+    new client.Gauge({ name, help, registers: [reg], collect() { this.set(get()); } });
+  gauge('smarter_worker_in_flight', 'Tasks running now', () => worker.active.size);
+  gauge('smarter_worker_reserved', 'Tasks received and waiting for a slot', () => worker.reservedCount);
+  gauge('smarter_worker_eta_held', 'ETA messages held unacked until due', () => worker.heldCount);
+  gauge('smarter_worker_prefetch', 'Prefetch count per consumer', () => worker.options.prefetchMultiplier * worker.options.concurrency);
+  gauge('smarter_worker_broker_reconnects', 'Broker connections lost since start', () => reconnects);
+  gauge('smarter_worker_delay_offloaded', 'Far-ETA messages moved into the delay topology since start', () => worker.offloaded);
+  gauge('smarter_worker_event_loop_delay_seconds', 'Event-loop delay, p99 over the last interval', () => loop.percentile(99) / 1e9);
+  const overBudget = new client.Gauge({ name: 'smarter_worker_over_wait_budget', help: 'Runs reported as waiting past their budget', labelNames: ['task'], registers: [reg] });
+  const delayed = new client.Gauge({ name: 'smarter_worker_delayed_messages', help: 'Messages waiting in each delay level', labelNames: ['level'], registers: [reg] });
+
+  const server = http.createServer((req, res) => {
+    const send = (code: number, body: string, type = 'text/plain; charset=utf-8') => {
+      res.writeHead(code, { 'content-type': type });
+      res.end(body);
+    };
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/healthz') {
+      const delayMs = loop.max / 1e6;
+      loop.reset();
+      const stalled = delayMs > (opts.maxLoopDelayMs ?? 5000);
+      send(stalled ? 503 : 200, stalled ? `event loop stalled for ${Math.round(delayMs)} ms\n` : 'ok\n');
+    } else if (path === '/readyz') {
+      const ready = broker.connected && worker.state === 'RUNNING';
+      send(ready ? 200 : 503, ready ? 'ready\n' : `not ready: broker ${broker.connected ? 'connected' : 'disconnected'}, worker ${worker.state}\n`);
+    } else if (path === '/metrics') {
+      void (async () => {
+        for (const [task, n] of worker.overWaitBudget) overBudget.set({ task }, n);
+        if (broker.connected) {
+          for (const l of await delayedStats(broker).catch(() => [])) delayed.set({ level: String(l.level) }, l.messages);
+        }
+        send(200, await reg.metrics(), reg.contentType);
+      })().catch(() => send(500, 'metrics failed\n'));
+    } else {
+      send(404, 'not found\n');
+    }
+  });
+  server.listen(opts.port, opts.host ?? '0.0.0.0', () => logger.info(`health and metrics on :${opts.port} (/healthz, /readyz, /metrics)`));
+  server.on('close', () => loop.disable());
+  return server;
+}

@@ -1,0 +1,55 @@
+/** The health and metrics endpoint of a real worker: probes and Prometheus text. */
+import { execFile } from 'node:child_process';
+import net from 'node:net';
+import { promisify } from 'node:util';
+import { REDIS_URL, waitFor } from '../support/amqp.js';
+import { type Harness, startWorker } from '../support/harness.js';
+import { ResultReader } from '../support/results.js';
+
+const exec = promisify(execFile);
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+let h: Harness;
+let base: string;
+const results = new ResultReader();
+beforeAll(async () => {
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL, SMARTER_WORKER_HTTP_PORT: String(port) } });
+});
+afterAll(async () => {
+  await h.stop();
+  await results.close();
+});
+
+test('/healthz and /readyz answer 200 while the worker consumes', async () => {
+  expect((await fetch(`${base}/healthz`)).status).toBe(200);
+  const ready = await fetch(`${base}/readyz`);
+  expect(ready.status).toBe(200);
+});
+
+test('/metrics counts tasks by name and outcome, and shows in-flight, prefetch and delay levels', async () => {
+  await results.ready(await h.worker.publisher.apply('test.add', [1, 2], {}));
+  await results.ready(await h.worker.publisher.apply('test.fail', ['x'], {}));
+  const text = await (await fetch(`${base}/metrics`)).text();
+  expect(text).toMatch(/smarter_worker_tasks_total\{task="test.add",outcome="success"\} 1/);
+  expect(text).toMatch(/smarter_worker_tasks_total\{task="test.fail",outcome="failure"\} 1/);
+  expect(text).toMatch(/smarter_worker_in_flight 0/);
+  expect(text).toMatch(/smarter_worker_prefetch 16/);
+  expect(text).toMatch(/smarter_worker_delayed_messages\{level="0"\} \d+/);
+  expect(text).toMatch(/smarter_worker_task_runtime_seconds_count\{task="test.add"\} 1/);
+});
+
+test('/readyz says 503 while the broker connection is down, and 200 again after the reconnect', async () => {
+  await exec('rabbitmqctl', ['close_all_connections', 'readiness test']);
+  await waitFor(async () => (await fetch(`${base}/readyz`)).status === 503, 5000, 20);
+  await waitFor(async () => (await fetch(`${base}/readyz`)).status === 200, 20_000, 100);
+});
