@@ -16,7 +16,7 @@ describe("Celery 5.5's native delayed delivery topology", () => {
 
   test('28 levels, each parking 2^L s and dead-lettering to the next, as kombu declares them', () => {
     const t = delayTopology('quorum');
-    expect(t.queues).toHaveLength(28);
+    expect(t.queues.filter((q) => /^celery_delayed_\d+$/.test(q.name))).toHaveLength(28);
     const q5 = t.queues.find((q) => q.name === 'celery_delayed_5');
     expect(q5?.arguments).toEqual({
       'x-queue-type': 'quorum',
@@ -42,6 +42,12 @@ describe("Celery 5.5's native delayed delivery topology", () => {
     expect(delayEntryExchange(2 ** 28 - 1)).toBe('celery_delayed_27');
     // That level's queue binding matches the key, so nothing above it was needed.
     expect(delayRoutingKey(3600, 'q').split('.')[27 - 11]).toBe('1');
+  });
+
+  test('a zero-TTL sink takes a copy of every message leaving the topology, so none is ever unroutable', () => {
+    const t = delayTopology('quorum');
+    expect(t.queues).toContainEqual({ name: 'celery_delayed_delivery_sink', durable: true, arguments: { 'x-message-ttl': 0 } });
+    expect(t.bindings).toContainEqual({ destination: 'celery_delayed_delivery_sink', source: DELAY_DELIVERY_EXCHANGE, pattern: '#' });
   });
 
   test('a queue binding matches exactly 28 bit words then the queue name', () => {
