@@ -23,6 +23,7 @@ export type ErrorCode =
   | 'TASK_TIME_LIMIT'
   | 'TASK_REVOKED'
   | 'TASK_GAVE_UP'
+  | 'TASK_FAILED'
   | 'BROKER'
   | 'BACKEND';
 
@@ -47,6 +48,23 @@ export class WorkerError extends Error {
 
 export function hasCode(err: unknown, code: ErrorCode): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code;
+}
+
+/**
+ * A task failure that Python clients re-raise as a given Python class: `new PythonException('ValueError',
+ * 'builtins', 'bad domain')` makes `AsyncResult.get()` raise `ValueError('bad domain')`. A null module makes
+ * Python synthesise a class of that name.
+ */
+export class PythonException extends WorkerError implements PyExceptionIdentity {
+  readonly pyArgs: readonly unknown[];
+  constructor(
+    readonly pyType: string,
+    readonly pyModule: string | null,
+    message: string,
+  ) {
+    super('TASK_FAILED', message);
+    this.pyArgs = [message];
+  }
 }
 
 export class ConfigError extends WorkerError {

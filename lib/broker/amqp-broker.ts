@@ -15,7 +15,7 @@ import type { Logger } from '../logger.js';
 import type { PublishProperties } from '../protocol/encode.js';
 import { toAmqpTable } from './amqp-table.js';
 import type { Broker, BrokerEvents, Delivery, DeliveryHandler, QueueSpec, QueueStats } from './broker.js';
-import type { Topology } from './topology.js';
+import type { QueueDecl, Topology } from './topology.js';
 
 export interface AmqpBrokerOptions {
   url: string;
@@ -225,23 +225,31 @@ export class AmqpBroker implements Broker {
     }
   }
 
-  private async declareOn(model: ChannelModel, spec: QueueSpec): Promise<void> {
-    const { name } = spec;
-    const exists = await this.scratch(model, async (ch) => {
+  /** Counts of a queue by passive declare; null when it does not exist (the 404 closes only a scratch channel). */
+  private async statsOn(model: ChannelModel, name: string): Promise<QueueStats | null> {
+    return this.scratch(model, async (ch) => {
       try {
-        await ch.checkQueue(name);
-        return true;
+        const r = await ch.checkQueue(name);
+        return { messageCount: r.messageCount, consumerCount: r.consumerCount };
       } catch (err) {
-        if (amqpCode(err) === 404) return false;
+        if (amqpCode(err) === 404) return null;
         throw err;
       }
     });
-    if (!exists) {
-      // Celery's declaration: durable, not exclusive, not auto-delete; arguments only when configured.
-      await this.scratch(model, (ch) =>
-        ch.assertQueue(name, { durable: true, exclusive: false, autoDelete: false, arguments: spec.arguments ?? {} }),
-      );
-    }
+  }
+
+  /** Declares a queue only if it does not exist: an existing one may carry other arguments (quorum, priority). */
+  private async ensureQueueOn(model: ChannelModel, q: QueueDecl): Promise<void> {
+    if ((await this.statsOn(model, q.name)) !== null) return;
+    await this.scratch(model, (ch) =>
+      ch.assertQueue(q.name, { durable: q.durable, autoDelete: q.autoDelete ?? false, exclusive: q.exclusive ?? false, arguments: q.arguments ?? {} }),
+    );
+  }
+
+  private async declareOn(model: ChannelModel, spec: QueueSpec): Promise<void> {
+    const { name } = spec;
+    // Celery's declaration: durable, not exclusive, not auto-delete; arguments only when configured.
+    await this.ensureQueueOn(model, { name, durable: true, ...(spec.arguments ? { arguments: spec.arguments } : {}) });
     try {
       await this.scratch(model, async (ch) => {
         await ch.assertExchange(name, 'direct', { durable: true, autoDelete: false });
@@ -257,22 +265,7 @@ export class AmqpBroker implements Broker {
     await this.scratch(model, async (ch) => {
       for (const e of t.exchanges) await ch.assertExchange(e.name, e.type, { durable: e.durable, autoDelete: e.autoDelete ?? false });
     });
-    for (const q of t.queues) {
-      const exists = await this.scratch(model, async (ch) => {
-        try {
-          await ch.checkQueue(q.name);
-          return true;
-        } catch (err) {
-          if (amqpCode(err) === 404) return false;
-          throw err;
-        }
-      });
-      if (!exists) {
-        await this.scratch(model, (ch) =>
-          ch.assertQueue(q.name, { durable: q.durable, autoDelete: q.autoDelete ?? false, exclusive: q.exclusive ?? false, arguments: q.arguments ?? {} }),
-        );
-      }
-    }
+    for (const q of t.queues) await this.ensureQueueOn(model, q);
     await this.scratch(model, async (ch) => {
       for (const b of t.bindings) {
         if (b.toExchange) await ch.bindExchange(b.destination, b.source, b.pattern);
@@ -358,16 +351,9 @@ export class AmqpBroker implements Broker {
 
   async inspectQueue(queue: string): Promise<QueueStats | null> {
     const { model } = await this.ready();
-    return this.scratch(model, async (ch) => {
-      try {
-        const r = await ch.checkQueue(queue);
-        return { messageCount: r.messageCount, consumerCount: r.consumerCount };
-      } catch (err) {
-        if (amqpCode(err) === 404) return null;
-        throw err;
-      }
-    });
+    return this.statsOn(model, queue);
   }
+
 
   /** Runs topology declarations (delay exchanges, pidbox, events) on a scratch channel. */
   async withChannel<T>(fn: (ch: Channel) => Promise<T>): Promise<T> {

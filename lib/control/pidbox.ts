@@ -49,6 +49,30 @@ function globMatch(pattern: string, text: string): boolean {
   return re.test(text);
 }
 
+/** A consumed queue as `inspect active_queues` shows it (kombu `Queue.as_dict(recurse=True)`, golden 13). */
+export function activeQueueInfo(name: string) {
+  return {
+    name,
+    exchange: { name, type: 'direct', arguments: null, durable: true, passive: false, auto_delete: false, delivery_mode: null, no_declare: false },
+    routing_key: name,
+    queue_arguments: null,
+    binding_arguments: null,
+    consumer_arguments: null,
+    durable: true,
+    exclusive: false,
+    auto_delete: false,
+    no_ack: false,
+    alias: null,
+    bindings: [],
+    no_declare: null,
+    expires: null,
+    message_ttl: null,
+    max_length: null,
+    max_length_bytes: null,
+    max_priority: null,
+  };
+}
+
 export interface PidboxOptions {
   nodeName: string;
   /** The resolved configuration, secrets already redacted, for `inspect conf`. */
@@ -149,29 +173,6 @@ export class Pidbox {
     };
   }
 
-  private queueInfo(name: string) {
-    return {
-      name,
-      exchange: { name, type: 'direct', arguments: null, durable: true, passive: false, auto_delete: false, delivery_mode: null, no_declare: false },
-      routing_key: name,
-      queue_arguments: null,
-      binding_arguments: null,
-      consumer_arguments: null,
-      durable: true,
-      exclusive: false,
-      auto_delete: false,
-      no_ack: false,
-      alias: null,
-      bindings: [],
-      no_declare: null,
-      expires: null,
-      message_ttl: null,
-      max_length: null,
-      max_length_bytes: null,
-      max_priority: null,
-    };
-  }
-
   private commands(): Record<string, Handler> {
     const w = this.worker;
     const ids = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeof v === 'string' ? [v] : []);
@@ -188,7 +189,7 @@ export class Pidbox {
       reserved: () => w.reservedMessages().map((m) => this.info(m)),
       scheduled: () => w.heldMessages().map((m) => ({ eta: m.eta?.iso ?? null, priority: 6, request: this.info(m) })),
       revoked: () => [...w.revoked.keys()],
-      active_queues: () => w.options.queues.map((q) => this.queueInfo(q)),
+      active_queues: () => w.options.queues.map((q) => activeQueueInfo(q)),
       stats: () => this.stats(),
       conf: () => this.opts.conf,
       report: () => ok(`software -> ${'smarter-worker'} node ${process.version} ${os.type()} ${os.release()}\nnode: ${this.opts.nodeName}\n`),

@@ -2,29 +2,9 @@
  * Celery's built-in tasks that producers and Beat may send to any worker (celery/app/builtins.py).
  */
 import { z } from 'zod';
-import { WorkerError } from '../errors.js';
+import { PythonException } from '../errors.js';
 import type { Signature } from '../protocol/types.js';
 import { ANY_QUEUE, defineTask, type AnyTask } from './define-task.js';
-
-class NotImplementedInCelery extends WorkerError {
-  readonly pyType = 'NotImplementedError';
-  readonly pyModule = 'builtins';
-  readonly pyArgs: readonly unknown[];
-  constructor(message: string) {
-    super('TASK_DEFINITION_INVALID', message);
-    this.pyArgs = [message];
-  }
-}
-
-class ChordError extends WorkerError {
-  readonly pyType = 'ChordError';
-  readonly pyModule = 'celery.exceptions';
-  readonly pyArgs: readonly unknown[];
-  constructor(message: string) {
-    super('TASK_DEFINITION_INVALID', message);
-    this.pyArgs = [message];
-  }
-}
 
 const signatureSchema = z.custom<Signature>((v) => typeof v === 'object' && v !== null && typeof (v as { task?: unknown }).task === 'string', {
   message: 'expected a signature object',
@@ -46,7 +26,7 @@ export const chain = defineTask({
   varArgs: true,
   params: z.object({ args: z.array(z.unknown()) }).passthrough(),
   run: () => {
-    throw new NotImplementedInCelery('chain is not a real task');
+    throw new PythonException('NotImplementedError', 'builtins', 'chain is not a real task');
   },
 });
 
@@ -103,7 +83,7 @@ export const chordUnlock = defineTask({
       return ctx.retry({ countdown: interval ?? 1, maxRetries: null });
     }
     const failed = metas.findIndex((m) => m?.status !== 'SUCCESS');
-    if (failed >= 0) throw new ChordError(`Dependency ${ids[failed]} raised ${JSON.stringify(metas[failed]?.result)}`);
+    if (failed >= 0) throw new PythonException('ChordError', 'celery.exceptions', `Dependency ${ids[failed]} raised ${JSON.stringify(metas[failed]?.result)}`);
     ctx.logger.info(`chord ${group_id} complete; applying its body`);
     return ctx.applySignature(callback, [metas.map((m) => m?.result)]);
   },

@@ -2,16 +2,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { Redis } from 'ioredis';
-import { WorkerError, isGaveUp } from '../../lib/errors.js';
+import { PythonException, isGaveUp } from '../../lib/errors.js';
 import { defineTask } from '../../lib/registry/define-task.js';
 
-export class PyValueError extends WorkerError {
-  readonly pyType = 'ValueError';
-  readonly pyModule = 'builtins';
-  readonly pyArgs: readonly unknown[];
+export class PyValueError extends PythonException {
   constructor(message: string) {
-    super('TASK_DEFINITION_INVALID', message);
-    this.pyArgs = [message];
+    super('ValueError', 'builtins', message);
   }
 }
 

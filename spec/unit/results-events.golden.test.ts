@@ -1,0 +1,88 @@
+/** What we store, reply and emit, against the golden Celery 5.6 fixtures. */
+import { exceptionInfo, kvMeta, rpcBody } from '../../lib/backend/meta.js';
+import type { Broker } from '../../lib/broker/broker.js';
+import { LamportClock } from '../../lib/control/clock.js';
+import { EventDispatcher } from '../../lib/control/events.js';
+import { activeQueueInfo, pidboxTopology } from '../../lib/control/pidbox.js';
+import {
+  MaxRetriesExceededError,
+  NotRegisteredError,
+  SoftTimeLimitExceededError,
+  TaskRevokedError,
+  TimeLimitExceededError,
+} from '../../lib/errors.js';
+import { nullLogger } from '../../lib/logger.js';
+import type { PublishProperties } from '../../lib/protocol/encode.js';
+import { parseKombuJson, stringifyKombuJson } from '../../lib/protocol/json.js';
+import type { TaskMessage } from '../../lib/protocol/types.js';
+import { loadFixture } from '../support/fixtures.js';
+
+const body = (name: string) => parseKombuJson(loadFixture(name).body_text ?? '') as Record<string, unknown>;
+
+test('redis SUCCESS meta: same keys in the same order, date_done an aware ISO time', () => {
+  const golden = body('result-kv-success.json');
+  const ours = kvMeta({ taskId: 'aaaaaaaa-0000-0000-0000-000000000001', state: 'SUCCESS', result: 5, traceback: null, children: [] });
+  expect(Object.keys(ours)).toEqual(Object.keys(golden));
+  expect({ ...ours, date_done: 'x' }).toEqual({ ...golden, date_done: 'x' });
+  expect(ours.date_done).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?\+00:00$/);
+});
+
+test('redis STARTED meta is byte-identical', () => {
+  const text = loadFixture('result-kv-started.json').body_text;
+  expect(stringifyKombuJson(kvMeta({ taskId: 's1', state: 'STARTED', result: { pid: 123, hostname: 'celery@h' }, traceback: null, children: null }))).toBe(text);
+});
+
+test('redis FAILURE meta carries the exception dict Python re-raises', () => {
+  const golden = body('result-kv-failure.json');
+  const err = Object.assign(new Error('missing'), { name: 'KeyError' });
+  const ours = kvMeta({ taskId: 'aaaaaaaa-0000-0000-0000-000000000003', state: 'FAILURE', result: { exc_type: 'KeyError', exc_message: ['missing'], exc_module: 'builtins' }, traceback: 't', children: [] });
+  expect(Object.keys(ours)).toEqual(Object.keys(golden));
+  expect(ours.result).toEqual(golden.result);
+  expect(exceptionInfo(err)).toEqual({ exc_type: 'KeyError', exc_message: ['missing'], exc_module: null });
+});
+
+test('rpc SUCCESS body is byte-identical (released Celery: no date_done)', () => {
+  const text = loadFixture('result-rpc-success.json').body_text;
+  expect(stringifyKombuJson(rpcBody({ taskId: 'aaaaaaaa-0000-0000-0000-000000000001', state: 'SUCCESS', result: 5, traceback: null, children: [] }))).toBe(text);
+});
+
+test('the exception dicts match prepare_exception for every golden case', () => {
+  const cases = loadFixture('exception-dicts.json').cases as Array<{ case: string; exception: unknown }>;
+  const ours: Record<string, unknown> = {
+    'hard time limit': exceptionInfo(new TimeLimitExceededError(300)),
+    'soft time limit (uncaught)': exceptionInfo(new SoftTimeLimitExceededError(1)),
+    revoked: exceptionInfo(new TaskRevokedError('revoked')),
+    'unknown task': exceptionInfo(new NotRegisteredError('proj.tasks.nope')),
+    'max retries': exceptionInfo(new MaxRetriesExceededError("Can't retry proj.tasks.flaky[id] args:(1,) kwargs:{}")),
+  };
+  for (const c of cases.filter((x) => x.case in ours)) expect(ours[c.case]).toEqual(c.exception);
+  expect(Object.keys(ours).length).toBe(5);
+});
+
+test('the pidbox queue is declared as Celery declares it', () => {
+  const d = loadFixture('pidbox-queue-declare.json').declaration as {
+    exchange: { name: string; type: string; durable: boolean };
+    queue: { durable: boolean; auto_delete: boolean; arguments: Record<string, number> };
+  };
+  const t = pidboxTopology('celery@h');
+  expect(t.exchanges[0]).toMatchObject({ name: d.exchange.name, type: d.exchange.type, durable: d.exchange.durable });
+  expect(t.queues[0]).toEqual({ name: 'celery@h.celery.pidbox', durable: d.queue.durable, autoDelete: d.queue.auto_delete, arguments: d.queue.arguments });
+});
+
+test('an active_queues item is the golden one', () => {
+  expect(activeQueueInfo('celery')).toEqual(body('pidbox-active-queues-item.json'));
+});
+
+test('a task-received event has the golden keys in the golden order, on celeryev with the hostname header', () => {
+  const sent: Array<{ exchange: string; key: string; body: Buffer; p: PublishProperties }> = [];
+  const broker = { publish: async (exchange: string, key: string, b: Buffer, p: PublishProperties) => void sent.push({ exchange, key, body: b, p }) } as unknown as Broker;
+  const events = new EventDispatcher(broker, 'celery@workerhost', new LamportClock(), nullLogger(), { taskEvents: true }, () => ({ active: 0, processed: 0 }));
+  const msg = { id: 't1', task: 'proj.tasks.add', argsrepr: '(2, 2)', kwargsrepr: '{}', rootId: 't1', parentId: null, retries: 0, eta: null, expires: null } as unknown as TaskMessage;
+  events.received(msg);
+  const golden = loadFixture('event-task-received.json');
+  const ours = parseKombuJson(sent[0]?.body.toString() ?? '') as Record<string, unknown>;
+  const want = parseKombuJson(golden.body_text ?? '') as Record<string, unknown>;
+  expect(Object.keys(ours)).toEqual(Object.keys(want));
+  expect({ ...ours, pid: 0, timestamp: 0, utcoffset: 0 }).toEqual({ ...want, pid: 0, timestamp: 0, utcoffset: 0 });
+  expect(sent[0]).toMatchObject({ exchange: 'celeryev', key: golden.routing_key, p: { headers: golden.headers, deliveryMode: 1 } });
+});
