@@ -199,6 +199,7 @@ export class AmqpBroker implements Broker {
   }
 
   private async ready(): Promise<{ model: ChannelModel; consumeCh: Channel; publishCh: ConfirmChannel }> {
+    if (this.closing) throw new BrokerError('broker connection closed');
     if (!this.connected) {
       const timeoutMs = this.opts.publishTimeoutMs ?? 30_000;
       await new Promise<void>((resolve, reject) => {
@@ -208,6 +209,7 @@ export class AmqpBroker implements Broker {
           resolve();
         });
       });
+      if (this.closing) throw new BrokerError('broker connection closed');
     }
     const { model, consumeCh, publishCh } = this;
     if (!model || !consumeCh || !publishCh) throw new BrokerError('broker connection lost');
@@ -368,6 +370,10 @@ export class AmqpBroker implements Broker {
     const model = this.model;
     this.connected = false;
     this.model = undefined;
+    // Publishes waiting for a connection fail now instead of holding the process open until they time out.
+    const waiters = this.readyWaiters;
+    this.readyWaiters = [];
+    for (const w of waiters) w();
     if (model) await model.close().catch(() => undefined);
   }
 }

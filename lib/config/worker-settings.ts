@@ -181,6 +181,13 @@ export const WORKER_SETTINGS = {
     parse: parsers.optSeconds,
     doc: 'A run still going after this many seconds is reported (log line + metric) as waiting instead of working.',
   }),
+  stateDb: setting({
+    env: ['CELERY_WORKER_STATE_DB'],
+    flag: { long: 'statedb' },
+    default: '',
+    parse: parsers.string,
+    doc: 'File that keeps revoked task ids across restarts (Celery `--statedb`); empty keeps them in memory only.',
+  }),
   httpPort: setting({
     env: ['SMARTER_WORKER_HTTP_PORT'],
     flag: { long: 'http-port' },

@@ -213,6 +213,18 @@ export class Pidbox {
         this.events.taskEvents = false;
         return ok('task events disabled');
       },
+      rate_limit: (a) => {
+        const rate = typeof a.rate_limit === 'string' || typeof a.rate_limit === 'number' ? String(a.rate_limit) : null;
+        try {
+          return w.setRateLimit(String(a.task_name), rate) ? ok('new rate limit set successfully') : nok('unknown task');
+        } catch (err) {
+          return nok(coerceError(err).message);
+        }
+      },
+      time_limit: (a) => {
+        const num = (v: unknown) => (typeof v === 'number' ? v : null);
+        return w.setTimeLimits(String(a.task_name), num(a.soft), num(a.hard)) ? ok('time limits set successfully') : nok('unknown task');
+      },
       add_consumer: async (a) => {
         if (typeof a.queue !== 'string' || a.queue === '') return nok('add_consumer needs a queue');
         await w.addConsumer(a.queue);

@@ -33,6 +33,8 @@ export interface TaskOptions {
   timeLimit?: number;
   /** Soft limit in seconds: the task's AbortSignal fires with SoftTimeLimitExceeded. */
   softTimeLimit?: number;
+  /** Celery `rate_limit`: "N/s", "N/m" or "N/h", per worker. */
+  rateLimit?: string;
   retry?: RetryPolicy;
   /** For tasks that wait on the outside world by rescheduling themselves with `ctx.checkAgain` (ADR-030). */
   checks?: CheckPolicy;

@@ -20,6 +20,8 @@ import { type AckPolicy, type Outcome, decide } from './decide.js';
 import { noEvents, type TaskEvents } from './events.js';
 import { TaskPublisher } from './publisher.js';
 import { type ActiveRun, type RunDefaults, runTask } from './run-task.js';
+import { TokenBucket, parseRate } from './rate-limit.js';
+import { loadRevoked, saveRevoked } from './state-db.js';
 
 export type WorkerState = 'INITIALIZED' | 'STARTING' | 'RUNNING' | 'DRAINING' | 'STOPPED';
 
@@ -35,6 +37,8 @@ export interface WorkerOptions {
   shutdownGraceMs: number;
   /** ETAs further away than `holdMaxMs` are parked in the broker's delay topology; null = hold them all. */
   delayedDelivery: { queueType: DelayQueueType; holdMaxMs: number } | null;
+  /** File that keeps revoked ids across restarts; null keeps them in memory. */
+  stateDb: string | null;
 }
 
 interface Job {
@@ -50,6 +54,7 @@ export class Worker<D = unknown> {
   private readonly reserved: Job[] = [];
   private readonly held = new Map<string, { timer: NodeJS.Timeout; job: Job }>();
   private readonly deadLetterDeclared = new Set<string>();
+  private readonly buckets = new Map<string, TokenBucket>();
   private shutdownPromise: Promise<void> | undefined;
   private idleWaiters: Array<() => void> = [];
   readonly revoked = new Map<string, number>();
@@ -87,6 +92,38 @@ export class Worker<D = unknown> {
     this.stateValue = next;
   }
 
+  /** Ms until the task's rate limit lets it run (0 = now); takes the token when it does. */
+  private rateWait(task: AnyTask<unknown>): number {
+    if (!task.rateLimit) return 0;
+    let bucket = this.buckets.get(task.name);
+    if (!bucket) {
+      const perSecond = parseRate(task.rateLimit);
+      if (perSecond <= 0) return 0;
+      bucket = new TokenBucket(perSecond);
+      this.buckets.set(task.name, bucket);
+    }
+    return bucket.take();
+  }
+
+  /** Celery's `rate_limit` command: a new limit for a task, buckets reset. Throws for a bad rate string. */
+  setRateLimit(taskName: string, rate: string | null): boolean {
+    const task = this.registry.find(taskName);
+    if (!task) return false;
+    if (rate) parseRate(rate);
+    task.rateLimit = rate ?? undefined;
+    this.buckets.delete(taskName);
+    return true;
+  }
+
+  /** Celery's `time_limit` command: new task-level limits, in seconds. */
+  setTimeLimits(taskName: string, soft: number | null, hard: number | null): boolean {
+    const task = this.registry.find(taskName);
+    if (!task) return false;
+    task.softTimeLimit = soft ?? undefined;
+    task.timeLimit = hard ?? undefined;
+    return true;
+  }
+
   registeredNames(): string[] {
     return this.registry.names();
   }
@@ -114,6 +151,7 @@ export class Worker<D = unknown> {
       if (oldest === undefined) break;
       this.revoked.delete(oldest);
     }
+    this.persistRevoked();
     const running: string[] = [];
     for (const run of this.active.values()) {
       if (!ids.includes(run.msg.id)) continue;
@@ -121,6 +159,15 @@ export class Worker<D = unknown> {
       if (terminate) run.controller.abort(new TaskRevokedError('terminated'));
     }
     return running;
+  }
+
+  private persistRevoked(): void {
+    if (!this.options.stateDb) return;
+    try {
+      saveRevoked(this.options.stateDb, this.revoked);
+    } catch (err) {
+      this.logger.error(`could not write the state file ${this.options.stateDb}`, { error: coerceError(err).message });
+    }
   }
 
   /** Celery's `add_consumer`: consume one more queue from now on. */
@@ -148,6 +195,7 @@ export class Worker<D = unknown> {
 
   async start(): Promise<void> {
     this.state = 'STARTING';
+    if (this.options.stateDb) for (const [id, t] of loadRevoked(this.options.stateDb)) this.revoked.set(id, t);
     await this.broker.setPrefetch(Math.min(this.options.prefetchMultiplier * this.options.concurrency, 65_535));
     if (this.options.delayedDelivery) await this.broker.assertTopology(delayTopology(this.options.delayedDelivery.queueType));
     for (const queue of this.options.queues) {
@@ -280,6 +328,11 @@ export class Worker<D = unknown> {
       if (!job) break;
       if (this.isRevokedOrExpired(job.msg)) {
         void this.revoke(job);
+        continue;
+      }
+      const waitMs = this.rateWait(job.task);
+      if (waitMs > 0) {
+        this.hold(job, waitMs);
         continue;
       }
       void this.execute(job);
@@ -441,6 +494,7 @@ export class Worker<D = unknown> {
       this.logger.warn(`shutdown grace of ${graceMs} ms is over; cancelling ${this.active.size} running task(s)`);
       await this.cancelActive();
     }
+    this.persistRevoked();
     await this.backend.close().catch(() => undefined);
     await this.broker.close().catch(() => undefined);
     this.state = 'STOPPED';

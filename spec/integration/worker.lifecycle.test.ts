@@ -65,7 +65,7 @@ test.each([
     expect(h.worker.active.size).toBe(2);
     expect(h.worker.reservedCount).toBe(reserved);
   } finally {
-    await h.worker.coldShutdown();
+    await h.app.coldShutdown();
     await deleteQueues([h.queue]);
   }
 });

@@ -101,3 +101,34 @@ test('celery status lists our worker, and no longer does after it shut down', as
   const after = await celery('status').catch((err: { stdout?: string }) => err.stdout ?? '');
   expect(after).not.toContain(otherNode);
 });
+
+test('celery control rate_limit and time_limit change a task at run time', async () => {
+  expect(await celery('control', 'rate_limit', 'test.add', '2/s', '-d', node)).toContain('new rate limit set successfully');
+  const t0 = Date.now();
+  const ids = await Promise.all([1, 2, 3].map((i) => h.worker.publisher.apply('test.add', [i, i], {})));
+  for (const id of ids) await results.ready(id);
+  const last = Math.max(...(await Promise.all(ids.map(async (id) => Date.parse(String((await results.ready(id)).date_done))))));
+  expect(last - t0).toBeGreaterThanOrEqual(900);
+  expect(await celery('control', 'rate_limit', 'test.nope', '1/s', '-d', node)).toContain('unknown task');
+
+  expect(await celery('control', 'time_limit', 'test.sleep', '0.3', '10', '-d', node)).toContain('time limits set successfully');
+  const slow = await h.worker.publisher.apply('test.sleep', [3], {});
+  expect((await results.ready(slow)).result).toMatchObject({ exc_type: 'SoftTimeLimitExceeded' });
+});
+
+test('with a state file, revoked ids survive a restart: the revoked task is discarded by the next worker', async () => {
+  const stateDb = `/tmp/smarter-worker-test-${randomUUID()}.state`;
+  const first = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL, CELERY_WORKER_STATE_DB: stateDb } });
+  const id = randomUUID();
+  await celery('control', 'revoke', id, '-d', first.worker.options.nodeName);
+  await waitFor(() => first.worker.revoked.has(id), 5000);
+  const queue = first.queue;
+  await first.app.shutdown();
+  const second = await startWorker({ queue, env: { CELERY_RESULT_BACKEND: REDIS_URL, CELERY_WORKER_STATE_DB: stateDb } });
+  try {
+    await second.worker.publisher.apply('test.add', [1, 1], {}, { taskId: id });
+    expect(await results.ready(id)).toMatchObject({ status: 'REVOKED', result: { exc_message: ['revoked'] } });
+  } finally {
+    await second.stop();
+  }
+});

@@ -25,7 +25,7 @@ test('a Python Celery worker consumes a retry message our worker published', asy
     });
     const retry = await waitForRetry(results, id);
     expect(retry.status).toBe('RETRY');
-    await h.worker.shutdown(1000);
+    await h.app.shutdown();
 
     py = spawn(PYTHON, ['-m', 'celery', '-A', 'pyworker', 'worker', '-Q', h.queue, '--pool', 'solo', '-l', 'warning'], {
       cwd: 'spec/interop/python',
