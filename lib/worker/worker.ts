@@ -143,14 +143,7 @@ export class Worker<D = unknown> {
    * with `terminate`, abort running ones now. Returns the ids that were running.
    */
   revokeTasks(ids: readonly string[], terminate: boolean): string[] {
-    const now = Date.now();
-    for (const id of ids) this.revoked.set(id, now);
-    // Celery keeps 50,000 revoked ids (CELERY_WORKER_REVOKES_MAX); the oldest go first.
-    while (this.revoked.size > 50_000) {
-      const oldest = this.revoked.keys().next().value;
-      if (oldest === undefined) break;
-      this.revoked.delete(oldest);
-    }
+    for (const id of ids) this.rememberRevoked(id);
     this.persistRevoked();
     const running: string[] = [];
     for (const run of this.active.values()) {
@@ -159,6 +152,17 @@ export class Worker<D = unknown> {
       if (terminate) run.controller.abort(new TaskRevokedError('terminated'));
     }
     return running;
+  }
+
+  /** Adds to the revoked set, which keeps 50,000 ids as Celery's does (CELERY_WORKER_REVOKES_MAX); the oldest go first. */
+  private rememberRevoked(id: string): void {
+    this.revoked.delete(id);
+    this.revoked.set(id, Date.now());
+    while (this.revoked.size > 50_000) {
+      const oldest = this.revoked.keys().next().value;
+      if (oldest === undefined) break;
+      this.revoked.delete(oldest);
+    }
   }
 
   private persistRevoked(): void {
@@ -250,7 +254,7 @@ export class Worker<D = unknown> {
     this.events.received(msg);
     const job: Job = { delivery, msg, task: task };
     const delayMs = msg.eta ? msg.eta.epochMs - Date.now() : 0;
-    if (this.options.delayedDelivery && delayMs > this.options.delayedDelivery.holdMaxMs) await this.offload(delivery, msg, delayMs);
+    if (this.options.delayedDelivery && delayMs > this.options.delayedDelivery.holdMaxMs) await this.offload(job, delayMs);
     else if (delayMs > 0) this.hold(job, delayMs);
     else this.enqueue(job);
   }
@@ -260,13 +264,14 @@ export class Worker<D = unknown> {
    * only then is acked. Held unacked instead, it would take a prefetch slot, and RabbitMQ's
    * consumer_timeout (30 min by default) would close the channel (Celery issue #6760).
    */
-  private async offload(delivery: Delivery, msg: TaskMessage, delayMs: number): Promise<void> {
+  private async offload(job: Job, delayMs: number): Promise<void> {
+    const { delivery, msg } = job;
     try {
       const seconds = Math.ceil(delayMs / 1000);
       await this.republish(delivery, delayEntryExchange(seconds), {}, delayRoutingKey(seconds, delivery.queue));
     } catch (err) {
       this.logger.warn(`could not park ${msg.task}[${msg.id}] in the delay topology; holding it`, { error: coerceError(err).message });
-      this.hold({ delivery, msg, task: this.registry.get(msg.task) }, delayMs);
+      this.hold(job, delayMs);
       return;
     }
     this.offloaded++;
@@ -296,7 +301,7 @@ export class Worker<D = unknown> {
     const expired = !this.revoked.has(msg.id);
     const reason = expired ? 'expired' : 'revoked';
     this.logger.info(`discarding ${reason} task ${msg.task}[${msg.id}]`, { task: msg.task, id: msg.id, queue: delivery.queue });
-    if (expired) this.revoked.set(msg.id, Date.now());
+    if (expired) this.rememberRevoked(msg.id);
     await this.storeQuietly(msg, { state: 'REVOKED', result: exceptionInfo(new TaskRevokedError(reason)), traceback: null });
     this.events.revoked(msg.id, { expired, terminated: false, signum: null });
     await this.settle(delivery, { kind: 'revoked' }, reason);
