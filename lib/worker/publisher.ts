@@ -42,6 +42,13 @@ function optString(v: unknown): string | undefined {
   return typeof v === 'string' && v.length > 0 ? v : undefined;
 }
 
+/** An eta or expires option: an instant (Date, or ISO text as in a signature) or seconds from `nowMs`. */
+function instant(nowMs: number, at: Date | string | undefined, inSeconds: number | undefined): PyDateTime | null {
+  if (at instanceof Date) return PyDateTime.fromEpochMs(at.getTime());
+  if (at) return new PyDateTime(at);
+  return inSeconds !== undefined ? PyDateTime.fromEpochMs(nowMs + inSeconds * 1000) : null;
+}
+
 export class TaskPublisher {
   private readonly declared = new Set<string>();
   private readonly now: () => number;
@@ -95,16 +102,14 @@ export class TaskPublisher {
   async apply(name: string, args: unknown[], kwargs: Record<string, unknown>, o: ApplyOptions = {}, parent?: TaskMessage): Promise<string> {
     const id = o.taskId ?? randomUUID();
     const now = this.now();
-    const etaMs = o.eta ? o.eta.getTime() : o.countdown !== undefined ? now + o.countdown * 1000 : undefined;
-    const expiresMs = o.expires instanceof Date ? o.expires.getTime() : o.expires !== undefined ? now + o.expires * 1000 : undefined;
     await this.send(
       {
         id,
         task: name,
         args,
         kwargs,
-        eta: etaMs !== undefined ? PyDateTime.fromEpochMs(etaMs) : null,
-        expires: expiresMs !== undefined ? PyDateTime.fromEpochMs(expiresMs) : null,
+        eta: instant(now, o.eta, o.countdown),
+        expires: o.expires instanceof Date ? instant(now, o.expires, undefined) : instant(now, undefined, o.expires),
         timelimit: [o.timeLimit ?? null, o.softTimeLimit ?? null],
         rootId: parent ? (parent.rootId ?? parent.id) : id,
         parentId: parent ? parent.id : null,
@@ -135,18 +140,14 @@ export class TaskPublisher {
     const id = optString(o.task_id) ?? randomUUID();
     const args = sig.immutable ? sig.args : [...partialArgs, ...sig.args];
     const now = this.now();
-    const countdown = optNumber(o.countdown);
-    const etaText = optString(o.eta);
-    const expiresText = optString(o.expires);
-    const expiresNum = optNumber(o.expires);
     await this.send(
       {
         id,
         task: sig.task,
         args,
         kwargs: sig.kwargs,
-        eta: etaText ? new PyDateTime(etaText) : countdown !== undefined ? PyDateTime.fromEpochMs(now + countdown * 1000) : null,
-        expires: expiresText ? new PyDateTime(expiresText) : expiresNum !== undefined ? PyDateTime.fromEpochMs(now + expiresNum * 1000) : null,
+        eta: instant(now, optString(o.eta), optNumber(o.countdown)),
+        expires: instant(now, optString(o.expires), optNumber(o.expires)),
         timelimit: [optNumber(o.time_limit) ?? null, optNumber(o.soft_time_limit) ?? null],
         rootId: optString(o.root_id) ?? (parent ? (parent.rootId ?? parent.id) : id),
         parentId: optString(o.parent_id) ?? parent?.id ?? null,
