@@ -1,15 +1,32 @@
 /**
  * Celery's redis result backend: `celery-task-meta-<id>` written with SETEX (result_expires) and PUBLISHed
  * on a channel of the same name, which is what `AsyncResult.get()` waits on. A stored SUCCESS is never
- * overwritten (Celery's guard against a redelivered duplicate).
+ * overwritten (Celery's guard against a redelivered duplicate), nor a final state by a non-final one.
  */
 import { Redis } from 'ioredis';
 import { BackendError } from '../errors.js';
 import { parseKombuJson, stringifyKombuJson } from '../protocol/json.js';
 import type { ResultBackend } from './backend.js';
-import { kvMeta, type StoredResult } from './meta.js';
+import { READY_STATES, type StoredResult, kvMeta } from './meta.js';
 
 export const META_PREFIX = 'celery-task-meta-';
+
+/**
+ * Check and write in one atomic step (a Lua script), so that concurrent stores of one task cannot interleave.
+ * Celery never overwrites SUCCESS; we also never let a non-final state (RETRY, STARTED) replace a final one
+ * (FAILURE, REVOKED): a retry with countdown 0 can fail for good before the run that sent it has stored its
+ * RETRY, and that stale RETRY would hide the outcome. ARGV: value, expiry seconds (0 = none), 1 if final.
+ */
+const STORE_SCRIPT = `
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local st = string.match(cur, '"status":%s*"(%u+)"')
+  if st == 'SUCCESS' then return 0 end
+  if (st == 'FAILURE' or st == 'REVOKED') and ARGV[3] == '0' then return 0 end
+end
+if tonumber(ARGV[2]) > 0 then redis.call('SETEX', KEYS[1], ARGV[2], ARGV[1]) else redis.call('SET', KEYS[1], ARGV[1]) end
+redis.call('PUBLISH', KEYS[1], ARGV[1])
+return 1`;
 
 export class RedisBackend implements ResultBackend {
   readonly kind = 'redis';
@@ -26,17 +43,8 @@ export class RedisBackend implements ResultBackend {
   async store(result: StoredResult): Promise<void> {
     const key = META_PREFIX + result.taskId;
     try {
-      const existing = await this.redis.get(key);
-      if (existing !== null && existing.includes('"SUCCESS"')) {
-        const parsed = parseKombuJson(existing) as { status?: unknown };
-        if (parsed.status === 'SUCCESS') return;
-      }
       const value = stringifyKombuJson(kvMeta(result));
-      const tx = this.redis.multi();
-      if (this.expiresSeconds) tx.setex(key, this.expiresSeconds, value);
-      else tx.set(key, value);
-      tx.publish(key, value);
-      await tx.exec();
+      await this.redis.eval(STORE_SCRIPT, 1, key, value, String(this.expiresSeconds ?? 0), READY_STATES.has(result.state) ? '1' : '0');
     } catch (err) {
       throw new BackendError(`cannot store the result of ${result.taskId} in redis`, { cause: err });
     }
