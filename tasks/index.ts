@@ -3,7 +3,52 @@
  * and the test suite verify that every Beat entry names the queue its task declares.
  */
 import type { AnyTask } from '../lib/registry/define-task.js';
+import type { SmarterDeps, TaskEnv } from './deps.js';
+import { aggregatePromptHistory } from './operational/aggregate-prompt-history.js';
+import { aggregateRecords } from './operational/aggregate-records.js';
+import { chargeLlmhostComputes } from './operational/charge-llmhost-computes.js';
+import { createCharge } from './operational/create-charge.js';
+import { createPrompt } from './operational/create-prompt.js';
+import { evaluateBudgetConstraints } from './operational/evaluate-budget-constraints.js';
+import { createLlmclientRequest } from './operational/llmclient-request.js';
+import { createPluginCharge } from './operational/plugin-charge.js';
+import { createPluginSelectorHistory } from './operational/plugin-selector-history.js';
+import { createPromptHistory } from './operational/prompt-history.js';
+import { createPromptPluginUsage } from './operational/prompt-plugin-usage.js';
+import { createPromptToolCallHistory } from './operational/prompt-tool-call.js';
+import { purgeGuardrailEvents } from './operational/purge-guardrail-events.js';
 
-export function smarterTasks(): AnyTask[] {
-  return [];
+export interface SmarterTaskSettings {
+  operationalQueue: string;
+  infrastructureQueue: string;
+  maxRetries: number;
+  retryBackoff: boolean;
+}
+
+export function taskEnv(s: SmarterTaskSettings): TaskEnv {
+  return {
+    operationalQueue: s.operationalQueue,
+    infrastructureQueue: s.infrastructureQueue,
+    // Celery's defaults for the rest: retry_backoff_max 600 s, retry_jitter True.
+    autoretry: { autoretryFor: 'all', maxRetries: s.maxRetries, retryBackoff: s.retryBackoff },
+  };
+}
+
+export function smarterTasks(s: SmarterTaskSettings): AnyTask<SmarterDeps>[] {
+  const env = taskEnv(s);
+  return [
+    createPromptHistory(env),
+    aggregatePromptHistory(env),
+    createPrompt(env),
+    createPromptToolCallHistory(env),
+    createPromptPluginUsage(env),
+    createPluginSelectorHistory(env),
+    createPluginCharge(env),
+    createCharge(env),
+    aggregateRecords(env),
+    evaluateBudgetConstraints(env),
+    createLlmclientRequest(env),
+    chargeLlmhostComputes(env),
+    purgeGuardrailEvents(env),
+  ];
 }

@@ -10,6 +10,7 @@ import { type Logger, createLogger } from '../lib/logger.js';
 import { AmqpBroker } from '../lib/broker/amqp-broker.js';
 import { delayedStats, formatDuration, nextDueWithinSeconds } from '../lib/broker/delayed-stats.js';
 import { installSignalHandlers } from '../lib/worker/signals.js';
+import { openDatabase } from './db/database.js';
 import { smarterTasks } from './index.js';
 import { SETTINGS } from './settings.js';
 
@@ -39,10 +40,19 @@ async function main(argv: string[]): Promise<number> {
   if (positionals[0] === 'delayed') return printDelayed(config.brokerUrl, logger);
   logger.info('smarter-worker starting', { config: describeConfig(SETTINGS, config) });
   let remoteStop: (() => void) | undefined;
+  // The pool connects lazily: a worker that only serves infrastructure tasks never opens it.
+  const db = openDatabase({
+    host: config.mysqlHost,
+    port: config.mysqlPort,
+    database: config.mysqlDatabase,
+    user: config.mysqlUser,
+    password: config.mysqlPassword,
+    poolSize: config.mysqlPoolSize,
+  });
   const { app } = createWorker({
     config,
-    tasks: smarterTasks(),
-    deps: {},
+    tasks: smarterTasks(config),
+    deps: { db },
     logger,
     defaultQueue: config.operationalQueue,
     conf: describeConfig(SETTINGS, config),
@@ -53,7 +63,9 @@ async function main(argv: string[]): Promise<number> {
     installSignalHandlers(app, logger, resolve);
   });
   await app.start();
-  return exit;
+  const code = await exit;
+  await db.close().catch(() => undefined);
+  return code;
 }
 
 /** `smarter-worker delayed`: what waits in the delay topology, without consuming it. */

@@ -40,6 +40,17 @@ export const SMARTER_SETTINGS = {
     parse: pyBool,
     doc: 'Exponential backoff with jitter for those retries (Celery `retry_backoff`).',
   }),
+  mysqlHost: setting({ env: ['SMARTER_MYSQL_HOST'], default: '127.0.0.1', parse: parsers.string, doc: 'MariaDB/MySQL host of Smarter\'s database.' }),
+  mysqlPort: setting({ env: ['SMARTER_MYSQL_PORT'], default: 3306, parse: parsers.int(1, 65535), doc: 'Its port.' }),
+  mysqlDatabase: setting({ env: ['SMARTER_MYSQL_DATABASE'], default: 'smarter', parse: parsers.string, doc: 'Database name.' }),
+  mysqlUser: setting({ env: ['SMARTER_MYSQL_USER'], default: 'smarter', parse: parsers.string, doc: 'Database user.' }),
+  mysqlPassword: setting({ env: ['SMARTER_MYSQL_PASSWORD'], default: '', parse: parsers.string, secret: true, doc: 'Database password (never logged).' }),
+  mysqlPoolSize: setting({
+    env: ['SMARTER_WORKER_DB_POOL_SIZE'],
+    default: 10,
+    parse: parsers.int(1, 500),
+    doc: 'Connections in the database pool; more than `-c` buys nothing.',
+  }),
 };
 
 /** Everything `smarter-worker` reads. Smarter sets `CELERY_TASK_TIME_LIMIT = 30 * 60`; it is our default too. */

@@ -140,12 +140,18 @@ export function redactUrl(url: string): string {
   return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^:@/]*):([^@/]*)@/i, (_m, scheme: string, user: string) => `${scheme}${user}:***@`);
 }
 
+/** A URL keeps all but its password; any other secret (a bare password) is hidden whole. */
+export function redactSecret(value: string): string {
+  if (value === '') return '';
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? redactUrl(value) : '***';
+}
+
 /** The resolved configuration as a log-safe object: secrets are redacted. */
 export function describeConfig<S extends Settings>(settings: S, values: ValuesOf<S>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, s] of Object.entries(settings)) {
     const v = (values as Record<string, unknown>)[key];
-    out[key] = s.secret && typeof v === 'string' ? redactUrl(v) : v;
+    out[key] = s.secret && typeof v === 'string' ? redactSecret(v) : v;
   }
   return out;
 }

@@ -97,7 +97,12 @@ function toMarkers(value: unknown): unknown {
  * match what a Python producer would send for the same values.
  */
 export function stringifyKombuJson(value: unknown): string {
-  return asciiOnly(pyJson(toMarkers(value)));
+  return dumpsPython(toMarkers(value));
+}
+
+/** Python's `json.dumps` with its defaults (separators `", "`/`": "`, `ensure_ascii`), for plain JSON values. */
+export function dumpsPython(value: unknown): string {
+  return asciiOnly(pyJson(value));
 }
 
 function pyJson(value: unknown): string {

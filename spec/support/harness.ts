@@ -21,6 +21,7 @@ export async function startWorker(opts: {
   tasks?: (queue: string) => AnyTask[];
   queue?: string;
   events?: TaskEvents;
+  deps?: unknown;
 } = {}): Promise<Harness> {
   const queue = opts.queue ?? uniqueName('q');
   const { values } = loadConfig(WORKER_SETTINGS, {
@@ -35,7 +36,7 @@ export async function startWorker(opts: {
   const { worker, broker, app } = createWorker({
     config: values,
     tasks: (opts.tasks ?? testTasks)(queue),
-    deps: {},
+    deps: opts.deps ?? {},
     logger,
     defaultQueue: queue,
     ...(opts.events ? { events: opts.events } : {}),

@@ -1,0 +1,192 @@
+/**
+ * Charges, their aggregation and budgets on the real MariaDB: aggregation is exact, transactional and safe to
+ * run twice or at once; budgets warn, lock and release as Smarter's budget models describe.
+ */
+import { Dec } from '../../tasks/db/decimal.js';
+import { sqlTime } from '../../tasks/operational/budget-periods.js';
+import { aggregateCharges, rollUpLastMonth } from '../../tasks/operational/aggregate-records.js';
+import { evaluateBudgets } from '../../tasks/operational/budgets.js';
+import { type TestDatabase, createTestDatabase } from '../support/db.js';
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase('bill');
+});
+afterAll(async () => t.drop());
+beforeEach(async () => {
+  for (const table of ['account_resourcelock', 'account_resourceconstraint', 'account_budget', 'account_charge', 'account_aggregatedcharges']) {
+    await t.db.execute(`DELETE FROM ${table}`);
+  }
+});
+
+async function charge(locator: string, cost: string, tokens = 0, createdAt = 'UTC_TIMESTAMP(6)'): Promise<void> {
+  await t.db.execute(
+    `INSERT INTO account_charge (resource_locator, charge_type, prompt_tokens, completion_tokens, total_tokens, total_cost, created_at, updated_at)
+     VALUES (?, 'completion', ?, 0, ?, ?, ${createdAt}, ${createdAt})`,
+    [locator, tokens, tokens, cost],
+  );
+}
+
+async function totals(table: string): Promise<{ cost: string; tokens: string; records: string }> {
+  const [r] = await t.db.select(`SELECT COALESCE(SUM(total_cost), 0) cost, COALESCE(SUM(total_tokens), 0) tokens, ${table === 'account_charge' ? 'COUNT(*)' : 'COALESCE(SUM(records), 0)'} records FROM ${table}`);
+  return { cost: Dec.of(String(r?.cost)).quantize(5).toString(), tokens: String(r?.tokens), records: String(r?.records) };
+}
+
+describe('aggregate_records', () => {
+  test('rolls charges up per resource, type and hour, exactly, and deletes the rows it rolled up', async () => {
+    await charge('a', '0.10000001', 10, "'2026-11-30 09:15:00.000001'");
+    await charge('a', '0.20000002', 20, "'2026-11-30 09:45:00'");
+    await charge('a', '1.5', 5, "'2026-11-30 10:01:00'");
+    await charge('b', '0.00001', 1, "'2026-11-30 09:30:00'");
+    await expect(aggregateCharges(t.db)).resolves.toBe(4);
+    const agg = await t.db.select('SELECT year, month, day, hour, resource_locator, records, total_tokens, total_cost FROM account_aggregatedcharges ORDER BY resource_locator, hour');
+    expect(agg).toEqual([
+      { year: 2026, month: 11, day: 30, hour: 9, resource_locator: 'a', records: 2, total_tokens: 30, total_cost: '0.30000' },
+      { year: 2026, month: 11, day: 30, hour: 10, resource_locator: 'a', records: 1, total_tokens: 5, total_cost: '1.50000' },
+      { year: 2026, month: 11, day: 30, hour: 9, resource_locator: 'b', records: 1, total_tokens: 1, total_cost: '0.00001' },
+    ]);
+    expect(await t.db.select('SELECT id FROM account_charge')).toHaveLength(0);
+  });
+
+  test('running it twice changes nothing the second time', async () => {
+    await charge('a', '1', 1);
+    await aggregateCharges(t.db);
+    const first = await t.db.select('SELECT * FROM account_aggregatedcharges');
+    await expect(aggregateCharges(t.db)).resolves.toBe(0);
+    expect(await t.db.select('SELECT * FROM account_aggregatedcharges')).toEqual(first);
+  });
+
+  test('two runs at once while charges keep arriving: every charge is counted exactly once', async () => {
+    const values = Array.from({ length: 2000 }, (_, i) => `('r${i % 7}', 'completion', 1, 0, 1, '0.00100000', UTC_TIMESTAMP(6) - INTERVAL ${i % 5} HOUR, UTC_TIMESTAMP(6))`);
+    await t.db.execute(`INSERT INTO account_charge (resource_locator, charge_type, prompt_tokens, completion_tokens, total_tokens, total_cost, created_at, updated_at) VALUES ${values.join(', ')}`);
+    const late = (async () => {
+      for (let i = 0; i < 50; i += 1) await charge(`late${i % 3}`, '0.01', 1);
+    })();
+    const [n1, n2] = await Promise.all([aggregateCharges(t.db), aggregateCharges(t.db), late]);
+    const n3 = await aggregateCharges(t.db);
+    expect((n1 ?? 0) + (n2 ?? 0) + n3).toBe(2050);
+    expect(await totals('account_aggregatedcharges')).toEqual({ cost: '2.50000', tokens: '2050', records: '2050' });
+    expect(await totals('account_charge')).toEqual({ cost: '0.00000', tokens: '0', records: '0' });
+  });
+
+  test('the month-end pass rolls last month up per day, fills the NOT NULL hour with 0, and is idempotent', async () => {
+    const now = new Date(Date.UTC(2026, 11, 1, 0, 30));
+    const ins = (day: number, hour: number, records: number, cost: string) =>
+      t.db.execute(
+        `INSERT INTO account_aggregatedcharges (year, month, day, hour, resource_locator, charge_type, records, prompt_tokens, completion_tokens, total_tokens, total_cost)
+         VALUES (2026, 11, ?, ?, 'a', 'completion', ?, 0, 0, ?, ?)`,
+        [day, hour, records, records, cost],
+      );
+    await ins(30, 3, 2, '0.10000');
+    await ins(30, 17, 3, '0.20001');
+    await ins(29, 5, 1, '1.00000');
+    await ins(1, 0, 9, '9.00000'); // already one row at hour 0: left as it is
+    await expect(rollUpLastMonth(t.db, now)).resolves.toBe(3);
+    const rows = await t.db.select('SELECT day, hour, records, total_tokens, total_cost FROM account_aggregatedcharges ORDER BY day');
+    expect(rows).toEqual([
+      { day: 1, hour: 0, records: 9, total_tokens: 9, total_cost: '9.00000' },
+      { day: 29, hour: 0, records: 1, total_tokens: 1, total_cost: '1.00000' },
+      { day: 30, hour: 0, records: 5, total_tokens: 5, total_cost: '0.30001' },
+    ]);
+    await expect(rollUpLastMonth(t.db, now)).resolves.toBe(0);
+  });
+});
+
+describe('evaluate_budget_constraints', () => {
+  let n = 0;
+  async function budget(fields: Record<string, unknown>, locator: string, start = 'UTC_TIMESTAMP(6)'): Promise<{ budgetId: number; constraintId: number }> {
+    n += 1;
+    const cols = { name: `budget_${n}`, message: '', ...fields };
+    const b = await t.db.execute(
+      `INSERT INTO account_budget (${Object.keys(cols).join(', ')}, created_at, updated_at) VALUES (${Object.keys(cols).map(() => '?').join(', ')}, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
+      Object.values(cols),
+    );
+    const c = await t.db.execute(`INSERT INTO account_resourceconstraint (resource_locator, budget_id, start_date) VALUES (?, ?, ${start})`, [locator, b.insertId]);
+    return { budgetId: b.insertId, constraintId: c.insertId };
+  }
+  const locks = (locator: string) => t.db.select('SELECT expiration_date, reason FROM account_resourcelock WHERE resource_locator = ?', [locator]);
+  const constraint = async (id: number) => (await t.db.select('SELECT exceeded_at, warned_at FROM account_resourceconstraint WHERE id = ?', [id]))[0];
+
+  test('periodic cost limit: warns at the threshold, locks at the limit until the period ends, releases when raised', async () => {
+    const { budgetId, constraintId } = await budget({ periodic_limit: '1.00', message: 'Your allowance is used up.' }, 'u1');
+    await charge('u1', '0.50');
+    await expect(evaluateBudgets(t.db)).resolves.toBe(0);
+    expect((await constraint(constraintId))?.warned_at).toBeNull();
+    await charge('u1', '0.35');
+    await evaluateBudgets(t.db);
+    const warned = (await constraint(constraintId))?.warned_at;
+    expect(warned).not.toBeNull();
+    await charge('u1', '0.20');
+    await expect(evaluateBudgets(t.db)).resolves.toBe(1);
+    const [lock] = await locks('u1');
+    const now = new Date();
+    expect(lock?.expiration_date).toBe(sqlTime(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1))));
+    expect(lock?.reason).toContain('monthly limit of $1.00');
+    expect(lock?.reason).toContain('Your allowance is used up.');
+    expect((await constraint(constraintId))?.warned_at).toBe(warned);
+
+    await expect(evaluateBudgets(t.db)).resolves.toBe(1);
+    expect(await locks('u1')).toHaveLength(1);
+
+    await t.db.execute("UPDATE account_budget SET periodic_limit = '5.00' WHERE id = ?", [budgetId]);
+    await expect(evaluateBudgets(t.db)).resolves.toBe(0);
+    expect(await locks('u1')).toHaveLength(0);
+    expect((await constraint(constraintId))?.exceeded_at).toBeNull();
+  });
+
+  test('an absolute token limit locks with no expiry; charges before the start date do not count', async () => {
+    await charge('u2', '0', 600, 'UTC_TIMESTAMP(6) - INTERVAL 100 DAY');
+    await budget({ unit: 'tokens', absolute_limit: '1000' }, 'u2', 'UTC_TIMESTAMP(6) - INTERVAL 90 DAY');
+    await charge('u2', '0', 500, 'UTC_TIMESTAMP(6) - INTERVAL 10 DAY');
+    await expect(evaluateBudgets(t.db)).resolves.toBe(0);
+    await charge('u2', '0', 500);
+    await expect(evaluateBudgets(t.db)).resolves.toBe(1);
+    const [lock] = await locks('u2');
+    expect(lock?.expiration_date).toBeNull();
+    expect(lock?.reason).toContain('1,000 tokens');
+  });
+
+  test('aggregated charges count too, by their hour', async () => {
+    await budget({ period: 'day', periodic_limit: '1.00' }, 'u3', 'UTC_TIMESTAMP(6) - INTERVAL 2 DAY');
+    const now = new Date();
+    await t.db.execute(
+      `INSERT INTO account_aggregatedcharges (year, month, day, hour, resource_locator, charge_type, records, prompt_tokens, completion_tokens, total_tokens, total_cost)
+       VALUES (?, ?, ?, ?, 'u3', 'completion', 4, 0, 0, 0, '1.00000')`,
+      [now.getUTCFullYear(), now.getUTCMonth() + 1, now.getUTCDate(), now.getUTCHours()],
+    );
+    await expect(evaluateBudgets(t.db)).resolves.toBe(1);
+  });
+
+  test('a warn-only budget records the excess but never locks', async () => {
+    const { constraintId } = await budget({ periodic_limit: '1.00', action: 'warn' }, 'u4');
+    await charge('u4', '2.00');
+    await expect(evaluateBudgets(t.db)).resolves.toBe(0);
+    expect((await constraint(constraintId))?.exceeded_at).not.toBeNull();
+  });
+
+  test('a budget past its duration no longer applies and its lock goes; expired locks are removed', async () => {
+    const { constraintId } = await budget({ period: 'day', duration: 2, periodic_limit: '1.00' }, 'u5', 'UTC_TIMESTAMP(6) - INTERVAL 1 DAY');
+    await charge('u5', '2.00');
+    await expect(evaluateBudgets(t.db)).resolves.toBe(1);
+    await t.db.execute('UPDATE account_resourceconstraint SET start_date = UTC_TIMESTAMP(6) - INTERVAL 3 DAY WHERE id = ?', [constraintId]);
+    await expect(evaluateBudgets(t.db)).resolves.toBe(0);
+    expect(await locks('u5')).toHaveLength(0);
+
+    const { constraintId: hourly } = await budget({ period: 'hour', periodic_limit: '1.00' }, 'u6');
+    await t.db.execute(
+      "INSERT INTO account_resourcelock (resource_locator, expiration_date, resource_constraint_id, reason) VALUES ('u6', UTC_TIMESTAMP(6) - INTERVAL 1 MINUTE, ?, 'last hour')",
+      [hourly],
+    );
+    await expect(evaluateBudgets(t.db)).resolves.toBe(0);
+    expect(await locks('u6')).toHaveLength(0);
+  });
+
+  test('an inactive constraint releases its lock; evaluating concurrently gives one lock, not two', async () => {
+    const { constraintId } = await budget({ periodic_limit: '1.00' }, 'u7');
+    await charge('u7', '5.00');
+    await Promise.all([evaluateBudgets(t.db), evaluateBudgets(t.db), evaluateBudgets(t.db, { locator: 'u7' })]);
+    expect(await locks('u7')).toHaveLength(1);
+    await t.db.execute('UPDATE account_resourceconstraint SET is_active = 0 WHERE id = ?', [constraintId]);
+    await expect(evaluateBudgets(t.db)).resolves.toBe(0);
+  });
+});

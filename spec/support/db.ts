@@ -1,0 +1,55 @@
+/** A fresh MariaDB database per test file, with Smarter's Django tables, dropped afterwards. */
+import { readFileSync } from 'node:fs';
+import mysql from 'mysql2/promise';
+import { type Database, type DatabaseConfig, openDatabase } from '../../tasks/db/database.js';
+import { uniqueName } from './amqp.js';
+
+export const MYSQL: Omit<DatabaseConfig, 'database'> = {
+  host: process.env.SMARTER_MYSQL_HOST ?? '127.0.0.1',
+  port: Number(process.env.SMARTER_MYSQL_PORT ?? 3306),
+  user: process.env.SMARTER_MYSQL_USER ?? 'root',
+  password: process.env.SMARTER_MYSQL_PASSWORD ?? '',
+  poolSize: 8,
+};
+
+const SCHEMA = readFileSync(new URL('./django-schema.sql', import.meta.url), 'utf8');
+
+export interface TestDatabase {
+  name: string;
+  config: DatabaseConfig;
+  db: Database;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(prefix = 'sw'): Promise<TestDatabase> {
+  const name = uniqueName(`${prefix}_db`).replace(/[^A-Za-z0-9_]/g, '_').slice(0, 60);
+  const admin = await mysql.createConnection({ ...MYSQL, multipleStatements: true });
+  await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+  await admin.query(`USE \`${name}\`; ${SCHEMA}`);
+  await admin.end();
+  const config = { ...MYSQL, database: name };
+  const db = openDatabase(config);
+  return {
+    name,
+    config,
+    db,
+    async drop() {
+      await db.close();
+      const a = await mysql.createConnection(MYSQL);
+      await a.query(`DROP DATABASE IF EXISTS \`${name}\``);
+      await a.end();
+    },
+  };
+}
+
+/** Fixtures: a user with a profile and an account, an LLMClient, a prompt, a plugin with its selector. */
+export async function seed(db: Database): Promise<{ userId: number; profileId: number; accountId: number; llmclientId: number; promptId: number; pluginId: number; selectorId: number }> {
+  const u = await db.execute("INSERT INTO auth_user (username) VALUES (CONCAT('user', UUID_SHORT()))");
+  const a = await db.execute("INSERT INTO account_account (account_number, created_at, updated_at) VALUES (CONCAT('3141-', UUID_SHORT()), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))");
+  const p = await db.execute('INSERT INTO account_userprofile (user_id, account_id, created_at, updated_at) VALUES (?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))', [u.insertId, a.insertId]);
+  const l = await db.execute("INSERT INTO llmclient_llmclient (name, user_profile_id) VALUES (CONCAT('bot', UUID_SHORT()), ?)", [p.insertId]);
+  const pr = await db.execute("INSERT INTO prompt_prompt (name, session_key, llmclient_id, created_at, updated_at) VALUES ('', CONCAT('sk', UUID_SHORT()), ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))", [l.insertId]);
+  const pm = await db.execute("INSERT INTO plugin_pluginmeta (name, account_id) VALUES ('weather', ?)", [a.insertId]);
+  const ps = await db.execute("INSERT INTO plugin_pluginselector (directive, search_terms, plugin_id) VALUES ('search_terms', '[\"weather\"]', ?)", [pm.insertId]);
+  return { userId: u.insertId, profileId: p.insertId, accountId: a.insertId, llmclientId: l.insertId, promptId: pr.insertId, pluginId: pm.insertId, selectorId: ps.insertId };
+}

@@ -1,0 +1,223 @@
+-- The Django tables the operational tasks touch, with the columns and types of Smarter's migrations
+-- (smarter-contract.md §7), as Django's MySQL backend creates them on MariaDB: BIGINT AUTO_INCREMENT ids,
+-- DATETIME(6) timestamps, JSON (LONGTEXT with a JSON_VALID check), InnoDB foreign keys.
+CREATE TABLE auth_user (
+  id INT AUTO_INCREMENT PRIMARY KEY,
+  username VARCHAR(150) NOT NULL UNIQUE,
+  is_active TINYINT(1) NOT NULL DEFAULT 1
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE account_account (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  account_number VARCHAR(255) NOT NULL UNIQUE,
+  company_name VARCHAR(255) NOT NULL DEFAULT ''
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE account_userprofile (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  user_id INT NOT NULL,
+  account_id BIGINT NOT NULL,
+  UNIQUE KEY (user_id, account_id),
+  FOREIGN KEY (user_id) REFERENCES auth_user (id),
+  FOREIGN KEY (account_id) REFERENCES account_account (id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE llmclient_llmclient (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  name VARCHAR(255) NOT NULL,
+  user_profile_id BIGINT NOT NULL,
+  deployed TINYINT(1) NULL DEFAULT 0,
+  dns_verification_status VARCHAR(255) NOT NULL DEFAULT 'Not Verified',
+  tls_certificate_issuance_status VARCHAR(255) NOT NULL DEFAULT 'No Certificate',
+  UNIQUE KEY (user_profile_id, name),
+  FOREIGN KEY (user_profile_id) REFERENCES account_userprofile (id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE prompt_prompt (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  name VARCHAR(255) NOT NULL,
+  description LONGTEXT NULL,
+  version VARCHAR(255) NULL DEFAULT '1.0.0',
+  annotations JSON NULL,
+  session_key VARCHAR(255) NOT NULL UNIQUE,
+  ip_address CHAR(39) NULL,
+  user_agent VARCHAR(255) NULL,
+  url VARCHAR(200) NULL,
+  llmclient_id BIGINT NOT NULL,
+  user_profile_id BIGINT NULL,
+  UNIQUE KEY (session_key, url),
+  FOREIGN KEY (llmclient_id) REFERENCES llmclient_llmclient (id),
+  FOREIGN KEY (user_profile_id) REFERENCES account_userprofile (id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE prompt_prompthistory (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  request JSON NULL,
+  response JSON NULL,
+  messages JSON NULL,
+  prompt_id BIGINT NOT NULL,
+  KEY (created_at), KEY (updated_at),
+  FOREIGN KEY (prompt_id) REFERENCES prompt_prompt (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE plugin_pluginmeta (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  name VARCHAR(255) NOT NULL,
+  account_id BIGINT NULL,
+  FOREIGN KEY (account_id) REFERENCES account_account (id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE plugin_pluginselector (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  directive VARCHAR(255) NOT NULL DEFAULT 'search_terms',
+  search_terms JSON NULL,
+  plugin_id BIGINT NOT NULL UNIQUE,
+  FOREIGN KEY (plugin_id) REFERENCES plugin_pluginmeta (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE plugin_pluginselectorhistory (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  search_term VARCHAR(255) NULL DEFAULT '',
+  messages JSON NULL,
+  session_key VARCHAR(255) NULL DEFAULT '',
+  plugin_selector_id BIGINT NOT NULL,
+  FOREIGN KEY (plugin_selector_id) REFERENCES plugin_pluginselector (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE prompt_prompttoolcall (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  function_name VARCHAR(255) NULL,
+  function_args VARCHAR(255) NULL,
+  request JSON NULL,
+  response JSON NULL,
+  prompt_id BIGINT NOT NULL,
+  plugin_id BIGINT NULL,
+  FOREIGN KEY (prompt_id) REFERENCES prompt_prompt (id) ON DELETE CASCADE,
+  FOREIGN KEY (plugin_id) REFERENCES plugin_pluginmeta (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE prompt_promptpluginusage (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  input_text LONGTEXT NULL,
+  prompt_id BIGINT NOT NULL,
+  plugin_id BIGINT NOT NULL,
+  FOREIGN KEY (prompt_id) REFERENCES prompt_prompt (id) ON DELETE CASCADE,
+  FOREIGN KEY (plugin_id) REFERENCES plugin_pluginmeta (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE account_charge (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  resource_locator VARCHAR(255) NOT NULL,
+  charge_type VARCHAR(20) NOT NULL DEFAULT 'completion',
+  prompt_tokens INT NOT NULL,
+  completion_tokens INT NOT NULL,
+  total_tokens INT NOT NULL,
+  total_cost DECIMAL(18,8) NOT NULL DEFAULT 0,
+  KEY (resource_locator), KEY (created_at), KEY (updated_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE account_aggregatedcharges (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  year SMALLINT NOT NULL, month SMALLINT NOT NULL, day SMALLINT NOT NULL, hour SMALLINT NOT NULL,
+  resource_locator VARCHAR(255) NOT NULL,
+  charge_type VARCHAR(20) NOT NULL,
+  records INT NOT NULL,
+  prompt_tokens INT NOT NULL,
+  completion_tokens INT NOT NULL,
+  total_tokens INT NOT NULL,
+  total_cost DECIMAL(18,5) NOT NULL DEFAULT 0,
+  KEY (resource_locator)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE account_llmprices (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  charge_type VARCHAR(20) NOT NULL,
+  provider VARCHAR(255) NOT NULL,
+  model VARCHAR(255) NOT NULL,
+  price DECIMAL(10,6) NOT NULL,
+  UNIQUE KEY (charge_type, provider, model)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE account_budget (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  name VARCHAR(255) NOT NULL UNIQUE,
+  description LONGTEXT NULL,
+  version VARCHAR(255) NULL DEFAULT '1.0.0',
+  annotations JSON NULL,
+  duration INT UNSIGNED NOT NULL DEFAULT 0,
+  periodic_limit DECIMAL(14,2) NOT NULL DEFAULT 0,
+  absolute_limit DECIMAL(14,2) NOT NULL DEFAULT 0,
+  action VARCHAR(10) NOT NULL DEFAULT 'block',
+  message LONGTEXT NOT NULL,
+  period VARCHAR(10) NOT NULL DEFAULT 'month',
+  unit VARCHAR(10) NOT NULL DEFAULT 'cost',
+  warning_threshold SMALLINT UNSIGNED NOT NULL DEFAULT 80
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE account_resourceconstraint (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  resource_locator VARCHAR(255) NOT NULL,
+  budget_id BIGINT NULL,
+  exceeded_at DATETIME(6) NULL,
+  warned_at DATETIME(6) NULL,
+  is_active TINYINT(1) NOT NULL DEFAULT 1,
+  start_date DATETIME(6) NOT NULL,
+  KEY (resource_locator),
+  UNIQUE KEY (budget_id, resource_locator),
+  FOREIGN KEY (budget_id) REFERENCES account_budget (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE account_resourcelock (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  resource_locator VARCHAR(255) NOT NULL,
+  expiration_date DATETIME(6) NULL,
+  resource_constraint_id BIGINT NOT NULL,
+  reason LONGTEXT NOT NULL,
+  KEY (resource_locator),
+  FOREIGN KEY (resource_constraint_id) REFERENCES account_resourceconstraint (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE llmclient_llmclientrequests (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  request JSON NULL,
+  session_key VARCHAR(255) NULL,
+  is_aggregation TINYINT(1) NULL DEFAULT 0,
+  llmclient_id BIGINT NOT NULL,
+  FOREIGN KEY (llmclient_id) REFERENCES llmclient_llmclient (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE llmhost_llmhostcompute (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  name VARCHAR(255) NOT NULL,
+  user_profile_id BIGINT NOT NULL,
+  desired_nodes INT NOT NULL DEFAULT 0,
+  ready_nodes INT NOT NULL DEFAULT 0,
+  price_per_hour DECIMAL(10,2) NULL,
+  FOREIGN KEY (user_profile_id) REFERENCES account_userprofile (id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE guardrail_guardrailevent (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  disposition VARCHAR(20) NOT NULL,
+  reviewed TINYINT(1) NOT NULL DEFAULT 0,
+  KEY (created_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;

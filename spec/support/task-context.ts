@@ -1,0 +1,38 @@
+/** Runs one task in-process, the way the worker would bind its Celery arguments, with a context for tests. */
+import { nullLogger } from '../../lib/logger.js';
+import { bindArguments } from '../../lib/registry/args.js';
+import type { TaskContext } from '../../lib/registry/context.js';
+import type { AnyTask } from '../../lib/registry/define-task.js';
+
+export function testContext<D>(deps: D, name = 'test'): TaskContext<D> {
+  const refuse = () => Promise.reject(new Error('not available in an in-process test'));
+  return {
+    id: 'test-id',
+    name,
+    queue: 'test',
+    retries: 0,
+    rootId: 'test-id',
+    parentId: null,
+    group: null,
+    eta: null,
+    expires: null,
+    replyTo: null,
+    redelivered: false,
+    hostname: 'test@host',
+    headers: {},
+    logger: nullLogger(),
+    signal: new AbortController().signal,
+    deps,
+    retry: refuse,
+    applyAsync: refuse,
+    applySignature: refuse,
+    checkAgain: refuse,
+    getResult: () => Promise.resolve(null),
+  };
+}
+
+/** Binds `(args, kwargs)` as the worker does, then runs the task. */
+export async function call<D>(task: AnyTask<D>, deps: D, args: unknown[] = [], kwargs: Record<string, unknown> = {}): Promise<unknown> {
+  const params = bindArguments(task, args, kwargs);
+  return task.run(params, testContext(deps, task.name));
+}

@@ -1,0 +1,85 @@
+/**
+ * Smarter's database (MariaDB/MySQL) through one mysql2 pool. The tasks write Django's tables directly, so
+ * the pool is set up to read and write what Django does: DECIMAL and BIGINT values as exact strings,
+ * DATETIME(6) as UTC text (never through a local-time JS Date; SQL uses UTC_TIMESTAMP(6), not NOW()).
+ */
+import mysql from 'mysql2/promise';
+import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
+
+export interface DatabaseConfig {
+  host: string;
+  port: number;
+  database: string;
+  user: string;
+  password: string;
+  poolSize: number;
+}
+
+/** With this pool's options a cell is text (DECIMAL, BIGINT, DATETIME, JSON), a number (INT) or NULL. */
+export type Cell = string | number | null;
+export type Row = Record<string, Cell>;
+export type Params = ReadonlyArray<unknown>;
+
+/** What the tasks need of a database: a query, and a transaction that is committed or rolled back whole. */
+export interface Queryable {
+  select(sql: string, params?: Params): Promise<Row[]>;
+  execute(sql: string, params?: Params): Promise<{ affectedRows: number; insertId: number }>;
+}
+
+export interface Database extends Queryable {
+  /** READ COMMITTED takes no gap locks, so a long transaction does not block concurrent INSERTs. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: { isolation?: 'READ COMMITTED' | 'REPEATABLE READ' }): Promise<T>;
+  close(): Promise<void>;
+}
+
+function wrap(conn: Pool | PoolConnection): Queryable {
+  return {
+    async select(sql, params = []) {
+      const [rows] = await conn.query<RowDataPacket[]>(sql, params as unknown[]);
+      return rows;
+    },
+    async execute(sql, params = []) {
+      const [res] = await conn.query<ResultSetHeader>(sql, params as unknown[]);
+      return { affectedRows: res.affectedRows, insertId: Number(res.insertId) };
+    },
+  };
+}
+
+export function openDatabase(config: DatabaseConfig): Database {
+  const pool = mysql.createPool({
+    host: config.host,
+    port: config.port,
+    database: config.database,
+    user: config.user,
+    password: config.password,
+    connectionLimit: config.poolSize,
+    charset: 'utf8mb4',
+    timezone: 'Z',
+    dateStrings: true,
+    jsonStrings: true,
+    decimalNumbers: false,
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    enableKeepAlive: true,
+  });
+  const q = wrap(pool);
+  return {
+    ...q,
+    async transaction(fn, options = {}) {
+      const conn = await pool.getConnection();
+      try {
+        if (options.isolation) await conn.query(`SET TRANSACTION ISOLATION LEVEL ${options.isolation}`);
+        await conn.beginTransaction();
+        const result = await fn(wrap(conn));
+        await conn.commit();
+        return result;
+      } catch (err) {
+        await conn.rollback().catch(() => undefined);
+        throw err;
+      } finally {
+        conn.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * What Django would write: `created_at`/`updated_at` in UTC with microseconds, JSONField text as
+ * `json.dumps(value, cls=DjangoJSONEncoder)` produces it, record locators as `TimestampedModel` derives them.
+ */
+import { PyDate, PyDateTime, PyDecimal, PyTime, PyUUID } from '../../lib/protocol/values.js';
+import { dumpsPython } from '../../lib/protocol/json.js';
+import type { Params, Queryable } from './database.js';
+
+/** MariaDB's clock, in UTC with microseconds: one instant for both timestamps of a row. */
+export const NOW = 'UTC_TIMESTAMP(6)';
+
+/** Django's `DjangoJSONEncoder`: Decimal and UUID as strings, datetimes in ISO with milliseconds and `Z`. */
+export function djangoJson(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  return dumpsPython(toDjango(value));
+}
+
+function toDjango(value: unknown): unknown {
+  if (value instanceof PyDecimal || value instanceof PyUUID) return value.toString();
+  if (value instanceof PyDateTime) {
+    let r = value.iso.replace(' ', 'T');
+    r = r.replace(/(\.\d{3})\d{3}/, '$1');
+    return r.endsWith('+00:00') ? `${r.slice(0, -6)}Z` : r;
+  }
+  if (value instanceof PyDate || value instanceof PyTime) return value.toString();
+  if (Buffer.isBuffer(value)) return value.toString('base64');
+  if (Array.isArray(value)) return value.map(toDjango);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toDjango(v)]));
+  }
+  return value;
+}
+
+/** INSERT a TimestampedModel row; returns its id. */
+export async function insertModel(db: Queryable, table: string, row: Record<string, unknown>): Promise<number> {
+  const cols = Object.keys(row);
+  const sql =
+    `INSERT INTO \`${table}\` (${cols.map((c) => `\`${c}\``).join(', ')}, created_at, updated_at) ` +
+    `VALUES (${cols.map(() => '?').join(', ')}, ${NOW}, ${NOW})`;
+  const res = await db.execute(sql, Object.values(row));
+  return res.insertId;
+}
+
+/** `TimestampedModel.record_locator`: `<model name lower>-r<urlsafe base64 of (id + 1000000)>x`. */
+export function recordLocator(modelName: string, id: number | string): string {
+  const encoded = Buffer.from(String(Number(id) + 1_000_000)).toString('base64url');
+  return `${modelName.toLowerCase()}-r${encoded}x`;
+}
+
+export async function exists(db: Queryable, table: string, id: unknown): Promise<boolean> {
+  const rows = await db.select(`SELECT 1 FROM \`${table}\` WHERE id = ? LIMIT 1`, [id]);
+  return rows.length > 0;
+}

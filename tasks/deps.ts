@@ -1,0 +1,24 @@
+/** What Smarter's tasks are given at start-up, and the options every operational task shares. */
+import { z } from 'zod';
+import type { RetryPolicy } from '../lib/registry/define-task.js';
+import type { Database } from './db/database.js';
+
+export interface SmarterDeps {
+  db: Database;
+}
+
+export interface TaskEnv {
+  operationalQueue: string;
+  infrastructureQueue: string;
+  /** Smarter's `autoretry_for=(Exception,), retry_backoff=…, max_retries=…` ("AR" in the contract). */
+  autoretry: RetryPolicy;
+}
+
+/** Django's key of the chat session in request data (`SMARTER_CHAT_SESSION_KEY_NAME`). */
+export const SESSION_KEY_NAME = 'session_key';
+
+/** A primary key as Python callers send it: an int, or its digits (Django's `get(id=…)` takes both). */
+export const pk = () =>
+  z
+    .union([z.number().int().positive(), z.string().regex(/^\d+$/, 'expected an integer id')])
+    .transform((v) => Number(v));

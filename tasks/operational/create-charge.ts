@@ -1,0 +1,79 @@
+/**
+ * `create_charge(*args, **kwargs)`: one charge for one resource. Without `total_cost` the tokens are priced
+ * with `account_llmprices` (USD per million tokens; provider matched without regard to case; no price
+ * costs nothing). Smarter caught and only logged a failed INSERT, so a charge could vanish; here a database
+ * error propagates, is retried with Smarter's backoff, and ends as FAILURE after the last retry. After the
+ * insert, the budgets attached to the resource are evaluated, as the Charge model's signal does in Smarter.
+ */
+import { z } from 'zod';
+import { defineTask } from '../../lib/registry/define-task.js';
+import { PyDecimal } from '../../lib/protocol/values.js';
+import type { Queryable } from '../db/database.js';
+import { Dec } from '../db/decimal.js';
+import { insertModel } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../deps.js';
+import { evaluateBudgets } from './budgets.js';
+
+const tokens = z.number().int().min(0).max(2_147_483_647);
+const amount = z
+  .union([z.instanceof(PyDecimal), z.string(), z.number()])
+  .transform((v, ctx) => {
+    try {
+      return Dec.of(v);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      return z.NEVER;
+    }
+  });
+
+const params = z.object({
+  resource_locator: z.string().min(1).max(255),
+  charge_type: z.string().min(1).max(20),
+  prompt_tokens: tokens,
+  completion_tokens: tokens,
+  total_tokens: tokens,
+  total_cost: amount.nullish(),
+  provider: z.string().nullish(),
+  model: z.string().nullish(),
+});
+
+/** `LLMPrices.cost_of`: price per million tokens × tokens, exact. */
+export async function costOf(db: Queryable, chargeType: string, provider: string | null | undefined, model: string | null | undefined, totalTokens: number): Promise<Dec> {
+  if (!provider || !model) return Dec.zero();
+  const rows = await db.select('SELECT price FROM account_llmprices WHERE charge_type = ? AND LOWER(provider) = LOWER(?) AND model = ? LIMIT 1', [chargeType, provider, model]);
+  const price = rows[0]?.price;
+  if (price === undefined || price === null) return Dec.zero();
+  return Dec.of(String(price)).mul(Dec.of(totalTokens)).shift(6);
+}
+
+export const CHARGE_COST_PLACES = 8;
+
+export const createCharge = (env: TaskEnv) =>
+  defineTask<z.output<typeof params>, null, SmarterDeps>({
+    name: 'smarter.apps.account.tasks.create_charge',
+    queue: env.operationalQueue,
+    retry: env.autoretry,
+    varArgs: true,
+    params,
+    async run(p, ctx) {
+      const { db } = ctx.deps;
+      const cost = p.total_cost ?? (await costOf(db, p.charge_type, p.provider, p.model, p.total_tokens));
+      await insertModel(db, 'account_charge', {
+        resource_locator: p.resource_locator,
+        charge_type: p.charge_type,
+        prompt_tokens: p.prompt_tokens,
+        completion_tokens: p.completion_tokens,
+        total_tokens: p.total_tokens,
+        total_cost: cost.quantize(CHARGE_COST_PLACES).toString(),
+      });
+      const attached = await db.select('SELECT 1 FROM account_resourceconstraint WHERE resource_locator = ? AND is_active = 1 LIMIT 1', [p.resource_locator]);
+      if (attached.length > 0) {
+        // The charge is committed: a retry now would record it twice. A budget left unevaluated here is
+        // evaluated again by the hourly evaluate_budget_constraints.
+        await evaluateBudgets(db, { locator: p.resource_locator }).catch((err: unknown) =>
+          ctx.logger.error('create_charge: charge recorded, budget evaluation failed', { resource_locator: p.resource_locator, error: String(err) }),
+        );
+      }
+      return null;
+    },
+  });

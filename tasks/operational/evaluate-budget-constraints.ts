@@ -1,0 +1,18 @@
+/** `evaluate_budget_constraints()`: hourly; see budgets.ts. Returns the number of locked resources. */
+import { z } from 'zod';
+import { defineTask } from '../../lib/registry/define-task.js';
+import type { SmarterDeps, TaskEnv } from '../deps.js';
+import { evaluateBudgets } from './budgets.js';
+
+export const evaluateBudgetConstraints = (env: TaskEnv) =>
+  defineTask<Record<string, never>, number, SmarterDeps>({
+    name: 'smarter.apps.account.tasks.evaluate_budget_constraints',
+    queue: env.operationalQueue,
+    retry: env.autoretry,
+    params: z.strictObject({}),
+    async run(_p, ctx) {
+      const locked = await evaluateBudgets(ctx.deps.db);
+      ctx.logger.info('evaluate_budget_constraints', { locked_resources: locked });
+      return locked;
+    },
+  });

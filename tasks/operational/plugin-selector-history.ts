@@ -1,0 +1,62 @@
+/**
+ * `create_plugin_selector_history(*args, **kwargs)`: which plugin was selected, for what. Outcomes follow
+ * Smarter: a deleted user is a warning, an unknown plugin or one without a selector is logged and dropped,
+ * a user without a profile raises SmarterPluginError (retried).
+ */
+import { z } from 'zod';
+import { defineTask } from '../../lib/registry/define-task.js';
+import { djangoJson, exists, insertModel } from '../db/django.js';
+import { SESSION_KEY_NAME, type SmarterDeps, type TaskEnv, pk } from '../deps.js';
+import { SmarterPluginError } from '../errors.js';
+
+const params = z.object({
+  user_profile_id: pk().nullish(),
+  user_id: pk().nullish(),
+  plugin_id: pk(),
+  input_text: z.string().nullish(),
+  messages: z.unknown().optional(),
+  search_term: z.string().max(255).nullish(),
+  [SESSION_KEY_NAME]: z.string().max(255).nullish(),
+});
+
+export const createPluginSelectorHistory = (env: TaskEnv) =>
+  defineTask<z.output<typeof params>, null, SmarterDeps>({
+    name: 'smarter.apps.plugin.tasks.create_plugin_selector_history',
+    queue: env.operationalQueue,
+    retry: env.autoretry,
+    varArgs: true,
+    params,
+    async run(p, ctx) {
+      const { db } = ctx.deps;
+      let profileId: number | null = null;
+      if (p.user_profile_id != null && (await exists(db, 'account_userprofile', p.user_profile_id))) {
+        profileId = p.user_profile_id;
+      } else if (p.user_id != null) {
+        if (!(await exists(db, 'auth_user', p.user_id))) {
+          ctx.logger.warn('create_plugin_selector_history: user was deleted; nothing recorded', { user_id: p.user_id });
+          return null;
+        }
+        const rows = await db.select('SELECT id FROM account_userprofile WHERE user_id = ? ORDER BY id LIMIT 1', [p.user_id]);
+        profileId = rows[0] ? Number(rows[0].id) : null;
+      }
+      if (profileId === null) {
+        throw new SmarterPluginError(`could not resolve a user profile (user_profile_id=${p.user_profile_id ?? 'None'}, user_id=${p.user_id ?? 'None'})`);
+      }
+      if (!(await exists(db, 'plugin_pluginmeta', p.plugin_id))) {
+        ctx.logger.error('create_plugin_selector_history: plugin does not exist', { plugin_id: p.plugin_id });
+        return null;
+      }
+      const sel = await db.select('SELECT id FROM plugin_pluginselector WHERE plugin_id = ?', [p.plugin_id]);
+      if (!sel[0]) {
+        ctx.logger.error('create_plugin_selector_history: plugin has no selector', { plugin_id: p.plugin_id });
+        return null;
+      }
+      await insertModel(db, 'plugin_pluginselectorhistory', {
+        plugin_selector_id: Number(sel[0].id),
+        search_term: p.search_term ?? '',
+        messages: djangoJson(p.input_text ? { input_text: p.input_text } : (p.messages ?? [])),
+        session_key: p[SESSION_KEY_NAME] ?? '',
+      });
+      return null;
+    },
+  });
