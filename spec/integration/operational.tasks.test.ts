@@ -165,7 +165,7 @@ describe('create_charge', () => {
   test('a database error is raised (so it is retried), never swallowed', async () => {
     await t.db.execute('RENAME TABLE account_charge TO account_charge_away');
     try {
-      await expect(call(task(name), deps, [], { ...base, resource_locator: 'charge-lost' })).rejects.toMatchObject({ code: 'ER_NO_SUCH_TABLE' });
+      await expect(call(task(name), deps, [], { ...base, resource_locator: 'charge-lost' })).rejects.toMatchObject({ pyType: 'ProgrammingError', pyModule: 'django.db.utils', sqlCode: 'ER_NO_SUCH_TABLE' });
     } finally {
       await t.db.execute('RENAME TABLE account_charge_away TO account_charge');
     }

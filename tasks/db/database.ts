@@ -5,6 +5,7 @@
  */
 import mysql from 'mysql2/promise';
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
+import { toDatabaseError } from '../errors.js';
 
 export interface DatabaseConfig {
   host: string;
@@ -35,12 +36,20 @@ export interface Database extends Queryable {
 function wrap(conn: Pool | PoolConnection): Queryable {
   return {
     async select(sql, params = []) {
-      const [rows] = await conn.query<RowDataPacket[]>(sql, params as unknown[]);
-      return rows;
+      try {
+        const [rows] = await conn.query<RowDataPacket[]>(sql, params as unknown[]);
+        return rows;
+      } catch (err) {
+        throw toDatabaseError(err);
+      }
     },
     async execute(sql, params = []) {
-      const [res] = await conn.query<ResultSetHeader>(sql, params as unknown[]);
-      return { affectedRows: res.affectedRows, insertId: Number(res.insertId) };
+      try {
+        const [res] = await conn.query<ResultSetHeader>(sql, params as unknown[]);
+        return { affectedRows: res.affectedRows, insertId: Number(res.insertId) };
+      } catch (err) {
+        throw toDatabaseError(err);
+      }
     },
   };
 }
@@ -66,7 +75,9 @@ export function openDatabase(config: DatabaseConfig): Database {
   return {
     ...q,
     async transaction(fn, options = {}) {
-      const conn = await pool.getConnection();
+      const conn = await pool.getConnection().catch((err: unknown) => {
+        throw toDatabaseError(err);
+      });
       try {
         if (options.isolation) await conn.query(`SET TRANSACTION ISOLATION LEVEL ${options.isolation}`);
         await conn.beginTransaction();

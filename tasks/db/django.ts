@@ -4,7 +4,7 @@
  */
 import { PyDate, PyDateTime, PyDecimal, PyTime, PyUUID } from '../../lib/protocol/values.js';
 import { dumpsPython } from '../../lib/protocol/json.js';
-import type { Params, Queryable } from './database.js';
+import type { Queryable } from './database.js';
 
 /** MariaDB's clock, in UTC with microseconds: one instant for both timestamps of a row. */
 export const NOW = 'UTC_TIMESTAMP(6)';

@@ -1,0 +1,38 @@
+/** Smarter's operational tasks are registered under the exact names, queue and retry options of the contract. */
+import { smarterTasks } from '../../tasks/index.js';
+
+const OP = 'default_celery_task_queue';
+const tasks = smarterTasks({ operationalQueue: OP, infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true });
+
+// smarter-contract.md §3.1: registered name → whether Smarter autoretries it (AR).
+const CONTRACT: Record<string, boolean> = {
+  'smarter.apps.prompt.tasks.create_prompt_history': true,
+  'smarter.apps.prompt.tasks.aggregate_prompt_history': true,
+  'smarter.apps.prompt.tasks.create_prompt': true,
+  'smarter.apps.prompt.tasks.create_prompt_tool_call_history': true,
+  'smarter.apps.prompt.tasks.create_prompt_plugin_usage': true,
+  'smarter.apps.plugin.tasks.create_plugin_selector_history': true,
+  'smarter.apps.plugin.tasks.create_plugin_charge': true,
+  'smarter.apps.account.tasks.create_charge': true,
+  'smarter.apps.account.tasks.aggregate_records': true,
+  'smarter.apps.account.tasks.evaluate_budget_constraints': true,
+  'smarter.apps.llmclient.tasks.create_llmclient_request.create_llmclient_request': true,
+  'smarter.apps.llmhost.tasks.charge_llmhost_computes': false,
+  'smarter.apps.guardrail.tasks.purge_guardrail_events': false,
+};
+
+test('every operational task of the contract is registered, once, on the operational queue', () => {
+  expect(tasks.map((t) => t.name).sort()).toEqual(Object.keys(CONTRACT).sort());
+  for (const t of tasks) expect([t.name, t.queue]).toEqual([t.name, OP]);
+});
+
+test.each(Object.entries(CONTRACT))('%s: autoretry for every exception, 3 retries with backoff, exactly where Smarter has it', (name, ar) => {
+  const task = tasks.find((t) => t.name === name);
+  expect(task?.retry?.autoretryFor === 'all' && task.retry.maxRetries === 3 && task.retry.retryBackoff === true).toBe(ar);
+});
+
+test('the queue comes from Smarter\'s setting, so producers and worker read one value', () => {
+  const other = smarterTasks({ operationalQueue: 'ops_q', infrastructureQueue: 'infra_q', maxRetries: 5, retryBackoff: false });
+  expect(new Set(other.map((t) => t.queue))).toEqual(new Set(['ops_q']));
+  expect(other.find((t) => t.name.endsWith('create_charge'))?.retry).toMatchObject({ maxRetries: 5, retryBackoff: false });
+});
