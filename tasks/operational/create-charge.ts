@@ -9,8 +9,10 @@ import { z } from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { PyDecimal } from '../../lib/protocol/values.js';
 import type { Queryable } from '../db/database.js';
+import { Batcher } from '../db/batcher.js';
+import type { Database } from '../db/database.js';
 import { Dec } from '../db/decimal.js';
-import { insertModel } from '../db/django.js';
+import { NOW } from '../db/django.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
 import { evaluateBudgets } from './budgets.js';
 
@@ -48,6 +50,41 @@ export async function costOf(db: Queryable, chargeType: string, provider: string
 
 export const CHARGE_COST_PLACES = 8;
 
+type ChargeRow = [locator: string, type: string, prompt: number, completion: number, total: number, cost: string];
+
+/**
+ * Charges are many and small: they are written by group commit (see Batcher), one multi-row INSERT per
+ * batch, and the budget lookup is one query per batch too. Each task still resolves only once its own row
+ * is committed, and learns whether its resource has a budget attached.
+ */
+interface ChargeWriter {
+  insert: Batcher<ChargeRow, boolean>;
+}
+const writers = new WeakMap<Database, ChargeWriter>();
+
+function writerFor(db: Database): ChargeWriter {
+  let w = writers.get(db);
+  if (!w) {
+    w = {
+      insert: new Batcher(async (rows) => {
+        await db.execute(
+          `INSERT INTO account_charge (resource_locator, charge_type, prompt_tokens, completion_tokens, total_tokens, total_cost, created_at, updated_at) VALUES ${rows.map(() => `(?, ?, ?, ?, ?, ?, ${NOW}, ${NOW})`).join(', ')}`,
+          rows.flat(),
+        );
+        const locators = [...new Set(rows.map((r) => r[0]))];
+        const attached = await db
+          .select('SELECT DISTINCT resource_locator FROM account_resourceconstraint WHERE is_active = 1 AND resource_locator IN (?)', [locators])
+          .then((found) => new Set(found.map((f) => f.resource_locator)))
+          // The rows are committed: a failed lookup must not fail (and so retry) their tasks.
+          .catch(() => new Set<string | number | null>(locators));
+        return rows.map((r) => attached.has(r[0]));
+      }),
+    };
+    writers.set(db, w);
+  }
+  return w;
+}
+
 export const createCharge = (env: TaskEnv) =>
   defineTask<z.output<typeof params>, null, SmarterDeps>({
     name: 'smarter.apps.account.tasks.create_charge',
@@ -58,16 +95,15 @@ export const createCharge = (env: TaskEnv) =>
     async run(p, ctx) {
       const { db } = ctx.deps;
       const cost = p.total_cost ?? (await costOf(db, p.charge_type, p.provider, p.model, p.total_tokens));
-      await insertModel(db, 'account_charge', {
-        resource_locator: p.resource_locator,
-        charge_type: p.charge_type,
-        prompt_tokens: p.prompt_tokens,
-        completion_tokens: p.completion_tokens,
-        total_tokens: p.total_tokens,
-        total_cost: cost.quantize(CHARGE_COST_PLACES).toString(),
-      });
-      const attached = await db.select('SELECT 1 FROM account_resourceconstraint WHERE resource_locator = ? AND is_active = 1 LIMIT 1', [p.resource_locator]);
-      if (attached.length > 0) {
+      const attached = await writerFor(db).insert.submit([
+        p.resource_locator,
+        p.charge_type,
+        p.prompt_tokens,
+        p.completion_tokens,
+        p.total_tokens,
+        cost.quantize(CHARGE_COST_PLACES).toString(),
+      ]);
+      if (attached) {
         // The charge is committed: a retry now would record it twice. A budget left unevaluated here is
         // evaluated again by the hourly evaluate_budget_constraints.
         await evaluateBudgets(db, { locator: p.resource_locator }).catch((err: unknown) =>
