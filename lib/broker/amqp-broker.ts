@@ -35,7 +35,7 @@ function amqpCode(err: unknown): number | undefined {
 }
 
 /** Adds `heartbeat=N` to the URL unless the operator set one (amqplib reads it from the query). */
-function withHeartbeat(url: string, seconds: number): string {
+export function withHeartbeat(url: string, seconds: number): string {
   if (/[?&]heartbeat=/.test(url)) return url;
   return `${url}${url.includes('?') ? '&' : '?'}heartbeat=${seconds}`;
 }

@@ -1,0 +1,91 @@
+#!/usr/bin/env node
+/**
+ * `smarter-beat`: sends Smarter's schedule. `smarter-beat check` verifies the queue contract (ADR-030) against
+ * the task catalog and the chart/compose deployments, and exits 1 when it does not hold. Exit codes: 0 after
+ * SIGTERM/SIGINT, 1 for a broken contract, 2 for a bad configuration.
+ */
+import { createServer } from 'node:http';
+import { AmqpBroker } from '../lib/broker/amqp-broker.js';
+import { BrokerLock } from '../lib/broker/amqp-lock.js';
+import { describeConfig, loadConfig } from '../lib/config/settings.js';
+import { ConfigError, coerceError } from '../lib/errors.js';
+import { createLogger } from '../lib/logger.js';
+import { SMARTER_CATALOG } from '../tasks/catalog.js';
+import { smarterTasks } from '../tasks/index.js';
+import { SMARTER_SETTINGS } from '../tasks/settings.js';
+import { Beat } from './beat.js';
+import { checkSchedule } from './check.js';
+import { deploymentConsumers } from './deployments.js';
+import { BEAT_SETTINGS } from './settings.js';
+import { smarterSchedule } from './smarter-schedule.js';
+import { FileStore, RedisStore } from './store.js';
+
+async function main(argv: string[]): Promise<number> {
+  let loaded;
+  try {
+    loaded = loadConfig(BEAT_SETTINGS, process.env, argv);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`smarter-beat: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  const { values: config, positionals } = loaded;
+  const command = positionals[0] ?? 'run';
+  if (command !== 'run' && command !== 'check') {
+    process.stderr.write(`smarter-beat: unknown command ${JSON.stringify(command)} (run, check)\n`);
+    return 2;
+  }
+  const entries = smarterSchedule(config);
+  // The check's view of the tasks uses the defaults of the other Smarter settings: only names and queues matter.
+  const implemented = new Map(
+    smarterTasks({ ...config, maxRetries: SMARTER_SETTINGS.maxRetries.default, retryBackoff: SMARTER_SETTINGS.retryBackoff.default }).map((t) => [t.name, t.queue]),
+  );
+  const report = checkSchedule({ entries, catalog: SMARTER_CATALOG, queues: config, implemented, consumers: command === 'check' ? deploymentConsumers(positionals[1] ?? '.') : new Map<string, Map<string, string[]>>() });
+  if (command === 'check') {
+    process.stdout.write(`${report.lines.join('\n')}\n`);
+    return report.ok ? 0 : 1;
+  }
+  const logger = createLogger({ level: config.logLevel });
+  if (!report.ok) {
+    for (const p of report.problems) logger.error(`smarter-beat: ${p}`);
+    return 1;
+  }
+  logger.info('smarter-beat starting', { config: describeConfig(BEAT_SETTINGS, config) });
+  const store = config.redisUrl ? new RedisStore(config.redisUrl) : new FileStore(config.scheduleFile);
+  const beat = new Beat({
+    entries,
+    store,
+    broker: new AmqpBroker({ url: config.brokerUrl, logger, connectionName: 'smarter-beat' }),
+    lock: new BrokerLock(config.brokerUrl, config.lockName, logger),
+    logger,
+    maxLoopMs: config.maxLoopInterval * 1000,
+  });
+  const http =
+    config.httpPort > 0
+      ? createServer((req, res) => {
+          if (req.url === '/metrics') {
+            void beat.metrics.registry.metrics().then((text) => res.writeHead(200, { 'content-type': beat.metrics.registry.contentType }).end(text));
+          } else if (req.url === '/healthz') res.writeHead(200).end('ok\n');
+          else res.writeHead(404).end();
+        }).listen(config.httpPort)
+      : null;
+  await beat.start();
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', () => resolve());
+    process.once('SIGINT', () => resolve());
+  });
+  logger.info('smarter-beat stopping');
+  http?.close();
+  await beat.stop();
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`smarter-beat: ${coerceError(err).stack}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,106 @@
+/**
+ * Where Beat remembers when each entry last ran, so that a restart neither bursts every entry nor skips one:
+ * a JSON file by default (Celery's `celerybeat-schedule`, without pickle), or a Redis hash, like RedBeat, which
+ * every replica shares. Each send is recorded at once.
+ */
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { Redis } from 'ioredis';
+
+export interface EntryState {
+  lastRunAt: number;
+  totalRunCount: number;
+}
+
+export interface ScheduleStore {
+  load(): Promise<Map<string, EntryState>>;
+  save(name: string, state: EntryState): Promise<void>;
+  close(): Promise<void>;
+  readonly description: string;
+}
+
+interface Persisted {
+  last_run_at: string;
+  total_run_count: number;
+}
+
+function decode(name: string, text: string): EntryState | null {
+  try {
+    const p = JSON.parse(text) as Partial<Persisted>;
+    const at = Date.parse(String(p.last_run_at));
+    return Number.isNaN(at) ? null : { lastRunAt: at, totalRunCount: Number(p.total_run_count ?? 0) };
+  } catch {
+    process.stderr.write(`smarter-beat: ignoring an unreadable state for ${name}\n`);
+    return null;
+  }
+}
+
+const encode = (s: EntryState): Persisted => ({ last_run_at: new Date(s.lastRunAt).toISOString(), total_run_count: s.totalRunCount });
+
+export class FileStore implements ScheduleStore {
+  private state = new Map<string, EntryState>();
+  constructor(private readonly path: string) {}
+
+  get description(): string {
+    return `file ${this.path}`;
+  }
+
+  async load(): Promise<Map<string, EntryState>> {
+    let text: string;
+    try {
+      text = await readFile(this.path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return (this.state = new Map());
+      throw err;
+    }
+    const raw = JSON.parse(text) as { entries?: Record<string, unknown> };
+    this.state = new Map();
+    for (const [name, v] of Object.entries(raw.entries ?? {})) {
+      const s = decode(name, JSON.stringify(v));
+      if (s) this.state.set(name, s);
+    }
+    return new Map(this.state);
+  }
+
+  async save(name: string, state: EntryState): Promise<void> {
+    this.state.set(name, state);
+    const entries = Object.fromEntries([...this.state].map(([k, v]) => [k, encode(v)]));
+    // Write then rename: a crash never leaves half a file.
+    const tmp = `${this.path}.tmp`;
+    await writeFile(tmp, `${JSON.stringify({ version: 1, entries }, null, 2)}\n`);
+    await rename(tmp, this.path);
+  }
+
+  async close(): Promise<void> {}
+}
+
+export class RedisStore implements ScheduleStore {
+  private readonly redis: Redis;
+  constructor(
+    url: string,
+    private readonly key = 'smarter-beat:schedule',
+  ) {
+    this.redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3 });
+  }
+
+  get description(): string {
+    return `redis hash ${this.key}`;
+  }
+
+  async load(): Promise<Map<string, EntryState>> {
+    const all = await this.redis.hgetall(this.key);
+    const out = new Map<string, EntryState>();
+    for (const [name, text] of Object.entries(all)) {
+      const s = decode(name, text);
+      if (s) out.set(name, s);
+    }
+    return out;
+  }
+
+  async save(name: string, state: EntryState): Promise<void> {
+    await this.redis.hset(this.key, name, JSON.stringify(encode(state)));
+  }
+
+  async close(): Promise<void> {
+    await this.redis.quit().catch(() => undefined);
+  }
+}
