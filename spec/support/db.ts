@@ -12,6 +12,9 @@ export const MYSQL: Omit<DatabaseConfig, 'database'> = {
   poolSize: 8,
 };
 
+/** A single admin connection takes no pool size. */
+const { poolSize: _pool, ...ADMIN } = MYSQL;
+
 const SCHEMA = readFileSync(new URL('./django-schema.sql', import.meta.url), 'utf8');
 
 export interface TestDatabase {
@@ -23,7 +26,7 @@ export interface TestDatabase {
 
 export async function createTestDatabase(prefix = 'sw'): Promise<TestDatabase> {
   const name = uniqueName(`${prefix}_db`).replace(/[^A-Za-z0-9_]/g, '_').slice(0, 60);
-  const admin = await mysql.createConnection({ ...MYSQL, multipleStatements: true });
+  const admin = await mysql.createConnection({ ...ADMIN, multipleStatements: true });
   await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
   await admin.query(`USE \`${name}\`; ${SCHEMA}`);
   await admin.end();
@@ -35,7 +38,7 @@ export async function createTestDatabase(prefix = 'sw'): Promise<TestDatabase> {
     db,
     async drop() {
       await db.close();
-      const a = await mysql.createConnection(MYSQL);
+      const a = await mysql.createConnection(ADMIN);
       await a.query(`DROP DATABASE IF EXISTS \`${name}\``);
       await a.end();
     },
