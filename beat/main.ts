@@ -72,9 +72,10 @@ async function main(argv: string[]): Promise<number> {
         }).listen(config.httpPort)
       : null;
   await beat.start();
+  // Later signals are ignored: Beat stops within a tick, and a second Ctrl-C must not kill it mid-write.
   await new Promise<void>((resolve) => {
-    process.once('SIGTERM', () => resolve());
-    process.once('SIGINT', () => resolve());
+    process.on('SIGTERM', () => resolve());
+    process.on('SIGINT', () => resolve());
   });
   logger.info('smarter-beat stopping');
   http?.close();

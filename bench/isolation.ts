@@ -7,6 +7,10 @@
  * checks waiting.
  *
  *   npm run build && node dist/bench/isolation.js [rate=200] [seconds=15] [checks=2000]
+ *
+ * BENCH_PIN=1 gives each deployment its own core, as separate pods would have: the operational worker and the
+ * operational producer on CPU 1, the infrastructure worker and the storm's producer on CPU 0 (the broker and
+ * Redis are shared, as in production). BENCH_SKIP_RSS=1 skips the 100,000-check memory run.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -29,8 +33,16 @@ interface Latency {
   p99: number;
 }
 
+const PIN = process.env.BENCH_PIN === '1';
+/** The command line, pinned to a core when BENCH_PIN is set. */
+function pinned(cpu: number, cmd: string, args: string[]): [string, string[]] {
+  return PIN ? ['taskset', ['-c', String(cpu), cmd, ...args]] : [cmd, args];
+}
+const cpuOf = (queue: string) => (queue === OPS ? 1 : 0);
+
 async function py(...args: string[]): Promise<string> {
-  const { stdout } = await exec(PYTHON, ['bench/python/benchiso.py', ...args], { env, maxBuffer: 1 << 24, timeout: 600_000 });
+  const [cmd, argv] = pinned(args[1] === INFRA ? 0 : 1, PYTHON, ['bench/python/benchiso.py', ...args]);
+  const { stdout } = await exec(cmd, argv, { env, maxBuffer: 1 << 24, timeout: 600_000 });
   return stdout.trim();
 }
 
@@ -94,12 +106,12 @@ async function scenario(name: string, start: (queue: string) => ChildProcess) {
 
 // The check task is declared on the infrastructure queue; the bench worker takes [ops, infra] from -Q.
 const ours = (queue: string) =>
-  spawn(process.execPath, ['dist/bench/iso-worker.js', '-Q', queue === OPS ? OPS : `${INFRA}`, '-c', '4', '-l', 'warning'], {
+  spawn(...pinned(cpuOf(queue), process.execPath, ['dist/bench/iso-worker.js', '-Q', queue === OPS ? OPS : `${INFRA}`, '-c', '4', '-l', 'warning']), {
     env: { ...env, ...(queue === INFRA ? { BENCH_INFRA_QUEUE: INFRA } : {}) },
     stdio: 'ignore',
   });
 const python = (queue: string) =>
-  spawn(PYTHON, ['-m', 'celery', '-A', 'benchiso', 'worker', '-Q', queue, '-n', `${queue}@%h`, '-c', '4', '-l', 'warning', '--without-gossip', '--without-mingle'], {
+  spawn(...pinned(cpuOf(queue), PYTHON, ['-m', 'celery', '-A', 'benchiso', 'worker', '-Q', queue, '-n', `${queue}@%h`, '-c', '4', '-l', 'warning', '--without-gossip', '--without-mingle']), {
     cwd: 'bench/python',
     env,
     stdio: 'ignore',
@@ -107,7 +119,7 @@ const python = (queue: string) =>
 
 const rows = [await scenario('smarter-worker', ours), await scenario('python-celery', python)];
 const f = (x: number | null) => (x === null ? 'n/a' : x.toFixed(1));
-process.stdout.write(`\n${rate} operational tasks/s for ${seconds} s; storm = ${checks} checks rescheduling every 3 s; one worker per queue (ADR-030), -c 4 each\n\n`);
+process.stdout.write(`\n${rate} operational tasks/s for ${seconds} s; storm = ${checks} checks rescheduling every 3 s; one worker per queue (ADR-030), -c 4 each${PIN ? '; each deployment pinned to its own core' : ''}\n\n`);
 process.stdout.write('| workers | p50 idle ms | p99 idle ms | p50 storm ms | p99 storm ms | p99 storm / idle | unacked during storm | RSS MB ops / infra | lost |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n');
 for (const r of rows) {
   process.stdout.write(
@@ -116,6 +128,7 @@ for (const r of rows) {
 }
 
 // RSS whether 10 or 100,000 checks wait (ours: they wait in the broker, not in the worker).
+if (process.env.BENCH_SKIP_RSS === '1') process.exit(0);
 for (const q of [OPS, INFRA]) await deleteQueue(q);
 const w = ours(INFRA);
 await consumersUp(INFRA);

@@ -17,7 +17,9 @@ const parts: Array<[string, string[]]> = [
 ];
 
 const children: ChildProcess[] = parts.map(([name, args]) => {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Own process groups: a Ctrl-C reaches only this process, which passes it on once (a second SIGINT would
+  // turn the workers' warm shutdown cold).
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const prefix = (d: Buffer) => d.toString().replace(/^(?=.)/gm, `${name.padEnd(22)}| `);
   child.stdout?.on('data', (d: Buffer) => process.stdout.write(prefix(d)));
   child.stderr?.on('data', (d: Buffer) => process.stderr.write(prefix(d)));

@@ -173,3 +173,29 @@ test('sending to a queue nobody consumes: a warning and the consumers metric at 
     await deleteQueues([queue]);
   }
 });
+
+test("an entry's options reach the message: queue, expires and priority", async () => {
+  const queue = uniqueName('beatq');
+  const store = new FileStore(join(mkdtempSync(join(tmpdir(), 'beat-')), 's.json'));
+  await store.save('e', { lastRunAt: 0, totalRunCount: 0 });
+  const e: BeatEntry = { ...entry(queue, 3600), kwargs: { days: 30 }, options: { queue, expires: 600, priority: 5 } };
+  const beat = beatWith([e], store);
+  try {
+    const t0 = Date.now();
+    await beat.start();
+    await waitFor(async () => ((await count(queue).catch(() => 0)) >= 1 ? true : undefined));
+    const msg = await withChannel(async (ch) => ch.get(queue, { noAck: true }));
+    expect(msg).not.toBe(false);
+    if (msg === false) return;
+    const headers = msg.properties.headers as Record<string, unknown>;
+    expect(headers.task).toBe('test.add');
+    expect(msg.properties.priority).toBe(5);
+    const expires = Date.parse(String(headers.expires));
+    expect(expires - t0).toBeGreaterThan(590_000);
+    expect(expires - t0).toBeLessThan(610_000);
+    expect(JSON.parse(msg.content.toString())).toEqual([[2, 3], { days: 30 }, expect.any(Object)]);
+  } finally {
+    await beat.stop();
+    await deleteQueues([queue]);
+  }
+});
