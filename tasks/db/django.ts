@@ -31,14 +31,20 @@ function toDjango(value: unknown): unknown {
   return value;
 }
 
-/** INSERT a TimestampedModel row; returns its id. */
-export async function insertModel(db: Queryable, table: string, row: Record<string, unknown>): Promise<number> {
-  const cols = Object.keys(row);
-  const sql =
-    `INSERT INTO \`${table}\` (${cols.map((c) => `\`${c}\``).join(', ')}, created_at, updated_at) ` +
-    `VALUES (${cols.map(() => '?').join(', ')}, ${NOW}, ${NOW})`;
-  const res = await db.execute(sql, Object.values(row));
+/**
+ * INSERT TimestampedModel rows (values in `columns` order), all in one statement, with both timestamps from
+ * MariaDB's clock; returns the first row's id.
+ */
+export async function insertModels(db: Queryable, table: string, columns: readonly string[], rows: ReadonlyArray<readonly unknown[]>): Promise<number> {
+  const one = `(${columns.map(() => '?').join(', ')}, ${NOW}, ${NOW})`;
+  const sql = `INSERT INTO \`${table}\` (${columns.map((c) => `\`${c}\``).join(', ')}, created_at, updated_at) VALUES ${rows.map(() => one).join(', ')}`;
+  const res = await db.execute(sql, rows.flat());
   return res.insertId;
+}
+
+/** INSERT one TimestampedModel row; returns its id. */
+export async function insertModel(db: Queryable, table: string, row: Record<string, unknown>): Promise<number> {
+  return insertModels(db, table, Object.keys(row), [Object.values(row)]);
 }
 
 /** `TimestampedModel.record_locator`: `<model name lower>-r<urlsafe base64 of (id + 1000000)>x`. */

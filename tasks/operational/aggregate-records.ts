@@ -10,21 +10,19 @@ import { z } from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Database, Queryable, Row } from '../db/database.js';
 import { Dec } from '../db/decimal.js';
-import { NOW } from '../db/django.js';
+import { insertModels } from '../db/django.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
 
 const COST_PLACES = 5;
-const COLS = 'year, month, day, hour, resource_locator, charge_type, records, prompt_tokens, completion_tokens, total_tokens, total_cost, created_at, updated_at';
+const COLS = ['year', 'month', 'day', 'hour', 'resource_locator', 'charge_type', 'records', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'total_cost'];
 
 async function insertAggregates(tx: Queryable, groups: Row[], hourOf: (g: Row) => number): Promise<void> {
   for (let i = 0; i < groups.length; i += 500) {
-    const batch = groups.slice(i, i + 500);
-    const values = batch.map(() => `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${NOW}, ${NOW})`).join(', ');
-    const params = batch.flatMap((g) => [
+    const rows = groups.slice(i, i + 500).map((g) => [
       g.y, g.m, g.d, hourOf(g), g.resource_locator, g.charge_type, g.records, g.pt, g.ct, g.tt,
       Dec.of(String(g.cost)).quantize(COST_PLACES).toString(),
     ]);
-    await tx.execute(`INSERT INTO account_aggregatedcharges (${COLS}) VALUES ${values}`, params);
+    await insertModels(tx, 'account_aggregatedcharges', COLS, rows);
   }
 }
 

@@ -9,7 +9,7 @@
  */
 import type { Database, Queryable, Row } from '../db/database.js';
 import { Dec } from '../db/decimal.js';
-import { NOW } from '../db/django.js';
+import { NOW, insertModel } from '../db/django.js';
 import { type BudgetPeriod, PERIOD_ADJECTIVE, addPeriods, fromSqlTime, isPeriod, periodStart, sqlTime } from './budget-periods.js';
 
 interface Constraint {
@@ -109,10 +109,12 @@ async function evaluateOne(tx: Queryable, c: Constraint, now: Date): Promise<boo
     ]);
     if (extra.length > 0) await tx.execute('DELETE FROM account_resourcelock WHERE id IN (?)', [extra.map((r) => r.id)]);
   } else {
-    await tx.execute(
-      `INSERT INTO account_resourcelock (resource_locator, expiration_date, resource_constraint_id, reason, created_at, updated_at) VALUES (?, ?, ?, ?, ${NOW}, ${NOW})`,
-      [c.locator, until ? sqlTime(until) : null, c.id, text],
-    );
+    await insertModel(tx, 'account_resourcelock', {
+      resource_locator: c.locator,
+      expiration_date: until ? sqlTime(until) : null,
+      resource_constraint_id: c.id,
+      reason: text,
+    });
   }
   return true;
 }

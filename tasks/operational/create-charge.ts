@@ -8,11 +8,10 @@
 import { z } from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { PyDecimal } from '../../lib/protocol/values.js';
-import type { Queryable } from '../db/database.js';
 import { Batcher } from '../db/batcher.js';
-import type { Database } from '../db/database.js';
+import type { Database, Queryable } from '../db/database.js';
 import { Dec } from '../db/decimal.js';
-import { NOW } from '../db/django.js';
+import { insertModels } from '../db/django.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
 import { evaluateBudgets } from './budgets.js';
 
@@ -51,35 +50,28 @@ export async function costOf(db: Queryable, chargeType: string, provider: string
 export const CHARGE_COST_PLACES = 8;
 
 type ChargeRow = [locator: string, type: string, prompt: number, completion: number, total: number, cost: string];
+const CHARGE_COLUMNS = ['resource_locator', 'charge_type', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'total_cost'];
 
 /**
  * Charges are many and small: they are written by group commit (see Batcher), one multi-row INSERT per
  * batch, and the budget lookup is one query per batch too. Each task still resolves only once its own row
  * is committed, and learns whether its resource has a budget attached.
  */
-interface ChargeWriter {
-  insert: Batcher<ChargeRow, boolean>;
-}
-const writers = new WeakMap<Database, ChargeWriter>();
+const writers = new WeakMap<Database, Batcher<ChargeRow, boolean>>();
 
-function writerFor(db: Database): ChargeWriter {
+function writerFor(db: Database): Batcher<ChargeRow, boolean> {
   let w = writers.get(db);
   if (!w) {
-    w = {
-      insert: new Batcher(async (rows) => {
-        await db.execute(
-          `INSERT INTO account_charge (resource_locator, charge_type, prompt_tokens, completion_tokens, total_tokens, total_cost, created_at, updated_at) VALUES ${rows.map(() => `(?, ?, ?, ?, ?, ?, ${NOW}, ${NOW})`).join(', ')}`,
-          rows.flat(),
-        );
-        const locators = [...new Set(rows.map((r) => r[0]))];
-        const attached = await db
-          .select('SELECT DISTINCT resource_locator FROM account_resourceconstraint WHERE is_active = 1 AND resource_locator IN (?)', [locators])
-          .then((found) => new Set(found.map((f) => f.resource_locator)))
-          // The rows are committed: a failed lookup must not fail (and so retry) their tasks.
-          .catch(() => new Set<string | number | null>(locators));
-        return rows.map((r) => attached.has(r[0]));
-      }),
-    };
+    w = new Batcher(async (rows) => {
+      await insertModels(db, 'account_charge', CHARGE_COLUMNS, rows);
+      const locators = [...new Set(rows.map((r) => r[0]))];
+      const attached = await db
+        .select('SELECT DISTINCT resource_locator FROM account_resourceconstraint WHERE is_active = 1 AND resource_locator IN (?)', [locators])
+        .then((found) => new Set(found.map((f) => f.resource_locator)))
+        // The rows are committed: a failed lookup must not fail (and so retry) their tasks.
+        .catch(() => new Set<string | number | null>(locators));
+      return rows.map((r) => attached.has(r[0]));
+    });
     writers.set(db, w);
   }
   return w;
@@ -95,7 +87,7 @@ export const createCharge = (env: TaskEnv) =>
     async run(p, ctx) {
       const { db } = ctx.deps;
       const cost = p.total_cost ?? (await costOf(db, p.charge_type, p.provider, p.model, p.total_tokens));
-      const attached = await writerFor(db).insert.submit([
+      const attached = await writerFor(db).submit([
         p.resource_locator,
         p.charge_type,
         p.prompt_tokens,
