@@ -23,13 +23,21 @@ interface Persisted {
   total_run_count: number;
 }
 
-function decode(name: string, text: string): EntryState | null {
-  try {
-    const p = JSON.parse(text) as Partial<Persisted>;
-    const at = Date.parse(String(p.last_run_at));
-    return Number.isNaN(at) ? null : { lastRunAt: at, totalRunCount: Number(p.total_run_count ?? 0) };
-  } catch {
+/** One entry's persisted state, or null (with a note) when it is unreadable. */
+function decode(name: string, value: unknown): EntryState | null {
+  const p = (typeof value === 'object' && value !== null ? value : {}) as Partial<Persisted>;
+  const at = Date.parse(String(p.last_run_at));
+  if (Number.isNaN(at)) {
     process.stderr.write(`smarter-beat: ignoring an unreadable state for ${name}\n`);
+    return null;
+  }
+  return { lastRunAt: at, totalRunCount: Number(p.total_run_count ?? 0) };
+}
+
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
     return null;
   }
 }
@@ -55,7 +63,7 @@ export class FileStore implements ScheduleStore {
     const raw = JSON.parse(text) as { entries?: Record<string, unknown> };
     this.state = new Map();
     for (const [name, v] of Object.entries(raw.entries ?? {})) {
-      const s = decode(name, JSON.stringify(v));
+      const s = decode(name, v);
       if (s) this.state.set(name, s);
     }
     return new Map(this.state);
@@ -90,7 +98,7 @@ export class RedisStore implements ScheduleStore {
     const all = await this.redis.hgetall(this.key);
     const out = new Map<string, EntryState>();
     for (const [name, text] of Object.entries(all)) {
-      const s = decode(name, text);
+      const s = decode(name, parse(text));
       if (s) out.set(name, s);
     }
     return out;

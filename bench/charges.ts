@@ -34,16 +34,18 @@ interface Worker {
   start(queue: string): ChildProcess;
 }
 const workers: Worker[] = [
-  {
-    name: 'smarter-worker -c 4',
-    note: 'early ack as Smarter, pool of 10',
-    start: (queue) => spawn(process.execPath, ['dist/tasks/main.js', '-Q', queue, '-c', '4', '-l', 'warning'], { env: { ...env, SMARTER_LLM_CLIENT_TASKS_CELERY_TASK_QUEUE: queue }, stdio: ['ignore', 'ignore', 'inherit'] }),
-  },
-  {
-    name: 'smarter-worker -c 64',
-    note: 'early ack as Smarter, pool of 16 (async I/O: a slot costs no process)',
-    start: (queue) => spawn(process.execPath, ['dist/tasks/main.js', '-Q', queue, '-c', '64', '-l', 'warning'], { env: { ...env, SMARTER_LLM_CLIENT_TASKS_CELERY_TASK_QUEUE: queue, SMARTER_WORKER_DB_POOL_SIZE: '16' }, stdio: ['ignore', 'ignore', 'inherit'] }),
-  },
+  ...[
+    [4, 10],
+    [64, 16],
+  ].map(([c, pool]) => ({
+    name: `smarter-worker -c ${c}`,
+    note: `early ack as Smarter, pool of ${pool}${Number(c) > 4 ? ' (async I/O: a slot costs no process)' : ''}`,
+    start: (queue: string) =>
+      spawn(process.execPath, ['dist/tasks/main.js', '-Q', queue, '-c', String(c), '-l', 'warning'], {
+        env: { ...env, SMARTER_LLM_CLIENT_TASKS_CELERY_TASK_QUEUE: queue, SMARTER_WORKER_DB_POOL_SIZE: String(pool) },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      }),
+  })),
   ...[4, 16].map((c) => ({
     name: `python-celery -c ${c}`,
     note: `Celery 5.2.6 prefork (${c} processes), pymysql, one connection per process`,
