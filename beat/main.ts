@@ -7,8 +7,8 @@
 import { createServer } from 'node:http';
 import { AmqpBroker } from '../lib/broker/amqp-broker.js';
 import { BrokerLock } from '../lib/broker/amqp-lock.js';
-import { describeConfig, loadConfig } from '../lib/config/settings.js';
-import { ConfigError, coerceError } from '../lib/errors.js';
+import { describeConfig, loadCommandLine } from '../lib/config/settings.js';
+import { coerceError } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
 import { SMARTER_CATALOG } from '../tasks/catalog.js';
 import { smarterTasks } from '../tasks/index.js';
@@ -21,16 +21,8 @@ import { smarterSchedule } from './smarter-schedule.js';
 import { FileStore, RedisStore } from './store.js';
 
 async function main(argv: string[]): Promise<number> {
-  let loaded;
-  try {
-    loaded = loadConfig(BEAT_SETTINGS, process.env, argv);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`smarter-beat: ${err.message}\n`);
-      return 2;
-    }
-    throw err;
-  }
+  const loaded = loadCommandLine('smarter-beat', BEAT_SETTINGS, process.env, argv);
+  if (!loaded) return 2;
   const { values: config, positionals } = loaded;
   const command = positionals[0] ?? 'run';
   if (command !== 'run' && command !== 'check') {

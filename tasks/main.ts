@@ -4,8 +4,8 @@
  * Smarter's environment. Exit codes: 0 after a warm shutdown, 1 after a cold one, 2 for bad configuration.
  */
 import { createWorker } from '../lib/app.js';
-import { describeConfig, loadConfig, settingsTable } from '../lib/config/settings.js';
-import { ConfigError, coerceError } from '../lib/errors.js';
+import { describeConfig, loadCommandLine, settingsTable } from '../lib/config/settings.js';
+import { coerceError } from '../lib/errors.js';
 import { type Logger, createLogger } from '../lib/logger.js';
 import { AmqpBroker } from '../lib/broker/amqp-broker.js';
 import { delayedStats, formatDuration, nextDueWithinSeconds } from '../lib/broker/delayed-stats.js';
@@ -17,16 +17,8 @@ import { SETTINGS } from './settings.js';
 
 async function main(argv: string[]): Promise<number> {
   const args = argv[0] === 'worker' ? argv.slice(1) : argv;
-  let loaded;
-  try {
-    loaded = loadConfig(SETTINGS, process.env, args);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`smarter-worker: ${err.message}\n`);
-      return 2;
-    }
-    throw err;
-  }
+  const loaded = loadCommandLine('smarter-worker', SETTINGS, process.env, args);
+  if (!loaded) return 2;
   const { values: config, positionals } = loaded;
   if (positionals[0] === 'settings') {
     process.stdout.write(`${settingsTable(SETTINGS)}\n`);

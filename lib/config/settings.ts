@@ -135,6 +135,20 @@ export function loadConfig<S extends Settings>(
   return { values: values as ValuesOf<S>, positionals, sources: sources as Record<keyof S, string> };
 }
 
+/**
+ * `loadConfig` for a command-line program: a configuration problem is written to stderr, prefixed with the
+ * program's name, and gives null (the caller exits with 2); any other error propagates.
+ */
+export function loadCommandLine<S extends Settings>(program: string, settings: S, env: Record<string, string | undefined>, argv: readonly string[]): LoadResult<S> | null {
+  try {
+    return loadConfig(settings, env, argv);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${program}: ${err.message}\n`);
+    return null;
+  }
+}
+
 /** Hides the password of a URL (`amqp://user:***@host`), for logs. */
 export function redactUrl(url: string): string {
   return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^:@/]*):([^@/]*)@/i, (_m, scheme: string, user: string) => `${scheme}${user}:***@`);
