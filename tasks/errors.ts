@@ -49,3 +49,17 @@ export function toDatabaseError(err: unknown): unknown {
   const type = INTEGRITY.has(code) ? 'IntegrityError' : PROGRAMMING.has(code) ? 'ProgrammingError' : DATA.has(code) ? 'DataError' : 'OperationalError';
   return new DatabaseError(type, `(${code}) ${err.message}`, code);
 }
+
+/** `register_custom_domain`: the domain is registered to another account. */
+export class LLMClientCustomDomainExists extends PythonException {
+  constructor(message: string) {
+    super('LLMClientCustomDomainExists', 'smarter.apps.llmclient.tasks.exceptions', message);
+  }
+}
+
+/** `create_custom_domain_dns_record`: no custom domain with that id. */
+export class LLMClientCustomDomainNotFound extends PythonException {
+  constructor(message: string) {
+    super('LLMClientCustomDomainNotFound', 'smarter.apps.llmclient.tasks.exceptions', message);
+  }
+}

@@ -17,8 +17,11 @@ import { createPromptHistory } from './operational/prompt-history.js';
 import { createPromptPluginUsage } from './operational/prompt-plugin-usage.js';
 import { createPromptToolCallHistory } from './operational/prompt-tool-call.js';
 import { purgeGuardrailEvents } from './operational/purge-guardrail-events.js';
+import { infraEnv } from './infrastructure/env.js';
+import { infrastructureTasks } from './infrastructure/index.js';
+import { INFRASTRUCTURE_DEFAULTS, type InfrastructureSettings } from './infrastructure/settings.js';
 
-export interface SmarterTaskSettings {
+export interface SmarterTaskSettings extends Partial<InfrastructureSettings> {
   operationalQueue: string;
   infrastructureQueue: string;
   maxRetries: number;
@@ -50,5 +53,15 @@ export function smarterTasks(s: SmarterTaskSettings): AnyTask<SmarterDeps>[] {
     createLlmclientRequest(env),
     chargeLlmhostComputes(env),
     purgeGuardrailEvents(env),
+    // The infrastructure tasks read `ctx.deps.cloud` as well, and say so clearly where it is missing.
+    ...(infrastructureTasks(infraEnv(env, infrastructureSettings(s))) as AnyTask<SmarterDeps>[]),
   ];
+}
+
+function infrastructureSettings(s: SmarterTaskSettings): InfrastructureSettings {
+  const out = { ...INFRASTRUCTURE_DEFAULTS };
+  for (const k of Object.keys(out) as (keyof InfrastructureSettings)[]) {
+    if (s[k] !== undefined) (out as Record<string, unknown>)[k] = s[k];
+  }
+  return out;
 }

@@ -64,11 +64,25 @@ export interface TaskContext<D = unknown> {
    * Never wait (ADR-030): "not ready, check again in `after` seconds". Sends this task again (same name,
    * its declared queue, the same arguments with `attempt + 1` and any `update`) through the broker's delay
    * topology, and ends this run as successful-and-rescheduled: `return ctx.checkAgain({ after: 60 })`.
-   * Throws `GaveUpError` when the task's `checks.maxAttempts` would be exceeded.
+   * Throws `GaveUpError` when the task's `checks.maxAttempts` (or this call's `maxAttempts`) would be exceeded.
    */
-  checkAgain(options: { after: number; update?: Record<string, unknown> }): Promise<Rescheduled>;
+  checkAgain(options: CheckAgainOptions): Promise<Rescheduled>;
   /** The stored result meta of another task, where the result backend can be read (redis). */
   getResult(taskId: string): Promise<Record<string, unknown> | null>;
+}
+
+export interface CheckAgainOptions {
+  /** Seconds until the next check. */
+  after: number;
+  /** Arguments that change for the next run. */
+  update?: Record<string, unknown>;
+  /**
+   * The attempt this run counts as, when not its own attempt argument: a task whose stages count their checks
+   * separately passes 0 in the run where a new stage begins.
+   */
+  attempt?: number;
+  /** The limit of this stage, or one that arrives as an argument, in place of `checks.maxAttempts`. */
+  maxAttempts?: number;
 }
 
 /** What a run that rescheduled itself returns; the worker stores it as a plain SUCCESS (None), as Python would. */

@@ -8,7 +8,6 @@ import type { ResultBackend } from '../backend/backend.js';
 import { type ChildTuple, type StoredResult, type TaskState, childTuple, exceptionInfo, tracebackOf } from '../backend/meta.js';
 import type { Delivery } from '../broker/broker.js';
 import {
-  GaveUpError,
   MaxRetriesExceededError,
   RejectTaskError,
   RetryTaskError,
@@ -19,7 +18,8 @@ import { type Logger, lazyChild } from '../logger.js';
 import { pyRepr, truncate } from '../protocol/repr.js';
 import type { TaskMessage } from '../protocol/types.js';
 import { bindArguments } from '../registry/args.js';
-import { Rescheduled, type RetryOptions, type TaskContext } from '../registry/context.js';
+import { planCheckAgain } from '../registry/checks.js';
+import { type CheckAgainOptions, Rescheduled, type RetryOptions, type TaskContext } from '../registry/context.js';
 import { ANY_QUEUE, type AnyTask } from '../registry/define-task.js';
 import { type AckPolicy, type Outcome, ackOnStart } from './decide.js';
 import type { TaskEvents } from './events.js';
@@ -136,18 +136,11 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun): Promise<{ outcome
   };
 
   let bound: unknown;
-  const checkAgain = async ({ after, update }: { after: number; update?: Record<string, unknown> }): Promise<Rescheduled> => {
-    const checks = task.checks;
-    const attemptParam = checks?.attemptParam ?? 'attempt';
-    const params = (typeof bound === 'object' && bound !== null ? bound : {}) as Record<string, unknown>;
-    const raw = params[attemptParam];
-    const next = (typeof raw === 'number' ? raw : 0) + 1;
-    if (checks && next >= checks.maxAttempts) throw new GaveUpError(msg.task, next);
-    const kwargs: Record<string, unknown> = { ...params, ...update, [attemptParam]: next };
-    if (checks?.firstRunIdParam && kwargs[checks.firstRunIdParam] == null) kwargs[checks.firstRunIdParam] = msg.id;
+  const checkAgain = async (options: CheckAgainOptions): Promise<Rescheduled> => {
+    const { kwargs, attempt } = planCheckAgain(msg.task, task.checks, bound, options, msg.id);
     const queue = task.queue === ANY_QUEUE ? delivery.queue : task.queue;
-    const id = await publisher.apply(msg.task, [], kwargs, { countdown: after, queue }, msg);
-    return new Rescheduled(id, next, after);
+    const id = await publisher.apply(msg.task, [], kwargs, { countdown: options.after, queue }, msg);
+    return new Rescheduled(id, attempt, options.after);
   };
 
   const ctx: TaskContext<D> = {

@@ -4,6 +4,8 @@
 CREATE TABLE auth_user (
   id INT AUTO_INCREMENT PRIMARY KEY,
   username VARCHAR(150) NOT NULL UNIQUE,
+  email VARCHAR(254) NOT NULL DEFAULT '',
+  is_staff TINYINT(1) NOT NULL DEFAULT 0,
   is_active TINYINT(1) NOT NULL DEFAULT 1
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
@@ -24,16 +26,70 @@ CREATE TABLE account_userprofile (
   FOREIGN KEY (account_id) REFERENCES account_account (id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
+CREATE TABLE account_accountcontact (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  first_name VARCHAR(255) NOT NULL,
+  last_name VARCHAR(255) NOT NULL,
+  email VARCHAR(254) NOT NULL,
+  phone VARCHAR(20) NULL,
+  is_primary TINYINT(1) NOT NULL DEFAULT 0,
+  welcomed TINYINT(1) NOT NULL DEFAULT 0,
+  is_test TINYINT(1) NOT NULL DEFAULT 0,
+  account_id BIGINT NOT NULL,
+  FOREIGN KEY (account_id) REFERENCES account_account (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+-- llmclient 0001 (TimestampedModel), 0006 (ownership, verification_status/verified_at/verification_message
+-- in place of is_verified, aws_hosted_zone_id blank default '').
+CREATE TABLE llmclient_llmclientcustomdomain (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  aws_hosted_zone_id VARCHAR(255) NOT NULL DEFAULT '',
+  domain_name VARCHAR(255) NOT NULL,
+  name VARCHAR(255) NOT NULL,
+  description LONGTEXT NULL,
+  version VARCHAR(255) NULL DEFAULT '1.0.0',
+  annotations JSON NULL,
+  user_profile_id BIGINT NOT NULL,
+  verification_status VARCHAR(32) NOT NULL DEFAULT 'Not Verified',
+  verified_at DATETIME(6) NULL,
+  verification_message VARCHAR(1024) NOT NULL DEFAULT '',
+  UNIQUE KEY (user_profile_id, name),
+  KEY (created_at), KEY (updated_at),
+  FOREIGN KEY (user_profile_id) REFERENCES account_userprofile (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE llmclient_llmclientcustomdomaindns (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  record_name VARCHAR(255) NOT NULL,
+  record_type VARCHAR(255) NOT NULL,
+  record_value VARCHAR(255) NOT NULL,
+  record_ttl INT NULL DEFAULT 600,
+  custom_domain_id BIGINT NOT NULL,
+  KEY (created_at), KEY (updated_at),
+  FOREIGN KEY (custom_domain_id) REFERENCES llmclient_llmclientcustomdomain (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+-- llmclient 0001/0002: the columns the tasks read and write (the UI columns are left out).
 CREATE TABLE llmclient_llmclient (
   id BIGINT AUTO_INCREMENT PRIMARY KEY,
   created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
   name VARCHAR(255) NOT NULL,
+  description LONGTEXT NULL,
+  version VARCHAR(255) NULL DEFAULT '1.0.0',
   user_profile_id BIGINT NOT NULL,
   deployed TINYINT(1) NULL DEFAULT 0,
-  dns_verification_status VARCHAR(255) NOT NULL DEFAULT 'Not Verified',
-  tls_certificate_issuance_status VARCHAR(255) NOT NULL DEFAULT 'No Certificate',
+  dns_verification_status VARCHAR(255) NULL DEFAULT 'Not Verified',
+  tls_certificate_issuance_status VARCHAR(255) NULL DEFAULT 'No Certificate',
+  custom_domain_id BIGINT NULL UNIQUE,
+  subdomain_id BIGINT NULL UNIQUE,
   UNIQUE KEY (user_profile_id, name),
-  FOREIGN KEY (user_profile_id) REFERENCES account_userprofile (id)
+  KEY (created_at), KEY (updated_at),
+  FOREIGN KEY (user_profile_id) REFERENCES account_userprofile (id),
+  FOREIGN KEY (custom_domain_id) REFERENCES llmclient_llmclientcustomdomain (id) ON DELETE CASCADE,
+  FOREIGN KEY (subdomain_id) REFERENCES llmclient_llmclientcustomdomaindns (id) ON DELETE CASCADE
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
 CREATE TABLE prompt_prompt (

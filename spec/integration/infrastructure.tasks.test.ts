@@ -1,0 +1,411 @@
+/**
+ * Smarter's LLMClient infrastructure tasks on a real MariaDB with Smarter's tables and in-memory clouds
+ * (spec/support/fake-cloud.ts): every task's checks, reschedules, rows and e-mails, walked in-process with the
+ * worker's own reschedule planning (spec/support/check-runner.ts).
+ */
+import { CloudError } from '../../tasks/cloud/ports.js';
+import { type InfraDeps, infraEnv, isPermanent } from '../../tasks/infrastructure/env.js';
+import { infrastructureTasks } from '../../tasks/infrastructure/index.js';
+import { mailFailures } from '../../tasks/infrastructure/mail.js';
+import { TASK } from '../../tasks/infrastructure/names.js';
+import { INFRASTRUCTURE_DEFAULTS } from '../../tasks/infrastructure/settings.js';
+import { taskEnv } from '../../tasks/index.js';
+import { CheckRunner } from '../support/check-runner.js';
+import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
+import { FakeCloud } from '../support/fake-cloud.js';
+
+const API = 'alpha.api.example.com';
+const NS = 'example-platform-alpha';
+const LB = ['192.0.2.10'];
+const env = infraEnv(
+  taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true }),
+  { ...INFRASTRUCTURE_DEFAULTS, environment: 'alpha', rootDomain: 'example.com' },
+);
+const tasks = infrastructureTasks(env);
+
+let t: TestDatabase;
+let ids: Awaited<ReturnType<typeof seed>>;
+let accountNumber: string;
+let host: string;
+let cloud: FakeCloud;
+let runner: CheckRunner<InfraDeps>;
+
+beforeAll(async () => {
+  t = await createTestDatabase('infra');
+});
+afterAll(async () => t.drop());
+
+beforeEach(async () => {
+  ids = await seed(t.db);
+  await t.db.execute("UPDATE llmclient_llmclient SET name = CONCAT('Support_Bot', id) WHERE id = ?", [ids.llmclientId]);
+  const [a] = await t.db.select('SELECT account_number FROM account_account WHERE id = ?', [ids.accountId]);
+  accountNumber = String(a?.account_number);
+  host = `support-bot${ids.llmclientId}.${accountNumber}.${API}`;
+  await t.db.execute(
+    "INSERT INTO account_accountcontact (first_name, last_name, email, is_primary, account_id, created_at, updated_at) VALUES ('Ada', 'L', ?, 1, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)), ('Bob', 'M', ?, 0, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
+    [`ada${ids.accountId}@example.org`, ids.accountId, `bob${ids.accountId}@example.org`, ids.accountId],
+  );
+  cloud = new FakeCloud();
+  const apiZone = cloud.addZone(API);
+  cloud.setRecord(apiZone.id, { name: API, type: 'A', ttl: 300, values: LB });
+  runner = new CheckRunner(tasks, { db: t.db, cloud: cloud.deps });
+});
+
+const llmclient = async () => (await t.db.select('SELECT deployed, dns_verification_status AS dns, tls_certificate_issuance_status AS tls FROM llmclient_llmclient WHERE id = ?', [ids.llmclientId]))[0];
+const apiZoneId = () => [...cloud.zones.values()].find((z) => z.name === API)?.id ?? '';
+
+describe('registry', () => {
+  test('the eleven tasks answer under Smarter\'s names, on the infrastructure queue, with its autoretry', () => {
+    expect(tasks.map((x) => x.name).sort()).toEqual(Object.values(TASK).sort());
+    expect(new Set(tasks.map((x) => x.queue))).toEqual(new Set(['infrastructure_celery_task_queue']));
+    for (const x of tasks) expect(x.retry).toMatchObject({ maxRetries: 3, retryBackoff: true });
+    expect(TASK.destroyDomainARecord).toBe('smarter.apps.llmclient.tasks.destroy_domain_a_record.destroy_domain_A_record');
+  });
+
+  test.each([
+    [TASK.deployDefaultApi, ['llmclient_id', 'with_domain_verification']],
+    [TASK.continueDefaultApiDeployment, ['llmclient_id', 'with_domain_verification', 'task_id', 'stage', 'attempt']],
+    [TASK.verifyDomain, ['domain_name', 'record_type', 'llmclient_id', 'activate_llmclient', 'hosted_zone_id', 'task_id', 'attempt']],
+    [TASK.verifyCustomDomain, ['hosted_zone_id', 'sleep_interval', 'max_attempts', 'attempt', 'task_id', 'custom_domain_id']],
+    [TASK.registerCustomDomain, ['account_id', 'domain_name']],
+    [TASK.deployCustomApi, ['llmclient_id']],
+    [TASK.createCustomDomainDnsRecord, ['llmclient_custom_domain_id', 'record_name', 'record_type', 'record_value', 'record_ttl']],
+    [TASK.deleteDefaultApi, ['name', 'api_url', 'account_number', 'account_id']],
+    [TASK.destroyDomainARecord, ['hostname', 'api_host_domain', 'task_id']],
+    [TASK.undeployDefaultApi, ['llmclient_id']],
+    [TASK.verifyCertificate, ['certificate_arn', 'attempt']],
+  ])('%s takes positional arguments in Smarter\'s order', (name, order) => {
+    expect(tasks.find((x) => x.name === name)?.argNames).toEqual(order);
+  });
+});
+
+describe('deploy_default_api → continue_default_api_deployment', () => {
+  test('walks certificate then domain: first check after 600 s, then every 60 s, then every 300 s; ends deployed, Verified, one e-mail', async () => {
+    const first = runner.send(TASK.deployDefaultApi, { llmclient_id: ids.llmclientId });
+    await runner.drain((msg) => {
+      if (msg.name !== TASK.continueDefaultApiDeployment) return;
+      const attempt = Number(msg.kwargs.attempt ?? 0);
+      if (msg.kwargs.stage === 'certificate' && attempt === 2) cloud.issueTls(host, NS);
+      if (msg.kwargs.stage === 'domain' && attempt === 3) cloud.answer(host, 'A', { status: 'found', values: LB });
+    });
+    const [deploy] = runner.runsOf(TASK.deployDefaultApi);
+    expect(deploy?.error).toBeUndefined();
+    const checks = runner.runsOf(TASK.continueDefaultApiDeployment);
+    expect(checks.map((r) => [r.kwargs.stage, r.kwargs.attempt ?? 0, r.countdown])).toEqual([
+      ['certificate', 0, 600],
+      ['certificate', 1, 60],
+      ['certificate', 2, 60],
+      ['domain', 1, 300],
+      ['domain', 2, 300],
+      ['domain', 3, 300],
+    ]);
+    // The first run's id is carried as data by every continuation.
+    expect(new Set(checks.map((r) => r.kwargs.task_id))).toEqual(new Set([first]));
+    expect(checks.every((r) => r.error === undefined)).toBe(true);
+    expect(await llmclient()).toEqual({ deployed: 1, dns: 'Verified', tls: 'Issued' });
+    expect(cloud.record(apiZoneId(), host, 'A')).toMatchObject({ values: LB, ttl: 600 });
+    expect(cloud.sent).toHaveLength(1);
+    expect(cloud.sent[0]).toMatchObject({ to: [`ada${ids.accountId}@example.org`] });
+    expect(cloud.sent[0]?.subject).toContain(`https://${host}/`);
+  });
+
+  test('applies the Ingress of Smarter\'s template: traefik websecure, cert-manager issuer, TLS secret <host>-tls, smarter:8000', async () => {
+    runner.send(TASK.deployDefaultApi, { llmclient_id: ids.llmclientId });
+    await runner.runOne(runner.pending.shift()!);
+    const ing = cloud.object('Ingress', host, NS);
+    expect(ing?.metadata.annotations).toEqual({
+      'kubernetes.io/tls-acme': 'true',
+      'cert-manager.io/cluster-issuer': API,
+      'traefik.ingress.kubernetes.io/router.entrypoints': 'websecure',
+      'traefik.ingress.kubernetes.io/router.middlewares': `${NS}-cors@kubernetescrd,${NS}-https-redirect@kubernetescrd`,
+    });
+    expect(ing?.spec).toMatchObject({
+      ingressClassName: 'traefik',
+      tls: [{ hosts: [host], secretName: `${host}-tls` }],
+      rules: [{ host, http: { paths: [{ backend: { service: { name: 'smarter', port: { number: 8000 } } } }] } }],
+    });
+    expect((await llmclient())?.tls).toBe('Requested');
+    expect(runner.pending.map((m) => [m.name, m.countdown, m.kwargs.stage])).toEqual([[TASK.continueDefaultApiDeployment, 600, 'certificate']]);
+  });
+
+  test('a certificate that never becomes Ready ends TLS Failed after exactly 30 checks, with the failure e-mail', async () => {
+    runner.send(TASK.deployDefaultApi, { llmclient_id: ids.llmclientId });
+    await runner.drain();
+    const checks = runner.runsOf(TASK.continueDefaultApiDeployment);
+    expect(checks).toHaveLength(30);
+    expect(checks.every((r) => r.kwargs.stage === 'certificate')).toBe(true);
+    expect(checks.at(-1)?.result).toBeNull();
+    expect(await llmclient()).toMatchObject({ deployed: 0, tls: 'Failed' });
+    expect(cloud.sent).toHaveLength(1);
+    expect(cloud.sent[0]?.subject).toMatch(/could not be deployed/);
+    expect(cloud.sent[0]?.text).toMatch(/30 checks/);
+  });
+
+  test('a domain that never resolves ends DNS Failed after 48 domain checks', async () => {
+    cloud.issueTls(host, NS);
+    runner.send(TASK.deployDefaultApi, { llmclient_id: ids.llmclientId });
+    await runner.drain();
+    const domain = runner.runsOf(TASK.continueDefaultApiDeployment).filter((r) => r.kwargs.stage === 'domain' || (r.result === null && r.kwargs.stage === 'certificate'));
+    expect(runner.runsOf(TASK.continueDefaultApiDeployment)).toHaveLength(48);
+    expect(domain.length).toBeGreaterThan(0);
+    expect(await llmclient()).toMatchObject({ deployed: 0, dns: 'Failed', tls: 'Issued' });
+    expect(cloud.sent.map((m) => m.subject)).toEqual([expect.stringMatching(/could not be deployed/)]);
+  });
+
+  test('an LLMClient already deployed and Verified is left alone (the A record is still ensured)', async () => {
+    await t.db.execute("UPDATE llmclient_llmclient SET deployed = 1, dns_verification_status = 'Verified' WHERE id = ?", [ids.llmclientId]);
+    runner.send(TASK.deployDefaultApi, [ids.llmclientId] as never);
+    runner.pending[0]!.args = [ids.llmclientId];
+    runner.pending[0]!.kwargs = {};
+    await runner.drain();
+    expect(runner.runs).toHaveLength(1);
+    expect(cloud.object('Ingress', host, NS)).toBeUndefined();
+    expect(cloud.record(apiZoneId(), host, 'A')).toBeDefined();
+  });
+
+  test('an unknown LLMClient fails at once, naming the row and the task, and is not retried', async () => {
+    runner.send(TASK.deployDefaultApi, { llmclient_id: 987654321 });
+    const [run] = await runner.drain();
+    expect(run?.error).toMatchObject({ pyType: 'DoesNotExist' });
+    expect(run?.error?.message).toMatch(/deploy_default_api: LLMClient 987654321 does not exist \(llmclient_llmclient\)/);
+    expect(isPermanent(run!.error!)).toBe(true);
+  });
+
+  test.each([
+    ['Forbidden', 'AccessDenied'],
+    ['Conflict', 'Conflict'],
+  ] as const)('Kubernetes %s on the Ingress: TLS Failed, the failure e-mail, and a FAILURE naming the verb and resource', async (_word, kind) => {
+    cloud.failNext('kube.apply', new CloudError('kubernetes', 'apply', `Ingress ${NS}/${host}`, kind, 'ingresses.networking.k8s.io is forbidden'));
+    runner.send(TASK.deployDefaultApi, { llmclient_id: ids.llmclientId });
+    const [run] = await runner.drain();
+    expect(run?.error?.message).toBe(`kubernetes apply Ingress ${NS}/${host}: ${kind}: ingresses.networking.k8s.io is forbidden`);
+    expect(isPermanent(run!.error!)).toBe(true);
+    expect((await llmclient())?.tls).toBe('Failed');
+    expect(cloud.sent).toHaveLength(1);
+  });
+
+  test('AWS 403 on the A record is a FAILURE naming Route 53\'s verb and record; throttling is retried', async () => {
+    cloud.failNext('route53.upsertRecord', new CloudError('route53', 'upsert record', `${host} A`, 'AccessDenied', 'not authorized to perform route53:ChangeResourceRecordSets'));
+    runner.send(TASK.deployDefaultApi, { llmclient_id: ids.llmclientId });
+    const [run] = await runner.drain();
+    expect(run?.error?.message).toMatch(/^route53 upsert record .* A: AccessDenied/);
+    expect(isPermanent(run!.error!)).toBe(true);
+    expect(isPermanent(new CloudError('route53', 'upsert record', 'x', 'Throttled', 'Rate exceeded'))).toBe(false);
+  });
+
+  test('the API domain\'s zone not found is a FAILURE naming the zone', async () => {
+    cloud.zones.clear();
+    runner.send(TASK.deployDefaultApi, { llmclient_id: ids.llmclientId });
+    const [run] = await runner.drain();
+    expect(run?.error?.message).toBe(`route53 find hosted zone ${API}: NotFound: no hosted zone named ${API} (to copy its A record to ${host})`);
+  });
+
+  test('SMTP down: the deployment still completes; the failed e-mail is logged and counted', async () => {
+    cloud.issueTls(host, NS);
+    cloud.answer(host, 'A', { status: 'found', values: LB });
+    cloud.failNext('mailer.send', new CloudError('smtp', 'send', 'mail', 'Unavailable', 'connect ECONNREFUSED'));
+    const before = (await mailFailures.get()).values.reduce((n, v) => n + v.value, 0);
+    runner.send(TASK.deployDefaultApi, { llmclient_id: ids.llmclientId });
+    await runner.drain();
+    expect(runner.runs.every((r) => r.error === undefined)).toBe(true);
+    expect(await llmclient()).toEqual({ deployed: 1, dns: 'Verified', tls: 'Issued' });
+    expect(cloud.sent).toHaveLength(0);
+    const after = (await mailFailures.get()).values.reduce((n, v) => n + v.value, 0);
+    expect(after).toBe(before + 1);
+  });
+});
+
+describe('verify_domain', () => {
+  test('PENDING checks again in 300 s with attempt + 1 and the first run\'s id; VERIFIED with activate deploys the LLMClient', async () => {
+    cloud.setRecord(apiZoneId(), { name: host, type: 'A', ttl: 600, values: LB });
+    const first = runner.send(TASK.verifyDomain, {}, [host, 'A', ids.llmclientId, true]);
+    await runner.drain((msg) => {
+      if (msg.kwargs.attempt === 2) cloud.answer(host, 'A', { status: 'found', values: LB });
+    });
+    expect(runner.runs.map((r) => [r.kwargs.attempt ?? 0, r.countdown, r.result instanceof Object ? 'rescheduled' : r.result])).toEqual([
+      [0, 0, 'rescheduled'],
+      [1, 300, 'rescheduled'],
+      [2, 300, true],
+    ]);
+    expect(runner.runs[2]?.kwargs.task_id).toBe(first);
+    expect((await llmclient())?.deployed).toBe(1);
+  });
+
+  test('MISSING fails at once: False, and the LLMClient\'s DNS Failed', async () => {
+    runner.send(TASK.verifyDomain, { domain_name: host, llmclient_id: ids.llmclientId });
+    const runs = await runner.drain();
+    expect(runs.map((r) => r.result)).toEqual([false]);
+    expect((await llmclient())?.dns).toBe('Failed');
+  });
+
+  test('a resolver timeout is PENDING, not a failure; 48 checks in all', async () => {
+    cloud.setRecord(apiZoneId(), { name: host, type: 'A', ttl: 600, values: LB });
+    cloud.answer(host, 'A', new CloudError('dns', 'resolve A', host, 'Unavailable', 'queryA ETIMEOUT'));
+    runner.send(TASK.verifyDomain, { domain_name: host });
+    const runs = await runner.drain();
+    expect(runs).toHaveLength(48);
+    expect(runs.at(-1)?.result).toBe(false);
+  });
+
+  test('a malformed domain is a FAILURE naming the argument', async () => {
+    runner.send(TASK.verifyDomain, { domain_name: 'not a domain..' });
+    const [run] = await runner.drain();
+    expect(run?.error).toMatchObject({ pyType: 'SmarterValueError', message: 'verify_domain domain_name: "not a domain.." is not a valid domain name' });
+  });
+});
+
+describe('custom domains', () => {
+  const domain = () => `bots${ids.accountId}.example.net`;
+  const domainRow = async () => (await t.db.select('SELECT * FROM llmclient_llmclientcustomdomain WHERE domain_name = ?', [domain()]))[0];
+
+  test('register_custom_domain: hosted zone, row Verifying with its zone id, certificate and its validation record, then verify_custom_domain', async () => {
+    runner.send(TASK.registerCustomDomain, {}, [ids.accountId, domain().toUpperCase()]);
+    const run = await runner.runOne(runner.pending.shift()!);
+    expect(run?.result).toBe(true);
+    const zone = [...cloud.zones.values()].find((z) => z.name === domain());
+    const row = await domainRow();
+    expect(row).toMatchObject({ aws_hosted_zone_id: zone?.id, verification_status: 'Verifying', user_profile_id: String(ids.profileId) });
+    const cert = cloud.certificates.find((c) => c.domain === domain());
+    expect(cert?.status).toBe('PENDING_VALIDATION');
+    expect(cloud.record(zone!.id, cert!.validationRecords[0]!.name, 'CNAME')).toBeDefined();
+    expect(runner.pending).toEqual([expect.objectContaining({ name: TASK.verifyCustomDomain, kwargs: { hosted_zone_id: zone?.id } })]);
+  });
+
+  test('the whole walk: register → verify (NS delegation, then an ISSUED certificate) → deploy_custom_api on the custom host', async () => {
+    await t.db.execute('UPDATE llmclient_llmclient SET deployed = 1 WHERE id = ?', [ids.llmclientId]);
+    runner.send(TASK.registerCustomDomain, { account_id: ids.accountId, domain_name: domain() });
+    await runner.runOne(runner.pending.shift()!);
+    const row = await domainRow();
+    await t.db.execute('UPDATE llmclient_llmclient SET custom_domain_id = ? WHERE id = ?', [row?.id, ids.llmclientId]);
+    const zone = [...cloud.zones.values()].find((z) => z.name === domain())!;
+    const messages: string[] = [];
+    await runner.drain(async (msg) => {
+      if (msg.name !== TASK.verifyCustomDomain) return;
+      messages.push(String((await domainRow())?.verification_message));
+      if (msg.kwargs.attempt === 1) cloud.answer(domain(), 'NS', { status: 'found', values: [`${zone.nameServers[0]}.`] });
+      if (msg.kwargs.attempt === 2) for (const c of cloud.certificates) c.status = 'ISSUED';
+    });
+    const verify = runner.runsOf(TASK.verifyCustomDomain);
+    expect(verify.map((r) => [r.kwargs.attempt ?? 0, r.countdown])).toEqual([[0, 0], [1, 1800], [2, 1800]]);
+    expect(verify[1]?.kwargs).toMatchObject({ sleep_interval: 1800, max_attempts: 48, hosted_zone_id: zone.id });
+    expect(messages[1]).toMatch(/NS records .* are not delegated .*awsdns/);
+    expect(messages[2]).toMatch(/TLS certificate .* is not issued yet\. Its status is PENDING_VALIDATION\./);
+    const done = await domainRow();
+    expect(done).toMatchObject({ verification_status: 'Verified', verification_message: '' });
+    expect(done?.verified_at).not.toBeNull();
+    const custom = `support-bot${ids.llmclientId}.${domain()}`;
+    expect(runner.runsOf(TASK.deployCustomApi).map((r) => r.result)).toEqual([custom]);
+    expect(cloud.record(zone.id, custom, 'A')).toMatchObject({ values: LB });
+    expect(cloud.object('Ingress', custom, NS)).toBeDefined();
+    expect(cloud.sent.map((m) => [m.to.length, m.subject])).toEqual([[2, `${domain()} is verified`]]);
+  });
+
+  test('verify_custom_domain out of attempts: Failed with the blocker, and an e-mail to every contact', async () => {
+    const zone = cloud.addZone(domain());
+    await t.db.execute(
+      "INSERT INTO llmclient_llmclientcustomdomain (aws_hosted_zone_id, domain_name, name, user_profile_id, created_at, updated_at) VALUES (?, ?, 'd', ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
+      [zone.id, domain(), ids.profileId],
+    );
+    runner.send(TASK.verifyCustomDomain, { hosted_zone_id: zone.id, sleep_interval: 60, max_attempts: 3 });
+    const runs = await runner.drain();
+    expect(runs.map((r) => [r.countdown, r.result instanceof Object ? 'again' : r.result])).toEqual([[0, 'again'], [60, 'again'], [60, false]]);
+    expect((await domainRow())?.verification_status).toBe('Failed');
+    expect((await domainRow())?.verification_message).toMatch(/not delegated/);
+    expect(cloud.sent).toHaveLength(1);
+    expect(cloud.sent[0]?.to).toHaveLength(2);
+  });
+
+  test('verify_custom_domain by custom_domain_id of a domain never registered: Failed at once, telling to run smarter deploy', async () => {
+    const { insertId } = await t.db.execute(
+      "INSERT INTO llmclient_llmclientcustomdomain (domain_name, name, user_profile_id, created_at, updated_at) VALUES (?, 'u', ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
+      [domain(), ids.profileId],
+    );
+    runner.send(TASK.verifyCustomDomain, { custom_domain_id: insertId });
+    const [run] = await runner.drain();
+    expect(run?.result).toBe(false);
+    expect((await domainRow())?.verification_status).toBe('Failed');
+    expect((await domainRow())?.verification_message).toMatch(/Run smarter deploy/);
+  });
+
+  test('a domain registered to another account is refused, naming it', async () => {
+    const other = await seed(t.db);
+    runner.send(TASK.registerCustomDomain, { account_id: other.accountId, domain_name: domain() });
+    expect((await runner.runOne(runner.pending.shift()!)).result).toBe(true);
+    runner.send(TASK.registerCustomDomain, { account_id: ids.accountId, domain_name: domain() });
+    const run = await runner.runOne(runner.pending.pop()!);
+    expect(run?.error).toMatchObject({ pyType: 'LLMClientCustomDomainExists' });
+    expect(run?.error?.message).toContain(domain());
+  });
+
+  test('create_custom_domain_dns_record: the record in the domain\'s zone and its row; an unknown domain fails', async () => {
+    const zone = cloud.addZone(domain());
+    const { insertId } = await t.db.execute(
+      "INSERT INTO llmclient_llmclientcustomdomain (aws_hosted_zone_id, domain_name, name, user_profile_id, created_at, updated_at) VALUES (?, ?, 'c', ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
+      [zone.id, domain(), ids.profileId],
+    );
+    runner.send(TASK.createCustomDomainDnsRecord, {}, [insertId, `_dmarc.${domain()}`, 'txt', '"v=DMARC1; p=none"']);
+    runner.send(TASK.createCustomDomainDnsRecord, {}, [insertId, `_dmarc.${domain()}`, 'TXT', '"v=DMARC1; p=none"', 600]);
+    runner.send(TASK.createCustomDomainDnsRecord, { llmclient_custom_domain_id: 99999999, record_name: `a.${domain()}`, record_type: 'A', record_value: '192.0.2.1' });
+    const runs = await runner.drain();
+    expect(runs.map((r) => r.error?.name ?? null)).toEqual([null, null, expect.any(String)]);
+    expect(runs[2]?.error).toMatchObject({ pyType: 'LLMClientCustomDomainNotFound' });
+    expect(cloud.record(zone.id, `_dmarc.${domain()}`, 'TXT')).toMatchObject({ values: ['"v=DMARC1; p=none"'], ttl: 600 });
+    expect(cloud.calls.filter((c) => c.startsWith('route53.upsertRecord'))).toHaveLength(1);
+    expect(await t.db.select('SELECT record_name, record_type, record_value, record_ttl FROM llmclient_llmclientcustomdomaindns WHERE custom_domain_id = ?', [insertId])).toEqual([
+      { record_name: `_dmarc.${domain()}`, record_type: 'TXT', record_value: '"v=DMARC1; p=none"', record_ttl: 600 },
+    ]);
+  });
+});
+
+describe('teardown', () => {
+  test('delete_default_api (positional, with the deprecated account_id): A record, Ingress, Certificate and Secret gone', async () => {
+    cloud.setRecord(apiZoneId(), { name: host, type: 'A', ttl: 600, values: LB });
+    cloud.issueTls(host, NS);
+    await cloud.deps.kube.apply({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: host, namespace: NS } });
+    runner.send(TASK.deleteDefaultApi, {}, [`Support_Bot${ids.llmclientId}`, `https://${host}/`, null, ids.accountId]);
+    const [run] = await runner.drain();
+    expect(run?.error).toBeUndefined();
+    expect(cloud.record(apiZoneId(), host, 'A')).toBeUndefined();
+    expect([cloud.object('Ingress', host, NS), cloud.object('Certificate', `${host}-tls`, NS), cloud.object('Secret', `${host}-tls`, NS)]).toEqual([undefined, undefined, undefined]);
+  });
+
+  test('delete_default_api of a URL that is not the LLMClient\'s default URL deletes nothing', async () => {
+    cloud.setRecord(apiZoneId(), { name: host, type: 'A', ttl: 600, values: LB });
+    runner.send(TASK.deleteDefaultApi, { name: 'other', api_url: `https://${host}/` });
+    const [run] = await runner.drain();
+    expect(run?.result).toBeNull();
+    expect(cloud.record(apiZoneId(), host, 'A')).toBeDefined();
+  });
+
+  test('destroy_domain_A_record: deleted, then already gone is success; an unknown zone is a FAILURE naming it', async () => {
+    cloud.setRecord(apiZoneId(), { name: host, type: 'A', ttl: 600, values: LB });
+    runner.send(TASK.destroyDomainARecord, { hostname: host, api_host_domain: API });
+    runner.send(TASK.destroyDomainARecord, {}, [host, API]);
+    runner.send(TASK.destroyDomainARecord, { hostname: host, api_host_domain: 'nowhere.example.org' });
+    const runs = await runner.drain();
+    expect(runs.map((r) => r.error?.message ?? r.result)).toEqual([null, null, expect.stringMatching(/^route53 find hosted zone nowhere\.example\.org: NotFound/)]);
+  });
+
+  test('undeploy_default_api: the A record goes; not deployed, Not Verified', async () => {
+    await t.db.execute("UPDATE llmclient_llmclient SET deployed = 1, dns_verification_status = 'Verified' WHERE id = ?", [ids.llmclientId]);
+    cloud.setRecord(apiZoneId(), { name: host, type: 'A', ttl: 600, values: LB });
+    runner.send(TASK.undeployDefaultApi, {}, [ids.llmclientId]);
+    await runner.drain();
+    expect(cloud.record(apiZoneId(), host, 'A')).toBeUndefined();
+    expect(await llmclient()).toMatchObject({ deployed: 0, dns: 'Not Verified' });
+  });
+});
+
+describe('verify_certificate (check once and reschedule, not a blocking wait)', () => {
+  test('PENDING_VALIDATION checks again every 60 s; ISSUED is True; an unknown ARN is a FAILURE naming it', async () => {
+    const cert = await cloud.deps.acm.request('cert.example.net');
+    runner.send(TASK.verifyCertificate, {}, [cert.arn]);
+    runner.send(TASK.verifyCertificate, { certificate_arn: 'arn:aws:acm:us-east-1:1:certificate/none' });
+    await runner.drain((msg) => {
+      if (msg.kwargs.attempt === 2) cert.status = 'ISSUED';
+    });
+    const mine = runner.runs.filter((r) => r.args[0] === cert.arn || r.kwargs.certificate_arn === cert.arn);
+    expect(mine.map((r) => [r.countdown, r.result instanceof Object ? 'again' : r.result])).toEqual([[0, 'again'], [60, 'again'], [60, true]]);
+    expect(runner.runs.find((r) => r.error)?.error?.message).toBe('acm describe certificate arn:aws:acm:us-east-1:1:certificate/none: NotFound: no such certificate');
+  });
+});

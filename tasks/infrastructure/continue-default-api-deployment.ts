@@ -1,0 +1,92 @@
+/**
+ * `continue_default_api_deployment(llmclient_id, with_domain_verification=True, task_id=None, stage="certificate",
+ * attempt=0)`: one check, then `checkAgain`. Stage `certificate`: the Ingress, its cert-manager Certificate
+ * (Ready) and its TLS Secret exist; every 60 s, 30 checks in all, then TLS Failed. Stage `domain` (its checks
+ * counted from 0 again, as Smarter resets `attempt`): the A record exists and resolves; every 300 s, 48 checks,
+ * then DNS Failed. Then deployed, Verified, and the success e-mail to the account's primary contact.
+ */
+import { z } from 'zod';
+import { defineTask } from '../../lib/registry/define-task.js';
+import type { Rescheduled } from '../../lib/registry/context.js';
+import { pk } from '../deps.js';
+import { type InfraDeps, type InfraEnv, cloudOf } from './env.js';
+import { defaultHost } from './hosts.js';
+import { certificateReady, ingressResources } from './ingress.js';
+import { MAIL, notify } from './mail.js';
+import { TASK } from './names.js';
+import { DNS, TLS, getLlmclient, primaryContact, updateLlmclient } from './rows.js';
+import { checkDomain } from './dns.js';
+import { orGaveUp } from './gave-up.js';
+
+export const CERTIFICATE_CHECK_INTERVAL = 60;
+export const CERTIFICATE_MAX_ATTEMPTS = 30;
+export const VERIFY_DOMAIN_INTERVAL = 300;
+export const VERIFY_DOMAIN_MAX_ATTEMPTS = 48;
+
+interface Params {
+  llmclient_id: number;
+  with_domain_verification: boolean;
+  task_id: string | null;
+  stage: 'certificate' | 'domain';
+  attempt: number;
+}
+
+export const continueDefaultApiDeployment = (env: InfraEnv) =>
+  defineTask<Params, Rescheduled | null, InfraDeps>({
+    name: TASK.continueDefaultApiDeployment,
+    queue: env.queue,
+    retry: env.retry,
+    checks: { maxAttempts: CERTIFICATE_MAX_ATTEMPTS, firstRunIdParam: 'task_id' },
+    params: z.strictObject({
+      llmclient_id: pk(),
+      with_domain_verification: z.boolean().default(true),
+      task_id: z.string().nullable().default(null),
+      stage: z.enum(['certificate', 'domain']).default('certificate'),
+      attempt: z.number().int().nonnegative().default(0),
+    }),
+    async run(p, ctx) {
+      const { db } = ctx.deps;
+      const cloud = cloudOf(ctx);
+      const l = await getLlmclient(db, p.llmclient_id, 'continue_default_api_deployment');
+      const host = defaultHost(l, env.apiDomain);
+      const contacts = () => primaryContact(db, l.accountId);
+      const failed = async (why: string) => notify(cloud.mailer, ctx.logger, await contacts(), MAIL.deployFailed(l.name, host, why), 'deploy failed');
+      let attempt = p.attempt;
+
+      if (p.stage === 'certificate') {
+        const refs = ingressResources(host, env.namespace);
+        const [ingress, certificate, secret] = await Promise.all([cloud.kube.get(refs.ingress), cloud.kube.get(refs.certificate), cloud.kube.get(refs.secret)]);
+        if (!(ingress && secret && certificateReady(certificate))) {
+          ctx.logger.info(`${host}: ingress ${ingress ? 'found' : 'missing'}, certificate ${certificateReady(certificate) ? 'ready' : 'not ready'}, secret ${secret ? 'found' : 'missing'}; check ${attempt + 1} of ${CERTIFICATE_MAX_ATTEMPTS}`, { task_id: p.task_id });
+          const again = await orGaveUp(() => ctx.checkAgain({ after: env.wait(CERTIFICATE_CHECK_INTERVAL) }));
+          if (again) return again;
+          await updateLlmclient(db, l.id, { tls_certificate_issuance_status: TLS.FAILED });
+          await failed(`its TLS certificate was not issued after ${CERTIFICATE_MAX_ATTEMPTS} checks`);
+          return null;
+        }
+        await updateLlmclient(db, l.id, { tls_certificate_issuance_status: TLS.ISSUED });
+        attempt = 0;
+      }
+
+      if (p.with_domain_verification) {
+        if (attempt === 0) await updateLlmclient(db, l.id, { dns_verification_status: DNS.VERIFYING });
+        const result = await checkDomain(cloud, { name: host, type: 'A', apiDomain: env.apiDomain });
+        if (result === 'pending') {
+          const again = await orGaveUp(() =>
+            ctx.checkAgain({ after: env.wait(VERIFY_DOMAIN_INTERVAL), update: { stage: 'domain' }, attempt, maxAttempts: VERIFY_DOMAIN_MAX_ATTEMPTS }),
+          );
+          if (again) return again;
+        }
+        if (result !== 'verified') {
+          await updateLlmclient(db, l.id, { dns_verification_status: DNS.FAILED });
+          await failed(result === 'missing' ? `its DNS record ${host} does not exist` : `${host} did not resolve after ${VERIFY_DOMAIN_MAX_ATTEMPTS} checks`);
+          return null;
+        }
+        // Smarter activates the LLMClient only once its domain resolves.
+        if (!l.deployed) await updateLlmclient(db, l.id, { deployed: true });
+      }
+      await updateLlmclient(db, l.id, { dns_verification_status: DNS.VERIFIED });
+      await notify(cloud.mailer, ctx.logger, await contacts(), MAIL.deployed(l.name, `https://${host}/`), 'deployed');
+      return null;
+    },
+  });

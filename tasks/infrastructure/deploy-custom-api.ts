@@ -1,0 +1,37 @@
+/**
+ * `deploy_custom_api(llmclient_id)` → the custom host, or None: for a deployed LLMClient whose custom domain is
+ * verified, the A record `<llmclient>.<custom domain>` in the custom domain's zone (a copy of the API domain's)
+ * and the Ingress of that host (cert-manager issues its certificate). Otherwise nothing to do.
+ */
+import { z } from 'zod';
+import { defineTask } from '../../lib/registry/define-task.js';
+import { pk } from '../deps.js';
+import { copyApiARecord } from './dns.js';
+import { type InfraDeps, type InfraEnv, cloudOf } from './env.js';
+import { customHost } from './hosts.js';
+import { ingressManifest } from './ingress.js';
+import { TASK } from './names.js';
+import { getLlmclient } from './rows.js';
+
+export const deployCustomApi = (env: InfraEnv) =>
+  defineTask<{ llmclient_id: number }, string | null, InfraDeps>({
+    name: TASK.deployCustomApi,
+    queue: env.queue,
+    retry: env.retry,
+    params: z.strictObject({ llmclient_id: pk() }),
+    async run(p, ctx) {
+      const { db } = ctx.deps;
+      const l = await getLlmclient(db, p.llmclient_id, 'deploy_custom_api');
+      const host = customHost(l);
+      if (!host || !l.customDomain?.zoneId || !l.deployed) {
+        ctx.logger.warn(`LLMClient ${l.id}: not deployed, or its custom domain is missing or not verified; nothing to do`);
+        return null;
+      }
+      const cloud = cloudOf(ctx);
+      await copyApiARecord(cloud, { hostname: host, apiDomain: env.apiDomain, ttl: env.settings.defaultTtl, zoneId: l.customDomain.zoneId });
+      if (env.settings.createIngressManifest) {
+        await cloud.kube.apply(ingressManifest({ host, namespace: env.namespace, platformName: env.platformName, clusterIssuer: env.apiDomain }));
+      }
+      return host;
+    },
+  });

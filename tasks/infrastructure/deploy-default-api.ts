@@ -1,0 +1,65 @@
+/**
+ * `deploy_default_api(llmclient_id, with_domain_verification=True)`: the first step of an LLMClient's deployment.
+ * It points the LLMClient's default host at the API domain (Route 53 A record), applies its Ingress, and hands
+ * off to `continue_default_api_deployment`, which checks the certificate 600 s later. Smarter continues inline
+ * when the certificate is already issued; we send the continuation with no countdown instead, so that a check
+ * always runs, and reschedules, as the task whose name it carries.
+ */
+import { z } from 'zod';
+import { defineTask } from '../../lib/registry/define-task.js';
+import { CloudError } from '../cloud/ports.js';
+import { pk } from '../deps.js';
+import { type InfraDeps, type InfraEnv, cloudOf } from './env.js';
+import { defaultHost } from './hosts.js';
+import { ingressManifest } from './ingress.js';
+import { MAIL, notify } from './mail.js';
+import { TASK } from './names.js';
+import { DNS, TLS, getLlmclient, primaryContact, updateLlmclient } from './rows.js';
+import { copyApiARecord } from './dns.js';
+
+export const CERTIFICATE_FIRST_CHECK_SECONDS = 600;
+
+export const deployDefaultApi = (env: InfraEnv) =>
+  defineTask<{ llmclient_id: number; with_domain_verification: boolean }, null, InfraDeps>({
+    name: TASK.deployDefaultApi,
+    queue: env.queue,
+    retry: env.retry,
+    params: z.strictObject({ llmclient_id: pk(), with_domain_verification: z.boolean().default(true) }),
+    async run(p, ctx) {
+      const { db } = ctx.deps;
+      const cloud = cloudOf(ctx);
+      const l = await getLlmclient(db, p.llmclient_id, 'deploy_default_api');
+      const host = defaultHost(l, env.apiDomain);
+      if (env.settings.createDnsRecord) {
+        const { created } = await copyApiARecord(cloud, { hostname: host, apiDomain: env.apiDomain, ttl: env.settings.defaultTtl });
+        ctx.logger.info(`${created ? 'created' : 'found'} the A record of ${host}`);
+      }
+      if (l.deployed && l.dnsStatus === DNS.VERIFIED) {
+        ctx.logger.info(`LLMClient ${l.id} is already deployed and verified at ${host}; nothing to do`);
+        return null;
+      }
+      const next = { llmclient_id: l.id, with_domain_verification: p.with_domain_verification, task_id: ctx.id };
+      const cont = (stage: 'certificate' | 'domain', countdown: number) =>
+        ctx.applyAsync(TASK.continueDefaultApiDeployment, [], { ...next, stage }, { countdown, queue: env.queue });
+      if (!env.settings.createIngressManifest) {
+        await cont('domain', 0);
+        return null;
+      }
+      try {
+        await cloud.kube.apply(ingressManifest({ host, namespace: env.namespace, platformName: env.platformName, clusterIssuer: env.apiDomain }));
+      } catch (err) {
+        if (err instanceof CloudError && err.kind !== 'Throttled' && err.kind !== 'Unavailable') {
+          await updateLlmclient(db, l.id, { tls_certificate_issuance_status: TLS.FAILED });
+          await notify(cloud.mailer, ctx.logger, await primaryContact(db, l.accountId), MAIL.deployFailed(l.name, host, `its Ingress was refused (${err.message})`), 'deploy failed');
+        }
+        throw err;
+      }
+      if (l.tlsStatus !== TLS.ISSUED) {
+        await updateLlmclient(db, l.id, { tls_certificate_issuance_status: TLS.REQUESTED });
+        await cont('certificate', env.wait(CERTIFICATE_FIRST_CHECK_SECONDS));
+      } else {
+        await cont('certificate', 0);
+      }
+      return null;
+    },
+  });

@@ -1,0 +1,74 @@
+/**
+ * The DNS operations several tasks share, on the Route 53 and resolver ports: Smarter's
+ * `create_domain_a_record` (point a host at the API domain's load balancer by copying its A record),
+ * `check_domain` (the record exists and resolves) and the NS delegation check of a custom domain.
+ */
+import { CloudError, type CloudDeps, type HostedZone, type RecordType } from '../cloud/ports.js';
+
+const bare = (n: string) => n.trim().toLowerCase().replace(/\.$/, '');
+
+/** The hosted zone named exactly `domain`, or a NotFound that says which zone and why it was wanted. */
+export async function zoneOf(cloud: CloudDeps, domain: string, why: string): Promise<HostedZone> {
+  const zone = await cloud.route53.findZone(domain);
+  if (!zone) throw new CloudError('route53', 'find hosted zone', domain, 'NotFound', `no hosted zone named ${domain} (${why})`);
+  return zone;
+}
+
+/**
+ * Copies the A record of `apiDomain` (in its own zone) to `hostname`, in `zoneId` or else the API domain's zone.
+ * Returns whether it wrote the record (false: it already pointed there). Smarter would first create the API
+ * domain's zone if it had none, and then fail for want of its A record; we fail at once, naming the zone.
+ */
+export async function copyApiARecord(
+  cloud: CloudDeps,
+  o: { hostname: string; apiDomain: string; ttl: number; zoneId?: string },
+): Promise<{ zoneId: string; created: boolean }> {
+  const apiZone = await zoneOf(cloud, o.apiDomain, `to copy its A record to ${o.hostname}`);
+  const source = await cloud.route53.getRecord(apiZone.id, o.apiDomain, 'A');
+  if (!source || source.values.length === 0) {
+    throw new CloudError('route53', 'get A record', o.apiDomain, 'NotFound', `${o.apiDomain} has no A record to copy to ${o.hostname}`);
+  }
+  const zoneId = o.zoneId ?? apiZone.id;
+  const existing = await cloud.route53.getRecord(zoneId, o.hostname, 'A');
+  const same = existing && new Set(existing.values.map(bare)).size === new Set(source.values.map(bare)).size && existing.values.every((v) => source.values.map(bare).includes(bare(v)));
+  if (same) return { zoneId, created: false };
+  await cloud.route53.upsertRecord(zoneId, { name: o.hostname, type: 'A', ttl: o.ttl, values: source.values });
+  return { zoneId, created: true };
+}
+
+export type DomainCheck = 'verified' | 'missing' | 'pending';
+
+/**
+ * Smarter's `check_domain`: MISSING when the record is not in its zone (checking again cannot help), PENDING
+ * while it exists but does not resolve yet (NXDOMAIN, no answer or a timeout), VERIFIED once it resolves.
+ */
+export async function checkDomain(
+  cloud: CloudDeps,
+  o: { name: string; type: RecordType; apiDomain: string; zoneId?: string | null },
+): Promise<DomainCheck> {
+  const zoneId = o.zoneId || (await cloud.route53.findZone(o.apiDomain))?.id;
+  if (!zoneId) return 'missing';
+  if (!(await cloud.route53.getRecord(zoneId, o.name, o.type))) return 'missing';
+  if (o.type === 'MX') return 'verified';
+  try {
+    const r = await cloud.resolver.lookup(o.name, o.type);
+    return r.status === 'found' ? 'verified' : 'pending';
+  } catch (err) {
+    if (err instanceof CloudError && err.kind === 'Unavailable') return 'pending';
+    throw err;
+  }
+}
+
+/** The domain's public NS records include one of its hosted zone's name servers (Smarter's `_ns_records_verified`). */
+export async function nsDelegated(cloud: CloudDeps, zone: HostedZone, domain: string): Promise<boolean> {
+  try {
+    const r = await cloud.resolver.lookup(domain, 'NS');
+    if (r.status !== 'found') return false;
+    const published = new Set(r.values.map(bare));
+    return zone.nameServers.some((ns) => published.has(bare(ns)));
+  } catch (err) {
+    // Smarter treats any resolver failure as "not delegated yet" and checks again.
+    if (err instanceof CloudError) return false;
+    throw err;
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * What the infrastructure tasks read, under the environment variables Smarter's settings read (`get_env(NAME)`
+ * tries NAME, then SMARTER_NAME), plus our time scale. Smarter derives its API domain, Kubernetes namespace
+ * and platform name from ENVIRONMENT and ROOT_DOMAIN (`smarter/common/conf/settings.py`); `derived()` does the same.
+ */
+import { ParseError, type Setting, type ValuesOf } from '../../lib/config/settings.js';
+
+const setting = <T>(s: Setting<T>): Setting<T> => s;
+const both = (name: string) => [name, `SMARTER_${name}`];
+
+function pyBool(t: string): boolean {
+  if (/^(true|1|yes|on)$/i.test(t.trim())) return true;
+  if (/^(false|0|no|off)$/i.test(t.trim())) return false;
+  throw new ParseError('expected True or False');
+}
+
+function positive(t: string): number {
+  const n = Number(t.trim());
+  if (!Number.isFinite(n) || n <= 0) throw new ParseError('expected a positive number');
+  return n;
+}
+
+function domain(t: string): string {
+  const v = t.trim().toLowerCase().replace(/\.$/, '');
+  if (!isDomainName(v)) throw new ParseError('expected a domain name, e.g. example.com');
+  return v;
+}
+
+/** RFC 1034 host names: labels of letters, digits and inner hyphens, at least two labels, 253 characters at most. */
+export function isDomainName(name: string): boolean {
+  if (name.length === 0 || name.length > 253) return false;
+  const labels = name.split('.');
+  return labels.length >= 2 && labels.every((l) => /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i.test(l));
+}
+
+export const INFRASTRUCTURE_SETTINGS = {
+  createDnsRecord: setting({
+    env: both('LLM_CLIENT_TASKS_CREATE_DNS_RECORD'),
+    default: true,
+    parse: pyBool,
+    doc: 'deploy_default_api creates the LLMClient\'s DNS A record (Route 53).',
+  }),
+  createIngressManifest: setting({
+    env: both('LLM_CLIENT_TASKS_CREATE_INGRESS_MANIFEST'),
+    default: true,
+    parse: pyBool,
+    doc: 'deploy_default_api applies the LLMClient\'s Kubernetes Ingress (cert-manager then issues its TLS certificate).',
+  }),
+  defaultTtl: setting({
+    env: both('LLM_CLIENT_TASKS_DEFAULT_TTL'),
+    default: 600,
+    parse: (t: string) => {
+      const n = Number(t.trim());
+      if (!Number.isInteger(n) || n < 0 || n > 2147483647) throw new ParseError('expected a TTL in seconds');
+      return n;
+    },
+    doc: 'TTL in seconds of the DNS records the infrastructure tasks create.',
+  }),
+  environment: setting({
+    env: both('ENVIRONMENT'),
+    default: 'local',
+    parse: (t: string) => {
+      const v = t.trim().toLowerCase();
+      if (!/^[a-z0-9][a-z0-9-]*$/.test(v)) throw new ParseError('expected an environment name, e.g. alpha or prod');
+      return v;
+    },
+    doc: 'Smarter\'s environment (`local`, `alpha`, `beta`, `next`, `prod`); part of the API domain and namespace.',
+  }),
+  rootDomain: setting({
+    env: both('ROOT_DOMAIN'),
+    default: 'example.com',
+    parse: domain,
+    doc: 'Smarter\'s root domain: the API domain is `api.<root>` in prod, else `<environment>.api.<root>`; the platform name is its first label.',
+  }),
+  checkTimeScale: setting({
+    env: ['SMARTER_WORKER_CHECK_TIME_SCALE'],
+    default: 1,
+    parse: positive,
+    doc: 'Multiplies every interval the infrastructure tasks wait between checks (0.01 runs a 10-minute wait in 6 s; for tests).',
+  }),
+};
+
+export type InfrastructureSettings = ValuesOf<typeof INFRASTRUCTURE_SETTINGS>;
+
+export const INFRASTRUCTURE_DEFAULTS: InfrastructureSettings = Object.fromEntries(
+  Object.entries(INFRASTRUCTURE_SETTINGS).map(([k, s]) => [k, s.default]),
+) as InfrastructureSettings;
+
+export interface Derived {
+  /** `smarter_settings.environment_api_domain`, as it exists in DNS. */
+  apiDomain: string;
+  /** `smarter_settings.platform_name`. */
+  platformName: string;
+  /** `smarter_settings.environment_namespace`. */
+  namespace: string;
+}
+
+export function derived(s: Pick<InfrastructureSettings, 'environment' | 'rootDomain'>): Derived {
+  const platformName = s.rootDomain.split('.')[0] ?? s.rootDomain;
+  // Smarter's local API domain is `api.localhost:8000`, which DNS cannot serve; its DNS service uses the
+  // proxy domain `local.api.<root>` instead, which is what this gives for every environment but prod.
+  const apiDomain = s.environment === 'prod' ? `api.${s.rootDomain}` : `${s.environment}.api.${s.rootDomain}`;
+  return { apiDomain, platformName, namespace: `${platformName}-platform-${s.environment}` };
+}
