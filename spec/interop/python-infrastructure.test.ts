@@ -1,0 +1,133 @@
+/**
+ * ADR-030 end to end: Debian's Python Celery (protocol 1) calls `deploy_default_api.delay(llmclient_id=…)` and
+ * `register_custom_domain.delay(…)`; our infrastructure worker runs the deployment through its certificate and
+ * domain stages as the outside world becomes ready, rescheduling through the broker with the time scale at 0.01,
+ * while our operational worker (another queue, as ADR-030 deploys them) completes 1,000 create_charge.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { SmarterDeps } from '../../tasks/deps.js';
+import { smarterTasks } from '../../tasks/index.js';
+import { TASK } from '../../tasks/infrastructure/names.js';
+import { AMQP_URL, REDIS_URL, uniqueName, waitFor } from '../support/amqp.js';
+import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
+import { type Harness, startWorker } from '../support/harness.js';
+import { type World, startWorld } from '../support/infra-world.js';
+
+const exec = promisify(execFile);
+const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
+const API = 'alpha.api.example.com';
+const NS = 'example-platform-alpha';
+
+let t: TestDatabase;
+let world: World;
+let infra: Harness;
+let op: Harness;
+
+async function python(mode: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const { stdout } = await exec(PYTHON, ['spec/interop/python/infra_client.py', AMQP_URL, REDIS_URL, infra.queue, op.queue, mode, JSON.stringify(params)], { timeout: 120_000 });
+  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
+}
+
+async function unacked(queue: string): Promise<number> {
+  const { stdout } = await exec('rabbitmqctl', ['list_queues', '-q', 'name', 'messages_unacknowledged']);
+  const line = stdout.split('\n').find((l) => l.split('\t')[0] === queue);
+  return Number(line?.split('\t')[1] ?? 0);
+}
+
+const idle = (h: Harness) => h.worker.active.size === 0 && h.worker.heldCount === 0 && h.worker.reservedCount === 0;
+
+beforeAll(async () => {
+  t = await createTestDatabase('e2e_infra');
+  world = await startWorld({ apiDomain: API, namespace: NS });
+  const infraQueue = uniqueName('infra');
+  const opQueue = uniqueName('op');
+  const settings = { operationalQueue: opQueue, infrastructureQueue: infraQueue, maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com', checkTimeScale: 0.01 };
+  const deps: SmarterDeps = { db: t.db, cloud: world.cloud } as SmarterDeps;
+  infra = await startWorker({ queue: infraQueue, tasks: () => smarterTasks(settings), deps, env: { CELERY_RESULT_BACKEND: REDIS_URL } });
+  op = await startWorker({ queue: opQueue, tasks: () => smarterTasks(settings), deps, env: { CELERY_WORKER_CONCURRENCY: '16' } });
+}, 120_000);
+
+afterAll(async () => {
+  await infra?.stop();
+  await op?.stop();
+  await world?.stop();
+  await t?.drop();
+});
+
+async function newLlmclient(): Promise<{ id: number; accountId: number; host: string; contact: string }> {
+  const ids = await seed(t.db);
+  await t.db.execute("UPDATE llmclient_llmclient SET name = CONCAT('bot', id) WHERE id = ?", [ids.llmclientId]);
+  const [a] = await t.db.select('SELECT account_number FROM account_account WHERE id = ?', [ids.accountId]);
+  const contact = `owner${ids.accountId}@example.org`;
+  await t.db.execute(
+    "INSERT INTO account_accountcontact (first_name, last_name, email, is_primary, account_id, created_at, updated_at) VALUES ('Ada', 'L', ?, 1, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
+    [contact, ids.accountId],
+  );
+  return { id: ids.llmclientId, accountId: ids.accountId, host: `bot${ids.llmclientId}.${String(a?.account_number)}.${API}`, contact };
+}
+
+const row = async (id: number) => (await t.db.select('SELECT deployed, dns_verification_status AS dns, tls_certificate_issuance_status AS tls FROM llmclient_llmclient WHERE id = ?', [id]))[0];
+
+test('deploy_default_api from Python: certificate then domain stages, deployed and Verified, one success e-mail; meanwhile the infrastructure worker holds nothing and 1,000 charges complete', async () => {
+  const l = await newLlmclient();
+  await python('deploy', { llmclient_id: l.id });
+  // The first certificate check is 600 s × 0.01 = 6 s away, parked in the broker.
+  await waitFor(async () => (await row(l.id))?.tls === 'Requested', 20_000);
+  const locator = uniqueName('charge');
+  await python('charges', { n: 1000, locator });
+  const samples: boolean[] = [];
+  let brokerUnacked = -1;
+  const t0 = Date.now();
+  while (world.certificateChecks(l.host) === 0 && Date.now() - t0 < 5000) {
+    samples.push(idle(infra));
+    if (brokerUnacked < 0 && idle(infra)) brokerUnacked = await unacked(infra.queue);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  expect(samples.length).toBeGreaterThan(5);
+  expect(samples.every(Boolean)).toBe(true);
+  expect(brokerUnacked).toBe(0);
+  await waitFor(async () => Number((await t.db.select('SELECT COUNT(*) AS n FROM account_charge WHERE resource_locator = ?', [locator]))[0]?.n) === 1000, 60_000, 200);
+
+  await waitFor(() => world.certificateChecks(l.host) >= 2, 30_000);
+  await world.issueTls(l.host);
+  await waitFor(() => world.domainChecks(l.host) >= 1, 30_000);
+  expect((await row(l.id))?.dns).toBe('Verifying');
+  await world.resolve(l.host);
+  await waitFor(async () => (await row(l.id))?.dns === 'Verified', 30_000);
+  expect(await row(l.id)).toEqual({ deployed: 1, dns: 'Verified', tls: 'Issued' });
+  await waitFor(() => world.mails().length >= 1, 10_000);
+  expect(world.mails().filter((m) => m.to.includes(l.contact)).map((m) => m.subject)).toEqual([`Your LLMClient bot${l.id} is live at https://${l.host}/`]);
+  expect(await world.aRecord(l.host)).toEqual(world.loadBalancer);
+}, 120_000);
+
+test('a certificate that never becomes Ready: TLS Failed after exactly 30 checks, and the failure e-mail', async () => {
+  const l = await newLlmclient();
+  await python('deploy', { llmclient_id: l.id });
+  await waitFor(async () => (await row(l.id))?.tls === 'Failed', 60_000, 200);
+  await new Promise((r) => setTimeout(r, 1500));
+  expect(world.certificateChecks(l.host)).toBe(30);
+  expect(await row(l.id)).toMatchObject({ deployed: 0, tls: 'Failed' });
+  await waitFor(() => world.mails().some((m) => m.to.includes(l.contact)), 10_000);
+  expect(world.mails().filter((m) => m.to.includes(l.contact)).map((m) => m.subject)).toEqual([`Your LLMClient bot${l.id} could not be deployed`]);
+}, 90_000);
+
+test('register_custom_domain → verify_custom_domain → deploy_custom_api from Python, as the delegation and the certificate appear', async () => {
+  const l = await newLlmclient();
+  const domain = `bots${l.accountId}.example.net`;
+  await t.db.execute("UPDATE llmclient_llmclient SET deployed = 1, dns_verification_status = 'Verified', tls_certificate_issuance_status = 'Issued' WHERE id = ?", [l.id]);
+  await python('register', { account_id: l.accountId, domain_name: domain });
+  const cd = await waitFor(async () => (await t.db.select('SELECT id, aws_hosted_zone_id, verification_status, verification_message FROM llmclient_llmclientcustomdomain WHERE domain_name = ?', [domain]))[0], 20_000);
+  await t.db.execute('UPDATE llmclient_llmclient SET custom_domain_id = ? WHERE id = ?', [cd.id, l.id]);
+  const message = async () => String((await t.db.select('SELECT verification_message FROM llmclient_llmclientcustomdomain WHERE id = ?', [cd.id]))[0]?.verification_message);
+  await waitFor(async () => /not delegated/.test(await message()), 20_000);
+  await world.delegate(domain, String(cd.aws_hosted_zone_id));
+  await waitFor(async () => /TLS certificate .* not issued yet|Verified/.test(await message()) || (await message()) === '', 30_000);
+  await world.issueCertificate(domain);
+  await waitFor(async () => (await t.db.select("SELECT 1 FROM llmclient_llmclientcustomdomain WHERE id = ? AND verification_status = 'Verified' AND verified_at IS NOT NULL", [cd.id])).length === 1, 60_000, 200);
+  const custom = `bot${l.id}.${domain}`;
+  await waitFor(async () => (await world.aRecord(custom, String(cd.aws_hosted_zone_id))).length > 0, 20_000);
+  expect(await world.ingress(custom)).toBe(true);
+  await waitFor(() => world.mails().some((m) => m.subject === `${domain} is verified`), 10_000);
+  expect(TASK.deployCustomApi).toContain('deploy_custom_api');
+}, 120_000);
