@@ -154,9 +154,7 @@ describe('deploy_default_api → continue_default_api_deployment', () => {
 
   test('an LLMClient already deployed and Verified is left alone (the A record is still ensured)', async () => {
     await t.db.execute("UPDATE llmclient_llmclient SET deployed = 1, dns_verification_status = 'Verified' WHERE id = ?", [ids.llmclientId]);
-    runner.send(TASK.deployDefaultApi, [ids.llmclientId] as never);
-    runner.pending[0]!.args = [ids.llmclientId];
-    runner.pending[0]!.kwargs = {};
+    runner.send(TASK.deployDefaultApi, {}, [ids.llmclientId]);
     await runner.drain();
     expect(runner.runs).toHaveLength(1);
     expect(cloud.object('Ingress', host, NS)).toBeUndefined();
