@@ -16,3 +16,28 @@ export function testLogger(): Logger {
 export function testCloud(env: Record<string, string> = {}, logger: Logger = testLogger()): CloudDeps {
   return openCloud(loadConfig(CLOUD_SETTINGS, env).values, logger);
 }
+
+export interface LogLine {
+  level: string;
+  message: string;
+  meta: Record<string, unknown>;
+}
+
+/** A debug-level logger that keeps every line (child bindings merged into meta), to assert what is logged. */
+export function recordingLogger(): { logger: Logger; lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const make = (bindings: Record<string, unknown>): Logger => {
+    const log = (level: string) => (message: string, meta?: Record<string, unknown>) => {
+      lines.push({ level, message, meta: { ...bindings, ...meta } });
+    };
+    return {
+      error: log('error'),
+      warn: log('warn'),
+      info: log('info'),
+      debug: log('debug'),
+      child: (more) => make({ ...bindings, ...more }),
+      isLevelEnabled: () => true,
+    };
+  };
+  return { logger: make({}), lines };
+}

@@ -14,7 +14,7 @@ import {
 } from '@aws-sdk/client-acm';
 import type { Logger } from '../../lib/logger.js';
 import { awsClassifier } from './aws-errors.js';
-import { cloudCall } from './call.js';
+import { checkDnsName, cloudCall } from './call.js';
 import type { Certificate, Certificates, DnsRecord } from './ports.js';
 
 export const ACM_REGION = 'us-east-1';
@@ -54,6 +54,7 @@ export class AcmCertificates implements Certificates {
   async request(domain: string, subjectAlternativeNames?: string[]): Promise<Certificate> {
     const sans = subjectAlternativeNames ?? [`*.${norm(domain)}`];
     const arn = await this.call('RequestCertificate', domain, async () => {
+      for (const name of [domain, ...sans]) checkDnsName('acm', 'RequestCertificate', name);
       const token = createHash('sha256').update([norm(domain), ...sans.map(norm)].join(' ')).digest('hex').slice(0, 32);
       const out = await this.client.send(
         new RequestCertificateCommand({ DomainName: norm(domain), ValidationMethod: 'DNS', SubjectAlternativeNames: sans, IdempotencyToken: token }),

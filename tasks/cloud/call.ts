@@ -45,3 +45,17 @@ export function isNetworkError(err: unknown): boolean {
     name === 'FetchError'
   );
 }
+
+const LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/i;
+
+/**
+ * A DNS name as Route 53 and ACM take it (letters, digits, `-`, `_`; a leading `*` label; at most 253
+ * characters), checked before the call: some endpoints (moto among them) accept anything, and a task given
+ * a malformed domain must fail naming it rather than create something no resolver will ever find.
+ */
+export function checkDnsName(service: CloudService, verb: string, name: string): void {
+  const bare = name.replace(/\.$/, '');
+  const labels = bare.split('.');
+  const ok = bare.length > 0 && bare.length <= 253 && labels.length >= 2 && labels.every((l, i) => LABEL.test(l) || (i === 0 && l === '*'));
+  if (!ok) throw new CloudError(service, verb, name, 'Invalid', `${JSON.stringify(name)} is not a DNS name (dot-separated labels of letters, digits, - and _)`);
+}

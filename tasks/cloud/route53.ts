@@ -15,7 +15,7 @@ import {
 } from '@aws-sdk/client-route-53';
 import type { Logger } from '../../lib/logger.js';
 import { awsClassifier } from './aws-errors.js';
-import { cloudCall } from './call.js';
+import { checkDnsName, cloudCall } from './call.js';
 import type { DnsRecord, DnsZones, HostedZone, RecordType } from './ports.js';
 
 /** Route 53 writes names with a trailing dot and escapes some characters as `\ooo` (`*` is `\052`). */
@@ -40,6 +40,7 @@ export class Route53Zones implements DnsZones {
   async findZone(domain: string): Promise<HostedZone | null> {
     const name = fqdn(domain);
     const found = await this.call('ListHostedZonesByName', domain, async () => {
+      checkDnsName('route53', 'ListHostedZonesByName', domain);
       const out = await this.client.send(new ListHostedZonesByNameCommand({ DNSName: name, MaxItems: 10 }));
       // The list starts at `name` and goes on alphabetically: only an exact, public match is this zone.
       return (out.HostedZones ?? []).find((z) => z.Name?.toLowerCase() === name && !z.Config?.PrivateZone);
@@ -78,6 +79,7 @@ export class Route53Zones implements DnsZones {
 
   async upsertRecord(zoneId: string, record: DnsRecord): Promise<void> {
     await this.call('ChangeResourceRecordSets UPSERT', `${zoneIdOf(zoneId)}/${record.name} ${record.type}`, async () => {
+      checkDnsName('route53', 'ChangeResourceRecordSets UPSERT', record.name);
       await this.client.send(
         new ChangeResourceRecordSetsCommand({
           HostedZoneId: zoneIdOf(zoneId),
