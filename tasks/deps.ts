@@ -1,10 +1,13 @@
 /** What Smarter's tasks are given at start-up, and the options every operational task shares. */
 import { z } from 'zod';
 import type { RetryPolicy } from '../lib/registry/define-task.js';
+import type { CloudDeps } from './cloud/ports.js';
 import type { Database } from './db/database.js';
 
 export interface SmarterDeps {
   db: Database;
+  /** Route 53, ACM, Kubernetes, DNS and SMTP, each built on first use (`tasks/cloud/index.ts`). */
+  cloud: CloudDeps;
 }
 
 export interface TaskEnv {

@@ -53,8 +53,7 @@ export function smarterTasks(s: SmarterTaskSettings): AnyTask<SmarterDeps>[] {
     createLlmclientRequest(env),
     chargeLlmhostComputes(env),
     purgeGuardrailEvents(env),
-    // The infrastructure tasks read `ctx.deps.cloud` as well, and say so clearly where it is missing.
-    ...(infrastructureTasks(infraEnv(env, infrastructureSettings(s))) as AnyTask<SmarterDeps>[]),
+    ...infrastructureTasks(infraEnv(env, infrastructureSettings(s))),
   ];
 }
 

@@ -10,6 +10,7 @@ import { type Logger, createLogger } from '../lib/logger.js';
 import { AmqpBroker } from '../lib/broker/amqp-broker.js';
 import { delayedStats, formatDuration, nextDueWithinSeconds } from '../lib/broker/delayed-stats.js';
 import { installSignalHandlers } from '../lib/worker/signals.js';
+import { openCloud } from './cloud/index.js';
 import { openDatabase } from './db/database.js';
 import { smarterTasks } from './index.js';
 import { SETTINGS } from './settings.js';
@@ -44,7 +45,7 @@ async function main(argv: string[]): Promise<number> {
   const { app } = createWorker({
     config,
     tasks: smarterTasks(config),
-    deps: { db },
+    deps: { db, cloud: openCloud(config, logger) },
     logger,
     defaultQueue: config.operationalQueue,
     conf: describeConfig(SETTINGS, config),

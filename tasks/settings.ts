@@ -4,6 +4,7 @@
  */
 import { ParseError, parsers, type Setting } from '../lib/config/settings.js';
 import { WORKER_SETTINGS } from '../lib/config/worker-settings.js';
+import { CLOUD_SETTINGS } from './cloud/settings.js';
 import { INFRASTRUCTURE_SETTINGS } from './infrastructure/settings.js';
 
 const setting = <T>(s: Setting<T>): Setting<T> => s;
@@ -59,5 +60,6 @@ export const SETTINGS = {
   ...WORKER_SETTINGS,
   taskTimeLimit: { ...WORKER_SETTINGS.taskTimeLimit, default: 1800 },
   ...SMARTER_SETTINGS,
+  ...CLOUD_SETTINGS,
   ...INFRASTRUCTURE_SETTINGS,
 };

@@ -152,6 +152,14 @@ describe('deploy_default_api → continue_default_api_deployment', () => {
     expect(cloud.sent.map((m) => m.subject)).toEqual([expect.stringMatching(/could not be deployed/)]);
   });
 
+  test('an API domain whose A record is an alias of its load balancer: the host gets the same alias', async () => {
+    const alias = { zoneId: 'Z35SXDOTRQ7X7K', dnsName: 'lb-1.us-east-1.elb.amazonaws.com', evaluateTargetHealth: false };
+    cloud.setRecord(apiZoneId(), { name: API, type: 'A', ttl: 0, values: [], alias });
+    runner.send(TASK.deployDefaultApi, { llmclient_id: ids.llmclientId });
+    await runner.runOne(runner.pending.shift()!);
+    expect(cloud.record(apiZoneId(), host, 'A')).toMatchObject({ values: [], alias });
+  });
+
   test('an LLMClient already deployed and Verified is left alone (the A record is still ensured)', async () => {
     await t.db.execute("UPDATE llmclient_llmclient SET deployed = 1, dns_verification_status = 'Verified' WHERE id = ?", [ids.llmclientId]);
     runner.send(TASK.deployDefaultApi, {}, [ids.llmclientId]);

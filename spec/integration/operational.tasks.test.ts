@@ -4,6 +4,7 @@
  */
 import { PyDecimal } from '../../lib/protocol/values.js';
 import type { AnyTask } from '../../lib/registry/define-task.js';
+import { testCloud } from '../support/cloud.js';
 import type { SmarterDeps } from '../../tasks/deps.js';
 import { smarterTasks } from '../../tasks/index.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
@@ -23,7 +24,7 @@ let deps: SmarterDeps;
 let ids: Awaited<ReturnType<typeof seed>>;
 beforeAll(async () => {
   t = await createTestDatabase('ops');
-  deps = { db: t.db };
+  deps = { db: t.db, cloud: testCloud() };
   ids = await seed(t.db);
 });
 afterAll(async () => t.drop());

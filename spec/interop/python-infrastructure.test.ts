@@ -43,7 +43,7 @@ beforeAll(async () => {
   const infraQueue = uniqueName('infra');
   const opQueue = uniqueName('op');
   const settings = { operationalQueue: opQueue, infrastructureQueue: infraQueue, maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com', checkTimeScale: 0.01 };
-  const deps: SmarterDeps = { db: t.db, cloud: world.cloud } as SmarterDeps;
+  const deps: SmarterDeps = { db: t.db, cloud: world.cloud };
   infra = await startWorker({ queue: infraQueue, tasks: () => smarterTasks(settings), deps, env: { CELERY_RESULT_BACKEND: REDIS_URL } });
   op = await startWorker({ queue: opQueue, tasks: () => smarterTasks(settings), deps, env: { CELERY_WORKER_CONCURRENCY: '16' } });
 }, 120_000);

@@ -5,6 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { testCloud } from '../support/cloud.js';
 import type { SmarterDeps } from '../../tasks/deps.js';
 import { smarterTasks } from '../../tasks/index.js';
 import { AMQP_URL, REDIS_URL } from '../support/amqp.js';
@@ -29,7 +30,7 @@ beforeAll(async () => {
   ids = await seed(t.db);
   await t.db.execute("INSERT INTO account_llmprices (charge_type, provider, model, price) VALUES ('completion', 'openai', 'gpt-test', '0.60')");
   await t.db.execute("INSERT INTO llmhost_llmhostcompute (name, user_profile_id, ready_nodes, price_per_hour) VALUES ('gpu', ?, 2, '1.25')", [ids.profileId]);
-  const deps: SmarterDeps = { db: t.db };
+  const deps: SmarterDeps = { db: t.db, cloud: testCloud() };
   h = await startWorker({
     env: { CELERY_RESULT_BACKEND: REDIS_URL },
     tasks: (queue) => smarterTasks({ operationalQueue: queue, infrastructureQueue: `${queue}.infra`, maxRetries: 3, retryBackoff: true }),

@@ -17,6 +17,8 @@ export interface FaultProxy {
   endpoint: string;
   /** The next `count` requests (optionally only those whose action matches `action`) get `fault`. */
   failNext(count: number, fault: AwsFault, action?: string): void;
+  /** Forgets faults not yet served. */
+  clear(): void;
   /** Requests that reached moto, and requests answered with a fault; each as its action name. */
   readonly forwarded: string[];
   readonly faulted: string[];
@@ -104,6 +106,9 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     endpoint: `http://127.0.0.1:${port}`,
     failNext(count, fault, action) {
       pending.push({ count, fault, ...(action === undefined ? {} : { action }) });
+    },
+    clear() {
+      pending.length = 0;
     },
     forwarded,
     faulted,

@@ -1,7 +1,7 @@
 /**
  * A real SMTP server on loopback (smtp-server) that records each message it accepts:
  *
- *   const smtp = await startSmtpServer({ user: 'u', pass: 'p' });
+ *   const smtp = await startSmtpServer();     // AUTH required, with smtp.env's credentials; null: no AUTH
  *   ... SMTP_HOST=127.0.0.1 SMTP_PORT=smtp.port SMTP_USE_TLS=False ...
  *   smtp.messages[0].to / .subject / .text
  *   smtp.refuse(true);       // every MAIL FROM is answered 451 (a server that is up but refuses)
@@ -40,7 +40,10 @@ export interface SmtpStandIn {
   stop(): Promise<void>;
 }
 
-export async function startSmtpServer(auth?: { user: string; pass: string }): Promise<SmtpStandIn> {
+/** Smarter sends only with a user and password set, so by default the stand-in asks for these. */
+export const STAND_IN_CREDENTIALS = { user: 'smarter', pass: 'stand-in-password' };
+
+export async function startSmtpServer(auth: { user: string; pass: string } | null = STAND_IN_CREDENTIALS): Promise<SmtpStandIn> {
   const messages: ReceivedMail[] = [];
   let refusing = false;
   const server = new SMTPServer({

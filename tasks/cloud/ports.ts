@@ -19,7 +19,10 @@ export interface DnsRecord {
   name: string;
   type: RecordType;
   ttl: number;
+  /** TXT values unquoted (the adapter adds and removes Route 53's quotes); empty for an alias. */
   values: string[];
+  /** A Route 53 alias (an A record pointing at a load balancer, as an API domain's usually is) instead of values. */
+  alias?: { zoneId: string; dnsName: string; evaluateTargetHealth: boolean };
 }
 
 export interface HostedZone {

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
 import { pk } from '../deps.js';
-import { type InfraDeps, type InfraEnv, cloudOf } from './env.js';
+import { type InfraDeps, type InfraEnv } from './env.js';
 import { defaultHost } from './hosts.js';
 import { certificateReady, ingressResources } from './ingress.js';
 import { MAIL, notify } from './mail.js';
@@ -46,7 +46,7 @@ export const continueDefaultApiDeployment = (env: InfraEnv) =>
     }),
     async run(p, ctx) {
       const { db } = ctx.deps;
-      const cloud = cloudOf(ctx);
+      const cloud = ctx.deps.cloud;
       const l = await getLlmclient(db, p.llmclient_id, 'continue_default_api_deployment');
       const host = defaultHost(l, env.apiDomain);
       const contacts = () => primaryContact(db, l.accountId);

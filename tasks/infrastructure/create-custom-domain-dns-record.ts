@@ -9,7 +9,7 @@ import { defineTask } from '../../lib/registry/define-task.js';
 import type { RecordType } from '../cloud/ports.js';
 import { pk } from '../deps.js';
 import { LLMClientCustomDomainNotFound, SmarterValueError } from '../errors.js';
-import { type InfraDeps, type InfraEnv, cloudOf } from './env.js';
+import { type InfraDeps, type InfraEnv } from './env.js';
 import { TASK } from './names.js';
 import { customDomainById, upsertCustomDomainDns } from './rows.js';
 
@@ -38,7 +38,7 @@ export const createCustomDomainDnsRecord = (env: InfraEnv) =>
     }),
     async run(p, ctx) {
       const { db } = ctx.deps;
-      const cloud = cloudOf(ctx);
+      const cloud = ctx.deps.cloud;
       const cd = await customDomainById(db, p.llmclient_custom_domain_id);
       if (!cd) throw new LLMClientCustomDomainNotFound(`create_custom_domain_dns_record: custom domain ${p.llmclient_custom_domain_id} not found (llmclient_llmclientcustomdomain)`);
       if (!cd.zoneId) throw new SmarterValueError(`create_custom_domain_dns_record: ${cd.domainName} has no hosted zone yet; register it first`);

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../deps.js';
-import { type InfraDeps, type InfraEnv, cloudOf } from './env.js';
+import { type InfraDeps, type InfraEnv } from './env.js';
 import { destroyARecord } from './destroy-domain-a-record.js';
 import { rfc1034Name } from './hosts.js';
 import { ingressResources } from './ingress.js';
@@ -46,7 +46,7 @@ export const deleteDefaultApi = (env: InfraEnv) =>
         ctx.logger.error(`delete_default_api: ${JSON.stringify(p.api_url)} is not the default URL of LLMClient ${JSON.stringify(p.name)} (<name>${expected}); nothing deleted`);
         return null;
       }
-      const cloud = cloudOf(ctx);
+      const cloud = ctx.deps.cloud;
       await destroyARecord(cloud, host, env.apiDomain);
       const refs = ingressResources(host, env.namespace);
       const deleted = await Promise.all([cloud.kube.delete(refs.ingress), cloud.kube.delete(refs.certificate), cloud.kube.delete(refs.secret)]);

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../deps.js';
 import { copyApiARecord } from './dns.js';
-import { type InfraDeps, type InfraEnv, cloudOf } from './env.js';
+import { type InfraDeps, type InfraEnv } from './env.js';
 import { customHost } from './hosts.js';
 import { ingressManifest } from './ingress.js';
 import { TASK } from './names.js';
@@ -27,7 +27,7 @@ export const deployCustomApi = (env: InfraEnv) =>
         ctx.logger.warn(`LLMClient ${l.id}: not deployed, or its custom domain is missing or not verified; nothing to do`);
         return null;
       }
-      const cloud = cloudOf(ctx);
+      const cloud = ctx.deps.cloud;
       await copyApiARecord(cloud, { hostname: host, apiDomain: env.apiDomain, ttl: env.settings.defaultTtl, zoneId: l.customDomain.zoneId });
       if (env.settings.createIngressManifest) {
         await cloud.kube.apply(ingressManifest({ host, namespace: env.namespace, platformName: env.platformName, clusterIssuer: env.apiDomain }));

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { CloudError } from '../cloud/ports.js';
 import { pk } from '../deps.js';
-import { type InfraDeps, type InfraEnv, cloudOf } from './env.js';
+import { type InfraDeps, type InfraEnv } from './env.js';
 import { defaultHost } from './hosts.js';
 import { ingressManifest } from './ingress.js';
 import { MAIL, notify } from './mail.js';
@@ -27,7 +27,7 @@ export const deployDefaultApi = (env: InfraEnv) =>
     params: z.strictObject({ llmclient_id: pk(), with_domain_verification: z.boolean().default(true) }),
     async run(p, ctx) {
       const { db } = ctx.deps;
-      const cloud = cloudOf(ctx);
+      const cloud = ctx.deps.cloud;
       const l = await getLlmclient(db, p.llmclient_id, 'deploy_default_api');
       const host = defaultHost(l, env.apiDomain);
       if (env.settings.createDnsRecord) {

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { CloudDeps } from '../cloud/ports.js';
 import { zoneOf } from './dns.js';
-import { type InfraDeps, type InfraEnv, cloudOf } from './env.js';
+import { type InfraDeps, type InfraEnv } from './env.js';
 import { domainName } from './hosts.js';
 import { TASK } from './names.js';
 
@@ -25,7 +25,7 @@ export const destroyDomainARecord = (env: InfraEnv) =>
     async run(p, ctx) {
       const host = domainName(p.hostname, 'destroy_domain_A_record hostname');
       const api = domainName(p.api_host_domain, 'destroy_domain_A_record api_host_domain');
-      const deleted = await destroyARecord(cloudOf(ctx), host, api);
+      const deleted = await destroyARecord(ctx.deps.cloud, host, api);
       ctx.logger.info(deleted ? `deleted the A record of ${host}` : `${host} had no A record`);
       return null;
     },

@@ -3,7 +3,7 @@
  * `create_domain_a_record` (point a host at the API domain's load balancer by copying its A record),
  * `check_domain` (the record exists and resolves) and the NS delegation check of a custom domain.
  */
-import { CloudError, type CloudDeps, type HostedZone, type RecordType } from '../cloud/ports.js';
+import { CloudError, type CloudDeps, type DnsRecord, type HostedZone, type RecordType } from '../cloud/ports.js';
 
 const bare = (n: string) => n.trim().toLowerCase().replace(/\.$/, '');
 
@@ -25,15 +25,26 @@ export async function copyApiARecord(
 ): Promise<{ zoneId: string; created: boolean }> {
   const apiZone = await zoneOf(cloud, o.apiDomain, `to copy its A record to ${o.hostname}`);
   const source = await cloud.route53.getRecord(apiZone.id, o.apiDomain, 'A');
-  if (!source || source.values.length === 0) {
+  if (!source || (source.values.length === 0 && !source.alias)) {
     throw new CloudError('route53', 'get A record', o.apiDomain, 'NotFound', `${o.apiDomain} has no A record to copy to ${o.hostname}`);
   }
   const zoneId = o.zoneId ?? apiZone.id;
   const existing = await cloud.route53.getRecord(zoneId, o.hostname, 'A');
-  const same = existing && new Set(existing.values.map(bare)).size === new Set(source.values.map(bare)).size && existing.values.every((v) => source.values.map(bare).includes(bare(v)));
-  if (same) return { zoneId, created: false };
-  await cloud.route53.upsertRecord(zoneId, { name: o.hostname, type: 'A', ttl: o.ttl, values: source.values });
+  if (existing && sameTarget(existing, source)) return { zoneId, created: false };
+  // An API domain's A record is usually an alias of its load balancer; Smarter copies the alias as it is.
+  const record: DnsRecord = source.alias
+    ? { name: o.hostname, type: 'A', ttl: o.ttl, values: [], alias: source.alias }
+    : { name: o.hostname, type: 'A', ttl: o.ttl, values: source.values };
+  await cloud.route53.upsertRecord(zoneId, record);
   return { zoneId, created: true };
+}
+
+/** Smarter's `DNSRecord.same_target`: the same alias, or the same set of values. */
+function sameTarget(a: DnsRecord, b: DnsRecord): boolean {
+  if (a.alias || b.alias) return JSON.stringify(a.alias ?? null) === JSON.stringify(b.alias ?? null);
+  const x = new Set(a.values.map(bare));
+  const y = new Set(b.values.map(bare));
+  return x.size === y.size && [...x].every((v) => y.has(v));
 }
 
 export type DomainCheck = 'verified' | 'missing' | 'pending';

@@ -4,21 +4,13 @@
  * what cannot change by retrying (a missing row, a bad domain, a 403, a 409) fails at once, naming what failed.
  */
 import type { RetryPolicy } from '../../lib/registry/define-task.js';
-import type { TaskContext } from '../../lib/registry/context.js';
 import { hasCode } from '../../lib/errors.js';
-import type { CloudDeps } from '../cloud/ports.js';
 import { CloudError } from '../cloud/ports.js';
-import type { Database } from '../db/database.js';
-import type { TaskEnv } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../deps.js';
 import { DatabaseError, DoesNotExist, LLMClientCustomDomainExists, LLMClientCustomDomainNotFound, SmarterValueError } from '../errors.js';
 import { type Derived, type InfrastructureSettings, derived } from './settings.js';
 
-export interface InfraDeps {
-  db: Database;
-  cloud: CloudDeps;
-}
-
-export type InfraContext = TaskContext<InfraDeps>;
+export type InfraDeps = SmarterDeps;
 
 export interface InfraEnv extends Derived {
   queue: string;
@@ -46,11 +38,4 @@ export function infraEnv(env: TaskEnv, settings: InfrastructureSettings): InfraE
     settings,
     wait: (seconds) => Math.round(seconds * scale * 1000) / 1000,
   };
-}
-
-/** The cloud clients, or a clear error where the worker was started without them. */
-export function cloudOf(ctx: InfraContext): CloudDeps {
-  const cloud = (ctx.deps as Partial<InfraDeps>).cloud;
-  if (!cloud) throw new SmarterValueError(`${ctx.name}: this worker has no cloud clients (Route 53, ACM, Kubernetes, DNS, SMTP) configured`);
-  return cloud;
 }

@@ -9,7 +9,7 @@ import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../deps.js';
 import { DoesNotExist, LLMClientCustomDomainExists } from '../errors.js';
 import { ensureCertificate } from './certificates.js';
-import { type InfraDeps, type InfraEnv, cloudOf } from './env.js';
+import { type InfraDeps, type InfraEnv } from './env.js';
 import { domainName } from './hosts.js';
 import { TASK } from './names.js';
 import { DOMAIN, accountById, adminProfileOf, customDomainsByName, setDomainStatus, upsertCustomDomain } from './rows.js';
@@ -22,7 +22,7 @@ export const registerCustomDomain = (env: InfraEnv) =>
     params: z.strictObject({ account_id: pk(), domain_name: z.string() }),
     async run(p, ctx) {
       const { db } = ctx.deps;
-      const cloud = cloudOf(ctx);
+      const cloud = ctx.deps.cloud;
       const domain = domainName(p.domain_name, 'register_custom_domain domain_name');
       const account = await accountById(db, p.account_id);
       if (!account) throw new DoesNotExist('account.models.Account', `register_custom_domain: Account ${p.account_id} does not exist (account_account)`);

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../deps.js';
-import { type InfraDeps, type InfraEnv, cloudOf } from './env.js';
+import { type InfraDeps, type InfraEnv } from './env.js';
 import { destroyARecord } from './destroy-domain-a-record.js';
 import { defaultHost } from './hosts.js';
 import { TASK } from './names.js';
@@ -21,7 +21,7 @@ export const undeployDefaultApi = (env: InfraEnv) =>
     async run(p, ctx) {
       const { db } = ctx.deps;
       const l = await getLlmclient(db, p.llmclient_id, 'undeploy_default_api');
-      await destroyARecord(cloudOf(ctx), defaultHost(l, env.apiDomain), env.apiDomain);
+      await destroyARecord(ctx.deps.cloud, defaultHost(l, env.apiDomain), env.apiDomain);
       await updateLlmclient(db, l.id, { deployed: false, dns_verification_status: DNS.NOT_VERIFIED });
       return null;
     },

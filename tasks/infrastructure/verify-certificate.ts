@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
 import { CloudError } from '../cloud/ports.js';
-import { type InfraDeps, type InfraEnv, cloudOf } from './env.js';
+import { type InfraDeps, type InfraEnv } from './env.js';
 import { orGaveUp } from './gave-up.js';
 import { TASK } from './names.js';
 
@@ -23,7 +23,7 @@ export const verifyCertificate = (env: InfraEnv) =>
     checks: { maxAttempts: CERTIFICATE_WAIT_ATTEMPTS },
     params: z.strictObject({ certificate_arn: z.string().min(1), attempt: z.number().int().nonnegative().default(0) }),
     async run(p, ctx) {
-      const cert = await cloudOf(ctx).acm.describe(p.certificate_arn);
+      const cert = await ctx.deps.cloud.acm.describe(p.certificate_arn);
       if (!cert) throw new CloudError('acm', 'describe certificate', p.certificate_arn, 'NotFound', 'no such certificate');
       if (cert.status === 'ISSUED') return true;
       if (cert.status !== 'PENDING_VALIDATION') {

@@ -13,7 +13,7 @@ import type { Rescheduled } from '../../lib/registry/context.js';
 import { CloudError } from '../cloud/ports.js';
 import { pk } from '../deps.js';
 import { ensureCertificate } from './certificates.js';
-import { type InfraDeps, type InfraEnv, cloudOf } from './env.js';
+import { type InfraDeps, type InfraEnv } from './env.js';
 import { nsDelegated } from './dns.js';
 import { orGaveUp } from './gave-up.js';
 import { MAIL, notify } from './mail.js';
@@ -50,7 +50,7 @@ export const verifyCustomDomain = (env: InfraEnv) =>
     }),
     async run(p, ctx) {
       const { db } = ctx.deps;
-      const cloud = cloudOf(ctx);
+      const cloud = ctx.deps.cloud;
       let zoneId = p.hosted_zone_id;
       if (!zoneId) {
         const cd = p.custom_domain_id === null ? null : await customDomainById(db, p.custom_domain_id);

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
 import { pk } from '../deps.js';
-import { type InfraDeps, type InfraEnv, cloudOf } from './env.js';
+import { type InfraDeps, type InfraEnv } from './env.js';
 import { checkDomain } from './dns.js';
 import { orGaveUp } from './gave-up.js';
 import { domainName } from './hosts.js';
@@ -45,7 +45,7 @@ export const verifyDomain = (env: InfraEnv) =>
     }),
     async run(p, ctx) {
       const { db } = ctx.deps;
-      const cloud = cloudOf(ctx);
+      const cloud = ctx.deps.cloud;
       const name = domainName(p.domain_name, 'verify_domain domain_name');
       const l = p.llmclient_id === null ? null : await findLlmclient(db, p.llmclient_id);
       if (p.attempt === 0) ctx.logger.info(`verifying ${p.record_type} ${name}`, { task_id: p.task_id ?? ctx.id });
