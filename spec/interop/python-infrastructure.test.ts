@@ -8,7 +8,6 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { SmarterDeps } from '../../tasks/deps.js';
 import { smarterTasks } from '../../tasks/index.js';
-import { TASK } from '../../tasks/infrastructure/names.js';
 import { AMQP_URL, REDIS_URL, uniqueName, waitFor } from '../support/amqp.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { type Harness, startWorker } from '../support/harness.js';
@@ -39,7 +38,8 @@ const idle = (h: Harness) => h.worker.active.size === 0 && h.worker.heldCount ==
 
 beforeAll(async () => {
   t = await createTestDatabase('e2e_infra');
-  world = await startWorld({ apiDomain: API, namespace: NS });
+  // ACM issues a requested certificate 27 s later: after the second custom-domain check (18 s), before the third.
+  world = await startWorld({ apiDomain: API, namespace: NS, acmValidationWait: 27 });
   const infraQueue = uniqueName('infra');
   const opQueue = uniqueName('op');
   const settings = { operationalQueue: opQueue, infrastructureQueue: infraQueue, maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com', checkTimeScale: 0.01 };
@@ -90,10 +90,10 @@ test('deploy_default_api from Python: certificate then domain stages, deployed a
   await waitFor(async () => Number((await t.db.select('SELECT COUNT(*) AS n FROM account_charge WHERE resource_locator = ?', [locator]))[0]?.n) === 1000, 60_000, 200);
 
   await waitFor(() => world.certificateChecks(l.host) >= 2, 30_000);
-  await world.issueTls(l.host);
+  world.issueTls(l.host);
   await waitFor(() => world.domainChecks(l.host) >= 1, 30_000);
   expect((await row(l.id))?.dns).toBe('Verifying');
-  await world.resolve(l.host);
+  world.resolve(l.host);
   await waitFor(async () => (await row(l.id))?.dns === 'Verified', 30_000);
   expect(await row(l.id)).toEqual({ deployed: 1, dns: 'Verified', tls: 'Issued' });
   await waitFor(() => world.mails().length >= 1, 10_000);
@@ -122,12 +122,12 @@ test('register_custom_domain → verify_custom_domain → deploy_custom_api from
   const message = async () => String((await t.db.select('SELECT verification_message FROM llmclient_llmclientcustomdomain WHERE id = ?', [cd.id]))[0]?.verification_message);
   await waitFor(async () => /not delegated/.test(await message()), 20_000);
   await world.delegate(domain, String(cd.aws_hosted_zone_id));
-  await waitFor(async () => /TLS certificate .* not issued yet|Verified/.test(await message()) || (await message()) === '', 30_000);
-  await world.issueCertificate(domain);
+  // Delegated: the next check finds the certificate (requested at registration) not issued yet.
+  await waitFor(async () => /TLS certificate .* is not issued yet\. Its status is PENDING_VALIDATION/.test(await message()), 30_000);
   await waitFor(async () => (await t.db.select("SELECT 1 FROM llmclient_llmclientcustomdomain WHERE id = ? AND verification_status = 'Verified' AND verified_at IS NOT NULL", [cd.id])).length === 1, 60_000, 200);
   const custom = `bot${l.id}.${domain}`;
   await waitFor(async () => (await world.aRecord(custom, String(cd.aws_hosted_zone_id))).length > 0, 20_000);
-  expect(await world.ingress(custom)).toBe(true);
+  expect(world.ingress(custom)).toBe(true);
   await waitFor(() => world.mails().some((m) => m.subject === `${domain} is verified`), 10_000);
-  expect(TASK.deployCustomApi).toContain('deploy_custom_api');
+  expect(world.mails().filter((m) => m.subject === `${domain} is verified`)[0]?.to).toEqual([l.contact]);
 }, 120_000);
