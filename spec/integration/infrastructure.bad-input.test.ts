@@ -1,0 +1,127 @@
+/**
+ * Bad input and a hostile outside world, through the real clients and a real worker: each case is a FAILURE
+ * result naming the resource and the verb (never a crash: the worker goes on serving), except a mail server that
+ * is down, which loses only the e-mail.
+ */
+import type { SmarterDeps } from '../../tasks/deps.js';
+import { smarterTasks } from '../../tasks/index.js';
+import { mailFailures } from '../../tasks/infrastructure/mail.js';
+import { TASK } from '../../tasks/infrastructure/names.js';
+import { REDIS_URL, uniqueName, waitFor } from '../support/amqp.js';
+import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
+import { type Harness, startWorker } from '../support/harness.js';
+import { type World, startWorld } from '../support/infra-world.js';
+import { ResultReader } from '../support/results.js';
+
+const API = 'alpha.api.example.com';
+const NS = 'example-platform-alpha';
+
+let t: TestDatabase;
+let world: World;
+let h: Harness;
+const results = new ResultReader();
+
+beforeAll(async () => {
+  t = await createTestDatabase('infra_bad');
+  world = await startWorld({ apiDomain: API, namespace: NS });
+  const queue = uniqueName('infra');
+  const settings = { operationalQueue: uniqueName('op'), infrastructureQueue: queue, maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com', checkTimeScale: 0.01 };
+  const deps: SmarterDeps = { db: t.db, cloud: world.cloud };
+  h = await startWorker({ queue, tasks: () => smarterTasks(settings), deps, env: { CELERY_RESULT_BACKEND: REDIS_URL } });
+}, 120_000);
+
+afterAll(async () => {
+  await h?.stop();
+  await world?.stop();
+  await results.close();
+  await t?.drop();
+});
+
+async function call(name: string, kwargs: Record<string, unknown>): Promise<{ status: string; type: string; message: string }> {
+  const id = await h.worker.publisher.apply(name, [], kwargs, { queue: h.queue });
+  const meta = await results.ready(id, 30_000);
+  const r = meta.result as { exc_type?: string; exc_message?: unknown[] } | null;
+  const first = r?.exc_message?.[0];
+  return { status: String(meta.status), type: String(r?.exc_type ?? ''), message: typeof first === 'string' ? first : JSON.stringify(first ?? '') };
+}
+
+async function llmclient(): Promise<{ id: number; host: string; contact: string }> {
+  const ids = await seed(t.db);
+  await t.db.execute("UPDATE llmclient_llmclient SET name = CONCAT('bot', id) WHERE id = ?", [ids.llmclientId]);
+  const [a] = await t.db.select('SELECT account_number FROM account_account WHERE id = ?', [ids.accountId]);
+  const contact = `owner${ids.accountId}@example.org`;
+  await t.db.execute("INSERT INTO account_accountcontact (first_name, last_name, email, is_primary, account_id) VALUES ('A', 'B', ?, 1, ?)", [contact, ids.accountId]);
+  return { id: ids.llmclientId, host: `bot${ids.llmclientId}.${String(a?.account_number)}.${API}`, contact };
+}
+
+const tls = async (id: number) => (await t.db.select('SELECT tls_certificate_issuance_status AS s FROM llmclient_llmclient WHERE id = ?', [id]))[0]?.s;
+
+test('an unknown LLMClient: FAILURE DoesNotExist naming the task and the row', async () => {
+  expect(await call(TASK.deployDefaultApi, { llmclient_id: 987654321 })).toEqual({
+    status: 'FAILURE',
+    type: 'DoesNotExist',
+    message: 'deploy_default_api: LLMClient 987654321 does not exist (llmclient_llmclient)',
+  });
+});
+
+test('a malformed domain: FAILURE SmarterValueError naming the argument', async () => {
+  const ids = await seed(t.db);
+  expect(await call(TASK.registerCustomDomain, { account_id: ids.accountId, domain_name: 'bad..domain' })).toEqual({
+    status: 'FAILURE',
+    type: 'SmarterValueError',
+    message: 'register_custom_domain domain_name: "bad..domain" is not a valid domain name',
+  });
+});
+
+test('a hosted zone that does not exist: FAILURE naming Route 53, the verb and the zone', async () => {
+  expect(await call(TASK.destroyDomainARecord, { hostname: 'x.nozone.example.org', api_host_domain: 'nozone.example.org' })).toMatchObject({
+    status: 'FAILURE',
+    type: 'CloudError',
+    message: 'route53 find hosted zone nozone.example.org: NotFound: no hosted zone named nozone.example.org (to delete the A record of x.nozone.example.org)',
+  });
+});
+
+test('AWS throttling twice, then success: the SDK retries and the task succeeds', async () => {
+  world.aws.failNext(2, 'Throttling');
+  expect((await call(TASK.destroyDomainARecord, { hostname: `gone.${API}`, api_host_domain: API })).status).toBe('SUCCESS');
+  expect(world.aws.faulted).toHaveLength(2);
+});
+
+test('AWS 403: FAILURE naming Route 53, the verb and the resource, not retried', async () => {
+  const l = await llmclient();
+  const before = world.aws.forwarded.length + world.aws.faulted.length;
+  world.aws.failNext(1, 'AccessDenied');
+  const r = await call(TASK.deployDefaultApi, { llmclient_id: l.id });
+  expect(r).toMatchObject({ status: 'FAILURE', type: 'CloudError' });
+  expect(r.message).toMatch(new RegExp(`^route53 \\S.* ${API.replace(/\./g, '\\.')}.*: AccessDenied: AccessDenied.*not authorized to perform: route53:`));
+  // One request, refused: no autoretry sent it again.
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  expect(world.aws.forwarded.length + world.aws.faulted.length - before).toBe(1);
+});
+
+test.each([
+  [409, 'Conflict'],
+  [403, 'AccessDenied'],
+] as const)('Kubernetes %i on the Ingress: FAILURE naming the verb and the Ingress, TLS Failed, the failure e-mail', async (status, kind) => {
+  const l = await llmclient();
+  world.kube.failNext({ status, method: 'PATCH' });
+  const r = await call(TASK.deployDefaultApi, { llmclient_id: l.id });
+  expect(r).toMatchObject({ status: 'FAILURE', type: 'CloudError' });
+  expect(r.message).toContain(`kubernetes apply networking.k8s.io/v1/Ingress ${NS}/${l.host}: ${kind}`);
+  expect(await tls(l.id)).toBe('Failed');
+  await waitFor(() => world.mails().some((m) => m.to.includes(l.contact)), 10_000);
+  expect(world.mails().filter((m) => m.to.includes(l.contact)).map((m) => m.subject)).toEqual([`Your LLMClient bot${l.id} could not be deployed`]);
+});
+
+test('SMTP down: the deployment still completes; the lost e-mail is logged and counted', async () => {
+  const l = await llmclient();
+  world.issueTls(l.host);
+  world.resolve(l.host);
+  await world.smtp.goDown();
+  const count = async () => (await mailFailures.get()).values.reduce((n, v) => n + v.value, 0);
+  const before = await count();
+  expect((await call(TASK.deployDefaultApi, { llmclient_id: l.id })).status).toBe('SUCCESS');
+  await waitFor(async () => (await t.db.select("SELECT 1 FROM llmclient_llmclient WHERE id = ? AND deployed = 1 AND dns_verification_status = 'Verified'", [l.id])).length === 1, 30_000, 200);
+  await waitFor(async () => (await count()) === before + 1, 15_000);
+  expect(world.mails().some((m) => m.to.includes(l.contact))).toBe(false);
+}, 60_000);
