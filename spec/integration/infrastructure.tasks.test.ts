@@ -12,6 +12,7 @@ import { INFRASTRUCTURE_DEFAULTS } from '../../tasks/infrastructure/settings.js'
 import { taskEnv } from '../../tasks/index.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
+import { recordingLogger } from '../support/cloud.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 
 const API = 'alpha.api.example.com';
@@ -161,6 +162,15 @@ describe('deploy_default_api → continue_default_api_deployment', () => {
     expect(cloud.record(apiZoneId(), host, 'A')).toMatchObject({ values: [], alias });
   });
 
+  test('with_domain_verification=False: certificate, then Verified without a DNS check, deployed left as it was (as Smarter)', async () => {
+    cloud.issueTls(host, NS);
+    runner.send(TASK.deployDefaultApi, { llmclient_id: ids.llmclientId, with_domain_verification: false });
+    await runner.drain();
+    expect(await llmclient()).toEqual({ deployed: 0, dns: 'Verified', tls: 'Issued' });
+    expect(cloud.calls.filter((c) => c.startsWith('resolver.lookup'))).toEqual([]);
+    expect(cloud.sent).toHaveLength(1);
+  });
+
   test('an LLMClient already deployed and Verified is left alone (the A record is still ensured)', async () => {
     await t.db.execute("UPDATE llmclient_llmclient SET deployed = 1, dns_verification_status = 'Verified' WHERE id = ?", [ids.llmclientId]);
     runner.send(TASK.deployDefaultApi, {}, [ids.llmclientId]);
@@ -212,8 +222,13 @@ describe('deploy_default_api → continue_default_api_deployment', () => {
     cloud.answer(host, 'A', { status: 'found', values: LB });
     cloud.failNext('mailer.send', new CloudError('smtp', 'send', 'mail', 'Unavailable', 'connect ECONNREFUSED'));
     const before = (await mailFailures.get()).values.reduce((n, v) => n + v.value, 0);
+    const { logger, lines } = recordingLogger();
+    runner = new CheckRunner(tasks, { db: t.db, cloud: cloud.deps }, logger);
     runner.send(TASK.deployDefaultApi, { llmclient_id: ids.llmclientId });
     await runner.drain();
+    expect(lines.filter((l) => l.level === 'error').map((l) => l.message)).toEqual([
+      `could not send the deployed e-mail to ada${ids.accountId}@example.org: smtp send mail: Unavailable: connect ECONNREFUSED`,
+    ]);
     expect(runner.runs.every((r) => r.error === undefined)).toBe(true);
     expect(await llmclient()).toEqual({ deployed: 1, dns: 'Verified', tls: 'Issued' });
     expect(cloud.sent).toHaveLength(0);

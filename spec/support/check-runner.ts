@@ -3,7 +3,7 @@
  * becomes a pending message (planned by the worker's own `planCheckAgain`, its kwargs JSON round-tripped as on
  * the wire), and `drain` runs them in order, so a test walks a whole deployment in milliseconds.
  */
-import { nullLogger } from '../../lib/logger.js';
+import { type Logger, nullLogger } from '../../lib/logger.js';
 import { bindArguments } from '../../lib/registry/args.js';
 import { planCheckAgain } from '../../lib/registry/checks.js';
 import { type CheckAgainOptions, Rescheduled, type TaskContext } from '../../lib/registry/context.js';
@@ -31,6 +31,7 @@ export class CheckRunner<D> {
   constructor(
     private readonly tasks: readonly AnyTask<D>[],
     private readonly deps: D,
+    private readonly logger: Logger = nullLogger(),
   ) {}
 
   private task(name: string): AnyTask<D> {
@@ -64,7 +65,7 @@ export class CheckRunner<D> {
       redelivered: false,
       hostname: 'test@host',
       headers: {},
-      logger: nullLogger(),
+      logger: this.logger,
       signal: new AbortController().signal,
       deps: this.deps,
       retry: () => Promise.reject(new Error('retry is not used by these tasks')),

@@ -37,8 +37,8 @@ export const verifyCustomDomain = (env: InfraEnv) =>
     name: TASK.verifyCustomDomain,
     queue: env.queue,
     retry: env.retry,
-    // The limit arrives as `max_attempts`; this one only bounds a message that lost it.
-    checks: { maxAttempts: Math.ceil((HOURS * 3600) / 60), firstRunIdParam: 'task_id' },
+    // Each check passes its own limit (`max_attempts`, or 24 h of `sleep_interval`); 48 is the default's.
+    checks: { maxAttempts: 48, firstRunIdParam: 'task_id' },
     argNames: ['hosted_zone_id', 'sleep_interval', 'max_attempts', 'attempt', 'task_id', 'custom_domain_id'],
     params: z.strictObject({
       hosted_zone_id: z.string().nullable().default(null),
