@@ -113,7 +113,8 @@ export function kubeClassifier(verb: string, resource: string): Classify {
   return (err) => {
     const code = statusCode(err);
     let kind: CloudErrorKind;
-    if (isDiscoveryError(err)) kind = code === 401 || code === 403 ? 'AccessDenied' : code !== undefined && code >= 500 ? 'Unavailable' : 'Invalid';
+    if (code === undefined && isNetworkError(err)) kind = 'Unavailable';
+    else if (isDiscoveryError(err)) kind = code === 401 || code === 403 ? 'AccessDenied' : code !== undefined && code >= 500 ? 'Unavailable' : 'Invalid';
     else if (code === 404) kind = 'NotFound';
     else if (code === 401 || code === 403) kind = 'AccessDenied';
     else if (code === 409) kind = 'Conflict';
@@ -122,7 +123,7 @@ export function kubeClassifier(verb: string, resource: string): Classify {
     else if (code !== undefined && code >= 400) kind = 'Invalid';
     else kind = isNetworkError(err) || (err as { cause?: unknown } | null)?.cause !== undefined ? 'Unavailable' : 'Invalid';
     const detail = statusMessage(err) ?? (code !== undefined ? `HTTP ${code}` : messageOf(err).split('\n')[0] ?? '');
-    const prefix = isDiscoveryError(err) ? 'the API server does not serve this kind: ' : '';
+    const prefix = isDiscoveryError(err) && kind === 'Invalid' ? 'the API server does not serve this kind: ' : '';
     return new CloudError('kubernetes', verb, resource, kind, `${prefix}${detail}`, { cause: err });
   };
 }
