@@ -158,3 +158,23 @@ test('an API server that does not answer is Unavailable; no kubeconfig is needed
     rmSync(file, { force: true });
   }
 });
+
+test('the stand-in plays cert-manager: an annotated Ingress gets its Certificate, not Ready; issuing makes it Ready with its TLS Secret', async () => {
+  const n = name();
+  const host = `${n}.example.com`;
+  const manifest = ingress(n, host);
+  manifest.metadata.annotations = { 'cert-manager.io/cluster-issuer': 'letsencrypt-prod' };
+  await client.apply(manifest);
+  const ref = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', namespace: 'smarter', name: `${host}-tls` };
+  const pending = await client.get(ref);
+  expect(pending?.spec).toMatchObject({ secretName: `${host}-tls`, dnsNames: [host], issuerRef: { kind: 'ClusterIssuer', name: 'letsencrypt-prod' } });
+  expect((pending?.status as { conditions: unknown[] }).conditions).toEqual([expect.objectContaining({ type: 'Ready', status: 'False' })]);
+  expect(await client.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'smarter', name: `${host}-tls` })).toBeNull();
+
+  kube.issueCertificate({ namespace: 'smarter', name: `${host}-tls` });
+  expect(((await client.get(ref))?.status as { conditions: unknown[] }).conditions).toEqual([expect.objectContaining({ type: 'Ready', status: 'True' })]);
+  expect(await client.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'smarter', name: `${host}-tls` })).toMatchObject({ type: 'kubernetes.io/tls' });
+  // Applying the Ingress again leaves the issued Certificate as it is.
+  await client.apply(manifest);
+  expect(((await client.get(ref))?.status as { conditions: unknown[] }).conditions).toEqual([expect.objectContaining({ status: 'True' })]);
+});
