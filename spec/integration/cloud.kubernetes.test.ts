@@ -140,7 +140,7 @@ test('an invalid object (422) is a CloudError Invalid; a kind the server does no
   expect(unknown.message).toContain('does not serve');
 });
 
-test('an API server that does not answer is Unavailable; no kubeconfig is needed until the first call', async () => {
+test('an API server that does not answer is Unavailable; a missing kubeconfig is Invalid, and only at the first call', async () => {
   const dir = os.tmpdir();
   const file = path.join(dir, `kubeconfig-${randomUUID()}.json`);
   writeFileSync(file, readFileSync(kube.kubeconfig, 'utf8').replace(kube.server, 'http://127.0.0.1:9'));
@@ -151,8 +151,11 @@ test('an API server that does not answer is Unavailable; no kubeconfig is needed
     const err = await failure(offline.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'smarter', name: 'x' }));
     expect(err).toMatchObject({ service: 'kubernetes', verb: 'get', kind: 'Unavailable' });
     process.env.KUBECONFIG = path.join(dir, 'no-such-kubeconfig');
-    // Built, never called: nothing is read.
-    expect(() => testCloud().kube).not.toThrow();
+    // Built, never called: nothing is read; the first call says what is wrong.
+    const unconfigured = testCloud().kube;
+    const missing = await failure(unconfigured.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'smarter', name: 'x' }));
+    expect(missing).toMatchObject({ service: 'kubernetes', verb: 'get', kind: 'Invalid' });
+    expect(missing.message).toContain('no-such-kubeconfig');
   } finally {
     process.env.KUBECONFIG = saved;
     rmSync(file, { force: true });
