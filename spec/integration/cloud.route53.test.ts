@@ -168,6 +168,20 @@ describe('AWS failures', () => {
   });
 });
 
+test('AWS_ENDPOINT_URL_ROUTE_53 wins over AWS_ENDPOINT_URL (the SDK chain, no setting of ours)', async () => {
+  const d = domain();
+  await zones.getOrCreateZone(d);
+  const saved = process.env.AWS_ENDPOINT_URL;
+  process.env.AWS_ENDPOINT_URL = 'http://127.0.0.1:9';
+  process.env.AWS_ENDPOINT_URL_ROUTE_53 = proxy.endpoint;
+  try {
+    expect((await testCloud().route53.findZone(d))?.name).toBe(d);
+  } finally {
+    process.env.AWS_ENDPOINT_URL = saved;
+    delete process.env.AWS_ENDPOINT_URL_ROUTE_53;
+  }
+});
+
 test('every call is logged at debug with service, verb and resource', async () => {
   const d = domain();
   await zones.getOrCreateZone(d);

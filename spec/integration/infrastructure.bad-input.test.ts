@@ -115,12 +115,13 @@ test.each([
 
 test('SMTP down: the deployment still completes; the lost e-mail is logged and counted', async () => {
   const l = await llmclient();
-  world.issueTls(l.host);
   world.resolve(l.host);
   await world.smtp.goDown();
   const count = async () => (await mailFailures.get()).values.reduce((n, v) => n + v.value, 0);
   const before = await count();
   expect((await call(TASK.deployDefaultApi, { llmclient_id: l.id })).status).toBe('SUCCESS');
+  // The Ingress is applied and its Certificate made: cert-manager issues it before the first check.
+  world.issueTls(l.host);
   await waitFor(async () => (await t.db.select("SELECT 1 FROM llmclient_llmclient WHERE id = ? AND deployed = 1 AND dns_verification_status = 'Verified'", [l.id])).length === 1, 30_000, 200);
   await waitFor(async () => (await count()) === before + 1, 15_000);
   expect(world.mails().some((m) => m.to.includes(l.contact))).toBe(false);

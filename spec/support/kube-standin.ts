@@ -15,6 +15,11 @@
  * objects worded as the API server words them (404 NotFound, 409 Conflict, 403 Forbidden, 422 Invalid,
  * 400 BadRequest).
  *
+ * cert-manager is played too (unless `certManager: false`): an Ingress annotated `cert-manager.io/cluster-issuer`
+ * (or `cert-manager.io/issuer`) gets, as ingress-shim makes them, a Certificate per `spec.tls` entry, named after
+ * its `secretName`, not Ready; `issueCertificate(ref)` then does what issuance does: Ready=True and the
+ * `kubernetes.io/tls` Secret.
+ *
  * Simplification: one manager's apply replaces what that manager applied before (lists replaced whole, no
  * merge keys); `status` is kept across applies and set only through the test API.
  */
@@ -63,6 +68,8 @@ export interface KubeStandIn {
   put(manifest: JsonObject, manager?: string): JsonObject;
   /** Sets a status condition (a Certificate's Ready), bumping resourceVersion. */
   setCondition(ref: StandInRef, type: string, status: 'True' | 'False' | 'Unknown', reason?: string, message?: string): void;
+  /** Issues a cert-manager Certificate: Ready=True and its TLS Secret (`spec.secretName`) written. */
+  issueCertificate(ref: Omit<StandInRef, 'apiVersion' | 'kind'>): void;
   /** The next request matching gets this error instead of being served. */
   failNext(fault: InjectedFault): void;
   /** Every request, as `METHOD path?query`. */
@@ -187,7 +194,7 @@ class ApiError extends Error {
   }
 }
 
-export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNamespace?: string; user?: string } = {}): Promise<KubeStandIn> {
+export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNamespace?: string; user?: string; certManager?: boolean } = {}): Promise<KubeStandIn> {
   const kinds: Kind[] = [...BUILT_IN_KINDS, ...(options.kinds ?? [])].map((k) => ({
     apiVersion: k.apiVersion,
     group: k.apiVersion.includes('/') ? (k.apiVersion.split('/')[0] as string) : '',
@@ -316,7 +323,38 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
     const stored: Stored = { object: merged, applied: appliedBy };
     stamp(stored, existing?.object);
     store.set(key, stored);
+    if (options.certManager !== false) ingressShim(k, merged);
     return { object: clone(merged), created: !existing };
+  }
+
+  /** cert-manager's ingress-shim: a Certificate for each TLS secret of an annotated Ingress, if there is none. */
+  function ingressShim(k: Kind, ingress: JsonObject): void {
+    if (k.apiVersion !== 'networking.k8s.io/v1' || k.kind !== 'Ingress') return;
+    const meta = ingress.metadata as JsonObject;
+    const annotations = (meta.annotations ?? {}) as Record<string, string>;
+    const clusterIssuer = annotations['cert-manager.io/cluster-issuer'];
+    const issuer = clusterIssuer ?? annotations['cert-manager.io/issuer'];
+    if (!issuer) return;
+    const certificate = kindOf('cert-manager.io/v1', 'Certificate') as Kind;
+    const namespace = str(meta.namespace) || undefined;
+    const tls = ((ingress.spec as JsonObject | undefined)?.tls ?? []) as Array<{ hosts?: string[]; secretName?: string }>;
+    for (const t of tls) {
+      if (!t.secretName || store.has(keyOf(certificate, namespace, t.secretName))) continue;
+      apply(
+        certificate,
+        namespace,
+        t.secretName,
+        {
+          apiVersion: 'cert-manager.io/v1',
+          kind: 'Certificate',
+          metadata: { name: t.secretName, namespace, ownerReferences: [{ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: meta.name, uid: meta.uid, controller: true }] },
+          spec: { secretName: t.secretName, dnsNames: t.hosts ?? [], issuerRef: { name: issuer, kind: clusterIssuer ? 'ClusterIssuer' : 'Issuer', group: 'cert-manager.io' } },
+          status: { conditions: [{ type: 'Ready', status: 'False', reason: 'DoesNotExist', message: 'Issuing certificate as Secret does not exist' }] },
+        },
+        'cert-manager-ingress-shim',
+        true,
+      );
+    }
   }
 
   function route(req: http.IncomingMessage, url: URL): { k: Kind; namespace: string | undefined; name: string | undefined } | { discovery: string } | null {
@@ -481,7 +519,7 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
     if (!k) throw new Error(`the stand-in does not serve ${ref.apiVersion} ${ref.kind}; pass it in options.kinds`);
     return k;
   };
-  return {
+  const standIn: KubeStandIn = {
     server: serverUrl,
     kubeconfig,
     token,
@@ -507,6 +545,23 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
       s.object.status = st;
       stamp(s, previous);
     },
+    issueCertificate(ref) {
+      const full = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', ...ref };
+      standIn.setCondition(full, 'Ready', 'True', 'Ready', 'Certificate is up to date and has not expired');
+      const cert = standIn.object(full) as JsonObject;
+      const secretName = str((cert.spec as JsonObject | undefined)?.secretName) || ref.name;
+      const namespace = ref.namespace ?? defaultNamespace;
+      standIn.put(
+        {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          type: 'kubernetes.io/tls',
+          metadata: { name: secretName, namespace, annotations: { 'cert-manager.io/certificate-name': ref.name } },
+          stringData: { 'tls.crt': '-----BEGIN CERTIFICATE-----\nstand-in\n-----END CERTIFICATE-----\n', 'tls.key': '-----BEGIN PRIVATE KEY-----\nstand-in\n-----END PRIVATE KEY-----\n' },
+        },
+        'cert-manager-certificates-issuing',
+      );
+    },
     failNext(fault) {
       faults.push(fault);
     },
@@ -520,4 +575,5 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
         });
       }),
   };
+  return standIn;
 }

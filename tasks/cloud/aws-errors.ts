@@ -55,8 +55,8 @@ export function kindOfAwsError(err: unknown): CloudErrorKind {
   if (status === 429) return 'Throttled';
   if (status !== undefined && status >= 500) return 'Unavailable';
   if (status !== undefined && status >= 400) return 'Invalid';
-  if (isNetworkError(err)) return 'Unavailable';
-  return 'Unavailable';
+  // No answer at all is the service being unreachable; anything else without a status is ours (bad config).
+  return isNetworkError(err) ? 'Unavailable' : 'Invalid';
 }
 
 export function awsClassifier(service: CloudService, verb: string, resource: string): Classify {

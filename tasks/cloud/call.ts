@@ -34,15 +34,23 @@ export function messageOf(err: unknown): string {
   return typeof err === 'string' ? err : JSON.stringify(err);
 }
 
-/** A network failure before any answer (refused, reset, timed out, name not resolved): the service is unavailable. */
+const NETWORK_CODES = /\b(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ESOCKET|ECONNECTION|UND_ERR_\w+)\b/;
+
+/**
+ * A network failure before any answer (refused, reset, timed out, name not resolved): the service is
+ * unavailable. The message is read too: a client may re-wrap a socket error it does not recognise as an Error
+ * (the AWS SDK does when the error comes from another realm) and keep only its text.
+ */
 export function isNetworkError(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   const name = (err as { name?: unknown } | null)?.name;
   return (
-    (typeof code === 'string' && /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ESOCKET|ECONNECTION|UND_ERR_\w+)$/.test(code)) ||
+    (typeof code === 'string' && NETWORK_CODES.test(code)) ||
     name === 'TimeoutError' ||
     name === 'AbortError' ||
-    name === 'FetchError'
+    name === 'FetchError' ||
+    NETWORK_CODES.test(messageOf(err)) ||
+    /socket hang up/.test(messageOf(err))
   );
 }
 

@@ -113,16 +113,18 @@ export function kubeClassifier(verb: string, resource: string): Classify {
   return (err) => {
     const code = statusCode(err);
     let kind: CloudErrorKind;
-    if (isDiscoveryError(err)) kind = code === 401 || code === 403 ? 'AccessDenied' : code !== undefined && code >= 500 ? 'Unavailable' : 'Invalid';
+    if (code === undefined && isNetworkError(err)) kind = 'Unavailable';
+    else if (isDiscoveryError(err)) kind = code === 401 || code === 403 ? 'AccessDenied' : code !== undefined && code >= 500 ? 'Unavailable' : 'Invalid';
     else if (code === 404) kind = 'NotFound';
     else if (code === 401 || code === 403) kind = 'AccessDenied';
     else if (code === 409) kind = 'Conflict';
     else if (code === 429) kind = 'Throttled';
     else if (code !== undefined && code >= 500) kind = 'Unavailable';
     else if (code !== undefined && code >= 400) kind = 'Invalid';
-    else kind = isNetworkError(err) || (err as { cause?: unknown } | null)?.cause !== undefined ? 'Unavailable' : 'Invalid';
+    // No answer and no network failure: our side is wrong (a kubeconfig that does not load, a bad manifest).
+    else kind = 'Invalid';
     const detail = statusMessage(err) ?? (code !== undefined ? `HTTP ${code}` : messageOf(err).split('\n')[0] ?? '');
-    const prefix = isDiscoveryError(err) ? 'the API server does not serve this kind: ' : '';
+    const prefix = isDiscoveryError(err) && kind === 'Invalid' ? 'the API server does not serve this kind: ' : '';
     return new CloudError('kubernetes', verb, resource, kind, `${prefix}${detail}`, { cause: err });
   };
 }

@@ -28,8 +28,10 @@ const zoneIdOf = (id: string) => id.replace(/^\/hostedzone\//, '');
 
 /** TXT strings are quoted on the wire (`"v=spf1 -all"`), with `"` and `\` escaped. */
 const quoteTxt = (v: string) => `"${v.replace(/(["\\])/g, '\\$1')}"`;
-const unquoteTxt = (v: string) =>
-  [...v.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => (m[1] ?? '').replace(/\\(.)/g, '$1')).join('') || v;
+function unquoteTxt(v: string): string {
+  const strings = [...v.matchAll(/"((?:[^"\\]|\\.)*)"/g)];
+  return strings.length === 0 ? v : strings.map((m) => (m[1] ?? '').replace(/\\(.)/g, '$1')).join('');
+}
 
 export class Route53Zones implements DnsZones {
   constructor(

@@ -1,0 +1,70 @@
+/**
+ * The e-mail adapter (nodemailer) against a real SMTP server on loopback, configured with Smarter's SMTP_*
+ * settings as the worker is.
+ */
+import { recordingLogger, testCloud } from '../support/cloud.js';
+import { startSmtpServer, type SmtpStandIn } from '../support/smtp.js';
+import { CloudError } from '../../tasks/cloud/ports.js';
+
+let smtp: SmtpStandIn;
+
+beforeEach(async () => {
+  smtp = await startSmtpServer();
+});
+afterEach(async () => smtp?.stop());
+
+async function failure(p: Promise<unknown>): Promise<CloudError> {
+  const err: unknown = await p.then(
+    () => new Error('expected a CloudError, the mail was sent'),
+    (e: unknown) => e,
+  );
+  if (!(err instanceof CloudError)) throw err;
+  return err;
+}
+
+test('a message is delivered with its recipients, subject, text and HTML, from SMTP_FROM_EMAIL, Bcc EMAIL_ADMIN', async () => {
+  const { mailer } = testCloud({ ...smtp.env, EMAIL_ADMIN: 'admin@smarter.test' });
+  await mailer.send({ to: ['owner@example.com', 'ops@example.com'], subject: 'Your API is ready: api.example.com', text: 'Déployé.\nhttps://api.example.com/', html: '<p>Déployé.</p>' });
+  expect(smtp.messages).toHaveLength(1);
+  const [m] = smtp.messages;
+  expect(m).toMatchObject({ from: 'no-reply@platform.smarter.test', subject: 'Your API is ready: api.example.com', text: 'Déployé.\nhttps://api.example.com/', html: '<p>Déployé.</p>', user: 'smarter' });
+  expect(m?.to.sort()).toEqual(['admin@smarter.test', 'ops@example.com', 'owner@example.com']);
+  expect(m?.raw).not.toMatch(/^Bcc:/im);
+});
+
+test('an SMTP server that is down is a CloudError smtp send Unavailable naming the server', async () => {
+  const { mailer } = testCloud(smtp.env);
+  await smtp.goDown();
+  const err = await failure(mailer.send({ to: ['owner@example.com'], subject: 'x', text: 'y' }));
+  expect(err).toMatchObject({ service: 'smtp', verb: 'send', resource: `127.0.0.1:${smtp.port}`, kind: 'Unavailable' });
+  expect(err.message).toContain('ECONNREFUSED');
+});
+
+test('a server that refuses the message (451) is a CloudError Unavailable; nothing is recorded', async () => {
+  const { mailer } = testCloud(smtp.env);
+  smtp.refuse(true);
+  const err = await failure(mailer.send({ to: ['owner@example.com'], subject: 'x', text: 'y' }));
+  expect(err).toMatchObject({ service: 'smtp', verb: 'send', kind: 'Unavailable' });
+  expect(err.message).toContain('451');
+  expect(smtp.messages).toHaveLength(0);
+});
+
+test('wrong credentials are AccessDenied, and the password is never logged', async () => {
+  const log = recordingLogger();
+  const password = 'Wrong-Password-7c1f';
+  const { mailer } = testCloud({ ...smtp.env, SMTP_PASSWORD: password }, log.logger);
+  const err = await failure(mailer.send({ to: ['owner@example.com'], subject: 'x', text: 'y' }));
+  expect(err).toMatchObject({ service: 'smtp', kind: 'AccessDenied' });
+  expect(err.message).not.toContain(password);
+  expect(log.lines.some((l) => l.level === 'debug' && l.meta.service === 'smtp' && l.meta.verb === 'send')).toBe(true);
+  expect(JSON.stringify(log.lines)).not.toContain(password);
+});
+
+test('without SMTP credentials (as Smarter: not configured) nothing is sent and a warning names the mail', async () => {
+  const log = recordingLogger();
+  const { SMTP_USERNAME: _u, SMTP_PASSWORD: _p, ...unconfigured } = smtp.env;
+  const { mailer } = testCloud(unconfigured, log.logger);
+  await mailer.send({ to: ['owner@example.com'], subject: 'Deployed', text: 'y' });
+  expect(smtp.messages).toHaveLength(0);
+  expect(log.lines.filter((l) => l.level === 'warn').map((l) => l.meta.subject)).toEqual(['Deployed']);
+});
