@@ -154,6 +154,14 @@ describe('deploy_default_api → continue_default_api_deployment', () => {
     expect(cloud.sent.map((m) => m.subject)).toEqual([expect.stringMatching(/could not be deployed/)]);
   });
 
+  test('a cluster that does not answer during a certificate check reads as not ready: checked again, not failed', async () => {
+    runner.send(TASK.continueDefaultApiDeployment, { llmclient_id: ids.llmclientId, stage: 'certificate' });
+    cloud.failNext('kube.get', new CloudError('kubernetes', 'get', `Ingress ${NS}/${host}`, 'Unavailable', 'connect ECONNREFUSED'), 3);
+    const first = await runner.runOne(runner.pending.shift()!);
+    expect(first.error).toBeUndefined();
+    expect(runner.pending.map((m) => [m.kwargs.stage, m.kwargs.attempt])).toEqual([['certificate', 1]]);
+  });
+
   test('an API domain whose A record is an alias of its load balancer: the host gets the same alias', async () => {
     const alias = { zoneId: 'Z35SXDOTRQ7X7K', dnsName: 'lb-1.us-east-1.elb.amazonaws.com', evaluateTargetHealth: false };
     cloud.setRecord(apiZoneId(), { name: API, type: 'A', ttl: 0, values: [], alias });
@@ -357,6 +365,15 @@ describe('custom domains', () => {
     const run = await runner.runOne(runner.pending.pop()!);
     expect(run?.error).toMatchObject({ pyType: 'LLMClientCustomDomainExists' });
     expect(run?.error?.message).toContain(domain());
+  });
+
+  test('two domains of one owner with the same snake-case name get numbered names', async () => {
+    runner.send(TASK.registerCustomDomain, { account_id: ids.accountId, domain_name: `a-b${ids.accountId}.example.net` });
+    runner.send(TASK.registerCustomDomain, { account_id: ids.accountId, domain_name: `a.b${ids.accountId}.example.net` });
+    await runner.runOne(runner.pending.shift()!);
+    await runner.runOne(runner.pending.shift()!);
+    const names = await t.db.select('SELECT name FROM llmclient_llmclientcustomdomain WHERE user_profile_id = ? ORDER BY id', [ids.profileId]);
+    expect(names.map((r) => r.name)).toEqual([`a_b${ids.accountId}_example_net`, `a_b${ids.accountId}_example_net_1`]);
   });
 
   test('create_custom_domain_dns_record: the record in the domain\'s zone and its row; an unknown domain fails', async () => {

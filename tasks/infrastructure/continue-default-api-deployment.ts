@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
+import { CloudError, type KubeRef } from '../cloud/ports.js';
 import { pk } from '../deps.js';
 import { type InfraDeps, type InfraEnv } from './env.js';
 import { defaultHost } from './hosts.js';
@@ -55,7 +56,16 @@ export const continueDefaultApiDeployment = (env: InfraEnv) =>
 
       if (p.stage === 'certificate') {
         const refs = ingressResources(host, env.namespace);
-        const [ingress, certificate, secret] = await Promise.all([cloud.kube.get(refs.ingress), cloud.kube.get(refs.certificate), cloud.kube.get(refs.secret)]);
+        // As Smarter's `get_resource`, an unavailable cluster reads as "not there yet": check again later.
+        const read = (ref: KubeRef) =>
+          cloud.kube.get(ref).catch((err: unknown) => {
+            if (err instanceof CloudError && (err.kind === 'Unavailable' || err.kind === 'Throttled')) {
+              ctx.logger.warn(`could not read ${ref.kind} ${ref.name}: ${err.message}`);
+              return null;
+            }
+            throw err;
+          });
+        const [ingress, certificate, secret] = await Promise.all([read(refs.ingress), read(refs.certificate), read(refs.secret)]);
         if (!(ingress && secret && certificateReady(certificate))) {
           ctx.logger.info(`${host}: ingress ${ingress ? 'found' : 'missing'}, certificate ${certificateReady(certificate) ? 'ready' : 'not ready'}, secret ${secret ? 'found' : 'missing'}; check ${attempt + 1} of ${CERTIFICATE_MAX_ATTEMPTS}`, { task_id: p.task_id });
           const again = await orGaveUp(() => ctx.checkAgain({ after: env.wait(CERTIFICATE_CHECK_INTERVAL) }));

@@ -133,10 +133,18 @@ export async function upsertCustomDomain(db: Queryable, userProfileId: number, d
     await db.execute(`UPDATE llmclient_llmclientcustomdomain SET aws_hosted_zone_id = ?, updated_at = ${NOW} WHERE id = ?`, [zoneId, existing.id]);
     return num(existing.id);
   }
+  // `name` is unique per owner; two domains can share a snake-case name (`a-b.com`, `a.b.com`): number them,
+  // as migration 0006 does.
+  const base = customDomainName(domainName);
+  const taken = new Set(
+    (await db.select('SELECT name FROM llmclient_llmclientcustomdomain WHERE user_profile_id = ? AND name LIKE ?', [userProfileId, `${base}%`])).map((r) => str(r.name)),
+  );
+  let name = base;
+  for (let i = 1; taken.has(name); i++) name = `${base}_${i}`;
   return insertModel(db, 'llmclient_llmclientcustomdomain', {
     user_profile_id: userProfileId,
     domain_name: domainName,
-    name: customDomainName(domainName),
+    name,
     description: '',
     version: '1.0.0',
     annotations: '[]',
