@@ -30,6 +30,8 @@ export type Outcome =
 export interface AckPolicy {
   acksLate: boolean;
   acksOnFailureOrTimeout: boolean;
+  /** A final failure also copies the message to the dead-letter queue (the task's `deadLetterOnExhaustion`). */
+  deadLetterOnFailure?: boolean;
 }
 
 export type Settle = 'ack' | 'reject' | 'requeue';
@@ -63,9 +65,9 @@ export function decide(outcome: Outcome, policy: AckPolicy): Decision {
     case 'rejected':
       return outcome.requeue ? { settle: 'requeue', deadLetter: false } : { settle: 'reject', deadLetter: true };
     case 'failed':
-      return policy.acksOnFailureOrTimeout ? { settle: 'ack', deadLetter: false } : { settle: 'reject', deadLetter: true };
+      return policy.acksOnFailureOrTimeout ? { settle: 'ack', deadLetter: policy.deadLetterOnFailure ?? false } : { settle: 'reject', deadLetter: true };
     case 'timed-out':
-      return policy.acksOnFailureOrTimeout ? { settle: 'ack', deadLetter: false } : { settle: 'requeue', deadLetter: false };
+      return policy.acksOnFailureOrTimeout ? { settle: 'ack', deadLetter: policy.deadLetterOnFailure ?? false } : { settle: 'requeue', deadLetter: false };
     case 'cancelled':
       return { settle: 'requeue', deadLetter: false };
   }
