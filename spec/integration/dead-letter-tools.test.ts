@@ -100,6 +100,7 @@ describe('200 poisoned messages of three kinds', () => {
     expect(s.oldest! <= s.newest! && s.newest! <= Date.now()).toBe(true);
 
     const { stdout } = await cli('dead-letter', 'list', queue);
+    if (process.env.TEST_LOG) process.stdout.write(stdout);
     expect(stdout).toContain(`${dlq}: 200 message(s); oldest `);
     expect(stdout).toMatch(/^ +100 {2}test\.ported$/m);
     expect(stdout).toMatch(/^ +100 {2}task "test\.ported" is not registered$/m);
