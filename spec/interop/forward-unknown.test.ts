@@ -111,3 +111,32 @@ test('a forwarding loop (the fallback is the front queue itself) ends in the dea
     await h.stop();
   }
 }, 60_000);
+
+test('a forwarded message is the original, byte for byte and property for property, plus the forwarding mark', async () => {
+  const to = uniqueName('fallback');
+  const h = await startWorker({ env: { SMARTER_WORKER_UNKNOWN_TASKS: `forward:${to}` } });
+  try {
+    const id = randomUUID();
+    const body = Buffer.from(JSON.stringify([[1, 'two'], { k: { nested: [3] } }, { callbacks: null, errbacks: null, chain: null, chord: null }]));
+    const headers = { lang: 'py', task: 'legacy.anything', id, root_id: id, parent_id: null, retries: 0, eta: null, expires: null, 'x-custom': 'kept' };
+    await publishRaw(h.queue, body, {
+      contentType: 'application/json',
+      contentEncoding: 'utf-8',
+      correlationId: id,
+      replyTo: 'caller.reply.queue',
+      priority: 7,
+      deliveryMode: 2,
+      expiration: '600000',
+      headers,
+    });
+    const got = await waitFor(() => withChannel(async (ch) => (await ch.get(to, { noAck: true })) || undefined), 15_000);
+    expect(got.content.equals(body)).toBe(true);
+    expect(got.properties).toMatchObject({ contentType: 'application/json', contentEncoding: 'utf-8', correlationId: id, replyTo: 'caller.reply.queue', priority: 7, deliveryMode: 2, expiration: '600000' });
+    expect(got.properties.headers).toEqual({ ...headers, 'x-smarter-forwarded-by': h.worker.options.nodeName, 'x-smarter-forwarded-from': h.queue });
+    // Acked once forwarded: nothing left on the front queue, nothing dead-lettered.
+    expect(await withChannel(async (ch) => [(await ch.checkQueue(h.queue)).messageCount, (await ch.checkQueue(`${h.queue}.dead_letter`).catch(() => ({ messageCount: 0 }))).messageCount])).toEqual([0, 0]);
+  } finally {
+    await h.stop();
+    await deleteQueues([to]);
+  }
+}, 60_000);

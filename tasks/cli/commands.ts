@@ -1,5 +1,6 @@
 /** The subcommands of `smarter-worker` that are not the worker: each takes its own flags, then the settings. */
 import { loadCommandLine } from '../../lib/config/settings.js';
+import { BrokerError } from '../../lib/errors.js';
 import { SETTINGS } from '../settings.js';
 import { DEAD_LETTER_FLAGS, deadLetterCommand } from './dead-letter.js';
 import { type CommandFlags, UsageError, takeCommandFlags } from './options.js';
@@ -26,6 +27,11 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     }
     return await deadLetterCommand(loaded.positionals, own, loaded.values, out);
   } catch (err) {
+    // A queue that does not exist or a broker that cannot be reached is said in one line, not a stack.
+    if (err instanceof BrokerError) {
+      process.stderr.write(`smarter-worker: ${err.message}\n`);
+      return 1;
+    }
     if (!(err instanceof UsageError)) throw err;
     process.stderr.write(`smarter-worker: ${err.message}\n`);
     return 2;
