@@ -58,10 +58,11 @@ const ported = (queue: string) => defineTask({ name: 'test.ported', queue, param
 describe('200 poisoned messages of three kinds', () => {
   const queue = uniqueName('q');
   const dlq = `${queue}.dead_letter`;
-  const results = new ResultReader();
+  let results: ResultReader;
   const portedIds: string[] = [];
 
   beforeAll(async () => {
+    results = new ResultReader();
     // A worker that does not implement test.ported yet: all three kinds end in the dead-letter queue.
     const before = await startWorker({ queue });
     const messages = [];
@@ -144,7 +145,7 @@ test('a message whose original queue no longer exists stays in the dead-letter q
 test('SIGKILL of a replay midway loses no message and duplicates at most the one in flight', async () => {
   const target = uniqueName('q');
   const dlq = `${target}.dead_letter`;
-  const N = 5000;
+  const N = 10_000;
   const messages = Array.from({ length: N }, (_v, i) => {
     const m = taskMessage('test.add', [i, 1]);
     m.options.headers = { ...(m.options.headers as Record<string, unknown>), 'x-dead-letter-reason': 'test', 'x-original-queue': target, 'x-dead-lettered-at': new Date().toISOString() };
@@ -159,8 +160,11 @@ test('SIGKILL of a replay midway loses no message and duplicates at most the one
     await publishMany(dlq, messages);
     const [node, ...pre] = CLI;
     replay = spawn(node, [...pre, 'dead-letter', 'replay', target], { env: cliEnv, stdio: 'ignore' });
-    await waitFor(async () => (await count(target)) >= 200, 60_000, 5);
-    replay.kill('SIGKILL');
+    // One channel polled tightly, so the kill lands while the replay is still going.
+    await withChannel(async (ch) => {
+      await waitFor(async () => (await ch.checkQueue(target)).messageCount >= 200, 60_000, 2);
+      replay?.kill('SIGKILL');
+    });
     await new Promise((r) => replay?.once('exit', r));
     const replayed = await drain(target);
     const stayed = await waitFor(async () => {
