@@ -12,6 +12,10 @@ export type Outcome =
   | { kind: 'refused' }
   /** Unknown task name (Celery: reject without requeue, FAILURE NotRegistered). */
   | { kind: 'not-registered' }
+  /** Unknown task name, forwarded (confirmed) to the queue of the workers that implement it. */
+  | { kind: 'forwarded' }
+  /** Unknown task name whose forward was not confirmed: it stays, for this or another worker to try again. */
+  | { kind: 'forward-unpublished' }
   /** Expired or revoked before it ran (Celery: REVOKED, ack). */
   | { kind: 'revoked' }
   | { kind: 'succeeded' }
@@ -54,6 +58,7 @@ export function decide(outcome: Outcome, policy: AckPolicy): Decision {
     case 'refused':
     case 'not-registered':
       return { settle: 'reject', deadLetter: true };
+    case 'forwarded':
     case 'revoked':
     case 'succeeded':
     case 'retried':
@@ -69,6 +74,7 @@ export function decide(outcome: Outcome, policy: AckPolicy): Decision {
     case 'timed-out':
       return policy.acksOnFailureOrTimeout ? { settle: 'ack', deadLetter: policy.deadLetterOnFailure ?? false } : { settle: 'requeue', deadLetter: false };
     case 'cancelled':
+    case 'forward-unpublished':
       return { settle: 'requeue', deadLetter: false };
   }
 }

@@ -295,10 +295,10 @@ export class Worker<D = unknown> {
     let reason: string | undefined;
     if (this.forwarder) {
       const r = await this.forwarder.forward(delivery, msg.task);
-      if (r.kind === 'forwarded') return delivery.ack();
+      if (r.kind === 'forwarded') return this.settle(delivery, { kind: 'forwarded' }, '');
       if (r.kind === 'unpublished') {
         this.logger.error(`${r.reason}; requeueing it`, { task: msg.task, id: msg.id, queue: delivery.queue });
-        return delivery.reject(true);
+        return this.settle(delivery, { kind: 'forward-unpublished' }, r.reason);
       }
       reason = r.reason;
     }

@@ -21,6 +21,8 @@ describe('decide: what happens to a message after each outcome', () => {
     [{ kind: 'timed-out' }, early, 'ack', false],
     [{ kind: 'timed-out' }, strict, 'requeue', false],
     [{ kind: 'cancelled' }, strict, 'requeue', false],
+    [{ kind: 'forwarded' }, early, 'ack', false],
+    [{ kind: 'forward-unpublished' }, early, 'requeue', false],
     [{ kind: 'failed' }, keepsRecords, 'ack', true],
     [{ kind: 'timed-out' }, keepsRecords, 'ack', true],
     [{ kind: 'retried' }, keepsRecords, 'ack', false],
