@@ -23,7 +23,7 @@ const MYSQL = { host: process.env.SMARTER_MYSQL_HOST ?? '127.0.0.1', port: Numbe
 const database = `bench_charges_${process.pid}`;
 
 const admin = await mysql.createConnection({ ...MYSQL, multipleStatements: true });
-await admin.query(`DROP DATABASE IF EXISTS \`${database}\`; CREATE DATABASE \`${database}\`; USE \`${database}\`; ${readFileSync('spec/support/django-schema.sql', 'utf8')}`);
+await admin.query(`DROP DATABASE IF EXISTS \`${database}\`; CREATE DATABASE \`${database}\`; USE \`${database}\`; ${readFileSync('tasks/db/schema.sql', 'utf8')}`);
 const q = async (sql: string) => (await admin.query<mysql.RowDataPacket[]>(sql))[0];
 
 const env = { ...process.env, CELERY_BROKER_URL: AMQP_URL, SMARTER_MYSQL_DATABASE: database, SMARTER_MYSQL_HOST: MYSQL.host, SMARTER_MYSQL_PORT: String(MYSQL.port), SMARTER_MYSQL_USER: MYSQL.user, SMARTER_MYSQL_PASSWORD: MYSQL.password };

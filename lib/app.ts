@@ -128,6 +128,7 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
       deadLetterSuffix: config.deadLetterSuffix,
       shutdownGraceMs: config.shutdownGrace * 1000,
       stateDb: config.stateDb || null,
+      unknownTasks: config.unknownTasks,
       delayedDelivery: config.delayedDelivery ? { queueType: config.delayQueueType, holdMaxMs: config.etaHoldMax * 1000 } : null,
       defaults: {
         acksLate: config.taskAcksLate,

@@ -10,6 +10,7 @@ import { type Logger, createLogger } from '../lib/logger.js';
 import { AmqpBroker } from '../lib/broker/amqp-broker.js';
 import { delayedStats, formatDuration, nextDueWithinSeconds } from '../lib/broker/delayed-stats.js';
 import { installSignalHandlers } from '../lib/worker/signals.js';
+import { isCommand, runCommand } from './cli/commands.js';
 import { openCloud } from './cloud/index.js';
 import { openDatabase } from './db/database.js';
 import { smarterTasks } from './index.js';
@@ -17,6 +18,7 @@ import { SETTINGS } from './settings.js';
 
 
 async function main(argv: string[]): Promise<number> {
+  if (isCommand(argv[0])) return runCommand(argv);
   const args = argv[0] === 'worker' ? argv.slice(1) : argv;
   const loaded = loadCommandLine('smarter-worker', SETTINGS, process.env, args);
   if (!loaded) return 2;

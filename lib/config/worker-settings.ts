@@ -3,6 +3,7 @@ import os from 'node:os';
 import { parseLogLevel, type LogLevel } from '../logger.js';
 import type { DelayQueueType } from '../broker/topology.js';
 import type { Serializer } from '../protocol/content.js';
+import { type UnknownTaskPolicy, parseUnknownTaskPolicy } from '../worker/forward.js';
 import { ParseError, parsers, type Setting } from './settings.js';
 
 const setting = <T>(s: Setting<T>): Setting<T> => s;
@@ -200,6 +201,20 @@ export const WORKER_SETTINGS = {
     default: '.dead_letter',
     parse: parsers.string,
     doc: 'Poison messages of queue Q are kept in queue Q + this suffix for an operator to inspect.',
+  }),
+  unknownTasks: setting<UnknownTaskPolicy>({
+    env: ['SMARTER_WORKER_UNKNOWN_TASKS'],
+    flag: { long: 'unknown-tasks' },
+    default: { mode: 'reject' },
+    shownDefault: '`reject`',
+    parse: (t) => {
+      try {
+        return parseUnknownTaskPolicy(t);
+      } catch (err) {
+        throw new ParseError((err as Error).message);
+      }
+    },
+    doc: 'A task name this worker does not implement: `reject` it to the dead-letter queue (Celery\'s NotRegistered), or `forward:<queue>` it unchanged to the queue of the workers that do (a migration).',
   }),
 };
 

@@ -5,6 +5,7 @@
  * is logged, never allowed to slow or fail a task.
  */
 import os from 'node:os';
+import { exceptionInfo } from '../backend/meta.js';
 import type { Broker } from '../broker/broker.js';
 import type { Topology } from '../broker/topology.js';
 import { coerceError } from '../errors.js';
@@ -21,6 +22,15 @@ export const eventTopology: Topology = {
   queues: [],
   bindings: [],
 };
+
+/**
+ * Celery's `safe_repr(exc)`: the Python class a caller would catch and its args (`ValueError('boom')`), the
+ * same identity the result backend stores, never the JS class that carries it.
+ */
+export function exceptionRepr(error: unknown): string {
+  const info = exceptionInfo(error);
+  return `${info.exc_type}(${info.exc_message.map((a) => pyRepr(a)).join(', ')})`;
+}
 
 export const SW_IDENT = 'smarter-worker';
 export const SW_VER = '0.1.0';
@@ -116,11 +126,10 @@ export class EventDispatcher implements TaskEvents {
     this.task('task-succeeded', { uuid: m.id, result: truncate(pyRepr(result)), runtime });
   }
   failed(m: TaskMessage, error: Error, traceback: string): void {
-    this.task('task-failed', { uuid: m.id, exception: `${error.name}(${pyRepr(error.message)})`, traceback });
+    this.task('task-failed', { uuid: m.id, exception: exceptionRepr(error), traceback });
   }
   retried(m: TaskMessage, error: unknown, traceback: string): void {
-    const e = coerceError(error);
-    this.task('task-retried', { uuid: m.id, exception: `${e.name}(${pyRepr(e.message)})`, traceback });
+    this.task('task-retried', { uuid: m.id, exception: exceptionRepr(error), traceback });
   }
   rejected(taskId: string, requeue: boolean): void {
     this.task('task-rejected', { uuid: taskId, requeue });

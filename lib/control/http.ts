@@ -26,6 +26,7 @@ export class TaskMetrics implements TaskEvents {
     registers: [this.registry],
   });
   private readonly poison = new client.Counter({ name: 'smarter_worker_poison_messages_total', help: 'Messages that never became a task (dead-lettered)', labelNames: ['queue'], registers: [this.registry] });
+  private readonly forwards = new client.Counter({ name: 'smarter_worker_forwarded_total', help: 'Messages of tasks this worker does not implement, forwarded', labelNames: ['task', 'to'], registers: [this.registry] });
   private readonly rejects = new client.Counter({ name: 'smarter_worker_rejected_total', help: 'Messages rejected, requeued or not', labelNames: ['requeue'], registers: [this.registry] });
 
   received(): void {}
@@ -49,6 +50,9 @@ export class TaskMetrics implements TaskEvents {
   poisoned(queue: string): void {
     this.poison.inc({ queue });
   }
+  forwarded(task: string, to: string): void {
+    this.forwards.inc({ task, to });
+  }
 }
 
 /** Sends every task event to each of the sinks. */
@@ -62,6 +66,7 @@ export function fanOut(...sinks: TaskEvents[]): TaskEvents {
     rejected: (id, rq) => sinks.forEach((s) => s.rejected(id, rq)),
     revoked: (id, how) => sinks.forEach((s) => s.revoked(id, how)),
     poisoned: (q, r) => sinks.forEach((s) => s.poisoned(q, r)),
+    forwarded: (t, to) => sinks.forEach((s) => s.forwarded?.(t, to)),
   };
 }
 

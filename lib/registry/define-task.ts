@@ -36,6 +36,13 @@ export interface TaskOptions {
   /** Celery `rate_limit`: "N/s", "N/m" or "N/h", per worker. */
   rateLimit?: string;
   retry?: RetryPolicy;
+  /**
+   * For tasks that write a record a user depends on (a charge, a history row): when the task fails for good
+   * (its retries exhausted), it is stored FAILURE as Celery does and its message is also copied, confirmed,
+   * to the dead-letter queue with the reason, so an operator can replay it once the cause (a database
+   * outage) is gone. Celery would only keep the FAILURE, and the record would be lost.
+   */
+  deadLetterOnExhaustion?: boolean;
   /** For tasks that wait on the outside world by rescheduling themselves with `ctx.checkAgain` (ADR-030). */
   checks?: CheckPolicy;
 }

@@ -12,6 +12,10 @@ export type Outcome =
   | { kind: 'refused' }
   /** Unknown task name (Celery: reject without requeue, FAILURE NotRegistered). */
   | { kind: 'not-registered' }
+  /** Unknown task name, forwarded (confirmed) to the queue of the workers that implement it. */
+  | { kind: 'forwarded' }
+  /** Unknown task name whose forward was not confirmed: it stays, for this or another worker to try again. */
+  | { kind: 'forward-unpublished' }
   /** Expired or revoked before it ran (Celery: REVOKED, ack). */
   | { kind: 'revoked' }
   | { kind: 'succeeded' }
@@ -30,6 +34,8 @@ export type Outcome =
 export interface AckPolicy {
   acksLate: boolean;
   acksOnFailureOrTimeout: boolean;
+  /** A final failure also copies the message to the dead-letter queue (the task's `deadLetterOnExhaustion`). */
+  deadLetterOnFailure?: boolean;
 }
 
 export type Settle = 'ack' | 'reject' | 'requeue';
@@ -52,6 +58,7 @@ export function decide(outcome: Outcome, policy: AckPolicy): Decision {
     case 'refused':
     case 'not-registered':
       return { settle: 'reject', deadLetter: true };
+    case 'forwarded':
     case 'revoked':
     case 'succeeded':
     case 'retried':
@@ -63,10 +70,11 @@ export function decide(outcome: Outcome, policy: AckPolicy): Decision {
     case 'rejected':
       return outcome.requeue ? { settle: 'requeue', deadLetter: false } : { settle: 'reject', deadLetter: true };
     case 'failed':
-      return policy.acksOnFailureOrTimeout ? { settle: 'ack', deadLetter: false } : { settle: 'reject', deadLetter: true };
+      return policy.acksOnFailureOrTimeout ? { settle: 'ack', deadLetter: policy.deadLetterOnFailure ?? false } : { settle: 'reject', deadLetter: true };
     case 'timed-out':
-      return policy.acksOnFailureOrTimeout ? { settle: 'ack', deadLetter: false } : { settle: 'requeue', deadLetter: false };
+      return policy.acksOnFailureOrTimeout ? { settle: 'ack', deadLetter: policy.deadLetterOnFailure ?? false } : { settle: 'requeue', deadLetter: false };
     case 'cancelled':
+    case 'forward-unpublished':
       return { settle: 'requeue', deadLetter: false };
   }
 }

@@ -11,6 +11,8 @@ export interface TaskEvents {
   revoked(taskId: string, how: { expired: boolean; terminated: boolean; signum: string | null }): void;
   /** A message that never became a task (undecodable, refused, unknown task), with its queue. */
   poisoned(queue: string, reason: string): void;
+  /** A message of a task this worker does not implement was forwarded to queue `to`. */
+  forwarded?(task: string, to: string): void;
 }
 
 export const noEvents: TaskEvents = {

@@ -79,6 +79,7 @@ export function runTask<D>(input: RunInput<D>): ActiveRun {
   const policy: AckPolicy = {
     acksLate: task.acksLate ?? defaults.acksLate,
     acksOnFailureOrTimeout: task.acksOnFailureOrTimeout ?? defaults.acksOnFailureOrTimeout,
+    deadLetterOnFailure: task.deadLetterOnExhaustion ?? false,
   };
   const run: ActiveRun = {
     key: input.key,

@@ -18,6 +18,7 @@ import { ANY_QUEUE, type AnyTask } from '../registry/define-task.js';
 import type { Registry } from '../registry/registry.js';
 import { type AckPolicy, type Outcome, decide } from './decide.js';
 import { noEvents, type TaskEvents } from './events.js';
+import { Forwarder, type UnknownTaskPolicy } from './forward.js';
 import { TaskPublisher } from './publisher.js';
 import { type ActiveRun, type RunDefaults, runTask } from './run-task.js';
 import { TokenBucket, parseRate } from './rate-limit.js';
@@ -39,6 +40,8 @@ export interface WorkerOptions {
   delayedDelivery: { queueType: DelayQueueType; holdMaxMs: number } | null;
   /** File that keeps revoked ids across restarts; null keeps them in memory. */
   stateDb: string | null;
+  /** Unknown task names: rejected as Celery does (default), or forwarded unchanged to a queue. */
+  unknownTasks?: UnknownTaskPolicy;
 }
 
 interface Job {
@@ -50,6 +53,8 @@ interface Job {
 export class Worker<D = unknown> {
   private stateValue: WorkerState = 'INITIALIZED';
   readonly publisher: TaskPublisher;
+  /** Set when unknown task names are forwarded. */
+  readonly forwarder: Forwarder | undefined;
   readonly active = new Map<string, ActiveRun>();
   private readonly reserved: Job[] = [];
   private readonly held = new Map<string, { timer: NodeJS.Timeout; job: Job }>();
@@ -81,6 +86,9 @@ export class Worker<D = unknown> {
       oid: randomUUID(),
       delay: options.delayedDelivery !== null,
     });
+    const unknown = options.unknownTasks;
+    this.forwarder =
+      unknown?.mode === 'forward' ? new Forwarder(broker, unknown.queue, options.nodeName, logger, (t, to) => events.forwarded?.(t, to)) : undefined;
   }
 
   get state(): WorkerState {
@@ -284,6 +292,16 @@ export class Worker<D = unknown> {
   }
 
   private async notRegistered(delivery: Delivery, msg: TaskMessage): Promise<void> {
+    let reason: string | undefined;
+    if (this.forwarder) {
+      const r = await this.forwarder.forward(delivery, msg.task);
+      if (r.kind === 'forwarded') return this.settle(delivery, { kind: 'forwarded' }, '');
+      if (r.kind === 'unpublished') {
+        this.logger.error(`${r.reason}; requeueing it`, { task: msg.task, id: msg.id, queue: delivery.queue });
+        return this.settle(delivery, { kind: 'forward-unpublished' }, r.reason);
+      }
+      reason = r.reason;
+    }
     const err = new NotRegisteredError(msg.task);
     this.logger.error(`received unregistered task ${msg.task}[${msg.id}]; rejected to ${delivery.queue}${this.options.deadLetterSuffix}`, {
       task: msg.task,
@@ -293,7 +311,7 @@ export class Worker<D = unknown> {
     await this.storeQuietly(msg, { state: 'FAILURE', result: exceptionInfo(err), traceback: null });
     this.events.failed(msg, err, '');
     this.events.poisoned(delivery.queue, err.message);
-    await this.settle(delivery, { kind: 'not-registered' }, err.message);
+    await this.settle(delivery, { kind: 'not-registered' }, reason ?? err.message);
   }
 
   private async revoke(job: Job): Promise<void> {

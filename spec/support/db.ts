@@ -1,7 +1,7 @@
 /** A fresh MariaDB database per test file, with Smarter's Django tables, dropped afterwards. */
-import { readFileSync } from 'node:fs';
 import mysql from 'mysql2/promise';
 import { type Database, type DatabaseConfig, openDatabase } from '../../tasks/db/database.js';
+import { smarterSchema } from '../../tasks/db/schema.js';
 import { uniqueName } from './amqp.js';
 
 export const MYSQL: Omit<DatabaseConfig, 'database'> = {
@@ -15,7 +15,7 @@ export const MYSQL: Omit<DatabaseConfig, 'database'> = {
 /** A single admin connection takes no pool size. */
 const { poolSize: _pool, ...ADMIN } = MYSQL;
 
-const SCHEMA = readFileSync(new URL('./django-schema.sql', import.meta.url), 'utf8');
+const SCHEMA = smarterSchema();
 
 export interface TestDatabase {
   name: string;

@@ -2,6 +2,7 @@ import { type AckPolicy, type Outcome, decide } from '../../lib/worker/decide.js
 
 const early: AckPolicy = { acksLate: false, acksOnFailureOrTimeout: true };
 const strict: AckPolicy = { acksLate: true, acksOnFailureOrTimeout: false };
+const keepsRecords: AckPolicy = { ...early, deadLetterOnFailure: true };
 
 describe('decide: what happens to a message after each outcome', () => {
   test.each<[Outcome, AckPolicy, string, boolean]>([
@@ -20,6 +21,12 @@ describe('decide: what happens to a message after each outcome', () => {
     [{ kind: 'timed-out' }, early, 'ack', false],
     [{ kind: 'timed-out' }, strict, 'requeue', false],
     [{ kind: 'cancelled' }, strict, 'requeue', false],
+    [{ kind: 'forwarded' }, early, 'ack', false],
+    [{ kind: 'forward-unpublished' }, early, 'requeue', false],
+    [{ kind: 'failed' }, keepsRecords, 'ack', true],
+    [{ kind: 'timed-out' }, keepsRecords, 'ack', true],
+    [{ kind: 'retried' }, keepsRecords, 'ack', false],
+    [{ kind: 'succeeded' }, keepsRecords, 'ack', false],
   ])('%j with %j → %s (dead-letter copy: %s)', (outcome, policy, settle, deadLetter) => {
     expect(decide(outcome, policy)).toEqual({ settle, deadLetter });
   });

@@ -7,6 +7,7 @@ import { activeQueueInfo, pidboxTopology } from '../../lib/control/pidbox.js';
 import {
   MaxRetriesExceededError,
   NotRegisteredError,
+  PythonException,
   SoftTimeLimitExceededError,
   TaskRevokedError,
   TimeLimitExceededError,
@@ -85,4 +86,16 @@ test('a task-received event has the golden keys in the golden order, on celeryev
   expect(Object.keys(ours)).toEqual(Object.keys(want));
   expect({ ...ours, pid: 0, timestamp: 0, utcoffset: 0 }).toEqual({ ...want, pid: 0, timestamp: 0, utcoffset: 0 });
   expect(sent[0]).toMatchObject({ exchange: 'celeryev', key: golden.routing_key, p: { headers: golden.headers, deliveryMode: 1 } });
+});
+
+test('task-failed and task-retried carry the Python exception a caller would catch, as Celery repr()s it', () => {
+  const sent: Buffer[] = [];
+  const broker = { publish: async (_e: string, _k: string, b: Buffer) => void sent.push(b) } as unknown as Broker;
+  const events = new EventDispatcher(broker, 'celery@workerhost', new LamportClock(), nullLogger(), { taskEvents: true }, () => ({ active: 0, processed: 0 }));
+  const msg = { id: 't1', task: 'proj.tasks.add' } as unknown as TaskMessage;
+  events.failed(msg, new PythonException('ValueError', 'builtins', 'boom'), '');
+  events.retried(msg, new RangeError("it's out"), '');
+  events.failed(msg, new NotRegisteredError('proj.tasks.nope'), '');
+  const exceptions = sent.map((b) => (parseKombuJson(b.toString()) as Record<string, unknown>).exception);
+  expect(exceptions).toEqual(['ValueError(\'boom\')', 'ValueError("it\'s out")', "NotRegistered('proj.tasks.nope')"]);
 });

@@ -38,3 +38,18 @@ test('the queue comes from Smarter\'s setting, so producers and worker read one 
   expect(new Set(other.map((t) => t.queue))).toEqual(new Set(['ops_q', 'infra_q']));
   expect(other.find((t) => t.name.endsWith('create_charge'))?.retry).toMatchObject({ maxRetries: 5, retryBackoff: false });
 });
+
+test('exactly the tasks that INSERT a record a user depends on keep their message in the dead-letter queue when they fail for good', () => {
+  const keeping = tasks.filter((t) => t.deadLetterOnExhaustion === true).map((t) => t.name.replace('smarter.apps.', '')).sort();
+  expect(keeping).toEqual([
+    'account.tasks.create_charge',
+    'llmclient.tasks.create_llmclient_request.create_llmclient_request',
+    // One hour of compute charges: a run lost to an outage is an hour never billed.
+    'llmhost.tasks.charge_llmhost_computes',
+    'plugin.tasks.create_plugin_selector_history',
+    'prompt.tasks.create_prompt',
+    'prompt.tasks.create_prompt_history',
+    'prompt.tasks.create_prompt_plugin_usage',
+    'prompt.tasks.create_prompt_tool_call_history',
+  ]);
+});

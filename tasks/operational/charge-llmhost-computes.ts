@@ -14,6 +14,7 @@ export const chargeLlmhostComputes = (env: TaskEnv) =>
   defineTask<Record<string, never>, Record<string, string>, SmarterDeps>({
     name: 'smarter.apps.llmhost.tasks.charge_llmhost_computes',
     queue: env.operationalQueue,
+    deadLetterOnExhaustion: true,
     params: z.strictObject({}),
     async run(_p, ctx) {
       const computes = await ctx.deps.db.select(

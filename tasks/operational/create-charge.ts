@@ -81,6 +81,7 @@ export const createCharge = (env: TaskEnv) =>
   defineTask<z.output<typeof params>, null, SmarterDeps>({
     name: 'smarter.apps.account.tasks.create_charge',
     queue: env.operationalQueue,
+    deadLetterOnExhaustion: true,
     retry: env.autoretry,
     varArgs: true,
     params,

@@ -8,6 +8,7 @@ export const createPrompt = (env: TaskEnv) =>
   defineTask<{ session_key: string; llmclient_id: number }, null, SmarterDeps>({
     name: 'smarter.apps.prompt.tasks.create_prompt',
     queue: env.operationalQueue,
+    deadLetterOnExhaustion: true,
     retry: env.autoretry,
     params: z.strictObject({ session_key: z.string().min(1).max(255), llmclient_id: pk() }),
     async run(p, ctx) {

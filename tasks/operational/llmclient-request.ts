@@ -14,6 +14,7 @@ export const createLlmclientRequest = (env: TaskEnv) =>
   defineTask<{ llmclient_id: number; request_data: Record<string, unknown> }, null, SmarterDeps>({
     name: 'smarter.apps.llmclient.tasks.create_llmclient_request.create_llmclient_request',
     queue: env.operationalQueue,
+    deadLetterOnExhaustion: true,
     retry: env.autoretry,
     params: z.strictObject({ llmclient_id: pk(), request_data: z.record(z.string(), z.unknown()) }),
     async run(p, ctx) {

@@ -23,6 +23,7 @@ export const createPluginSelectorHistory = (env: TaskEnv) =>
   defineTask<z.output<typeof params>, null, SmarterDeps>({
     name: 'smarter.apps.plugin.tasks.create_plugin_selector_history',
     queue: env.operationalQueue,
+    deadLetterOnExhaustion: true,
     retry: env.autoretry,
     varArgs: true,
     params,

@@ -8,6 +8,7 @@ export const createPromptHistory = (env: TaskEnv) =>
   defineTask<{ prompt_id: number; request: unknown; response: unknown; messages: unknown }, null, SmarterDeps>({
     name: 'smarter.apps.prompt.tasks.create_prompt_history',
     queue: env.operationalQueue,
+    deadLetterOnExhaustion: true,
     retry: env.autoretry,
     params: z.strictObject({ prompt_id: pk(), request: z.unknown(), response: z.unknown(), messages: z.unknown() }),
     async run(p, ctx) {

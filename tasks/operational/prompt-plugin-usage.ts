@@ -11,6 +11,7 @@ export const createPromptPluginUsage = (env: TaskEnv) =>
   defineTask<Params, null, SmarterDeps>({
     name: 'smarter.apps.prompt.tasks.create_prompt_plugin_usage',
     queue: env.operationalQueue,
+    deadLetterOnExhaustion: true,
     retry: env.autoretry,
     varArgs: true,
     params: z.object({ prompt_id: pk().nullish(), plugin_id: pk().nullish(), input_text: z.string().nullish() }),

@@ -28,6 +28,7 @@ export const createPromptToolCallHistory = (env: TaskEnv) =>
   defineTask<Params, null, SmarterDeps>({
     name: 'smarter.apps.prompt.tasks.create_prompt_tool_call_history',
     queue: env.operationalQueue,
+    deadLetterOnExhaustion: true,
     retry: env.autoretry,
     params: z.strictObject({
       prompt_id: pk(),

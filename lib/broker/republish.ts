@@ -1,0 +1,39 @@
+/**
+ * The properties of a message sent on unchanged (forwarded, replayed from a dead-letter queue): the same
+ * body bytes, content type and encoding, headers, priority, delivery mode, correlation id and reply-to, so
+ * the caller's result still reaches it from whichever worker runs the task. Only headers change, and only
+ * as asked.
+ */
+import type { PublishProperties } from '../protocol/encode.js';
+import type { RawMessage } from '../protocol/types.js';
+
+export interface RepublishChanges {
+  /** Headers added (or replaced). */
+  add?: Record<string, unknown>;
+  /** Headers removed, before `add` is applied. */
+  drop?: (name: string) => boolean;
+  /** Keep the AMQP per-message TTL; off for copies whose TTL would restart (Celery's `expires` header counts). */
+  keepExpiration?: boolean;
+}
+
+export function headersOf(raw: RawMessage): Record<string, unknown> {
+  const h = raw.properties.headers;
+  return typeof h === 'object' && h !== null && !Array.isArray(h) ? (h as Record<string, unknown>) : {};
+}
+
+export function republishProperties(raw: RawMessage, changes: RepublishChanges = {}): PublishProperties {
+  const p = raw.properties;
+  const headers: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(headersOf(raw))) if (!changes.drop?.(k)) headers[k] = v;
+  Object.assign(headers, changes.add ?? {});
+  return {
+    contentType: p.contentType ?? 'application/octet-stream',
+    contentEncoding: p.contentEncoding ?? 'binary',
+    headers,
+    deliveryMode: p.deliveryMode === 1 ? 1 : 2,
+    priority: p.priority ?? 0,
+    ...(p.correlationId !== undefined ? { correlationId: p.correlationId } : {}),
+    ...(p.replyTo !== undefined ? { replyTo: p.replyTo } : {}),
+    ...(changes.keepExpiration && p.expiration !== undefined ? { expiration: p.expiration } : {}),
+  };
+}

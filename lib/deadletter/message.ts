@@ -1,0 +1,96 @@
+/**
+ * A message in a dead-letter queue, as the dead-letter tools see it: where it came from, why it is there,
+ * which task it is, and when it arrived. Written by the worker (`x-dead-letter-reason`, `x-original-queue`,
+ * …) or by RabbitMQ's own dead-lettering (`x-death`), and readable without decoding a body that may be
+ * the very reason the message is here.
+ */
+import type { GetMessage } from 'amqplib';
+import { FORWARDED_BY_HEADER, FORWARDED_FROM_HEADER } from '../worker/forward.js';
+import { headersOf } from '../broker/republish.js';
+import { decodeTaskMessage } from '../protocol/decode.js';
+import type { RawMessage } from '../protocol/types.js';
+
+/** Headers the worker adds when it dead-letters a message (see Worker.deadLetter). */
+export const DEAD_LETTER_HEADERS = [
+  'x-dead-letter-reason',
+  'x-original-queue',
+  'x-original-exchange',
+  'x-original-routing-key',
+  'x-dead-lettered-by',
+  'x-dead-lettered-at',
+] as const;
+
+/**
+ * Headers a replayed message must not carry: ours, RabbitMQ's dead-letter history, and the forwarding mark
+ * (a replay is a fresh start; the worker it reaches decides again whether to forward it).
+ */
+export function isDeadLetterHeader(name: string): boolean {
+  return (
+    (DEAD_LETTER_HEADERS as readonly string[]).includes(name) ||
+    /^x-(death|first-death-|last-death-)/.test(name) ||
+    name === FORWARDED_BY_HEADER ||
+    name === FORWARDED_FROM_HEADER
+  );
+}
+
+export function rawOf(m: GetMessage): RawMessage {
+  const p = m.properties;
+  return {
+    body: m.content,
+    properties: {
+      contentType: p.contentType as string | undefined,
+      contentEncoding: p.contentEncoding as string | undefined,
+      correlationId: p.correlationId as string | undefined,
+      replyTo: p.replyTo as string | undefined,
+      priority: p.priority as number | undefined,
+      deliveryMode: p.deliveryMode as number | undefined,
+      expiration: p.expiration as string | undefined,
+      headers: p.headers,
+    },
+  };
+}
+
+export interface DeadLetter {
+  reason: string;
+  task: string;
+  /** The queue it was dead-lettered from; null when nothing says. */
+  originalQueue: string | null;
+  /** When it was dead-lettered, epoch ms; null when nothing says. */
+  at: number | null;
+}
+
+function text(v: unknown): string | null {
+  if (typeof v === 'string') return v;
+  if (Buffer.isBuffer(v)) return v.toString();
+  return null;
+}
+
+/** RabbitMQ's newest `x-death` entry, for messages it dead-lettered itself (expired, rejected, maxlen). */
+function lastDeath(headers: Record<string, unknown>): Record<string, unknown> | null {
+  const deaths = headers['x-death'];
+  const first: unknown = Array.isArray(deaths) ? deaths[0] : undefined;
+  return typeof first === 'object' && first !== null ? (first as Record<string, unknown>) : null;
+}
+
+function taskOf(raw: RawMessage, headers: Record<string, unknown>): string {
+  const fromHeader = text(headers.task);
+  if (fromHeader) return fromHeader;
+  try {
+    // Protocol 1 carries the name in the body.
+    return decodeTaskMessage(raw, { accept: ['json', 'msgpack', 'yaml'] }).task;
+  } catch {
+    return '(not a task message)';
+  }
+}
+
+export function describeDeadLetter(raw: RawMessage): DeadLetter {
+  const headers = headersOf(raw);
+  const death = lastDeath(headers);
+  const reason = text(headers['x-dead-letter-reason']) ?? (death ? `rabbitmq: ${text(death.reason) ?? 'dead-lettered'}` : '(no reason recorded)');
+  const originalQueue = text(headers['x-original-queue']) ?? (death ? text(death.queue) : null);
+  const atText = text(headers['x-dead-lettered-at']);
+  let at: number | null = atText ? Date.parse(atText) : null;
+  if (at === null && death && typeof death.time === 'number') at = death.time * 1000;
+  if (at !== null && Number.isNaN(at)) at = null;
+  return { reason, task: taskOf(raw, headers), originalQueue, at };
+}

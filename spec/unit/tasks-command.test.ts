@@ -1,0 +1,36 @@
+import { loadConfig } from '../../lib/config/settings.js';
+import { SMARTER_CATALOG } from '../../tasks/catalog.js';
+import { UsageError, takeCommandFlags } from '../../tasks/cli/options.js';
+import { TASKS_FLAGS, contractTable, tasksTable } from '../../tasks/cli/tasks.js';
+import { DEAD_LETTER_FLAGS } from '../../tasks/cli/dead-letter.js';
+import { smarterTasks } from '../../tasks/index.js';
+import { SETTINGS } from '../../tasks/settings.js';
+
+const config = (env: Record<string, string> = {}) => loadConfig(SETTINGS, env).values;
+
+test('smarter-worker tasks lists every registered task with its queue, retry policy, limits and whether it waits', () => {
+  const out = tasksTable(config());
+  for (const t of smarterTasks(config())) expect(out).toContain(t.name);
+  expect(out).toContain('celery.accumulate');
+  expect(out).toMatch(/^smarter\.apps\.account\.tasks\.create_charge +default_celery_task_queue +autoretry every error, max 3, backoff 1 s × 2\^n ≤ 600 s, jitter +soft none, hard 1800 s +no +yes$/m);
+  expect(out).toMatch(/^smarter\.apps\.guardrail\.tasks\.purge_guardrail_events +default_celery_task_queue +no autoretry .* +no +no$/m);
+});
+
+test('--contract gives each of Smarter\'s 39 task names as implemented, forwarded (and where to) or rejected', () => {
+  expect(SMARTER_CATALOG.size).toBe(39);
+  const rejecting = contractTable(config());
+  expect(rejecting).toContain('39 tasks: 13 implemented, 0 forwarded, 26 rejected');
+  const forwarding = contractTable(config({ SMARTER_WORKER_UNKNOWN_TASKS: 'forward:python_tasks' }));
+  expect(forwarding).toContain('39 tasks: 13 implemented, 26 forwarded, 0 rejected');
+  expect(forwarding).toMatch(/^smarter\.apps\.llmclient\.tasks\.verify_domain\.verify_domain +infrastructure \(infrastructure_celery_task_queue\) +forwarded to python_tasks$/m);
+  expect(forwarding).toMatch(/^smarter\.apps\.account\.tasks\.create_charge +operational \(default_celery_task_queue\) +implemented$/m);
+});
+
+test("a subcommand's own flags are taken out before the settings loader sees the rest", () => {
+  expect(takeCommandFlags(['replay', 'q', '--task', 'a.b', '--limit=5', '-Q', 'x'], DEAD_LETTER_FLAGS)).toEqual({
+    own: { task: 'a.b', limit: '5' },
+    rest: ['replay', 'q', '-Q', 'x'],
+  });
+  expect(takeCommandFlags(['--contract'], TASKS_FLAGS)).toEqual({ own: { contract: true }, rest: [] });
+  expect(() => takeCommandFlags(['replay', 'q', '--to'], DEAD_LETTER_FLAGS)).toThrow(UsageError);
+});

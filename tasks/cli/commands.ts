@@ -1,0 +1,39 @@
+/** The subcommands of `smarter-worker` that are not the worker: each takes its own flags, then the settings. */
+import { loadCommandLine } from '../../lib/config/settings.js';
+import { BrokerError } from '../../lib/errors.js';
+import { SETTINGS } from '../settings.js';
+import { DEAD_LETTER_FLAGS, deadLetterCommand } from './dead-letter.js';
+import { type CommandFlags, UsageError, takeCommandFlags } from './options.js';
+import { TASKS_FLAGS, tasksCommand } from './tasks.js';
+
+const COMMANDS: Record<string, CommandFlags> = { 'dead-letter': DEAD_LETTER_FLAGS, tasks: TASKS_FLAGS };
+
+export const COMMAND_NAMES = Object.keys(COMMANDS);
+
+export function isCommand(name: string | undefined): boolean {
+  return name !== undefined && Object.hasOwn(COMMANDS, name);
+}
+
+export async function runCommand(argv: readonly string[]): Promise<number> {
+  const [name = '', ...args] = argv;
+  const out = (s: string) => void process.stdout.write(`${s}\n`);
+  try {
+    const { own, rest } = takeCommandFlags(args, COMMANDS[name] ?? { strings: [], booleans: [] });
+    const loaded = loadCommandLine('smarter-worker', SETTINGS, process.env, rest);
+    if (!loaded) return 2;
+    if (name === 'tasks') {
+      if (loaded.positionals.length > 0) throw new UsageError('usage: smarter-worker tasks [--contract]');
+      return tasksCommand(own, loaded.values, out);
+    }
+    return await deadLetterCommand(loaded.positionals, own, loaded.values, out);
+  } catch (err) {
+    // A queue that does not exist or a broker that cannot be reached is said in one line, not a stack.
+    if (err instanceof BrokerError) {
+      process.stderr.write(`smarter-worker: ${err.message}\n`);
+      return 1;
+    }
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`smarter-worker: ${err.message}\n`);
+    return 2;
+  }
+}
