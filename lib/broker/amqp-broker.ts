@@ -7,7 +7,7 @@
  * treat any unexpected channel close as a lost connection, reconnect with backoff, and restore prefetch,
  * queues and consumers. Deliveries from before a reconnect can no longer be settled: the broker redelivers them.
  */
-import amqp from 'amqplib';
+import amqp from './amqplib.js';
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { EventEmitter } from 'node:events';
 import { BrokerError, coerceError } from '../errors.js';

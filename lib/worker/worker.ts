@@ -13,6 +13,7 @@ import { NotRegisteredError, TaskRevokedError, coerceError, hasCode } from '../e
 import type { Logger } from '../logger.js';
 import type { Serializer } from '../protocol/content.js';
 import { decodeTaskMessage } from '../protocol/decode.js';
+import { extendTable } from '../protocol/field-types.js';
 import type { TaskMessage } from '../protocol/types.js';
 import { ANY_QUEUE, type AnyTask } from '../registry/define-task.js';
 import type { Registry } from '../registry/registry.js';
@@ -435,7 +436,8 @@ export class Worker<D = unknown> {
     await this.broker.publish(exchange, key, delivery.raw.body, {
       contentType: p.contentType ?? 'application/octet-stream',
       contentEncoding: p.contentEncoding ?? 'binary',
-      headers: { ...headers, ...extraHeaders },
+      // As they came: a float header stays a float on the copy (field-types.ts).
+      headers: extendTable(headers, extraHeaders),
       deliveryMode: 2,
       priority: p.priority ?? 0,
       ...(p.correlationId !== undefined ? { correlationId: p.correlationId } : {}),

@@ -1,5 +1,6 @@
 /** Real-broker helpers for integration tests: unique names, a raw client, cleanup. */
-import amqp from 'amqplib';
+import type { Channel, Options } from 'amqplib';
+import amqp from '../../lib/broker/amqplib.js';
 import { randomUUID } from 'node:crypto';
 
 export const AMQP_URL = process.env.TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672//';
@@ -25,7 +26,7 @@ export async function deleteQueues(names: string[]): Promise<void> {
   }
 }
 
-export async function withChannel<T>(fn: (ch: amqp.Channel) => Promise<T>): Promise<T> {
+export async function withChannel<T>(fn: (ch: Channel) => Promise<T>): Promise<T> {
   const conn = await amqp.connect(AMQP_URL);
   try {
     const ch = await conn.createChannel();
@@ -48,11 +49,11 @@ export async function waitFor<T>(fn: () => Promise<T | undefined> | T | undefine
 }
 
 /** Publishes raw bytes straight to a queue and waits for the broker's confirm. */
-export async function publishRaw(queue: string, body: string | Buffer, options: amqp.Options.Publish): Promise<void> {
+export async function publishRaw(queue: string, body: string | Buffer, options: Options.Publish): Promise<void> {
   await publishMany(queue, [{ body, options }]);
 }
 
-export async function publishMany(queue: string, messages: Array<{ body: string | Buffer; options: amqp.Options.Publish }>): Promise<void> {
+export async function publishMany(queue: string, messages: Array<{ body: string | Buffer; options: Options.Publish }>): Promise<void> {
   const conn = await amqp.connect(AMQP_URL);
   try {
     const ch = await conn.createConfirmChannel();

@@ -1,0 +1,68 @@
+/**
+ * Issue 17, items 1 and 2: header values from real Python Celery (py-amqp) over real RabbitMQ. An integer
+ * beyond 32 bits (py-amqp's field type `L`) is read, and the worker stays connected; a dead-letter copy
+ * carries its headers as they came (a float stays a float, as Python reads it back).
+ */
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { AMQP_URL, REDIS_URL } from '../support/amqp.js';
+import { type Harness, startWorker } from '../support/harness.js';
+import { ResultReader } from '../support/results.js';
+
+const run = promisify(execFile);
+const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
+
+async function probe(queue: string, command: string, arg?: unknown): Promise<unknown> {
+  const args = ['spec/interop/python/probe.py', AMQP_URL, queue, command, ...(arg === undefined ? [] : [JSON.stringify(arg)])];
+  const { stdout } = await run(PYTHON, args, { timeout: 60_000 });
+  return JSON.parse(stdout.trim().split('\n').pop() ?? 'null') as unknown;
+}
+
+let h: Harness;
+let results: ResultReader;
+let disconnects = 0;
+beforeAll(async () => {
+  h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } });
+  h.broker.on('disconnected', () => disconnects++);
+  results = new ResultReader();
+});
+afterAll(async () => {
+  await h.stop();
+  await results.close();
+});
+
+test('a Python header beyond 32 bits (py-amqp type L) is read: the task runs and the connection stays up', async () => {
+  const id = randomUUID();
+  await probe(h.queue, 'send', {
+    task: 'test.add',
+    args: [1, 2],
+    id,
+    headers: { ts_ms: 1733000000000, neg: -1733000000000, min32: -2147483648, huge: 2 ** 62 },
+  });
+  expect(await results.ready(id)).toMatchObject({ status: 'SUCCESS', result: 3 });
+  expect(disconnects).toBe(0);
+  expect(h.broker.connected).toBe(true);
+});
+
+test('a dead-letter copy keeps its headers as they came: floats stay floats, 64-bit integers stay integers', async () => {
+  const id = randomUUID();
+  await probe(h.queue, 'send', {
+    task: 'test.not_registered_here',
+    args: [],
+    id,
+    headers: { big_float: { float: '1e20' }, whole_float: { float: '3' }, ts_ms: 1733000000000, small: 7, text: 'é' },
+  });
+  expect(await results.ready(id)).toMatchObject({ status: 'FAILURE', result: { exc_type: 'NotRegistered' } });
+  const copies = (await probe(h.queue, 'dead-letters')) as Array<Record<string, { type: string; repr: string }>>;
+  expect(copies).toHaveLength(1);
+  expect(copies[0]).toMatchObject({
+    big_float: { type: 'float', repr: '1e+20' },
+    whole_float: { type: 'float', repr: '3.0' },
+    ts_ms: { type: 'int', repr: '1733000000000' },
+    small: { type: 'int', repr: '7' },
+    text: { type: 'str', repr: "'é'" },
+    id: { type: 'str', repr: `'${id}'` },
+  });
+  expect(disconnects).toBe(0);
+});
