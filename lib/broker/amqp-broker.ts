@@ -45,7 +45,6 @@ class AmqpDelivery implements Delivery {
   constructor(
     private readonly broker: AmqpBroker,
     private readonly channel: Channel,
-    private readonly generation: number,
     private readonly msg: ConsumeMessage,
     readonly queue: string,
   ) {}
@@ -74,21 +73,29 @@ class AmqpDelivery implements Delivery {
   get redelivered() {
     return this.msg.fields.redelivered;
   }
+  get live(): boolean {
+    return this.broker.isLive(this.channel);
+  }
   ack(): void {
-    this.settle(() => this.channel.ack(this.msg));
+    this.settle('ack', () => this.channel.ack(this.msg));
   }
   reject(requeue: boolean): void {
-    this.settle(() => this.channel.reject(this.msg, requeue));
+    this.settle(requeue ? 'requeue' : 'reject', () => this.channel.reject(this.msg, requeue));
   }
-  private settle(fn: () => void): void {
+  private settle(what: string, fn: () => void): void {
     if (this.settled) return;
     this.settled = true;
-    if (!this.broker.isCurrent(this.generation)) return;
-    try {
-      fn();
-    } catch {
-      // The channel closed under us; the broker redelivers the message.
+    // Whether the channel lives is the only question: a settle right after a reconnect, before the
+    // connection is reported up, is on a live channel and must go out (it used to be skipped silently).
+    if (this.live) {
+      try {
+        fn();
+        return;
+      } catch {
+        // The channel closed under us: counted below.
+      }
     }
+    this.broker.staleSettle(this.queue, what, this.msg.properties.correlationId as string | undefined);
   }
 }
 
@@ -96,7 +103,7 @@ export class AmqpBroker implements Broker {
   private model: ChannelModel | undefined;
   private consumeCh: Channel | undefined;
   private publishCh: ConfirmChannel | undefined;
-  private generation = 0;
+  private readonly liveChannels = new WeakSet<Channel>();
   private prefetch: number | undefined;
   private readonly consumers = new Map<string, { handler: DeliveryHandler; noAck: boolean; tag?: string }>();
   private readonly queues = new Map<string, QueueSpec>();
@@ -107,6 +114,10 @@ export class AmqpBroker implements Broker {
   private attempt = 0;
   private readyWaiters: Array<() => void> = [];
   connected = false;
+  /** Settles that could not be sent because their channel was gone (the broker redelivers those messages). */
+  staleSettles = 0;
+  /** When the connection was lost, for the reconnect log line. */
+  private lostAt: number | undefined;
 
   constructor(private readonly opts: AmqpBrokerOptions) {}
 
@@ -114,8 +125,17 @@ export class AmqpBroker implements Broker {
     this.events.on(event, listener);
   }
 
-  isCurrent(generation: number): boolean {
-    return this.connected && generation === this.generation;
+  isLive(channel: Channel): boolean {
+    return this.liveChannels.has(channel);
+  }
+
+  /** A settle whose channel is gone: never silent. */
+  staleSettle(queue: string, what: string, correlationId: string | undefined): void {
+    this.staleSettles++;
+    this.opts.logger.warn(`could not ${what} a message of ${queue}: the channel it came on is gone; the broker redelivers it`, {
+      queue,
+      correlation_id: correlationId,
+    });
   }
 
   async connect(): Promise<void> {
@@ -126,6 +146,7 @@ export class AmqpBroker implements Broker {
         return;
       } catch (err) {
         if (this.closing) throw new BrokerError('closed while connecting', { cause: err });
+        this.lostAt ??= Date.now();
         const delay = this.nextDelay();
         this.opts.logger.warn(`broker connection failed, retrying in ${delay} ms`, {
           error: coerceError(err).message,
@@ -153,8 +174,10 @@ export class AmqpBroker implements Broker {
     const consumeCh = await model.createChannel();
     const publishCh = await model.createConfirmChannel();
     for (const ch of [consumeCh, publishCh]) {
+      this.liveChannels.add(ch);
       ch.on('error', (err: Error) => this.opts.logger.warn('broker channel error', { error: err.message }));
       ch.on('close', () => {
+        this.liveChannels.delete(ch);
         // A channel-only closure: restart the whole connection so consumers and prefetch are restored.
         if (!this.closing && this.model === model) void model.close().catch(() => undefined);
       });
@@ -162,12 +185,16 @@ export class AmqpBroker implements Broker {
     this.model = model;
     this.consumeCh = consumeCh;
     this.publishCh = publishCh;
-    this.generation++;
     for (const t of this.topologies.values()) await this.topologyOn(model, t);
     for (const spec of this.queues.values()) await this.declareOn(model, spec);
     for (const [queue, c] of this.consumers) c.tag = await this.startConsumer(queue, c.handler, c.noAck);
     this.connected = true;
     this.attempt = 0;
+    if (this.lostAt !== undefined) {
+      const awayMs = Date.now() - this.lostAt;
+      this.lostAt = undefined;
+      this.opts.logger.info(`broker connection restored after ${(awayMs / 1000).toFixed(1)} s away`, { away_ms: awayMs });
+    }
     const waiters = this.readyWaiters;
     this.readyWaiters = [];
     for (const w of waiters) w();
@@ -176,6 +203,10 @@ export class AmqpBroker implements Broker {
 
   private lost(model: ChannelModel, err: Error | undefined): void {
     if (this.model !== model) return;
+    // Before anyone hears of the loss, so that what they check next (Delivery.live) already says so.
+    if (this.consumeCh) this.liveChannels.delete(this.consumeCh);
+    if (this.publishCh) this.liveChannels.delete(this.publishCh);
+    this.lostAt ??= Date.now();
     this.connected = false;
     this.model = undefined;
     this.consumeCh = undefined;
@@ -291,7 +322,6 @@ export class AmqpBroker implements Broker {
   private async startConsumer(queue: string, handler: DeliveryHandler, noAck: boolean): Promise<string> {
     const ch = this.consumeCh;
     if (!ch) throw new BrokerError('not connected');
-    const generation = this.generation;
     // Per-consumer prefetch (global=false), set before each consume: quorum queues refuse a channel-wide
     // limit, and a worker consumes one queue in the ADR-030 deployment, where both mean the same.
     if (this.prefetch !== undefined) await ch.prefetch(this.prefetch, false);
@@ -302,7 +332,7 @@ export class AmqpBroker implements Broker {
           this.opts.logger.warn(`consumer of ${queue} was cancelled by the broker`);
           return;
         }
-        const delivery = new AmqpDelivery(this, ch, generation, msg, queue);
+        const delivery = new AmqpDelivery(this, ch, msg, queue);
         // With noAck the broker has already forgotten the message: nothing to settle.
         if (noAck) delivery.settled = true;
         handler(delivery);

@@ -64,6 +64,8 @@ export class Worker<D = unknown> {
   readonly overWaitBudget = new Map<string, number>();
   /** Messages whose far ETA was moved into the delay topology. */
   offloaded = 0;
+  /** Reserved or held messages dropped unrun because their channel closed (the broker redelivers them). */
+  droppedStale = 0;
   readonly startedAt = Date.now();
 
   constructor(
@@ -82,6 +84,32 @@ export class Worker<D = unknown> {
       oid: randomUUID(),
       delay: options.delayedDelivery !== null,
     });
+    broker.on('disconnected', () => this.dropStale());
+  }
+
+  /**
+   * Drops what was reserved or held from a channel that is gone, as Celery does on a connection loss: the
+   * broker redelivers those messages, so running them here would run them twice (and an early ack could
+   * not be sent anyway).
+   */
+  private dropStale(): void {
+    let n = 0;
+    for (let i = this.reserved.length - 1; i >= 0; i--) {
+      if (this.reserved[i]?.delivery.live === false) {
+        this.reserved.splice(i, 1);
+        n++;
+      }
+    }
+    for (const [key, h] of this.held) {
+      if (!h.job.delivery.live) {
+        clearTimeout(h.timer);
+        this.held.delete(key);
+        n++;
+      }
+    }
+    if (n === 0) return;
+    this.droppedStale += n;
+    this.logger.warn(`dropped ${n} reserved or held message(s) of a closed channel unrun; the broker redelivers them`, { dropped: n });
   }
 
   get state(): WorkerState {
@@ -332,6 +360,11 @@ export class Worker<D = unknown> {
     while (this.state === 'RUNNING' && this.active.size < this.options.concurrency) {
       const job = this.reserved.shift();
       if (!job) break;
+      if (!job.delivery.live) {
+        this.droppedStale++;
+        this.logger.warn(`dropped ${job.msg.task}[${job.msg.id}] unrun: its channel closed; the broker redelivers it`, { task: job.msg.task, id: job.msg.id });
+        continue;
+      }
       if (this.isRevokedOrExpired(job.msg)) {
         void this.revoke(job);
         continue;

@@ -63,3 +63,23 @@ export async function publishMany(queue: string, messages: Array<{ body: string 
     await conn.close().catch(() => undefined);
   }
 }
+
+/**
+ * Closes the one connection whose client-provided name is `connectionName` (our broker names it after the
+ * node), never anyone else's: the broker is shared. Resolves once RabbitMQ has closed it.
+ */
+export async function closeConnectionNamed(connectionName: string, reason = 'test'): Promise<void> {
+  const { execFile } = await import('node:child_process');
+  const { promisify } = await import('node:util');
+  const exec = promisify(execFile);
+  const { stdout } = await exec('rabbitmqctl', ['list_connections', 'name', 'client_properties', '-q', '--formatter', 'json']);
+  const conns = JSON.parse(stdout) as Array<{ name: string; client_properties: Array<[string, string, unknown]> }>;
+  const mine = conns.filter((c) => c.client_properties.some(([k, , v]) => k === 'connection_name' && v === connectionName));
+  if (mine.length === 0) throw new Error(`no connection named ${connectionName}`);
+  // close_connection takes the Erlang pid, which only the tabular listing prints usably.
+  const table = (await exec('rabbitmqctl', ['list_connections', 'pid', 'name', '-q'])).stdout.split('\n').map((l) => l.split('\t'));
+  for (const c of mine) {
+    const pid = table.find((row) => row[1] === c.name)?.[0];
+    if (pid) await exec('rabbitmqctl', ['close_connection', pid, reason]);
+  }
+}
