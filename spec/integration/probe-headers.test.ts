@@ -6,8 +6,10 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { AMQP_URL, REDIS_URL } from '../support/amqp.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AMQP_URL, REDIS_URL, waitFor } from '../support/amqp.js';
 import { type Harness, startWorker } from '../support/harness.js';
+import { collectingLogger } from '../support/logs.js';
 import { ResultReader } from '../support/results.js';
 
 const run = promisify(execFile);
@@ -22,8 +24,9 @@ async function probe(queue: string, command: string, arg?: unknown): Promise<unk
 let h: Harness;
 let results: ResultReader;
 let disconnects = 0;
+const logs = collectingLogger();
 beforeAll(async () => {
-  h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } });
+  h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL }, logger: logs });
   h.broker.on('disconnected', () => disconnects++);
   results = new ResultReader();
 });
@@ -66,3 +69,25 @@ test('a dead-letter copy keeps its headers as they came: floats stay floats, 64-
   });
   expect(disconnects).toBe(0);
 });
+
+async function unacked(queue: string): Promise<number> {
+  const { stdout } = await run('rabbitmqctl', ['list_queues', '-q', 'name', 'messages_unacknowledged', 'messages_ready']);
+  const row = stdout.split('\n').map((l) => l.split('\t')).find((r) => r[0] === queue);
+  return Number(row?.[1] ?? -1);
+}
+
+test('a dead-letter copy that cannot be made: bounded retries with backoff, then left unacked and reported once', async () => {
+  // A header larger than amqplib's 64 KiB encoding buffer: the worker reads it, but no copy can be encoded.
+  const id = randomUUID();
+  await probe(h.queue, 'send', { task: 'test.not_registered_here', args: [], id, headers: { blob: { repeat: ['x', 70_000] } } });
+  await waitFor(() => h.worker.deadLetterUnsent === 1, 40_000, 100);
+  await sleep(1500);
+  expect(h.worker.deadLetterFailedAttempts).toBe(5);
+  expect(h.worker.deadLetterUnsent).toBe(1);
+  const loud = logs.lines.filter((l) => l.level === 'error' && l.message.includes(`could not copy message ${id}`));
+  expect(loud).toHaveLength(1);
+  expect(loud[0]?.message).toMatch(/after 5 attempt\(s\).*left unacked/);
+  // Not lost, not spinning: it waits unacked on the worker's channel.
+  expect(await unacked(h.queue)).toBe(1);
+  expect(h.broker.connected).toBe(true);
+}, 60_000);

@@ -2,7 +2,7 @@
 import { createWorker } from '../../lib/app.js';
 import { loadConfig } from '../../lib/config/settings.js';
 import { WORKER_SETTINGS } from '../../lib/config/worker-settings.js';
-import { createLogger, nullLogger } from '../../lib/logger.js';
+import { type Logger, createLogger, nullLogger } from '../../lib/logger.js';
 import type { AnyTask } from '../../lib/registry/define-task.js';
 import type { TaskEvents } from '../../lib/worker/events.js';
 import { AMQP_URL, deleteQueues, uniqueName } from './amqp.js';
@@ -22,6 +22,7 @@ export async function startWorker(opts: {
   queue?: string;
   events?: TaskEvents;
   deps?: unknown;
+  logger?: Logger;
 } = {}): Promise<Harness> {
   const queue = opts.queue ?? uniqueName('q');
   const { values } = loadConfig(WORKER_SETTINGS, {
@@ -32,7 +33,7 @@ export async function startWorker(opts: {
     CELERY_WORKER_HOSTNAME: `${queue}@%h`,
     ...opts.env,
   });
-  const logger = process.env.TEST_LOG ? createLogger({ level: 'debug', json: false }) : nullLogger();
+  const logger = opts.logger ?? (process.env.TEST_LOG ? createLogger({ level: 'debug', json: false }) : nullLogger());
   const { worker, broker, app } = createWorker({
     config: values,
     tasks: (opts.tasks ?? testTasks)(queue),

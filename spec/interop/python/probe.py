@@ -25,9 +25,11 @@ def typed(v):
 
 
 def untyped(v):
-    """JSON has no float/int distinction: a header given as {"float": "1e20"} is sent as a Python float."""
+    """{"float": "1e20"} is sent as a Python float (JSON cannot say so); {"repeat": ["x", n]} as "x" * n."""
     if isinstance(v, dict) and list(v) == ["float"]:
         return float(v["float"])
+    if isinstance(v, dict) and list(v) == ["repeat"]:
+        return v["repeat"][0] * v["repeat"][1]
     if isinstance(v, dict):
         return {k: untyped(x) for k, x in v.items()}
     return v
