@@ -99,13 +99,21 @@ class AmqpDelivery implements Delivery {
   }
 }
 
+interface Consumer {
+  handler: DeliveryHandler;
+  noAck: boolean;
+  tag?: string | undefined;
+  /** Set while the broker has cancelled it (its queue was deleted) and it is being restored. */
+  restoring?: { attempt: number; timer?: NodeJS.Timeout | undefined };
+}
+
 export class AmqpBroker implements Broker {
   private model: ChannelModel | undefined;
   private consumeCh: Channel | undefined;
   private publishCh: ConfirmChannel | undefined;
   private readonly liveChannels = new WeakSet<Channel>();
   private prefetch: number | undefined;
-  private readonly consumers = new Map<string, { handler: DeliveryHandler; noAck: boolean; tag?: string }>();
+  private readonly consumers = new Map<string, Consumer>();
   private readonly queues = new Map<string, QueueSpec>();
   private readonly topologies = new Map<string, Topology>();
   private readonly events = new EventEmitter();
@@ -187,7 +195,12 @@ export class AmqpBroker implements Broker {
     this.publishCh = publishCh;
     for (const t of this.topologies.values()) await this.topologyOn(model, t);
     for (const spec of this.queues.values()) await this.declareOn(model, spec);
-    for (const [queue, c] of this.consumers) c.tag = await this.startConsumer(queue, c.handler, c.noAck);
+    for (const [queue, c] of this.consumers) {
+      if (c.restoring?.timer) clearTimeout(c.restoring.timer);
+      // A queue deleted while we were away is declared again like every other.
+      c.tag = await this.startConsumer(queue, c.handler, c.noAck);
+      c.restoring = undefined;
+    }
     this.connected = true;
     this.attempt = 0;
     if (this.lostAt !== undefined) {
@@ -329,7 +342,7 @@ export class AmqpBroker implements Broker {
       queue,
       (msg) => {
         if (msg === null) {
-          this.opts.logger.warn(`consumer of ${queue} was cancelled by the broker`);
+          this.cancelledByBroker(queue, ch);
           return;
         }
         const delivery = new AmqpDelivery(this, ch, msg, queue);
@@ -342,9 +355,58 @@ export class AmqpBroker implements Broker {
     return reply.consumerTag;
   }
 
+  /**
+   * The broker cancelled a consumer (its queue was deleted, or a quorum queue lost its leader): declare
+   * the queue again and consume it again with backoff, as Celery's consumer restarts. Until it consumes
+   * again, `isConsuming` says so (readiness and `inspect active_queues` read it).
+   */
+  private cancelledByBroker(queue: string, ch: Channel): void {
+    const c = this.consumers.get(queue);
+    if (!c || c.restoring || this.closing) return;
+    c.tag = undefined;
+    c.restoring = { attempt: 0 };
+    this.opts.logger.warn(`consumer of ${queue} was cancelled by the broker (was the queue deleted?); declaring it and consuming it again`, { queue });
+    this.scheduleRestore(queue, c, ch);
+  }
+
+  private scheduleRestore(queue: string, c: Consumer, ch: Channel): void {
+    const r = c.restoring;
+    if (!r) return;
+    const initial = this.opts.reconnectInitialMs ?? 200;
+    const delay = Math.min(this.opts.reconnectMaxMs ?? 15_000, initial * 2 ** r.attempt++);
+    r.timer = setTimeout(() => {
+      r.timer = undefined;
+      // A reconnect restores every consumer itself; a cancel() since means nobody wants it any more.
+      if (this.closing || this.consumers.get(queue) !== c || this.consumeCh !== ch || !this.model) return;
+      this.restoreOn(this.model, queue, c).then(
+        () => this.opts.logger.info(`consuming ${queue} again`, { queue }),
+        (err: unknown) => {
+          this.opts.logger.warn(`could not consume ${queue} again; retrying`, { queue, error: coerceError(err).message });
+          this.scheduleRestore(queue, c, ch);
+        },
+      );
+    }, delay);
+  }
+
+  private async restoreOn(model: ChannelModel, queue: string, c: Consumer): Promise<void> {
+    const spec = this.queues.get(queue);
+    if (spec) await this.declareOn(model, spec);
+    // Topologies that declare the queue (pidbox) or bind to it (its delay binding died with it).
+    for (const t of this.topologies.values()) {
+      if (t.queues.some((q) => q.name === queue) || t.bindings.some((b) => b.destination === queue && !b.toExchange)) await this.topologyOn(model, t);
+    }
+    c.tag = await this.startConsumer(queue, c.handler, c.noAck);
+    c.restoring = undefined;
+  }
+
+  isConsuming(queue: string): boolean {
+    const c = this.consumers.get(queue);
+    return this.connected && c !== undefined && c.tag !== undefined && !c.restoring;
+  }
+
   async consume(queue: string, handler: DeliveryHandler, options: { noAck?: boolean } = {}): Promise<void> {
     await this.ready();
-    const entry: { handler: DeliveryHandler; noAck: boolean; tag?: string } = { handler, noAck: options.noAck ?? false };
+    const entry: Consumer = { handler, noAck: options.noAck ?? false };
     this.consumers.set(queue, entry);
     entry.tag = await this.startConsumer(queue, handler, entry.noAck);
   }
@@ -352,6 +414,7 @@ export class AmqpBroker implements Broker {
   async cancel(queue: string): Promise<void> {
     const entry = this.consumers.get(queue);
     this.consumers.delete(queue);
+    if (entry?.restoring?.timer) clearTimeout(entry.restoring.timer);
     if (entry?.tag && this.consumeCh && this.connected) await this.consumeCh.cancel(entry.tag).catch(() => undefined);
   }
 

@@ -49,6 +49,8 @@ export interface Broker {
   /** Starts consuming; the consumer is re-established after every reconnect. */
   consume(queue: string, handler: DeliveryHandler, options?: { noAck?: boolean }): Promise<void>;
   cancel(queue: string): Promise<void>;
+  /** Whether the queue is consumed right now: false while disconnected, or after the broker cancelled it until it is restored. */
+  isConsuming(queue: string): boolean;
   /** Resolves once the broker confirmed the message (publisher confirms). */
   publish(exchange: string, routingKey: string, body: Buffer, properties: PublishProperties): Promise<void>;
   /** Prefetch of each consumer started from now on (0 = unlimited). */

@@ -107,8 +107,10 @@ export function startHttp(broker: Broker, worker: Worker<unknown>, metrics: Task
       const stalled = delayMs > (opts.maxLoopDelayMs ?? 5000);
       send(stalled ? 503 : 200, stalled ? `event loop stalled for ${Math.round(delayMs)} ms\n` : 'ok\n');
     } else if (path === '/readyz') {
-      const ready = broker.connected && worker.state === 'RUNNING';
-      send(ready ? 200 : 503, ready ? 'ready\n' : `not ready: broker ${broker.connected ? 'connected' : 'disconnected'}, worker ${worker.state}\n`);
+      const idle = worker.options.queues.filter((q) => !broker.isConsuming(q));
+      const ready = broker.connected && worker.state === 'RUNNING' && idle.length === 0;
+      const why = idle.length > 0 && broker.connected ? `, not consuming ${idle.join(', ')}` : '';
+      send(ready ? 200 : 503, ready ? 'ready\n' : `not ready: broker ${broker.connected ? 'connected' : 'disconnected'}, worker ${worker.state}${why}\n`);
     } else if (path === '/metrics') {
       void (async () => {
         for (const [task, n] of worker.overWaitBudget) overBudget.set({ task }, n);

@@ -223,6 +223,11 @@ export class Worker<D = unknown> {
     if (i >= 0) this.options.queues.splice(i, 1);
   }
 
+  /** The queues consumed right now (Celery's `active_queues`): a queue the broker cancelled is not, until restored. */
+  activeQueues(): string[] {
+    return this.options.queues.filter((q) => this.broker.isConsuming(q));
+  }
+
   get reservedCount(): number {
     return this.reserved.length;
   }
