@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { ResultBackend } from '../backend/backend.js';
 import { exceptionInfo } from '../backend/meta.js';
 import type { Broker, Delivery } from '../broker/broker.js';
-import { type DelayQueueType, delayEntryExchange, delayRoutingKey, delayTopology } from '../broker/topology.js';
+import { type DelayQueueType, MAX_DELAY_SECONDS, delayEntryExchange, delayRoutingKey, delayTopology } from '../broker/topology.js';
 import type { ProtocolError} from '../errors.js';
 import { NotRegisteredError, TaskRevokedError, coerceError, hasCode } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -21,6 +21,7 @@ import { type AckPolicy, type Outcome, decide } from './decide.js';
 import { ReportedOnce, copyWithBackoff } from './dead-letter.js';
 import { noEvents, type TaskEvents } from './events.js';
 import { TaskPublisher } from './publisher.js';
+import { type LongTimer, setLongTimeout } from './long-timer.js';
 import { type ActiveRun, type RunDefaults, runTask } from './run-task.js';
 import { TokenBucket, parseRate } from './rate-limit.js';
 import { loadRevoked, saveRevoked } from './state-db.js';
@@ -54,7 +55,7 @@ export class Worker<D = unknown> {
   readonly publisher: TaskPublisher;
   readonly active = new Map<string, ActiveRun>();
   private readonly reserved: Job[] = [];
-  private readonly held = new Map<string, { timer: NodeJS.Timeout; job: Job }>();
+  private readonly held = new Map<string, { timer: LongTimer; job: Job }>();
   private readonly deadLetterDeclared = new Set<string>();
   private readonly buckets = new Map<string, TokenBucket>();
   private shutdownPromise: Promise<void> | undefined;
@@ -107,7 +108,7 @@ export class Worker<D = unknown> {
     }
     for (const [key, h] of this.held) {
       if (!h.job.delivery.live) {
-        clearTimeout(h.timer);
+        h.timer.clear();
         this.held.delete(key);
         n++;
       }
@@ -293,7 +294,8 @@ export class Worker<D = unknown> {
     this.events.received(msg);
     const job: Job = { delivery, msg, task: task };
     const delayMs = msg.eta ? msg.eta.epochMs - Date.now() : 0;
-    if (this.options.delayedDelivery && delayMs > this.options.delayedDelivery.holdMaxMs) await this.offload(job, delayMs);
+    if (this.options.delayedDelivery && Math.ceil(delayMs / 1000) > MAX_DELAY_SECONDS) await this.beyondDelayRange(job, delayMs);
+    else if (this.options.delayedDelivery && delayMs > this.options.delayedDelivery.holdMaxMs) await this.offload(job, delayMs);
     else if (delayMs > 0) this.hold(job, delayMs);
     else this.enqueue(job);
   }
@@ -316,6 +318,18 @@ export class Worker<D = unknown> {
     this.offloaded++;
     delivery.ack();
     this.logger.debug(`parked ${msg.task}[${msg.id}] until ${msg.eta?.iso ?? ''}`, { task: msg.task, id: msg.id, queue: delivery.queue });
+  }
+
+  /**
+   * An ETA the delay topology cannot hold (28 bits of seconds, 8.5 years): refused to the dead-letter queue
+   * with the reason, rather than held unacked for years in a prefetch slot (and the consumer_timeout).
+   */
+  private async beyondDelayRange(job: Job, delayMs: number): Promise<void> {
+    const { delivery, msg } = job;
+    const reason = `eta ${msg.eta?.iso ?? ''} is ${Math.ceil(delayMs / 1000)} s away, beyond the delay topology's range of ${MAX_DELAY_SECONDS} s (2^28 − 1 s, about 8.5 years)`;
+    this.logger.error(`refused ${msg.task}[${msg.id}] on ${delivery.queue}: ${reason}`, { task: msg.task, id: msg.id, queue: delivery.queue });
+    this.events.poisoned(delivery.queue, reason);
+    await this.settle(delivery, { kind: 'refused' }, reason);
   }
 
   private isRevokedOrExpired(msg: TaskMessage): boolean {
@@ -352,12 +366,12 @@ export class Worker<D = unknown> {
    */
   private hold(job: Job, delayMs: number): void {
     const key = randomUUID();
-    const timer = setTimeout(() => {
+    const timer = setLongTimeout(() => {
       this.held.delete(key);
       if (this.state !== 'RUNNING') return;
       if (this.isRevokedOrExpired(job.msg)) void this.revoke(job);
       else this.enqueue(job);
-    }, Math.min(delayMs, 2 ** 31 - 1));
+    }, delayMs);
     this.held.set(key, { timer, job });
   }
 
@@ -542,7 +556,7 @@ export class Worker<D = unknown> {
     if (this.state === 'DRAINING' || this.state === 'STOPPED') return;
     this.state = 'DRAINING';
     for (const q of this.options.queues) await this.broker.cancel(q).catch(() => undefined);
-    for (const { timer } of this.held.values()) clearTimeout(timer);
+    for (const { timer } of this.held.values()) timer.clear();
     this.held.clear();
     this.reserved.length = 0;
   }

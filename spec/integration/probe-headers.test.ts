@@ -1,7 +1,8 @@
 /**
  * Issue 17, items 1 and 2: header values from real Python Celery (py-amqp) over real RabbitMQ. An integer
  * beyond 32 bits (py-amqp's field type `L`) is read, and the worker stays connected; a dead-letter copy
- * carries its headers as they came (a float stays a float, as Python reads it back).
+ * carries its headers as they came (a float stays a float, as Python reads it back). Item 6: an ETA beyond
+ * the delay topology's range is dead-lettered with a reason that says so, not held unacked.
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -68,6 +69,18 @@ test('a dead-letter copy keeps its headers as they came: floats stay floats, 64-
     id: { type: 'str', repr: `'${id}'` },
   });
   expect(disconnects).toBe(0);
+});
+
+test('an ETA beyond the delay topology\'s range (year 9999) is dead-lettered with a reason that says so', async () => {
+  const id = randomUUID();
+  await probe(h.queue, 'send', { task: 'test.add', args: [1, 1], id, eta: '9999-01-01T00:00:00+00:00' });
+  await waitFor(() => logs.lines.some((l) => l.message.includes(`refused test.add[${id}]`)), 15_000);
+  const copies = (await probe(h.queue, 'dead-letters')) as Array<Record<string, { type: string; repr: string }>>;
+  const copy = copies.find((c) => c.id?.repr === `'${id}'`);
+  expect(copy?.['x-dead-letter-reason']?.repr).toMatch(/eta 9999-01-01.* beyond the delay topology's range of 268435455 s/);
+  expect(h.worker.heldCount).toBe(0);
+  expect(await unacked(h.queue)).toBe(0);
+  expect(await results.meta(id)).toBeUndefined();
 });
 
 async function unacked(queue: string): Promise<number> {
