@@ -8,6 +8,7 @@ import { createServer } from 'node:http';
 import { AmqpBroker } from '../lib/broker/amqp-broker.js';
 import { BrokerLock } from '../lib/broker/amqp-lock.js';
 import { describeConfig, loadCommandLine } from '../lib/config/settings.js';
+import { type Subcommand, answerInfoFlags } from '../lib/config/usage.js';
 import { coerceError } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
 import { SMARTER_CATALOG } from '../tasks/catalog.js';
@@ -20,7 +21,14 @@ import { BEAT_SETTINGS } from './settings.js';
 import { smarterSchedule } from './smarter-schedule.js';
 import { FileStore, RedisStore } from './store.js';
 
+const COMMANDS: Subcommand[] = [
+  { name: 'run', summary: "Send Smarter's schedule (the default)." },
+  { name: 'check [dir]', summary: 'Check the queue contract (ADR-030) against the task catalog and the chart/compose deployments in dir (default .); exit 1 when it does not hold.' },
+];
+
 async function main(argv: string[]): Promise<number> {
+  const info = answerInfoFlags(argv, { program: 'smarter-beat', summary: "Smarter's Beat: sends the periodic tasks to the broker, one replica at a time.", settings: BEAT_SETTINGS, commands: COMMANDS });
+  if (info !== null) return info;
   const loaded = loadCommandLine('smarter-beat', BEAT_SETTINGS, process.env, argv);
   if (!loaded) return 2;
   const { values: config, positionals } = loaded;

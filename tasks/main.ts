@@ -5,6 +5,7 @@
  */
 import { createWorker } from '../lib/app.js';
 import { describeConfig, loadCommandLine, settingsTable } from '../lib/config/settings.js';
+import { type Subcommand, answerInfoFlags } from '../lib/config/usage.js';
 import { coerceError } from '../lib/errors.js';
 import { type Logger, createLogger } from '../lib/logger.js';
 import { AmqpBroker } from '../lib/broker/amqp-broker.js';
@@ -15,8 +16,17 @@ import { smarterTasks } from './index.js';
 import { SETTINGS } from './settings.js';
 
 
+/** The subcommands, for `--help`; the first is what runs without one. */
+const COMMANDS: Subcommand[] = [
+  { name: 'worker', summary: 'Consume the queues and run the tasks (the default).' },
+  { name: 'settings', summary: 'Print the configuration table (README) and exit.' },
+  { name: 'delayed', summary: 'List what waits in the delay topology, without consuming it.' },
+];
+
 async function main(argv: string[]): Promise<number> {
   const args = argv[0] === 'worker' ? argv.slice(1) : argv;
+  const info = answerInfoFlags(args, { program: 'smarter-worker', summary: "Smarter's Celery worker (Celery's wire protocol, in TypeScript).", settings: SETTINGS, commands: COMMANDS });
+  if (info !== null) return info;
   const loaded = loadCommandLine('smarter-worker', SETTINGS, process.env, args);
   if (!loaded) return 2;
   const { values: config, positionals } = loaded;
