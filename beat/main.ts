@@ -9,8 +9,7 @@ import { AmqpBroker } from '../lib/broker/amqp-broker.js';
 import { BrokerLock } from '../lib/broker/amqp-lock.js';
 import { describeConfig, loadCommandLine } from '../lib/config/settings.js';
 import { type Subcommand, answerInfoFlags } from '../lib/config/usage.js';
-import { coerceError } from '../lib/errors.js';
-import { createLogger } from '../lib/logger.js';
+import { createLogger, exitFatal, exitFlushed } from '../lib/logger.js';
 import { SMARTER_CATALOG } from '../tasks/catalog.js';
 import { smarterTasks } from '../tasks/index.js';
 import { SMARTER_SETTINGS } from '../tasks/settings.js';
@@ -83,10 +82,4 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`smarter-beat: ${coerceError(err).stack}\n`);
-    process.exit(1);
-  },
-);
+main(process.argv.slice(2)).then(exitFlushed, (err: unknown) => exitFatal('smarter-beat', err));

@@ -6,8 +6,7 @@
 import { createWorker } from '../lib/app.js';
 import { describeConfig, loadCommandLine, settingsTable } from '../lib/config/settings.js';
 import { type Subcommand, answerInfoFlags } from '../lib/config/usage.js';
-import { coerceError } from '../lib/errors.js';
-import { type Logger, createLogger } from '../lib/logger.js';
+import { type Logger, createLogger, exitFatal, exitFlushed } from '../lib/logger.js';
 import { AmqpBroker } from '../lib/broker/amqp-broker.js';
 import { delayedStats, formatDuration, nextDueWithinSeconds } from '../lib/broker/delayed-stats.js';
 import { installSignalHandlers } from '../lib/worker/signals.js';
@@ -89,10 +88,4 @@ async function printDelayed(url: string, logger: Logger): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`smarter-worker: ${coerceError(err).stack}\n`);
-    process.exit(1);
-  },
-);
+main(process.argv.slice(2)).then(exitFlushed, (err: unknown) => exitFatal('smarter-worker', err));

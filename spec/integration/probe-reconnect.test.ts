@@ -13,6 +13,7 @@ import { nullLogger } from '../../lib/logger.js';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { AMQP_URL, closeConnectionNamed, deleteQueues, publishMany, uniqueName, waitFor, withChannel } from '../support/amqp.js';
 import { startWorker } from '../support/harness.js';
+import { collectingLogger } from '../support/logs.js';
 
 const runs = new Map<string, number>();
 
@@ -39,7 +40,8 @@ async function publishCounted(queue: string, n: number, ms: number): Promise<str
 }
 
 test('three forced closes with tasks running and reserved: each task runs once, none is left unacked', async () => {
-  const h = await startWorker({ tasks: countingTasks, env: { CELERY_WORKER_CONCURRENCY: '4' } });
+  const logs = collectingLogger();
+  const h = await startWorker({ tasks: countingTasks, env: { CELERY_WORKER_CONCURRENCY: '4' }, logger: logs });
   const node = h.worker.options.nodeName;
   const all: string[] = [];
   try {
@@ -56,6 +58,10 @@ test('three forced closes with tasks running and reserved: each task runs once, 
     await sleep(1000);
     expect(all.filter((id) => runs.get(id) !== 1).map((id) => [id, runs.get(id)])).toEqual([]);
     expect(h.worker.droppedStale).toBeGreaterThanOrEqual(3);
+    // Item 8: each successful reconnect is logged with how long the broker was away.
+    const restored = logs.lines.filter((l) => /^broker connection restored after \d+\.\d s away$/.test(l.message));
+    expect(restored).toHaveLength(3);
+    expect(restored.every((l) => typeof l.meta?.away_ms === 'number')).toBe(true);
   } finally {
     await h.app.shutdown();
   }
