@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AMQP_URL, REDIS_URL, waitFor } from '../support/amqp.js';
+import { AMQP_URL, REDIS_URL, deleteQueues, uniqueName, waitFor } from '../support/amqp.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { collectingLogger } from '../support/logs.js';
 import { ResultReader } from '../support/results.js';
@@ -47,6 +47,24 @@ test('a Python header beyond 32 bits (py-amqp type L) is read: the task runs and
   expect(await results.ready(id)).toMatchObject({ status: 'SUCCESS', result: 3 });
   expect(disconnects).toBe(0);
   expect(h.broker.connected).toBe(true);
+});
+
+test('the same message waiting in the queue before the worker starts does not stop the start', async () => {
+  const queue = uniqueName('q');
+  const id = randomUUID();
+  // kombu declares the queue as Celery does, and the message waits there.
+  await probe(queue, 'send', { task: 'test.add', args: [2, 2], id, headers: { ts_ms: 1733000000000 } });
+  try {
+    const early = await startWorker({ queue, env: { CELERY_RESULT_BACKEND: REDIS_URL } });
+    try {
+      expect(await results.ready(id)).toMatchObject({ status: 'SUCCESS', result: 4 });
+      expect(early.broker.connected).toBe(true);
+    } finally {
+      await early.app.shutdown();
+    }
+  } finally {
+    await deleteQueues([queue, `${queue}.dead_letter`]);
+  }
 });
 
 test('a dead-letter copy keeps its headers as they came: floats stay floats, 64-bit integers stay integers', async () => {
