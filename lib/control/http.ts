@@ -88,8 +88,8 @@ export function startHttp(broker: Broker, worker: Worker<unknown>, metrics: Task
   gauge('smarter_worker_broker_reconnects', 'Broker connections lost since start', () => reconnects);
   gauge('smarter_worker_stale_settles', 'Acks and rejects not sent because their channel had closed (redelivered by the broker)', () => broker.staleSettles);
   gauge('smarter_worker_dropped_stale', 'Reserved or held messages of a closed channel dropped unrun (redelivered by the broker)', () => worker.droppedStale);
-  gauge('smarter_worker_dead_letter_failed_attempts', 'Dead-letter copies that failed (each attempt)', () => worker.deadLetterFailedAttempts);
-  gauge('smarter_worker_dead_letter_unsent', 'Messages left unacked because their dead-letter copy failed every attempt', () => worker.deadLetterUnsent);
+  gauge('smarter_worker_dead_letter_failed_attempts', 'Dead-letter copies that failed (each attempt)', () => worker.deadLetters.failedAttempts);
+  gauge('smarter_worker_dead_letter_unsent', 'Messages left unacked because their dead-letter copy failed every attempt', () => worker.deadLetters.unsent);
   gauge('smarter_worker_delay_offloaded', 'Far-ETA messages moved into the delay topology since start', () => worker.offloaded);
   gauge('smarter_worker_event_loop_delay_seconds', 'Event-loop delay, p99 over the last interval', () => loop.percentile(99) / 1e9);
   const overBudget = new client.Gauge({ name: 'smarter_worker_over_wait_budget', help: 'Runs reported as waiting past their budget', labelNames: ['task'], registers: [reg] });

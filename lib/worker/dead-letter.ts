@@ -5,7 +5,9 @@
  * it stays on this channel and returns to its queue when the connection closes, and an operator is told
  * once, loudly, what failed.
  */
+import type { Delivery } from '../broker/broker.js';
 import { coerceError } from '../errors.js';
+import type { Logger } from '../logger.js';
 
 export interface CopyRetryPolicy {
   attempts: number;
@@ -57,5 +59,46 @@ export class ReportedOnce {
       if (oldest !== undefined) this.seen.delete(oldest);
     }
     return true;
+  }
+}
+
+/** The worker's dead-letter copies, made with bounded backoff, and what became of the ones that failed. */
+export class DeadLetterCopies {
+  /** Failed attempts, each counted; and messages left unacked after the last one. */
+  failedAttempts = 0;
+  unsent = 0;
+  private readonly reported = new ReportedOnce();
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly suffix: string,
+    private readonly policy: CopyRetryPolicy = DEAD_LETTER_RETRY,
+  ) {}
+
+  /**
+   * Makes the copy with `copy`; false when it could not be made: the caller then leaves the message
+   * unacked (never dropped, never requeued into a loop), and it is said once, loudly.
+   */
+  async copy(delivery: Delivery, reason: string, copy: () => Promise<void>, running: () => boolean): Promise<boolean> {
+    const id = delivery.raw.properties.correlationId ?? '(no correlation id)';
+    const target = delivery.queue + this.suffix;
+    const result = await copyWithBackoff(
+      copy,
+      () => delivery.live && running(),
+      (attempt, error, nextInMs) => {
+        this.failedAttempts++;
+        if (nextInMs !== null) this.logger.warn(`could not copy ${id} to ${target} (attempt ${attempt}); trying again in ${nextInMs} ms`, { error: error.message });
+      },
+      this.policy,
+    );
+    if (result.ok) return true;
+    this.unsent++;
+    const line =
+      `could not copy message ${id} to ${target} after ${result.attempts} attempt(s): ${result.error.message}. ` +
+      `It is left unacked (not lost): it returns to ${delivery.queue} when this connection closes. Fix the cause or move it by hand.`;
+    const meta = { queue: delivery.queue, correlation_id: id, attempts: result.attempts, error: result.error.message, reason };
+    if (this.reported.first(id)) this.logger.error(line, meta);
+    else this.logger.debug(line, meta);
+    return false;
   }
 }

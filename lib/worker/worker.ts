@@ -18,10 +18,11 @@ import type { TaskMessage } from '../protocol/types.js';
 import { ANY_QUEUE, type AnyTask } from '../registry/define-task.js';
 import type { Registry } from '../registry/registry.js';
 import { type AckPolicy, type Outcome, decide } from './decide.js';
-import { ReportedOnce, copyWithBackoff } from './dead-letter.js';
+import { DeadLetterCopies } from './dead-letter.js';
 import { noEvents, type TaskEvents } from './events.js';
 import { TaskPublisher } from './publisher.js';
 import { type LongTimer, setLongTimeout } from './long-timer.js';
+import { dropStaleJobs } from './stale.js';
 import { type ActiveRun, type RunDefaults, runTask } from './run-task.js';
 import { TokenBucket, parseRate } from './rate-limit.js';
 import { loadRevoked, saveRevoked } from './state-db.js';
@@ -68,10 +69,7 @@ export class Worker<D = unknown> {
   offloaded = 0;
   /** Reserved or held messages dropped unrun because their channel closed (the broker redelivers them). */
   droppedStale = 0;
-  /** Dead-letter copies that failed, each attempt counted; and messages left unacked after the last one. */
-  deadLetterFailedAttempts = 0;
-  deadLetterUnsent = 0;
-  private readonly reportedUnsent = new ReportedOnce();
+  readonly deadLetters: DeadLetterCopies;
   readonly startedAt = Date.now();
 
   constructor(
@@ -90,29 +88,13 @@ export class Worker<D = unknown> {
       oid: randomUUID(),
       delay: options.delayedDelivery !== null,
     });
+    this.deadLetters = new DeadLetterCopies(logger, options.deadLetterSuffix);
     broker.on('disconnected', () => this.dropStale());
   }
 
-  /**
-   * Drops what was reserved or held from a channel that is gone, as Celery does on a connection loss: the
-   * broker redelivers those messages, so running them here would run them twice (and an early ack could
-   * not be sent anyway).
-   */
+  /** On a connection loss: what came on the dead channel is dropped unrun (stale.ts). */
   private dropStale(): void {
-    let n = 0;
-    for (let i = this.reserved.length - 1; i >= 0; i--) {
-      if (this.reserved[i]?.delivery.live === false) {
-        this.reserved.splice(i, 1);
-        n++;
-      }
-    }
-    for (const [key, h] of this.held) {
-      if (!h.job.delivery.live) {
-        h.timer.clear();
-        this.held.delete(key);
-        n++;
-      }
-    }
+    const n = dropStaleJobs(this.reserved, this.held);
     if (n === 0) return;
     this.droppedStale += n;
     this.logger.warn(`dropped ${n} reserved or held message(s) of a closed channel unrun; the broker redelivers them`, { dropped: n });
@@ -448,38 +430,14 @@ export class Worker<D = unknown> {
   /** Applies the decision for an outcome: dead-letter copy first (confirmed), then ack/reject/requeue. */
   private async settle(delivery: Delivery, outcome: Outcome, reason: string, policy: AckPolicy = this.options.defaults): Promise<void> {
     const decision = decide(outcome, policy);
-    if (decision.deadLetter && !(await this.copyToDeadLetter(delivery, reason))) return;
+    // A copy that cannot be made leaves the message unacked (dead-letter.ts), never requeued into a loop.
+    if (decision.deadLetter && !(await this.deadLetters.copy(delivery, reason, () => this.deadLetter(delivery, reason), () => this.state !== 'STOPPED'))) return;
     if (decision.settle === 'ack') delivery.ack();
     else delivery.reject(decision.settle === 'requeue');
     if (decision.settle !== 'ack') {
       const id = delivery.raw.properties.correlationId;
       if (id) this.events.rejected(id, decision.settle === 'requeue');
     }
-  }
-
-  /**
-   * The confirmed dead-letter copy, with bounded backoff (dead-letter.ts). False when it could not be made:
-   * the message is then left unacked (never dropped, never requeued into a loop), and said so once.
-   */
-  private async copyToDeadLetter(delivery: Delivery, reason: string): Promise<boolean> {
-    const id = delivery.raw.properties.correlationId ?? '(no correlation id)';
-    const target = delivery.queue + this.options.deadLetterSuffix;
-    const result = await copyWithBackoff(
-      () => this.deadLetter(delivery, reason),
-      () => delivery.live && this.state !== 'STOPPED',
-      (attempt, error, nextInMs) => {
-        this.deadLetterFailedAttempts++;
-        if (nextInMs !== null) this.logger.warn(`could not copy ${id} to ${target} (attempt ${attempt}); trying again in ${nextInMs} ms`, { error: error.message });
-      },
-    );
-    if (result.ok) return true;
-    this.deadLetterUnsent++;
-    const line = `could not copy message ${id} to ${target} after ${result.attempts} attempt(s): ${result.error.message}. ` +
-      `It is left unacked (not lost): it returns to ${delivery.queue} when this connection closes. Fix the cause or move it by hand.`;
-    const meta = { queue: delivery.queue, correlation_id: id, attempts: result.attempts, error: result.error.message, reason };
-    if (this.reportedUnsent.first(id)) this.logger.error(line, meta);
-    else this.logger.debug(line, meta);
-    return false;
   }
 
   private async deadLetter(delivery: Delivery, reason: string): Promise<void> {

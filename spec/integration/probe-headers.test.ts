@@ -111,10 +111,10 @@ test('a dead-letter copy that cannot be made: bounded retries with backoff, then
   // A header larger than amqplib's 64 KiB encoding buffer: the worker reads it, but no copy can be encoded.
   const id = randomUUID();
   await probe(h.queue, 'send', { task: 'test.not_registered_here', args: [], id, headers: { blob: { repeat: ['x', 70_000] } } });
-  await waitFor(() => h.worker.deadLetterUnsent === 1, 40_000, 100);
+  await waitFor(() => h.worker.deadLetters.unsent === 1, 40_000, 100);
   await sleep(1500);
-  expect(h.worker.deadLetterFailedAttempts).toBe(5);
-  expect(h.worker.deadLetterUnsent).toBe(1);
+  expect(h.worker.deadLetters.failedAttempts).toBe(5);
+  expect(h.worker.deadLetters.unsent).toBe(1);
   const loud = logs.lines.filter((l) => l.level === 'error' && l.message.includes(`could not copy message ${id}`));
   expect(loud).toHaveLength(1);
   expect(loud[0]?.message).toMatch(/after 5 attempt\(s\).*left unacked/);
