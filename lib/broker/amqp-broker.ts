@@ -126,6 +126,7 @@ export class AmqpBroker implements Broker {
   staleSettles = 0;
   /** When the connection was lost, for the reconnect log line. */
   private lostAt: number | undefined;
+  private everConnected = false;
 
   constructor(private readonly opts: AmqpBrokerOptions) {}
 
@@ -206,8 +207,10 @@ export class AmqpBroker implements Broker {
     if (this.lostAt !== undefined) {
       const awayMs = Date.now() - this.lostAt;
       this.lostAt = undefined;
-      this.opts.logger.info(`broker connection restored after ${(awayMs / 1000).toFixed(1)} s away`, { away_ms: awayMs });
+      const what = this.everConnected ? 'broker connection restored after' : 'broker connected after retrying for';
+      this.opts.logger.info(`${what} ${(awayMs / 1000).toFixed(1)} s${this.everConnected ? ' away' : ''}`, { away_ms: awayMs });
     }
+    this.everConnected = true;
     const waiters = this.readyWaiters;
     this.readyWaiters = [];
     for (const w of waiters) w();
