@@ -45,5 +45,15 @@ export default tseslint.config(
       }],
     },
   },
+  {
+    // amqplib's codec extension (lib/broker/amqp-codec.ts) must load before amqplib: one way in.
+    files: ['lib/**/*.ts', 'spec/**/*.ts', 'tasks/**/*.ts', 'beat/**/*.ts'],
+    ignores: ['lib/broker/amqplib.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        paths: [{ name: 'amqplib', allowTypeImports: true, message: 'Import amqplib from lib/broker/amqplib.ts: its codec extension must load first.' }],
+      }],
+    },
+  },
   { files: ['jest.config.js', 'eslint.config.js'], ...tseslint.configs.disableTypeChecked },
 );

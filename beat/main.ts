@@ -8,8 +8,8 @@ import { createServer } from 'node:http';
 import { AmqpBroker } from '../lib/broker/amqp-broker.js';
 import { BrokerLock } from '../lib/broker/amqp-lock.js';
 import { describeConfig, loadCommandLine } from '../lib/config/settings.js';
-import { coerceError } from '../lib/errors.js';
-import { createLogger } from '../lib/logger.js';
+import { type Subcommand, answerInfoFlags } from '../lib/config/usage.js';
+import { createLogger, exitFatal, exitFlushed } from '../lib/logger.js';
 import { SMARTER_CATALOG } from '../tasks/catalog.js';
 import { smarterTasks } from '../tasks/index.js';
 import { SMARTER_SETTINGS } from '../tasks/settings.js';
@@ -20,7 +20,14 @@ import { BEAT_SETTINGS } from './settings.js';
 import { smarterSchedule } from './smarter-schedule.js';
 import { FileStore, RedisStore } from './store.js';
 
+const COMMANDS: Subcommand[] = [
+  { name: 'run', summary: "Send Smarter's schedule (the default)." },
+  { name: 'check [dir]', summary: 'Check the queue contract (ADR-030) against the task catalog and the chart/compose deployments in dir (default .); exit 1 when it does not hold.' },
+];
+
 async function main(argv: string[]): Promise<number> {
+  const info = answerInfoFlags(argv, { program: 'smarter-beat', summary: "Smarter's Beat: sends the periodic tasks to the broker, one replica at a time.", settings: BEAT_SETTINGS, commands: COMMANDS });
+  if (info !== null) return info;
   const loaded = loadCommandLine('smarter-beat', BEAT_SETTINGS, process.env, argv);
   if (!loaded) return 2;
   const { values: config, positionals } = loaded;
@@ -75,10 +82,4 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`smarter-beat: ${coerceError(err).stack}\n`);
-    process.exit(1);
-  },
-);
+main(process.argv.slice(2)).then(exitFlushed, (err: unknown) => exitFatal('smarter-beat', err));

@@ -65,12 +65,52 @@ export function createLogger(options: { level: LogLevel; json?: boolean; silent?
           return `[${String(timestamp)}: ${level.toUpperCase()}] ${String(message)}${rest}`;
         }),
       );
-  return winston.createLogger({
+  const logger = winston.createLogger({
     level: options.level,
     format,
     silent: options.silent ?? false,
     transports: [new winston.transports.Console({ stderrLevels: [] })],
   });
+  if (!options.silent) processLoggers.add(logger);
+  return logger;
+}
+
+/** The process's loggers, so that an exit can flush them all. */
+const processLoggers = new Set<winston.Logger>();
+
+/**
+ * Waits (at most `timeoutMs`) until every line logged so far has left winston's streams, which buffer once
+ * a burst outruns the transport; `process.exit` would drop what is still buffered.
+ */
+export async function flushLogs(timeoutMs = 2000): Promise<void> {
+  const loggers = [...processLoggers];
+  processLoggers.clear();
+  const flushed = loggers.map(
+    (l) =>
+      new Promise<void>((resolve) => {
+        l.on('finish', () => setImmediate(resolve));
+        l.end();
+      }),
+  );
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.all(flushed), new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)))]);
+  clearTimeout(timer);
+}
+
+/** Ends a program with `code` once its logs are flushed. */
+export function exitFlushed(code: number): void {
+  void flushLogs().finally(() => process.exit(code));
+}
+
+/**
+ * A program's fatal error: in the log (as JSON when logs are JSON, so collectors see why it stopped) and
+ * on stderr, then exit 1 after the last lines are flushed.
+ */
+export function exitFatal(program: string, err: unknown): void {
+  const e = err instanceof Error ? err : new Error(String(err));
+  for (const l of processLoggers) l.error(`${program} stopped by a fatal error: ${e.message}`, { error: e.stack, fatal: true });
+  process.stderr.write(`${program}: ${e.stack ?? e.message}\n`);
+  exitFlushed(1);
 }
 
 /** A logger that drops everything, for unit tests. */

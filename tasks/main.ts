@@ -5,8 +5,8 @@
  */
 import { createWorker } from '../lib/app.js';
 import { describeConfig, loadCommandLine, settingsTable } from '../lib/config/settings.js';
-import { coerceError } from '../lib/errors.js';
-import { type Logger, createLogger } from '../lib/logger.js';
+import { type Subcommand, answerInfoFlags } from '../lib/config/usage.js';
+import { type Logger, createLogger, exitFatal, exitFlushed } from '../lib/logger.js';
 import { AmqpBroker } from '../lib/broker/amqp-broker.js';
 import { delayedStats, formatDuration, nextDueWithinSeconds } from '../lib/broker/delayed-stats.js';
 import { installSignalHandlers } from '../lib/worker/signals.js';
@@ -17,9 +17,20 @@ import { smarterTasks } from './index.js';
 import { SETTINGS } from './settings.js';
 
 
+/** The subcommands, for `--help`; the first is what runs without one. */
+const COMMANDS: Subcommand[] = [
+  { name: 'worker', summary: 'Consume the queues and run the tasks (the default).' },
+  { name: 'settings', summary: 'Print the configuration table (README) and exit.' },
+  { name: 'delayed', summary: 'List what waits in the delay topology, without consuming it.' },
+  { name: 'tasks', summary: "List the registered tasks; --contract: each of Smarter's 39 names and who serves it." },
+  { name: 'dead-letter', summary: 'list <queue> | replay <queue> [--task N] [--reason T] [--limit N] [--to Q]: read or replay a dead-letter queue.' },
+];
+
 async function main(argv: string[]): Promise<number> {
   if (isCommand(argv[0])) return runCommand(argv);
   const args = argv[0] === 'worker' ? argv.slice(1) : argv;
+  const info = answerInfoFlags(args, { program: 'smarter-worker', summary: "Smarter's Celery worker (Celery's wire protocol, in TypeScript).", settings: SETTINGS, commands: COMMANDS });
+  if (info !== null) return info;
   const loaded = loadCommandLine('smarter-worker', SETTINGS, process.env, args);
   if (!loaded) return 2;
   const { values: config, positionals } = loaded;
@@ -82,10 +93,4 @@ async function printDelayed(url: string, logger: Logger): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`smarter-worker: ${coerceError(err).stack}\n`);
-    process.exit(1);
-  },
-);
+main(process.argv.slice(2)).then(exitFlushed, (err: unknown) => exitFatal('smarter-worker', err));

@@ -7,7 +7,7 @@
  * treat any unexpected channel close as a lost connection, reconnect with backoff, and restore prefetch,
  * queues and consumers. Deliveries from before a reconnect can no longer be settled: the broker redelivers them.
  */
-import amqp from 'amqplib';
+import amqp from './amqplib.js';
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { EventEmitter } from 'node:events';
 import { BrokerError, coerceError } from '../errors.js';
@@ -45,7 +45,6 @@ class AmqpDelivery implements Delivery {
   constructor(
     private readonly broker: AmqpBroker,
     private readonly channel: Channel,
-    private readonly generation: number,
     private readonly msg: ConsumeMessage,
     readonly queue: string,
   ) {}
@@ -74,31 +73,47 @@ class AmqpDelivery implements Delivery {
   get redelivered() {
     return this.msg.fields.redelivered;
   }
+  get live(): boolean {
+    return this.broker.isLive(this.channel);
+  }
   ack(): void {
-    this.settle(() => this.channel.ack(this.msg));
+    this.settle('ack', () => this.channel.ack(this.msg));
   }
   reject(requeue: boolean): void {
-    this.settle(() => this.channel.reject(this.msg, requeue));
+    this.settle(requeue ? 'requeue' : 'reject', () => this.channel.reject(this.msg, requeue));
   }
-  private settle(fn: () => void): void {
+  private settle(what: string, fn: () => void): void {
     if (this.settled) return;
     this.settled = true;
-    if (!this.broker.isCurrent(this.generation)) return;
-    try {
-      fn();
-    } catch {
-      // The channel closed under us; the broker redelivers the message.
+    // Whether the channel lives is the only question: a settle right after a reconnect, before the
+    // connection is reported up, is on a live channel and must go out (it used to be skipped silently).
+    if (this.live) {
+      try {
+        fn();
+        return;
+      } catch {
+        // The channel closed under us: counted below.
+      }
     }
+    this.broker.staleSettle(this.queue, what, this.msg.properties.correlationId as string | undefined);
   }
+}
+
+interface Consumer {
+  handler: DeliveryHandler;
+  noAck: boolean;
+  tag?: string | undefined;
+  /** Set while the broker has cancelled it (its queue was deleted) and it is being restored. */
+  restoring?: { attempt: number; timer?: NodeJS.Timeout | undefined };
 }
 
 export class AmqpBroker implements Broker {
   private model: ChannelModel | undefined;
   private consumeCh: Channel | undefined;
   private publishCh: ConfirmChannel | undefined;
-  private generation = 0;
+  private readonly liveChannels = new WeakSet<Channel>();
   private prefetch: number | undefined;
-  private readonly consumers = new Map<string, { handler: DeliveryHandler; noAck: boolean; tag?: string }>();
+  private readonly consumers = new Map<string, Consumer>();
   private readonly queues = new Map<string, QueueSpec>();
   private readonly topologies = new Map<string, Topology>();
   private readonly events = new EventEmitter();
@@ -107,6 +122,11 @@ export class AmqpBroker implements Broker {
   private attempt = 0;
   private readyWaiters: Array<() => void> = [];
   connected = false;
+  /** Settles that could not be sent because their channel was gone (the broker redelivers those messages). */
+  staleSettles = 0;
+  /** When the connection was lost, for the reconnect log line. */
+  private lostAt: number | undefined;
+  private everConnected = false;
 
   constructor(private readonly opts: AmqpBrokerOptions) {}
 
@@ -114,8 +134,17 @@ export class AmqpBroker implements Broker {
     this.events.on(event, listener);
   }
 
-  isCurrent(generation: number): boolean {
-    return this.connected && generation === this.generation;
+  isLive(channel: Channel): boolean {
+    return this.liveChannels.has(channel);
+  }
+
+  /** A settle whose channel is gone: never silent. */
+  staleSettle(queue: string, what: string, correlationId: string | undefined): void {
+    this.staleSettles++;
+    this.opts.logger.warn(`could not ${what} a message of ${queue}: the channel it came on is gone; the broker redelivers it`, {
+      queue,
+      correlation_id: correlationId,
+    });
   }
 
   async connect(): Promise<void> {
@@ -126,6 +155,7 @@ export class AmqpBroker implements Broker {
         return;
       } catch (err) {
         if (this.closing) throw new BrokerError('closed while connecting', { cause: err });
+        this.lostAt ??= Date.now();
         const delay = this.nextDelay();
         this.opts.logger.warn(`broker connection failed, retrying in ${delay} ms`, {
           error: coerceError(err).message,
@@ -153,8 +183,10 @@ export class AmqpBroker implements Broker {
     const consumeCh = await model.createChannel();
     const publishCh = await model.createConfirmChannel();
     for (const ch of [consumeCh, publishCh]) {
+      this.liveChannels.add(ch);
       ch.on('error', (err: Error) => this.opts.logger.warn('broker channel error', { error: err.message }));
       ch.on('close', () => {
+        this.liveChannels.delete(ch);
         // A channel-only closure: restart the whole connection so consumers and prefetch are restored.
         if (!this.closing && this.model === model) void model.close().catch(() => undefined);
       });
@@ -162,12 +194,23 @@ export class AmqpBroker implements Broker {
     this.model = model;
     this.consumeCh = consumeCh;
     this.publishCh = publishCh;
-    this.generation++;
     for (const t of this.topologies.values()) await this.topologyOn(model, t);
     for (const spec of this.queues.values()) await this.declareOn(model, spec);
-    for (const [queue, c] of this.consumers) c.tag = await this.startConsumer(queue, c.handler, c.noAck);
+    for (const [queue, c] of this.consumers) {
+      if (c.restoring?.timer) clearTimeout(c.restoring.timer);
+      // A queue deleted while we were away is declared again like every other.
+      c.tag = await this.startConsumer(queue, c.handler, c.noAck);
+      c.restoring = undefined;
+    }
     this.connected = true;
     this.attempt = 0;
+    if (this.lostAt !== undefined) {
+      const awayMs = Date.now() - this.lostAt;
+      this.lostAt = undefined;
+      const what = this.everConnected ? 'broker connection restored after' : 'broker connected after retrying for';
+      this.opts.logger.info(`${what} ${(awayMs / 1000).toFixed(1)} s${this.everConnected ? ' away' : ''}`, { away_ms: awayMs });
+    }
+    this.everConnected = true;
     const waiters = this.readyWaiters;
     this.readyWaiters = [];
     for (const w of waiters) w();
@@ -176,6 +219,10 @@ export class AmqpBroker implements Broker {
 
   private lost(model: ChannelModel, err: Error | undefined): void {
     if (this.model !== model) return;
+    // Before anyone hears of the loss, so that what they check next (Delivery.live) already says so.
+    if (this.consumeCh) this.liveChannels.delete(this.consumeCh);
+    if (this.publishCh) this.liveChannels.delete(this.publishCh);
+    this.lostAt ??= Date.now();
     this.connected = false;
     this.model = undefined;
     this.consumeCh = undefined;
@@ -291,7 +338,6 @@ export class AmqpBroker implements Broker {
   private async startConsumer(queue: string, handler: DeliveryHandler, noAck: boolean): Promise<string> {
     const ch = this.consumeCh;
     if (!ch) throw new BrokerError('not connected');
-    const generation = this.generation;
     // Per-consumer prefetch (global=false), set before each consume: quorum queues refuse a channel-wide
     // limit, and a worker consumes one queue in the ADR-030 deployment, where both mean the same.
     if (this.prefetch !== undefined) await ch.prefetch(this.prefetch, false);
@@ -299,10 +345,10 @@ export class AmqpBroker implements Broker {
       queue,
       (msg) => {
         if (msg === null) {
-          this.opts.logger.warn(`consumer of ${queue} was cancelled by the broker`);
+          this.cancelledByBroker(queue, ch);
           return;
         }
-        const delivery = new AmqpDelivery(this, ch, generation, msg, queue);
+        const delivery = new AmqpDelivery(this, ch, msg, queue);
         // With noAck the broker has already forgotten the message: nothing to settle.
         if (noAck) delivery.settled = true;
         handler(delivery);
@@ -312,9 +358,58 @@ export class AmqpBroker implements Broker {
     return reply.consumerTag;
   }
 
+  /**
+   * The broker cancelled a consumer (its queue was deleted, or a quorum queue lost its leader): declare
+   * the queue again and consume it again with backoff, as Celery's consumer restarts. Until it consumes
+   * again, `isConsuming` says so (readiness and `inspect active_queues` read it).
+   */
+  private cancelledByBroker(queue: string, ch: Channel): void {
+    const c = this.consumers.get(queue);
+    if (!c || c.restoring || this.closing) return;
+    c.tag = undefined;
+    c.restoring = { attempt: 0 };
+    this.opts.logger.warn(`consumer of ${queue} was cancelled by the broker (was the queue deleted?); declaring it and consuming it again`, { queue });
+    this.scheduleRestore(queue, c, ch);
+  }
+
+  private scheduleRestore(queue: string, c: Consumer, ch: Channel): void {
+    const r = c.restoring;
+    if (!r) return;
+    const initial = this.opts.reconnectInitialMs ?? 200;
+    const delay = Math.min(this.opts.reconnectMaxMs ?? 15_000, initial * 2 ** r.attempt++);
+    r.timer = setTimeout(() => {
+      r.timer = undefined;
+      // A reconnect restores every consumer itself; a cancel() since means nobody wants it any more.
+      if (this.closing || this.consumers.get(queue) !== c || this.consumeCh !== ch || !this.model) return;
+      this.restoreOn(this.model, queue, c).then(
+        () => this.opts.logger.info(`consuming ${queue} again`, { queue }),
+        (err: unknown) => {
+          this.opts.logger.warn(`could not consume ${queue} again; retrying`, { queue, error: coerceError(err).message });
+          this.scheduleRestore(queue, c, ch);
+        },
+      );
+    }, delay);
+  }
+
+  private async restoreOn(model: ChannelModel, queue: string, c: Consumer): Promise<void> {
+    const spec = this.queues.get(queue);
+    if (spec) await this.declareOn(model, spec);
+    // Topologies that declare the queue (pidbox) or bind to it (its delay binding died with it).
+    for (const t of this.topologies.values()) {
+      if (t.queues.some((q) => q.name === queue) || t.bindings.some((b) => b.destination === queue && !b.toExchange)) await this.topologyOn(model, t);
+    }
+    c.tag = await this.startConsumer(queue, c.handler, c.noAck);
+    c.restoring = undefined;
+  }
+
+  isConsuming(queue: string): boolean {
+    const c = this.consumers.get(queue);
+    return this.connected && c !== undefined && c.tag !== undefined && !c.restoring;
+  }
+
   async consume(queue: string, handler: DeliveryHandler, options: { noAck?: boolean } = {}): Promise<void> {
     await this.ready();
-    const entry: { handler: DeliveryHandler; noAck: boolean; tag?: string } = { handler, noAck: options.noAck ?? false };
+    const entry: Consumer = { handler, noAck: options.noAck ?? false };
     this.consumers.set(queue, entry);
     entry.tag = await this.startConsumer(queue, handler, entry.noAck);
   }
@@ -322,6 +417,7 @@ export class AmqpBroker implements Broker {
   async cancel(queue: string): Promise<void> {
     const entry = this.consumers.get(queue);
     this.consumers.delete(queue);
+    if (entry?.restoring?.timer) clearTimeout(entry.restoring.timer);
     if (entry?.tag && this.consumeCh && this.connected) await this.consumeCh.cancel(entry.tag).catch(() => undefined);
   }
 

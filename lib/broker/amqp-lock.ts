@@ -5,12 +5,13 @@
  * without any expiry to tune. Used by Beat so that two replicas never send the same tick.
  */
 import { EventEmitter } from 'node:events';
-import amqp from 'amqplib';
+import type { ChannelModel } from 'amqplib';
+import amqp from './amqplib.js';
 import type { Logger } from '../logger.js';
 import { withHeartbeat } from './amqp-broker.js';
 
 export class BrokerLock extends EventEmitter<{ lost: [] }> {
-  private conn: amqp.ChannelModel | null = null;
+  private conn: ChannelModel | null = null;
   private releasing = false;
 
   constructor(

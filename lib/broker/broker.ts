@@ -12,7 +12,12 @@ export interface Delivery {
   readonly exchange: string;
   readonly routingKey: string;
   readonly redelivered: boolean;
-  /** Settles at most once; a settle after the channel it came on is gone is a no-op (the broker redelivers). */
+  /**
+   * False once the channel it came on is gone: the broker redelivers the message, so it must not run here
+   * (Celery drops what it reserved from a dead connection). A noAck delivery has nothing to redeliver.
+   */
+  readonly live: boolean;
+  /** Settles at most once; a settle after its channel is gone is counted and logged (the broker redelivers). */
   ack(): void;
   reject(requeue: boolean): void;
   readonly settled: boolean;
@@ -44,6 +49,8 @@ export interface Broker {
   /** Starts consuming; the consumer is re-established after every reconnect. */
   consume(queue: string, handler: DeliveryHandler, options?: { noAck?: boolean }): Promise<void>;
   cancel(queue: string): Promise<void>;
+  /** Whether the queue is consumed right now: false while disconnected, or after the broker cancelled it until it is restored. */
+  isConsuming(queue: string): boolean;
   /** Resolves once the broker confirmed the message (publisher confirms). */
   publish(exchange: string, routingKey: string, body: Buffer, properties: PublishProperties): Promise<void>;
   /** Prefetch of each consumer started from now on (0 = unlimited). */
@@ -56,6 +63,8 @@ export interface Broker {
   /** Message and consumer counts of a queue, without consuming; null when it does not exist. */
   inspectQueue(queue: string): Promise<QueueStats | null>;
   readonly connected: boolean;
+  /** Settles that could not be sent because their channel had closed (each was logged). */
+  readonly staleSettles: number;
   on<E extends keyof BrokerEvents>(event: E, listener: BrokerEvents[E]): void;
   close(): Promise<void>;
 }

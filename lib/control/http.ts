@@ -91,6 +91,10 @@ export function startHttp(broker: Broker, worker: Worker<unknown>, metrics: Task
   gauge('smarter_worker_eta_held', 'ETA messages held unacked until due', () => worker.heldCount);
   gauge('smarter_worker_prefetch', 'Prefetch count per consumer', () => worker.options.prefetchMultiplier * worker.options.concurrency);
   gauge('smarter_worker_broker_reconnects', 'Broker connections lost since start', () => reconnects);
+  gauge('smarter_worker_stale_settles', 'Acks and rejects not sent because their channel had closed (redelivered by the broker)', () => broker.staleSettles);
+  gauge('smarter_worker_dropped_stale', 'Reserved or held messages of a closed channel dropped unrun (redelivered by the broker)', () => worker.droppedStale);
+  gauge('smarter_worker_dead_letter_failed_attempts', 'Dead-letter copies that failed (each attempt)', () => worker.deadLetters.failedAttempts);
+  gauge('smarter_worker_dead_letter_unsent', 'Messages left unacked because their dead-letter copy failed every attempt', () => worker.deadLetters.unsent);
   gauge('smarter_worker_delay_offloaded', 'Far-ETA messages moved into the delay topology since start', () => worker.offloaded);
   gauge('smarter_worker_event_loop_delay_seconds', 'Event-loop delay, p99 over the last interval', () => loop.percentile(99) / 1e9);
   const overBudget = new client.Gauge({ name: 'smarter_worker_over_wait_budget', help: 'Runs reported as waiting past their budget', labelNames: ['task'], registers: [reg] });
@@ -108,8 +112,10 @@ export function startHttp(broker: Broker, worker: Worker<unknown>, metrics: Task
       const stalled = delayMs > (opts.maxLoopDelayMs ?? 5000);
       send(stalled ? 503 : 200, stalled ? `event loop stalled for ${Math.round(delayMs)} ms\n` : 'ok\n');
     } else if (path === '/readyz') {
-      const ready = broker.connected && worker.state === 'RUNNING';
-      send(ready ? 200 : 503, ready ? 'ready\n' : `not ready: broker ${broker.connected ? 'connected' : 'disconnected'}, worker ${worker.state}\n`);
+      const idle = worker.options.queues.filter((q) => !broker.isConsuming(q));
+      const ready = broker.connected && worker.state === 'RUNNING' && idle.length === 0;
+      const why = idle.length > 0 && broker.connected ? `, not consuming ${idle.join(', ')}` : '';
+      send(ready ? 200 : 503, ready ? 'ready\n' : `not ready: broker ${broker.connected ? 'connected' : 'disconnected'}, worker ${worker.state}${why}\n`);
     } else if (path === '/metrics') {
       void (async () => {
         for (const [task, n] of worker.overWaitBudget) overBudget.set({ task }, n);

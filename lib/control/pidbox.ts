@@ -189,7 +189,7 @@ export class Pidbox {
       reserved: () => w.reservedMessages().map((m) => this.info(m)),
       scheduled: () => w.heldMessages().map((m) => ({ eta: m.eta?.iso ?? null, priority: 6, request: this.info(m) })),
       revoked: () => [...w.revoked.keys()],
-      active_queues: () => w.options.queues.map((q) => activeQueueInfo(q)),
+      active_queues: () => w.activeQueues().map((q) => activeQueueInfo(q)),
       stats: () => this.stats(),
       conf: () => this.opts.conf,
       report: () => ok(`software -> ${'smarter-worker'} node ${process.version} ${os.type()} ${os.release()}\nnode: ${this.opts.nodeName}\n`),

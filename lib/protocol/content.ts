@@ -8,6 +8,7 @@ import { decode as msgpackDecode } from '@msgpack/msgpack';
 import yaml from 'js-yaml';
 import { ProtocolError } from '../errors.js';
 import { parseKombuJson, stringifyKombuJson } from './json.js';
+import { checkEncodingName, decodeText } from './text.js';
 
 export type Serializer = 'json' | 'msgpack' | 'yaml';
 
@@ -66,9 +67,40 @@ export interface ContentLabel {
   compression: string | undefined;
 }
 
+/**
+ * Deepest nesting of lists and mappings a body may have. Python's own json refuses about 1,000 levels
+ * (RecursionError, a decode error for Celery); anything near that would overflow our stack later, in the
+ * repr or the argument checks, inside the task instead of at the door.
+ */
+export const MAX_NESTING = 256;
+
+function isContainer(v: unknown): v is object {
+  if (Array.isArray(v)) return true;
+  if (typeof v !== 'object' || v === null) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/** Throws when a list or mapping sits deeper than `MAX_NESTING`; iterative, so any depth can be measured. */
+function checkNesting(value: unknown): void {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [v, depth] = top;
+    if (!isContainer(v)) continue;
+    if (depth > MAX_NESTING) {
+      throw new ProtocolError('PROTOCOL_DECODE', 'body', `lists and mappings are nested deeper than ${MAX_NESTING} levels`);
+    }
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (isContainer(child)) stack.push([child, depth + 1]);
+  }
+}
+
 /** Decodes a body to an `unknown` value, or throws a `ProtocolError` that says what was wrong. */
 export function decodeContent(body: Buffer, label: ContentLabel, accept: readonly Serializer[]): unknown {
-  const contentType = label.contentType ?? 'application/json';
+  const contentType = label.contentType;
+  if (contentType === undefined || contentType.trim() === '') {
+    // kombu reads a missing type as application/data, which no worker accepts.
+    throw new ProtocolError('PROTOCOL_CONTENT_DISALLOWED', 'properties.content_type', 'the message has no content type');
+  }
   const serializer = serializerFor(contentType);
   if (serializer === 'pickle') {
     throw new ProtocolError(
@@ -85,19 +117,28 @@ export function decodeContent(body: Buffer, label: ContentLabel, accept: readonl
     );
   }
   const raw = label.compression ? decompress(body, label.compression) : body;
+  // msgpack is binary whatever its label says; JSON and YAML are text in their declared encoding.
+  if (serializer === 'msgpack') checkEncodingName(label.contentEncoding);
+  const text = serializer === 'msgpack' ? '' : decodeText(raw, label.contentEncoding);
+  let value: unknown;
   try {
     switch (serializer) {
       case 'json':
-        return parseKombuJson(raw.toString('utf8'));
+        value = parseKombuJson(text);
+        break;
       case 'msgpack':
-        return msgpackDecode(raw);
+        value = msgpackDecode(raw);
+        break;
       case 'yaml':
-        return yaml.load(raw.toString('utf8'), { schema: yaml.CORE_SCHEMA });
+        value = yaml.load(text, { schema: yaml.CORE_SCHEMA });
+        break;
     }
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     throw new ProtocolError('PROTOCOL_DECODE', 'body', `cannot decode ${contentType} body: ${reason}`, { cause: err });
   }
+  checkNesting(value);
+  return value;
 }
 
 export interface EncodedContent {

@@ -8,6 +8,7 @@
  */
 import { ProtocolError } from '../errors.js';
 import { decodeContent, type Serializer } from './content.js';
+import { fieldErrorOf } from './field-types.js';
 import {
   isRecord,
   list,
@@ -73,6 +74,14 @@ function headersOf(raw: RawMessage): Record<string, unknown> {
   if (h === undefined || h === null) return {};
   if (!isRecord(h)) {
     throw new ProtocolError('PROTOCOL_UNKNOWN_MESSAGE', 'headers', 'headers are not a mapping');
+  }
+  const cut = fieldErrorOf(h);
+  if (cut) {
+    throw new ProtocolError(
+      'PROTOCOL_DECODE',
+      `headers.${cut.key}`,
+      `AMQP field type ${JSON.stringify(cut.tag)} is not one that RabbitMQ or py-amqp defines; the headers from here on could not be read`,
+    );
   }
   return h;
 }

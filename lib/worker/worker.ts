@@ -7,19 +7,23 @@ import { randomUUID } from 'node:crypto';
 import type { ResultBackend } from '../backend/backend.js';
 import { exceptionInfo } from '../backend/meta.js';
 import type { Broker, Delivery } from '../broker/broker.js';
-import { type DelayQueueType, delayEntryExchange, delayRoutingKey, delayTopology } from '../broker/topology.js';
+import { type DelayQueueType, MAX_DELAY_SECONDS, delayEntryExchange, delayRoutingKey, delayTopology } from '../broker/topology.js';
 import type { ProtocolError} from '../errors.js';
 import { NotRegisteredError, TaskRevokedError, coerceError, hasCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Serializer } from '../protocol/content.js';
 import { decodeTaskMessage } from '../protocol/decode.js';
+import { extendTable } from '../protocol/field-types.js';
 import type { TaskMessage } from '../protocol/types.js';
 import { ANY_QUEUE, type AnyTask } from '../registry/define-task.js';
 import type { Registry } from '../registry/registry.js';
 import { type AckPolicy, type Outcome, decide } from './decide.js';
+import { DeadLetterCopies } from './dead-letter.js';
 import { noEvents, type TaskEvents } from './events.js';
 import { Forwarder, type UnknownTaskPolicy } from './forward.js';
 import { TaskPublisher } from './publisher.js';
+import { type LongTimer, setLongTimeout } from './long-timer.js';
+import { dropStaleJobs } from './stale.js';
 import { type ActiveRun, type RunDefaults, runTask } from './run-task.js';
 import { TokenBucket, parseRate } from './rate-limit.js';
 import { loadRevoked, saveRevoked } from './state-db.js';
@@ -57,7 +61,7 @@ export class Worker<D = unknown> {
   readonly forwarder: Forwarder | undefined;
   readonly active = new Map<string, ActiveRun>();
   private readonly reserved: Job[] = [];
-  private readonly held = new Map<string, { timer: NodeJS.Timeout; job: Job }>();
+  private readonly held = new Map<string, { timer: LongTimer; job: Job }>();
   private readonly deadLetterDeclared = new Set<string>();
   private readonly buckets = new Map<string, TokenBucket>();
   private shutdownPromise: Promise<void> | undefined;
@@ -68,6 +72,9 @@ export class Worker<D = unknown> {
   readonly overWaitBudget = new Map<string, number>();
   /** Messages whose far ETA was moved into the delay topology. */
   offloaded = 0;
+  /** Reserved or held messages dropped unrun because their channel closed (the broker redelivers them). */
+  droppedStale = 0;
+  readonly deadLetters: DeadLetterCopies;
   readonly startedAt = Date.now();
 
   constructor(
@@ -89,6 +96,16 @@ export class Worker<D = unknown> {
     const unknown = options.unknownTasks;
     this.forwarder =
       unknown?.mode === 'forward' ? new Forwarder(broker, unknown.queue, options.nodeName, logger, (t, to) => events.forwarded?.(t, to)) : undefined;
+    this.deadLetters = new DeadLetterCopies(logger, options.deadLetterSuffix);
+    broker.on('disconnected', () => this.dropStale());
+  }
+
+  /** On a connection loss: what came on the dead channel is dropped unrun (stale.ts). */
+  private dropStale(): void {
+    const n = dropStaleJobs(this.reserved, this.held);
+    if (n === 0) return;
+    this.droppedStale += n;
+    this.logger.warn(`dropped ${n} reserved or held message(s) of a closed channel unrun; the broker redelivers them`, { dropped: n });
   }
 
   get state(): WorkerState {
@@ -197,6 +214,11 @@ export class Worker<D = unknown> {
     if (i >= 0) this.options.queues.splice(i, 1);
   }
 
+  /** The queues consumed right now (Celery's `active_queues`): a queue the broker cancelled is not, until restored. */
+  activeQueues(): string[] {
+    return this.options.queues.filter((q) => this.broker.isConsuming(q));
+  }
+
   get reservedCount(): number {
     return this.reserved.length;
   }
@@ -262,7 +284,8 @@ export class Worker<D = unknown> {
     this.events.received(msg);
     const job: Job = { delivery, msg, task: task };
     const delayMs = msg.eta ? msg.eta.epochMs - Date.now() : 0;
-    if (this.options.delayedDelivery && delayMs > this.options.delayedDelivery.holdMaxMs) await this.offload(job, delayMs);
+    if (this.options.delayedDelivery && Math.ceil(delayMs / 1000) > MAX_DELAY_SECONDS) await this.beyondDelayRange(job, delayMs);
+    else if (this.options.delayedDelivery && delayMs > this.options.delayedDelivery.holdMaxMs) await this.offload(job, delayMs);
     else if (delayMs > 0) this.hold(job, delayMs);
     else this.enqueue(job);
   }
@@ -285,6 +308,18 @@ export class Worker<D = unknown> {
     this.offloaded++;
     delivery.ack();
     this.logger.debug(`parked ${msg.task}[${msg.id}] until ${msg.eta?.iso ?? ''}`, { task: msg.task, id: msg.id, queue: delivery.queue });
+  }
+
+  /**
+   * An ETA the delay topology cannot hold (28 bits of seconds, 8.5 years): refused to the dead-letter queue
+   * with the reason, rather than held unacked for years in a prefetch slot (and the consumer_timeout).
+   */
+  private async beyondDelayRange(job: Job, delayMs: number): Promise<void> {
+    const { delivery, msg } = job;
+    const reason = `eta ${msg.eta?.iso ?? ''} is ${Math.ceil(delayMs / 1000)} s away, beyond the delay topology's range of ${MAX_DELAY_SECONDS} s (2^28 − 1 s, about 8.5 years)`;
+    this.logger.error(`refused ${msg.task}[${msg.id}] on ${delivery.queue}: ${reason}`, { task: msg.task, id: msg.id, queue: delivery.queue });
+    this.events.poisoned(delivery.queue, reason);
+    await this.settle(delivery, { kind: 'refused' }, reason);
   }
 
   private isRevokedOrExpired(msg: TaskMessage): boolean {
@@ -331,12 +366,12 @@ export class Worker<D = unknown> {
    */
   private hold(job: Job, delayMs: number): void {
     const key = randomUUID();
-    const timer = setTimeout(() => {
+    const timer = setLongTimeout(() => {
       this.held.delete(key);
       if (this.state !== 'RUNNING') return;
       if (this.isRevokedOrExpired(job.msg)) void this.revoke(job);
       else this.enqueue(job);
-    }, Math.min(delayMs, 2 ** 31 - 1));
+    }, delayMs);
     this.held.set(key, { timer, job });
   }
 
@@ -349,6 +384,11 @@ export class Worker<D = unknown> {
     while (this.state === 'RUNNING' && this.active.size < this.options.concurrency) {
       const job = this.reserved.shift();
       if (!job) break;
+      if (!job.delivery.live) {
+        this.droppedStale++;
+        this.logger.warn(`dropped ${job.msg.task}[${job.msg.id}] unrun: its channel closed; the broker redelivers it`, { task: job.msg.task, id: job.msg.id });
+        continue;
+      }
       if (this.isRevokedOrExpired(job.msg)) {
         void this.revoke(job);
         continue;
@@ -408,16 +448,8 @@ export class Worker<D = unknown> {
   /** Applies the decision for an outcome: dead-letter copy first (confirmed), then ack/reject/requeue. */
   private async settle(delivery: Delivery, outcome: Outcome, reason: string, policy: AckPolicy = this.options.defaults): Promise<void> {
     const decision = decide(outcome, policy);
-    if (decision.deadLetter) {
-      try {
-        await this.deadLetter(delivery, reason);
-      } catch (err) {
-        // Without a confirmed copy we must not drop the message: requeue it instead, and say so.
-        this.logger.error(`could not copy a message to the dead-letter queue; requeueing it`, { error: coerceError(err).message });
-        delivery.reject(true);
-        return;
-      }
-    }
+    // A copy that cannot be made leaves the message unacked (dead-letter.ts), never requeued into a loop.
+    if (decision.deadLetter && !(await this.deadLetters.copy(delivery, reason, () => this.deadLetter(delivery, reason), () => this.state !== 'STOPPED'))) return;
     if (decision.settle === 'ack') delivery.ack();
     else delivery.reject(decision.settle === 'requeue');
     if (decision.settle !== 'ack') {
@@ -453,7 +485,8 @@ export class Worker<D = unknown> {
     await this.broker.publish(exchange, key, delivery.raw.body, {
       contentType: p.contentType ?? 'application/octet-stream',
       contentEncoding: p.contentEncoding ?? 'binary',
-      headers: { ...headers, ...extraHeaders },
+      // As they came: a float header stays a float on the copy (field-types.ts).
+      headers: extendTable(headers, extraHeaders),
       deliveryMode: 2,
       priority: p.priority ?? 0,
       ...(p.correlationId !== undefined ? { correlationId: p.correlationId } : {}),
@@ -499,7 +532,7 @@ export class Worker<D = unknown> {
     if (this.state === 'DRAINING' || this.state === 'STOPPED') return;
     this.state = 'DRAINING';
     for (const q of this.options.queues) await this.broker.cancel(q).catch(() => undefined);
-    for (const { timer } of this.held.values()) clearTimeout(timer);
+    for (const { timer } of this.held.values()) timer.clear();
     this.held.clear();
     this.reserved.length = 0;
   }

@@ -1,12 +1,9 @@
 /** The health and metrics endpoint of a real worker: probes and Prometheus text. */
-import { execFile } from 'node:child_process';
 import net from 'node:net';
-import { promisify } from 'node:util';
-import { REDIS_URL, waitFor } from '../support/amqp.js';
+import { REDIS_URL, closeConnectionNamed, waitFor } from '../support/amqp.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
 
-const exec = promisify(execFile);
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -49,7 +46,8 @@ test('/metrics counts tasks by name and outcome, and shows in-flight, prefetch a
 });
 
 test('/readyz says 503 while the broker connection is down, and 200 again after the reconnect', async () => {
-  await exec('rabbitmqctl', ['close_all_connections', 'readiness test']);
+  // Only this worker's connection: the broker is shared.
+  await closeConnectionNamed(h.worker.options.nodeName, 'readiness test');
   await waitFor(async () => (await fetch(`${base}/readyz`)).status === 503, 5000, 20);
   await waitFor(async () => (await fetch(`${base}/readyz`)).status === 200, 20_000, 100);
 });

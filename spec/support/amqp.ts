@@ -1,5 +1,6 @@
 /** Real-broker helpers for integration tests: unique names, a raw client, cleanup. */
-import amqp from 'amqplib';
+import type { Channel, Options } from 'amqplib';
+import amqp from '../../lib/broker/amqplib.js';
 import { randomUUID } from 'node:crypto';
 
 export const AMQP_URL = process.env.TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672//';
@@ -25,7 +26,7 @@ export async function deleteQueues(names: string[]): Promise<void> {
   }
 }
 
-export async function withChannel<T>(fn: (ch: amqp.Channel) => Promise<T>): Promise<T> {
+export async function withChannel<T>(fn: (ch: Channel) => Promise<T>): Promise<T> {
   const conn = await amqp.connect(AMQP_URL);
   try {
     const ch = await conn.createChannel();
@@ -48,11 +49,11 @@ export async function waitFor<T>(fn: () => Promise<T | undefined> | T | undefine
 }
 
 /** Publishes raw bytes straight to a queue and waits for the broker's confirm. */
-export async function publishRaw(queue: string, body: string | Buffer, options: amqp.Options.Publish): Promise<void> {
+export async function publishRaw(queue: string, body: string | Buffer, options: Options.Publish): Promise<void> {
   await publishMany(queue, [{ body, options }]);
 }
 
-export async function publishMany(queue: string, messages: Array<{ body: string | Buffer; options: amqp.Options.Publish }>): Promise<void> {
+export async function publishMany(queue: string, messages: Array<{ body: string | Buffer; options: Options.Publish }>): Promise<void> {
   const conn = await amqp.connect(AMQP_URL);
   try {
     const ch = await conn.createConfirmChannel();
@@ -60,5 +61,25 @@ export async function publishMany(queue: string, messages: Array<{ body: string 
     await ch.waitForConfirms();
   } finally {
     await conn.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Closes the one connection whose client-provided name is `connectionName` (our broker names it after the
+ * node), never anyone else's: the broker is shared. Resolves once RabbitMQ has closed it.
+ */
+export async function closeConnectionNamed(connectionName: string, reason = 'test'): Promise<void> {
+  const { execFile } = await import('node:child_process');
+  const { promisify } = await import('node:util');
+  const exec = promisify(execFile);
+  const { stdout } = await exec('rabbitmqctl', ['list_connections', 'name', 'client_properties', '-q', '--formatter', 'json']);
+  const conns = JSON.parse(stdout) as Array<{ name: string; client_properties: Array<[string, string, unknown]> }>;
+  const mine = conns.filter((c) => c.client_properties.some(([k, , v]) => k === 'connection_name' && v === connectionName));
+  if (mine.length === 0) throw new Error(`no connection named ${connectionName}`);
+  // close_connection takes the Erlang pid, which only the tabular listing prints usably.
+  const table = (await exec('rabbitmqctl', ['list_connections', 'pid', 'name', '-q'])).stdout.split('\n').map((l) => l.split('\t'));
+  for (const c of mine) {
+    const pid = table.find((row) => row[1] === c.name)?.[0];
+    if (pid) await exec('rabbitmqctl', ['close_connection', pid, reason]);
   }
 }

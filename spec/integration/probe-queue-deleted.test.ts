@@ -1,0 +1,73 @@
+/**
+ * Issue 17, item 5, against the real RabbitMQ and the real `celery inspect`: a queue deleted while the
+ * worker consumes it (the broker cancels the consumer) is declared and consumed again with backoff; until
+ * then /readyz answers 503 and `active_queues` does not list it. Another connection holds the queue name
+ * (an exclusive queue) for a while, so the worker's first attempts fail and the waiting state is seen.
+ */
+import { execFile } from 'node:child_process';
+import net from 'node:net';
+import { promisify } from 'node:util';
+import amqp from '../../lib/broker/amqplib.js';
+import { AMQP_URL, REDIS_URL, waitFor } from '../support/amqp.js';
+import { type Harness, startWorker } from '../support/harness.js';
+import { ResultReader } from '../support/results.js';
+
+const exec = promisify(execFile);
+const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function activeQueues(node: string): Promise<string[]> {
+  const { stdout } = await exec(PYTHON, ['-m', 'celery', '-b', AMQP_URL, 'inspect', 'active_queues', '-d', node, '-j'], { timeout: 60_000 });
+  const out = JSON.parse(stdout) as Record<string, Array<{ name: string }>>;
+  return (out[node] ?? []).map((q) => q.name);
+}
+
+let h: Harness;
+let base: string;
+const results = new ResultReader();
+beforeAll(async () => {
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL, SMARTER_WORKER_HTTP_PORT: String(port) } });
+});
+afterAll(async () => {
+  await h.stop();
+  await results.close();
+});
+
+test('a queue deleted while consumed: 503 and not in active_queues until consumed again, then tasks run', async () => {
+  const node = h.worker.options.nodeName;
+  expect((await fetch(`${base}/readyz`)).status).toBe(200);
+  expect(await activeQueues(node)).toContain(h.queue);
+
+  const squatter = await amqp.connect(AMQP_URL);
+  try {
+    const ch = await squatter.createChannel();
+    await ch.deleteQueue(h.queue);
+    // Held under the same name by another connection: the worker's declarations fail (RESOURCE_LOCKED).
+    await ch.assertQueue(h.queue, { exclusive: true });
+    const readyz = await waitFor(async () => {
+      const r = await fetch(`${base}/readyz`);
+      return r.status === 503 ? r.text() : undefined;
+    }, 5000, 20);
+    expect(readyz).toContain(`not consuming ${h.queue}`);
+    expect(h.worker.activeQueues()).not.toContain(h.queue);
+    expect(await activeQueues(node)).not.toContain(h.queue);
+    expect(h.broker.connected).toBe(true);
+  } finally {
+    await squatter.close();
+  }
+
+  await waitFor(async () => (await fetch(`${base}/readyz`)).status === 200, 30_000, 100);
+  expect(await activeQueues(node)).toContain(h.queue);
+  const id = await h.worker.publisher.apply('test.add', [2, 3], {});
+  expect(await results.ready(id)).toMatchObject({ status: 'SUCCESS', result: 5 });
+}, 90_000);

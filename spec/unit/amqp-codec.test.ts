@@ -1,0 +1,117 @@
+/**
+ * The field-table codec extension (issue 17, item 1): every field type RabbitMQ and py-amqp write is read
+ * faithfully, wire types are remembered for the copy, and a tag nobody defines stops only its own table.
+ */
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { decodeFields } from '../../lib/broker/amqp-codec.js';
+import { toAmqpTable } from '../../lib/broker/amqp-table.js';
+import { extendTable, fieldErrorOf, fieldTypesOf } from '../../lib/protocol/field-types.js';
+
+const amqpCodec = createRequire(import.meta.url)(path.resolve('node_modules/amqplib/lib/codec.js')) as {
+  encodeTable(b: Buffer, v: unknown, o: number): number;
+  decodeFields: (b: Buffer) => Record<string, unknown>;
+};
+
+/** One table entry: key, tag, value bytes. */
+function entry(key: string, tag: string, value: Buffer): Buffer {
+  return Buffer.concat([Buffer.from([key.length]), Buffer.from(key), Buffer.from(tag), value]);
+}
+const be = (bytes: number, write: (b: Buffer) => void) => {
+  const b = Buffer.alloc(bytes);
+  write(b);
+  return b;
+};
+
+test('amqplib itself now decodes with the extension (installed on import)', () => {
+  expect(amqpCodec.decodeFields).toBe(decodeFields);
+});
+
+test('py-amqp L (signed 64): safe integers as numbers, beyond 2^53 as bigint, negative ones intact', () => {
+  const t = decodeFields(
+    Buffer.concat([
+      entry('ts_ms', 'L', be(8, (b) => b.writeBigInt64BE(1733000000000n))),
+      entry('neg', 'L', be(8, (b) => b.writeBigInt64BE(-2147483648n))),
+      entry('huge', 'L', be(8, (b) => b.writeBigInt64BE(2n ** 62n + 1n))),
+      entry('rabbit', 'l', be(8, (b) => b.writeBigInt64BE(-5n))),
+    ]),
+  );
+  expect(t).toEqual({ ts_ms: 1733000000000, neg: -2147483648, huge: 2n ** 62n + 1n, rabbit: -5 });
+  expect(fieldTypesOf(t)).toEqual({ ts_ms: 'L', neg: 'L', huge: 'L', rabbit: 'l' });
+});
+
+test('every other RabbitMQ and py-amqp type: ints of each width and sign, floats, strings, bytes, void, nesting', () => {
+  const inner = entry('x', 'I', be(4, (b) => b.writeInt32BE(-7)));
+  const arr = Buffer.concat([Buffer.from('d'), be(8, (b) => b.writeDoubleBE(2.5)), Buffer.from('t'), Buffer.from([1])]);
+  const t = decodeFields(
+    Buffer.concat([
+      entry('b', 'b', be(1, (b) => b.writeInt8(-1))),
+      entry('B', 'B', be(1, (b) => b.writeUInt8(255))),
+      entry('s', 's', be(2, (b) => b.writeInt16BE(-300))),
+      entry('U', 'U', be(2, (b) => b.writeInt16BE(-301))),
+      entry('u', 'u', be(2, (b) => b.writeUInt16BE(65535))),
+      entry('I', 'I', be(4, (b) => b.writeInt32BE(-2))),
+      entry('i', 'i', be(4, (b) => b.writeUInt32BE(4294967295))),
+      entry('f', 'f', be(4, (b) => b.writeFloatBE(0.5))),
+      entry('d', 'd', be(8, (b) => b.writeDoubleBE(1e20))),
+      entry('D', 'D', Buffer.from([2, 0, 0, 1, 0])),
+      entry('T', 'T', be(8, (b) => b.writeBigUInt64BE(1733000000n))),
+      entry('S', 'S', Buffer.concat([be(4, (b) => b.writeUInt32BE(2)), Buffer.from('é')])),
+      entry('x', 'x', Buffer.concat([be(4, (b) => b.writeUInt32BE(2)), Buffer.from([0xff, 0x00])])),
+      entry('V', 'V', Buffer.alloc(0)),
+      entry('t', 't', Buffer.from([0])),
+      entry('F', 'F', Buffer.concat([be(4, (b) => b.writeUInt32BE(inner.length)), inner])),
+      entry('A', 'A', Buffer.concat([be(4, (b) => b.writeUInt32BE(arr.length)), arr])),
+    ]),
+  );
+  expect(t).toEqual({
+    b: -1,
+    B: 255,
+    s: -300,
+    U: -301,
+    u: 65535,
+    I: -2,
+    i: 4294967295,
+    f: 0.5,
+    d: 1e20,
+    D: { '!': 'decimal', value: { places: 2, digits: 256 } },
+    T: { '!': 'timestamp', value: 1733000000 },
+    S: 'é',
+    x: Buffer.from([0xff, 0x00]),
+    V: null,
+    t: false,
+    F: { x: -7 },
+    A: [2.5, true],
+  });
+  expect(fieldTypesOf(t.A as object)).toEqual({ 0: 'd', 1: 't' });
+});
+
+test('an unknown tag keeps the entries before it and marks the table, instead of throwing', () => {
+  const t = decodeFields(Buffer.concat([entry('ok', 'I', be(4, (b) => b.writeInt32BE(1))), entry('bad', 'Z', Buffer.alloc(3))]));
+  expect(t).toEqual({ ok: 1 });
+  expect(fieldErrorOf(t)).toEqual({ key: 'bad', tag: 'Z' });
+});
+
+test('a decoded table encodes back as it came: floats stay floats, 64-bit stays 64-bit, extra headers added', () => {
+  const original = decodeFields(
+    Buffer.concat([
+      entry('big_float', 'd', be(8, (b) => b.writeDoubleBE(1e20))),
+      entry('whole', 'd', be(8, (b) => b.writeDoubleBE(3))),
+      entry('single', 'f', be(4, (b) => b.writeFloatBE(2))),
+      entry('ts', 'L', be(8, (b) => b.writeBigInt64BE(1733000000000n))),
+      entry('huge', 'L', be(8, (b) => b.writeBigInt64BE(2n ** 62n + 1n))),
+    ]),
+  );
+  const buf = Buffer.alloc(1024);
+  const len = amqpCodec.encodeTable(buf, toAmqpTable(extendTable(original, { reason: 'x', whole: 4 })), 0);
+  const back = decodeFields(buf.subarray(4, len));
+  expect(back).toEqual({ big_float: 1e20, whole: 4, single: 2, ts: 1733000000000, huge: 2n ** 62n + 1n, reason: 'x' });
+  // `whole` was replaced by an integer: it goes as one; the others keep their float types.
+  expect(fieldTypesOf(back)).toEqual({ big_float: 'd', whole: 'I', single: 'f', ts: 'l', huge: 'l', reason: 'S' });
+});
+
+test('an integral number beyond int64 (no remembered type) is sent as a double, never a throwing int64', () => {
+  const buf = Buffer.alloc(64);
+  const len = amqpCodec.encodeTable(buf, toAmqpTable({ v: 1e20 }), 0);
+  expect(fieldTypesOf(decodeFields(buf.subarray(4, len)))).toEqual({ v: 'd' });
+});
