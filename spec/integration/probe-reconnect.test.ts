@@ -46,7 +46,8 @@ test('three forced closes with tasks running and reserved: each task runs once, 
   const all: string[] = [];
   try {
     for (let round = 0; round < 3; round++) {
-      const ids = await publishCounted(h.queue, 8, 2500);
+      // Tasks outlast `rabbitmqctl`'s start (seconds on a loaded machine), so the close finds four still reserved.
+      const ids = await publishCounted(h.queue, 8, 8000);
       all.push(...ids);
       // Four run (acked early), four wait in `reserved` on the channel about to die.
       await waitFor(() => h.worker.active.size === 4 && h.worker.reservedCount === 4, 10_000, 10);
@@ -69,7 +70,7 @@ test('three forced closes with tasks running and reserved: each task runs once, 
   const left = await withChannel(async (ch) => (await ch.checkQueue(h.queue)).messageCount);
   await deleteQueues([h.queue, `${h.queue}.dead_letter`]);
   expect(left).toBe(0);
-}, 120_000);
+}, 180_000);
 
 test('an ack sent while a reconnect is still restoring the other consumers reaches the broker', async () => {
   const name = uniqueName('probe-acks');
