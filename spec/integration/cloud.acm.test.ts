@@ -4,39 +4,19 @@
  */
 import { randomUUID } from 'node:crypto';
 import { waitFor } from '../support/amqp.js';
-import { startFaultProxy, type FaultProxy } from '../support/aws-faults.js';
-import { testCloud } from '../support/cloud.js';
-import { startMoto, useMotoEnv, type Moto } from '../support/moto.js';
-import { CloudError, type Certificates } from '../../tasks/cloud/ports.js';
+import { useMotoBehindFaultProxy } from '../support/aws-faults.js';
+import { cloudFailure, testCloud } from '../support/cloud.js';
+import type { Certificates } from '../../tasks/cloud/ports.js';
 
-let moto: Moto;
-let proxy: FaultProxy;
-let restoreEnv: () => void;
+const aws = useMotoBehindFaultProxy({ acmValidationWait: 1 });
 let acm: Certificates;
 
-beforeAll(async () => {
-  moto = await startMoto({ acmValidationWait: 1 });
-  proxy = await startFaultProxy(moto.endpoint);
-  restoreEnv = useMotoEnv(proxy.endpoint);
+beforeAll(() => {
   acm = testCloud().acm;
-}, 60_000);
-afterAll(async () => {
-  restoreEnv?.();
-  await proxy?.stop();
-  await moto?.stop();
 });
-afterEach(() => proxy.clear());
 
 const domain = () => `c${randomUUID().slice(0, 8)}.example.com`;
 
-async function failure(p: Promise<unknown>): Promise<CloudError> {
-  const err: unknown = await p.then(
-    () => new Error('expected a CloudError, the call succeeded'),
-    (e: unknown) => e,
-  );
-  if (!(err instanceof CloudError)) throw err;
-  return err;
-}
 
 test('a request is PENDING_VALIDATION with its DNS validation CNAME, then ISSUED once validated', async () => {
   const d = domain();
@@ -84,20 +64,20 @@ test('describe of a certificate that does not exist is null', async () => {
 
 test('ACM throttling (JSON ThrottlingException) is retried, then the call succeeds', async () => {
   const d = domain();
-  const before = proxy.faulted.length;
-  proxy.failNext(2, 'Throttling');
+  const before = aws.proxy.faulted.length;
+  aws.proxy.failNext(2, 'Throttling');
   expect((await acm.request(d)).domain).toBe(d);
-  expect(proxy.faulted.length - before).toBe(2);
+  expect(aws.proxy.faulted.length - before).toBe(2);
 });
 
 test('ACM AccessDeniedException is a CloudError AccessDenied naming the verb and the domain', async () => {
-  proxy.failNext(1, 'AccessDenied', 'RequestCertificate');
-  const err = await failure(acm.request('denied.example.com'));
+  aws.proxy.failNext(1, 'AccessDenied', 'RequestCertificate');
+  const err = await cloudFailure(acm.request('denied.example.com'));
   expect(err).toMatchObject({ service: 'acm', verb: 'RequestCertificate', resource: 'denied.example.com', kind: 'AccessDenied' });
   expect(err.message).toContain('AccessDeniedException');
 });
 
 test('an invalid domain is a CloudError Invalid from ACM, not a crash', async () => {
-  const err = await failure(acm.request('not a domain'));
+  const err = await cloudFailure(acm.request('not a domain'));
   expect(err).toMatchObject({ service: 'acm', verb: 'RequestCertificate', kind: 'Invalid' });
 });

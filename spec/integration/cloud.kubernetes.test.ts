@@ -6,9 +6,9 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { testCloud } from '../support/cloud.js';
+import { cloudFailure, testCloud } from '../support/cloud.js';
 import { startKubeStandIn, type KubeStandIn } from '../support/kube-standin.js';
-import { CloudError, type KubeObject, type Kubernetes } from '../../tasks/cloud/ports.js';
+import type { KubeObject, Kubernetes } from '../../tasks/cloud/ports.js';
 
 let kube: KubeStandIn;
 let client: Kubernetes;
@@ -41,14 +41,6 @@ function ingress(n: string, host: string, labels: Record<string, string> = {}): 
   };
 }
 
-async function failure(p: Promise<unknown>): Promise<CloudError> {
-  const err: unknown = await p.then(
-    () => new Error('expected a CloudError, the call succeeded'),
-    (e: unknown) => e,
-  );
-  if (!(err instanceof CloudError)) throw err;
-  return err;
-}
 
 test('apply creates with server-side apply as field manager smarter-worker; applying the same again changes nothing', async () => {
   const n = name();
@@ -119,23 +111,23 @@ test('delete twice: true, then false (a 404 is success); the object is gone', as
 test('a 409 Conflict is a CloudError Conflict naming the verb and the object', async () => {
   const n = name();
   kube.failNext({ status: 409, method: 'PATCH' });
-  const err = await failure(client.apply(ingress(n, 'c.example.com')));
+  const err = await cloudFailure(client.apply(ingress(n, 'c.example.com')));
   expect(err).toMatchObject({ service: 'kubernetes', verb: 'apply', resource: `networking.k8s.io/v1/Ingress smarter/${n}`, kind: 'Conflict' });
   expect(err.message).toContain(`Operation cannot be fulfilled on ingresses.networking.k8s.io "${n}"`);
 });
 
 test('a 403 Forbidden is a CloudError AccessDenied with the API server\'s words', async () => {
   kube.failNext({ status: 403, method: 'DELETE' });
-  const err = await failure(client.delete({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', namespace: 'smarter', name: 'x-tls' }));
+  const err = await cloudFailure(client.delete({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', namespace: 'smarter', name: 'x-tls' }));
   expect(err).toMatchObject({ service: 'kubernetes', verb: 'delete', resource: 'cert-manager.io/v1/Certificate smarter/x-tls', kind: 'AccessDenied' });
   expect(err.message).toContain('certificates.cert-manager.io "x-tls" is forbidden: User "system:serviceaccount:smarter:smarter-worker" cannot delete resource "certificates"');
 });
 
 test('an invalid object (422) is a CloudError Invalid; a kind the server does not serve is Invalid, not "not found"', async () => {
-  const bad = await failure(client.apply(ingress('Not_A_Name', 'x.example.com')));
+  const bad = await cloudFailure(client.apply(ingress('Not_A_Name', 'x.example.com')));
   expect(bad).toMatchObject({ verb: 'apply', kind: 'Invalid' });
   expect(bad.message).toContain('a lowercase RFC 1123 subdomain');
-  const unknown = await failure(client.delete({ apiVersion: 'example.com/v1', kind: 'Widget', namespace: 'smarter', name: 'w' }));
+  const unknown = await cloudFailure(client.delete({ apiVersion: 'example.com/v1', kind: 'Widget', namespace: 'smarter', name: 'w' }));
   expect(unknown).toMatchObject({ verb: 'delete', kind: 'Invalid' });
   expect(unknown.message).toContain('does not serve');
 });
@@ -148,12 +140,12 @@ test('an API server that does not answer is Unavailable; a missing kubeconfig is
   process.env.KUBECONFIG = file;
   try {
     const offline = testCloud().kube;
-    const err = await failure(offline.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'smarter', name: 'x' }));
+    const err = await cloudFailure(offline.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'smarter', name: 'x' }));
     expect(err).toMatchObject({ service: 'kubernetes', verb: 'get', kind: 'Unavailable' });
     process.env.KUBECONFIG = path.join(dir, 'no-such-kubeconfig');
     // Built, never called: nothing is read; the first call says what is wrong.
     const unconfigured = testCloud().kube;
-    const missing = await failure(unconfigured.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'smarter', name: 'x' }));
+    const missing = await cloudFailure(unconfigured.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'smarter', name: 'x' }));
     expect(missing).toMatchObject({ service: 'kubernetes', verb: 'get', kind: 'Invalid' });
     expect(missing.message).toContain('no-such-kubeconfig');
   } finally {

@@ -2,9 +2,9 @@
  * The e-mail adapter (nodemailer) against a real SMTP server on loopback, configured with Smarter's SMTP_*
  * settings as the worker is.
  */
-import { recordingLogger, testCloud } from '../support/cloud.js';
+import { cloudFailure, testCloud } from '../support/cloud.js';
+import { recordingLogger } from '../support/logs.js';
 import { startSmtpServer, type SmtpStandIn } from '../support/smtp.js';
-import { CloudError } from '../../tasks/cloud/ports.js';
 
 let smtp: SmtpStandIn;
 
@@ -12,15 +12,6 @@ beforeEach(async () => {
   smtp = await startSmtpServer();
 });
 afterEach(async () => smtp?.stop());
-
-async function failure(p: Promise<unknown>): Promise<CloudError> {
-  const err: unknown = await p.then(
-    () => new Error('expected a CloudError, the mail was sent'),
-    (e: unknown) => e,
-  );
-  if (!(err instanceof CloudError)) throw err;
-  return err;
-}
 
 test('a message is delivered with its recipients, subject, text and HTML, from SMTP_FROM_EMAIL, Bcc EMAIL_ADMIN', async () => {
   const { mailer } = testCloud({ ...smtp.env, EMAIL_ADMIN: 'admin@smarter.test' });
@@ -35,7 +26,7 @@ test('a message is delivered with its recipients, subject, text and HTML, from S
 test('an SMTP server that is down is a CloudError smtp send Unavailable naming the server', async () => {
   const { mailer } = testCloud(smtp.env);
   await smtp.goDown();
-  const err = await failure(mailer.send({ to: ['owner@example.com'], subject: 'x', text: 'y' }));
+  const err = await cloudFailure(mailer.send({ to: ['owner@example.com'], subject: 'x', text: 'y' }));
   expect(err).toMatchObject({ service: 'smtp', verb: 'send', resource: `127.0.0.1:${smtp.port}`, kind: 'Unavailable' });
   expect(err.message).toContain('ECONNREFUSED');
 });
@@ -43,7 +34,7 @@ test('an SMTP server that is down is a CloudError smtp send Unavailable naming t
 test('a server that refuses the message (451) is a CloudError Unavailable; nothing is recorded', async () => {
   const { mailer } = testCloud(smtp.env);
   smtp.refuse(true);
-  const err = await failure(mailer.send({ to: ['owner@example.com'], subject: 'x', text: 'y' }));
+  const err = await cloudFailure(mailer.send({ to: ['owner@example.com'], subject: 'x', text: 'y' }));
   expect(err).toMatchObject({ service: 'smtp', verb: 'send', kind: 'Unavailable' });
   expect(err.message).toContain('451');
   expect(smtp.messages).toHaveLength(0);
@@ -52,8 +43,8 @@ test('a server that refuses the message (451) is a CloudError Unavailable; nothi
 test('wrong credentials are AccessDenied, and the password is never logged', async () => {
   const log = recordingLogger();
   const password = 'Wrong-Password-7c1f';
-  const { mailer } = testCloud({ ...smtp.env, SMTP_PASSWORD: password }, log.logger);
-  const err = await failure(mailer.send({ to: ['owner@example.com'], subject: 'x', text: 'y' }));
+  const { mailer } = testCloud({ ...smtp.env, SMTP_PASSWORD: password }, log);
+  const err = await cloudFailure(mailer.send({ to: ['owner@example.com'], subject: 'x', text: 'y' }));
   expect(err).toMatchObject({ service: 'smtp', kind: 'AccessDenied' });
   expect(err.message).not.toContain(password);
   expect(log.lines.some((l) => l.level === 'debug' && l.meta.service === 'smtp' && l.meta.verb === 'send')).toBe(true);
@@ -63,7 +54,7 @@ test('wrong credentials are AccessDenied, and the password is never logged', asy
 test('without SMTP credentials (as Smarter: not configured) nothing is sent and a warning names the mail', async () => {
   const log = recordingLogger();
   const { SMTP_USERNAME: _u, SMTP_PASSWORD: _p, ...unconfigured } = smtp.env;
-  const { mailer } = testCloud(unconfigured, log.logger);
+  const { mailer } = testCloud(unconfigured, log);
   await mailer.send({ to: ['owner@example.com'], subject: 'Deployed', text: 'y' });
   expect(smtp.messages).toHaveLength(0);
   expect(log.lines.filter((l) => l.level === 'warn').map((l) => l.meta.subject)).toEqual(['Deployed']);

@@ -2,9 +2,9 @@
  * The DNS adapter (node:dns's Resolver) against a real DNS server on loopback UDP, configured through
  * SMARTER_DNS_SERVERS as the worker is.
  */
-import { testCloud } from '../support/cloud.js';
+import { cloudFailure, testCloud } from '../support/cloud.js';
 import { startDnsServer, type DnsStandIn } from '../support/dns-server.js';
-import { CloudError, type Resolver } from '../../tasks/cloud/ports.js';
+import type { Resolver } from '../../tasks/cloud/ports.js';
 
 let dns: DnsStandIn;
 let resolver: Resolver;
@@ -18,15 +18,6 @@ afterEach(() => {
   dns.setMode('answer');
   dns.clear();
 });
-
-async function failure(p: Promise<unknown>): Promise<CloudError> {
-  const err: unknown = await p.then(
-    () => new Error('expected a CloudError, the lookup answered'),
-    (e: unknown) => e,
-  );
-  if (!(err instanceof CloudError)) throw err;
-  return err;
-}
 
 test('found: A, AAAA, NS, CNAME and TXT values as the server has them', async () => {
   dns.set('api.example.com', 'A', ['192.0.2.10', '192.0.2.11']);
@@ -60,14 +51,14 @@ test('a record set while a check waits is seen by the next lookup (pending, then
 test('a resolver that never answers is a CloudError Unavailable (a timeout), never an NXDOMAIN', async () => {
   dns.set('api.example.com', 'A', ['192.0.2.10']);
   dns.setMode('silent');
-  const err = await failure(resolver.lookup('api.example.com', 'A'));
+  const err = await cloudFailure(resolver.lookup('api.example.com', 'A'));
   expect(err).toMatchObject({ service: 'dns', verb: 'lookup', resource: 'api.example.com A', kind: 'Unavailable' });
   expect(err.message).toContain('ETIMEOUT');
 });
 
 test('SERVFAIL is Unavailable too', async () => {
   dns.setMode('servfail');
-  const err = await failure(resolver.lookup('api.example.com', 'NS'));
+  const err = await cloudFailure(resolver.lookup('api.example.com', 'NS'));
   expect(err).toMatchObject({ kind: 'Unavailable', resource: 'api.example.com NS' });
   expect(err.message).toContain('ESERVFAIL');
 });

@@ -3,40 +3,21 @@
  * answers chosen requests as AWS does when it throttles or denies.
  */
 import { randomUUID } from 'node:crypto';
-import { startFaultProxy, type FaultProxy } from '../support/aws-faults.js';
-import { recordingLogger, testCloud } from '../support/cloud.js';
-import { startMoto, useMotoEnv, type Moto } from '../support/moto.js';
-import { CloudError, type DnsZones } from '../../tasks/cloud/ports.js';
+import { useMotoBehindFaultProxy } from '../support/aws-faults.js';
+import { cloudFailure, testCloud } from '../support/cloud.js';
+import { recordingLogger } from '../support/logs.js';
+import type { DnsZones } from '../../tasks/cloud/ports.js';
 
-let moto: Moto;
-let proxy: FaultProxy;
-let restoreEnv: () => void;
+const aws = useMotoBehindFaultProxy();
 let zones: DnsZones;
 const log = recordingLogger();
 
-beforeAll(async () => {
-  moto = await startMoto();
-  proxy = await startFaultProxy(moto.endpoint);
-  restoreEnv = useMotoEnv(proxy.endpoint);
-  zones = testCloud({}, log.logger).route53;
-}, 60_000);
-afterAll(async () => {
-  restoreEnv?.();
-  await proxy?.stop();
-  await moto?.stop();
+beforeAll(() => {
+  zones = testCloud({}, log).route53;
 });
-afterEach(() => proxy.clear());
 
 const domain = () => `t${randomUUID().slice(0, 8)}.example.com`;
 
-async function failure(p: Promise<unknown>): Promise<CloudError> {
-  const err: unknown = await p.then(
-    () => new Error('expected a CloudError, the call succeeded'),
-    (e: unknown) => e,
-  );
-  if (!(err instanceof CloudError)) throw err;
-  return err;
-}
 
 describe('zones', () => {
   test('getOrCreateZone twice makes one zone, with name servers, and findZone finds it by its exact name only', async () => {
@@ -54,11 +35,11 @@ describe('zones', () => {
   });
 
   test('a malformed domain is a CloudError Invalid naming it, and nothing is created', async () => {
-    const before = proxy.forwarded.length;
-    const err = await failure(zones.getOrCreateZone('not a domain!'));
+    const before = aws.proxy.forwarded.length;
+    const err = await cloudFailure(zones.getOrCreateZone('not a domain!'));
     expect(err).toMatchObject({ service: 'route53', verb: 'ListHostedZonesByName', resource: 'not a domain!', kind: 'Invalid' });
-    expect((await failure(zones.upsertRecord('Z1', { name: 'a..b', type: 'A', ttl: 60, values: ['192.0.2.1'] }))).kind).toBe('Invalid');
-    expect(proxy.forwarded.length).toBe(before);
+    expect((await cloudFailure(zones.upsertRecord('Z1', { name: 'a..b', type: 'A', ttl: 60, values: ['192.0.2.1'] }))).kind).toBe('Invalid');
+    expect(aws.proxy.forwarded.length).toBe(before);
   });
 
   test('an unknown zone id is null, not an error', async () => {
@@ -66,10 +47,10 @@ describe('zones', () => {
   });
 
   test('record calls on a zone that does not exist fail NotFound, naming the verb and the zone', async () => {
-    const err = await failure(zones.upsertRecord('Z0000000000000NOSUCH', { name: 'api.example.com', type: 'A', ttl: 60, values: ['192.0.2.1'] }));
+    const err = await cloudFailure(zones.upsertRecord('Z0000000000000NOSUCH', { name: 'api.example.com', type: 'A', ttl: 60, values: ['192.0.2.1'] }));
     expect(err).toMatchObject({ service: 'route53', kind: 'NotFound', verb: 'ChangeResourceRecordSets UPSERT', resource: 'Z0000000000000NOSUCH/api.example.com A' });
     expect(err.message).toMatch(/^route53 ChangeResourceRecordSets UPSERT Z0000000000000NOSUCH\/api\.example\.com A: NotFound: NoSuchHostedZone/);
-    expect((await failure(zones.getRecord('Z0000000000000NOSUCH', 'api.example.com', 'A'))).kind).toBe('NotFound');
+    expect((await cloudFailure(zones.getRecord('Z0000000000000NOSUCH', 'api.example.com', 'A'))).kind).toBe('NotFound');
   });
 });
 
@@ -126,34 +107,34 @@ describe('AWS failures', () => {
   test('two Throttling answers are retried by the SDK (standard mode) and the call then succeeds', async () => {
     const d = domain();
     await zones.getOrCreateZone(d);
-    const before = proxy.faulted.length;
-    proxy.failNext(2, 'Throttling');
+    const before = aws.proxy.faulted.length;
+    aws.proxy.failNext(2, 'Throttling');
     expect((await zones.findZone(d))?.name).toBe(d);
-    expect(proxy.faulted.length - before).toBe(2);
+    expect(aws.proxy.faulted.length - before).toBe(2);
   });
 
   test('a 503 is retried as well', async () => {
     const d = domain();
-    proxy.failNext(1, 'ServiceUnavailable');
+    aws.proxy.failNext(1, 'ServiceUnavailable');
     expect((await zones.getOrCreateZone(d)).name).toBe(d);
     expect(await zones.findZone(d)).not.toBeNull();
   });
 
   test('throttling that outlasts the SDK\'s attempts is a CloudError Throttled naming the verb and resource', async () => {
-    proxy.failNext(10, 'Throttling');
-    const err = await failure(zones.findZone('throttled.example.com'));
+    aws.proxy.failNext(10, 'Throttling');
+    const err = await cloudFailure(zones.findZone('throttled.example.com'));
     expect(err).toMatchObject({ service: 'route53', verb: 'ListHostedZonesByName', resource: 'throttled.example.com', kind: 'Throttled' });
     expect(err.message).toContain('Rate exceeded');
   });
 
   test('a 403 AccessDenied is not retried and is a CloudError AccessDenied naming the verb and resource', async () => {
-    const before = proxy.faulted.length;
-    proxy.failNext(1, 'AccessDenied');
-    const err = await failure(zones.findZone('denied.example.com'));
+    const before = aws.proxy.faulted.length;
+    aws.proxy.failNext(1, 'AccessDenied');
+    const err = await cloudFailure(zones.findZone('denied.example.com'));
     expect(err).toMatchObject({ service: 'route53', verb: 'ListHostedZonesByName', resource: 'denied.example.com', kind: 'AccessDenied' });
     expect(err.message).toMatch(/is not authorized to perform: route53:/);
     expect(err.pyType).toBe('CloudError');
-    expect(proxy.faulted.length - before).toBe(1);
+    expect(aws.proxy.faulted.length - before).toBe(1);
   });
 
   test('an endpoint that does not answer is Unavailable', async () => {
@@ -161,7 +142,7 @@ describe('AWS failures', () => {
     process.env.AWS_ENDPOINT_URL = 'http://127.0.0.1:9';
     try {
       const offline = testCloud().route53;
-      expect((await failure(offline.findZone('example.com'))).kind).toBe('Unavailable');
+      expect((await cloudFailure(offline.findZone('example.com'))).kind).toBe('Unavailable');
     } finally {
       process.env.AWS_ENDPOINT_URL = saved;
     }
@@ -173,7 +154,7 @@ test('AWS_ENDPOINT_URL_ROUTE_53 wins over AWS_ENDPOINT_URL (the SDK chain, no se
   await zones.getOrCreateZone(d);
   const saved = process.env.AWS_ENDPOINT_URL;
   process.env.AWS_ENDPOINT_URL = 'http://127.0.0.1:9';
-  process.env.AWS_ENDPOINT_URL_ROUTE_53 = proxy.endpoint;
+  process.env.AWS_ENDPOINT_URL_ROUTE_53 = aws.proxy.endpoint;
   try {
     expect((await testCloud().route53.findZone(d))?.name).toBe(d);
   } finally {

@@ -12,7 +12,7 @@ import { INFRASTRUCTURE_DEFAULTS } from '../../tasks/infrastructure/settings.js'
 import { taskEnv } from '../../tasks/index.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
-import { recordingLogger } from '../support/cloud.js';
+import { recordingLogger } from '../support/logs.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 
 const API = 'alpha.api.example.com';
@@ -230,7 +230,8 @@ describe('deploy_default_api → continue_default_api_deployment', () => {
     cloud.answer(host, 'A', { status: 'found', values: LB });
     cloud.failNext('mailer.send', new CloudError('smtp', 'send', 'mail', 'Unavailable', 'connect ECONNREFUSED'));
     const before = (await mailFailures.get()).values.reduce((n, v) => n + v.value, 0);
-    const { logger, lines } = recordingLogger();
+    const logger = recordingLogger();
+    const { lines } = logger;
     runner = new CheckRunner(tasks, { db: t.db, cloud: cloud.deps }, logger);
     runner.send(TASK.deployDefaultApi, { llmclient_id: ids.llmclientId });
     await runner.drain();

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AMQP_URL, REDIS_URL, deleteQueues, uniqueName, waitFor } from '../support/amqp.js';
 import { type Harness, startWorker } from '../support/harness.js';
-import { collectingLogger } from '../support/logs.js';
+import { recordingLogger } from '../support/logs.js';
 import { ResultReader } from '../support/results.js';
 
 const run = promisify(execFile);
@@ -25,7 +25,7 @@ async function probe(queue: string, command: string, arg?: unknown): Promise<unk
 let h: Harness;
 let results: ResultReader;
 let disconnects = 0;
-const logs = collectingLogger();
+const logs = recordingLogger();
 beforeAll(async () => {
   h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL }, logger: logs });
   h.broker.on('disconnected', () => disconnects++);

@@ -13,7 +13,7 @@ import { nullLogger } from '../../lib/logger.js';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { AMQP_URL, closeConnectionNamed, deleteQueues, publishMany, uniqueName, waitFor, withChannel } from '../support/amqp.js';
 import { startWorker } from '../support/harness.js';
-import { collectingLogger } from '../support/logs.js';
+import { recordingLogger } from '../support/logs.js';
 
 const runs = new Map<string, number>();
 
@@ -40,7 +40,7 @@ async function publishCounted(queue: string, n: number, ms: number): Promise<str
 }
 
 test('three forced closes with tasks running and reserved: each task runs once, none is left unacked', async () => {
-  const logs = collectingLogger();
+  const logs = recordingLogger();
   const h = await startWorker({ tasks: countingTasks, env: { CELERY_WORKER_CONCURRENCY: '4' }, logger: logs });
   const node = h.worker.options.nodeName;
   const all: string[] = [];

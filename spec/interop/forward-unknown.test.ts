@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { FORWARDED_BY_HEADER } from '../../lib/worker/forward.js';
 import { AMQP_URL, REDIS_URL, deleteQueues, publishRaw, uniqueName, waitFor, withChannel } from '../support/amqp.js';
 import { type Harness, startWorker } from '../support/harness.js';
-import { type LogLine, recordingLogger } from '../support/recording-logger.js';
+import { type LogLine, recordingLogger } from '../support/logs.js';
 
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const run = promisify(execFile);

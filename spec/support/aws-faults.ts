@@ -10,6 +10,7 @@
 import http from 'node:http';
 import type net from 'node:net';
 import { randomUUID } from 'node:crypto';
+import { type Moto, type MotoOptions, startMoto, useMotoEnv } from './moto.js';
 
 export type AwsFault = 'Throttling' | 'AccessDenied' | 'ServiceUnavailable' | 'InternalError';
 
@@ -118,4 +119,25 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * For a test file: moto on a free port behind a fault proxy, the AWS environment pointed at the proxy for the
+ * file's duration, faults cleared after each test. The handles are set once `beforeAll` has run.
+ */
+export function useMotoBehindFaultProxy(options: MotoOptions = {}): { readonly moto: Moto; readonly proxy: FaultProxy } {
+  const handles = {} as { moto: Moto; proxy: FaultProxy };
+  let restoreEnv: (() => void) | undefined;
+  beforeAll(async () => {
+    handles.moto = await startMoto(options);
+    handles.proxy = await startFaultProxy(handles.moto.endpoint);
+    restoreEnv = useMotoEnv(handles.proxy.endpoint);
+  }, 60_000);
+  afterAll(async () => {
+    restoreEnv?.();
+    await handles.proxy?.stop();
+    await handles.moto?.stop();
+  });
+  afterEach(() => handles.proxy?.clear());
+  return handles;
 }

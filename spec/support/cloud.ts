@@ -6,7 +6,7 @@
 import { loadConfig } from '../../lib/config/settings.js';
 import { createLogger, nullLogger, type Logger } from '../../lib/logger.js';
 import { openCloud } from '../../tasks/cloud/index.js';
-import type { CloudDeps } from '../../tasks/cloud/ports.js';
+import { CloudError, type CloudDeps } from '../../tasks/cloud/ports.js';
 import { CLOUD_SETTINGS } from '../../tasks/cloud/settings.js';
 
 export function testLogger(): Logger {
@@ -17,27 +17,12 @@ export function testCloud(env: Record<string, string> = {}, logger: Logger = tes
   return openCloud(loadConfig(CLOUD_SETTINGS, env).values, logger);
 }
 
-export interface LogLine {
-  level: string;
-  message: string;
-  meta: Record<string, unknown>;
-}
-
-/** A debug-level logger that keeps every line (child bindings merged into meta), to assert what is logged. */
-export function recordingLogger(): { logger: Logger; lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const make = (bindings: Record<string, unknown>): Logger => {
-    const log = (level: string) => (message: string, meta?: Record<string, unknown>) => {
-      lines.push({ level, message, meta: { ...bindings, ...meta } });
-    };
-    return {
-      error: log('error'),
-      warn: log('warn'),
-      info: log('info'),
-      debug: log('debug'),
-      child: (more) => make({ ...bindings, ...more }),
-      isLevelEnabled: () => true,
-    };
-  };
-  return { logger: make({}), lines };
+/** The CloudError a call must fail with; anything else (or success) fails the test with what happened. */
+export async function cloudFailure(p: Promise<unknown>): Promise<CloudError> {
+  const err: unknown = await p.then(
+    () => new Error('expected a CloudError, the call succeeded'),
+    (e: unknown) => e,
+  );
+  if (!(err instanceof CloudError)) throw err;
+  return err;
 }

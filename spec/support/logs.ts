@@ -1,20 +1,21 @@
-/** A logger that keeps its lines, for tests that check what an operator is told. */
-import type { LogLevel, Logger } from '../../lib/logger.js';
+/** A logger that keeps its lines (child bindings merged into meta), for tests that check what an operator is told. */
+import type { Logger } from '../../lib/logger.js';
 
 export interface LogLine {
-  level: LogLevel;
+  level: string;
   message: string;
-  meta: Record<string, unknown> | undefined;
+  meta: Record<string, unknown>;
 }
 
-export function collectingLogger(lines: LogLine[] = []): Logger & { lines: LogLine[] } {
-  const make = (bindings: Record<string, unknown>): Logger => ({
-    error: (message, meta) => lines.push({ level: 'error', message, meta: { ...bindings, ...meta } }),
-    warn: (message, meta) => lines.push({ level: 'warn', message, meta: { ...bindings, ...meta } }),
-    info: (message, meta) => lines.push({ level: 'info', message, meta: { ...bindings, ...meta } }),
-    debug: (message, meta) => lines.push({ level: 'debug', message, meta: { ...bindings, ...meta } }),
-    child: (more) => make({ ...bindings, ...more }),
+export function recordingLogger(lines: LogLine[] = [], bound: Record<string, unknown> = {}): Logger & { lines: LogLine[] } {
+  const at = (level: string) => (message: string, meta: Record<string, unknown> = {}) => void lines.push({ level, message, meta: { ...bound, ...meta } });
+  return {
+    lines,
+    error: at('error'),
+    warn: at('warn'),
+    info: at('info'),
+    debug: at('debug'),
+    child: (more) => recordingLogger(lines, { ...bound, ...more }),
     isLevelEnabled: () => true,
-  });
-  return Object.assign(make({}), { lines });
+  };
 }
