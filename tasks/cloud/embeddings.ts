@@ -5,9 +5,10 @@
  * decodes it; floats are the same vectors). An error answer keeps the API's own `{error: {message}}` wording.
  */
 import type { Logger } from '../../lib/logger.js';
-import { cloudCall, isNetworkError, messageOf } from './call.js';
+import { cloudCall, isNetworkError } from './call.js';
 import type { Embeddings, EmbeddingsRequest } from './embeddings-port.js';
 import { CloudError, type CloudErrorKind } from './ports.js';
+import { textOf } from './vectordb.js';
 
 export interface EmbeddingsConfig {
   baseUrl: string;
@@ -59,8 +60,12 @@ export class HttpEmbeddings implements Embeddings {
 
   embed(request: EmbeddingsRequest): Promise<number[][]> {
     const resource = `${this.url} (${request.model})`;
-    const classify = (err: unknown) =>
-      new CloudError('embeddings', 'create embeddings', resource, isNetworkError(err) || err instanceof TypeError ? 'Unavailable' : 'Invalid', messageOf((err as { cause?: unknown }).cause ?? err), { cause: err });
+    // fetch's failures before an answer (refused, unresolved, timed out) are a TypeError or a TimeoutError.
+    const classify = (err: unknown) => {
+      const name = (err as { name?: unknown } | null)?.name;
+      const network = isNetworkError(err) || name === 'TypeError' || name === 'TimeoutError';
+      return new CloudError('embeddings', 'create embeddings', resource, network ? 'Unavailable' : 'Invalid', textOf(err), { cause: err });
+    };
     return cloudCall(this.log, 'embeddings', 'create embeddings', resource, classify, async () => {
       if (!this.config.apiKey) throw new CloudError('embeddings', 'create embeddings', resource, 'AccessDenied', 'no API key: set SMARTER_WORKER_EMBEDDINGS_API_KEY (or OPENAI_API_KEY)');
       const body: Record<string, unknown> = { model: request.model, input: request.input, encoding_format: 'float' };

@@ -37,14 +37,22 @@ function kindOf(status: number): CloudErrorKind {
   return 'Invalid';
 }
 
+/** The text of whatever was thrown; read by shape, since fetch's TypeError may come from another realm. */
+export function textOf(err: unknown): string {
+  const message = (err as { message?: unknown } | null)?.message;
+  const cause = (err as { cause?: { message?: unknown; code?: unknown } } | null)?.cause;
+  const base = typeof message === 'string' ? message : messageOf(err);
+  const why = typeof cause?.message === 'string' ? cause.message : typeof cause?.code === 'string' ? cause.code : '';
+  return why && !base.includes(why) ? `${base}: ${why}` : base;
+}
+
 export function classifyQdrant(verb: string, resource: string, err: unknown): CloudError {
   if (isApiError(err)) return new CloudError('vectordb', verb, resource, kindOf(err.status), qdrantMessage(err), { cause: err });
-  if (err instanceof Error && err.name === 'QdrantClientTimeoutError') return new CloudError('vectordb', verb, resource, 'Unavailable', `timed out: ${err.message}`, { cause: err });
-  if (isNetworkError(err) || (err instanceof TypeError && /fetch failed/.test(err.message))) {
-    const cause = (err as { cause?: unknown }).cause;
-    return new CloudError('vectordb', verb, resource, 'Unavailable', cause === undefined ? messageOf(err) : `${messageOf(err)}: ${messageOf(cause)}`, { cause: err });
-  }
-  return new CloudError('vectordb', verb, resource, 'Invalid', messageOf(err), { cause: err });
+  const name = (err as { name?: unknown } | null)?.name;
+  if (name === 'QdrantClientTimeoutError') return new CloudError('vectordb', verb, resource, 'Unavailable', `timed out: ${textOf(err)}`, { cause: err });
+  // fetch's network failures are a TypeError "fetch failed" whose cause says why (ECONNREFUSED, ENOTFOUND…).
+  if (isNetworkError(err) || (name === 'TypeError' && /fetch failed/.test(textOf(err)))) return new CloudError('vectordb', verb, resource, 'Unavailable', textOf(err), { cause: err });
+  return new CloudError('vectordb', verb, resource, 'Invalid', textOf(err), { cause: err });
 }
 
 const toFilter = (f: MatchFilter) => ({ must: [{ key: f.key, match: { value: f.value } }] });
@@ -63,8 +71,15 @@ export class QdrantVectorDb implements VectorDb {
     private readonly log: Logger,
     timeoutSeconds: number,
   ) {
-    // The compatibility check is a fire-and-forget request that warns on the console; the worker logs instead.
-    this.client = new QdrantClient({ url: target.url, apiKey: target.apiKey, timeout: timeoutSeconds * 1000, checkCompatibility: false });
+    // The key goes in as the `api-key` header the client would send for `apiKey`, without the client's console
+    // warning about a key over http (an in-cluster server is reached over http), nor its fire-and-forget
+    // compatibility request, which also only warns on the console.
+    this.client = new QdrantClient({
+      url: target.url,
+      timeout: timeoutSeconds * 1000,
+      checkCompatibility: false,
+      ...(target.apiKey ? { headers: { 'api-key': target.apiKey } } : {}),
+    });
   }
 
   private call<T>(verb: string, resource: string, run: () => Promise<T>): Promise<T> {

@@ -5,6 +5,8 @@
  * and the chunk ids, which are derived from each chunk's index, stay the same. Lengths count code points as
  * Python's `len` does, not UTF-16 units.
  */
+import { SmarterValueError } from '../errors.js';
+
 const SEPARATORS = ['\n\n', '\n', ' ', ''];
 
 const len = (s: string): number => {
@@ -31,7 +33,7 @@ export class RecursiveCharacterTextSplitter {
     private readonly chunkSize: number,
     private readonly chunkOverlap: number,
   ) {
-    if (chunkOverlap > chunkSize) throw new RangeError(`chunkOverlap (${chunkOverlap}) is larger than chunkSize (${chunkSize})`);
+    if (chunkOverlap > chunkSize) throw new SmarterValueError(`Got a larger chunk overlap (${chunkOverlap}) than chunk size (${chunkSize}), should be smaller.`);
   }
 
   splitText(text: string): string[] {
