@@ -29,9 +29,9 @@ let op: Harness;
 let infra: Harness;
 let vectorstoreId: number;
 
-async function python(mode: string, id = 0): Promise<{ id: string; result: unknown }> {
+async function python(mode: string, id = 0): Promise<{ id: string; result?: unknown; state?: string; type?: string; message?: string }> {
   const { stdout } = await exec(PYTHON, ['spec/interop/python/vectorstore_client.py', AMQP_URL, REDIS_URL, op.queue, infra.queue, mode, String(id)], { timeout: 120_000 });
-  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { id: string; result: unknown };
+  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { id: string; result?: unknown; state?: string; type?: string; message?: string };
 }
 
 async function documentRow(content: string, status = 'pending', minutesAgo = 0): Promise<number> {
@@ -110,4 +110,11 @@ test('Python sends maintain_vectorstores(): our worker re-queues a lost document
   const { result } = await python('maintain');
   expect((result as Record<string, { retry: number[] }>)['handbook (qdrant, managed)']?.retry).toEqual([lost]);
   await waitFor(async () => ((await docStatus(lost))?.status === 'loaded' ? true : undefined), 30_000);
+}, 120_000);
+
+test('Python sends load_vectorstore_document("seven"): a FAILURE naming the argument, and the worker carries on', async () => {
+  const out = await python('bad');
+  expect(out.state).toBe('FAILURE');
+  expect(out.message).toMatch(/document_id/);
+  expect((await python('load', 99999999)).result).toBeNull();
 }, 120_000);

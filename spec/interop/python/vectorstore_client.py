@@ -6,6 +6,7 @@ mode "load": load_vectorstore_document.delay(id).get()
 mode "delete": delete_vectorstore_document.delay(id).get()
 mode "snapshot": snapshot_vectorstore.delay(id).get()
 mode "maintain": maintain_vectorstores.delay().get()
+mode "bad": load_vectorstore_document.delay(id as a word), the failure's class and message
 Prints one JSON object: {"id": task id, "result": the task's result}.
 """
 import json
@@ -47,6 +48,14 @@ calls = {
     "snapshot": lambda: snapshot_vectorstore.delay(int(pk)),
     "maintain": lambda: maintain_vectorstores.delay(),
 }
+if mode == "bad":
+    r = load_vectorstore_document.delay("seven")
+    try:
+        r.get(timeout=60)
+        print(json.dumps({"id": r.id, "result": "no failure"}))
+    except Exception as e:  # pylint: disable=broad-except
+        print(json.dumps({"id": r.id, "state": r.state, "type": type(e).__name__, "message": str(e)}))
+    sys.exit(0)
 if mode not in calls:
     sys.exit("unknown mode " + mode)
 r = calls[mode]()
