@@ -26,6 +26,12 @@ const db = (apiKey = 'k') => new QdrantDatabases(nullLogger(), { apiKey, timeout
 const failure = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e as CloudError);
 
 describe('Qdrant adapter', () => {
+  test('one client per server and key, so its connections are reused', () => {
+    const dbs = new QdrantDatabases(nullLogger(), { apiKey: 'k', timeoutSeconds: 5 });
+    expect(dbs.connect({ url: qdrant.url })).toBe(dbs.connect({ url: qdrant.url }));
+    expect(dbs.connect({ url: qdrant.url })).not.toBe(dbs.connect({ url: qdrant.url, apiKey: 'other' }));
+  });
+
   test('collections: create twice is success, get describes it, delete says whether there was one', async () => {
     const q = db();
     await q.health();

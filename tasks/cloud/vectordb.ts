@@ -167,12 +167,22 @@ export class QdrantVectorDb implements VectorDb {
 }
 
 export class QdrantDatabases implements VectorDatabases {
+  /** One client per server and key: each client holds its own connection pool, which a task run should reuse. */
+  private readonly clients = new Map<string, VectorDb>();
+
   constructor(
     private readonly log: Logger,
     private readonly options: { apiKey: string; timeoutSeconds: number },
   ) {}
 
   connect(target: VectorDbTarget): VectorDb {
-    return new QdrantVectorDb({ url: target.url, apiKey: target.apiKey ?? (this.options.apiKey || undefined) }, this.log, this.options.timeoutSeconds);
+    const apiKey = target.apiKey ?? (this.options.apiKey || undefined);
+    const key = `${target.url}\u0000${apiKey ?? ''}`;
+    let db = this.clients.get(key);
+    if (!db) {
+      db = new QdrantVectorDb({ url: target.url, apiKey }, this.log, this.options.timeoutSeconds);
+      this.clients.set(key, db);
+    }
+    return db;
   }
 }
