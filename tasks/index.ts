@@ -19,7 +19,8 @@ import { createPromptToolCallHistory } from './operational/prompt-tool-call.js';
 import { purgeGuardrailEvents } from './operational/purge-guardrail-events.js';
 import { infraEnv } from './infrastructure/env.js';
 import { infrastructureTasks } from './infrastructure/index.js';
-import { INFRASTRUCTURE_DEFAULTS, type InfrastructureSettings } from './infrastructure/settings.js';
+import { INFRASTRUCTURE_DEFAULTS, type InfrastructureSettings, derived } from './infrastructure/settings.js';
+import { vectorstoreTasks } from './vectorstore/index.js';
 
 export interface SmarterTaskSettings extends Partial<InfrastructureSettings> {
   operationalQueue: string;
@@ -54,6 +55,7 @@ export function smarterTasks(s: SmarterTaskSettings): AnyTask<SmarterDeps>[] {
     chargeLlmhostComputes(env),
     purgeGuardrailEvents(env),
     ...infrastructureTasks(infraEnv(env, infrastructureSettings(s))),
+    ...vectorstoreTasks({ operationalQueue: s.operationalQueue, infrastructureQueue: s.infrastructureQueue, namespace: derived(infrastructureSettings(s)).namespace }),
   ];
 }
 

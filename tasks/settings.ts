@@ -5,6 +5,7 @@
 import { ParseError, parsers, type Setting } from '../lib/config/settings.js';
 import { WORKER_SETTINGS } from '../lib/config/worker-settings.js';
 import { CLOUD_SETTINGS } from './cloud/settings.js';
+import { VECTORSTORE_CLOUD_SETTINGS } from './cloud/vectorstore-settings.js';
 import { INFRASTRUCTURE_SETTINGS } from './infrastructure/settings.js';
 
 const setting = <T>(s: Setting<T>): Setting<T> => s;
@@ -62,4 +63,5 @@ export const SETTINGS = {
   ...SMARTER_SETTINGS,
   ...CLOUD_SETTINGS,
   ...INFRASTRUCTURE_SETTINGS,
+  ...VECTORSTORE_CLOUD_SETTINGS,
 };

@@ -165,5 +165,8 @@ export class FakeCloud {
         this.sent.push(mail);
       },
     },
+    // The vectorstore tasks are tested against the Qdrant and embeddings stand-ins through the real clients.
+    vectordb: { connect: () => { throw new Error('FakeCloud has no vector database: use spec/support/qdrant-standin.ts'); } },
+    embeddings: { embed: () => Promise.reject(new Error('FakeCloud has no embeddings: use spec/support/embeddings-standin.ts')) },
   };
 }

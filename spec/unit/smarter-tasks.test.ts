@@ -21,6 +21,8 @@ const CONTRACT: Record<string, boolean> = {
   'smarter.apps.llmclient.tasks.create_llmclient_request.create_llmclient_request': true,
   'smarter.apps.llmhost.tasks.charge_llmhost_computes': false,
   'smarter.apps.guardrail.tasks.purge_guardrail_events': false,
+  'smarter.apps.vectorstore.tasks.load_vectorstore_document': false,
+  'smarter.apps.vectorstore.tasks.delete_vectorstore_document': false,
 };
 
 test('every operational task of the contract is registered, once, on the operational queue', () => {

@@ -10,11 +10,14 @@ import { ACM_REGION, AcmCertificates } from './acm.js';
 import { KubeClient, loadKubeConfig } from './kubernetes.js';
 import { SmtpMailer } from './mailer.js';
 import type { CloudDeps } from './ports.js';
+import { HttpEmbeddings } from './embeddings.js';
 import { DnsResolver } from './resolver.js';
 import { Route53Zones } from './route53.js';
 import type { CLOUD_SETTINGS } from './settings.js';
+import { QdrantDatabases } from './vectordb.js';
+import { VECTORSTORE_CLOUD_DEFAULTS, type VECTORSTORE_CLOUD_SETTINGS } from './vectorstore-settings.js';
 
-export type CloudConfig = ValuesOf<typeof CLOUD_SETTINGS>;
+export type CloudConfig = ValuesOf<typeof CLOUD_SETTINGS> & Partial<ValuesOf<typeof VECTORSTORE_CLOUD_SETTINGS>>;
 
 /** Route 53 is a global service whose API lives in us-east-1; the SDK still wants a region to sign for. */
 const ROUTE53_REGION = 'us-east-1';
@@ -33,6 +36,7 @@ export function lazy<T extends object>(make: () => T): T {
 
 export function openCloud(config: CloudConfig, logger: Logger): CloudDeps {
   const log = logger.child({ component: 'cloud' });
+  const vs = { ...VECTORSTORE_CLOUD_DEFAULTS, ...definedOf(config) };
   return {
     // Endpoint (AWS_ENDPOINT_URL[_ROUTE_53|_ACM]), credentials and retry mode come from the SDK's own chain.
     route53: lazy(() => new Route53Zones(new Route53Client({ region: ROUTE53_REGION }), log)),
@@ -56,5 +60,17 @@ export function openCloud(config: CloudConfig, logger: Logger): CloudDeps {
           log,
         ),
     ),
+    vectordb: lazy(() => new QdrantDatabases(log, { apiKey: vs.qdrantApiKey, timeoutSeconds: vs.qdrantTimeout })),
+    embeddings: lazy(() => new HttpEmbeddings({ baseUrl: vs.embeddingsUrl, apiKey: vs.embeddingsApiKey, timeoutSeconds: vs.embeddingsTimeout }, log)),
   };
+}
+
+/** The vectorstore settings present in `config` (a config built from CLOUD_SETTINGS alone has none). */
+function definedOf(config: CloudConfig): Partial<typeof VECTORSTORE_CLOUD_DEFAULTS> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(VECTORSTORE_CLOUD_DEFAULTS)) {
+    const v = (config as Record<string, unknown>)[k];
+    if (v !== undefined) out[k] = v;
+  }
+  return out;
 }

@@ -11,6 +11,8 @@
  * task that re-runs after a crash or a retry must not fail on its own earlier half-done work.
  */
 import { PythonException } from '../../lib/errors.js';
+import type { Embeddings } from './embeddings-port.js';
+import type { VectorDatabases } from './vectordb-port.js';
 
 export type RecordType = 'A' | 'AAAA' | 'CNAME' | 'NS' | 'TXT' | 'MX';
 
@@ -120,9 +122,11 @@ export interface CloudDeps {
   kube: Kubernetes;
   resolver: Resolver;
   mailer: Mailer;
+  vectordb: VectorDatabases;
+  embeddings: Embeddings;
 }
 
-export type CloudService = 'route53' | 'acm' | 'eks' | 'kubernetes' | 'dns' | 'smtp' | 'vectordb';
+export type CloudService = 'route53' | 'acm' | 'eks' | 'kubernetes' | 'dns' | 'smtp' | 'vectordb' | 'embeddings';
 
 export type CloudErrorKind = 'NotFound' | 'AccessDenied' | 'Conflict' | 'Throttled' | 'Invalid' | 'Unavailable';
 

@@ -277,3 +277,71 @@ CREATE TABLE guardrail_guardrailevent (
   reviewed TINYINT(1) NOT NULL DEFAULT 0,
   KEY (created_at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+-- vectorstore (line B's models: models/vectorstore_meta.py, document.py, snapshot.py). VectorstoreMeta is a
+-- MetaDataWithOwnershipModel (name, description, version, user_profile) on a TimestampedModel. Its ForeignKeys to
+-- ApiConnection, Provider and Secret are kept as the nullable *_id columns Django writes, without the FOREIGN KEY,
+-- since those apps' tables are not part of this schema; tags and annotations are not read by any task.
+CREATE TABLE vectorstore_vectorstoremeta (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  name VARCHAR(255) NOT NULL,
+  description LONGTEXT NULL,
+  version VARCHAR(255) NULL DEFAULT '1.0.0',
+  user_profile_id BIGINT NOT NULL,
+  spec JSON NOT NULL DEFAULT ('{}') CHECK (JSON_VALID(spec)),
+  backend VARCHAR(50) NOT NULL,
+  hosting VARCHAR(20) NOT NULL DEFAULT 'managed',
+  connection_id BIGINT NULL,
+  is_active TINYINT(1) NOT NULL DEFAULT 1,
+  dimension INT UNSIGNED NOT NULL DEFAULT 1536,
+  metric VARCHAR(20) NOT NULL DEFAULT 'cosine',
+  deletion_protection TINYINT(1) NOT NULL DEFAULT 0,
+  embeddings_provider_id BIGINT NULL,
+  embeddings_model VARCHAR(255) NOT NULL DEFAULT '',
+  status VARCHAR(20) NOT NULL DEFAULT 'pending',
+  status_message LONGTEXT NOT NULL DEFAULT '',
+  index_name VARCHAR(255) NOT NULL DEFAULT '',
+  endpoint_url VARCHAR(255) NOT NULL DEFAULT '',
+  api_key_secret_id BIGINT NULL,
+  vector_count BIGINT NOT NULL DEFAULT 0,
+  stats JSON NOT NULL DEFAULT ('{}') CHECK (JSON_VALID(stats)),
+  deployed_at DATETIME(6) NULL,
+  last_checked_at DATETIME(6) NULL,
+  last_snapshot_at DATETIME(6) NULL,
+  last_maintenance_at DATETIME(6) NULL,
+  UNIQUE KEY (user_profile_id, name),
+  FOREIGN KEY (user_profile_id) REFERENCES account_userprofile (id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE vectorstore_vectorstoredocument (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  vectorstore_id BIGINT NOT NULL,
+  name VARCHAR(255) NOT NULL,
+  source VARCHAR(10) NOT NULL,
+  content_type VARCHAR(100) NOT NULL DEFAULT '',
+  content LONGTEXT NOT NULL,
+  sha256 VARCHAR(64) NOT NULL,
+  size_bytes BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  metadata JSON NOT NULL DEFAULT ('{}') CHECK (JSON_VALID(metadata)),
+  status VARCHAR(10) NOT NULL DEFAULT 'pending',
+  status_message LONGTEXT NOT NULL DEFAULT '',
+  chunk_count INT UNSIGNED NOT NULL DEFAULT 0,
+  loaded_at DATETIME(6) NULL,
+  UNIQUE KEY (vectorstore_id, sha256),
+  FOREIGN KEY (vectorstore_id) REFERENCES vectorstore_vectorstoremeta (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE vectorstore_vectorstoresnapshot (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  vectorstore_id BIGINT NOT NULL,
+  name VARCHAR(255) NOT NULL,
+  status VARCHAR(10) NOT NULL DEFAULT 'creating',
+  status_message LONGTEXT NOT NULL DEFAULT '',
+  size_bytes BIGINT UNSIGNED NULL,
+  vector_count BIGINT NULL,
+  scheduled TINYINT(1) NOT NULL DEFAULT 1,
+  FOREIGN KEY (vectorstore_id) REFERENCES vectorstore_vectorstoremeta (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;

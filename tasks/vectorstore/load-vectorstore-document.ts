@@ -1,0 +1,31 @@
+/**
+ * `load_vectorstore_document(document_id)`: split, embed and load a document. Returns the number of chunks, or
+ * None when the document does not exist or failed to load: as in Smarter, a failure is logged and recorded on
+ * the document (`failed`, with the reason in `status_message`), and the task itself succeeds.
+ */
+import { z } from 'zod';
+import { defineTask } from '../../lib/registry/define-task.js';
+import { messageOf } from '../cloud/call.js';
+import { type SmarterDeps, pk } from '../deps.js';
+import { type VectorstoreEnv, serviceDeps } from './env.js';
+import { TASK } from './names.js';
+import { describeDocument, findDocument, findVectorstore } from './rows.js';
+import { VectorstoreService } from './service.js';
+
+export const loadVectorstoreDocument = (env: VectorstoreEnv) =>
+  defineTask<{ document_id: number }, number | null, SmarterDeps>({
+    name: TASK.loadDocument,
+    queue: env.operationalQueue,
+    params: z.strictObject({ document_id: pk() }),
+    async run(p, ctx) {
+      const document = await findDocument(ctx.deps.db, p.document_id);
+      const vectorstore = document ? await findVectorstore(ctx.deps.db, document.vectorstoreId) : null;
+      if (!document || !vectorstore) return null;
+      try {
+        return await new VectorstoreService(vectorstore, serviceDeps(env, ctx)).loadDocument(document);
+      } catch (err) {
+        ctx.logger.warn('load_vectorstore_document failed', { document: describeDocument(vectorstore, document), error: messageOf(err) });
+        return null;
+      }
+    },
+  });

@@ -1,0 +1,27 @@
+/**
+ * `snapshot_vectorstore(vectorstore_id)`: takes a snapshot on request (`scheduled` false), then prunes to the
+ * manifest's `spec.maintenance.snapshotRetention` (7). Returns the snapshot's name as Qdrant named it, or None
+ * when there is no such vectorstore. Not ready, or Qdrant failing, is the task's FAILURE.
+ */
+import { z } from 'zod';
+import { defineTask } from '../../lib/registry/define-task.js';
+import { type SmarterDeps, pk } from '../deps.js';
+import { type VectorstoreEnv, serviceDeps } from './env.js';
+import { TASK } from './names.js';
+import { findVectorstore } from './rows.js';
+import { VectorstoreService } from './service.js';
+
+export const snapshotVectorstore = (env: VectorstoreEnv) =>
+  defineTask<{ vectorstore_id: number }, string | null, SmarterDeps>({
+    name: TASK.snapshot,
+    queue: env.infrastructureQueue,
+    params: z.strictObject({ vectorstore_id: pk() }),
+    async run(p, ctx) {
+      const vectorstore = await findVectorstore(ctx.deps.db, p.vectorstore_id);
+      if (!vectorstore) return null;
+      const service = new VectorstoreService(vectorstore, serviceDeps(env, ctx));
+      const name = await service.snapshot(false);
+      await service.pruneSnapshots();
+      return name;
+    },
+  });
