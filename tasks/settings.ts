@@ -6,6 +6,7 @@ import { ParseError, parsers, type Setting } from '../lib/config/settings.js';
 import { WORKER_SETTINGS } from '../lib/config/worker-settings.js';
 import { CLOUD_SETTINGS } from './cloud/settings.js';
 import { INFRASTRUCTURE_SETTINGS } from './infrastructure/settings.js';
+import { LLMHOST_SETTINGS } from './llmhost/settings.js';
 
 const setting = <T>(s: Setting<T>): Setting<T> => s;
 const both = (name: string) => [name, `SMARTER_${name}`];
@@ -62,4 +63,5 @@ export const SETTINGS = {
   ...SMARTER_SETTINGS,
   ...CLOUD_SETTINGS,
   ...INFRASTRUCTURE_SETTINGS,
+  ...LLMHOST_SETTINGS,
 };

@@ -165,5 +165,9 @@ export class FakeCloud {
         this.sent.push(mail);
       },
     },
+    // The LLMClient tasks never call EKS; the llmhost tests drive the real EKS client against moto instead.
+    eks: new Proxy({} as CloudDeps['eks'], {
+      get: (_t, verb) => () => Promise.reject(new CloudError('eks', String(verb), '*', 'Unavailable', 'the fake cloud has no EKS')),
+    }),
   };
 }

@@ -11,6 +11,7 @@
  * task that re-runs after a crash or a retry must not fail on its own earlier half-done work.
  */
 import { PythonException } from '../../lib/errors.js';
+import type { ManagedNodeGroups } from './eks-port.js';
 
 export type RecordType = 'A' | 'AAAA' | 'CNAME' | 'NS' | 'TXT' | 'MX';
 
@@ -120,6 +121,7 @@ export interface CloudDeps {
   kube: Kubernetes;
   resolver: Resolver;
   mailer: Mailer;
+  eks: ManagedNodeGroups;
 }
 
 export type CloudService = 'route53' | 'acm' | 'eks' | 'kubernetes' | 'dns' | 'smtp' | 'vectordb';
