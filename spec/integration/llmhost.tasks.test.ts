@@ -216,3 +216,22 @@ test('bad input is a clear FAILURE or a logged None, never a crash: an unknown L
   expect(await host(forbidden)).toMatchObject({ status: 'error' });
   expect(await events(forbidden)).toEqual(['error:error']);
 });
+
+test('EKS failures are FAILUREs naming service, verb and resource: a cluster that does not exist fails the launch (LLMHost error), and reconcile_llmhost_compute logs it and checks again', async () => {
+  const computeId = await w.newCompute({ name: 'gpu-l4-nocluster' });
+  const id = await w.newLlmhost({ name: 'nocluster', spec: { ...GPU_SPEC, compute: 'gpu-l4-nocluster' } });
+  const env = { ...w.env, llmhost: { awsEksClusterName: 'no-such-cluster', llmhostNodeRoleArn: 'arn:aws:iam::123456789012:role/n', llmhostNodeSubnetIds: ['subnet-1'] } };
+  const r = new CheckRunner([...llmhostTasks(env), ...infrastructureTasks(env)], w.deps) as CheckRunner<unknown>;
+  r.send(LAUNCH, {}, [id]);
+  const [run] = await steps(r, 1);
+  expect(run?.error?.message).toMatch(/^eks CreateNodegroup no-such-cluster\/smarter-alpha-\d+-gpu-l4-nocluster: NotFound: /);
+  expect(await host(id)).toMatchObject({ status: 'error' });
+  expect(String((await host(id))?.status_message)).toMatch(/^The node group of compute gpu-l4-nocluster cannot be scaled: eks /);
+  // Still deployed (its resources were applied), the reconcile cannot create the node group: logged, checked again.
+  await w.t.db.execute("UPDATE llmhost_llmhost SET status = 'pending' WHERE id = ?", [id]);
+  r.send(RECONCILE, {}, [computeId]);
+  const [rec] = await steps(r, 1);
+  expect(rec?.error).toBeUndefined();
+  expect(rec?.result).toBeNull();
+  expect(r.pending).toEqual([expect.objectContaining({ name: RECONCILE, args: [computeId, 2], countdown: 30 })]);
+});

@@ -22,7 +22,7 @@ test('--contract gives each of Smarter\'s 39 task names as implemented, forwarde
   expect(rejecting).toContain('39 tasks: 30 implemented, 0 forwarded, 9 rejected');
   const forwarding = contractTable(config({ SMARTER_WORKER_UNKNOWN_TASKS: 'forward:python_tasks' }));
   expect(forwarding).toContain('39 tasks: 30 implemented, 9 forwarded, 0 rejected');
-  expect(forwarding).toMatch(/^smarter\.apps\.llmhost\.tasks\.launch_llmhost +infrastructure \(infrastructure_celery_task_queue\) +forwarded to python_tasks$/m);
+  expect(forwarding).toMatch(/^smarter\.apps\.vectorstore\.tasks\.snapshot_vectorstore +infrastructure \(infrastructure_celery_task_queue\) +forwarded to python_tasks$/m);
   expect(forwarding).toMatch(/^smarter\.apps\.account\.tasks\.create_charge +operational \(default_celery_task_queue\) +implemented$/m);
 });
 

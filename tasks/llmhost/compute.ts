@@ -5,6 +5,7 @@
  * node group's state in `llmhost_llmhostcompute`. Smarter removes a node by terminating that very instance in its
  * Auto Scaling group; we lower the desired size by the number of idle ready nodes (README: where we differ).
  */
+import { PythonException } from '../../lib/errors.js';
 import type { KubeObject } from '../cloud/ports.js';
 import type { SmarterDeps } from '../deps.js';
 import { DEPLOYED_STATUSES, KINDS, LABEL_COMPUTE, NODEGROUP, NODEGROUP_FAILED } from './const.js';
@@ -35,8 +36,11 @@ const nodeReady = (node: KubeObject) => {
   return conditions.find((c) => c.type === 'Ready')?.status === 'True';
 };
 
-export class LLMHostComputeError extends Error {
-  override readonly name = 'LLMHostComputeError';
+/** Smarter's `LLMHostComputeError`: the compute's node group cannot be managed. */
+export class LLMHostComputeError extends PythonException {
+  constructor(message: string) {
+    super('LLMHostComputeError', 'smarter.apps.llmhost.services.exceptions', message);
+  }
 }
 
 async function demand(deps: SmarterDeps, c: ComputeRow, log: (m: string) => void): Promise<PodRequests[]> {

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { KubeObject } from '../cloud/ports.js';
 import { NOW } from '../db/django.js';
 import type { SmarterDeps } from '../deps.js';
-import { type ComputeState, LLMHostComputeError, provisioning, reconcileCompute } from './compute.js';
+import { type ComputeState, provisioning, reconcileCompute } from './compute.js';
 import { API_KEY_BYTES, EVENT, KINDS, MANAGED_KINDS, NODEGROUP, STATUS, VOLUME_KIND } from './const.js';
 import type { LlmhostEnv } from './env.js';
 import { endpoints, engineOf, labelSelector, renderResources, resourceName } from './render.js';
@@ -112,7 +112,7 @@ export async function launch(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRo
     const message = `The node group of compute ${c.name} cannot be scaled: ${(err as Error).message}`;
     await updateLlmhost(deps.db, host.id, { status: STATUS.ERROR, status_message: message });
     await recordEvent(deps.db, host, EVENT.ERROR, STATUS.ERROR, message);
-    throw err instanceof LLMHostComputeError ? err : Object.assign(err as Error, { message: `${(err as Error).message} (launching LLMHost ${host.name})` });
+    throw err;
   }
   if (state.actions.length) await recordEvent(deps.db, host, EVENT.NODES_SCALED, status, state.actions.join('; '), { compute: c.name });
   if (provisioning(state)) {

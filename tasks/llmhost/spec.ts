@@ -4,6 +4,7 @@
  * And an LLMHostCompute's node, as Smarter's `LLMHostCompute` properties compute it.
  */
 import { z } from 'zod';
+import { PythonException } from '../../lib/errors.js';
 import { DEFAULT_CPU, DEFAULT_MEMORY, NODEGROUP, TAINT_COMPUTE, TAINT_GPU } from './const.js';
 
 export const llmhostSpec = z.looseObject({
@@ -34,8 +35,11 @@ export const llmhostSpec = z.looseObject({
 
 export type LlmhostSpec = z.infer<typeof llmhostSpec>;
 
-export class LLMHostConfigurationError extends Error {
-  override readonly name = 'LLMHostConfigurationError';
+/** Smarter's `smarter.apps.llmhost.services.exceptions.LLMHostConfigurationError`: retrying cannot fix it. */
+export class LLMHostConfigurationError extends PythonException {
+  constructor(message: string) {
+    super('LLMHostConfigurationError', 'smarter.apps.llmhost.services.exceptions', message);
+  }
 }
 
 export function parseSpec(name: string, raw: unknown): LlmhostSpec {
