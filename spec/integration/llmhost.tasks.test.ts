@@ -227,8 +227,7 @@ test('EKS failures are FAILUREs naming service, verb and resource: a cluster tha
   expect(run?.error?.message).toMatch(/^eks CreateNodegroup no-such-cluster\/smarter-alpha-\d+-gpu-l4-nocluster: NotFound: /);
   expect(await host(id)).toMatchObject({ status: 'error' });
   expect(String((await host(id))?.status_message)).toMatch(/^The node group of compute gpu-l4-nocluster cannot be scaled: eks /);
-  // Still deployed (its resources were applied), the reconcile cannot create the node group: logged, checked again.
-  await w.t.db.execute("UPDATE llmhost_llmhost SET status = 'pending' WHERE id = ?", [id]);
+  // `error` counts as deployed (its resources were applied): the reconcile cannot create the node group, logs it, checks again.
   r.send(RECONCILE, {}, [computeId]);
   const [rec] = await steps(r, 1);
   expect(rec?.error).toBeUndefined();

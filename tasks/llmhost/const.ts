@@ -29,8 +29,11 @@ export const STATUS = {
   ERROR: 'error',
 } as const;
 
-/** `SAMLLMHostStatusEnum.deployed()`: every status of an LLMHost whose resources are applied. */
-export const DEPLOYED_STATUSES: readonly string[] = [STATUS.PROVISIONING, STATUS.PENDING, STATUS.DOWNLOADING, STATUS.DEPLOYING, STATUS.ACTIVE, STATUS.DEGRADED];
+/**
+ * `SAMLLMHostStatusEnum.deployed()`: the statuses in which an LLMHost's resources may exist and use nodes;
+ * `error` among them (a pod whose image cannot be pulled still holds its node; a status check corrects it).
+ */
+export const DEPLOYED_STATUSES: readonly string[] = [STATUS.PROVISIONING, STATUS.PENDING, STATUS.DOWNLOADING, STATUS.DEPLOYING, STATUS.ACTIVE, STATUS.DEGRADED, STATUS.ERROR];
 
 /** `SAMLLMHostEventType`, the `llmhost_llmhostevent.event_type` values. */
 export const EVENT = { LAUNCHED: 'launched', STATUS_CHANGED: 'status_changed', DESTROYED: 'destroyed', NODES_SCALED: 'nodes_scaled', ERROR: 'error' } as const;
