@@ -4,12 +4,12 @@
  * the resources by label, the model volume only when purged or not retained, then release the compute).
  */
 import { randomBytes } from 'node:crypto';
-import type { KubeObject } from '../cloud/ports.js';
 import { NOW } from '../db/django.js';
 import type { SmarterDeps } from '../deps.js';
 import { type ComputeState, provisioning, reconcileCompute } from './compute.js';
 import { API_KEY_BYTES, EVENT, KINDS, MANAGED_KINDS, NODEGROUP, STATUS, VOLUME_KIND } from './const.js';
 import type { LlmhostEnv } from './env.js';
+import { interpret } from './interpret.js';
 import { endpoints, engineOf, labelSelector, renderResources, resourceName } from './render.js';
 import { type LlmhostRow, allComputes, findCompute, recordEvent, updateLlmhost } from './rows.js';
 import { type ComputeRow, LLMHostConfigurationError, type LlmhostSpec, compute, fits, parseSpec, podRequests } from './spec.js';
@@ -123,37 +123,13 @@ export async function launch(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRo
   return status;
 }
 
-type PodStatus = { phase?: string; initContainerStatuses?: { state?: { running?: unknown; waiting?: { reason?: string } } }[]; containerStatuses?: { ready?: boolean; state?: { waiting?: { reason?: string; message?: string }; terminated?: { reason?: string } } }[] };
-
-const FAILING = new Set(['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'CreateContainerConfigError', 'InvalidImageName']);
-
-/** Status and message of an LLMHost from its Deployment and pods (Smarter's `observability.interpret`). */
-export function interpret(deployment: KubeObject | null, pods: KubeObject[]): { status: string; message: string; replicas: number; ready: number } {
-  if (!deployment) return { status: STATUS.INACTIVE, message: 'The Deployment does not exist.', replicas: 0, ready: 0 };
-  const replicas = Number((deployment.spec as { replicas?: number } | undefined)?.replicas ?? 1);
-  const ready = Number((deployment.status as { readyReplicas?: number } | undefined)?.readyReplicas ?? 0);
-  for (const pod of pods) {
-    const st = (pod.status ?? {}) as PodStatus;
-    for (const cs of st.containerStatuses ?? []) {
-      const reason = cs.state?.waiting?.reason ?? cs.state?.terminated?.reason;
-      if (reason && FAILING.has(reason)) return { status: STATUS.ERROR, message: `Pod ${pod.metadata.name}: ${reason}${cs.state?.waiting?.message ? `: ${cs.state.waiting.message}` : ''}`, replicas, ready };
-    }
-  }
-  if (replicas > 0 && ready >= replicas) return { status: STATUS.ACTIVE, message: `${ready} of ${replicas} replicas ready.`, replicas, ready };
-  if (ready > 0) return { status: STATUS.DEGRADED, message: `${ready} of ${replicas} replicas ready.`, replicas, ready };
-  const statuses = pods.map((p) => (p.status ?? {}) as PodStatus);
-  if (statuses.some((s) => (s.initContainerStatuses ?? []).some((i) => i.state?.running !== undefined))) return { status: STATUS.DOWNLOADING, message: 'Downloading the model weights.', replicas, ready };
-  if (statuses.some((s) => s.phase === 'Running')) return { status: STATUS.DEPLOYING, message: 'The inference server is loading the model.', replicas, ready };
-  return { status: STATUS.PENDING, message: 'Waiting for the pods to be scheduled.', replicas, ready };
-}
-
 /** Checks an LLMHost's status and saves it, recording a `status_changed` event when it changed. */
 export async function observe(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRow): Promise<string> {
   const base = resourceName(host.id, host.name);
   const deployment = await deps.cloud.kube.get({ ...KINDS.deployment, name: base, namespace: env.namespace });
   const pods = await deps.cloud.kube.list({ ...KINDS.pod, namespace: env.namespace, labelSelector: labelSelector(base) });
-  let { status, message } = interpret(deployment, pods);
-  const { ready } = interpret(deployment, pods);
+  const seen = interpret(deployment, pods);
+  let { status, message } = seen;
   if (status === STATUS.PENDING && host.computeId !== null) {
     const c = await findCompute(deps.db, host.computeId);
     if (c && (c.nodegroupStatus === NODEGROUP.CREATING || c.nodegroupStatus === NODEGROUP.UPDATING || c.readyNodes < c.desiredNodes)) {
@@ -161,7 +137,7 @@ export async function observe(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostR
       message = `Compute ${c.name}: ${c.statusMessage}`;
     }
   }
-  await updateLlmhost(deps.db, host.id, { status, status_message: message, ready_replicas: ready });
+  await updateLlmhost(deps.db, host.id, { status, status_message: message, ready_replicas: seen.ready });
   if (status !== host.status) await recordEvent(deps.db, host, EVENT.STATUS_CHANGED, status, `${host.status} -> ${status}: ${message}`, { from: host.status, to: status });
   return status;
 }
