@@ -280,9 +280,10 @@ CREATE TABLE guardrail_guardrailevent (
 
 -- llmhost and infrastructure apps (LLMHost and inventory tasks): llmhost migrations 0001_initial and
 -- 0002_kubernetes_hosting, infrastructure 0001_initial. The compute table above (charge_llmhost_computes) gets
--- the rest of its columns here, so this block stays self-contained.
+-- the rest of its columns here, so this block stays self-contained. Its price_per_hour stays as declared above
+-- (DECIMAL(10,2), which charge_llmhost_computes' "2.50" rests on), though migration 0002 @ 860800a declares
+-- decimal_places=4.
 ALTER TABLE llmhost_llmhostcompute
-  MODIFY price_per_hour DECIMAL(10,4) NULL,
   ADD COLUMN description LONGTEXT NULL,
   ADD COLUMN version VARCHAR(255) NULL DEFAULT '1.0.0',
   ADD COLUMN annotations JSON NULL,
