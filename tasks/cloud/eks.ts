@@ -3,6 +3,8 @@
  * mode before anything reaches us; a node group or cluster that does not exist is `null`, not an error.
  */
 import {
+  type AMITypes,
+  type CapacityTypes,
   CreateNodegroupCommand,
   DescribeAddonCommand,
   DescribeClusterCommand,
@@ -91,9 +93,10 @@ export class EksNodeGroups implements ManagedNodeGroups {
           diskSize: spec.diskSizeGb,
           subnets: spec.subnets,
           instanceTypes: [spec.instanceType],
-          amiType: spec.amiType as never,
+          // Smarter passes the compute's strings through; EKS refuses an unknown one (InvalidParameterException).
+          amiType: spec.amiType as AMITypes,
           nodeRole: spec.nodeRole,
-          capacityType: spec.capacityType as never,
+          capacityType: spec.capacityType as CapacityTypes,
           labels: spec.labels,
           taints: spec.taints,
           tags: spec.tags,
