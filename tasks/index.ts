@@ -21,8 +21,11 @@ import { infraEnv } from './infrastructure/env.js';
 import { infrastructureTasks } from './infrastructure/index.js';
 import { INFRASTRUCTURE_DEFAULTS, type InfrastructureSettings, derived } from './infrastructure/settings.js';
 import { vectorstoreTasks } from './vectorstore/index.js';
+import { llmhostEnv } from './llmhost/env.js';
+import { llmhostTasks } from './llmhost/index.js';
+import { LLMHOST_DEFAULTS, type LlmhostSettings } from './llmhost/settings.js';
 
-export interface SmarterTaskSettings extends Partial<InfrastructureSettings> {
+export interface SmarterTaskSettings extends Partial<InfrastructureSettings>, Partial<LlmhostSettings> {
   operationalQueue: string;
   infrastructureQueue: string;
   maxRetries: number;
@@ -56,7 +59,17 @@ export function smarterTasks(s: SmarterTaskSettings): AnyTask<SmarterDeps>[] {
     purgeGuardrailEvents(env),
     ...infrastructureTasks(infraEnv(env, infrastructureSettings(s))),
     ...vectorstoreTasks({ operationalQueue: s.operationalQueue, infrastructureQueue: s.infrastructureQueue, namespace: derived(infrastructureSettings(s)).namespace }),
+    ...llmhostTasks(llmhostEnv(infraEnv(env, infrastructureSettings(s)), pick(LLMHOST_DEFAULTS, s))),
   ];
+}
+
+function pick<T extends object>(defaults: T, s: object): T {
+  const out = { ...defaults };
+  for (const k of Object.keys(out) as (keyof T)[]) {
+    const v = (s as Record<string, unknown>)[k as string];
+    if (v !== undefined) (out as Record<string, unknown>)[k as string] = v;
+  }
+  return out;
 }
 
 function infrastructureSettings(s: SmarterTaskSettings): InfrastructureSettings {

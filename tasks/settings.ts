@@ -7,6 +7,7 @@ import { WORKER_SETTINGS } from '../lib/config/worker-settings.js';
 import { CLOUD_SETTINGS } from './cloud/settings.js';
 import { VECTORSTORE_CLOUD_SETTINGS } from './cloud/vectorstore-settings.js';
 import { INFRASTRUCTURE_SETTINGS } from './infrastructure/settings.js';
+import { LLMHOST_SETTINGS } from './llmhost/settings.js';
 
 const setting = <T>(s: Setting<T>): Setting<T> => s;
 const both = (name: string) => [name, `SMARTER_${name}`];
@@ -64,4 +65,5 @@ export const SETTINGS = {
   ...CLOUD_SETTINGS,
   ...INFRASTRUCTURE_SETTINGS,
   ...VECTORSTORE_CLOUD_SETTINGS,
+  ...LLMHOST_SETTINGS,
 };

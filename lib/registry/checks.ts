@@ -7,6 +7,8 @@ import type { CheckAgainOptions } from './context.js';
 import type { CheckPolicy } from './define-task.js';
 
 export interface PlannedCheck {
+  /** Empty unless the policy is `positional`: then every argument, in `argNames` order, and no kwargs. */
+  args: unknown[];
   kwargs: Record<string, unknown>;
   attempt: number;
 }
@@ -21,6 +23,7 @@ export function planCheckAgain(
   bound: unknown,
   options: CheckAgainOptions,
   runId: string,
+  argNames: readonly string[] = [],
 ): PlannedCheck {
   const attemptParam = checks?.attemptParam ?? 'attempt';
   const params = (typeof bound === 'object' && bound !== null ? bound : {}) as Record<string, unknown>;
@@ -31,5 +34,6 @@ export function planCheckAgain(
   if (limit !== undefined && next >= limit) throw new GaveUpError(taskName, next);
   const kwargs: Record<string, unknown> = { ...params, ...options.update, [attemptParam]: next };
   if (checks?.firstRunIdParam && kwargs[checks.firstRunIdParam] == null) kwargs[checks.firstRunIdParam] = runId;
-  return { kwargs, attempt: next };
+  if (checks?.positional) return { args: argNames.map((n) => kwargs[n] ?? null), kwargs: {}, attempt: next };
+  return { args: [], kwargs, attempt: next };
 }

@@ -54,6 +54,11 @@ export interface CheckPolicy {
   attemptParam?: string;
   /** Keyword argument that carries the first run's task id, filled in on the first reschedule. */
   firstRunIdParam?: string;
+  /**
+   * Send the next run's arguments positionally, in `argNames` order, as a producer that calls
+   * `apply_async((id, attempt + 1), …)` does (Smarter's llmhost tasks), instead of as keyword arguments.
+   */
+  positional?: boolean;
 }
 
 export interface TaskDefinition<P = unknown, R = unknown, D = unknown> extends TaskOptions {

@@ -138,9 +138,9 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun): Promise<{ outcome
 
   let bound: unknown;
   const checkAgain = async (options: CheckAgainOptions): Promise<Rescheduled> => {
-    const { kwargs, attempt } = planCheckAgain(msg.task, task.checks, bound, options, msg.id);
+    const { args, kwargs, attempt } = planCheckAgain(msg.task, task.checks, bound, options, msg.id, task.argNames);
     const queue = task.queue === ANY_QUEUE ? delivery.queue : task.queue;
-    const id = await publisher.apply(msg.task, [], kwargs, { countdown: options.after, queue }, msg);
+    const id = await publisher.apply(msg.task, args, kwargs, { countdown: options.after, queue }, msg);
     return new Rescheduled(id, attempt, options.after);
   };
 

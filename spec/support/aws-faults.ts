@@ -1,6 +1,6 @@
 /**
  * A tiny HTTP proxy in front of moto that answers chosen requests with an AWS error, worded and shaped as AWS
- * words it (Route 53's REST-XML `ErrorResponse`, ACM's JSON `__type`), so a test drives the real SDK through its
+ * words it (Route 53's REST-XML `ErrorResponse`, ACM's JSON `__type`, EKS's REST-JSON `x-amzn-errortype`), so a test drives the real SDK through its
  * real retry and error paths: throttling then success, 403 AccessDenied, 503.
  *
  *   const proxy = await startFaultProxy(moto.endpoint);
@@ -39,6 +39,19 @@ function actionOf(req: http.IncomingMessage): string {
   return `${req.method} ${(req.url ?? '').split('?')[0]}`;
 }
 
+/** EKS speaks REST-JSON: the error's code in `x-amzn-errortype`, the body `{"message": …}`. */
+const isEks = (req: http.IncomingMessage) => (req.url ?? '').startsWith('/clusters');
+
+function eksFault(fault: AwsFault, action: string): { status: number; code: string; type: string; body: string } {
+  const spec = {
+    Throttling: { status: 429, code: 'ThrottlingException', message: 'Rate exceeded' },
+    AccessDenied: { status: 403, code: 'AccessDeniedException', message: `User: arn:aws:iam::123456789012:user/smarter-worker is not authorized to perform: eks:${action}` },
+    ServiceUnavailable: { status: 503, code: 'ServiceUnavailableException', message: 'Service Unavailable' },
+    InternalError: { status: 500, code: 'ServerException', message: 'An internal error occurred' },
+  }[fault];
+  return { status: spec.status, code: spec.code, type: 'application/json', body: JSON.stringify({ message: spec.message }) };
+}
+
 function faultResponse(fault: AwsFault, json: boolean, action: string): { status: number; code: string; type: string; body: string } {
   const spec = {
     Throttling: { status: 400, code: json ? 'ThrottlingException' : 'Throttling', message: 'Rate exceeded' },
@@ -74,11 +87,11 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       p.count--;
       faulted.push(action);
       req.resume();
-      const f = faultResponse(p.fault, json, action);
+      const f = isEks(req) ? eksFault(p.fault, action) : faultResponse(p.fault, json, action);
       res.writeHead(f.status, {
         'content-type': f.type,
         'x-amzn-requestid': randomUUID(),
-        ...(json ? { 'x-amzn-errortype': f.code } : {}),
+        ...(json || isEks(req) ? { 'x-amzn-errortype': f.code } : {}),
       });
       res.end(f.body);
       return;

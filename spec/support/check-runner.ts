@@ -73,8 +73,8 @@ export class CheckRunner<D> {
       applySignature: () => Promise.reject(new Error('not available')),
       getResult: () => Promise.resolve(null),
       checkAgain: (o: CheckAgainOptions) => {
-        const { kwargs, attempt } = planCheckAgain(msg.name, task.checks, bound, o, msg.id);
-        const id = this.send(msg.name, kwargs, [], o.after, task.queue);
+        const { args, kwargs, attempt } = planCheckAgain(msg.name, task.checks, bound, o, msg.id, task.argNames);
+        const id = this.send(msg.name, kwargs, args, o.after, task.queue);
         return Promise.resolve(new Rescheduled(id, attempt, o.after));
       },
     };

@@ -66,7 +66,7 @@ export function useMotoEnv(endpoint: string): () => void {
     process.env[k] = v;
   }
   // A developer's own profile or session token must not leak into the tests.
-  for (const k of ['AWS_PROFILE', 'AWS_SESSION_TOKEN', 'AWS_ENDPOINT_URL_ROUTE_53', 'AWS_ENDPOINT_URL_ACM']) {
+  for (const k of ['AWS_PROFILE', 'AWS_SESSION_TOKEN', 'AWS_ENDPOINT_URL_ROUTE_53', 'AWS_ENDPOINT_URL_ACM', 'AWS_ENDPOINT_URL_EKS']) {
     saved[k] = process.env[k];
     delete process.env[k];
   }

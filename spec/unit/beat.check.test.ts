@@ -18,7 +18,8 @@ test("Smarter's real schedule holds the contract, and says which entries only Py
   expect(r.problems).toEqual([]);
   expect(r.ok).toBe(true);
   expect(r.lines.filter((l) => l.startsWith('ok '))).toHaveLength(11);
-  expect(r.lines.join('\n')).toContain('"refresh-llmhost-status": task smarter.apps.llmhost.tasks.refresh_llmhost_status, queue infrastructure_celery_task_queue; served by Python workers only');
+  expect(r.lines.join('\n')).toContain('"refresh-llmhost-status": task smarter.apps.llmhost.tasks.refresh_llmhost_status, queue infrastructure_celery_task_queue; served by smarter-worker');
+  expect(r.lines.join('\n')).toContain('"reconcile-vectorstores": task smarter.apps.vectorstore.tasks.reconcile_vectorstores, queue infrastructure_celery_task_queue; served by smarter-worker');
 });
 
 test('an entry naming a task that does not exist fails, naming the entry, the task and the queue', () => {

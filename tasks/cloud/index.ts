@@ -3,10 +3,12 @@
  * never deploys anything (the operational one) starts without a kubeconfig, SMTP or AWS credentials.
  */
 import { ACMClient } from '@aws-sdk/client-acm';
+import { EKSClient } from '@aws-sdk/client-eks';
 import { Route53Client } from '@aws-sdk/client-route-53';
 import type { ValuesOf } from '../../lib/config/settings.js';
 import type { Logger } from '../../lib/logger.js';
 import { ACM_REGION, AcmCertificates } from './acm.js';
+import { EksNodeGroups } from './eks.js';
 import { KubeClient, loadKubeConfig } from './kubernetes.js';
 import { SmtpMailer } from './mailer.js';
 import type { CloudDeps } from './ports.js';
@@ -42,6 +44,8 @@ export function openCloud(config: CloudConfig, logger: Logger): CloudDeps {
     route53: lazy(() => new Route53Zones(new Route53Client({ region: ROUTE53_REGION }), log)),
     acm: lazy(() => new AcmCertificates(new ACMClient({ region: ACM_REGION }), log)),
     kube: lazy(() => new KubeClient(loadKubeConfig, log)),
+    // Region (AWS_REGION) and endpoint (AWS_ENDPOINT_URL[_EKS]) from the SDK's chain: EKS is regional.
+    eks: lazy(() => new EksNodeGroups(new EKSClient({}), log)),
     resolver: lazy(() => new DnsResolver({ servers: config.dnsServers, timeoutSeconds: config.dnsTimeout, tries: config.dnsTries }, log)),
     mailer: lazy(
       () =>

@@ -13,6 +13,7 @@
 import { PythonException } from '../../lib/errors.js';
 import type { Embeddings } from './embeddings-port.js';
 import type { VectorDatabases } from './vectordb-port.js';
+import type { ManagedNodeGroups } from './eks-port.js';
 
 export type RecordType = 'A' | 'AAAA' | 'CNAME' | 'NS' | 'TXT' | 'MX';
 
@@ -124,6 +125,7 @@ export interface CloudDeps {
   mailer: Mailer;
   vectordb: VectorDatabases;
   embeddings: Embeddings;
+  eks: ManagedNodeGroups;
 }
 
 export type CloudService = 'route53' | 'acm' | 'eks' | 'kubernetes' | 'dns' | 'smtp' | 'vectordb' | 'embeddings';

@@ -283,6 +283,29 @@ CREATE TABLE guardrail_guardrailevent (
 -- ApiConnection, Provider and Secret are kept as the nullable *_id columns Django writes, without the FOREIGN KEY,
 -- since those apps' tables are not part of this schema; tags and annotations are not read by any task.
 CREATE TABLE vectorstore_vectorstoremeta (
+-- llmhost and infrastructure apps (LLMHost and inventory tasks): llmhost migrations 0001_initial and
+-- 0002_kubernetes_hosting, infrastructure 0001_initial. The compute table above (charge_llmhost_computes) gets
+-- the rest of its columns here, so this block stays self-contained. Its price_per_hour stays as declared above
+-- (DECIMAL(10,2), which charge_llmhost_computes' "2.50" rests on), though migration 0002 @ 860800a declares
+-- decimal_places=4.
+ALTER TABLE llmhost_llmhostcompute
+  ADD COLUMN description LONGTEXT NULL,
+  ADD COLUMN version VARCHAR(255) NULL DEFAULT '1.0.0',
+  ADD COLUMN annotations JSON NULL,
+  ADD COLUMN spec JSON NULL,
+  ADD COLUMN instance_type VARCHAR(50) NOT NULL DEFAULT '',
+  ADD COLUMN cpu INT UNSIGNED NOT NULL DEFAULT 1,
+  ADD COLUMN memory_gb INT UNSIGNED NOT NULL DEFAULT 1,
+  ADD COLUMN gpu_type VARCHAR(50) NOT NULL DEFAULT '',
+  ADD COLUMN gpu_count SMALLINT UNSIGNED NOT NULL DEFAULT 0,
+  ADD COLUMN gpu_memory_gb INT UNSIGNED NOT NULL DEFAULT 0,
+  ADD COLUMN max_nodes SMALLINT UNSIGNED NOT NULL DEFAULT 4,
+  ADD COLUMN nodegroup_status VARCHAR(20) NOT NULL DEFAULT 'absent',
+  ADD COLUMN status_message LONGTEXT NOT NULL DEFAULT (''),
+  ADD COLUMN last_reconciled_at DATETIME(6) NULL,
+  ADD UNIQUE KEY llmhost_compute_profile_name (user_profile_id, name);
+
+CREATE TABLE llmhost_llmhost (
   id BIGINT AUTO_INCREMENT PRIMARY KEY,
   created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
   name VARCHAR(255) NOT NULL,
@@ -344,4 +367,74 @@ CREATE TABLE vectorstore_vectorstoresnapshot (
   vector_count BIGINT NULL,
   scheduled TINYINT(1) NOT NULL DEFAULT 1,
   FOREIGN KEY (vectorstore_id) REFERENCES vectorstore_vectorstoremeta (id) ON DELETE CASCADE
+  annotations JSON NULL,
+  model_repository VARCHAR(255) NOT NULL DEFAULT '',
+  model_revision VARCHAR(64) NOT NULL DEFAULT '',
+  license VARCHAR(100) NOT NULL DEFAULT '',
+  model_architecture VARCHAR(100) NOT NULL DEFAULT '',
+  parameter_count BIGINT NULL,
+  context_window INT UNSIGNED NULL,
+  quantization VARCHAR(20) NOT NULL DEFAULT 'none',
+  embedding_dimensions INT UNSIGNED NULL,
+  supports_streaming TINYINT(1) NOT NULL DEFAULT 1,
+  supports_function_calling TINYINT(1) NOT NULL DEFAULT 0,
+  supports_vision TINYINT(1) NOT NULL DEFAULT 0,
+  supports_reasoning TINYINT(1) NOT NULL DEFAULT 0,
+  inference_engine VARCHAR(20) NOT NULL DEFAULT 'vllm',
+  api_format VARCHAR(20) NOT NULL DEFAULT 'openai_compatible',
+  endpoint_url VARCHAR(200) NOT NULL DEFAULT '',
+  public_url VARCHAR(200) NOT NULL DEFAULT '',
+  gpu_type VARCHAR(50) NOT NULL DEFAULT '',
+  gpu_count SMALLINT UNSIGNED NOT NULL DEFAULT 0,
+  vram_required_gb INT UNSIGNED NULL,
+  status VARCHAR(20) NOT NULL DEFAULT 'inactive',
+  status_message LONGTEXT NOT NULL DEFAULT (''),
+  is_active TINYINT(1) NOT NULL DEFAULT 1,
+  health_check_url VARCHAR(200) NOT NULL DEFAULT '',
+  last_health_check_at DATETIME(6) NULL,
+  last_health_ok TINYINT(1) NULL,
+  cost_per_hour DECIMAL(10,4) NULL,
+  model_source VARCHAR(20) NOT NULL DEFAULT 'huggingface',
+  model_task VARCHAR(20) NOT NULL DEFAULT 'text-generation',
+  served_model_name VARCHAR(255) NOT NULL DEFAULT '',
+  spec JSON NULL,
+  replicas SMALLINT UNSIGNED NOT NULL DEFAULT 1,
+  ready_replicas SMALLINT UNSIGNED NOT NULL DEFAULT 0,
+  deployed_at DATETIME(6) NULL,
+  -- FK to secret_secret (not in this schema: the worker never reads Smarter's Secrets).
+  api_key_secret_id BIGINT NULL,
+  compute_id BIGINT NULL,
+  user_profile_id BIGINT NOT NULL,
+  UNIQUE KEY llmhost_profile_name (user_profile_id, name),
+  KEY (status),
+  FOREIGN KEY (compute_id) REFERENCES llmhost_llmhostcompute (id),
+  FOREIGN KEY (user_profile_id) REFERENCES account_userprofile (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE llmhost_llmhostevent (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  llmhost_name VARCHAR(255) NOT NULL,
+  event_type VARCHAR(20) NOT NULL,
+  status VARCHAR(20) NOT NULL,
+  message LONGTEXT NOT NULL DEFAULT (''),
+  details JSON NULL,
+  llmhost_id BIGINT NULL,
+  KEY llmhost_llm_llmhost_8af935_idx (llmhost_id, event_type),
+  FOREIGN KEY (llmhost_id) REFERENCES llmhost_llmhost (id) ON DELETE SET NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE infrastructure_infrastructureresource (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  provider VARCHAR(32) NOT NULL,
+  service VARCHAR(32) NOT NULL,
+  resource_type VARCHAR(64) NOT NULL,
+  resource_name VARCHAR(255) NOT NULL,
+  resource_id VARCHAR(512) NOT NULL DEFAULT '',
+  billable TINYINT(1) NOT NULL DEFAULT 0,
+  status VARCHAR(16) NOT NULL DEFAULT 'active',
+  destroyed_at DATETIME(6) NULL,
+  KEY infrastruct_provide_01a2bb_idx (provider, resource_type, resource_name),
+  KEY infrastruct_status_c33cc2_idx (status, billable)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;

@@ -1,0 +1,236 @@
+/**
+ * The llmhost infrastructure tasks through the real clients: moto for EKS and Route 53, the Kubernetes stand-in,
+ * MariaDB; each re-queue (positional, as Smarter's) planned by the worker's own rule and run in-process.
+ */
+import { DescribeNodegroupCommand } from '@aws-sdk/client-eks';
+import { infrastructureTasks } from '../../tasks/infrastructure/index.js';
+import { llmhostTasks } from '../../tasks/llmhost/index.js';
+import { CheckRunner } from '../support/check-runner.js';
+import { API, CLUSTER, type LlmhostWorld, NS, PLATFORM_ROLE, PLATFORM_SUBNETS, startLlmhostWorld } from '../support/llmhost-world.js';
+
+const LAUNCH = 'smarter.apps.llmhost.tasks.launch_llmhost';
+const DESTROY = 'smarter.apps.llmhost.tasks.destroy_llmhost';
+const REFRESH = 'smarter.apps.llmhost.tasks.refresh_llmhost_status';
+const RECONCILE = 'smarter.apps.llmhost.tasks.reconcile_llmhost_compute';
+const RECONCILE_ALL = 'smarter.apps.llmhost.tasks.reconcile_llmhost_computes';
+const DESTROY_A = 'smarter.apps.llmclient.tasks.destroy_domain_a_record.destroy_domain_A_record';
+
+let w: LlmhostWorld;
+/** Runs the next `n` queued messages, leaving the rest queued. */
+async function steps(r: CheckRunner<unknown>, n: number): Promise<Awaited<ReturnType<CheckRunner<unknown>['runOne']>>[]> {
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const msg = r.pending.shift();
+    if (!msg) break;
+    out.push(await r.runOne(msg));
+  }
+  return out;
+}
+const runner = (): CheckRunner<unknown> => new CheckRunner([...llmhostTasks(w.env), ...infrastructureTasks(w.env)], w.deps);
+
+beforeAll(async () => {
+  w = await startLlmhostWorld();
+}, 60_000);
+afterAll(async () => {
+  await w?.stop();
+});
+
+const GPU_SPEC = { engine: { name: 'vllm' }, model: { repository: 'meta-llama/Llama-3.1-8B-Instruct' }, resources: { cpu: '4', memory: '16Gi', gpuCount: 1 }, network: { ingress: true } };
+
+const host = async (id: number) => (await w.t.db.select('SELECT status, status_message, endpoint_url, public_url, health_check_url, replicas, ready_replicas, deployed_at, compute_id FROM llmhost_llmhost WHERE id = ?', [id]))[0];
+const computeRow = async (id: number) => (await w.t.db.select('SELECT nodegroup_status, desired_nodes, ready_nodes, status_message, last_reconciled_at FROM llmhost_llmhostcompute WHERE id = ?', [id]))[0];
+const events = async (id: number) => (await w.t.db.select('SELECT event_type, status, message FROM llmhost_llmhostevent WHERE llmhost_id = ? ORDER BY id', [id])).map((e) => `${String(e.event_type)}:${String(e.status)}`);
+const nodegroup = async (name: string) => (await w.eks.send(new DescribeNodegroupCommand({ clusterName: CLUSTER, nodegroupName: name }))).nodegroup;
+const obj = (kind: string, apiVersion: string, name: string) => w.kube.object({ apiVersion, kind, name, namespace: NS });
+
+test('launch_llmhost applies PVC, Secret, Deployment, Service and Ingress, creates the compute\'s EKS node group and the DNS A record, and queues reconcile_llmhost_compute((compute_id,), countdown=30)', async () => {
+  const computeId = await w.newCompute({ name: 'gpu-l4-launch' });
+  const id = await w.newLlmhost({ name: 'llama', spec: { ...GPU_SPEC, compute: 'gpu-l4-launch' } });
+  const r = runner();
+  r.send(LAUNCH, {}, [id]);
+  const [run] = await steps(r, 1);
+  expect(run?.error).toBeUndefined();
+  // EKS is asked for one node; Smarter reports the LLMHost provisioning while it starts.
+  expect(run?.result).toBe('provisioning');
+  const base = `llmhost-${id}-llama`;
+  expect(obj('PersistentVolumeClaim', 'v1', `${base}-models`)).toBeDefined();
+  expect((obj('Secret', 'v1', base)?.data as Record<string, string>).API_KEY).toBeTruthy();
+  const deployment = obj('Deployment', 'apps/v1', base);
+  expect((deployment?.metadata as { labels: Record<string, string> }).labels).toMatchObject({ 'smarter.sh/llmhost': base, 'smarter.sh/account-number': w.accountNumber });
+  expect(JSON.stringify(deployment?.spec)).toContain('"nodeSelector":{"smarter.sh/compute":"gpu-l4-launch"}');
+  expect(obj('Service', 'v1', base)).toBeDefined();
+  const hostname = `${base}.${w.accountNumber}.${API}`;
+  expect(JSON.stringify(obj('Ingress', 'networking.k8s.io/v1', base)?.spec)).toContain(hostname);
+
+  const row = await host(id);
+  expect(Number(row?.compute_id)).toBe(computeId);
+  expect(row).toMatchObject({ status: 'provisioning', replicas: 1, endpoint_url: `http://${base}.${NS}.svc.cluster.local/v1`, public_url: `https://${hostname}/v1` });
+  expect(row?.deployed_at).not.toBeNull();
+  expect(await events(id)).toEqual(['launched:pending', 'nodes_scaled:pending']);
+
+  const ng = await nodegroup(`smarter-alpha-${computeId}-gpu-l4-launch`);
+  expect(ng?.scalingConfig).toEqual({ minSize: 0, maxSize: 4, desiredSize: 1 });
+  expect(ng?.nodeRole).toBe(PLATFORM_ROLE);
+  expect(ng?.subnets).toEqual(PLATFORM_SUBNETS);
+  expect(ng?.labels).toEqual({ 'smarter.sh/compute': 'gpu-l4-launch' });
+  expect(ng?.instanceTypes).toEqual(['g6.2xlarge']);
+  expect(await computeRow(computeId)).toMatchObject({ nodegroup_status: 'CREATING', desired_nodes: 1, ready_nodes: 0 });
+
+  const zone = await w.cloud.route53.findZone(API);
+  expect((await w.cloud.route53.getRecord(zone?.id ?? '', hostname, 'A'))?.values).toEqual(w.loadBalancer);
+  expect(r.pending).toEqual([expect.objectContaining({ name: RECONCILE, args: [computeId], kwargs: {}, countdown: 30 })]);
+});
+
+test('reconcile_llmhost_compute re-queues (compute_id, attempt + 1) every 30 s until its node joins, then is settled: ready_nodes 1, the LLMHost active, nothing more queued', async () => {
+  const computeId = await w.newCompute({ name: 'gpu-l4-settle' });
+  const id = await w.newLlmhost({ name: 'settle', spec: { ...GPU_SPEC, compute: 'gpu-l4-settle' } });
+  const r = runner();
+  r.send(LAUNCH, {}, [id]);
+  await steps(r, 1);
+  const base = `llmhost-${id}-settle`;
+  const runs = await r.drain((msg, done) => {
+    // The node joins while the third reconcile is queued; the Deployment reports its pod ready.
+    if (msg.name === RECONCILE && done.filter((d) => d.name === RECONCILE).length === 2) {
+      w.joinNode('gpu-l4-settle', `node-settle-${id}`);
+      w.deploymentReady(base, 1);
+    }
+  });
+  const reconciles = runs.filter((x) => x.name === RECONCILE);
+  expect(reconciles.map((x) => x.args)).toEqual([[computeId], [computeId, 2], [computeId, 3]]);
+  expect(reconciles.every((x) => x.countdown === 30 && x.error === undefined)).toBe(true);
+  expect(reconciles[2]?.result).toMatchObject({ nodegroup_status: 'ACTIVE', needed: 1, desired: 1, ready: 1, nodes: 1, actions: [], message: '1 of 1 nodes ready, for 1 needed.' });
+  expect(r.pending).toEqual([]);
+  expect(await computeRow(computeId)).toMatchObject({ nodegroup_status: 'ACTIVE', desired_nodes: 1, ready_nodes: 1 });
+  expect((await host(id))?.status).toBe('active');
+  expect(await events(id)).toContain('status_changed:active');
+});
+
+test('reconcile_llmhost_compute gives up quietly after RECONCILE_MAX_ATTEMPTS = 60 runs when no node ever joins: attempts 1..60, no FAILURE, nothing queued after the 60th', async () => {
+  const computeId = await w.newCompute({ name: 'gpu-l4-never' });
+  const id = await w.newLlmhost({ name: 'never', spec: { ...GPU_SPEC, compute: 'gpu-l4-never' } });
+  const r = runner();
+  r.send(LAUNCH, {}, [id]);
+  await steps(r, 1);
+  const runs = await steps(r, 100);
+  expect(runs.every((x) => x.name === RECONCILE && x.args[0] === computeId)).toBe(true);
+  expect(runs.map((x) => x.args[1] ?? 1)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+  expect(runs.every((x) => x.error === undefined)).toBe(true);
+  expect(runs[59]?.result).toMatchObject({ needed: 1, desired: 1, ready: 0, message: 'Waiting for 1 g6.2xlarge nodes to join the cluster.' });
+  expect(r.pending).toEqual([]);
+  expect((await host(id))?.status).toBe('provisioning');
+});
+
+test('destroy_llmhost deletes Deployment, Service, Ingress and Secrets but keeps the model volume, queues destroy_domain_A_record(hostname=, api_host_domain=) and a reconcile that removes the idle node', async () => {
+  const computeId = await w.newCompute({ name: 'gpu-l4-destroy' });
+  const id = await w.newLlmhost({ name: 'gone', spec: { ...GPU_SPEC, compute: 'gpu-l4-destroy' } });
+  const r = runner();
+  r.send(LAUNCH, {}, [id]);
+  await steps(r, 1);
+  w.joinNode('gpu-l4-destroy', `node-destroy-${id}`);
+  r.pending.length = 0;
+  const base = `llmhost-${id}-gone`;
+  const hostname = `${base}.${w.accountNumber}.${API}`;
+  r.send(DESTROY, {}, [id]);
+  const [run] = await steps(r, 1);
+  expect(run?.result).toBe('inactive');
+  for (const [kind, v, name] of [['Deployment', 'apps/v1', base], ['Service', 'v1', base], ['Ingress', 'networking.k8s.io/v1', base], ['Secret', 'v1', base]] as const) {
+    expect(obj(kind, v, name)).toBeUndefined();
+  }
+  expect(obj('PersistentVolumeClaim', 'v1', `${base}-models`)).toBeDefined();
+  expect(await host(id)).toMatchObject({ status: 'inactive', status_message: 'Destroyed. The model volume was kept.', ready_replicas: 0 });
+  expect(await events(id)).toEqual(expect.arrayContaining(['destroyed:inactive', 'nodes_scaled:inactive']));
+  // release_compute removed the idle node at once: EKS desired size back to 0.
+  expect((await nodegroup(`smarter-alpha-${computeId}-gpu-l4-destroy`))?.scalingConfig?.desiredSize).toBe(0);
+  expect(r.pending).toEqual([
+    expect.objectContaining({ name: DESTROY_A, args: [], kwargs: { hostname, api_host_domain: API } }),
+    expect.objectContaining({ name: RECONCILE, args: [computeId], countdown: 30 }),
+  ]);
+  await steps(r, 1);
+  const zone = await w.cloud.route53.findZone(API);
+  expect(await w.cloud.route53.getRecord(zone?.id ?? '', hostname, 'A')).toBeNull();
+});
+
+test('destroy_llmhost with purge=True deletes the model volume too', async () => {
+  await w.newCompute({ name: 'gpu-l4-purge' });
+  const id = await w.newLlmhost({ name: 'purged', spec: { ...GPU_SPEC, compute: 'gpu-l4-purge' } });
+  const r = runner();
+  r.send(LAUNCH, {}, [id]);
+  await steps(r, 1);
+  r.pending.length = 0;
+  r.send(DESTROY, { purge: true }, [id]);
+  await steps(r, 1);
+  expect(obj('PersistentVolumeClaim', 'v1', `llmhost-${id}-purged-models`)).toBeUndefined();
+  expect((await host(id))?.status_message).toBe('Destroyed.');
+});
+
+test('refresh_llmhost_status observes one LLMHost, or every deployed one: {name: status} from the Deployment and pods', async () => {
+  const computeId = await w.newCompute({ name: 'cpu-refresh', gpuCount: 0, gpuMemoryGb: 0 });
+  const spec = { engine: { name: 'vllm' }, resources: { cpu: '1', memory: '2Gi' } };
+  const a = await w.newLlmhost({ name: 'refresh_a', spec, computeId, status: 'pending' });
+  const b = await w.newLlmhost({ name: 'refresh_b', spec, computeId, status: 'active' });
+  const r = runner();
+  // refresh_a's Deployment is ready; refresh_b's was never applied (gone).
+  w.kube.put({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `llmhost-${a}-refresh-a`, namespace: NS }, spec: { replicas: 1 }, status: { readyReplicas: 1 } }, 'kube-controller-manager');
+  r.send(REFRESH, {}, [a]);
+  expect((await steps(r, 1))[0]?.result).toEqual({ refresh_a: 'active' });
+  r.send(REFRESH);
+  const all = (await steps(r, 1))[0]?.result as Record<string, string>;
+  expect(all).toMatchObject({ refresh_a: 'active', refresh_b: 'inactive' });
+  expect(await events(b)).toEqual(['status_changed:inactive']);
+});
+
+test('reconcile_llmhost_computes reconciles every compute with nodes or deployed LLMHosts: {name: message}', async () => {
+  const computeId = await w.newCompute({ name: 'cpu-all', gpuCount: 0, gpuMemoryGb: 0, cpu: 4, memoryGb: 16 });
+  await w.newLlmhost({ name: 'all_a', spec: { resources: { cpu: '1', memory: '2Gi' }, scaling: { replicas: 2 } }, computeId, status: 'active' });
+  const r = runner();
+  r.send(RECONCILE_ALL);
+  const result = (await steps(r, 1))[0]?.result as Record<string, string>;
+  // Two small replicas pack onto one node, which the node group is created with.
+  expect(result['cpu-all']).toBe('Waiting for 1 g6.2xlarge nodes to join the cluster.');
+  expect((await nodegroup(`smarter-alpha-${computeId}-cpu-all`))?.taints).toEqual([{ key: 'smarter.sh/compute', value: 'cpu-all', effect: 'NO_SCHEDULE' }]);
+});
+
+test('bad input is a clear FAILURE or a logged None, never a crash: an unknown LLMHost, an invalid spec, a compute that does not exist, a Kubernetes 403', async () => {
+  const r = runner();
+  r.send(LAUNCH, {}, [999_999]);
+  r.send(DESTROY, {}, [999_999]);
+  r.send(RECONCILE, {}, [999_999]);
+  const none = await steps(r, 3);
+  expect(none.map((x) => [x.result, x.error])).toEqual([[null, undefined], [null, undefined], [null, undefined]]);
+
+  const bad = await w.newLlmhost({ name: 'badspec', spec: { scaling: { replicas: 'two' } } });
+  r.send(LAUNCH, {}, [bad]);
+  const [badRun] = await steps(r, 1);
+  expect(badRun?.error?.message).toMatch(/^LLMHost badspec has an invalid spec: scaling\.replicas: /);
+
+  const missing = await w.newLlmhost({ name: 'nocompute', spec: { ...GPU_SPEC, compute: 'no-such-compute' } });
+  r.send(LAUNCH, {}, [missing]);
+  expect((await steps(r, 1))[0]?.error?.message).toMatch(/compute: no-such-compute does not exist/);
+
+  await w.newCompute({ name: 'gpu-l4-forbidden' });
+  const forbidden = await w.newLlmhost({ name: 'forbidden', spec: { ...GPU_SPEC, compute: 'gpu-l4-forbidden' } });
+  w.kube.failNext({ status: 403, method: 'PATCH' });
+  r.send(LAUNCH, {}, [forbidden]);
+  const [fRun] = await steps(r, 1);
+  expect(fRun?.error?.message).toMatch(/^kubernetes apply .*llmhost-\d+-forbidden-models: AccessDenied: /);
+  expect(await host(forbidden)).toMatchObject({ status: 'error' });
+  expect(await events(forbidden)).toEqual(['error:error']);
+});
+
+test('EKS failures are FAILUREs naming service, verb and resource: a cluster that does not exist fails the launch (LLMHost error), and reconcile_llmhost_compute logs it and checks again', async () => {
+  const computeId = await w.newCompute({ name: 'gpu-l4-nocluster' });
+  const id = await w.newLlmhost({ name: 'nocluster', spec: { ...GPU_SPEC, compute: 'gpu-l4-nocluster' } });
+  const env = { ...w.env, llmhost: { awsEksClusterName: 'no-such-cluster', llmhostNodeRoleArn: 'arn:aws:iam::123456789012:role/n', llmhostNodeSubnetIds: ['subnet-1'] } };
+  const r = new CheckRunner([...llmhostTasks(env), ...infrastructureTasks(env)], w.deps) as CheckRunner<unknown>;
+  r.send(LAUNCH, {}, [id]);
+  const [run] = await steps(r, 1);
+  expect(run?.error?.message).toMatch(/^eks CreateNodegroup no-such-cluster\/smarter-alpha-\d+-gpu-l4-nocluster: NotFound: /);
+  expect(await host(id)).toMatchObject({ status: 'error' });
+  expect(String((await host(id))?.status_message)).toMatch(/^The node group of compute gpu-l4-nocluster cannot be scaled: eks /);
+  // `error` counts as deployed (its resources were applied): the reconcile cannot create the node group, logs it, checks again.
+  r.send(RECONCILE, {}, [computeId]);
+  const [rec] = await steps(r, 1);
+  expect(rec?.error).toBeUndefined();
+  expect(rec?.result).toBeNull();
+  expect(r.pending).toEqual([expect.objectContaining({ name: RECONCILE, args: [computeId, 2], countdown: 30 })]);
+});

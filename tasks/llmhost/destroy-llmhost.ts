@@ -1,0 +1,37 @@
+/**
+ * `destroy_llmhost(llmhost_id, purge=False)` → status: delete the LLMHost's Kubernetes resources (the model volume
+ * only when purged or not retained), queue `destroy_domain_A_record.delay(hostname=…, api_host_domain=…)` for a hostname
+ * Smarter chose, and reconcile its compute in 30 s, so a node still starting is removed once it joins.
+ */
+import { z } from 'zod';
+import { defineTask } from '../../lib/registry/define-task.js';
+import { pk } from '../deps.js';
+import type { InfraDeps } from '../infrastructure/env.js';
+import { TASK as INFRA_TASK } from '../infrastructure/names.js';
+import { RECONCILE_INTERVAL_SECONDS } from './const.js';
+import type { LlmhostEnv } from './env.js';
+import { LLMHOST_TASK } from './names.js';
+import { findLlmhost } from './rows.js';
+import { destroy, managedHostname } from './service.js';
+
+export const destroyLlmhost = (env: LlmhostEnv) =>
+  defineTask<{ llmhost_id: number; purge: boolean }, string | null, InfraDeps>({
+    name: LLMHOST_TASK.destroy,
+    queue: env.queue,
+    params: z.strictObject({ llmhost_id: pk(), purge: z.boolean().default(false) }),
+    async run(p, ctx) {
+      const host = await findLlmhost(ctx.deps.db, p.llmhost_id);
+      if (!host) {
+        ctx.logger.warn(`destroy_llmhost() LLMHost ${p.llmhost_id} does not exist.`);
+        return null;
+      }
+      const status = await destroy(ctx.deps, env, host, p.purge, (m) => ctx.logger.info(m));
+      const hostname = managedHostname(env, host);
+      if (hostname && env.settings.createDnsRecord) {
+        await ctx.applyAsync(INFRA_TASK.destroyDomainARecord, [], { hostname, api_host_domain: env.apiDomain }, { queue: env.queue });
+      }
+      // A node still starting when the LLMHost was destroyed is removed once it joins.
+      if (host.computeId !== null) await ctx.applyAsync(LLMHOST_TASK.reconcile, [host.computeId], {}, { countdown: env.wait(RECONCILE_INTERVAL_SECONDS), queue: env.queue });
+      return status;
+    },
+  });

@@ -1,0 +1,41 @@
+/**
+ * `launch_llmhost(llmhost_id)` → status: launch the LLMHost (Kubernetes resources, node group), create the DNS A record
+ * of a hostname Smarter chose (a failure is logged), then `reconcile_llmhost_compute.apply_async((compute_id,), countdown=30)`.
+ */
+import { z } from 'zod';
+import { defineTask } from '../../lib/registry/define-task.js';
+import { pk } from '../deps.js';
+import { copyApiARecord } from '../infrastructure/dns.js';
+import type { InfraDeps } from '../infrastructure/env.js';
+import { RECONCILE_INTERVAL_SECONDS } from './const.js';
+import type { LlmhostEnv } from './env.js';
+import { LLMHOST_TASK } from './names.js';
+import { findLlmhost } from './rows.js';
+import { launch, managedHostname } from './service.js';
+
+export const launchLlmhost = (env: LlmhostEnv) =>
+  defineTask<{ llmhost_id: number }, string | null, InfraDeps>({
+    name: LLMHOST_TASK.launch,
+    queue: env.queue,
+    params: z.strictObject({ llmhost_id: pk() }),
+    async run(p, ctx) {
+      const host = await findLlmhost(ctx.deps.db, p.llmhost_id);
+      if (!host) {
+        ctx.logger.warn(`launch_llmhost() LLMHost ${p.llmhost_id} does not exist.`);
+        return null;
+      }
+      const status = await launch(ctx.deps, env, host, (m) => ctx.logger.info(m));
+      const hostname = managedHostname(env, host);
+      if (hostname && env.settings.createDnsRecord) {
+        // As Smarter: a DNS failure is logged, and the launch stands.
+        try {
+          await copyApiARecord(ctx.deps.cloud, { hostname, apiDomain: env.apiDomain, ttl: env.settings.defaultTtl });
+          ctx.logger.info(`created the DNS record ${hostname} for ${host.name}`);
+        } catch (err) {
+          ctx.logger.error(`failed to create the DNS record ${hostname} for ${host.name}: ${(err as Error).message}`);
+        }
+      }
+      if (host.computeId !== null) await ctx.applyAsync(LLMHOST_TASK.reconcile, [host.computeId], {}, { countdown: env.wait(RECONCILE_INTERVAL_SECONDS), queue: env.queue });
+      return status;
+    },
+  });

@@ -1,0 +1,52 @@
+/**
+ * `reconcile_llmhost_compute(compute_id, attempt=1)` → the compute's state: reconcile its node group, observe its
+ * deployed LLMHosts, and while not settled re-queue `(compute_id, attempt + 1)` positionally every 30 s, up to
+ * `RECONCILE_MAX_ATTEMPTS = 60` runs; then Beat's `reconcile_llmhost_computes` takes over (no FAILURE).
+ */
+import { z } from 'zod';
+import { defineTask } from '../../lib/registry/define-task.js';
+import { pk } from '../deps.js';
+import type { InfraDeps } from '../infrastructure/env.js';
+import { type ComputeState, reconcileCompute, settled } from './compute.js';
+import { DEPLOYED_STATUSES, RECONCILE_INTERVAL_SECONDS, RECONCILE_MAX_ATTEMPTS } from './const.js';
+import type { LlmhostEnv } from './env.js';
+import { LLMHOST_TASK } from './names.js';
+import { findCompute, llmhostsWithStatus } from './rows.js';
+import { observe } from './service.js';
+
+export const reconcileLlmhostCompute = (env: LlmhostEnv) =>
+  defineTask<{ compute_id: number; attempt: number }, ComputeState | null, InfraDeps>({
+    name: LLMHOST_TASK.reconcile,
+    queue: env.queue,
+    // Attempts count from 1, so the 60th run is attempt 60; the task stops itself there (no FAILURE).
+    checks: { maxAttempts: RECONCILE_MAX_ATTEMPTS + 1, positional: true },
+    params: z.strictObject({ compute_id: pk(), attempt: z.number().int().min(1).default(1) }),
+    argNames: ['compute_id', 'attempt'],
+    async run(p, ctx) {
+      const c = await findCompute(ctx.deps.db, p.compute_id);
+      if (!c) {
+        ctx.logger.warn(`reconcile_llmhost_compute() LLMHostCompute ${p.compute_id} does not exist.`);
+        return null;
+      }
+      let state: ComputeState | null = null;
+      try {
+        state = await reconcileCompute(ctx.deps, env, c, (m) => ctx.logger.info(m));
+      } catch (err) {
+        ctx.logger.error(`reconcile_llmhost_compute() failed for ${c.name}: ${(err as Error).message}`);
+      }
+      for (const host of await llmhostsWithStatus(ctx.deps.db, DEPLOYED_STATUSES, c.id)) {
+        try {
+          await observe(ctx.deps, env, host);
+        } catch (err) {
+          ctx.logger.error(`reconcile_llmhost_compute() status check of ${host.name} failed: ${(err as Error).message}`);
+        }
+      }
+      if ((state === null || !settled(state)) && p.attempt < RECONCILE_MAX_ATTEMPTS) {
+        // Re-queued as Smarter does, (compute_id, attempt + 1) positionally; this run still returns the state.
+        await ctx.checkAgain({ after: env.wait(RECONCILE_INTERVAL_SECONDS) });
+      } else if (state === null || !settled(state)) {
+        ctx.logger.warn(`reconcile_llmhost_compute() ${c.name} is not settled after ${RECONCILE_MAX_ATTEMPTS} attempts; Beat's reconcile_llmhost_computes takes over.`);
+      }
+      return state;
+    },
+  });

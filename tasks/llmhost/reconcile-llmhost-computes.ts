@@ -1,0 +1,31 @@
+/**
+ * `reconcile_llmhost_computes()` → `{name: message}`: reconcile every compute with desired nodes or deployed
+ * LLMHosts (Beat, every 5 min), so a node no longer needed is removed even if a reconcile failed.
+ */
+import { z } from 'zod';
+import { defineTask } from '../../lib/registry/define-task.js';
+import type { InfraDeps } from '../infrastructure/env.js';
+import { reconcileCompute } from './compute.js';
+import { DEPLOYED_STATUSES } from './const.js';
+import type { LlmhostEnv } from './env.js';
+import { LLMHOST_TASK } from './names.js';
+import { computesInUse } from './rows.js';
+
+export const reconcileLlmhostComputes = (env: LlmhostEnv) =>
+  defineTask<Record<string, never>, Record<string, string>, InfraDeps>({
+    name: LLMHOST_TASK.reconcileAll,
+    queue: env.queue,
+    params: z.strictObject({}),
+    async run(_p, ctx) {
+      const out: Record<string, string> = {};
+      for (const c of await computesInUse(ctx.deps.db, DEPLOYED_STATUSES)) {
+        try {
+          out[c.name] = (await reconcileCompute(ctx.deps, env, c, (m) => ctx.logger.info(m))).message;
+        } catch (err) {
+          ctx.logger.error(`reconcile_llmhost_computes() failed for ${c.name}: ${(err as Error).message}`);
+          out[c.name] = (err as Error).message;
+        }
+      }
+      return out;
+    },
+  });

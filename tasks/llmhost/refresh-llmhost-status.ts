@@ -1,0 +1,32 @@
+/**
+ * `refresh_llmhost_status(llmhost_id=None)` → `{name: status}`: observe one LLMHost, or every deployed one (Beat,
+ * every 5 min). A failure of one is logged and leaves it out.
+ */
+import { z } from 'zod';
+import { defineTask } from '../../lib/registry/define-task.js';
+import { pk } from '../deps.js';
+import type { InfraDeps } from '../infrastructure/env.js';
+import { DEPLOYED_STATUSES } from './const.js';
+import type { LlmhostEnv } from './env.js';
+import { LLMHOST_TASK } from './names.js';
+import { findLlmhost, llmhostsWithStatus } from './rows.js';
+import { observe } from './service.js';
+
+export const refreshLlmhostStatus = (env: LlmhostEnv) =>
+  defineTask<{ llmhost_id: number | null }, Record<string, string>, InfraDeps>({
+    name: LLMHOST_TASK.refresh,
+    queue: env.queue,
+    params: z.strictObject({ llmhost_id: pk().nullable().default(null) }),
+    async run(p, ctx) {
+      const hosts = p.llmhost_id !== null ? [await findLlmhost(ctx.deps.db, p.llmhost_id)].filter((h) => h !== null) : await llmhostsWithStatus(ctx.deps.db, DEPLOYED_STATUSES);
+      const out: Record<string, string> = {};
+      for (const host of hosts) {
+        try {
+          out[host.name] = await observe(ctx.deps, env, host);
+        } catch (err) {
+          ctx.logger.error(`refresh_llmhost_status() failed for ${host.name}: ${(err as Error).message}`);
+        }
+      }
+      return out;
+    },
+  });

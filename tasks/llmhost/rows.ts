@@ -1,0 +1,110 @@
+/** The llmhost tables as the tasks read and write them (Django's columns; `updated_at` set as `auto_now` does). */
+import type { Queryable, Row } from '../db/database.js';
+import { NOW, djangoJson } from '../db/django.js';
+import type { ComputeRow } from './spec.js';
+
+export interface LlmhostRow {
+  id: number;
+  name: string;
+  status: string;
+  spec: unknown;
+  computeId: number | null;
+  userProfileId: number;
+  accountNumber: string;
+  deployedAt: string | null;
+}
+
+const json = (v: unknown): unknown => (typeof v === 'string' ? (JSON.parse(v) as unknown) : v);
+
+function toLlmhost(r: Row): LlmhostRow {
+  return {
+    id: Number(r.id),
+    name: String(r.name),
+    status: String(r.status),
+    spec: json(r.spec),
+    computeId: r.compute_id === null ? null : Number(r.compute_id),
+    userProfileId: Number(r.user_profile_id),
+    accountNumber: String(r.account_number),
+    deployedAt: r.deployed_at === null ? null : String(r.deployed_at),
+  };
+}
+
+const LLMHOST_SELECT = `SELECT h.id, h.name, h.status, h.spec, h.compute_id, h.user_profile_id, h.deployed_at, a.account_number
+  FROM llmhost_llmhost h JOIN account_userprofile p ON p.id = h.user_profile_id JOIN account_account a ON a.id = p.account_id`;
+
+export async function findLlmhost(db: Queryable, id: number): Promise<LlmhostRow | null> {
+  const rows = await db.select(`${LLMHOST_SELECT} WHERE h.id = ?`, [id]);
+  return rows[0] ? toLlmhost(rows[0]) : null;
+}
+
+export async function llmhostsWithStatus(db: Queryable, statuses: readonly string[], computeId?: number): Promise<LlmhostRow[]> {
+  const marks = statuses.map(() => '?').join(', ');
+  const byCompute = computeId === undefined ? '' : ' AND h.compute_id = ?';
+  const rows = await db.select(`${LLMHOST_SELECT} WHERE h.status IN (${marks})${byCompute} ORDER BY h.id`, computeId === undefined ? [...statuses] : [...statuses, computeId]);
+  return rows.map(toLlmhost);
+}
+
+export async function updateLlmhost(db: Queryable, id: number, fields: Record<string, unknown>): Promise<void> {
+  const names = Object.keys(fields);
+  const sets = names.map((n) => (fields[n] === NOW ? `${n} = ${NOW}` : `${n} = ?`));
+  const values = names.filter((n) => fields[n] !== NOW).map((n) => fields[n]);
+  await db.execute(`UPDATE llmhost_llmhost SET ${sets.join(', ')}, updated_at = ${NOW} WHERE id = ?`, [...values, id]);
+}
+
+/** `LLMHost.record_event()`: one `llmhost_llmhostevent` row, with the LLMHost's status at the time. */
+export async function recordEvent(db: Queryable, host: { id: number; name: string }, eventType: string, status: string, message: string, details: Record<string, unknown> = {}): Promise<void> {
+  await db.execute(
+    `INSERT INTO llmhost_llmhostevent (created_at, updated_at, llmhost_name, event_type, status, message, details, llmhost_id) VALUES (${NOW}, ${NOW}, ?, ?, ?, ?, ?, ?)`,
+    [host.name, eventType, status, message, djangoJson(details), host.id],
+  );
+}
+
+function toCompute(r: Row): ComputeRow {
+  const spec = json(r.spec);
+  return {
+    id: Number(r.id),
+    name: String(r.name),
+    userProfileId: Number(r.user_profile_id),
+    accountId: Number(r.account_id),
+    instanceType: String(r.instance_type),
+    cpu: Number(r.cpu),
+    memoryGb: Number(r.memory_gb),
+    gpuCount: Number(r.gpu_count),
+    gpuMemoryGb: Number(r.gpu_memory_gb),
+    maxNodes: Number(r.max_nodes),
+    pricePerHour: r.price_per_hour === null ? null : String(r.price_per_hour),
+    nodegroupStatus: String(r.nodegroup_status),
+    desiredNodes: Number(r.desired_nodes),
+    readyNodes: Number(r.ready_nodes),
+    statusMessage: String(r.status_message),
+    spec: typeof spec === 'object' && spec !== null ? (spec as Record<string, unknown>) : {},
+  };
+}
+
+const COMPUTE_SELECT = `SELECT c.*, p.account_id FROM llmhost_llmhostcompute c JOIN account_userprofile p ON p.id = c.user_profile_id`;
+
+export async function findCompute(db: Queryable, id: number): Promise<ComputeRow | null> {
+  const rows = await db.select(`${COMPUTE_SELECT} WHERE c.id = ?`, [id]);
+  return rows[0] ? toCompute(rows[0]) : null;
+}
+
+export async function allComputes(db: Queryable): Promise<ComputeRow[]> {
+  return (await db.select(`${COMPUTE_SELECT} ORDER BY c.id`)).map(toCompute);
+}
+
+/** `reconcile_llmhost_computes`' query: computes with desired nodes, or with deployed LLMHosts. */
+export async function computesInUse(db: Queryable, deployed: readonly string[]): Promise<ComputeRow[]> {
+  const marks = deployed.map(() => '?').join(', ');
+  const rows = await db.select(
+    `${COMPUTE_SELECT} WHERE c.desired_nodes > 0 OR EXISTS (SELECT 1 FROM llmhost_llmhost h WHERE h.compute_id = c.id AND h.status IN (${marks})) ORDER BY c.id`,
+    [...deployed],
+  );
+  return rows.map(toCompute);
+}
+
+export async function saveComputeState(db: Queryable, id: number, s: { nodegroupStatus: string; desired: number; ready: number; message: string }): Promise<void> {
+  await db.execute(
+    `UPDATE llmhost_llmhostcompute SET nodegroup_status = ?, desired_nodes = ?, ready_nodes = ?, status_message = ?, last_reconciled_at = ${NOW}, updated_at = ${NOW} WHERE id = ?`,
+    [s.nodegroupStatus, s.desired, s.ready, s.message, id],
+  );
+}
