@@ -18,6 +18,11 @@ import { createPromptPluginUsage } from './operational/prompt-plugin-usage.js';
 import { createPromptToolCallHistory } from './operational/prompt-tool-call.js';
 import { purgeGuardrailEvents } from './operational/purge-guardrail-events.js';
 import { infraEnv } from './infrastructure/env.js';
+import { refreshMcpclient } from './mcpclient/refresh-mcpclient.js';
+import { refreshMcpclients } from './mcpclient/refresh-mcpclients.js';
+import type { CredentialEnv } from './provider/env.js';
+import { verifyProvider } from './provider/verify-provider.js';
+import { verifyProviderModel } from './provider/verify-provider-model.js';
 import { infrastructureTasks } from './infrastructure/index.js';
 import { INFRASTRUCTURE_DEFAULTS, type InfrastructureSettings } from './infrastructure/settings.js';
 
@@ -26,6 +31,10 @@ export interface SmarterTaskSettings extends Partial<InfrastructureSettings> {
   infrastructureQueue: string;
   maxRetries: number;
   retryBackoff: boolean;
+  /** Smarter's `fernet_encryption_key`, for the Secrets of MCPClients and providers. */
+  fernetEncryptionKey?: string;
+  /** Where `<PROVIDER>_API_KEY` is looked up (the process environment unless a test passes its own). */
+  environ?: (name: string) => string | undefined;
 }
 
 export function taskEnv(s: SmarterTaskSettings): TaskEnv {
@@ -54,7 +63,13 @@ export function smarterTasks(s: SmarterTaskSettings): AnyTask<SmarterDeps>[] {
     chargeLlmhostComputes(env),
     purgeGuardrailEvents(env),
     ...infrastructureTasks(infraEnv(env, infrastructureSettings(s))),
+    ...mcpAndProviderTasks(env, s),
   ];
+}
+
+function mcpAndProviderTasks(env: ReturnType<typeof taskEnv>, s: SmarterTaskSettings): AnyTask<SmarterDeps>[] {
+  const c: CredentialEnv = { ...env, fernetEncryptionKey: s.fernetEncryptionKey ?? '', environ: s.environ ?? ((name) => process.env[name]) };
+  return [refreshMcpclient(c), refreshMcpclients(env), verifyProviderModel(c), verifyProvider(c)];
 }
 
 function infrastructureSettings(s: SmarterTaskSettings): InfrastructureSettings {

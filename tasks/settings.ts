@@ -4,6 +4,7 @@
  */
 import { ParseError, parsers, type Setting } from '../lib/config/settings.js';
 import { WORKER_SETTINGS } from '../lib/config/worker-settings.js';
+import { MCP_LLM_SETTINGS } from './cloud/mcp-llm-settings.js';
 import { CLOUD_SETTINGS } from './cloud/settings.js';
 import { INFRASTRUCTURE_SETTINGS } from './infrastructure/settings.js';
 
@@ -62,4 +63,5 @@ export const SETTINGS = {
   ...SMARTER_SETTINGS,
   ...CLOUD_SETTINGS,
   ...INFRASTRUCTURE_SETTINGS,
+  ...MCP_LLM_SETTINGS,
 };

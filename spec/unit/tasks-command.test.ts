@@ -19,9 +19,9 @@ test('smarter-worker tasks lists every registered task with its queue, retry pol
 test('--contract gives each of Smarter\'s 39 task names as implemented, forwarded (and where to) or rejected', () => {
   expect(SMARTER_CATALOG.size).toBe(39);
   const rejecting = contractTable(config());
-  expect(rejecting).toContain('39 tasks: 24 implemented, 0 forwarded, 15 rejected');
+  expect(rejecting).toContain('39 tasks: 28 implemented, 0 forwarded, 11 rejected');
   const forwarding = contractTable(config({ SMARTER_WORKER_UNKNOWN_TASKS: 'forward:python_tasks' }));
-  expect(forwarding).toContain('39 tasks: 24 implemented, 15 forwarded, 0 rejected');
+  expect(forwarding).toContain('39 tasks: 28 implemented, 11 forwarded, 0 rejected');
   expect(forwarding).toMatch(/^smarter\.apps\.llmhost\.tasks\.launch_llmhost +infrastructure \(infrastructure_celery_task_queue\) +forwarded to python_tasks$/m);
   expect(forwarding).toMatch(/^smarter\.apps\.account\.tasks\.create_charge +operational \(default_celery_task_queue\) +implemented$/m);
 });

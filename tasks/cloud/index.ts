@@ -9,6 +9,9 @@ import type { Logger } from '../../lib/logger.js';
 import { ACM_REGION, AcmCertificates } from './acm.js';
 import { KubeClient, loadKubeConfig } from './kubernetes.js';
 import { SmtpMailer } from './mailer.js';
+import { FetchLlmProviders } from './llm.js';
+import { SdkMcpServers } from './mcp.js';
+import type { McpLlmConfig } from './mcp-llm-settings.js';
 import type { CloudDeps } from './ports.js';
 import { DnsResolver } from './resolver.js';
 import { Route53Zones } from './route53.js';
@@ -31,7 +34,7 @@ export function lazy<T extends object>(make: () => T): T {
   });
 }
 
-export function openCloud(config: CloudConfig, logger: Logger): CloudDeps {
+export function openCloud(config: CloudConfig & Partial<McpLlmConfig>, logger: Logger): CloudDeps {
   const log = logger.child({ component: 'cloud' });
   return {
     // Endpoint (AWS_ENDPOINT_URL[_ROUTE_53|_ACM]), credentials and retry mode come from the SDK's own chain.
@@ -56,5 +59,7 @@ export function openCloud(config: CloudConfig, logger: Logger): CloudDeps {
           log,
         ),
     ),
+    mcp: lazy(() => new SdkMcpServers({ allowPrivateEndpoints: config.mcpAllowPrivateEndpoints ?? false }, log)),
+    llm: lazy(() => new FetchLlmProviders({ timeoutSeconds: config.llmTimeout ?? 10 }, log)),
   };
 }

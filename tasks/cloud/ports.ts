@@ -11,6 +11,8 @@
  * task that re-runs after a crash or a retry must not fail on its own earlier half-done work.
  */
 import { PythonException } from '../../lib/errors.js';
+import type { LlmProviders } from './llm-port.js';
+import type { McpServers } from './mcp-port.js';
 
 export type RecordType = 'A' | 'AAAA' | 'CNAME' | 'NS' | 'TXT' | 'MX';
 
@@ -120,6 +122,8 @@ export interface CloudDeps {
   kube: Kubernetes;
   resolver: Resolver;
   mailer: Mailer;
+  mcp: McpServers;
+  llm: LlmProviders;
 }
 
 export type CloudService = 'route53' | 'acm' | 'eks' | 'kubernetes' | 'dns' | 'smtp' | 'vectordb';
