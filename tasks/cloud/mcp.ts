@@ -48,7 +48,7 @@ export class SdkMcpServers implements McpServers {
       return await Promise.race([this.catalog(client, transport, ms), timedOut]);
     } catch (e) {
       if (e instanceof McpConnectionError) throw e;
-      const detail = describe(e);
+      const detail = describe(e, target.url);
       this.log.warn('mcp discover failed', { url: target.url, detail });
       throw new McpConnectionError(target.url, 'list the tools of', detail);
     } finally {
@@ -123,13 +123,25 @@ export class SdkMcpServers implements McpServers {
   }
 }
 
-function describe(e: unknown): string {
+interface ErrorLike {
+  name?: unknown;
+  message?: unknown;
+  code?: unknown;
+  cause?: unknown;
+}
+
+/** Duck-typed: fetch's errors come from another realm under jest's VM modules, where `instanceof Error` fails. */
+const errorLike = (e: unknown): e is ErrorLike => typeof e === 'object' && e !== null && 'message' in e;
+
+/** Smarter's wording: "HTTP <status> from <url>" for an HTTP answer, the leaf cause (ECONNREFUSED…) for a transport failure. */
+function describe(e: unknown, url: string): string {
   let cause: unknown = e;
-  // fetch's "fetch failed" hides the reason (ECONNREFUSED…) in its cause.
-  while (cause instanceof Error && cause.message === 'fetch failed' && cause.cause !== undefined) cause = cause.cause;
-  if (cause instanceof Error) {
-    const code = (cause as { code?: unknown }).code;
-    return typeof code === 'string' && !cause.message.includes(code) ? `${code}: ${cause.message}` : cause.message || cause.name;
-  }
-  return String(cause);
+  while (errorLike(cause) && errorLike(cause.cause)) cause = cause.cause;
+  if (!errorLike(cause)) return String(cause);
+  const message = typeof cause.message === 'string' ? cause.message : '';
+  const code = errorLike(e) ? e.code : undefined;
+  // StreamableHTTPError and SseError carry the HTTP status as a numeric code.
+  if (typeof code === 'number' && code >= 100 && code < 600) return `HTTP ${code} from ${url}: ${message}`;
+  if (typeof cause.code === 'string' && !message.includes(cause.code)) return `${cause.code}: ${message}`;
+  return message || (typeof cause.name === 'string' ? cause.name : 'unknown error');
 }
