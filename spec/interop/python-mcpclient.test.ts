@@ -79,6 +79,18 @@ test('refresh_mcpclients() from Python returns the count, and the queued refresh
   await waitFor(async () => (await status(a))?.status === 'connected' && (await status(b))?.status === 'connected', 30_000);
 }, 60_000);
 
+test.each([
+  [{ args: ['abc'] }, /mcpclient_id/],
+  [{ args: [] }, /mcpclient_id/],
+  [{ args: [1], kwargs: { bogus: 1 } }, /bogus/],
+])('bad arguments from Python (%o) are a FAILURE naming the argument; the worker goes on', async (call, message) => {
+  const r = await python('bad', call);
+  expect(r.state).toBe('FAILURE');
+  expect(String(r.message)).toMatch(message);
+  const id = await insert(`py-after-bad-${String(Math.random()).slice(2, 8)}`, mcp.url);
+  await expect(python('refresh', { id })).resolves.toEqual({ result: 'connected' });
+}, 60_000);
+
 test('verify_provider(provider_id=…) with no base_url: autoretried, then SmarterValueError reaches Python', async () => {
   const r = await t.db.execute("INSERT INTO provider_provider (name, user_profile_id, status, created_at, updated_at) VALUES ('nourl', ?, 'verified', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))", [profileId]);
   await expect(python('verify_provider', { id: r.insertId })).resolves.toEqual({ state: 'FAILURE', exc_type: 'SmarterValueError', message: 'base_url is not set for this provider.' });

@@ -5,6 +5,7 @@ shapes: `refresh_mcpclient.delay(mcpclient_id)` (positional, as mcpclient/receiv
 Usage: mcp_client.py <broker> <backend> <queue> <mode> <json>
 mode "refresh": json.id → {"result": <status or None>}
 mode "refresh_all": → {"result": <count>}
+mode "bad": app.send_task("…refresh_mcpclient", args=json.args, kwargs=json.kwargs) → {"state", "exc_type", "message"}
 mode "verify_provider": json.id → {"state", "exc_type", "message"} after the task has finished (AsyncResult.get)
 """
 import json
@@ -37,6 +38,13 @@ if mode == "refresh":
     print(json.dumps({"result": refresh_mcpclient.delay(params["id"]).get(timeout=60)}))
 elif mode == "refresh_all":
     print(json.dumps({"result": refresh_mcpclients.delay().get(timeout=60)}))
+elif mode == "bad":
+    # send_task: apply_async would refuse these arguments before sending (Celery's check_arguments).
+    r = app.send_task(refresh_mcpclient.name, args=params.get("args", []), kwargs=params.get("kwargs", {}), queue=queue)
+    try:
+        print(json.dumps({"state": r.state, "result": r.get(timeout=60)}))
+    except Exception as e:  # noqa: BLE001 - the worker's exception, re-raised by Celery
+        print(json.dumps({"state": r.state, "exc_type": type(e).__name__, "message": str(e)}))
 elif mode == "verify_provider":
     r = verify_provider.delay(provider_id=params["id"])
     try:
