@@ -115,7 +115,7 @@ describe('refresh_mcpclient', () => {
   test('the legacy SSE transport works too', async () => {
     const id = await mcpclient({ transport: 'sse', endpoint_url: mcp.sseUrl });
     await expect(refresh(id)).resolves.toBe('connected');
-    expect((await row(id)).server_name).toBe('weather-server');
+    expect(await row(id)).toMatchObject({ server_name: 'weather-server', protocol_version: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/) as unknown });
   });
 
   test('a bearer token is read from the Fernet Secret (made by Python) and sent; the Secret\'s last_accessed moves', async () => {

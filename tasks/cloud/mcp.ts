@@ -58,6 +58,13 @@ export class SdkMcpServers implements McpServers {
   }
 
   private async catalog(client: Client, transport: Transport, ms: number): Promise<McpCatalog> {
+    // The Client tells the transport the negotiated version; only the Streamable HTTP one exposes it again.
+    let negotiated: string | undefined;
+    const set = transport.setProtocolVersion?.bind(transport);
+    transport.setProtocolVersion = (v: string) => {
+      negotiated = v;
+      set?.(v);
+    };
     await client.connect(transport, { timeout: ms });
     const caps = client.getServerCapabilities() ?? {};
     const tools: McpTool[] = [];
@@ -80,9 +87,8 @@ export class SdkMcpServers implements McpServers {
       }
     }
     const info = client.getServerVersion();
-    const version = (transport as { protocolVersion?: string }).protocolVersion;
     return {
-      protocolVersion: version ?? null,
+      protocolVersion: negotiated ?? null,
       serverName: info?.name ?? null,
       serverVersion: info?.version ?? null,
       instructions: client.getInstructions() ?? null,
