@@ -196,6 +196,12 @@ describe('refresh_mcpclient', () => {
     expect((await row(id)).last_error).toMatch(/non-public address 127\.0\.0\.1/);
   });
 
+  test('the database failing is the one failure that is raised, not recorded', async () => {
+    const id = await mcpclient();
+    const failing = { ...deps, db: { ...t.db, execute: () => Promise.reject(new Error('Lost connection to MySQL server during query')) } };
+    await expect(refresh(id, failing)).rejects.toThrow(/Lost connection/);
+  });
+
   test('an MCPClient that does not exist returns None', async () => {
     await expect(refresh(999_999_999)).resolves.toBeNull();
   });
