@@ -219,13 +219,20 @@ describe('verify_provider', () => {
   test('a verified provider passing every check stays verified and becomes active; ten successful rows', async () => {
     const id = await goodProvider();
     await expect(run(VERIFY_PROVIDER, { provider_id: id })).resolves.toBeNull();
-    const [p] = await t.db.select('SELECT status, is_verified, is_active FROM provider_provider WHERE id = ?', [id]);
-    expect(p).toEqual({ status: 'verified', is_verified: 1, is_active: 1 });
+    const [p] = await t.db.select('SELECT status, is_verified, is_active, updated_at > created_at AS saved FROM provider_provider WHERE id = ?', [id]);
+    expect(p).toEqual({ status: 'verified', is_verified: 1, is_active: 1, saved: 1 });
     const c = await providerChecks(id);
     expect(Object.keys(c)).toEqual(['api_connectivity', 'logo', 'contact_email', 'support_email', 'website_url', 'tos_url', 'docs_url', 'privacy_policy_url', 'tos_acceptance', 'production_api_key']);
     expect(Object.values(c).every((x) => x.ok === 1)).toBe(true);
     // Smarter's connectivity test sends the production key from the environment, not the Secret.
     expect(llm.requests.find((r) => r.path === '/v1/models')?.headers.authorization).toBe(`Bearer ${API_KEY}`);
+  });
+
+  test('an already active provider is re-verified without a full save (updated_at stays), as activate() skips it', async () => {
+    const id = await goodProvider({ is_active: 1 });
+    await t.db.execute('UPDATE provider_provider SET updated_at = created_at WHERE id = ?', [id]);
+    await run(VERIFY_PROVIDER, { provider_id: id });
+    expect((await t.db.select('SELECT status, is_active, updated_at = created_at AS untouched FROM provider_provider WHERE id = ?', [id]))[0]).toEqual({ status: 'verified', is_active: 1, untouched: 1 });
   });
 
   test('as in Smarter, a provider not yet verified fails even when every check passes (can_activate is read first)', async () => {

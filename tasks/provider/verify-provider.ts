@@ -106,8 +106,9 @@ export const verifyProvider = (env: CredentialEnv) =>
       for (const test of BANK) success = success && (await test(c));
       if (!canActivate(provider)) success = false;
       if (success) {
-        // activate(): is_active and a full save (updated_at), then status and is_verified.
-        await db.execute(`UPDATE provider_provider SET status = ?, is_verified = 1, is_active = 1, updated_at = ${NOW} WHERE id = ?`, [PROVIDER_STATUS.VERIFIED, provider.id]);
+        // activate() saves the whole row (so updated_at moves) only when it was inactive; then status and
+        // is_verified by update_fields. SET runs left to right: updated_at reads is_active before it changes.
+        await db.execute(`UPDATE provider_provider SET updated_at = IF(is_active = 1, updated_at, ${NOW}), status = ?, is_verified = 1, is_active = 1 WHERE id = ?`, [PROVIDER_STATUS.VERIFIED, provider.id]);
         ctx.logger.info('verify_provider: verified and active', { provider: provider.name });
       } else {
         await db.execute('UPDATE provider_provider SET status = ?, is_verified = 0, is_active = 0 WHERE id = ?', [PROVIDER_STATUS.FAILED, provider.id]);
