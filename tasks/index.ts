@@ -18,6 +18,11 @@ import { createPromptPluginUsage } from './operational/prompt-plugin-usage.js';
 import { createPromptToolCallHistory } from './operational/prompt-tool-call.js';
 import { purgeGuardrailEvents } from './operational/purge-guardrail-events.js';
 import { infraEnv } from './infrastructure/env.js';
+import { refreshMcpclient } from './mcpclient/refresh-mcpclient.js';
+import { refreshMcpclients } from './mcpclient/refresh-mcpclients.js';
+import type { CredentialEnv } from './provider/env.js';
+import { verifyProvider } from './provider/verify-provider.js';
+import { verifyProviderModel } from './provider/verify-provider-model.js';
 import { infrastructureTasks } from './infrastructure/index.js';
 import { INFRASTRUCTURE_DEFAULTS, type InfrastructureSettings, derived } from './infrastructure/settings.js';
 import { vectorstoreTasks } from './vectorstore/index.js';
@@ -30,6 +35,10 @@ export interface SmarterTaskSettings extends Partial<InfrastructureSettings>, Pa
   infrastructureQueue: string;
   maxRetries: number;
   retryBackoff: boolean;
+  /** Smarter's `fernet_encryption_key`, for the Secrets of MCPClients and providers. */
+  fernetEncryptionKey?: string;
+  /** Where `<PROVIDER>_API_KEY` is looked up (the process environment unless a test passes its own). */
+  environ?: (name: string) => string | undefined;
 }
 
 export function taskEnv(s: SmarterTaskSettings): TaskEnv {
@@ -60,22 +69,23 @@ export function smarterTasks(s: SmarterTaskSettings): AnyTask<SmarterDeps>[] {
     ...infrastructureTasks(infraEnv(env, infrastructureSettings(s))),
     ...vectorstoreTasks({ operationalQueue: s.operationalQueue, infrastructureQueue: s.infrastructureQueue, namespace: derived(infrastructureSettings(s)).namespace }),
     ...llmhostTasks(llmhostEnv(infraEnv(env, infrastructureSettings(s)), pick(LLMHOST_DEFAULTS, s))),
+    ...mcpAndProviderTasks(env, s),
   ];
 }
 
+function mcpAndProviderTasks(env: ReturnType<typeof taskEnv>, s: SmarterTaskSettings): AnyTask<SmarterDeps>[] {
+  const c: CredentialEnv = { ...env, fernetEncryptionKey: s.fernetEncryptionKey ?? '', environ: s.environ ?? ((name) => process.env[name]) };
+  return [refreshMcpclient(c), refreshMcpclients(env), verifyProviderModel(c), verifyProvider(c)];
+}
+
+const infrastructureSettings = (s: SmarterTaskSettings): InfrastructureSettings => pick(INFRASTRUCTURE_DEFAULTS, s);
+
+/** A group's settings: its defaults, overridden by whatever the loaded configuration sets. */
 function pick<T extends object>(defaults: T, s: object): T {
   const out = { ...defaults };
   for (const k of Object.keys(out) as (keyof T)[]) {
     const v = (s as Record<string, unknown>)[k as string];
     if (v !== undefined) (out as Record<string, unknown>)[k as string] = v;
-  }
-  return out;
-}
-
-function infrastructureSettings(s: SmarterTaskSettings): InfrastructureSettings {
-  const out = { ...INFRASTRUCTURE_DEFAULTS };
-  for (const k of Object.keys(out) as (keyof InfrastructureSettings)[]) {
-    if (s[k] !== undefined) (out as Record<string, unknown>)[k] = s[k];
   }
   return out;
 }

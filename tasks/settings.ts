@@ -4,6 +4,7 @@
  */
 import { ParseError, parsers, type Setting } from '../lib/config/settings.js';
 import { WORKER_SETTINGS } from '../lib/config/worker-settings.js';
+import { MCP_LLM_SETTINGS } from './cloud/mcp-llm-settings.js';
 import { CLOUD_SETTINGS } from './cloud/settings.js';
 import { VECTORSTORE_CLOUD_SETTINGS } from './cloud/vectorstore-settings.js';
 import { INFRASTRUCTURE_SETTINGS } from './infrastructure/settings.js';
@@ -66,4 +67,5 @@ export const SETTINGS = {
   ...INFRASTRUCTURE_SETTINGS,
   ...VECTORSTORE_CLOUD_SETTINGS,
   ...LLMHOST_SETTINGS,
+  ...MCP_LLM_SETTINGS,
 };

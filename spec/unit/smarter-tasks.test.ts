@@ -23,6 +23,10 @@ const CONTRACT: Record<string, boolean> = {
   'smarter.apps.guardrail.tasks.purge_guardrail_events': false,
   'smarter.apps.vectorstore.tasks.load_vectorstore_document': false,
   'smarter.apps.vectorstore.tasks.delete_vectorstore_document': false,
+  'smarter.apps.mcpclient.tasks.refresh_mcpclient': false,
+  'smarter.apps.mcpclient.tasks.refresh_mcpclients': false,
+  'smarter.apps.provider.tasks.verify_provider_model': true,
+  'smarter.apps.provider.tasks.verify_provider': true,
 };
 
 test('every operational task of the contract is registered, once, on the operational queue', () => {
@@ -53,5 +57,9 @@ test('exactly the tasks that INSERT a record a user depends on keep their messag
     'prompt.tasks.create_prompt_history',
     'prompt.tasks.create_prompt_plugin_usage',
     'prompt.tasks.create_prompt_tool_call_history',
+    // What exhausts their retries is configuration (no base_url, no <NAME>_API_KEY): once fixed, the kept
+    // message re-runs the verification the provider's owner is waiting on.
+    'provider.tasks.verify_provider',
+    'provider.tasks.verify_provider_model',
   ]);
 });

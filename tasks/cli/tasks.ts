@@ -60,8 +60,8 @@ export function tasksTable(c: TasksConfig): string {
 }
 
 /** Smarter's task names (contract §3), each implemented here, forwarded, or rejected. */
-export function contractTable(c: TasksConfig): string {
-  const ours = new Set(smarterTasks(c).map((t) => t.name));
+/** `ours`: the names implemented here (every Smarter task now; a test passes fewer to see forwarding). */
+export function contractTable(c: TasksConfig, ours: ReadonlySet<string> = new Set(smarterTasks(c).map((t) => t.name))): string {
   const rows = [...SMARTER_CATALOG].map(([name, kind]) => {
     const how = ours.has(name) ? 'implemented' : c.unknownTasks.mode === 'forward' ? `forwarded to ${c.unknownTasks.queue}` : 'rejected (NotRegistered)';
     return [name, `${kind} (${kind === 'operational' ? c.operationalQueue : c.infrastructureQueue})`, how];

@@ -11,6 +11,9 @@ import { ACM_REGION, AcmCertificates } from './acm.js';
 import { EksNodeGroups } from './eks.js';
 import { KubeClient, loadKubeConfig } from './kubernetes.js';
 import { SmtpMailer } from './mailer.js';
+import { FetchLlmProviders } from './llm.js';
+import { SdkMcpServers } from './mcp.js';
+import type { McpLlmConfig } from './mcp-llm-settings.js';
 import type { CloudDeps } from './ports.js';
 import { HttpEmbeddings } from './embeddings.js';
 import { DnsResolver } from './resolver.js';
@@ -36,7 +39,7 @@ export function lazy<T extends object>(make: () => T): T {
   });
 }
 
-export function openCloud(config: CloudConfig, logger: Logger): CloudDeps {
+export function openCloud(config: CloudConfig & Partial<McpLlmConfig>, logger: Logger): CloudDeps {
   const log = logger.child({ component: 'cloud' });
   const vs = { ...VECTORSTORE_CLOUD_DEFAULTS, ...definedOf(config) };
   return {
@@ -66,6 +69,8 @@ export function openCloud(config: CloudConfig, logger: Logger): CloudDeps {
     ),
     vectordb: lazy(() => new QdrantDatabases(log, { apiKey: vs.qdrantApiKey, timeoutSeconds: vs.qdrantTimeout })),
     embeddings: lazy(() => new HttpEmbeddings({ baseUrl: vs.embeddingsUrl, apiKey: vs.embeddingsApiKey, timeoutSeconds: vs.embeddingsTimeout }, log)),
+    mcp: lazy(() => new SdkMcpServers({ allowPrivateEndpoints: config.mcpAllowPrivateEndpoints ?? false }, log)),
+    llm: lazy(() => new FetchLlmProviders({ timeoutSeconds: config.llmTimeout ?? 10 }, log)),
   };
 }
 

@@ -14,6 +14,8 @@ import { PythonException } from '../../lib/errors.js';
 import type { Embeddings } from './embeddings-port.js';
 import type { VectorDatabases } from './vectordb-port.js';
 import type { ManagedNodeGroups } from './eks-port.js';
+import type { LlmProviders } from './llm-port.js';
+import type { McpServers } from './mcp-port.js';
 
 export type RecordType = 'A' | 'AAAA' | 'CNAME' | 'NS' | 'TXT' | 'MX';
 
@@ -126,6 +128,8 @@ export interface CloudDeps {
   vectordb: VectorDatabases;
   embeddings: Embeddings;
   eks: ManagedNodeGroups;
+  mcp: McpServers;
+  llm: LlmProviders;
 }
 
 export type CloudService = 'route53' | 'acm' | 'eks' | 'kubernetes' | 'dns' | 'smtp' | 'vectordb' | 'embeddings';

@@ -306,6 +306,10 @@ ALTER TABLE llmhost_llmhostcompute
   ADD UNIQUE KEY llmhost_compute_profile_name (user_profile_id, name);
 
 CREATE TABLE llmhost_llmhost (
+-- ---------------------------------------------------------------------------------------------------------
+-- mcpclient and provider (refresh_mcpclient(s), verify_provider(_model)), and the Secret both read.
+-- secret 0001: MetaDataWithOwnershipModel + encrypted_value (Fernet token, BinaryField → LONGBLOB).
+CREATE TABLE IF NOT EXISTS secret_secret (
   id BIGINT AUTO_INCREMENT PRIMARY KEY,
   created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
   name VARCHAR(255) NOT NULL,
@@ -437,4 +441,134 @@ CREATE TABLE infrastructure_infrastructureresource (
   destroyed_at DATETIME(6) NULL,
   KEY infrastruct_provide_01a2bb_idx (provider, resource_type, resource_name),
   KEY infrastruct_status_c33cc2_idx (status, billable)
+  version VARCHAR(255) NULL,
+  user_profile_id BIGINT NOT NULL,
+  last_accessed DATETIME(6) NULL,
+  expires_at DATETIME(6) NULL,
+  encrypted_value LONGBLOB NOT NULL,
+  UNIQUE KEY (user_profile_id, name),
+  FOREIGN KEY (user_profile_id) REFERENCES account_userprofile (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+-- mcpclient 0001 + 0002_connection_fields_and_status (config removed; headers, timeout, cache_ttl,
+-- api_key_header, include_instructions, last_connected_at, last_error, server_name/version, tools added).
+CREATE TABLE mcpclient_mcpclient (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  name VARCHAR(255) NOT NULL,
+  description LONGTEXT NULL,
+  version VARCHAR(255) NULL,
+  user_profile_id BIGINT NOT NULL,
+  transport VARCHAR(16) NULL DEFAULT 'http',
+  endpoint_url VARCHAR(2048) NULL,
+  command VARCHAR(255) NULL,
+  auth_type VARCHAR(16) NOT NULL DEFAULT 'none',
+  credentials_id BIGINT NULL,
+  api_key_header VARCHAR(64) NOT NULL DEFAULT 'X-API-Key',
+  headers JSON NULL,
+  timeout SMALLINT UNSIGNED NOT NULL DEFAULT 30,
+  cache_ttl INT UNSIGNED NOT NULL DEFAULT 300,
+  include_instructions TINYINT(1) NOT NULL DEFAULT 1,
+  allowed_tools JSON NULL,
+  allowed_resources JSON NULL,
+  is_active TINYINT(1) NOT NULL DEFAULT 1,
+  status VARCHAR(16) NOT NULL DEFAULT 'unconfigured',
+  priority SMALLINT UNSIGNED NOT NULL DEFAULT 100,
+  protocol_version VARCHAR(16) NULL,
+  server_name VARCHAR(255) NULL,
+  server_version VARCHAR(64) NULL,
+  last_connected_at DATETIME(6) NULL,
+  last_error LONGTEXT NULL,
+  tools JSON NULL,
+  UNIQUE KEY (user_profile_id, name),
+  FOREIGN KEY (user_profile_id) REFERENCES account_userprofile (id) ON DELETE CASCADE,
+  FOREIGN KEY (credentials_id) REFERENCES secret_secret (id) ON DELETE SET NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+-- provider 0001/0002 (main @ 0.14.19): the columns the test bank reads and writes (logo is an ImageField path).
+CREATE TABLE provider_provider (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  name VARCHAR(255) NOT NULL,
+  description LONGTEXT NULL,
+  version VARCHAR(255) NULL,
+  user_profile_id BIGINT NOT NULL,
+  status VARCHAR(255) NOT NULL DEFAULT 'unverified',
+  is_default TINYINT(1) NOT NULL DEFAULT 0,
+  is_active TINYINT(1) NOT NULL DEFAULT 0,
+  is_verified TINYINT(1) NOT NULL DEFAULT 0,
+  is_featured TINYINT(1) NOT NULL DEFAULT 0,
+  is_deprecated TINYINT(1) NOT NULL DEFAULT 0,
+  is_flagged TINYINT(1) NOT NULL DEFAULT 0,
+  is_suspended TINYINT(1) NOT NULL DEFAULT 0,
+  base_url VARCHAR(255) NULL,
+  api_key_id BIGINT NULL,
+  default_model VARCHAR(255) NULL,
+  connectivity_test_path VARCHAR(255) NULL DEFAULT '',
+  logo VARCHAR(100) NULL,
+  website_url VARCHAR(200) NULL,
+  ownership_requested VARCHAR(254) NULL,
+  contact_email VARCHAR(254) NULL,
+  contact_email_verified DATETIME(6) NULL,
+  support_email VARCHAR(254) NULL,
+  support_email_verified DATETIME(6) NULL,
+  docs_url VARCHAR(200) NULL,
+  terms_of_service_url VARCHAR(200) NULL,
+  privacy_policy_url VARCHAR(200) NULL,
+  tos_accepted_at DATETIME(6) NULL,
+  tos_accepted_by_id INT NULL,
+  FOREIGN KEY (user_profile_id) REFERENCES account_userprofile (id) ON DELETE CASCADE,
+  FOREIGN KEY (api_key_id) REFERENCES secret_secret (id) ON DELETE SET NULL,
+  FOREIGN KEY (tos_accepted_by_id) REFERENCES auth_user (id) ON DELETE SET NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE provider_providermodel (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  provider_id BIGINT NOT NULL,
+  name VARCHAR(255) NOT NULL,
+  description LONGTEXT NULL,
+  is_default TINYINT(1) NOT NULL DEFAULT 0,
+  is_active TINYINT(1) NOT NULL DEFAULT 0,
+  is_deprecated TINYINT(1) NOT NULL DEFAULT 0,
+  is_flagged TINYINT(1) NOT NULL DEFAULT 0,
+  is_suspended TINYINT(1) NOT NULL DEFAULT 0,
+  max_completion_tokens INT UNSIGNED NOT NULL DEFAULT 4096,
+  temperature DOUBLE NOT NULL DEFAULT 0.7,
+  top_p DOUBLE NOT NULL DEFAULT 1.0,
+  supports_text_input TINYINT(1) NOT NULL DEFAULT 1,
+  supports_text_generation TINYINT(1) NOT NULL DEFAULT 1,
+  supports_translation TINYINT(1) NOT NULL DEFAULT 1,
+  supports_summarization TINYINT(1) NOT NULL DEFAULT 1,
+  supports_streaming TINYINT(1) NOT NULL DEFAULT 0,
+  supports_tools TINYINT(1) NOT NULL DEFAULT 0,
+  supports_image_input TINYINT(1) NOT NULL DEFAULT 0,
+  supports_audio_input TINYINT(1) NOT NULL DEFAULT 0,
+  supports_embedding TINYINT(1) NOT NULL DEFAULT 0,
+  supports_fine_tuning TINYINT(1) NOT NULL DEFAULT 0,
+  supports_search TINYINT(1) NOT NULL DEFAULT 0,
+  supports_code_interpreter TINYINT(1) NOT NULL DEFAULT 0,
+  supports_image_generation TINYINT(1) NOT NULL DEFAULT 0,
+  supports_audio_generation TINYINT(1) NOT NULL DEFAULT 0,
+  FOREIGN KEY (provider_id) REFERENCES provider_provider (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE provider_providerverification (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  provider_id BIGINT NOT NULL,
+  verification_type VARCHAR(255) NOT NULL,
+  is_successful TINYINT(1) NOT NULL DEFAULT 0,
+  error_message LONGTEXT NULL,
+  FOREIGN KEY (provider_id) REFERENCES provider_provider (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE provider_providermodelverification (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  provider_model_id BIGINT NOT NULL,
+  verification_type VARCHAR(255) NOT NULL,
+  is_successful TINYINT(1) NOT NULL DEFAULT 0,
+  error_message LONGTEXT NULL,
+  FOREIGN KEY (provider_model_id) REFERENCES provider_providermodel (id) ON DELETE CASCADE
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;

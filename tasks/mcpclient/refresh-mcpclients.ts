@@ -1,0 +1,19 @@
+/** `refresh_mcpclients()`: queues `refresh_mcpclient(id)` for every active MCPClient (Beat, hourly); returns how many. */
+import { z } from 'zod';
+import { defineTask } from '../../lib/registry/define-task.js';
+import type { SmarterDeps, TaskEnv } from '../deps.js';
+import { REFRESH_MCPCLIENT } from './refresh-mcpclient.js';
+
+export const refreshMcpclients = (env: TaskEnv) =>
+  defineTask<Record<string, never>, number, SmarterDeps>({
+    name: 'smarter.apps.mcpclient.tasks.refresh_mcpclients',
+    queue: env.operationalQueue,
+    params: z.strictObject({}),
+    async run(_p, ctx) {
+      const rows = await ctx.deps.db.select('SELECT id FROM mcpclient_mcpclient WHERE is_active = 1 ORDER BY id');
+      // Positional, as Smarter's `refresh_mcpclient.delay(mcpclient_id)`.
+      for (const r of rows) await ctx.applyAsync(REFRESH_MCPCLIENT, [Number(r.id)], {}, { queue: env.operationalQueue });
+      ctx.logger.info('refresh_mcpclients: queued', { count: rows.length });
+      return rows.length;
+    },
+  });

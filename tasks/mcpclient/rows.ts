@@ -1,0 +1,93 @@
+/**
+ * The MCPClient row (`mcpclient_mcpclient`, migrations 0001 + 0002) and what a refresh records on it. Status
+ * strings are Smarter's `MCPConnectionStatus` values; `tools` holds the names offered to the LLM (the server's
+ * tools that `allowed_tools` admits) as of the last successful connection, so a failure leaves it as it was.
+ */
+import type { Queryable } from '../db/database.js';
+import { NOW, djangoJson } from '../db/django.js';
+import type { McpCatalog } from '../cloud/mcp-port.js';
+
+export const MCP_STATUS = { UNCONFIGURED: 'unconfigured', CONNECTED: 'connected', DISCONNECTED: 'disconnected', ERROR: 'error' } as const;
+export const AUTH = { NONE: 'none', API_KEY: 'api_key', OAUTH2: 'oauth2', BEARER_TOKEN: 'bearer_token' } as const;
+
+export interface McpClientRow {
+  id: number;
+  name: string;
+  transport: string | null;
+  endpointUrl: string | null;
+  authType: string;
+  credentialsId: number | null;
+  apiKeyHeader: string;
+  headers: Record<string, unknown>;
+  timeout: number;
+  allowedTools: string[];
+}
+
+function json(v: unknown): unknown {
+  if (typeof v !== 'string') return v;
+  try {
+    return JSON.parse(v) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+export async function loadMcpClient(db: Queryable, id: number): Promise<McpClientRow | null> {
+  const [r] = await db.select(
+    'SELECT id, name, transport, endpoint_url, auth_type, credentials_id, api_key_header, headers, timeout, allowed_tools FROM mcpclient_mcpclient WHERE id = ?',
+    [id],
+  );
+  if (!r) return null;
+  const headers = json(r.headers);
+  const allowed = json(r.allowed_tools);
+  return {
+    id: Number(r.id),
+    name: String(r.name),
+    transport: r.transport === null ? null : String(r.transport),
+    endpointUrl: r.endpoint_url === null || r.endpoint_url === '' ? null : String(r.endpoint_url),
+    authType: String(r.auth_type ?? AUTH.NONE),
+    credentialsId: r.credentials_id === null ? null : Number(r.credentials_id),
+    apiKeyHeader: String(r.api_key_header ?? ''),
+    headers: headers !== null && typeof headers === 'object' && !Array.isArray(headers) ? (headers as Record<string, unknown>) : {},
+    timeout: Number(r.timeout) || 30,
+    allowedTools: Array.isArray(allowed) ? allowed.map(String) : [],
+  };
+}
+
+/** Python's `fnmatch.fnmatchcase`: `*`, `?`, `[seq]`, `[!seq]`, case-sensitive. */
+export function globMatch(value: string, pattern: string): boolean {
+  let re = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i] ?? '';
+    if (c === '*') re += '[\\s\\S]*';
+    else if (c === '?') re += '[\\s\\S]';
+    else if (c === '[') {
+      const end = pattern.indexOf(']', i + 2);
+      if (end < 0) re += '\\[';
+      else {
+        let set = pattern.slice(i + 1, end).replace(/\\/g, '\\\\');
+        if (set.startsWith('!')) set = `^${set.slice(1)}`;
+        re += `[${set}]`;
+        i = end;
+      }
+    } else re += c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`).test(value);
+}
+
+export const isToolAllowed = (row: McpClientRow, tool: string) => row.allowedTools.length === 0 || row.allowedTools.some((p) => globMatch(tool, p));
+
+export async function recordConnected(db: Queryable, row: McpClientRow, catalog: McpCatalog): Promise<void> {
+  const offered = catalog.tools.map((t) => t.name).filter((n) => isToolAllowed(row, n));
+  await db.execute(
+    `UPDATE mcpclient_mcpclient
+        SET status = ?, protocol_version = ?, server_name = ?, server_version = ?, tools = ?, last_error = NULL,
+            last_connected_at = ${NOW}, updated_at = ${NOW}
+      WHERE id = ?`,
+    [MCP_STATUS.CONNECTED, catalog.protocolVersion?.slice(0, 16) ?? null, catalog.serverName?.slice(0, 255) ?? null, catalog.serverVersion?.slice(0, 64) ?? null, djangoJson(offered), row.id],
+  );
+}
+
+export async function recordError(db: Queryable, id: number, message: string): Promise<void> {
+  await db.execute(`UPDATE mcpclient_mcpclient SET status = ?, last_error = ?, updated_at = ${NOW} WHERE id = ?`, [MCP_STATUS.ERROR, message, id]);
+}

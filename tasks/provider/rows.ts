@@ -1,0 +1,101 @@
+/** Provider and ProviderModel rows as the test bank reads them; status strings are `ProviderStatus` values. */
+import type { Queryable, Row } from '../db/database.js';
+
+export const PROVIDER_STATUS = { UNVERIFIED: 'unverified', VERIFYING: 'verifying', FAILED: 'failed', VERIFIED: 'verified', SUSPENDED: 'suspended', DEPRECATED: 'deprecated' } as const;
+
+const b = (v: unknown) => Number(v) === 1;
+function s(v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  if (v instanceof Date) return v.toISOString();
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+export interface ProviderRow {
+  id: number;
+  name: string;
+  status: string;
+  isActive: boolean;
+  isDeprecated: boolean;
+  isSuspended: boolean;
+  isFlagged: boolean;
+  baseUrl: string | null;
+  apiKeyId: number | null;
+  connectivityTestPath: string;
+  logo: string | null;
+  websiteUrl: string | null;
+  contactEmail: string | null;
+  contactEmailVerified: string | null;
+  supportEmail: string | null;
+  supportEmailVerified: string | null;
+  docsUrl: string | null;
+  termsOfServiceUrl: string | null;
+  privacyPolicyUrl: string | null;
+  tosAcceptedAt: string | null;
+  tosAcceptedById: number | null;
+}
+
+function provider(r: Row): ProviderRow {
+  return {
+    id: Number(r.id),
+    name: String(r.name),
+    status: String(r.status),
+    isActive: b(r.is_active),
+    isDeprecated: b(r.is_deprecated),
+    isSuspended: b(r.is_suspended),
+    isFlagged: b(r.is_flagged),
+    baseUrl: s(r.base_url) || null,
+    apiKeyId: r.api_key_id === null ? null : Number(r.api_key_id),
+    connectivityTestPath: s(r.connectivity_test_path) ?? '',
+    logo: s(r.logo),
+    websiteUrl: s(r.website_url),
+    contactEmail: s(r.contact_email),
+    contactEmailVerified: s(r.contact_email_verified),
+    supportEmail: s(r.support_email),
+    supportEmailVerified: s(r.support_email_verified),
+    docsUrl: s(r.docs_url),
+    termsOfServiceUrl: s(r.terms_of_service_url),
+    privacyPolicyUrl: s(r.privacy_policy_url),
+    tosAcceptedAt: s(r.tos_accepted_at),
+    tosAcceptedById: r.tos_accepted_by_id === null ? null : Number(r.tos_accepted_by_id),
+  };
+}
+
+export async function loadProvider(db: Queryable, id: number): Promise<ProviderRow | null> {
+  const [r] = await db.select('SELECT * FROM provider_provider WHERE id = ?', [id]);
+  return r ? provider(r) : null;
+}
+
+export const CAPABILITIES = [
+  'streaming',
+  'tools',
+  'text_input',
+  'image_input',
+  'audio_input',
+  'fine_tuning',
+  'search',
+  'code_interpreter',
+  'image_generation',
+  'audio_generation',
+  'text_generation',
+  'translation',
+  'summarization',
+] as const;
+export type Capability = (typeof CAPABILITIES)[number];
+
+export interface ProviderModelRow {
+  id: number;
+  name: string;
+  providerId: number;
+  supports: Record<Capability, boolean>;
+}
+
+export async function loadProviderModel(db: Queryable, id: number): Promise<ProviderModelRow | null> {
+  const [r] = await db.select('SELECT * FROM provider_providermodel WHERE id = ?', [id]);
+  if (!r) return null;
+  const supports = Object.fromEntries(CAPABILITIES.map((c) => [c, b(r[`supports_${c}`])])) as Record<Capability, boolean>;
+  return { id: Number(r.id), name: String(r.name), providerId: Number(r.provider_id), supports };
+}
+
+/** Smarter's `Provider.tos_accepted` and `can_activate`. */
+export const tosAccepted = (p: ProviderRow) => p.tosAcceptedAt !== null && p.tosAcceptedById !== null;
+export const canActivate = (p: ProviderRow) => p.status === PROVIDER_STATUS.VERIFIED && !p.isDeprecated && !p.isSuspended && !p.isFlagged && tosAccepted(p);
