@@ -283,33 +283,6 @@ CREATE TABLE guardrail_guardrailevent (
 -- ApiConnection, Provider and Secret are kept as the nullable *_id columns Django writes, without the FOREIGN KEY,
 -- since those apps' tables are not part of this schema; tags and annotations are not read by any task.
 CREATE TABLE vectorstore_vectorstoremeta (
--- llmhost and infrastructure apps (LLMHost and inventory tasks): llmhost migrations 0001_initial and
--- 0002_kubernetes_hosting, infrastructure 0001_initial. The compute table above (charge_llmhost_computes) gets
--- the rest of its columns here, so this block stays self-contained. Its price_per_hour stays as declared above
--- (DECIMAL(10,2), which charge_llmhost_computes' "2.50" rests on), though migration 0002 @ 860800a declares
--- decimal_places=4.
-ALTER TABLE llmhost_llmhostcompute
-  ADD COLUMN description LONGTEXT NULL,
-  ADD COLUMN version VARCHAR(255) NULL DEFAULT '1.0.0',
-  ADD COLUMN annotations JSON NULL,
-  ADD COLUMN spec JSON NULL,
-  ADD COLUMN instance_type VARCHAR(50) NOT NULL DEFAULT '',
-  ADD COLUMN cpu INT UNSIGNED NOT NULL DEFAULT 1,
-  ADD COLUMN memory_gb INT UNSIGNED NOT NULL DEFAULT 1,
-  ADD COLUMN gpu_type VARCHAR(50) NOT NULL DEFAULT '',
-  ADD COLUMN gpu_count SMALLINT UNSIGNED NOT NULL DEFAULT 0,
-  ADD COLUMN gpu_memory_gb INT UNSIGNED NOT NULL DEFAULT 0,
-  ADD COLUMN max_nodes SMALLINT UNSIGNED NOT NULL DEFAULT 4,
-  ADD COLUMN nodegroup_status VARCHAR(20) NOT NULL DEFAULT 'absent',
-  ADD COLUMN status_message LONGTEXT NOT NULL DEFAULT (''),
-  ADD COLUMN last_reconciled_at DATETIME(6) NULL,
-  ADD UNIQUE KEY llmhost_compute_profile_name (user_profile_id, name);
-
-CREATE TABLE llmhost_llmhost (
--- ---------------------------------------------------------------------------------------------------------
--- mcpclient and provider (refresh_mcpclient(s), verify_provider(_model)), and the Secret both read.
--- secret 0001: MetaDataWithOwnershipModel + encrypted_value (Fernet token, BinaryField → LONGBLOB).
-CREATE TABLE IF NOT EXISTS secret_secret (
   id BIGINT AUTO_INCREMENT PRIMARY KEY,
   created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
   name VARCHAR(255) NOT NULL,
@@ -371,6 +344,36 @@ CREATE TABLE vectorstore_vectorstoresnapshot (
   vector_count BIGINT NULL,
   scheduled TINYINT(1) NOT NULL DEFAULT 1,
   FOREIGN KEY (vectorstore_id) REFERENCES vectorstore_vectorstoremeta (id) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+-- llmhost and infrastructure apps (LLMHost and inventory tasks): llmhost migrations 0001_initial and
+-- 0002_kubernetes_hosting, infrastructure 0001_initial. The compute table above (charge_llmhost_computes) gets
+-- the rest of its columns here, so this block stays self-contained. Its price_per_hour stays as declared above
+-- (DECIMAL(10,2), which charge_llmhost_computes' "2.50" rests on), though migration 0002 @ 860800a declares
+-- decimal_places=4.
+ALTER TABLE llmhost_llmhostcompute
+  ADD COLUMN description LONGTEXT NULL,
+  ADD COLUMN version VARCHAR(255) NULL DEFAULT '1.0.0',
+  ADD COLUMN annotations JSON NULL,
+  ADD COLUMN spec JSON NULL,
+  ADD COLUMN instance_type VARCHAR(50) NOT NULL DEFAULT '',
+  ADD COLUMN cpu INT UNSIGNED NOT NULL DEFAULT 1,
+  ADD COLUMN memory_gb INT UNSIGNED NOT NULL DEFAULT 1,
+  ADD COLUMN gpu_type VARCHAR(50) NOT NULL DEFAULT '',
+  ADD COLUMN gpu_count SMALLINT UNSIGNED NOT NULL DEFAULT 0,
+  ADD COLUMN gpu_memory_gb INT UNSIGNED NOT NULL DEFAULT 0,
+  ADD COLUMN max_nodes SMALLINT UNSIGNED NOT NULL DEFAULT 4,
+  ADD COLUMN nodegroup_status VARCHAR(20) NOT NULL DEFAULT 'absent',
+  ADD COLUMN status_message LONGTEXT NOT NULL DEFAULT (''),
+  ADD COLUMN last_reconciled_at DATETIME(6) NULL,
+  ADD UNIQUE KEY llmhost_compute_profile_name (user_profile_id, name);
+
+CREATE TABLE llmhost_llmhost (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  name VARCHAR(255) NOT NULL,
+  description LONGTEXT NULL,
+  version VARCHAR(255) NULL DEFAULT '1.0.0',
   annotations JSON NULL,
   model_repository VARCHAR(255) NOT NULL DEFAULT '',
   model_revision VARCHAR(64) NOT NULL DEFAULT '',
@@ -441,6 +444,16 @@ CREATE TABLE infrastructure_infrastructureresource (
   destroyed_at DATETIME(6) NULL,
   KEY infrastruct_provide_01a2bb_idx (provider, resource_type, resource_name),
   KEY infrastruct_status_c33cc2_idx (status, billable)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+-- ---------------------------------------------------------------------------------------------------------
+-- mcpclient and provider (refresh_mcpclient(s), verify_provider(_model)), and the Secret both read.
+-- secret 0001: MetaDataWithOwnershipModel + encrypted_value (Fernet token, BinaryField → LONGBLOB).
+CREATE TABLE IF NOT EXISTS secret_secret (
+  id BIGINT AUTO_INCREMENT PRIMARY KEY,
+  created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
+  name VARCHAR(255) NOT NULL,
+  description LONGTEXT NULL,
   version VARCHAR(255) NULL,
   user_profile_id BIGINT NOT NULL,
   last_accessed DATETIME(6) NULL,
