@@ -9,7 +9,7 @@ import { type ChildTuple, type StoredResult, type TaskState, childTuple, excepti
 import type { Delivery } from '../broker/broker.js';
 import {
   MaxRetriesExceededError,
-  RejectTaskError,
+  RetryUnpublishableError,
   RetryTaskError,
   coerceError,
   hasCode,
@@ -21,6 +21,7 @@ import { bindArguments } from '../registry/args.js';
 import { planCheckAgain } from '../registry/checks.js';
 import { type CheckAgainOptions, Rescheduled, type RetryOptions, type TaskContext } from '../registry/context.js';
 import { ANY_QUEUE, type AnyTask } from '../registry/define-task.js';
+import { autoretryable, classify } from './classify.js';
 import { type AckPolicy, type Outcome, ackOnStart } from './decide.js';
 import type { TaskEvents } from './events.js';
 import { effectiveLimits, runWithLimits } from './execute.js';
@@ -70,9 +71,6 @@ export interface RunInput<D> {
   nodeName: string;
   defaults: RunDefaults;
 }
-
-/** Marks a retry whose message could not be published (Celery raises Reject(requeue=False)). */
-class RetryUnpublishable extends RejectTaskError {}
 
 export function runTask<D>(input: RunInput<D>): ActiveRun {
   const { task, msg, defaults } = input;
@@ -130,7 +128,7 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun): Promise<{ outcome
     try {
       await publisher.send(next, route);
     } catch (err) {
-      throw new RetryUnpublishable(`retry of ${msg.task}[${msg.id}] could not be published: ${coerceError(err).message}`, false);
+      throw new RetryUnpublishableError(`retry of ${msg.task}[${msg.id}] could not be published: ${coerceError(err).message}`, { cause: err });
     }
     const excText = o.exc !== undefined ? pyRepr(coerceError(o.exc).message) : '';
     throw new RetryTaskError(`Retry in ${countdown}s${excText ? `: ${excText}` : ''}`, o.exc, countdown);
@@ -186,8 +184,7 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun): Promise<{ outcome
   if (run.finalized) return { outcome: { kind: 'cancelled' }, reason: 'cancelled' };
 
   // Autoretry (Celery `autoretry_for`): not for bad arguments, which fail the same way every time.
-  if (!hasCode(error, 'TASK_RETRY') && !hasCode(error, 'TASK_REJECT') && !hasCode(error, 'TASK_IGNORE') &&
-      !hasCode(error, 'TASK_ARGUMENTS_INVALID') && !abandoned && shouldAutoretry(task.retry, error)) {
+  if (autoretryable(error) && !abandoned && shouldAutoretry(task.retry, error)) {
     try {
       await retry({ exc: error, countdown: autoretryCountdown(task.retry ?? {}, msg.retries) });
     } catch (err) {
@@ -228,40 +225,46 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun): Promise<{ outcome
 
   async function failedWith(err: Error, timedOut: boolean): Promise<{ outcome: Outcome; reason: string }> {
     const rt = runtime();
-    if (hasCode(err, 'TASK_RETRY')) {
-      const r = err as RetryTaskError;
-      const tb = tracebackOf(r.exc ?? err);
-      await store('RETRY', exceptionInfo(r.exc ?? err), tb, [childTuple(msg.id)]);
-      events.retried(msg, r.exc ?? err, tb);
-      log.info(`Task ${msg.task}[${msg.id}] retry: ${err.message}`, { outcome: 'retry', runtime: rt, countdown: r.countdownSeconds });
-      return { outcome: { kind: 'retried' }, reason: err.message };
+    const outcome = classify(err, timedOut);
+    switch (outcome.kind) {
+      case 'retried':
+        return retried(err as RetryTaskError, rt);
+      case 'retry-unpublishable':
+        log.error(err.message, { outcome: 'reject' });
+        return { outcome, reason: err.message };
+      case 'rejected':
+        log.info(`Task ${msg.task}[${msg.id}] rejected (requeue=${outcome.requeue}): ${err.message}`, { outcome: 'reject', runtime: rt });
+        return { outcome, reason: err.message };
+      case 'revoked':
+        await store('REVOKED', exceptionInfo(err), null, null);
+        events.revoked(msg.id, { expired: false, terminated: true, signum: 'SIGTERM' });
+        log.warn(`Task ${msg.task}[${msg.id}] terminated by revoke`, { outcome: 'revoked', runtime: rt });
+        return { outcome, reason: err.message };
+      case 'ignored':
+        log.info(`Task ${msg.task}[${msg.id}] ignored`, { outcome: 'ignored', runtime: rt });
+        return { outcome, reason: err.message };
+      case 'failed':
+      case 'timed-out':
+        return failure(err, outcome, rt);
     }
-    if (err instanceof RetryUnpublishable) {
-      log.error(err.message, { outcome: 'reject' });
-      return { outcome: { kind: 'retry-unpublishable' }, reason: err.message };
-    }
-    if (hasCode(err, 'TASK_REJECT')) {
-      const requeue = (err as RejectTaskError).requeue;
-      log.info(`Task ${msg.task}[${msg.id}] rejected (requeue=${requeue}): ${err.message}`, { outcome: 'reject', runtime: rt });
-      return { outcome: { kind: 'rejected', requeue }, reason: err.message };
-    }
-    if (hasCode(err, 'TASK_REVOKED')) {
-      await store('REVOKED', exceptionInfo(err), null, null);
-      events.revoked(msg.id, { expired: false, terminated: true, signum: 'SIGTERM' });
-      log.warn(`Task ${msg.task}[${msg.id}] terminated by revoke`, { outcome: 'revoked', runtime: rt });
-      return { outcome: { kind: 'revoked' }, reason: err.message };
-    }
-    if (hasCode(err, 'TASK_IGNORE')) {
-      log.info(`Task ${msg.task}[${msg.id}] ignored`, { outcome: 'ignored', runtime: rt });
-      return { outcome: { kind: 'ignored' }, reason: err.message };
-    }
+  }
+
+  async function retried(r: RetryTaskError, rt: number): Promise<{ outcome: Outcome; reason: string }> {
+    const tb = tracebackOf(r.exc ?? r);
+    await store('RETRY', exceptionInfo(r.exc ?? r), tb, [childTuple(msg.id)]);
+    events.retried(msg, r.exc ?? r, tb);
+    log.info(`Task ${msg.task}[${msg.id}] retry: ${r.message}`, { outcome: 'retry', runtime: rt, countdown: r.countdownSeconds });
+    return { outcome: { kind: 'retried' }, reason: r.message };
+  }
+
+  async function failure(err: Error, outcome: Outcome, rt: number): Promise<{ outcome: Outcome; reason: string }> {
+    const timedOut = outcome.kind === 'timed-out';
     const tb = tracebackOf(err);
     const info = exceptionInfo(err);
     await store('FAILURE', info, tb, null);
     await failChain(err, tb);
     await sendErrbacks();
     events.failed(msg, err, tb);
-    const outcome: Outcome = timedOut ? { kind: 'timed-out' } : { kind: 'failed' };
     log.error(`Task ${msg.task}[${msg.id}] raised unexpected: ${info.exc_type}(${info.exc_message.map((m) => pyRepr(m)).join(', ')})`, {
       outcome: timedOut ? 'timeout' : 'failure',
       runtime: rt,

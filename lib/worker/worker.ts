@@ -26,6 +26,7 @@ import { dropStaleJobs } from './stale.js';
 import { type ActiveRun, type RunDefaults, runTask } from './run-task.js';
 import { TokenBucket, parseRate } from './rate-limit.js';
 import { loadRevoked, saveRevoked } from './state-db.js';
+import { type WorkerState, move } from './state.js';
 
 /** `2^28 − 1 s, about 8.5 years`: a delay range as people read it. */
 function delayRangeInWords(ms: number): string {
@@ -35,7 +36,7 @@ function delayRangeInWords(ms: number): string {
   return Number.isInteger(bits) ? `2^${bits} − 1 s, about ${years} years` : `about ${years} years`;
 }
 
-export type WorkerState = 'INITIALIZED' | 'STARTING' | 'RUNNING' | 'DRAINING' | 'STOPPED';
+export type { WorkerState } from './state.js';
 
 export interface WorkerOptions {
   nodeName: string;
@@ -118,9 +119,10 @@ export class Worker<D = unknown> {
     return this.stateValue;
   }
 
+  /** Every change goes through the transition table (state.ts). */
   private set state(next: WorkerState) {
+    this.stateValue = move(this.stateValue, next);
     this.logger.info(`worker ${this.options.nodeName} ${next.toLowerCase()}`, { state: next });
-    this.stateValue = next;
   }
 
   /** Ms until the task's rate limit lets it run (0 = now); takes the token when it does. */
@@ -242,6 +244,8 @@ export class Worker<D = unknown> {
       await this.publisher.ensureQueue(queue);
       await this.broker.consume(queue, (d) => this.onDelivery(d), { prefetch });
     }
+    // A shutdown that came while the consumers were being set up has already moved on.
+    if (this.state !== 'STARTING') return;
     this.state = 'RUNNING';
     // Deliveries that arrived while the consumers were being set up are waiting in `reserved`.
     this.pump();
