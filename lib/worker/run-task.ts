@@ -7,35 +7,23 @@
 import type { ResultBackend } from '../backend/backend.js';
 import { type ChildTuple, type StoredResult, type TaskState, childTuple, exceptionInfo, tracebackOf } from '../backend/meta.js';
 import type { Delivery } from '../broker/broker.js';
-import {
-  MaxRetriesExceededError,
-  RetryUnpublishableError,
-  RetryTaskError,
-  coerceError,
-  hasCode,
-} from '../errors.js';
+import { type RetryTaskError, coerceError, hasCode } from '../errors.js';
 import { type Logger, lazyChild } from '../logger.js';
 import { pyRepr, truncate } from '../protocol/repr.js';
 import type { TaskMessage } from '../protocol/types.js';
 import { bindArguments } from '../registry/args.js';
-import { planCheckAgain } from '../registry/checks.js';
-import { type CheckAgainOptions, Rescheduled, type RetryOptions, type TaskContext } from '../registry/context.js';
-import { ANY_QUEUE, type AnyTask } from '../registry/define-task.js';
+import { Rescheduled, type TaskContext } from '../registry/context.js';
+import type { AnyTask } from '../registry/define-task.js';
 import { autoretryable, classify } from './classify.js';
+import { type RunDefaults, type RunOptions, type TaskOverrides, resolveRunOptions } from './run-options.js';
+import { createTaskContext } from './task-context.js';
 import { type AckPolicy, type Outcome, ackOnStart } from './decide.js';
 import type { TaskEvents } from './events.js';
-import { effectiveLimits, runWithLimits } from './execute.js';
+import { runWithLimits } from './execute.js';
 import type { TaskPublisher } from './publisher.js';
-import { DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY, autoretryCountdown, buildRetryMessage, shouldAutoretry } from './retry.js';
+import { autoretryCountdown, shouldAutoretry } from './retry.js';
 
-export interface RunDefaults extends AckPolicy {
-  /** Seconds a run may stay unsettled before it is reported as waiting instead of working (ADR-030). */
-  waitBudget: number | null;
-  trackStarted: boolean;
-  ignoreResult: boolean;
-  timeLimit: number | null;
-  softTimeLimit: number | null;
-}
+export type { RunDefaults } from './run-options.js';
 
 export interface ActiveRun {
   key: string;
@@ -70,15 +58,14 @@ export interface RunInput<D> {
   events: TaskEvents;
   nodeName: string;
   defaults: RunDefaults;
+  /** This worker's time limits for the task (remote control), in place of the task's own. */
+  overrides?: TaskOverrides;
 }
 
 export function runTask<D>(input: RunInput<D>): ActiveRun {
   const { task, msg, defaults } = input;
-  const policy: AckPolicy = {
-    acksLate: task.acksLate ?? defaults.acksLate,
-    acksOnFailureOrTimeout: task.acksOnFailureOrTimeout ?? defaults.acksOnFailureOrTimeout,
-    deadLetterOnFailure: task.deadLetterOnExhaustion ?? false,
-  };
+  const options = resolveRunOptions(msg, task, defaults, input.overrides);
+  const policy = options.policy;
   const run: ActiveRun = {
     key: input.key,
     delivery: input.delivery,
@@ -89,14 +76,14 @@ export function runTask<D>(input: RunInput<D>): ActiveRun {
     finalized: false,
     done: Promise.resolve({ outcome: { kind: 'succeeded' }, reason: '' }),
   };
-  run.done = execute(input, run);
+  run.done = execute(input, run, options);
   return run;
 }
 
-async function execute<D>(input: RunInput<D>, run: ActiveRun): Promise<{ outcome: Outcome; reason: string }> {
-  const { task, msg, backend, publisher, events, defaults, delivery } = input;
+async function execute<D>(input: RunInput<D>, run: ActiveRun, options: RunOptions): Promise<{ outcome: Outcome; reason: string }> {
+  const { task, msg, backend, publisher, events, delivery } = input;
   const log = lazyChild(input.logger, () => ({ task: msg.task, id: msg.id, queue: delivery.queue, retries: msg.retries }));
-  const ignoreResult = msg.ignoreResult ?? task.ignoreResult ?? defaults.ignoreResult;
+  const { ignoreResult, limits } = options;
   const target = { replyTo: msg.replyTo, correlationId: msg.correlationId };
   const store = async (state: TaskState, result: unknown, traceback: string | null, children: ChildTuple[] | null) => {
     if (ignoreResult) return;
@@ -110,68 +97,31 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun): Promise<{ outcome
 
   if (ackOnStart(run.policy)) delivery.ack();
   events.started(msg);
-  if (task.trackStarted ?? defaults.trackStarted) await store('STARTED', { pid: process.pid, hostname: input.nodeName }, null, null);
+  if (options.trackStarted) await store('STARTED', { pid: process.pid, hostname: input.nodeName }, null, null);
 
   const t0 = performance.now();
   const runtime = () => (performance.now() - t0) / 1000;
-  const limits = effectiveLimits(msg.timelimit, task, { hard: defaults.timeLimit, soft: defaults.softTimeLimit });
 
-  const retry = async (o: RetryOptions = {}): Promise<never> => {
-    const max = o.maxRetries !== undefined ? o.maxRetries : (task.retry?.maxRetries ?? DEFAULT_MAX_RETRIES);
-    if (max !== null && msg.retries + 1 > max) {
-      if (o.exc !== undefined) throw coerceError(o.exc);
-      throw new MaxRetriesExceededError(`Can't retry ${msg.task}[${msg.id}] args:${msg.argsrepr} kwargs:${msg.kwargsrepr}`);
-    }
-    const countdown = o.eta ? Math.max(0, (o.eta.getTime() - Date.now()) / 1000) : (o.countdown ?? task.retry?.defaultRetryDelay ?? DEFAULT_RETRY_DELAY);
-    const next = buildRetryMessage(msg, { etaMs: Date.now() + countdown * 1000, args: o.args, kwargs: o.kwargs });
-    const route = delivery.exchange === '' ? { queue: delivery.routingKey } : { exchange: delivery.exchange, routingKey: delivery.routingKey };
-    try {
-      await publisher.send(next, route);
-    } catch (err) {
-      throw new RetryUnpublishableError(`retry of ${msg.task}[${msg.id}] could not be published: ${coerceError(err).message}`, { cause: err });
-    }
-    const excText = o.exc !== undefined ? pyRepr(coerceError(o.exc).message) : '';
-    throw new RetryTaskError(`Retry in ${countdown}s${excText ? `: ${excText}` : ''}`, o.exc, countdown);
-  };
-
-  let bound: unknown;
-  const checkAgain = async (options: CheckAgainOptions): Promise<Rescheduled> => {
-    const { kwargs, attempt } = planCheckAgain(msg.task, task.checks, bound, options, msg.id);
-    const queue = task.queue === ANY_QUEUE ? delivery.queue : task.queue;
-    const id = await publisher.apply(msg.task, [], kwargs, { countdown: options.after, queue }, msg);
-    return new Rescheduled(id, attempt, options.after);
-  };
-
-  const ctx: TaskContext<D> = {
-    id: msg.id,
-    name: msg.task,
-    queue: delivery.queue,
-    retries: msg.retries,
-    rootId: msg.rootId ?? msg.id,
-    parentId: msg.parentId,
-    group: msg.group,
-    eta: msg.eta,
-    expires: msg.expires,
-    replyTo: msg.replyTo,
-    redelivered: delivery.redelivered,
-    hostname: input.nodeName,
-    headers: msg.customHeaders,
+  const context = createTaskContext<D>({
+    msg,
+    task,
+    delivery,
+    publisher,
+    backend,
+    nodeName: input.nodeName,
+    deps: input.deps,
     logger: log,
     signal: run.controller.signal,
-    deps: input.deps,
-    retry,
-    applyAsync: (name, args = [], kwargs = {}, options = {}) => publisher.apply(name, args, kwargs, options, msg),
-    applySignature: (sig, partialArgs = []) => publisher.applySignature(sig, partialArgs, msg),
-    getResult: (taskId) => backend.get(taskId),
-    checkAgain,
-  };
+  });
+  const ctx = context.ctx;
+  const retry = (o: Parameters<TaskContext<D>['retry']>[0]) => ctx.retry(o);
 
   let error: Error;
   let abandoned = false;
   try {
     const params = bindArguments(task, msg.args, msg.kwargs);
-    bound = params;
-    const watchdog = watchWaiting(defaults.waitBudget, () => input.onOverWaitBudget(msg, log));
+    context.bind(params);
+    const watchdog = watchWaiting(options.waitBudget, () => input.onOverWaitBudget(msg, log));
     const r = await runWithLimits(() => Promise.resolve(task.run(params, ctx as TaskContext<unknown>)), limits, run.controller).finally(
       () => clearTimeout(watchdog),
     );

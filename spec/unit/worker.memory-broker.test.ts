@@ -225,3 +225,31 @@ test('starting a worker twice is refused', async () => {
     await w.app.shutdown();
   }
 });
+
+test("remote rate and time limits change this worker's runs only, never the shared task object", async () => {
+  const limits: Array<number | undefined> = [];
+  const task = defineTask({ name: 'mem.lim', queue: Q, params: z.object({}), timeLimit: 30, run: () => 'ok' });
+  const a = start([task]);
+  const b = start([task]);
+  await a.app.start();
+  await b.app.start();
+  try {
+    expect(a.worker.setRateLimit('mem.lim', '1/m')).toBe(true);
+    expect(a.worker.setTimeLimits('mem.lim', 1, 2)).toBe(true);
+    limits.push(task.timeLimit);
+    expect(task.rateLimit).toBeUndefined();
+    expect(limits).toEqual([30]);
+    // The other worker still runs it at once, as often as it comes.
+    for (let i = 0; i < 3; i++) await b.send('mem.lim', {});
+    await until(() => (b.worker.processed.get('mem.lim') ?? 0) === 3);
+    // This one runs the first, then waits for the next token (a minute away).
+    for (let i = 0; i < 2; i++) await a.send('mem.lim', {});
+    await until(() => (a.worker.processed.get('mem.lim') ?? 0) === 1);
+    await sleep(100);
+    expect(a.worker.processed.get('mem.lim')).toBe(1);
+    expect(a.worker.setRateLimit('nope', '1/s')).toBe(false);
+  } finally {
+    await a.app.coldShutdown();
+    await b.app.shutdown();
+  }
+});
