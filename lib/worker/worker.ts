@@ -25,7 +25,8 @@ import { type LongTimer, setLongTimeout } from './long-timer.js';
 import { dropStaleJobs } from './stale.js';
 import { type ActiveRun, type RunDefaults, runTask } from './run-task.js';
 import { TaskLimits } from './task-limits.js';
-import { loadRevoked, saveRevoked } from './state-db.js';
+import type { RunView, WorkerControl, WorkerCounters } from './control.js';
+import { RevokedSet } from './revoked.js';
 import { type WorkerState, move } from './state.js';
 
 /** `2^28 − 1 s, about 8.5 years`: a delay range as people read it. */
@@ -62,7 +63,7 @@ interface Job {
   task: AnyTask<unknown>;
 }
 
-export class Worker<D = unknown> {
+export class Worker<D = unknown> implements WorkerControl {
   private stateValue: WorkerState = 'INITIALIZED';
   readonly publisher: TaskPublisher;
   /** Set when unknown task names are forwarded. */
@@ -73,7 +74,7 @@ export class Worker<D = unknown> {
   private readonly limits = new TaskLimits();
   private shutdownPromise: Promise<void> | undefined;
   private idleWaiters: Array<() => void> = [];
-  readonly revoked = new Map<string, number>();
+  readonly revoked: RevokedSet;
   readonly processed = new Map<string, number>();
   /** Runs reported for waiting past their budget, by task name. */
   readonly overWaitBudget = new Map<string, number>();
@@ -104,6 +105,7 @@ export class Worker<D = unknown> {
     this.forwarder =
       unknown?.mode === 'forward' ? new Forwarder(broker, unknown.queue, options.nodeName, logger, (t, to) => events.forwarded?.(t, to)) : undefined;
     this.deadLetters = new DeadLetterCopies(logger, options.deadLetterSuffix);
+    this.revoked = new RevokedSet(options.stateDb, logger);
     broker.on('disconnected', () => this.dropStale());
   }
 
@@ -139,6 +141,40 @@ export class Worker<D = unknown> {
     return true;
   }
 
+  get nodeName(): string {
+    return this.options.nodeName;
+  }
+
+  get concurrency(): number {
+    return this.options.concurrency;
+  }
+
+  get prefetchCount(): number {
+    return this.options.prefetchMultiplier * this.options.concurrency;
+  }
+
+  get queues(): readonly string[] {
+    return this.options.queues;
+  }
+
+  counters(): WorkerCounters {
+    return {
+      active: this.active.size,
+      reserved: this.reserved.length,
+      held: this.held.size,
+      processed: this.processed,
+      overWaitBudget: this.overWaitBudget,
+      droppedStale: this.droppedStale,
+      offloaded: this.offloaded,
+      deadLetterFailedAttempts: this.deadLetters.failedAttempts,
+      deadLetterUnsent: this.deadLetters.unsent,
+    };
+  }
+
+  activeRuns(): RunView[] {
+    return [...this.active.values()].map((r) => ({ msg: r.msg, startedAt: r.startedAt, acknowledged: r.delivery.settled, queue: r.delivery.queue }));
+  }
+
   registeredNames(): string[] {
     return this.registry.names();
   }
@@ -158,8 +194,8 @@ export class Worker<D = unknown> {
    * with `terminate`, abort running ones now. Returns the ids that were running.
    */
   revokeTasks(ids: readonly string[], terminate: boolean): string[] {
-    for (const id of ids) this.rememberRevoked(id);
-    this.persistRevoked();
+    for (const id of ids) this.revoked.add(id);
+    this.revoked.persist();
     const running: string[] = [];
     for (const run of this.active.values()) {
       if (!ids.includes(run.msg.id)) continue;
@@ -167,26 +203,6 @@ export class Worker<D = unknown> {
       if (terminate) run.controller.abort(new TaskRevokedError('terminated'));
     }
     return running;
-  }
-
-  /** Adds to the revoked set, which keeps 50,000 ids as Celery's does (CELERY_WORKER_REVOKES_MAX); the oldest go first. */
-  private rememberRevoked(id: string): void {
-    this.revoked.delete(id);
-    this.revoked.set(id, Date.now());
-    while (this.revoked.size > 50_000) {
-      const oldest = this.revoked.keys().next().value;
-      if (oldest === undefined) break;
-      this.revoked.delete(oldest);
-    }
-  }
-
-  private persistRevoked(): void {
-    if (!this.options.stateDb) return;
-    try {
-      saveRevoked(this.options.stateDb, this.revoked);
-    } catch (err) {
-      this.logger.error(`could not write the state file ${this.options.stateDb}`, { error: coerceError(err).message });
-    }
   }
 
   /** Celery's `add_consumer`: consume one more queue from now on. */
@@ -219,7 +235,7 @@ export class Worker<D = unknown> {
 
   async start(): Promise<void> {
     this.state = 'STARTING';
-    if (this.options.stateDb) for (const [id, t] of loadRevoked(this.options.stateDb)) this.revoked.set(id, t);
+    this.revoked.load();
     const prefetch = Math.min(this.options.prefetchMultiplier * this.options.concurrency, 65_535);
     if (this.options.delayedDelivery) await this.broker.declareDelayed({ queueType: this.options.delayedDelivery.queueType });
     for (const queue of this.options.queues) {
@@ -345,7 +361,7 @@ export class Worker<D = unknown> {
     const expired = !this.revoked.has(msg.id);
     const reason = expired ? 'expired' : 'revoked';
     this.logger.info(`discarding ${reason} task ${msg.task}[${msg.id}]`, { task: msg.task, id: msg.id, queue: delivery.queue });
-    if (expired) this.rememberRevoked(msg.id);
+    if (expired) this.revoked.add(msg.id);
     await this.storeQuietly(msg, { state: 'REVOKED', result: exceptionInfo(new TaskRevokedError(reason)), traceback: null });
     this.events.revoked(msg.id, { expired, terminated: false, signum: null });
     await this.settle(delivery, { kind: 'revoked' }, reason);
@@ -510,7 +526,7 @@ export class Worker<D = unknown> {
       this.logger.warn(`shutdown grace of ${graceMs} ms is over; cancelling ${this.active.size} running task(s)`);
       await this.cancelActive();
     }
-    this.persistRevoked();
+    this.revoked.persist();
     await this.backend.close().catch(() => undefined);
     await this.broker.close().catch(() => undefined);
     this.state = 'STOPPED';
