@@ -16,26 +16,18 @@ import { decodeTaskMessage } from '../protocol/decode.js';
 import type { TaskMessage } from '../protocol/types.js';
 import { ANY_QUEUE, type AnyTask } from '../registry/define-task.js';
 import type { Registry } from '../registry/registry.js';
-import { type AckPolicy, type Outcome, decide } from './decide.js';
+import type { AckPolicy, Outcome } from './decide.js';
 import { DeadLetterCopies } from './dead-letter.js';
 import { noEvents, type TaskEvents } from './events.js';
 import { Forwarder, type UnknownTaskPolicy } from './forward.js';
 import { TaskPublisher } from './publisher.js';
-import { type LongTimer, setLongTimeout } from './long-timer.js';
-import { dropStaleJobs } from './stale.js';
+import { HeldJobs, delayRangeInWords, offload, planEta } from './eta.js';
+import { Settler } from './settler.js';
 import { type ActiveRun, type RunDefaults, runTask } from './run-task.js';
 import { TaskLimits } from './task-limits.js';
 import type { RunView, WorkerControl, WorkerCounters } from './control.js';
 import { RevokedSet } from './revoked.js';
 import { type WorkerState, move } from './state.js';
-
-/** `2^28 − 1 s, about 8.5 years`: a delay range as people read it. */
-function delayRangeInWords(ms: number): string {
-  const s = Math.floor(ms / 1000);
-  const bits = Math.log2(s + 1);
-  const years = (s / 31_557_600).toFixed(1);
-  return Number.isInteger(bits) ? `2^${bits} − 1 s, about ${years} years` : `about ${years} years`;
-}
 
 export type { WorkerState } from './state.js';
 
@@ -70,7 +62,8 @@ export class Worker<D = unknown> implements WorkerControl {
   readonly forwarder: Forwarder | undefined;
   readonly active = new Map<string, ActiveRun>();
   private readonly reserved: Job[] = [];
-  private readonly held = new Map<string, { timer: LongTimer; job: Job }>();
+  private readonly held = new HeldJobs<Job>();
+  private readonly settler: Settler;
   private readonly limits = new TaskLimits();
   private shutdownPromise: Promise<void> | undefined;
   private idleWaiters: Array<() => void> = [];
@@ -106,12 +99,18 @@ export class Worker<D = unknown> implements WorkerControl {
       unknown?.mode === 'forward' ? new Forwarder(broker, unknown.queue, options.nodeName, logger, (t, to) => events.forwarded?.(t, to)) : undefined;
     this.deadLetters = new DeadLetterCopies(logger, options.deadLetterSuffix);
     this.revoked = new RevokedSet(options.stateDb, logger);
+    this.settler = new Settler(broker, this.deadLetters, events, {
+      deadLetterSuffix: options.deadLetterSuffix,
+      nodeName: options.nodeName,
+      defaults: options.defaults,
+      running: () => this.state !== 'STOPPED',
+    });
     broker.on('disconnected', () => this.dropStale());
   }
 
   /** On a connection loss: what came on the dead channel is dropped unrun (stale.ts). */
   private dropStale(): void {
-    const n = dropStaleJobs(this.reserved, this.held);
+    const n = this.held.dropStale(this.reserved);
     if (n === 0) return;
     this.droppedStale += n;
     this.logger.warn(`dropped ${n} reserved or held message(s) of a closed channel unrun; the broker redelivers them`, { dropped: n });
@@ -186,7 +185,7 @@ export class Worker<D = unknown> implements WorkerControl {
 
   /** ETA messages held until due (Celery's "scheduled"). */
   heldMessages(): TaskMessage[] {
-    return [...this.held.values()].map((h) => h.job.msg);
+    return this.held.jobs().map((j) => j.msg);
   }
 
   /**
@@ -292,10 +291,16 @@ export class Worker<D = unknown> implements WorkerControl {
     this.events.received(msg);
     const job: Job = { delivery, msg, task: task };
     const delayMs = msg.eta ? msg.eta.epochMs - Date.now() : 0;
-    if (this.options.delayedDelivery && delayMs > this.broker.capabilities.maxDelayMs) await this.beyondDelayRange(job, delayMs);
-    else if (this.options.delayedDelivery && delayMs > this.options.delayedDelivery.holdMaxMs) await this.offload(job, delayMs);
-    else if (delayMs > 0) this.hold(job, delayMs);
-    else this.enqueue(job);
+    switch (planEta(delayMs, this.options.delayedDelivery, this.broker.capabilities.maxDelayMs)) {
+      case 'beyond-range':
+        return this.beyondDelayRange(job, delayMs);
+      case 'offload':
+        return this.offload(job, delayMs);
+      case 'hold':
+        return this.hold(job, delayMs);
+      case 'now':
+        return this.enqueue(job);
+    }
   }
 
   /**
@@ -306,7 +311,7 @@ export class Worker<D = unknown> implements WorkerControl {
   private async offload(job: Job, delayMs: number): Promise<void> {
     const { delivery, msg } = job;
     try {
-      await this.broker.sendLater(delivery.queue, { body: delivery.raw.body, properties: copyProperties(delivery.raw) }, delayMs);
+      await offload(this.broker, delivery, delayMs);
     } catch (err) {
       this.logger.warn(`could not park ${msg.task}[${msg.id}] in the delay topology; holding it`, { error: coerceError(err).message });
       this.hold(job, delayMs);
@@ -372,14 +377,11 @@ export class Worker<D = unknown> implements WorkerControl {
    * widens the window with a channel-wide QoS, which quorum queues refuse).
    */
   private hold(job: Job, delayMs: number): void {
-    const key = randomUUID();
-    const timer = setLongTimeout(() => {
-      this.held.delete(key);
+    this.held.hold(job, delayMs, (due) => {
       if (this.state !== 'RUNNING') return;
-      if (this.isRevokedOrExpired(job.msg)) void this.revoke(job);
-      else this.enqueue(job);
-    }, delayMs);
-    this.held.set(key, { timer, job });
+      if (this.isRevokedOrExpired(due.msg)) void this.revoke(due);
+      else this.enqueue(due);
+    });
   }
 
   private enqueue(job: Job): void {
@@ -453,21 +455,8 @@ export class Worker<D = unknown> implements WorkerControl {
     }
   }
 
-  /** Applies the decision for an outcome: dead-letter copy first (confirmed), then ack/reject/requeue. */
-  private async settle(delivery: Delivery, outcome: Outcome, reason: string, policy: AckPolicy = this.options.defaults): Promise<void> {
-    const decision = decide(outcome, policy);
-    // A copy that cannot be made leaves the message unacked (dead-letter.ts), never requeued into a loop.
-    if (decision.deadLetter && !(await this.deadLetters.copy(delivery, reason, () => this.deadLetter(delivery, reason), () => this.state !== 'STOPPED'))) return;
-    if (decision.settle === 'ack') delivery.ack();
-    else delivery.reject(decision.settle === 'requeue');
-    if (decision.settle !== 'ack') {
-      const id = delivery.raw.properties.correlationId;
-      if (id) this.events.rejected(id, decision.settle === 'requeue');
-    }
-  }
-
-  private async deadLetter(delivery: Delivery, reason: string): Promise<void> {
-    await this.broker.deadLetter(delivery, { queue: delivery.queue + this.options.deadLetterSuffix, reason, by: this.options.nodeName });
+  private settle(delivery: Delivery, outcome: Outcome, reason: string, policy?: AckPolicy): Promise<void> {
+    return this.settler.settle(delivery, outcome, reason, policy);
   }
 
   private async storeQuietly(msg: TaskMessage, r: { state: 'FAILURE' | 'REVOKED'; result: unknown; traceback: string | null }): Promise<void> {
@@ -508,7 +497,6 @@ export class Worker<D = unknown> implements WorkerControl {
     if (this.state === 'DRAINING' || this.state === 'STOPPED') return;
     this.state = 'DRAINING';
     for (const q of this.options.queues) await this.broker.cancel(q).catch(() => undefined);
-    for (const { timer } of this.held.values()) timer.clear();
     this.held.clear();
     this.reserved.length = 0;
   }
