@@ -6,15 +6,14 @@
  * request is logged and dropped. Nothing here can throw into the consumer.
  */
 import os from 'node:os';
-import type { Broker, Delivery } from '../broker/broker.js';
-import type { Topology } from '../broker/topology.js';
+import type { Broker, Delivery, ExchangeSpec, SubscriptionSpec } from '../broker/broker.js';
 import { coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { encodeContent } from '../protocol/content.js';
 import { isRecord } from '../protocol/fields.js';
 import { parseKombuJson } from '../protocol/json.js';
 import type { TaskMessage } from '../protocol/types.js';
-import type { Worker } from '../worker/worker.js';
+import type { WorkerControl } from '../worker/control.js';
 import type { LamportClock } from './clock.js';
 import type { EventDispatcher } from './events.js';
 
@@ -25,17 +24,13 @@ export function pidboxQueue(nodeName: string): string {
   return `${nodeName}.celery.pidbox`;
 }
 
-/** The worker's control topology, with Celery's exact flags and arguments (golden: pidbox-queue-declare). */
-export function pidboxTopology(nodeName: string): Topology {
-  const queue = pidboxQueue(nodeName);
-  return {
-    exchanges: [
-      { name: PIDBOX_EXCHANGE, type: 'fanout', durable: false },
-      { name: REPLY_EXCHANGE, type: 'direct', durable: false },
-    ],
-    queues: [{ name: queue, durable: false, autoDelete: true, arguments: { 'x-expires': 10_000, 'x-message-ttl': 300_000 } }],
-    bindings: [{ destination: queue, source: PIDBOX_EXCHANGE, pattern: '' }],
-  };
+/** Celery's control exchanges, with its exact flags (golden: pidbox-queue-declare). */
+export const pidboxExchange: ExchangeSpec = { name: PIDBOX_EXCHANGE, kind: 'fanout', durable: false };
+export const replyExchange: ExchangeSpec = { name: REPLY_EXCHANGE, kind: 'direct', durable: false };
+
+/** The worker's own control queue on `celery.pidbox`, with Celery's expiry and TTL (golden: pidbox-queue-declare). */
+export function pidboxSubscription(nodeName: string): SubscriptionSpec {
+  return { queue: pidboxQueue(nodeName), expiresMs: 10_000, messageTtlMs: 300_000 };
 }
 
 type Reply = unknown;
@@ -86,7 +81,7 @@ export class Pidbox {
 
   constructor(
     private readonly broker: Broker,
-    private readonly worker: Worker<unknown>,
+    private readonly worker: WorkerControl,
     private readonly clock: LamportClock,
     private readonly events: EventDispatcher,
     private readonly logger: Logger,
@@ -96,8 +91,9 @@ export class Pidbox {
   }
 
   async start(): Promise<void> {
-    await this.broker.assertTopology(pidboxTopology(this.opts.nodeName));
-    await this.broker.consume(pidboxQueue(this.opts.nodeName), (d) => void this.handle(d), { noAck: true });
+    await this.broker.declareExchange(pidboxExchange);
+    await this.broker.declareExchange(replyExchange);
+    await this.broker.subscribe(PIDBOX_EXCHANGE, pidboxSubscription(this.opts.nodeName), (d) => void this.handle(d));
   }
 
   async stop(): Promise<void> {
@@ -146,12 +142,15 @@ export class Pidbox {
     if (!isRecord(to) || typeof to.routing_key !== 'string') return;
     const content = encodeContent({ [this.opts.nodeName]: reply });
     try {
-      await this.broker.publish(typeof to.exchange === 'string' ? to.exchange : REPLY_EXCHANGE, to.routing_key, content.body, {
-        contentType: content.contentType,
-        contentEncoding: content.contentEncoding,
-        headers: { ticket: request.ticket ?? null, clock: this.clock.forward() },
-        deliveryMode: 1,
-        priority: 0,
+      await this.broker.route(typeof to.exchange === 'string' ? to.exchange : REPLY_EXCHANGE, to.routing_key, {
+        body: content.body,
+        properties: {
+          contentType: content.contentType,
+          contentEncoding: content.contentEncoding,
+          headers: { ticket: request.ticket ?? null, clock: this.clock.forward() },
+          deliveryMode: 1,
+          priority: 0,
+        },
       });
     } catch (err) {
       this.logger.warn(`could not reply to control command ${String(request.method)}`, { error: coerceError(err).message });
@@ -179,16 +178,16 @@ export class Pidbox {
     return {
       ping: () => ok('pong'),
       clock: () => ({ clock: this.clock.current }),
-      hello: () => ({ revoked: Object.fromEntries([...w.revoked].map(([id, t]) => [id, t / 1000])), clock: this.clock.current }),
+      hello: () => ({ revoked: Object.fromEntries([...w.revoked.entries()].map(([id, t]) => [id, t / 1000])), clock: this.clock.current }),
       heartbeat: () => {
         this.events.heartbeatNow();
         return null;
       },
       registered: (a) => w.registeredNames().filter((n) => a.builtins === true || !n.startsWith('celery.')),
-      active: () => [...w.active.values()].map((r) => this.info(r.msg, { started: r.startedAt, acknowledged: r.delivery.settled, queue: r.delivery.queue })),
+      active: () => w.activeRuns().map((r) => this.info(r.msg, { started: r.startedAt, acknowledged: r.acknowledged, queue: r.queue })),
       reserved: () => w.reservedMessages().map((m) => this.info(m)),
       scheduled: () => w.heldMessages().map((m) => ({ eta: m.eta?.iso ?? null, priority: 6, request: this.info(m) })),
-      revoked: () => [...w.revoked.keys()],
+      revoked: () => w.revoked.ids(),
       active_queues: () => w.activeQueues().map((q) => activeQueueInfo(q)),
       stats: () => this.stats(),
       conf: () => this.opts.conf,
@@ -248,13 +247,13 @@ export class Pidbox {
     const usage = process.resourceUsage();
     const url = new URL(this.opts.brokerUrl.replace(/^amqps?:/, 'http:'));
     return {
-      total: Object.fromEntries(w.processed),
+      total: Object.fromEntries(w.counters().processed),
       pid: process.pid,
       clock: String(this.clock.current),
       uptime: Math.round((Date.now() - w.startedAt) / 1000),
       pool: {
         implementation: 'smarter-worker:async',
-        'max-concurrency': w.options.concurrency,
+        'max-concurrency': w.concurrency,
         processes: [process.pid],
         'max-tasks-per-child': 'N/A',
         'put-guarded-by-semaphore': false,
@@ -277,7 +276,7 @@ export class Pidbox {
         failover_strategy: 'round-robin',
         alternates: [],
       },
-      prefetch_count: w.options.prefetchMultiplier * w.options.concurrency,
+      prefetch_count: w.prefetchCount,
       rusage: {
         utime: usage.userCPUTime / 1e6,
         stime: usage.systemCPUTime / 1e6,

@@ -6,33 +6,34 @@
 import { randomUUID } from 'node:crypto';
 import type { ResultBackend } from '../backend/backend.js';
 import { exceptionInfo } from '../backend/meta.js';
-import type { Broker, Delivery } from '../broker/broker.js';
-import { type DelayQueueType, MAX_DELAY_SECONDS, delayEntryExchange, delayRoutingKey, delayTopology } from '../broker/topology.js';
+import type { Broker, DelayQueueType, Delivery } from '../broker/broker.js';
+import { copyProperties } from '../broker/republish.js';
 import type { ProtocolError} from '../errors.js';
 import { NotRegisteredError, TaskRevokedError, coerceError, hasCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Serializer } from '../protocol/content.js';
 import { decodeTaskMessage } from '../protocol/decode.js';
-import { extendTable } from '../protocol/field-types.js';
 import type { TaskMessage } from '../protocol/types.js';
 import { ANY_QUEUE, type AnyTask } from '../registry/define-task.js';
 import type { Registry } from '../registry/registry.js';
-import { type AckPolicy, type Outcome, decide } from './decide.js';
+import type { AckPolicy, Outcome } from './decide.js';
 import { DeadLetterCopies } from './dead-letter.js';
 import { noEvents, type TaskEvents } from './events.js';
 import { Forwarder, type UnknownTaskPolicy } from './forward.js';
 import { TaskPublisher } from './publisher.js';
-import { type LongTimer, setLongTimeout } from './long-timer.js';
-import { dropStaleJobs } from './stale.js';
+import { HeldJobs, delayRangeInWords, offload, planEta } from './eta.js';
+import { Settler } from './settler.js';
 import { type ActiveRun, type RunDefaults, runTask } from './run-task.js';
-import { TokenBucket, parseRate } from './rate-limit.js';
-import { loadRevoked, saveRevoked } from './state-db.js';
+import { TaskLimits } from './task-limits.js';
+import type { RunView, WorkerControl, WorkerCounters } from './control.js';
+import { RevokedSet } from './revoked.js';
+import { type WorkerState, move } from './state.js';
 
-export type WorkerState = 'INITIALIZED' | 'STARTING' | 'RUNNING' | 'DRAINING' | 'STOPPED';
+export type { WorkerState } from './state.js';
 
 export interface WorkerOptions {
   nodeName: string;
-  queues: string[];
+  queues: readonly string[];
   concurrency: number;
   prefetchMultiplier: number;
   acceptContent: Serializer[];
@@ -54,19 +55,21 @@ interface Job {
   task: AnyTask<unknown>;
 }
 
-export class Worker<D = unknown> {
+export class Worker<D = unknown> implements WorkerControl {
   private stateValue: WorkerState = 'INITIALIZED';
   readonly publisher: TaskPublisher;
   /** Set when unknown task names are forwarded. */
   readonly forwarder: Forwarder | undefined;
   readonly active = new Map<string, ActiveRun>();
   private readonly reserved: Job[] = [];
-  private readonly held = new Map<string, { timer: LongTimer; job: Job }>();
-  private readonly deadLetterDeclared = new Set<string>();
-  private readonly buckets = new Map<string, TokenBucket>();
+  /** The queues consumed, changed by remote control (add/cancel consumer); the options stay as configured. */
+  private readonly consumed: string[];
+  private readonly held = new HeldJobs<Job>();
+  private readonly settler: Settler;
+  private readonly limits = new TaskLimits();
   private shutdownPromise: Promise<void> | undefined;
   private idleWaiters: Array<() => void> = [];
-  readonly revoked = new Map<string, number>();
+  readonly revoked: RevokedSet;
   readonly processed = new Map<string, number>();
   /** Runs reported for waiting past their budget, by task name. */
   readonly overWaitBudget = new Map<string, number>();
@@ -83,7 +86,7 @@ export class Worker<D = unknown> {
     private readonly registry: Registry<D>,
     private readonly deps: D,
     private readonly logger: Logger,
-    readonly options: WorkerOptions,
+    readonly options: Readonly<WorkerOptions>,
     private readonly events: TaskEvents = noEvents,
   ) {
     this.publisher = new TaskPublisher(broker, {
@@ -97,12 +100,20 @@ export class Worker<D = unknown> {
     this.forwarder =
       unknown?.mode === 'forward' ? new Forwarder(broker, unknown.queue, options.nodeName, logger, (t, to) => events.forwarded?.(t, to)) : undefined;
     this.deadLetters = new DeadLetterCopies(logger, options.deadLetterSuffix);
+    this.consumed = [...options.queues];
+    this.revoked = new RevokedSet(options.stateDb, logger);
+    this.settler = new Settler(broker, this.deadLetters, events, {
+      deadLetterSuffix: options.deadLetterSuffix,
+      nodeName: options.nodeName,
+      defaults: options.defaults,
+      running: () => this.state !== 'STOPPED',
+    });
     broker.on('disconnected', () => this.dropStale());
   }
 
   /** On a connection loss: what came on the dead channel is dropped unrun (stale.ts). */
   private dropStale(): void {
-    const n = dropStaleJobs(this.reserved, this.held);
+    const n = this.held.dropStale(this.reserved);
     if (n === 0) return;
     this.droppedStale += n;
     this.logger.warn(`dropped ${n} reserved or held message(s) of a closed channel unrun; the broker redelivers them`, { dropped: n });
@@ -112,41 +123,58 @@ export class Worker<D = unknown> {
     return this.stateValue;
   }
 
+  /** Every change goes through the transition table (state.ts). */
   private set state(next: WorkerState) {
+    this.stateValue = move(this.stateValue, next);
     this.logger.info(`worker ${this.options.nodeName} ${next.toLowerCase()}`, { state: next });
-    this.stateValue = next;
   }
 
-  /** Ms until the task's rate limit lets it run (0 = now); takes the token when it does. */
-  private rateWait(task: AnyTask<unknown>): number {
-    if (!task.rateLimit) return 0;
-    let bucket = this.buckets.get(task.name);
-    if (!bucket) {
-      const perSecond = parseRate(task.rateLimit);
-      if (perSecond <= 0) return 0;
-      bucket = new TokenBucket(perSecond);
-      this.buckets.set(task.name, bucket);
-    }
-    return bucket.take();
-  }
-
-  /** Celery's `rate_limit` command: a new limit for a task, buckets reset. Throws for a bad rate string. */
+  /** Celery's `rate_limit` command: a new limit for a task on this worker, its bucket reset. Throws for a bad rate string. */
   setRateLimit(taskName: string, rate: string | null): boolean {
-    const task = this.registry.find(taskName);
-    if (!task) return false;
-    if (rate) parseRate(rate);
-    task.rateLimit = rate ?? undefined;
-    this.buckets.delete(taskName);
+    if (!this.registry.find(taskName)) return false;
+    this.limits.setRate(taskName, rate);
     return true;
   }
 
-  /** Celery's `time_limit` command: new task-level limits, in seconds. */
+  /** Celery's `time_limit` command: new limits for a task on this worker, in seconds. */
   setTimeLimits(taskName: string, soft: number | null, hard: number | null): boolean {
-    const task = this.registry.find(taskName);
-    if (!task) return false;
-    task.softTimeLimit = soft ?? undefined;
-    task.timeLimit = hard ?? undefined;
+    if (!this.registry.find(taskName)) return false;
+    this.limits.setTimes(taskName, soft, hard);
     return true;
+  }
+
+  get nodeName(): string {
+    return this.options.nodeName;
+  }
+
+  get concurrency(): number {
+    return this.options.concurrency;
+  }
+
+  get prefetchCount(): number {
+    return this.options.prefetchMultiplier * this.options.concurrency;
+  }
+
+  get queues(): readonly string[] {
+    return this.consumed;
+  }
+
+  counters(): WorkerCounters {
+    return {
+      active: this.active.size,
+      reserved: this.reserved.length,
+      held: this.held.size,
+      processed: this.processed,
+      overWaitBudget: this.overWaitBudget,
+      droppedStale: this.droppedStale,
+      offloaded: this.offloaded,
+      deadLetterFailedAttempts: this.deadLetters.failedAttempts,
+      deadLetterUnsent: this.deadLetters.unsent,
+    };
+  }
+
+  activeRuns(): RunView[] {
+    return [...this.active.values()].map((r) => ({ msg: r.msg, startedAt: r.startedAt, acknowledged: r.delivery.settled, queue: r.delivery.queue }));
   }
 
   registeredNames(): string[] {
@@ -160,7 +188,7 @@ export class Worker<D = unknown> {
 
   /** ETA messages held until due (Celery's "scheduled"). */
   heldMessages(): TaskMessage[] {
-    return [...this.held.values()].map((h) => h.job.msg);
+    return this.held.jobs().map((j) => j.msg);
   }
 
   /**
@@ -168,8 +196,8 @@ export class Worker<D = unknown> {
    * with `terminate`, abort running ones now. Returns the ids that were running.
    */
   revokeTasks(ids: readonly string[], terminate: boolean): string[] {
-    for (const id of ids) this.rememberRevoked(id);
-    this.persistRevoked();
+    for (const id of ids) this.revoked.add(id);
+    this.revoked.persist();
     const running: string[] = [];
     for (const run of this.active.values()) {
       if (!ids.includes(run.msg.id)) continue;
@@ -179,44 +207,24 @@ export class Worker<D = unknown> {
     return running;
   }
 
-  /** Adds to the revoked set, which keeps 50,000 ids as Celery's does (CELERY_WORKER_REVOKES_MAX); the oldest go first. */
-  private rememberRevoked(id: string): void {
-    this.revoked.delete(id);
-    this.revoked.set(id, Date.now());
-    while (this.revoked.size > 50_000) {
-      const oldest = this.revoked.keys().next().value;
-      if (oldest === undefined) break;
-      this.revoked.delete(oldest);
-    }
-  }
-
-  private persistRevoked(): void {
-    if (!this.options.stateDb) return;
-    try {
-      saveRevoked(this.options.stateDb, this.revoked);
-    } catch (err) {
-      this.logger.error(`could not write the state file ${this.options.stateDb}`, { error: coerceError(err).message });
-    }
-  }
-
   /** Celery's `add_consumer`: consume one more queue from now on. */
   async addConsumer(queue: string): Promise<void> {
-    if (this.options.queues.includes(queue)) return;
+    if (this.consumed.includes(queue)) return;
     await this.publisher.ensureQueue(queue);
     await this.broker.consume(queue, (d) => this.onDelivery(d));
-    this.options.queues.push(queue);
+    this.consumed.push(queue);
   }
 
   /** Celery's `cancel_consumer`. */
   async cancelConsumer(queue: string): Promise<void> {
     await this.broker.cancel(queue);
-    const i = this.options.queues.indexOf(queue);
-    if (i >= 0) this.options.queues.splice(i, 1);
+    const i = this.consumed.indexOf(queue);
+    if (i >= 0) this.consumed.splice(i, 1);
   }
 
   /** The queues consumed right now (Celery's `active_queues`): a queue the broker cancelled is not, until restored. */
   activeQueues(): string[] {
-    return this.options.queues.filter((q) => this.broker.isConsuming(q));
+    return this.consumed.filter((q) => this.broker.isConsuming(q));
   }
 
   get reservedCount(): number {
@@ -229,13 +237,15 @@ export class Worker<D = unknown> {
 
   async start(): Promise<void> {
     this.state = 'STARTING';
-    if (this.options.stateDb) for (const [id, t] of loadRevoked(this.options.stateDb)) this.revoked.set(id, t);
-    await this.broker.setPrefetch(Math.min(this.options.prefetchMultiplier * this.options.concurrency, 65_535));
-    if (this.options.delayedDelivery) await this.broker.assertTopology(delayTopology(this.options.delayedDelivery.queueType));
-    for (const queue of this.options.queues) {
+    this.revoked.load();
+    const prefetch = Math.min(this.options.prefetchMultiplier * this.options.concurrency, 65_535);
+    if (this.options.delayedDelivery) await this.broker.declareDelayed({ queueType: this.options.delayedDelivery.queueType });
+    for (const queue of this.consumed) {
       await this.publisher.ensureQueue(queue);
-      await this.broker.consume(queue, (d) => this.onDelivery(d));
+      await this.broker.consume(queue, (d) => this.onDelivery(d), { prefetch });
     }
+    // A shutdown that came while the consumers were being set up has already moved on.
+    if (this.state !== 'STARTING') return;
     this.state = 'RUNNING';
     // Deliveries that arrived while the consumers were being set up are waiting in `reserved`.
     this.pump();
@@ -284,10 +294,16 @@ export class Worker<D = unknown> {
     this.events.received(msg);
     const job: Job = { delivery, msg, task: task };
     const delayMs = msg.eta ? msg.eta.epochMs - Date.now() : 0;
-    if (this.options.delayedDelivery && Math.ceil(delayMs / 1000) > MAX_DELAY_SECONDS) await this.beyondDelayRange(job, delayMs);
-    else if (this.options.delayedDelivery && delayMs > this.options.delayedDelivery.holdMaxMs) await this.offload(job, delayMs);
-    else if (delayMs > 0) this.hold(job, delayMs);
-    else this.enqueue(job);
+    switch (planEta(delayMs, this.options.delayedDelivery, this.broker.capabilities.maxDelayMs)) {
+      case 'beyond-range':
+        return this.beyondDelayRange(job, delayMs);
+      case 'offload':
+        return this.offload(job, delayMs);
+      case 'hold':
+        return this.hold(job, delayMs);
+      case 'now':
+        return this.enqueue(job);
+    }
   }
 
   /**
@@ -298,8 +314,7 @@ export class Worker<D = unknown> {
   private async offload(job: Job, delayMs: number): Promise<void> {
     const { delivery, msg } = job;
     try {
-      const seconds = Math.ceil(delayMs / 1000);
-      await this.republish(delivery, delayEntryExchange(seconds), {}, delayRoutingKey(seconds, delivery.queue));
+      await offload(this.broker, delivery, delayMs);
     } catch (err) {
       this.logger.warn(`could not park ${msg.task}[${msg.id}] in the delay topology; holding it`, { error: coerceError(err).message });
       this.hold(job, delayMs);
@@ -316,7 +331,7 @@ export class Worker<D = unknown> {
    */
   private async beyondDelayRange(job: Job, delayMs: number): Promise<void> {
     const { delivery, msg } = job;
-    const reason = `eta ${msg.eta?.iso ?? ''} is ${Math.ceil(delayMs / 1000)} s away, beyond the delay topology's range of ${MAX_DELAY_SECONDS} s (2^28 − 1 s, about 8.5 years)`;
+    const reason = `eta ${msg.eta?.iso ?? ''} is ${Math.ceil(delayMs / 1000)} s away, beyond the delay topology's range of ${Math.floor(this.broker.capabilities.maxDelayMs / 1000)} s (${delayRangeInWords(this.broker.capabilities.maxDelayMs)})`;
     this.logger.error(`refused ${msg.task}[${msg.id}] on ${delivery.queue}: ${reason}`, { task: msg.task, id: msg.id, queue: delivery.queue });
     this.events.poisoned(delivery.queue, reason);
     await this.settle(delivery, { kind: 'refused' }, reason);
@@ -354,7 +369,7 @@ export class Worker<D = unknown> {
     const expired = !this.revoked.has(msg.id);
     const reason = expired ? 'expired' : 'revoked';
     this.logger.info(`discarding ${reason} task ${msg.task}[${msg.id}]`, { task: msg.task, id: msg.id, queue: delivery.queue });
-    if (expired) this.rememberRevoked(msg.id);
+    if (expired) this.revoked.add(msg.id);
     await this.storeQuietly(msg, { state: 'REVOKED', result: exceptionInfo(new TaskRevokedError(reason)), traceback: null });
     this.events.revoked(msg.id, { expired, terminated: false, signum: null });
     await this.settle(delivery, { kind: 'revoked' }, reason);
@@ -365,14 +380,11 @@ export class Worker<D = unknown> {
    * widens the window with a channel-wide QoS, which quorum queues refuse).
    */
   private hold(job: Job, delayMs: number): void {
-    const key = randomUUID();
-    const timer = setLongTimeout(() => {
-      this.held.delete(key);
+    this.held.hold(job, delayMs, (due) => {
       if (this.state !== 'RUNNING') return;
-      if (this.isRevokedOrExpired(job.msg)) void this.revoke(job);
-      else this.enqueue(job);
-    }, delayMs);
-    this.held.set(key, { timer, job });
+      if (this.isRevokedOrExpired(due.msg)) void this.revoke(due);
+      else this.enqueue(due);
+    });
   }
 
   private enqueue(job: Job): void {
@@ -393,7 +405,7 @@ export class Worker<D = unknown> {
         void this.revoke(job);
         continue;
       }
-      const waitMs = this.rateWait(job.task);
+      const waitMs = this.limits.rateWait(job.task);
       if (waitMs > 0) {
         this.hold(job, waitMs);
         continue;
@@ -421,6 +433,7 @@ export class Worker<D = unknown> {
       events: this.events,
       nodeName: this.options.nodeName,
       defaults: this.options.defaults,
+      overrides: this.limits.timesOf(job.task.name),
       onOverWaitBudget: (msg, log) => {
         this.overWaitBudget.set(msg.task, (this.overWaitBudget.get(msg.task) ?? 0) + 1);
         log.warn(
@@ -445,53 +458,8 @@ export class Worker<D = unknown> {
     }
   }
 
-  /** Applies the decision for an outcome: dead-letter copy first (confirmed), then ack/reject/requeue. */
-  private async settle(delivery: Delivery, outcome: Outcome, reason: string, policy: AckPolicy = this.options.defaults): Promise<void> {
-    const decision = decide(outcome, policy);
-    // A copy that cannot be made leaves the message unacked (dead-letter.ts), never requeued into a loop.
-    if (decision.deadLetter && !(await this.deadLetters.copy(delivery, reason, () => this.deadLetter(delivery, reason), () => this.state !== 'STOPPED'))) return;
-    if (decision.settle === 'ack') delivery.ack();
-    else delivery.reject(decision.settle === 'requeue');
-    if (decision.settle !== 'ack') {
-      const id = delivery.raw.properties.correlationId;
-      if (id) this.events.rejected(id, decision.settle === 'requeue');
-    }
-  }
-
-  private async deadLetter(delivery: Delivery, reason: string): Promise<void> {
-    const queue = delivery.queue + this.options.deadLetterSuffix;
-    if (!this.deadLetterDeclared.has(queue)) {
-      await this.broker.declareTaskQueue({ name: queue });
-      this.deadLetterDeclared.add(queue);
-    }
-    await this.republish(delivery, queue, {
-      'x-dead-letter-reason': reason.slice(0, 1000),
-      'x-original-queue': delivery.queue,
-      'x-original-exchange': delivery.exchange,
-      'x-original-routing-key': delivery.routingKey,
-      'x-dead-lettered-by': this.options.nodeName,
-      'x-dead-lettered-at': new Date().toISOString(),
-    });
-  }
-
-  /**
-   * Sends a delivery's exact bytes and properties on (to a queue through the default exchange, or to an
-   * exchange with `routingKey`), without its AMQP expiration: Celery's `expires` header is what counts.
-   */
-  private async republish(delivery: Delivery, target: string, extraHeaders: Record<string, unknown> = {}, routingKey?: string): Promise<void> {
-    const p = delivery.raw.properties;
-    const headers = typeof p.headers === 'object' && p.headers !== null ? (p.headers as Record<string, unknown>) : {};
-    const [exchange, key] = routingKey === undefined ? ['', target] : [target, routingKey];
-    await this.broker.publish(exchange, key, delivery.raw.body, {
-      contentType: p.contentType ?? 'application/octet-stream',
-      contentEncoding: p.contentEncoding ?? 'binary',
-      // As they came: a float header stays a float on the copy (field-types.ts).
-      headers: extendTable(headers, extraHeaders),
-      deliveryMode: 2,
-      priority: p.priority ?? 0,
-      ...(p.correlationId !== undefined ? { correlationId: p.correlationId } : {}),
-      ...(p.replyTo !== undefined ? { replyTo: p.replyTo } : {}),
-    });
+  private settle(delivery: Delivery, outcome: Outcome, reason: string, policy?: AckPolicy): Promise<void> {
+    return this.settler.settle(delivery, outcome, reason, policy);
   }
 
   private async storeQuietly(msg: TaskMessage, r: { state: 'FAILURE' | 'REVOKED'; result: unknown; traceback: string | null }): Promise<void> {
@@ -531,8 +499,7 @@ export class Worker<D = unknown> {
   private async stopIntake(): Promise<void> {
     if (this.state === 'DRAINING' || this.state === 'STOPPED') return;
     this.state = 'DRAINING';
-    for (const q of this.options.queues) await this.broker.cancel(q).catch(() => undefined);
-    for (const { timer } of this.held.values()) timer.clear();
+    for (const q of this.consumed) await this.broker.cancel(q).catch(() => undefined);
     this.held.clear();
     this.reserved.length = 0;
   }
@@ -550,7 +517,7 @@ export class Worker<D = unknown> {
       this.logger.warn(`shutdown grace of ${graceMs} ms is over; cancelling ${this.active.size} running task(s)`);
       await this.cancelActive();
     }
-    this.persistRevoked();
+    this.revoked.persist();
     await this.backend.close().catch(() => undefined);
     await this.broker.close().catch(() => undefined);
     this.state = 'STOPPED';
@@ -570,7 +537,7 @@ export class Worker<D = unknown> {
       this.logger.warn(`cancelled ${msg.task}[${msg.id}] by shutdown; it will run again`, { task: msg.task, id: msg.id, queue: delivery.queue });
       if (delivery.settled) {
         try {
-          await this.republish(delivery, delivery.queue);
+          await this.broker.send(delivery.queue, { body: delivery.raw.body, properties: copyProperties(delivery.raw) });
         } catch (err) {
           this.logger.error(`could not requeue cancelled task ${msg.task}[${msg.id}]`, { error: coerceError(err).message });
         }

@@ -4,6 +4,7 @@
  * the catalog and status written, credentials from Fernet Secrets made by Python, and every failure of the
  * server recorded on the row, never raised.
  */
+import type { TaskContext } from '../../lib/registry/context.js';
 import { nullLogger } from '../../lib/logger.js';
 import { bindArguments } from '../../lib/registry/args.js';
 import type { AnyTask } from '../../lib/registry/define-task.js';
@@ -218,7 +219,7 @@ describe('refresh_mcpclients', () => {
     const b = await mcpclient();
     await mcpclient({ is_active: 0 });
     const sent: unknown[][] = [];
-    const ctx = { ...testContext(deps, REFRESH_ALL), applyAsync: (name: string, args?: unknown[], kwargs?: Record<string, unknown>, opts?: unknown) => (sent.push([name, args, kwargs, opts]), Promise.resolve(`id${sent.length}`)) };
+    const ctx = { ...testContext(deps, REFRESH_ALL), applyAsync: ((name: string, args?: unknown[], kwargs?: Record<string, unknown>, opts?: unknown) => (sent.push([name, args, kwargs, opts]), Promise.resolve(`id${sent.length}`))) as TaskContext<SmarterDeps>['applyAsync'] };
     const x = task(REFRESH_ALL);
     await expect(x.run(bindArguments(x, [], {}), ctx)).resolves.toBe(2);
     expect(sent).toEqual([

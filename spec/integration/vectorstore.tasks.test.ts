@@ -6,7 +6,7 @@
 import net from 'node:net';
 import { nullLogger } from '../../lib/logger.js';
 import { bindArguments } from '../../lib/registry/args.js';
-import type { ApplyOptions } from '../../lib/registry/context.js';
+import type { ApplyOptions, TaskContext } from '../../lib/registry/context.js';
 import type { AnyTask } from '../../lib/registry/define-task.js';
 import { HttpEmbeddings } from '../../tasks/cloud/embeddings.js';
 import { CloudError, type CloudDeps } from '../../tasks/cloud/ports.js';
@@ -75,10 +75,10 @@ async function run(name: string, args: unknown[] = [], d: SmarterDeps = deps): P
   const task = tasks.find((x) => x.name === name) as AnyTask<SmarterDeps>;
   const ctx = {
     ...testContext(d, name),
-    applyAsync: (task: string, a: unknown[] = [], _kw?: Record<string, unknown>, o?: ApplyOptions) => {
+    applyAsync: ((task: string, a: unknown[] = [], _kw?: Record<string, unknown>, o?: ApplyOptions) => {
       applied.push({ task, args: a, queue: o?.queue });
       return Promise.resolve(`id-${applied.length}`);
-    },
+    }) as TaskContext<SmarterDeps>['applyAsync'],
   };
   return task.run(bindArguments(task, args, {}), ctx);
 }
