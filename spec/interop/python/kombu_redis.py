@@ -1,0 +1,56 @@
+"""kombu's own Redis transport (Debian's kombu 5.2.4), driven from the tests to check our layout against it.
+
+usage: kombu_redis.py URL PREFIX COMMAND ARGS...
+  get QUEUE         basic_get + ack; prints the message as JSON
+  hold QUEUE        basic_get without ack, then exits hard (a crash): the message stays in `unacked`
+  restore VT        runs kombu's QoS.restore_visible with visibility_timeout VT (seconds)
+  publish QUEUE N   sends N celery.accumulate-style task messages through Celery to QUEUE
+"""
+import json
+import os
+import sys
+
+from kombu import Connection
+
+url, prefix, cmd = sys.argv[1], sys.argv[2], sys.argv[3]
+opts = {'global_keyprefix': prefix} if prefix else {}
+
+
+def conn(**extra):
+    return Connection(url, transport_options={**opts, **extra})
+
+
+if cmd == 'get':
+    with conn() as c:
+        ch = c.channel()
+        m = ch.basic_get(sys.argv[4], no_ack=False)
+        if m is None:
+            print(json.dumps(None))
+            sys.exit(0)
+        out = {'body': m.body.decode() if isinstance(m.body, bytes) else m.body, 'headers': m.headers,
+               'properties': m.properties, 'delivery_info': m.delivery_info,
+               'delivery_tag': m.delivery_tag, 'content_type': m.content_type}
+        m.ack()
+        out['unacked_after_ack'] = ch.client.hlen('unacked')
+        print(json.dumps(out, default=str))
+elif cmd == 'hold':
+    with conn() as c:
+        ch = c.channel()
+        m = ch.basic_get(sys.argv[4], no_ack=False)
+        print(json.dumps(m.delivery_tag if m else None))
+        sys.stdout.flush()
+        os._exit(0)
+elif cmd == 'restore':
+    with conn(visibility_timeout=float(sys.argv[4])) as c:
+        ch = c.channel()
+        ch.qos.restore_visible()
+        print(json.dumps(ch.client.hlen('unacked')))
+        ch.qos._delivered.clear()
+elif cmd == 'publish':
+    from celery import Celery
+    app = Celery('pub', broker=url)
+    app.conf.broker_transport_options = opts
+    app.conf.task_protocol = int(os.environ.get('PROTOCOL', '2'))
+    for i in range(int(sys.argv[5])):
+        app.send_task('celery.accumulate', args=(i,), queue=sys.argv[4], task_id='acc-%d' % i)
+    print(json.dumps(int(sys.argv[5])))
