@@ -54,3 +54,24 @@ elif cmd == 'publish':
     for i in range(int(sys.argv[5])):
         app.send_task('celery.accumulate', args=(i,), queue=sys.argv[4], task_id='acc-%d' % i)
     print(json.dumps(int(sys.argv[5])))
+elif cmd == 'listen':
+    # Binds a fanout queue to EXCHANGE (as Celery's pidbox and event receivers do), says "ready", prints
+    # the first message that arrives.
+    from kombu import Exchange, Queue
+    ex = Exchange(sys.argv[4], type='fanout', auto_delete=True)
+    q = Queue('listen-%d' % os.getpid(), ex, routing_key=sys.argv[5] if len(sys.argv) > 5 else '', auto_delete=True)
+    with conn() as c:
+        got = []
+        with c.Consumer(q, callbacks=[lambda body, m: got.append({'body': body, 'headers': m.headers, 'delivery_info': m.delivery_info})], accept=['json']):
+            print('ready')
+            sys.stdout.flush()
+            while not got:
+                c.drain_events(timeout=20)
+        print(json.dumps(got[0], default=str))
+elif cmd == 'broadcast':
+    from kombu import Exchange, Producer
+    with conn() as c:
+        ex = Exchange(sys.argv[4], type='fanout')
+        Producer(c.channel()).publish({'method': 'ping'}, exchange=ex, declare=[ex],
+                                      routing_key=sys.argv[5] if len(sys.argv) > 5 else '', serializer='json')
+    print(json.dumps(True))
