@@ -1,0 +1,313 @@
+/**
+ * The broker contract over Redis, in kombu's layout (see keys.ts and transport.ts): task queues are lists
+ * consumed by one loop per ack mode (an atomic pop first, BRPOP when empty), fanout exchanges are pub/sub.
+ * Prefetch counts as kombu's QoS does: unsettled deliveries of this connection. Unacked messages stay in
+ * Redis by tag, so acks survive reconnects; on close the unsettled ones are restored (kombu's
+ * `restore_at_shutdown`), and every worker restores what passed the visibility timeout under kombu's mutex.
+ */
+import { EventEmitter } from 'node:events';
+import { Redis } from 'ioredis';
+import { BrokerError, coerceError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import type { PublishProperties } from '../../protocol/encode.js';
+import type { Broker, BrokerEvents, DeliveryHandler, QueueSpec, QueueStats } from '../broker.js';
+import type { Topology } from '../topology.js';
+import { redisTarget } from './connection.js';
+import { RedisDelivery, type Settler } from './delivery.js';
+import { RedisFanout } from './fanout.js';
+import { KombuKeys } from './keys.js';
+import { KombuRedis, type Popped } from './transport.js';
+
+export interface RedisBrokerOptions {
+  url: string;
+  logger: Logger;
+  /** kombu `visibility_timeout` (s): an unacked message older than this is restored to its queue. */
+  visibilityTimeoutSeconds?: number;
+  /** kombu `master_name`, for sentinel:// URLs. */
+  masterName?: string;
+  /** kombu `global_keyprefix`. */
+  keyPrefix?: string;
+  /** How often to look for messages past the visibility timeout, and for due delayed messages. */
+  restoreIntervalMs?: number;
+  schedulerIntervalMs?: number;
+  /** Exchanges that are fanout even before a topology declares them (Celery's, as kombu's Redis sees them). */
+  fanoutExchanges?: readonly string[];
+}
+
+interface Consumer {
+  handler: DeliveryHandler;
+  noAck: boolean;
+  unsubscribe?: () => Promise<void>;
+}
+
+const BLOCK_SECONDS = 1;
+
+export class RedisBroker implements Broker, Settler {
+  readonly keys: KombuKeys;
+  private readonly cmd: Redis;
+  private readonly blocking = new Map<boolean, Redis>();
+  private readonly subscriber: Redis;
+  private readonly transport: KombuRedis;
+  private readonly fanout: RedisFanout;
+  private readonly events = new EventEmitter();
+  private readonly consumers = new Map<string, Consumer>();
+  private readonly fanoutExchanges: Set<string>;
+  /** Fanout queue → the exchange and routing key it is bound with. */
+  private readonly fanoutQueues = new Map<string, { exchange: string; routingKey: string }>();
+  private readonly loops = new Map<boolean, Promise<void>>();
+  private readonly unsettled = new Set<string>();
+  private readonly waiters = new Set<() => void>();
+  private prefetch = 0;
+  private closing = false;
+  private timers: NodeJS.Timeout[] = [];
+  private cycle = 0;
+  connected = false;
+  staleSettles = 0;
+  readonly visibilityTimeoutSeconds: number;
+
+  constructor(private readonly opts: RedisBrokerOptions) {
+    const target = redisTarget(opts.url, opts.masterName);
+    this.keys = new KombuKeys({ prefix: opts.keyPrefix ?? '', db: target.db });
+    this.visibilityTimeoutSeconds = opts.visibilityTimeoutSeconds ?? 3600;
+    const make = (name: string) => {
+      const r = new Redis({ ...target.options, lazyConnect: true, connectionName: name });
+      r.on('error', () => undefined);
+      return r;
+    };
+    this.cmd = make('smarter-worker');
+    this.subscriber = make('smarter-worker (fanout)');
+    this.blocking.set(false, make('smarter-worker (consume)'));
+    this.blocking.set(true, make('smarter-worker (consume, no ack)'));
+    this.transport = new KombuRedis(this.cmd, this.keys);
+    this.fanout = new RedisFanout(this.cmd, this.subscriber, this.keys);
+    this.fanoutExchanges = new Set(opts.fanoutExchanges ?? ['celery.pidbox', 'celeryev']);
+    this.cmd.on('ready', () => {
+      const was = this.connected;
+      this.connected = true;
+      if (!was) this.events.emit('connected');
+    });
+    this.cmd.on('close', () => {
+      if (!this.connected) return;
+      this.connected = false;
+      if (!this.closing) this.events.emit('disconnected', new BrokerError('redis connection lost'));
+    });
+  }
+
+  /** The primitives, for tools that read the delayed set or the dead-letter list. */
+  get kombu(): KombuRedis {
+    return this.transport;
+  }
+
+  on<E extends keyof BrokerEvents>(event: E, listener: BrokerEvents[E]): void {
+    this.events.on(event, listener);
+  }
+
+  async connect(): Promise<void> {
+    this.closing = false;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await Promise.all([this.cmd, this.subscriber, ...this.blocking.values()].map((r) => (r.status === 'wait' ? r.connect() : Promise.resolve())));
+        await this.cmd.ping();
+        break;
+      } catch (err) {
+        if (this.closing) throw new BrokerError('closed while connecting', { cause: err });
+        const delay = Math.min(15_000, 200 * 2 ** attempt);
+        this.opts.logger.warn(`broker connection failed, retrying in ${delay} ms`, { error: coerceError(err).message });
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+    this.connected = true;
+    const restoreMs = this.opts.restoreIntervalMs ?? Math.max(250, Math.min(10_000, (this.visibilityTimeoutSeconds * 1000) / 4));
+    this.timers.push(setInterval(() => void this.restoreVisible(), restoreMs));
+    this.timers.push(setInterval(() => void this.moveDue(), this.opts.schedulerIntervalMs ?? 1000));
+    for (const t of this.timers) t.unref();
+  }
+
+  private async restoreVisible(): Promise<void> {
+    try {
+      const n = await this.transport.restoreVisible(this.visibilityTimeoutSeconds);
+      if (n) this.opts.logger.warn(`restored ${n} message(s) unacked for longer than the visibility timeout (${this.visibilityTimeoutSeconds} s)`);
+    } catch {
+      /* retried at the next interval */
+    }
+  }
+
+  private async moveDue(): Promise<void> {
+    try {
+      while ((await this.transport.moveDue()) > 0 && !this.closing) {
+        /* move in batches until nothing is due */
+      }
+    } catch {
+      /* retried at the next interval */
+    }
+  }
+
+  /** Celery declares `Queue(name, Exchange(name), routing_key=name)`: kombu records that binding. */
+  async declareTaskQueue(spec: QueueSpec): Promise<void> {
+    await this.transport.bind(spec.name, spec.name, spec.name);
+  }
+
+  async assertTopology(t: Topology): Promise<void> {
+    for (const e of t.exchanges) if (e.type === 'fanout') this.fanoutExchanges.add(e.name);
+    for (const b of t.bindings) {
+      if (b.toExchange) continue;
+      if (this.fanoutExchanges.has(b.source)) this.fanoutQueues.set(b.destination, { exchange: b.source, routingKey: b.pattern });
+      else await this.transport.bind(b.source, b.pattern, b.destination);
+    }
+  }
+
+  isConsuming(queue: string): boolean {
+    return this.connected && this.consumers.has(queue);
+  }
+
+  async consume(queue: string, handler: DeliveryHandler, options: { noAck?: boolean } = {}): Promise<void> {
+    const noAck = options.noAck ?? false;
+    const entry: Consumer = { handler, noAck };
+    this.consumers.set(queue, entry);
+    const fan = this.fanoutQueues.get(queue);
+    if (fan) {
+      entry.unsubscribe = await this.fanout.subscribe(fan.exchange, fan.routingKey, (env, text, error) => {
+        handler(new RedisDelivery(null, queue, { queue, text, deliveryTag: env?.deliveryTag ?? '', envelope: env, error }));
+      });
+      return;
+    }
+    if (!this.loops.has(noAck)) this.loops.set(noAck, this.loop(noAck));
+    this.wake();
+  }
+
+  async cancel(queue: string): Promise<void> {
+    const entry = this.consumers.get(queue);
+    this.consumers.delete(queue);
+    await entry?.unsubscribe?.().catch(() => undefined);
+  }
+
+  private listQueues(noAck: boolean): string[] {
+    const qs = [...this.consumers].filter(([q, c]) => c.noAck === noAck && !this.fanoutQueues.has(q)).map(([q]) => q);
+    // kombu's round-robin queue cycle: start from a different queue each time.
+    if (qs.length > 1) {
+      const k = this.cycle++ % qs.length;
+      return [...qs.slice(k), ...qs.slice(0, k)];
+    }
+    return qs;
+  }
+
+  private canConsume(noAck: boolean): boolean {
+    return noAck || this.prefetch === 0 || this.unsettled.size < this.prefetch;
+  }
+
+  private wake(): void {
+    for (const w of this.waiters) w();
+    this.waiters.clear();
+  }
+
+  private async idle(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(done, ms);
+      const waiters = this.waiters;
+      function done() {
+        clearTimeout(t);
+        waiters.delete(done);
+        resolve();
+      }
+      this.waiters.add(done);
+    });
+  }
+
+  private async loop(noAck: boolean): Promise<void> {
+    const blocking = this.blocking.get(noAck);
+    if (!blocking) return;
+    while (!this.closing) {
+      const queues = this.listQueues(noAck);
+      if (queues.length === 0 || !this.canConsume(noAck)) {
+        await this.idle(1000);
+        continue;
+      }
+      let popped: Popped | null = null;
+      try {
+        popped = (await this.transport.pop(queues, noAck)) ?? (await this.transport.waitPop(blocking, queues, BLOCK_SECONDS, noAck));
+      } catch (err) {
+        if (this.closing) break;
+        this.opts.logger.debug(`redis consume failed: ${coerceError(err).message}`);
+        await this.idle(500);
+        continue;
+      }
+      if (!popped) continue;
+      if (this.closing) {
+        // Taken while closing: back to the front of its queue, as kombu restores at shutdown.
+        if (!noAck) await this.transport.restore(popped.deliveryTag).catch(() => undefined);
+        break;
+      }
+      const consumer = this.consumers.get(popped.queue);
+      if (!consumer) {
+        // Cancelled while we waited: give the message back to the front of its queue.
+        if (!noAck) await this.transport.restore(popped.deliveryTag).catch(() => undefined);
+        continue;
+      }
+      if (!noAck) this.unsettled.add(popped.deliveryTag);
+      consumer.handler(new RedisDelivery(noAck ? null : this, popped.queue, popped));
+    }
+  }
+
+  settle(tag: string, what: 'ack' | 'requeue' | 'drop'): void {
+    const done = what === 'requeue' ? this.transport.restore(tag, true) : this.transport.ack(tag);
+    done.then(
+      () => {
+        this.unsettled.delete(tag);
+        this.wake();
+      },
+      (err: unknown) => {
+        // The command connection retries until Redis answers; an error here means it gave up.
+        this.unsettled.delete(tag);
+        this.staleSettles++;
+        this.opts.logger.warn(`could not ${what} message ${tag}: ${coerceError(err).message}; it is restored after the visibility timeout`);
+        this.wake();
+      },
+    );
+  }
+
+  async publish(exchange: string, routingKey: string, body: Buffer, p: PublishProperties): Promise<void> {
+    try {
+      if (this.fanoutExchanges.has(exchange)) await this.fanout.publish(exchange, routingKey, body, p);
+      else if ((await this.transport.publish(exchange, routingKey, body, p)) === 0) {
+        this.opts.logger.warn(`message to exchange ${exchange} with routing key ${routingKey} matched no queue (kombu drops it too)`);
+      }
+    } catch (err) {
+      throw new BrokerError('publish to redis failed', { cause: err });
+    }
+  }
+
+  /** Publishes a message to become visible at `dueMs`: into the delayed set, unacked nowhere. */
+  async publishAt(exchange: string, routingKey: string, body: Buffer, p: PublishProperties, dueMs: number): Promise<void> {
+    await this.transport.publishDelayed(exchange, routingKey, body, p, dueMs);
+  }
+
+  async setPrefetch(count: number): Promise<void> {
+    this.prefetch = count;
+    this.wake();
+  }
+
+  /** Consumers are not visible in Redis: the count is of this process's consumers. */
+  async inspectQueue(queue: string): Promise<QueueStats | null> {
+    const [size, bound] = await Promise.all([this.transport.size(queue), this.cmd.exists(this.keys.binding(queue))]);
+    if (size === 0 && bound === 0) return null;
+    return { messageCount: size, consumerCount: this.consumers.has(queue) ? 1 : 0 };
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    this.wake();
+    for (const [, c] of this.consumers) await c.unsubscribe?.().catch(() => undefined);
+    this.consumers.clear();
+    // The loops end within one BRPOP timeout; cutting the connection under a BRPOP could lose its message.
+    await Promise.allSettled(this.loops.values());
+    for (const b of this.blocking.values()) b.disconnect();
+    // kombu restore_at_shutdown: what this process took and did not settle goes back to the front.
+    for (const tag of this.unsettled) await this.transport.restore(tag).catch(() => undefined);
+    this.unsettled.clear();
+    this.connected = false;
+    this.subscriber.disconnect();
+    await this.cmd.quit().catch(() => this.cmd.disconnect());
+  }
+}
