@@ -10,8 +10,8 @@ import { Redis } from 'ioredis';
 import { BrokerError, coerceError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { PublishProperties } from '../../protocol/encode.js';
-import type { Broker, BrokerEvents, DeliveryHandler, QueueSpec, QueueStats } from '../broker.js';
-import type { Topology } from '../topology.js';
+import type { Broker, BrokerEvents, Delivery, DeliveryHandler, QueueSpec, QueueStats } from '../broker.js';
+import { DELAY_LEVELS, type Topology } from '../topology.js';
 import { redisTarget } from './connection.js';
 import { RedisDelivery, type Settler } from './delivery.js';
 import { RedisFanout } from './fanout.js';
@@ -41,6 +41,16 @@ interface Consumer {
 }
 
 const BLOCK_SECONDS = 1;
+const DELAY_PREFIX = 'celery_delayed_';
+
+/** A publish into RabbitMQ's delay topology (`celery_delayed_N`, 28 bit words then the queue): when and where to. */
+function delayedTarget(exchange: string, routingKey: string): { seconds: number; queue: string } | null {
+  if (!exchange.startsWith(DELAY_PREFIX)) return null;
+  const words = routingKey.split('.');
+  const bits = words.slice(0, DELAY_LEVELS);
+  if (bits.length !== DELAY_LEVELS || !bits.every((b) => b === '0' || b === '1')) return null;
+  return { seconds: Number.parseInt(bits.join(''), 2), queue: words.slice(DELAY_LEVELS).join('.') };
+}
 
 export class RedisBroker implements Broker, Settler {
   readonly keys: KombuKeys;
@@ -150,7 +160,8 @@ export class RedisBroker implements Broker, Settler {
   async assertTopology(t: Topology): Promise<void> {
     for (const e of t.exchanges) if (e.type === 'fanout') this.fanoutExchanges.add(e.name);
     for (const b of t.bindings) {
-      if (b.toExchange) continue;
+      // RabbitMQ's delay levels have no meaning here: delayed messages wait in the delayed set.
+      if (b.toExchange || b.source.startsWith(DELAY_PREFIX) || b.destination.startsWith(DELAY_PREFIX)) continue;
       if (this.fanoutExchanges.has(b.source)) this.fanoutQueues.set(b.destination, { exchange: b.source, routingKey: b.pattern });
       else await this.transport.bind(b.source, b.pattern, b.destination);
     }
@@ -266,6 +277,8 @@ export class RedisBroker implements Broker, Settler {
   }
 
   async publish(exchange: string, routingKey: string, body: Buffer, p: PublishProperties): Promise<void> {
+    const delayed = delayedTarget(exchange, routingKey);
+    if (delayed) return this.publishAt('', delayed.queue, body, p, Date.now() + delayed.seconds * 1000);
     try {
       if (this.fanoutExchanges.has(exchange)) await this.fanout.publish(exchange, routingKey, body, p);
       else if ((await this.transport.publish(exchange, routingKey, body, p)) === 0) {
@@ -279,6 +292,21 @@ export class RedisBroker implements Broker, Settler {
   /** Publishes a message to become visible at `dueMs`: into the delayed set, unacked nowhere. */
   async publishAt(exchange: string, routingKey: string, body: Buffer, p: PublishProperties, dueMs: number): Promise<void> {
     await this.transport.publishDelayed(exchange, routingKey, body, p, dueMs);
+  }
+
+  /**
+   * Never hold a far ETA: moves a delivery into the delayed set, due at `dueMs`, and acks it in the same
+   * script, so it is never both waiting and unacked, nor lost. False when it was no longer unacked.
+   */
+  async defer(delivery: Delivery, dueMs: number): Promise<boolean> {
+    if (!(delivery instanceof RedisDelivery) || delivery.settled) return false;
+    delivery.settled = true;
+    try {
+      return await this.transport.defer(delivery.deliveryTag, dueMs);
+    } finally {
+      this.unsettled.delete(delivery.deliveryTag);
+      this.wake();
+    }
   }
 
   async setPrefetch(count: number): Promise<void> {

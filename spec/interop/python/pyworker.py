@@ -1,9 +1,12 @@
 """A Python Celery worker app for interop tests: it must accept what our worker publishes (retries)."""
+import json
 import os
 
 from celery import Celery
 
 app = Celery("pyworker", broker=os.environ["CELERY_BROKER_URL"], backend=os.environ["CELERY_RESULT_BACKEND"])
+# A Redis broker under test runs under its own kombu global_keyprefix (and visibility_timeout when set).
+app.conf.broker_transport_options = json.loads(os.environ.get("BROKER_TRANSPORT_OPTIONS", "{}"))
 
 
 @app.task(name="test.handoff", bind=True)

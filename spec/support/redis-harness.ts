@@ -1,0 +1,63 @@
+/** Starts a real worker on Redis as the broker, under its own kombu key prefix, and stops it. */
+import { createWorker } from '../../lib/app.js';
+import { RedisBroker } from '../../lib/broker/redis/redis-broker.js';
+import { loadConfig } from '../../lib/config/settings.js';
+import { WORKER_SETTINGS } from '../../lib/config/worker-settings.js';
+import { createLogger, nullLogger } from '../../lib/logger.js';
+import type { AnyTask } from '../../lib/registry/define-task.js';
+import { uniqueName } from './amqp.js';
+import { REDIS_URL, type RedisScope, redisScope } from './redis.js';
+import { testTasks } from './test-tasks.js';
+
+export interface RedisHarness {
+  queue: string;
+  scope: RedisScope;
+  broker: RedisBroker;
+  app: ReturnType<typeof createWorker>['app'];
+  worker: ReturnType<typeof createWorker>['worker'];
+  /** For Python: `BROKER_TRANSPORT_OPTIONS` with our key prefix. */
+  pythonEnv: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+export async function startRedisWorker(opts: {
+  env?: Record<string, string>;
+  tasks?: (queue: string) => AnyTask[];
+  visibilityTimeoutSeconds?: number;
+  scope?: RedisScope;
+} = {}): Promise<RedisHarness> {
+  const scope = opts.scope ?? redisScope();
+  const queue = uniqueName('rq');
+  const { values } = loadConfig(WORKER_SETTINGS, {
+    CELERY_WORKER_CONCURRENCY: '4',
+    SMARTER_WORKER_QUEUES: queue,
+    SMARTER_WORKER_SHUTDOWN_GRACE: '2',
+    CELERY_WORKER_HOSTNAME: `${queue}@%h`,
+    CELERY_RESULT_BACKEND: REDIS_URL,
+    ...opts.env,
+  });
+  const logger = process.env.TEST_LOG ? createLogger({ level: 'debug', json: false }) : nullLogger();
+  const broker = new RedisBroker({
+    url: REDIS_URL,
+    logger,
+    keyPrefix: scope.prefix,
+    schedulerIntervalMs: 200,
+    ...(opts.visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds: opts.visibilityTimeoutSeconds } : {}),
+  });
+  const { app, worker } = createWorker({ config: values, tasks: (opts.tasks ?? testTasks)(queue), deps: {}, logger, defaultQueue: queue, broker });
+  await app.start();
+  const transport: Record<string, unknown> = { global_keyprefix: scope.prefix };
+  if (opts.visibilityTimeoutSeconds !== undefined) transport.visibility_timeout = opts.visibilityTimeoutSeconds;
+  return {
+    queue,
+    scope,
+    broker,
+    app,
+    worker,
+    pythonEnv: { BROKER_TRANSPORT_OPTIONS: JSON.stringify(transport) },
+    async stop() {
+      await app.shutdown();
+      if (!opts.scope) await scope.close();
+    },
+  };
+}
