@@ -75,3 +75,19 @@ elif cmd == 'broadcast':
         Producer(c.channel()).publish({'method': 'ping'}, exchange=ex, declare=[ex],
                                       routing_key=sys.argv[5] if len(sys.argv) > 5 else '', serializer='json')
     print(json.dumps(True))
+elif cmd == 'stamp':
+    # stamp QUEUE N COUNTDOWN KEY [PROTOCOL]: N test.stamp tasks through Celery, each due COUNTDOWN s from now.
+    import time
+    from celery import Celery
+    app = Celery('stamp', broker=url)
+    app.conf.broker_transport_options = opts
+    app.conf.task_protocol = int(sys.argv[8]) if len(sys.argv) > 8 else 1
+    queue, n, countdown, key = sys.argv[4], int(sys.argv[5]), float(sys.argv[6]), sys.argv[7]
+    for i in range(n):
+        due = int((time.time() + countdown) * 1000)
+        kw = {'key': key, 'due_ms': due}
+        if countdown > 0:
+            app.send_task('test.stamp', kwargs=kw, queue=queue, task_id='%s-%d' % (key, i), countdown=countdown)
+        else:
+            app.send_task('test.stamp', kwargs=kw, queue=queue, task_id='%s-%d' % (key, i))
+    print(json.dumps(n))
