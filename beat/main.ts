@@ -5,8 +5,7 @@
  * SIGTERM/SIGINT, 1 for a broken contract, 2 for a bad configuration.
  */
 import { createServer } from 'node:http';
-import { AmqpBroker } from '../lib/broker/amqp-broker.js';
-import { BrokerLock } from '../lib/broker/amqp-lock.js';
+import { createBroker, createLock } from '../lib/broker/create-broker.js';
 import { describeConfig, loadCommandLine } from '../lib/config/settings.js';
 import { type Subcommand, answerInfoFlags } from '../lib/config/usage.js';
 import { createLogger, exitFatal, exitFlushed } from '../lib/logger.js';
@@ -53,11 +52,13 @@ async function main(argv: string[]): Promise<number> {
   }
   logger.info('smarter-beat starting', { config: describeConfig(BEAT_SETTINGS, config) });
   const store = config.redisUrl ? new RedisStore(config.redisUrl) : new FileStore(config.scheduleFile);
+  const t = config.brokerTransportOptions;
+  const redis = { visibilityTimeoutSeconds: t.visibilityTimeout, masterName: t.masterName, keyPrefix: t.globalKeyprefix };
   const beat = new Beat({
     entries,
     store,
-    broker: new AmqpBroker({ url: config.brokerUrl, logger, connectionName: 'smarter-beat' }),
-    lock: new BrokerLock(config.brokerUrl, config.lockName, logger),
+    broker: createBroker({ url: config.brokerUrl, logger, connectionName: 'smarter-beat', redis }),
+    lock: createLock({ url: config.brokerUrl, logger, name: config.lockName, redis }),
     logger,
     maxLoopMs: config.maxLoopInterval * 1000,
   });

@@ -7,7 +7,7 @@ import type { ResultBackend } from './backend/backend.js';
 import { DisabledBackend } from './backend/backend.js';
 import { RedisBackend } from './backend/redis-backend.js';
 import { RpcBackend } from './backend/rpc-backend.js';
-import { AmqpBroker } from './broker/amqp-broker.js';
+import { createBroker } from './broker/create-broker.js';
 import type { Broker } from './broker/broker.js';
 import type { ValuesOf } from './config/settings.js';
 import { type WorkerSettings, expandNodeName } from './config/worker-settings.js';
@@ -101,7 +101,17 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
   const nodeName = expandNodeName(config.hostname);
   const broker =
     spec.broker ??
-    new AmqpBroker({ url: config.brokerUrl, logger, heartbeatSeconds: config.brokerHeartbeat, connectionName: nodeName });
+    createBroker({
+      url: config.brokerUrl,
+      logger,
+      heartbeatSeconds: config.brokerHeartbeat,
+      connectionName: nodeName,
+      redis: {
+        visibilityTimeoutSeconds: config.brokerTransportOptions.visibilityTimeout,
+        masterName: config.brokerTransportOptions.masterName,
+        keyPrefix: config.brokerTransportOptions.globalKeyprefix,
+      },
+    });
   const backend = createBackend(config.resultBackend, broker, config.resultExpires);
   const clock = new LamportClock();
   const metrics = new TaskMetrics();

@@ -34,17 +34,17 @@ export async function startRedisWorker(opts: {
     SMARTER_WORKER_SHUTDOWN_GRACE: '2',
     CELERY_WORKER_HOSTNAME: `${queue}@%h`,
     CELERY_RESULT_BACKEND: REDIS_URL,
+    CELERY_BROKER_URL: REDIS_URL,
+    CELERY_BROKER_TRANSPORT_OPTIONS: JSON.stringify({
+      global_keyprefix: scope.prefix,
+      ...(opts.visibilityTimeoutSeconds !== undefined ? { visibility_timeout: opts.visibilityTimeoutSeconds } : {}),
+    }),
     ...opts.env,
   });
   const logger = process.env.TEST_LOG ? createLogger({ level: 'debug', json: false }) : nullLogger();
-  const broker = new RedisBroker({
-    url: REDIS_URL,
-    logger,
-    keyPrefix: scope.prefix,
-    schedulerIntervalMs: 200,
-    ...(opts.visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds: opts.visibilityTimeoutSeconds } : {}),
-  });
-  const { app, worker } = createWorker({ config: values, tasks: (opts.tasks ?? testTasks)(queue), deps: {}, logger, defaultQueue: queue, broker });
+  // Chosen by the URL, as in production.
+  const { app, worker, broker } = createWorker({ config: values, tasks: (opts.tasks ?? testTasks)(queue), deps: {}, logger, defaultQueue: queue });
+  if (!(broker instanceof RedisBroker)) throw new Error('a redis:// broker URL did not give the Redis broker');
   await app.start();
   const transport: Record<string, unknown> = { global_keyprefix: scope.prefix };
   if (opts.visibilityTimeoutSeconds !== undefined) transport.visibility_timeout = opts.visibilityTimeoutSeconds;
