@@ -46,12 +46,24 @@ export default tseslint.config(
     },
   },
   {
-    // amqplib's codec extension (lib/broker/amqp-codec.ts) must load before amqplib: one way in.
-    files: ['lib/**/*.ts', 'spec/**/*.ts', 'tasks/**/*.ts', 'beat/**/*.ts'],
-    ignores: ['lib/broker/amqplib.ts'],
+    // amqplib's codec extension (lib/broker/amqp/amqp-codec.ts) must load before amqplib: one way in.
+    files: ['lib/broker/amqp/**/*.ts', 'spec/**/*.ts'],
+    ignores: ['lib/broker/amqp/amqplib.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': ['error', {
-        paths: [{ name: 'amqplib', allowTypeImports: true, message: 'Import amqplib from lib/broker/amqplib.ts: its codec extension must load first.' }],
+        paths: [{ name: 'amqplib', allowTypeImports: true, message: 'Import amqplib from lib/broker/amqp/amqplib.ts: its codec extension must load first.' }],
+      }],
+    },
+  },
+  {
+    // Only lib/broker/amqp/ knows RabbitMQ: everything else speaks the broker contract (lib/broker/broker.ts)
+    // and gets its broker from lib/broker/create-broker.ts.
+    files: ['lib/**/*.ts', 'tasks/**/*.ts', 'beat/**/*.ts'],
+    ignores: ['lib/broker/amqp/**/*.ts', 'lib/broker/create-broker.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        paths: [{ name: 'amqplib', message: 'Only lib/broker/amqp/ talks to RabbitMQ: use the broker contract (lib/broker/broker.ts).' }],
+        patterns: [{ group: ['**/broker/amqp/*'], message: 'Only lib/broker/amqp/ talks to RabbitMQ: use the broker contract (lib/broker/broker.ts) and create-broker.ts.' }],
       }],
     },
   },

@@ -3,7 +3,7 @@
  * worker and by Python's), records the send at once, and sleeps until the next entry is due. It warns, and
  * says so in a metric, when it sends to a queue that no consumer reads.
  */
-import type { Broker } from '../lib/broker/broker.js';
+import type { Broker, BrokerLock } from '../lib/broker/broker.js';
 import type { Logger } from '../lib/logger.js';
 import { TaskPublisher } from '../lib/worker/publisher.js';
 import { Counter, Gauge, Registry } from 'prom-client';
@@ -12,12 +12,8 @@ import type { BeatEntry } from './smarter-schedule.js';
 import { type EntryState, type ScheduleStore } from './store.js';
 import { isDue } from './schedules.js';
 
-export interface Lock {
-  readonly held: boolean;
-  tryAcquire(): Promise<boolean>;
-  release(): Promise<void>;
-  on(event: 'lost', listener: () => void): unknown;
-}
+/** The sender lock: the broker's (`Broker.lock`), or any lock with the same promise. */
+export type Lock = Pick<BrokerLock, 'held' | 'tryAcquire' | 'release' | 'on'>;
 
 export class BeatMetrics {
   readonly registry = new Registry();

@@ -7,7 +7,7 @@ import type { ResultBackend } from './backend/backend.js';
 import { DisabledBackend } from './backend/backend.js';
 import { RedisBackend } from './backend/redis-backend.js';
 import { RpcBackend } from './backend/rpc-backend.js';
-import { createBroker } from './broker/create-broker.js';
+import { createBroker, redisOptionsOf } from './broker/create-broker.js';
 import type { Broker } from './broker/broker.js';
 import type { ValuesOf } from './config/settings.js';
 import { type WorkerSettings, expandNodeName } from './config/worker-settings.js';
@@ -18,7 +18,7 @@ import { Registry } from './registry/registry.js';
 import type { TaskEvents } from './worker/events.js';
 import { Worker } from './worker/worker.js';
 import { LamportClock } from './control/clock.js';
-import { EventDispatcher, eventTopology } from './control/events.js';
+import { EventDispatcher, eventExchange } from './control/events.js';
 import { Pidbox } from './control/pidbox.js';
 import { TaskMetrics, fanOut, startHttp } from './control/http.js';
 import type { Server } from 'node:http';
@@ -67,7 +67,7 @@ export class WorkerApp<D> {
     // Liveness answers from the start; readiness only once we consume.
     if (this.httpPort > 0) this.http = startHttp(this.broker, this.worker, this.metrics, this.logger, { port: this.httpPort });
     await this.broker.connect();
-    await this.broker.assertTopology(eventTopology);
+    await this.broker.declareExchange(eventExchange);
     await this.worker.start();
     await this.pidbox.start();
     this.events.startHeartbeat();
@@ -101,17 +101,7 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
   const nodeName = expandNodeName(config.hostname);
   const broker =
     spec.broker ??
-    createBroker({
-      url: config.brokerUrl,
-      logger,
-      heartbeatSeconds: config.brokerHeartbeat,
-      connectionName: nodeName,
-      redis: {
-        visibilityTimeoutSeconds: config.brokerTransportOptions.visibilityTimeout,
-        masterName: config.brokerTransportOptions.masterName,
-        keyPrefix: config.brokerTransportOptions.globalKeyprefix,
-      },
-    });
+    createBroker({ url: config.brokerUrl, logger, heartbeatSeconds: config.brokerHeartbeat, connectionName: nodeName, redis: redisOptionsOf(config.brokerTransportOptions) });
   const backend = createBackend(config.resultBackend, broker, config.resultExpires);
   const clock = new LamportClock();
   const metrics = new TaskMetrics();

@@ -7,8 +7,8 @@ import { createWorker } from '../lib/app.js';
 import { describeConfig, loadCommandLine, settingsTable } from '../lib/config/settings.js';
 import { type Subcommand, answerInfoFlags } from '../lib/config/usage.js';
 import { type Logger, createLogger, exitFatal, exitFlushed } from '../lib/logger.js';
-import { AmqpBroker } from '../lib/broker/amqp-broker.js';
-import { delayedStats, formatDuration, nextDueWithinSeconds } from '../lib/broker/delayed-stats.js';
+import { createBroker } from '../lib/broker/create-broker.js';
+import { formatDuration, nextDueWithinSeconds } from '../lib/broker/delayed.js';
 import { installSignalHandlers } from '../lib/worker/signals.js';
 import { isCommand, runCommand } from './cli/commands.js';
 import { openCloud } from './cloud/index.js';
@@ -76,10 +76,10 @@ async function main(argv: string[]): Promise<number> {
 
 /** `smarter-worker delayed`: what waits in the delay topology, without consuming it. */
 async function printDelayed(url: string, logger: Logger): Promise<number> {
-  const broker = new AmqpBroker({ url, logger });
+  const broker = createBroker({ url, logger });
   await broker.connect();
   try {
-    const levels = await delayedStats(broker);
+    const levels = await broker.delayedStats();
     const total = levels.reduce((n, l) => n + l.messages, 0);
     process.stdout.write('level  queue               messages  due within\n');
     for (const l of levels.filter((x) => x.messages > 0)) {

@@ -14,13 +14,16 @@ export class RpcBackend implements ResultBackend {
   async store(result: StoredResult, target: StoreTarget): Promise<void> {
     if (!target.replyTo) return;
     const content = encodeContent(rpcBody(result));
-    await this.broker.publish('', target.replyTo, content.body, {
-      contentType: content.contentType,
-      contentEncoding: content.contentEncoding,
-      headers: {},
-      deliveryMode: 1,
-      priority: 0,
-      correlationId: target.correlationId,
+    await this.broker.send(target.replyTo, {
+      body: content.body,
+      properties: {
+        contentType: content.contentType,
+        contentEncoding: content.contentEncoding,
+        headers: {},
+        deliveryMode: 1,
+        priority: 0,
+        correlationId: target.correlationId,
+      },
     });
   }
 

@@ -1,41 +1,154 @@
 /**
- * The broker behind a narrow interface: the worker and Beat depend only on this; one file imports amqplib.
- * A Redis transport (Smarter's current broker) can sit beside the AMQP one.
+ * The broker contract: what the worker, the publisher, remote control, the dead-letter tools and Beat ask of
+ * a broker, as operations on queues and messages, never on a datastore's parts. RabbitMQ's exchanges,
+ * `x-` arguments, delay levels and exclusive queues live in `amqp/`; a Redis transport implements the same
+ * operations with lists, sorted sets and keys. `spec/support/broker-conformance.ts` proves an implementation
+ * keeps this contract, and every implementation runs it unchanged.
+ *
+ * A message is the Celery message as it travels: body bytes plus properties (content type and encoding,
+ * headers, correlation id, reply-to, priority, delivery mode). A broker carries it byte for byte.
  */
 import type { PublishProperties } from '../protocol/encode.js';
 import type { RawMessage } from '../protocol/types.js';
-import type { Topology } from './topology.js';
 
+/** What a broker sends: the body and properties a Celery message carries. */
+export interface OutgoingMessage {
+  readonly body: Buffer;
+  readonly properties: PublishProperties;
+}
+
+/** A message received from a queue, to be settled once: ack, reject, or requeue. */
 export interface Delivery {
   readonly raw: RawMessage;
+  /** The queue it was consumed from. */
   readonly queue: string;
+  /** Where it was sent to (kombu's `delivery_info`): the exchange, '' for a queue by name. */
   readonly exchange: string;
   readonly routingKey: string;
+  /** It was delivered before and not acked (a restored message, or one of a lost connection). */
   readonly redelivered: boolean;
   /**
-   * False once the channel it came on is gone: the broker redelivers the message, so it must not run here
+   * False once the connection it came on is gone: the broker redelivers the message, so it must not run here
    * (Celery drops what it reserved from a dead connection). A noAck delivery has nothing to redeliver.
    */
   readonly live: boolean;
-  /** Settles at most once; a settle after its channel is gone is counted and logged (the broker redelivers). */
+  /** Settles at most once; a settle after its connection is gone is counted and logged (the broker redelivers). */
   ack(): void;
+  /** `requeue` true puts it back at the head of its queue (restore); false drops it (or the broker dead-letters it). */
   reject(requeue: boolean): void;
   readonly settled: boolean;
 }
 
-/** A task queue as Celery declares it: durable, bound to a direct exchange of the same name. */
+export type Settlement = 'ack' | 'reject' | 'requeue';
+
+/** What a task queue needs. Every broker tolerates a queue that already exists with other arguments. */
 export interface QueueSpec {
   name: string;
-  /** Arguments used only when the queue does not exist yet (an existing queue is never redeclared). */
+  /**
+   * Broker-specific arguments used only when the queue does not exist yet (AMQP `x-queue-type`,
+   * `x-max-priority`); a broker that has none ignores them. An existing queue is never redeclared.
+   */
   arguments?: Record<string, unknown>;
 }
 
 export interface QueueStats {
+  /** Messages ready to deliver (not those delivered and unacked). */
   messageCount: number;
   consumerCount: number;
 }
 
 export type DeliveryHandler = (delivery: Delivery) => void;
+
+export interface ConsumeOptions {
+  /** At most this many unsettled deliveries at once (0 = unlimited). */
+  prefetch?: number;
+  /** The broker forgets each message as it delivers it: nothing to settle, nothing redelivered. */
+  noAck?: boolean;
+}
+
+/** Why a message is dead-lettered, kept with the copy; `originalQueue` is the delivery's queue. */
+export interface DeadLetterReason {
+  /** The queue the copy goes to (Celery convention: `<queue>.dead_letter`, or the configured suffix). */
+  queue: string;
+  /** What went wrong, in words (bounded by the broker to 1,000 characters). */
+  reason: string;
+  /** The node that dead-lettered it. */
+  by: string;
+  /** Overrides the time of dead-lettering (tests). */
+  at?: Date;
+}
+
+/** The headers a dead-letter copy carries, on every broker (the dead-letter tools read them). */
+export const DEAD_LETTER_HEADER = {
+  reason: 'x-dead-letter-reason',
+  originalQueue: 'x-original-queue',
+  originalExchange: 'x-original-exchange',
+  originalRoutingKey: 'x-original-routing-key',
+  by: 'x-dead-lettered-by',
+  at: 'x-dead-lettered-at',
+} as const;
+
+/**
+ * A named exchange, in kombu's model (every kombu transport has the three kinds, Redis by key sets and
+ * pub/sub): Celery's remote control (`celery.pidbox` fanout, `reply.celery.pidbox` direct) and its events
+ * (`celeryev` topic).
+ */
+export interface ExchangeSpec {
+  name: string;
+  /** 'fanout': every subscriber gets every message; 'topic': by pattern; 'direct': by exact routing key. */
+  kind: 'fanout' | 'topic' | 'direct';
+  /** Survives a broker restart. */
+  durable: boolean;
+}
+
+/** A subscriber's own queue on an exchange. */
+export interface SubscriptionSpec {
+  /** It receives what the exchange routes to it while it exists. */
+  queue: string;
+  /** Topic pattern (`#`, `task.*`) or direct routing key; '' for fanout. */
+  pattern?: string;
+  /** The queue is removed this long after its last consumer left. */
+  expiresMs?: number;
+  /** A message nobody took within this long is dropped. */
+  messageTtlMs?: number;
+}
+
+/** How an AMQP broker keeps delayed messages (Celery 5.5's native delayed delivery). */
+export type DelayQueueType = 'quorum' | 'classic';
+
+/** What waits in a broker's native delay store: per level (AMQP) or bucket, and when it falls due. */
+export interface DelayLevelStats {
+  level: number;
+  queue: string;
+  messages: number;
+  /** Upper bound, in seconds, on when a message of this level is delivered. */
+  dueWithinSeconds: number;
+}
+
+/** What this broker does itself; the worker does the rest. */
+export interface BrokerCapabilities {
+  /** `sendLater` holds messages in the broker (else the consuming worker holds them until due). */
+  readonly nativeDelay: boolean;
+  /** The finest delay `sendLater` keeps, in ms: a shorter wait is better held by the worker. */
+  readonly delayResolutionMs: number;
+  /** The longest delay `sendLater` accepts, in ms. */
+  readonly maxDelayMs: number;
+  /** Queues can dead-letter rejected messages by themselves (AMQP `x-dead-letter-exchange`). */
+  readonly deadLetterExchange: boolean;
+  /** Messages of one queue are delivered in the order they were sent (when nothing is requeued). */
+  readonly ordered: boolean;
+}
+
+/** A lock held through the broker: one holder at a time, released when the holder dies (Beat's leadership). */
+export interface BrokerLock {
+  readonly name: string;
+  readonly held: boolean;
+  /** Takes the lock if nobody holds it; false when another holder does. */
+  tryAcquire(): Promise<boolean>;
+  release(): Promise<void>;
+  /** The lock was lost without a release (connection gone): the holder must stop acting as holder. */
+  on(event: 'lost', listener: () => void): this;
+}
 
 export interface BrokerEvents {
   connected: () => void;
@@ -43,28 +156,78 @@ export interface BrokerEvents {
 }
 
 export interface Broker {
+  /** 'amqp', 'redis', 'memory': for logs and `inspect conf`. */
+  readonly kind: string;
+  readonly capabilities: BrokerCapabilities;
+
+  /** Connects, retrying with backoff until it succeeds or `close` is called. */
   connect(): Promise<void>;
-  /** Declares a task queue like Celery, tolerating an existing queue declared with other arguments. */
-  declareTaskQueue(spec: QueueSpec): Promise<void>;
+  readonly connected: boolean;
+  on<E extends keyof BrokerEvents>(event: E, listener: BrokerEvents[E]): void;
+  close(): Promise<void>;
+
+  /**
+   * Declares what a task queue needs (on AMQP its direct exchange and binding, and its delay route), again
+   * after every reconnect; an existing queue is left as it is.
+   */
+  declareQueue(spec: QueueSpec): Promise<void>;
+  /**
+   * Prepares the native delay store (AMQP: Celery 5.5's delay levels, of `queueType` queues); idempotent,
+   * again after every reconnect. Queues declared from then on also receive what is sent to them later.
+   */
+  declareDelayed(options?: { queueType?: DelayQueueType }): Promise<void>;
+  /** Message and consumer counts of a queue, without consuming; null when it does not exist. */
+  inspectQueue(queue: string): Promise<QueueStats | null>;
+
+  /** Sends to a queue; resolves once the broker has it (publisher confirms on AMQP). */
+  send(queue: string, message: OutgoingMessage): Promise<void>;
+  /**
+   * Sends through a named exchange with a routing key: a Celery route with an explicit `exchange`, a
+   * remote-control reply, an event. '' is the default exchange, which routes by queue name.
+   */
+  route(exchange: string, routingKey: string, message: OutgoingMessage): Promise<void>;
+  /**
+   * Sends to `queue` so that it is delivered no earlier than `delayMs` from now (rounded up to the
+   * broker's resolution). Only when `capabilities.nativeDelay`; a per-message TTL (`expiration`) is not
+   * kept: Celery's `expires` header is what counts.
+   */
+  sendLater(queue: string, message: OutgoingMessage, delayMs: number): Promise<void>;
+  /**
+   * Copies a delivery's exact bytes and properties to a dead-letter queue (declared if need be) with the
+   * reason, its original queue, exchange and routing key, who and when, as `DEAD_LETTER_HEADER`. The
+   * delivery itself is not settled: the caller settles it once the copy is confirmed.
+   */
+  deadLetter(delivery: Delivery, why: DeadLetterReason): Promise<void>;
+
   /** Starts consuming; the consumer is re-established after every reconnect. */
-  consume(queue: string, handler: DeliveryHandler, options?: { noAck?: boolean }): Promise<void>;
+  consume(queue: string, handler: DeliveryHandler, options?: ConsumeOptions): Promise<void>;
   cancel(queue: string): Promise<void>;
   /** Whether the queue is consumed right now: false while disconnected, or after the broker cancelled it until it is restored. */
   isConsuming(queue: string): boolean;
-  /** Resolves once the broker confirmed the message (publisher confirms). */
-  publish(exchange: string, routingKey: string, body: Buffer, properties: PublishProperties): Promise<void>;
-  /** Prefetch of each consumer started from now on (0 = unlimited). */
-  setPrefetch(count: number): Promise<void>;
   /**
-   * Declares exchanges, queues and bindings, and again after every reconnect. A queue that already exists
-   * is left as it is (a passive check first), so a differently declared one never closes the channel.
+   * Settles several deliveries at once (those already settled are skipped). 'requeue' restores them to
+   * the head of their queue (kombu's restore), to be delivered again, marked redelivered.
    */
-  assertTopology(topology: Topology): Promise<void>;
-  /** Message and consumer counts of a queue, without consuming; null when it does not exist. */
-  inspectQueue(queue: string): Promise<QueueStats | null>;
-  readonly connected: boolean;
-  /** Settles that could not be sent because their channel had closed (each was logged). */
+  settle(deliveries: readonly Delivery[], how: Settlement): void;
+  /**
+   * Takes up to `max` ready messages of a queue one by one, unsettled, handing each to `visit`; whatever
+   * `visit` leaves unsettled goes back to the queue when the walk ends. For the dead-letter tools.
+   */
+  take(queue: string, max: number, visit: (delivery: Delivery) => Promise<void>): Promise<void>;
+
+  /** Declares an exchange (idempotent, and again after every reconnect). */
+  declareExchange(spec: ExchangeSpec): Promise<void>;
+  /**
+   * Subscribes `spec.queue` to an exchange (declaring the queue as the subscriber's own, transient) and
+   * consumes it without acks: remote control, event monitors. Every subscriber of a fanout gets each message.
+   */
+  subscribe(exchange: string, spec: SubscriptionSpec, handler: DeliveryHandler): Promise<void>;
+  /** What waits in the native delay store, without consuming it; [] when the broker has none. */
+  delayedStats(): Promise<DelayLevelStats[]>;
+
+  /** A named lock held through this broker's datastore (its own connection: it dies with its holder). */
+  lock(name: string): BrokerLock;
+
+  /** Settles that could not be sent because their connection had closed (each was logged). */
   readonly staleSettles: number;
-  on<E extends keyof BrokerEvents>(event: E, listener: BrokerEvents[E]): void;
-  close(): Promise<void>;
 }

@@ -1,54 +1,59 @@
-/** The broker for a URL, chosen by its scheme: RabbitMQ for amqp(s)://, kombu's Redis layout for redis(s):// and sentinel://. */
+/**
+ * The one place that picks a broker implementation, by the URL's scheme (schemes.ts): everything else
+ * holds a `Broker` and never knows which. amqp:// and amqps:// are RabbitMQ (lib/broker/amqp/); redis://,
+ * rediss:// and sentinel:// are kombu's Redis layout (lib/broker/redis/).
+ */
+import { redactUrl } from '../config/settings.js';
+import { BrokerError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { Redis } from 'ioredis';
-import { AmqpBroker } from './amqp-broker.js';
-import { BrokerLock } from './amqp-lock.js';
+import { AmqpBroker } from './amqp/amqp-broker.js';
 import type { Broker } from './broker.js';
-import { redisTarget } from './redis/connection.js';
-import { RedisLeaseLock } from './redis/lease-lock.js';
 import { RedisBroker } from './redis/redis-broker.js';
+import { brokerKindOf, knownSchemes } from './schemes.js';
 
-export interface BrokerChoice {
+export interface BrokerOptions {
   url: string;
   logger: Logger;
-  connectionName?: string;
+  /** Seconds between heartbeats on the connection (AMQP) or health checks (Redis). */
   heartbeatSeconds?: number;
-  redis?: { visibilityTimeoutSeconds: number; masterName: string | null; keyPrefix: string };
+  /** Name shown in the broker's client list (RabbitMQ management UI, Redis CLIENT LIST). */
+  connectionName?: string;
+  reconnectInitialMs?: number;
+  reconnectMaxMs?: number;
+  /** How long a send waits for a connection before it fails. */
+  publishTimeoutMs?: number;
+  /** Redis only: Celery's `broker_transport_options` that kombu's Redis transport reads. */
+  redis?: RedisTransport;
 }
 
-export function isRedisUrl(url: string): boolean {
-  return /^(rediss?|sentinel):\/\//i.test(url.trim());
+export interface RedisTransport {
+  visibilityTimeoutSeconds: number;
+  masterName: string | null;
+  keyPrefix: string;
 }
 
-export function createBroker(c: BrokerChoice): Broker {
-  if (isRedisUrl(c.url)) {
-    return new RedisBroker({
-      url: c.url,
-      logger: c.logger,
-      ...(c.redis ? { visibilityTimeoutSeconds: c.redis.visibilityTimeoutSeconds, keyPrefix: c.redis.keyPrefix } : {}),
-      ...(c.redis?.masterName ? { masterName: c.redis.masterName } : {}),
-    });
+/** The setting `CELERY_BROKER_TRANSPORT_OPTIONS`, as the Redis broker takes it. */
+export function redisOptionsOf(t: { visibilityTimeout: number; masterName: string | null; globalKeyprefix: string }): RedisTransport {
+  return { visibilityTimeoutSeconds: t.visibilityTimeout, masterName: t.masterName, keyPrefix: t.globalKeyprefix };
+}
+
+export function createBroker(o: BrokerOptions): Broker {
+  const kind = brokerKindOf(o.url);
+  switch (kind) {
+    case 'amqp':
+      return new AmqpBroker(o);
+    case 'redis':
+      return new RedisBroker({
+        url: o.url,
+        logger: o.logger,
+        ...(o.redis ? { visibilityTimeoutSeconds: o.redis.visibilityTimeoutSeconds, keyPrefix: o.redis.keyPrefix } : {}),
+        ...(o.redis?.masterName ? { masterName: o.redis.masterName } : {}),
+      });
+    case undefined:
+      throw new BrokerError(`no broker for ${redactUrl(o.url)}: expected an ${knownSchemes()} URL`);
+    default: {
+      const unhandled: never = kind;
+      throw new BrokerError(`no broker implementation for kind ${String(unhandled)}`);
+    }
   }
-  return new AmqpBroker({
-    url: c.url,
-    logger: c.logger,
-    ...(c.heartbeatSeconds !== undefined ? { heartbeatSeconds: c.heartbeatSeconds } : {}),
-    ...(c.connectionName !== undefined ? { connectionName: c.connectionName } : {}),
-  });
-}
-
-/** Beat's single-sender lock: RabbitMQ's exclusive queue, or on Redis a lease renewed while held (as RedBeat's). */
-export interface SenderLock {
-  readonly held: boolean;
-  tryAcquire(): Promise<boolean>;
-  release(): Promise<void>;
-  on(event: 'lost', listener: () => void): unknown;
-}
-
-export function createLock(c: BrokerChoice & { name: string; leaseMs?: number }): SenderLock {
-  if (!isRedisUrl(c.url)) return new BrokerLock(c.url, c.name, c.logger);
-  const target = redisTarget(c.url, c.redis?.masterName ?? undefined);
-  const redis = new Redis({ ...target.options, connectionName: `lock ${c.name}` });
-  redis.on('error', () => undefined);
-  return new RedisLeaseLock(redis, `${c.redis?.keyPrefix ?? ''}${c.name}`, c.logger, c.leaseMs);
 }

@@ -4,7 +4,9 @@
  * the caller's result still reaches it from whichever worker runs the task. Only headers change, and only
  * as asked.
  */
+import { extendTable } from '../protocol/field-types.js';
 import type { PublishProperties } from '../protocol/encode.js';
+import { DEAD_LETTER_HEADER, type DeadLetterReason, type Delivery } from './broker.js';
 import type { RawMessage } from '../protocol/types.js';
 
 export interface RepublishChanges {
@@ -35,5 +37,35 @@ export function republishProperties(raw: RawMessage, changes: RepublishChanges =
     ...(p.correlationId !== undefined ? { correlationId: p.correlationId } : {}),
     ...(p.replyTo !== undefined ? { replyTo: p.replyTo } : {}),
     ...(changes.keepExpiration && p.expiration !== undefined ? { expiration: p.expiration } : {}),
+  };
+}
+
+/**
+ * The properties of a copy the worker makes of a delivery (a dead-letter copy, a parked ETA): persistent,
+ * without the AMQP per-message TTL (Celery's `expires` header is what counts), headers as they came (a
+ * float header stays a float, field-types.ts) plus `extraHeaders`.
+ */
+export function copyProperties(raw: RawMessage, extraHeaders: Record<string, unknown> = {}): PublishProperties {
+  const p = raw.properties;
+  return {
+    contentType: p.contentType ?? 'application/octet-stream',
+    contentEncoding: p.contentEncoding ?? 'binary',
+    headers: extendTable(headersOf(raw), extraHeaders),
+    deliveryMode: 2,
+    priority: p.priority ?? 0,
+    ...(p.correlationId !== undefined ? { correlationId: p.correlationId } : {}),
+    ...(p.replyTo !== undefined ? { replyTo: p.replyTo } : {}),
+  };
+}
+
+/** The headers of a dead-letter copy, the same on every broker (the dead-letter tools read them). */
+export function deadLetterHeaders(delivery: Delivery, why: DeadLetterReason): Record<string, unknown> {
+  return {
+    [DEAD_LETTER_HEADER.reason]: why.reason.slice(0, 1000),
+    [DEAD_LETTER_HEADER.originalQueue]: delivery.queue,
+    [DEAD_LETTER_HEADER.originalExchange]: delivery.exchange,
+    [DEAD_LETTER_HEADER.originalRoutingKey]: delivery.routingKey,
+    [DEAD_LETTER_HEADER.by]: why.by,
+    [DEAD_LETTER_HEADER.at]: (why.at ?? new Date()).toISOString(),
   };
 }

@@ -1,7 +1,8 @@
 /** The worker's own settings: Celery's names and flags, so a Celery operator finds what they know. */
 import os from 'node:os';
 import { parseLogLevel, type LogLevel } from '../logger.js';
-import type { DelayQueueType } from '../broker/topology.js';
+import type { DelayQueueType } from '../broker/broker.js';
+import { brokerKindOf, knownSchemes } from '../broker/schemes.js';
 import type { Serializer } from '../protocol/content.js';
 import { type UnknownTaskPolicy, parseUnknownTaskPolicy } from '../worker/forward.js';
 import { ParseError, parsers, type Setting } from './settings.js';
@@ -16,8 +17,8 @@ function backendUrl(t: string): string {
 }
 
 function brokerUrl(t: string): string {
-  if (!/^(amqps?|rediss?|sentinel):\/\//i.test(t.trim())) {
-    throw new ParseError('expected an amqp://, amqps://, redis://, rediss:// or sentinel:// URL');
+  if (brokerKindOf(t) === undefined) {
+    throw new ParseError(`expected an ${knownSchemes()} URL`);
   }
   return t.trim();
 }

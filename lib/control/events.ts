@@ -6,8 +6,7 @@
  */
 import os from 'node:os';
 import { exceptionInfo } from '../backend/meta.js';
-import type { Broker } from '../broker/broker.js';
-import type { Topology } from '../broker/topology.js';
+import type { Broker, ExchangeSpec } from '../broker/broker.js';
 import { coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { encodeContent } from '../protocol/content.js';
@@ -17,11 +16,7 @@ import type { TaskEvents } from '../worker/events.js';
 import type { LamportClock } from './clock.js';
 
 export const EVENT_EXCHANGE = 'celeryev';
-export const eventTopology: Topology = {
-  exchanges: [{ name: EVENT_EXCHANGE, type: 'topic', durable: true }],
-  queues: [],
-  bindings: [],
-};
+export const eventExchange: ExchangeSpec = { name: EVENT_EXCHANGE, kind: 'topic', durable: true };
 
 /**
  * Celery's `safe_repr(exc)`: the Python class a caller would catch and its args (`ValueError('boom')`), the
@@ -63,12 +58,15 @@ export class EventDispatcher implements TaskEvents {
     };
     const content = encodeContent(body);
     this.broker
-      .publish(EVENT_EXCHANGE, type.replace(/-/g, '.'), content.body, {
-        contentType: content.contentType,
-        contentEncoding: content.contentEncoding,
-        headers: { hostname: this.nodeName },
-        deliveryMode: 1,
-        priority: 0,
+      .route(EVENT_EXCHANGE, type.replace(/-/g, '.'), {
+        body: content.body,
+        properties: {
+          contentType: content.contentType,
+          contentEncoding: content.contentEncoding,
+          headers: { hostname: this.nodeName },
+          deliveryMode: 1,
+          priority: 0,
+        },
       })
       .catch((err: unknown) => this.logger.debug(`event ${type} not sent`, { error: coerceError(err).message }));
   }

@@ -8,7 +8,6 @@ import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import client from 'prom-client';
 import type { Broker } from '../broker/broker.js';
-import { delayedStats } from '../broker/delayed-stats.js';
 import type { Logger } from '../logger.js';
 import type { TaskMessage } from '../protocol/types.js';
 import type { TaskEvents } from '../worker/events.js';
@@ -120,7 +119,7 @@ export function startHttp(broker: Broker, worker: Worker<unknown>, metrics: Task
       void (async () => {
         for (const [task, n] of worker.overWaitBudget) overBudget.set({ task }, n);
         if (broker.connected) {
-          for (const l of await delayedStats(broker).catch(() => [])) delayed.set({ level: String(l.level) }, l.messages);
+          for (const l of await broker.delayedStats().catch(() => [])) delayed.set({ level: String(l.level) }, l.messages);
         }
         send(200, await reg.metrics(), reg.contentType);
       })().catch(() => send(500, 'metrics failed\n'));

@@ -6,8 +6,7 @@
  * request is logged and dropped. Nothing here can throw into the consumer.
  */
 import os from 'node:os';
-import type { Broker, Delivery } from '../broker/broker.js';
-import type { Topology } from '../broker/topology.js';
+import type { Broker, Delivery, ExchangeSpec, SubscriptionSpec } from '../broker/broker.js';
 import { coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { encodeContent } from '../protocol/content.js';
@@ -25,17 +24,13 @@ export function pidboxQueue(nodeName: string): string {
   return `${nodeName}.celery.pidbox`;
 }
 
-/** The worker's control topology, with Celery's exact flags and arguments (golden: pidbox-queue-declare). */
-export function pidboxTopology(nodeName: string): Topology {
-  const queue = pidboxQueue(nodeName);
-  return {
-    exchanges: [
-      { name: PIDBOX_EXCHANGE, type: 'fanout', durable: false },
-      { name: REPLY_EXCHANGE, type: 'direct', durable: false },
-    ],
-    queues: [{ name: queue, durable: false, autoDelete: true, arguments: { 'x-expires': 10_000, 'x-message-ttl': 300_000 } }],
-    bindings: [{ destination: queue, source: PIDBOX_EXCHANGE, pattern: '' }],
-  };
+/** Celery's control exchanges, with its exact flags (golden: pidbox-queue-declare). */
+export const pidboxExchange: ExchangeSpec = { name: PIDBOX_EXCHANGE, kind: 'fanout', durable: false };
+export const replyExchange: ExchangeSpec = { name: REPLY_EXCHANGE, kind: 'direct', durable: false };
+
+/** The worker's own control queue on `celery.pidbox`, with Celery's expiry and TTL (golden: pidbox-queue-declare). */
+export function pidboxSubscription(nodeName: string): SubscriptionSpec {
+  return { queue: pidboxQueue(nodeName), expiresMs: 10_000, messageTtlMs: 300_000 };
 }
 
 type Reply = unknown;
@@ -96,8 +91,9 @@ export class Pidbox {
   }
 
   async start(): Promise<void> {
-    await this.broker.assertTopology(pidboxTopology(this.opts.nodeName));
-    await this.broker.consume(pidboxQueue(this.opts.nodeName), (d) => void this.handle(d), { noAck: true });
+    await this.broker.declareExchange(pidboxExchange);
+    await this.broker.declareExchange(replyExchange);
+    await this.broker.subscribe(PIDBOX_EXCHANGE, pidboxSubscription(this.opts.nodeName), (d) => void this.handle(d));
   }
 
   async stop(): Promise<void> {
@@ -146,12 +142,15 @@ export class Pidbox {
     if (!isRecord(to) || typeof to.routing_key !== 'string') return;
     const content = encodeContent({ [this.opts.nodeName]: reply });
     try {
-      await this.broker.publish(typeof to.exchange === 'string' ? to.exchange : REPLY_EXCHANGE, to.routing_key, content.body, {
-        contentType: content.contentType,
-        contentEncoding: content.contentEncoding,
-        headers: { ticket: request.ticket ?? null, clock: this.clock.forward() },
-        deliveryMode: 1,
-        priority: 0,
+      await this.broker.route(typeof to.exchange === 'string' ? to.exchange : REPLY_EXCHANGE, to.routing_key, {
+        body: content.body,
+        properties: {
+          contentType: content.contentType,
+          contentEncoding: content.contentEncoding,
+          headers: { ticket: request.ticket ?? null, clock: this.clock.forward() },
+          deliveryMode: 1,
+          priority: 0,
+        },
       });
     } catch (err) {
       this.logger.warn(`could not reply to control command ${String(request.method)}`, { error: coerceError(err).message });

@@ -4,21 +4,14 @@
  * …) or by RabbitMQ's own dead-lettering (`x-death`), and readable without decoding a body that may be
  * the very reason the message is here.
  */
-import type { GetMessage } from 'amqplib';
 import { FORWARDED_BY_HEADER, FORWARDED_FROM_HEADER } from '../worker/forward.js';
+import { DEAD_LETTER_HEADER } from '../broker/broker.js';
 import { headersOf } from '../broker/republish.js';
 import { decodeTaskMessage } from '../protocol/decode.js';
 import type { RawMessage } from '../protocol/types.js';
 
 /** Headers the worker adds when it dead-letters a message (see Worker.deadLetter). */
-export const DEAD_LETTER_HEADERS = [
-  'x-dead-letter-reason',
-  'x-original-queue',
-  'x-original-exchange',
-  'x-original-routing-key',
-  'x-dead-lettered-by',
-  'x-dead-lettered-at',
-] as const;
+export const DEAD_LETTER_HEADERS: readonly string[] = Object.values(DEAD_LETTER_HEADER);
 
 /**
  * Headers a replayed message must not carry: ours, RabbitMQ's dead-letter history, and the forwarding mark
@@ -26,28 +19,11 @@ export const DEAD_LETTER_HEADERS = [
  */
 export function isDeadLetterHeader(name: string): boolean {
   return (
-    (DEAD_LETTER_HEADERS as readonly string[]).includes(name) ||
+    DEAD_LETTER_HEADERS.includes(name) ||
     /^x-(death|first-death-|last-death-)/.test(name) ||
     name === FORWARDED_BY_HEADER ||
     name === FORWARDED_FROM_HEADER
   );
-}
-
-export function rawOf(m: GetMessage): RawMessage {
-  const p = m.properties;
-  return {
-    body: m.content,
-    properties: {
-      contentType: p.contentType as string | undefined,
-      contentEncoding: p.contentEncoding as string | undefined,
-      correlationId: p.correlationId as string | undefined,
-      replyTo: p.replyTo as string | undefined,
-      priority: p.priority as number | undefined,
-      deliveryMode: p.deliveryMode as number | undefined,
-      expiration: p.expiration as string | undefined,
-      headers: p.headers,
-    },
-  };
 }
 
 export interface DeadLetter {

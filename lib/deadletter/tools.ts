@@ -1,15 +1,14 @@
 /**
- * The operator's tools for a dead-letter queue. Both read it with basic.get and never ack what they only
- * look at: what they hold unacked goes back, in its place, when their channel closes (or their process
+ * The operator's tools for a dead-letter queue. Both read it with `Broker.take` and never ack what they
+ * only look at: what they hold unacked goes back, in its place, when the walk ends (or their process
  * dies), so a listing loses and reorders nothing. A replay publishes each chosen message back to its
  * original queue, waits for the broker's confirm, and only then acks (removes) it: a crash duplicates at
  * most the one message in flight and loses none.
  */
-import type { Channel, GetMessage } from 'amqplib';
-import type { AmqpBroker } from '../broker/amqp-broker.js';
+import type { Broker, Delivery } from '../broker/broker.js';
 import { republishProperties } from '../broker/republish.js';
 import { BrokerError } from '../errors.js';
-import { type DeadLetter, describeDeadLetter, isDeadLetterHeader, rawOf } from './message.js';
+import { type DeadLetter, describeDeadLetter, isDeadLetterHeader } from './message.js';
 
 export interface DeadLetterSummary {
   queue: string;
@@ -24,21 +23,15 @@ export interface DeadLetterSummary {
  * Gets up to the queue's current message count, unacked, handing each to `visit`. New messages that
  * arrive meanwhile are not visited: a replayed message that fails again and comes back is not replayed twice.
  */
-async function walk(broker: AmqpBroker, queue: string, visit: (m: GetMessage, d: DeadLetter, ch: Channel) => Promise<void>): Promise<void> {
+async function walk(broker: Broker, queue: string, visit: (m: Delivery, d: DeadLetter) => Promise<void>): Promise<void> {
   const stats = await broker.inspectQueue(queue);
   if (stats === null) throw new BrokerError(`queue ${queue} does not exist`);
-  await broker.withChannel(async (ch) => {
-    for (let i = 0; i < stats.messageCount; i++) {
-      const m = await ch.get(queue, { noAck: false });
-      if (m === false) break;
-      await visit(m, describeDeadLetter(rawOf(m)), ch);
-    }
-  });
+  await broker.take(queue, stats.messageCount, (m) => visit(m, describeDeadLetter(m.raw)));
 }
 
 const bump = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
 
-export async function listDeadLetters(broker: AmqpBroker, queue: string): Promise<DeadLetterSummary> {
+export async function listDeadLetters(broker: Broker, queue: string): Promise<DeadLetterSummary> {
   const s: DeadLetterSummary = { queue, total: 0, byReason: new Map(), byTask: new Map(), oldest: null, newest: null };
   await walk(broker, queue, async (_m, d) => {
     s.total++;
@@ -75,11 +68,11 @@ export interface ReplayReport {
   skipped: number;
 }
 
-export async function replayDeadLetters(broker: AmqpBroker, queue: string, o: ReplayOptions = {}): Promise<ReplayReport> {
+export async function replayDeadLetters(broker: Broker, queue: string, o: ReplayOptions = {}): Promise<ReplayReport> {
   const report: ReplayReport = { replayed: 0, replayedTo: new Map(), stayed: [], skipped: 0 };
   const stayed = new Map<string, number>();
   const exists = new Map<string, boolean>();
-  await walk(broker, queue, async (m, d, ch) => {
+  await walk(broker, queue, async (m, d) => {
     const chosen = (o.task === undefined || d.task === o.task) && (o.reason === undefined || d.reason.includes(o.reason));
     if (!chosen || (o.limit !== undefined && report.replayed >= o.limit)) {
       report.skipped++;
@@ -95,9 +88,9 @@ export async function replayDeadLetters(broker: AmqpBroker, queue: string, o: Re
       bump(stayed, `queue ${target} does not exist`);
       return;
     }
-    const props = republishProperties(rawOf(m), { drop: isDeadLetterHeader });
-    await broker.publish('', target, m.content, props);
-    ch.ack(m);
+    const props = republishProperties(m.raw, { drop: isDeadLetterHeader });
+    await broker.send(target, { body: m.raw.body, properties: props });
+    m.ack();
     report.replayed++;
     bump(report.replayedTo, target);
     o.onReplayed?.(d, target);

@@ -71,14 +71,14 @@ export class Forwarder {
       // Publishing to a queue that does not exist is confirmed and dropped by the broker: declare it first,
       // as Celery declares the queues it sends to (an existing queue is left as it is).
       if (!this.declared) {
-        await this.broker.declareTaskQueue({ name: this.queue });
+        await this.broker.declareQueue({ name: this.queue });
         this.declared = true;
       }
       const props = republishProperties(delivery.raw, {
         add: { [FORWARDED_BY_HEADER]: this.nodeName, [FORWARDED_FROM_HEADER]: delivery.queue },
         keepExpiration: true,
       });
-      await this.broker.publish('', this.queue, delivery.raw.body, props);
+      await this.broker.send(this.queue, { body: delivery.raw.body, properties: props });
     } catch (err) {
       return { kind: 'unpublished', reason: `could not forward ${task} to ${this.queue}: ${coerceError(err).message}` };
     }

@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Broker } from '../broker/broker.js';
-import { delayBinding, delayEntryExchange, delayRoutingKey } from '../broker/topology.js';
 import { encodeTaskMessage, type OutgoingTask } from '../protocol/encode.js';
 import type { Signature, TaskMessage } from '../protocol/types.js';
 import { PyDateTime } from '../protocol/values.js';
@@ -73,28 +72,25 @@ export class TaskPublisher {
     const now = this.now();
     const msg = encodeTaskMessage({ origin: this.opts.origin, ...task }, now);
     if (route.exchange) {
-      await this.broker.publish(route.exchange, route.routingKey ?? '', msg.body, msg.properties);
+      await this.broker.route(route.exchange, route.routingKey ?? '', msg);
       return;
     }
     const queue = this.queueFor(task.task, route);
     await this.ensureQueue(queue);
     const waitMs = task.eta ? task.eta.epochMs - now : 0;
-    // The topology's resolution is a second; a shorter wait is simply held by the consuming worker.
-    if (this.opts.delay && waitMs >= 1000) {
-      // The AMQP per-message TTL would fire inside the delay queues; the worker checks `expires` itself.
-      const { expiration: _dropped, ...properties } = msg.properties;
-      const seconds = Math.ceil(waitMs / 1000);
-      await this.broker.publish(delayEntryExchange(seconds), delayRoutingKey(seconds, queue), msg.body, properties);
+    // A wait shorter than the broker's resolution is simply held by the consuming worker.
+    const { nativeDelay, delayResolutionMs } = this.broker.capabilities;
+    if (this.opts.delay && nativeDelay && waitMs >= delayResolutionMs) {
+      await this.broker.sendLater(queue, msg, waitMs);
       return;
     }
-    await this.broker.publish('', queue, msg.body, msg.properties);
+    await this.broker.send(queue, msg);
   }
 
-  /** Declares a queue once, and binds it to the delay topology so that delayed messages come back to it. */
+  /** Declares a queue once (with the broker's delay route, once `declareDelayed` ran, so delayed messages come back to it). */
   async ensureQueue(queue: string): Promise<void> {
     if (this.declared.has(queue)) return;
-    await this.broker.declareTaskQueue({ name: queue });
-    if (this.opts.delay) await this.broker.assertTopology({ exchanges: [], queues: [], bindings: [delayBinding(queue)] });
+    await this.broker.declareQueue({ name: queue });
     this.declared.add(queue);
   }
 

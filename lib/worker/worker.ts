@@ -6,14 +6,13 @@
 import { randomUUID } from 'node:crypto';
 import type { ResultBackend } from '../backend/backend.js';
 import { exceptionInfo } from '../backend/meta.js';
-import type { Broker, Delivery } from '../broker/broker.js';
-import { type DelayQueueType, MAX_DELAY_SECONDS, delayEntryExchange, delayRoutingKey, delayTopology } from '../broker/topology.js';
+import type { Broker, DelayQueueType, Delivery } from '../broker/broker.js';
+import { copyProperties } from '../broker/republish.js';
 import type { ProtocolError} from '../errors.js';
 import { NotRegisteredError, TaskRevokedError, coerceError, hasCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Serializer } from '../protocol/content.js';
 import { decodeTaskMessage } from '../protocol/decode.js';
-import { extendTable } from '../protocol/field-types.js';
 import type { TaskMessage } from '../protocol/types.js';
 import { ANY_QUEUE, type AnyTask } from '../registry/define-task.js';
 import type { Registry } from '../registry/registry.js';
@@ -27,6 +26,14 @@ import { dropStaleJobs } from './stale.js';
 import { type ActiveRun, type RunDefaults, runTask } from './run-task.js';
 import { TokenBucket, parseRate } from './rate-limit.js';
 import { loadRevoked, saveRevoked } from './state-db.js';
+
+/** `2^28 − 1 s, about 8.5 years`: a delay range as people read it. */
+function delayRangeInWords(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  const bits = Math.log2(s + 1);
+  const years = (s / 31_557_600).toFixed(1);
+  return Number.isInteger(bits) ? `2^${bits} − 1 s, about ${years} years` : `about ${years} years`;
+}
 
 export type WorkerState = 'INITIALIZED' | 'STARTING' | 'RUNNING' | 'DRAINING' | 'STOPPED';
 
@@ -62,7 +69,6 @@ export class Worker<D = unknown> {
   readonly active = new Map<string, ActiveRun>();
   private readonly reserved: Job[] = [];
   private readonly held = new Map<string, { timer: LongTimer; job: Job }>();
-  private readonly deadLetterDeclared = new Set<string>();
   private readonly buckets = new Map<string, TokenBucket>();
   private shutdownPromise: Promise<void> | undefined;
   private idleWaiters: Array<() => void> = [];
@@ -230,11 +236,11 @@ export class Worker<D = unknown> {
   async start(): Promise<void> {
     this.state = 'STARTING';
     if (this.options.stateDb) for (const [id, t] of loadRevoked(this.options.stateDb)) this.revoked.set(id, t);
-    await this.broker.setPrefetch(Math.min(this.options.prefetchMultiplier * this.options.concurrency, 65_535));
-    if (this.options.delayedDelivery) await this.broker.assertTopology(delayTopology(this.options.delayedDelivery.queueType));
+    const prefetch = Math.min(this.options.prefetchMultiplier * this.options.concurrency, 65_535);
+    if (this.options.delayedDelivery) await this.broker.declareDelayed({ queueType: this.options.delayedDelivery.queueType });
     for (const queue of this.options.queues) {
       await this.publisher.ensureQueue(queue);
-      await this.broker.consume(queue, (d) => this.onDelivery(d));
+      await this.broker.consume(queue, (d) => this.onDelivery(d), { prefetch });
     }
     this.state = 'RUNNING';
     // Deliveries that arrived while the consumers were being set up are waiting in `reserved`.
@@ -284,7 +290,7 @@ export class Worker<D = unknown> {
     this.events.received(msg);
     const job: Job = { delivery, msg, task: task };
     const delayMs = msg.eta ? msg.eta.epochMs - Date.now() : 0;
-    if (this.options.delayedDelivery && Math.ceil(delayMs / 1000) > MAX_DELAY_SECONDS) await this.beyondDelayRange(job, delayMs);
+    if (this.options.delayedDelivery && delayMs > this.broker.capabilities.maxDelayMs) await this.beyondDelayRange(job, delayMs);
     else if (this.options.delayedDelivery && delayMs > this.options.delayedDelivery.holdMaxMs) await this.offload(job, delayMs);
     else if (delayMs > 0) this.hold(job, delayMs);
     else this.enqueue(job);
@@ -298,8 +304,7 @@ export class Worker<D = unknown> {
   private async offload(job: Job, delayMs: number): Promise<void> {
     const { delivery, msg } = job;
     try {
-      const seconds = Math.ceil(delayMs / 1000);
-      await this.republish(delivery, delayEntryExchange(seconds), {}, delayRoutingKey(seconds, delivery.queue));
+      await this.broker.sendLater(delivery.queue, { body: delivery.raw.body, properties: copyProperties(delivery.raw) }, delayMs);
     } catch (err) {
       this.logger.warn(`could not park ${msg.task}[${msg.id}] in the delay topology; holding it`, { error: coerceError(err).message });
       this.hold(job, delayMs);
@@ -316,7 +321,7 @@ export class Worker<D = unknown> {
    */
   private async beyondDelayRange(job: Job, delayMs: number): Promise<void> {
     const { delivery, msg } = job;
-    const reason = `eta ${msg.eta?.iso ?? ''} is ${Math.ceil(delayMs / 1000)} s away, beyond the delay topology's range of ${MAX_DELAY_SECONDS} s (2^28 − 1 s, about 8.5 years)`;
+    const reason = `eta ${msg.eta?.iso ?? ''} is ${Math.ceil(delayMs / 1000)} s away, beyond the delay topology's range of ${Math.floor(this.broker.capabilities.maxDelayMs / 1000)} s (${delayRangeInWords(this.broker.capabilities.maxDelayMs)})`;
     this.logger.error(`refused ${msg.task}[${msg.id}] on ${delivery.queue}: ${reason}`, { task: msg.task, id: msg.id, queue: delivery.queue });
     this.events.poisoned(delivery.queue, reason);
     await this.settle(delivery, { kind: 'refused' }, reason);
@@ -459,39 +464,7 @@ export class Worker<D = unknown> {
   }
 
   private async deadLetter(delivery: Delivery, reason: string): Promise<void> {
-    const queue = delivery.queue + this.options.deadLetterSuffix;
-    if (!this.deadLetterDeclared.has(queue)) {
-      await this.broker.declareTaskQueue({ name: queue });
-      this.deadLetterDeclared.add(queue);
-    }
-    await this.republish(delivery, queue, {
-      'x-dead-letter-reason': reason.slice(0, 1000),
-      'x-original-queue': delivery.queue,
-      'x-original-exchange': delivery.exchange,
-      'x-original-routing-key': delivery.routingKey,
-      'x-dead-lettered-by': this.options.nodeName,
-      'x-dead-lettered-at': new Date().toISOString(),
-    });
-  }
-
-  /**
-   * Sends a delivery's exact bytes and properties on (to a queue through the default exchange, or to an
-   * exchange with `routingKey`), without its AMQP expiration: Celery's `expires` header is what counts.
-   */
-  private async republish(delivery: Delivery, target: string, extraHeaders: Record<string, unknown> = {}, routingKey?: string): Promise<void> {
-    const p = delivery.raw.properties;
-    const headers = typeof p.headers === 'object' && p.headers !== null ? (p.headers as Record<string, unknown>) : {};
-    const [exchange, key] = routingKey === undefined ? ['', target] : [target, routingKey];
-    await this.broker.publish(exchange, key, delivery.raw.body, {
-      contentType: p.contentType ?? 'application/octet-stream',
-      contentEncoding: p.contentEncoding ?? 'binary',
-      // As they came: a float header stays a float on the copy (field-types.ts).
-      headers: extendTable(headers, extraHeaders),
-      deliveryMode: 2,
-      priority: p.priority ?? 0,
-      ...(p.correlationId !== undefined ? { correlationId: p.correlationId } : {}),
-      ...(p.replyTo !== undefined ? { replyTo: p.replyTo } : {}),
-    });
+    await this.broker.deadLetter(delivery, { queue: delivery.queue + this.options.deadLetterSuffix, reason, by: this.options.nodeName });
   }
 
   private async storeQuietly(msg: TaskMessage, r: { state: 'FAILURE' | 'REVOKED'; result: unknown; traceback: string | null }): Promise<void> {
@@ -570,7 +543,7 @@ export class Worker<D = unknown> {
       this.logger.warn(`cancelled ${msg.task}[${msg.id}] by shutdown; it will run again`, { task: msg.task, id: msg.id, queue: delivery.queue });
       if (delivery.settled) {
         try {
-          await this.republish(delivery, delivery.queue);
+          await this.broker.send(delivery.queue, { body: delivery.raw.body, properties: copyProperties(delivery.raw) });
         } catch (err) {
           this.logger.error(`could not requeue cancelled task ${msg.task}[${msg.id}]`, { error: coerceError(err).message });
         }

@@ -12,8 +12,8 @@ import { Beat } from '../../beat/beat.js';
 import { every } from '../../beat/schedules.js';
 import type { BeatEntry } from '../../beat/smarter-schedule.js';
 import { FileStore, RedisStore, type ScheduleStore } from '../../beat/store.js';
-import { AmqpBroker } from '../../lib/broker/amqp-broker.js';
-import { BrokerLock } from '../../lib/broker/amqp-lock.js';
+import { AmqpBroker } from '../../lib/broker/amqp/amqp-broker.js';
+import { AmqpLock } from '../../lib/broker/amqp/amqp-lock.js';
 import { nullLogger } from '../../lib/logger.js';
 import { AMQP_URL, REDIS_URL, deleteQueues, uniqueName, waitFor, withChannel } from '../support/amqp.js';
 import { startWorker } from '../support/harness.js';
@@ -25,7 +25,7 @@ function beatWith(entries: BeatEntry[], store: ScheduleStore, lockName = uniqueN
     entries,
     store,
     broker: new AmqpBroker({ url: AMQP_URL, logger }),
-    lock: new BrokerLock(AMQP_URL, lockName, logger),
+    lock: new AmqpLock(AMQP_URL, lockName, logger),
     logger,
     maxLoopMs: 200,
     ...(now ? { now } : {}),

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import type amqp from 'amqplib';
 import { z } from 'zod';
-import { AmqpBroker } from '../../lib/broker/amqp-broker.js';
+import { AmqpBroker } from '../../lib/broker/amqp/amqp-broker.js';
 import { listDeadLetters } from '../../lib/deadletter/tools.js';
 import { nullLogger } from '../../lib/logger.js';
 import { defineTask } from '../../lib/registry/define-task.js';

@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import net from 'node:net';
 import { promisify } from 'node:util';
-import amqp from '../../lib/broker/amqplib.js';
+import amqp from '../../lib/broker/amqp/amqplib.js';
 import { AMQP_URL, REDIS_URL, waitFor } from '../support/amqp.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';

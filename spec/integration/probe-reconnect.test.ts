@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { AmqpBroker } from '../../lib/broker/amqp-broker.js';
+import { AmqpBroker } from '../../lib/broker/amqp/amqp-broker.js';
 import type { Delivery } from '../../lib/broker/broker.js';
 import { nullLogger } from '../../lib/logger.js';
 import { defineTask } from '../../lib/registry/define-task.js';
@@ -81,7 +81,7 @@ test('an ack sent while a reconnect is still restoring the other consumers reach
   let hold = true;
   const held: Delivery[] = [];
   try {
-    for (const q of [first, ...others]) await broker.declareTaskQueue({ name: q });
+    for (const q of [first, ...others]) await broker.declareQueue({ name: q });
     await broker.consume(first, (d) => (hold ? held.push(d) : d.ack()));
     for (const q of others) await broker.consume(q, (d) => d.ack());
     await publishCounted(first, 20, 0);

@@ -8,7 +8,6 @@ import type { Delivery } from '../../lib/broker/broker.js';
 import { RedisBroker } from '../../lib/broker/redis/redis-broker.js';
 import { nullLogger } from '../../lib/logger.js';
 import { encodeTaskMessage } from '../../lib/protocol/index.js';
-import { pidboxTopology } from '../../lib/control/pidbox.js';
 import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
 
 let s: RedisScope;
@@ -38,11 +37,10 @@ afterEach(async () => {
 
 test('prefetch 2: two messages held unsettled at a time, the next one comes after an ack', async () => {
   const b = await broker();
-  await b.declareTaskQueue({ name: 'q' });
-  for (const id of ['a', 'b', 'c']) await b.publish('', 'q', task(id).body, task(id).properties);
-  await b.setPrefetch(2);
+  await b.declareQueue({ name: 'q' });
+  for (const id of ['a', 'b', 'c']) await b.send('q', task(id));
   const got: Delivery[] = [];
-  await b.consume('q', (d) => got.push(d));
+  await b.consume('q', (d) => got.push(d), { prefetch: 2 });
   await until(() => got.length === 2);
   await new Promise((r) => setTimeout(r, 300));
   expect(got).toHaveLength(2);
@@ -60,7 +58,7 @@ test('a message published while the consumer waits on BRPOP arrives; reject with
   const got: Delivery[] = [];
   await b.consume('q', (d) => got.push(d));
   await new Promise((r) => setTimeout(r, 100));
-  await b.publish('', 'q', task('w').body, task('w').properties);
+  await b.send('q', task('w'));
   await until(() => got.length === 1);
   got[0]?.reject(true);
   await until(() => got.length === 2);
@@ -70,7 +68,7 @@ test('a message published while the consumer waits on BRPOP arrives; reject with
 
 test('close restores what was taken and not settled, to the front of its queue', async () => {
   const b = await broker();
-  for (const id of ['x', 'y']) await b.publish('', 'q', task(id).body, task(id).properties);
+  for (const id of ['x', 'y']) await b.send('q', task(id));
   const got: Delivery[] = [];
   await b.consume('q', (d) => got.push(d));
   await until(() => got.length === 2);
@@ -84,17 +82,18 @@ test('close restores what was taken and not settled, to the front of its queue',
 test('the pidbox: a broadcast on celery.pidbox reaches the node queue; the reply goes to the client\'s reply queue', async () => {
   const b = await broker();
   const node = `n${randomUUID().slice(0, 6)}@host`;
-  await b.assertTopology(pidboxTopology(node));
+  await b.declareExchange({ name: 'celery.pidbox', kind: 'fanout', durable: false });
+  await b.declareExchange({ name: 'reply.celery.pidbox', kind: 'direct', durable: false });
   const got: Delivery[] = [];
-  await b.consume(`${node}.celery.pidbox`, (d) => got.push(d), { noAck: true });
+  await b.subscribe('celery.pidbox', { queue: `${node}.celery.pidbox` }, (d) => got.push(d));
   const ticket = randomUUID();
   await s.redis.sadd(s.keys.binding('reply.celery.pidbox'), `${ticket}\x06\x16\x06\x16${ticket}.reply.celery.pidbox`);
   const body = Buffer.from(JSON.stringify({ method: 'ping', reply_to: { exchange: 'reply.celery.pidbox', routing_key: ticket } }));
   const props = { contentType: 'application/json', contentEncoding: 'utf-8', headers: {}, deliveryMode: 2 as const, priority: 0 };
-  await b.publish('celery.pidbox', '', body, props);
+  await b.route('celery.pidbox', '', { body, properties: props });
   await until(() => got.length === 1);
   expect(got[0]?.exchange).toBe('celery.pidbox');
-  await b.publish('reply.celery.pidbox', ticket, Buffer.from('{"pong": 1}'), props);
+  await b.route('reply.celery.pidbox', ticket, { body: Buffer.from('{"pong": 1}'), properties: props });
   expect(await s.redis.llen(s.keys.queue(`${ticket}.reply.celery.pidbox`))).toBe(1);
 });
 
@@ -102,7 +101,7 @@ test('a message published for later waits in the delayed set, not in unacked, an
   const b = await broker();
   const got: Delivery[] = [];
   await b.consume('q', (d) => got.push(d));
-  await b.publishAt('', 'q', task('later').body, task('later').properties, Date.now() + 800);
+  await b.sendLater('q', task('later'), 800);
   await new Promise((r) => setTimeout(r, 300));
   expect(got).toHaveLength(0);
   expect(await s.redis.hlen(s.keys.unacked)).toBe(0);
@@ -113,7 +112,7 @@ test('a message published for later waits in the delayed set, not in unacked, an
 
 test('a message held past the visibility timeout is restored and delivered again', async () => {
   const b = await broker({ visibilityTimeoutSeconds: 1, restoreIntervalMs: 200 });
-  await b.publish('', 'q', task('slow').body, task('slow').properties);
+  await b.send('q', task('slow'));
   const got: Delivery[] = [];
   await b.consume('q', (d) => got.push(d));
   await until(() => got.length === 2, 15_000);

@@ -5,7 +5,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import amqp from '../../lib/broker/amqplib.js';
+import amqp from '../../lib/broker/amqp/amqplib.js';
 import { AMQP_URL, REDIS_URL, waitFor } from '../support/amqp.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';

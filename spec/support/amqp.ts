@@ -1,6 +1,6 @@
 /** Real-broker helpers for integration tests: unique names, a raw client, cleanup. */
 import type { Channel, Options } from 'amqplib';
-import amqp from '../../lib/broker/amqplib.js';
+import amqp from '../../lib/broker/amqp/amqplib.js';
 import { randomUUID } from 'node:crypto';
 
 export const AMQP_URL = process.env.TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672//';

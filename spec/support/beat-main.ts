@@ -2,8 +2,8 @@
  * A Beat process for the lock tests: one entry every second (`test.add`) to BEAT_QUEUE, last runs in Redis
  * under BEAT_STORE_KEY, the sender lock BEAT_LOCK. Prints one JSON line per send.
  */
-import { AmqpBroker } from '../../lib/broker/amqp-broker.js';
-import { BrokerLock } from '../../lib/broker/amqp-lock.js';
+import { AmqpBroker } from '../../lib/broker/amqp/amqp-broker.js';
+import { AmqpLock } from '../../lib/broker/amqp/amqp-lock.js';
 import { createLogger } from '../../lib/logger.js';
 import { Beat } from '../../beat/beat.js';
 import { every } from '../../beat/schedules.js';
@@ -19,7 +19,7 @@ const beat = new Beat({
   entries: [{ name: 'tick', task: 'test.add', schedule: every(1), args: [1, 2], kwargs: {}, options: { queue: env('BEAT_QUEUE') } }],
   store: new RedisStore(env('REDIS_URL'), env('BEAT_STORE_KEY')),
   broker: new AmqpBroker({ url: env('AMQP_URL'), logger }),
-  lock: new BrokerLock(env('AMQP_URL'), env('BEAT_LOCK'), logger),
+  lock: new AmqpLock(env('AMQP_URL'), env('BEAT_LOCK'), logger),
   logger,
   maxLoopMs: 500,
 });

@@ -4,8 +4,8 @@
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { decodeFields } from '../../lib/broker/amqp-codec.js';
-import { toAmqpTable } from '../../lib/broker/amqp-table.js';
+import { decodeFields } from '../../lib/broker/amqp/amqp-codec.js';
+import { toAmqpTable } from '../../lib/broker/amqp/amqp-table.js';
 import { extendTable, fieldErrorOf, fieldTypesOf } from '../../lib/protocol/field-types.js';
 
 const amqpCodec = createRequire(import.meta.url)(path.resolve('node_modules/amqplib/lib/codec.js')) as {

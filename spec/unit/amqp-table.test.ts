@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { toAmqpTable } from '../../lib/broker/amqp-table.js';
+import { toAmqpTable } from '../../lib/broker/amqp/amqp-table.js';
 
 // amqplib's own field-table codec (not exported, so loaded by path): the bytes it would put on the wire.
 const amqpCodec = createRequire(import.meta.url)(path.resolve('node_modules/amqplib/lib/codec.js')) as {

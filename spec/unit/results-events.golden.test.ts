@@ -1,9 +1,10 @@
 /** What we store, reply and emit, against the golden Celery 5.6 fixtures. */
 import { exceptionInfo, kvMeta, rpcBody } from '../../lib/backend/meta.js';
-import type { Broker } from '../../lib/broker/broker.js';
+import type { Broker, OutgoingMessage } from '../../lib/broker/broker.js';
 import { LamportClock } from '../../lib/control/clock.js';
 import { EventDispatcher } from '../../lib/control/events.js';
-import { activeQueueInfo, pidboxTopology } from '../../lib/control/pidbox.js';
+import { subscriptionTopology } from '../../lib/broker/amqp/topology.js';
+import { activeQueueInfo, pidboxExchange, pidboxSubscription } from '../../lib/control/pidbox.js';
 import {
   MaxRetriesExceededError,
   NotRegisteredError,
@@ -65,7 +66,7 @@ test('the pidbox queue is declared as Celery declares it', () => {
     exchange: { name: string; type: string; durable: boolean };
     queue: { durable: boolean; auto_delete: boolean; arguments: Record<string, number> };
   };
-  const t = pidboxTopology('celery@h');
+  const t = subscriptionTopology(pidboxExchange, pidboxSubscription('celery@h'));
   expect(t.exchanges[0]).toMatchObject({ name: d.exchange.name, type: d.exchange.type, durable: d.exchange.durable });
   expect(t.queues[0]).toEqual({ name: 'celery@h.celery.pidbox', durable: d.queue.durable, autoDelete: d.queue.auto_delete, arguments: d.queue.arguments });
 });
@@ -76,7 +77,7 @@ test('an active_queues item is the golden one', () => {
 
 test('a task-received event has the golden keys in the golden order, on celeryev with the hostname header', () => {
   const sent: Array<{ exchange: string; key: string; body: Buffer; p: PublishProperties }> = [];
-  const broker = { publish: async (exchange: string, key: string, b: Buffer, p: PublishProperties) => void sent.push({ exchange, key, body: b, p }) } as unknown as Broker;
+  const broker = { route: async (exchange: string, key: string, m: OutgoingMessage) => void sent.push({ exchange, key, body: m.body, p: m.properties }) } as unknown as Broker;
   const events = new EventDispatcher(broker, 'celery@workerhost', new LamportClock(), nullLogger(), { taskEvents: true }, () => ({ active: 0, processed: 0 }));
   const msg = { id: 't1', task: 'proj.tasks.add', argsrepr: '(2, 2)', kwargsrepr: '{}', rootId: 't1', parentId: null, retries: 0, eta: null, expires: null } as unknown as TaskMessage;
   events.received(msg);
@@ -90,7 +91,7 @@ test('a task-received event has the golden keys in the golden order, on celeryev
 
 test('task-failed and task-retried carry the Python exception a caller would catch, as Celery repr()s it', () => {
   const sent: Buffer[] = [];
-  const broker = { publish: async (_e: string, _k: string, b: Buffer) => void sent.push(b) } as unknown as Broker;
+  const broker = { route: async (_e: string, _k: string, m: OutgoingMessage) => void sent.push(m.body) } as unknown as Broker;
   const events = new EventDispatcher(broker, 'celery@workerhost', new LamportClock(), nullLogger(), { taskEvents: true }, () => ({ active: 0, processed: 0 }));
   const msg = { id: 't1', task: 'proj.tasks.add' } as unknown as TaskMessage;
   events.failed(msg, new PythonException('ValueError', 'builtins', 'boom'), '');

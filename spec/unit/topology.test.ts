@@ -1,4 +1,4 @@
-import { DELAY_DELIVERY_EXCHANGE, delayBinding, delayEntryExchange, delayRoutingKey, delayTopology } from '../../lib/broker/topology.js';
+import { DELAY_DELIVERY_EXCHANGE, delayBinding, delayEntryExchange, delayRoutingKey, delayTopology } from '../../lib/broker/amqp/topology.js';
 import { loadFixture } from '../support/fixtures.js';
 
 describe("Celery 5.5's native delayed delivery topology", () => {

@@ -5,6 +5,8 @@ import type { Popped } from './transport.js';
 
 export interface Settler {
   settle(tag: string, what: 'ack' | 'requeue' | 'drop'): void;
+  /** Whether the message is still this client's to run: false once its close restored it for others. */
+  owns(tag: string): boolean;
 }
 
 /** An envelope that does not parse is handed on whole, so the decoder refuses it and it is dead-lettered. */
@@ -22,8 +24,6 @@ export class RedisDelivery implements Delivery {
   readonly exchange: string;
   readonly routingKey: string;
   readonly redelivered: boolean;
-  /** Always true: a Redis ack is by tag, not by connection, so it stays valid across reconnects. */
-  readonly live = true;
 
   constructor(
     private readonly settler: Settler | null,
@@ -35,6 +35,14 @@ export class RedisDelivery implements Delivery {
     this.routingKey = popped.envelope?.routingKey ?? queue;
     this.redelivered = popped.envelope?.redelivered ?? false;
     if (!settler) this.settled = true;
+  }
+
+  /**
+   * A Redis ack is by tag, not by connection, so a delivery stays live across reconnects; it is no longer
+   * live once this client's close restored it to the queue for another consumer.
+   */
+  get live(): boolean {
+    return this.settler === null || this.settled || this.settler.owns(this.popped.deliveryTag);
   }
 
   get deliveryTag(): string {

@@ -20,6 +20,8 @@ export class RedisLeaseLock extends EventEmitter<{ lost: [] }> {
     readonly name: string,
     private readonly logger: Logger,
     readonly leaseMs = 30_000,
+    /** The connection is the lock's own: opened on acquire, closed on release. */
+    private readonly ownConnection = false,
   ) {
     super();
   }
@@ -31,6 +33,7 @@ export class RedisLeaseLock extends EventEmitter<{ lost: [] }> {
   /** Takes the lock if nobody holds it (or its lease lapsed); false when another process holds it. */
   async tryAcquire(): Promise<boolean> {
     if (this.token) return true;
+    if (this.ownConnection && (this.redis.status === 'wait' || this.redis.status === 'end')) await this.redis.connect();
     const token = randomUUID();
     const ok = await this.redis.set(this.name, token, 'PX', this.leaseMs, 'NX');
     if (ok !== 'OK') return false;
@@ -70,5 +73,6 @@ export class RedisLeaseLock extends EventEmitter<{ lost: [] }> {
     const token = this.token;
     this.stop();
     if (token) await RELEASE_IF_HELD.run(this.redis, [this.name], [token]).catch(() => undefined);
+    if (this.ownConnection && this.redis.status !== 'end') await this.redis.quit().catch(() => this.redis.disconnect());
   }
 }

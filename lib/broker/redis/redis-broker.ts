@@ -10,8 +10,25 @@ import { Redis } from 'ioredis';
 import { BrokerError, coerceError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { PublishProperties } from '../../protocol/encode.js';
-import type { Broker, BrokerEvents, Delivery, DeliveryHandler, QueueSpec, QueueStats } from '../broker.js';
-import { DELAY_LEVELS, type Topology } from '../topology.js';
+import type {
+  Broker,
+  BrokerCapabilities,
+  BrokerEvents,
+  BrokerLock,
+  ConsumeOptions,
+  DeadLetterReason,
+  DelayLevelStats,
+  Delivery,
+  DeliveryHandler,
+  ExchangeSpec,
+  OutgoingMessage,
+  QueueSpec,
+  QueueStats,
+  Settlement,
+  SubscriptionSpec,
+} from '../broker.js';
+import { copyProperties, deadLetterHeaders } from '../republish.js';
+import { RedisLeaseLock } from './lease-lock.js';
 import { redisTarget } from './connection.js';
 import { RedisDelivery, type Settler } from './delivery.js';
 import { RedisFanout } from './fanout.js';
@@ -23,6 +40,8 @@ export interface RedisBrokerOptions {
   logger: Logger;
   /** kombu `visibility_timeout` (s): an unacked message older than this is restored to its queue. */
   visibilityTimeoutSeconds?: number;
+  /** Lease of locks taken with `lock()` (Beat's), renewed every third of it. */
+  lockLeaseMs?: number;
   /** kombu `master_name`, for sentinel:// URLs. */
   masterName?: string;
   /** kombu `global_keyprefix`. */
@@ -37,22 +56,25 @@ export interface RedisBrokerOptions {
 interface Consumer {
   handler: DeliveryHandler;
   noAck: boolean;
+  prefetch: number;
   unsubscribe?: () => Promise<void>;
 }
 
 const BLOCK_SECONDS = 1;
-const DELAY_PREFIX = 'celery_delayed_';
+/** Buckets of `delayedStats`, as many as RabbitMQ's delay levels so both read alike. */
+const STAT_LEVELS = 28;
 
-/** A publish into RabbitMQ's delay topology (`celery_delayed_N`, 28 bit words then the queue): when and where to. */
-function delayedTarget(exchange: string, routingKey: string): { seconds: number; queue: string } | null {
-  if (!exchange.startsWith(DELAY_PREFIX)) return null;
-  const words = routingKey.split('.');
-  const bits = words.slice(0, DELAY_LEVELS);
-  if (bits.length !== DELAY_LEVELS || !bits.every((b) => b === '0' || b === '1')) return null;
-  return { seconds: Number.parseInt(bits.join(''), 2), queue: words.slice(DELAY_LEVELS).join('.') };
-}
+const REDIS_CAPABILITIES: BrokerCapabilities = Object.freeze({
+  nativeDelay: true,
+  delayResolutionMs: 1000,
+  maxDelayMs: Number.MAX_SAFE_INTEGER,
+  deadLetterExchange: false,
+  ordered: true,
+});
 
 export class RedisBroker implements Broker, Settler {
+  readonly kind = 'redis';
+  readonly capabilities = REDIS_CAPABILITIES;
   readonly keys: KombuKeys;
   private readonly cmd: Redis;
   private readonly blocking = new Map<boolean, Redis>();
@@ -65,9 +87,10 @@ export class RedisBroker implements Broker, Settler {
   /** Fanout queue → the exchange and routing key it is bound with. */
   private readonly fanoutQueues = new Map<string, { exchange: string; routingKey: string }>();
   private readonly loops = new Map<boolean, Promise<void>>();
-  private readonly unsettled = new Set<string>();
+  /** Unsettled deliveries: tag → queue (kombu's QoS counts them per channel; we count per consumer). */
+  private readonly unsettled = new Map<string, string>();
+  private readonly exchanges = new Map<string, ExchangeSpec>();
   private readonly waiters = new Set<() => void>();
-  private prefetch = 0;
   private closing = false;
   private timers: NodeJS.Timeout[] = [];
   private cycle = 0;
@@ -153,27 +176,37 @@ export class RedisBroker implements Broker, Settler {
   }
 
   /** Celery declares `Queue(name, Exchange(name), routing_key=name)`: kombu records that binding. */
-  async declareTaskQueue(spec: QueueSpec): Promise<void> {
+  async declareQueue(spec: QueueSpec): Promise<void> {
     await this.transport.bind(spec.name, spec.name, spec.name);
   }
 
-  async assertTopology(t: Topology): Promise<void> {
-    for (const e of t.exchanges) if (e.type === 'fanout') this.fanoutExchanges.add(e.name);
-    for (const b of t.bindings) {
-      // RabbitMQ's delay levels have no meaning here: delayed messages wait in the delayed set.
-      if (b.toExchange || b.source.startsWith(DELAY_PREFIX) || b.destination.startsWith(DELAY_PREFIX)) continue;
-      if (this.fanoutExchanges.has(b.source)) this.fanoutQueues.set(b.destination, { exchange: b.source, routingKey: b.pattern });
-      else await this.transport.bind(b.source, b.pattern, b.destination);
+  /** The delayed set needs no declaration. */
+  async declareDelayed(): Promise<void> {}
+
+  /** kombu's Redis transport keeps fanout (and, for Celery's events, topic) exchanges on pub/sub, direct ones as binding sets. */
+  async declareExchange(spec: ExchangeSpec): Promise<void> {
+    this.exchanges.set(spec.name, spec);
+    if (spec.kind !== 'direct') this.fanoutExchanges.add(spec.name);
+  }
+
+  async subscribe(exchange: string, spec: SubscriptionSpec, handler: DeliveryHandler): Promise<void> {
+    const e = this.exchanges.get(exchange);
+    if (!e && !this.fanoutExchanges.has(exchange)) throw new BrokerError(`cannot subscribe to exchange ${exchange}: it was not declared`);
+    if (this.fanoutExchanges.has(exchange)) {
+      this.fanoutQueues.set(spec.queue, { exchange, routingKey: e?.kind === 'fanout' ? '' : (spec.pattern ?? '') });
+    } else {
+      await this.transport.bind(exchange, spec.pattern ?? '', spec.queue);
     }
+    await this.consume(spec.queue, handler, { noAck: true });
   }
 
   isConsuming(queue: string): boolean {
     return this.connected && this.consumers.has(queue);
   }
 
-  async consume(queue: string, handler: DeliveryHandler, options: { noAck?: boolean } = {}): Promise<void> {
+  async consume(queue: string, handler: DeliveryHandler, options: ConsumeOptions = {}): Promise<void> {
     const noAck = options.noAck ?? false;
-    const entry: Consumer = { handler, noAck };
+    const entry: Consumer = { handler, noAck, prefetch: options.prefetch ?? 0 };
     this.consumers.set(queue, entry);
     const fan = this.fanoutQueues.get(queue);
     if (fan) {
@@ -192,18 +225,23 @@ export class RedisBroker implements Broker, Settler {
     await entry?.unsubscribe?.().catch(() => undefined);
   }
 
+  private held(queue: string): number {
+    let n = 0;
+    for (const q of this.unsettled.values()) if (q === queue) n++;
+    return n;
+  }
+
+  /** The queues this loop may take from now: kombu's QoS `can_consume`, per consumer. */
   private listQueues(noAck: boolean): string[] {
-    const qs = [...this.consumers].filter(([q, c]) => c.noAck === noAck && !this.fanoutQueues.has(q)).map(([q]) => q);
+    const qs = [...this.consumers]
+      .filter(([q, c]) => c.noAck === noAck && !this.fanoutQueues.has(q) && (noAck || c.prefetch === 0 || this.held(q) < c.prefetch))
+      .map(([q]) => q);
     // kombu's round-robin queue cycle: start from a different queue each time.
     if (qs.length > 1) {
       const k = this.cycle++ % qs.length;
       return [...qs.slice(k), ...qs.slice(0, k)];
     }
     return qs;
-  }
-
-  private canConsume(noAck: boolean): boolean {
-    return noAck || this.prefetch === 0 || this.unsettled.size < this.prefetch;
   }
 
   private wake(): void {
@@ -229,7 +267,7 @@ export class RedisBroker implements Broker, Settler {
     if (!blocking) return;
     while (!this.closing) {
       const queues = this.listQueues(noAck);
-      if (queues.length === 0 || !this.canConsume(noAck)) {
+      if (queues.length === 0) {
         await this.idle(1000);
         continue;
       }
@@ -254,12 +292,16 @@ export class RedisBroker implements Broker, Settler {
         if (!noAck) await this.transport.restore(popped.deliveryTag).catch(() => undefined);
         continue;
       }
-      if (!noAck) this.unsettled.add(popped.deliveryTag);
+      if (!noAck) this.unsettled.set(popped.deliveryTag, popped.queue);
       consumer.handler(new RedisDelivery(noAck ? null : this, popped.queue, popped));
     }
   }
 
-  settle(tag: string, what: 'ack' | 'requeue' | 'drop'): void {
+  owns(tag: string): boolean {
+    return !this.closing || this.unsettled.has(tag);
+  }
+
+  private settleTag(tag: string, what: 'ack' | 'requeue'): void {
     const done = what === 'requeue' ? this.transport.restore(tag, true) : this.transport.ack(tag);
     done.then(
       () => {
@@ -276,9 +318,76 @@ export class RedisBroker implements Broker, Settler {
     );
   }
 
-  async publish(exchange: string, routingKey: string, body: Buffer, p: PublishProperties): Promise<void> {
-    const delayed = delayedTarget(exchange, routingKey);
-    if (delayed) return this.publishAt('', delayed.queue, body, p, Date.now() + delayed.seconds * 1000);
+  async send(queue: string, m: OutgoingMessage): Promise<void> {
+    await this.publish('', queue, m.body, m.properties);
+  }
+
+  async route(exchange: string, routingKey: string, m: OutgoingMessage): Promise<void> {
+    await this.publish(exchange, routingKey, m.body, m.properties);
+  }
+
+  /** Into the delayed set, due `delayMs` from now; the schedulers of every worker move it back once due. */
+  async sendLater(queue: string, m: OutgoingMessage, delayMs: number): Promise<void> {
+    const { expiration: _dropped, ...properties } = m.properties;
+    await this.publishAt('', queue, m.body, properties, Date.now() + Math.max(0, delayMs));
+  }
+
+  /** The dead-letter queue on Redis is a list named like RabbitMQ's, holding the same copy and headers. */
+  async deadLetter(delivery: Delivery, why: DeadLetterReason): Promise<void> {
+    await this.declareQueue({ name: why.queue });
+    await this.publish('', why.queue, delivery.raw.body, copyProperties(delivery.raw, deadLetterHeaders(delivery, why)));
+  }
+
+  settle(deliveries: readonly Delivery[], how: Settlement): void;
+  settle(tag: string, what: 'ack' | 'requeue' | 'drop'): void;
+  settle(a: readonly Delivery[] | string, how: Settlement | 'drop'): void {
+    if (typeof a === 'string') return this.settleTag(a, how === 'requeue' ? 'requeue' : 'ack');
+    for (const d of a) {
+      if (d.settled) continue;
+      if (how === 'ack') d.ack();
+      else d.reject(how === 'requeue');
+    }
+  }
+
+  async take(queue: string, max: number, visit: (delivery: Delivery) => Promise<void>): Promise<void> {
+    const taken: RedisDelivery[] = [];
+    const settler: Settler = {
+      settle: (tag, what) => void (what === 'requeue' ? this.transport.restore(tag, true) : this.transport.ack(tag)),
+      owns: () => true,
+    };
+    try {
+      for (let i = 0; i < max; i++) {
+        const p = await this.transport.pop([queue]);
+        if (!p) break;
+        const d = new RedisDelivery(settler, queue, p);
+        taken.push(d);
+        await visit(d);
+      }
+    } finally {
+      // What the walk left unsettled goes back, in the order it was taken, to the front of the queue.
+      for (const d of taken.reverse()) if (!d.settled) await this.transport.restore(d.deliveryTag);
+    }
+  }
+
+  lock(name: string): BrokerLock {
+    const r = new Redis({ ...redisTarget(this.opts.url, this.opts.masterName).options, connectionName: `lock ${name}`, lazyConnect: true });
+    r.on('error', () => undefined);
+    return new RedisLeaseLock(r, `${this.keys.prefix}${name}`, this.opts.logger, this.opts.lockLeaseMs, true);
+  }
+
+  /** The delayed set in buckets like RabbitMQ's delay levels: bucket L holds what is due within 2^(L+1) − 1 s. */
+  async delayedStats(): Promise<DelayLevelStats[]> {
+    const now = Date.now();
+    const p = this.cmd.pipeline();
+    for (let level = 0; level < STAT_LEVELS; level++) {
+      const lo = level === 0 ? '-inf' : `(${now + (2 ** level - 1) * 1000}`;
+      p.zcount(this.keys.delayed, lo, level === STAT_LEVELS - 1 ? '+inf' : now + (2 ** (level + 1) - 1) * 1000);
+    }
+    const res = (await p.exec()) ?? [];
+    return res.map(([, n], level) => ({ level, queue: this.keys.delayed, messages: Number(n ?? 0), dueWithinSeconds: 2 ** (level + 1) - 1 }));
+  }
+
+  private async publish(exchange: string, routingKey: string, body: Buffer, p: PublishProperties): Promise<void> {
     try {
       if (this.fanoutExchanges.has(exchange)) await this.fanout.publish(exchange, routingKey, body, p);
       else if ((await this.transport.publish(exchange, routingKey, body, p)) === 0) {
@@ -309,11 +418,6 @@ export class RedisBroker implements Broker, Settler {
     }
   }
 
-  async setPrefetch(count: number): Promise<void> {
-    this.prefetch = count;
-    this.wake();
-  }
-
   /** Consumers are not visible in Redis: the count is of this process's consumers. */
   async inspectQueue(queue: string): Promise<QueueStats | null> {
     const [size, bound] = await Promise.all([this.transport.size(queue), this.cmd.exists(this.keys.binding(queue))]);
@@ -332,7 +436,7 @@ export class RedisBroker implements Broker, Settler {
     await Promise.allSettled(this.loops.values());
     for (const b of this.blocking.values()) b.disconnect();
     // kombu restore_at_shutdown: what this process took and did not settle goes back to the front.
-    for (const tag of this.unsettled) await this.transport.restore(tag).catch(() => undefined);
+    for (const tag of this.unsettled.keys()) await this.transport.restore(tag).catch(() => undefined);
     this.unsettled.clear();
     this.connected = false;
     this.subscriber.disconnect();

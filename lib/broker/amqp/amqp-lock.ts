@@ -7,10 +7,11 @@
 import { EventEmitter } from 'node:events';
 import type { ChannelModel } from 'amqplib';
 import amqp from './amqplib.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../logger.js';
+import type { BrokerLock } from '../broker.js';
 import { withHeartbeat } from './amqp-broker.js';
 
-export class BrokerLock extends EventEmitter<{ lost: [] }> {
+export class AmqpLock extends EventEmitter<{ lost: [] }> implements BrokerLock {
   private conn: ChannelModel | null = null;
   private releasing = false;
 

@@ -5,7 +5,7 @@
  * A value that arrived as a float (`d`/`f`, remembered by the decoder, see field-types.ts) goes back as a
  * float even when it is integral (`3.0`, `1e20`); an integral number beyond int64 can only be a double.
  */
-import { fieldTypesOf } from '../protocol/field-types.js';
+import { fieldTypesOf } from '../../protocol/field-types.js';
 
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;

@@ -9,6 +9,7 @@
  * exchange-to-exchange binding. Every message in a level waits the same time, so no message ever waits
  * behind a longer one. Level 0 hands off to `celery_delayed_delivery`, which routes by the queue name.
  */
+import type { DelayQueueType, ExchangeSpec, SubscriptionSpec } from '../broker.js';
 
 export interface ExchangeDecl {
   name: string;
@@ -46,7 +47,6 @@ export const DELAY_DELIVERY_EXCHANGE = 'celery_delayed_delivery';
 
 export const DELAY_SINK_QUEUE = 'celery_delayed_delivery_sink';
 
-export type DelayQueueType = 'quorum' | 'classic';
 
 /** kombu `calculate_routing_key(countdown, routing_key)`. */
 export function delayRoutingKey(countdownSeconds: number, routingKey: string): string {
@@ -108,4 +108,24 @@ export function delayTopology(queueType: DelayQueueType = 'quorum'): Topology {
  */
 export function delayBinding(queue: string): BindingDecl {
   return { destination: queue, source: DELAY_DELIVERY_EXCHANGE, pattern: `${stars(DELAY_LEVELS)}${queue}` };
+}
+
+/** An exchange of the contract as AMQP declares it. */
+export function exchangeDecl(e: ExchangeSpec): ExchangeDecl {
+  return { name: e.name, type: e.kind, durable: e.durable };
+}
+
+/**
+ * A subscriber's own queue on an exchange: transient (not durable, auto-delete), with its expiry and TTL
+ * as `x-` arguments; for the pidbox exactly what Celery declares (golden: pidbox-queue-declare).
+ */
+export function subscriptionTopology(exchange: ExchangeSpec, s: SubscriptionSpec): Topology {
+  const args: Record<string, unknown> = {};
+  if (s.expiresMs !== undefined) args['x-expires'] = s.expiresMs;
+  if (s.messageTtlMs !== undefined) args['x-message-ttl'] = s.messageTtlMs;
+  return {
+    exchanges: [exchangeDecl(exchange)],
+    queues: [{ name: s.queue, durable: false, autoDelete: true, arguments: args }],
+    bindings: [{ destination: s.queue, source: exchange.name, pattern: s.pattern ?? '' }],
+  };
 }

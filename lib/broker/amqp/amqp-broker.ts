@@ -8,14 +8,44 @@
  * queues and consumers. Deliveries from before a reconnect can no longer be settled: the broker redelivers them.
  */
 import amqp from './amqplib.js';
-import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
+import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, GetMessage } from 'amqplib';
 import { EventEmitter } from 'node:events';
-import { BrokerError, coerceError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import type { PublishProperties } from '../protocol/encode.js';
+import { BrokerError, coerceError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import type { PublishProperties } from '../../protocol/encode.js';
 import { toAmqpTable } from './amqp-table.js';
-import type { Broker, BrokerEvents, Delivery, DeliveryHandler, QueueSpec, QueueStats } from './broker.js';
-import type { QueueDecl, Topology } from './topology.js';
+import type {
+  Broker,
+  BrokerCapabilities,
+  BrokerEvents,
+  BrokerLock,
+  ConsumeOptions,
+  DeadLetterReason,
+  DelayLevelStats,
+  DelayQueueType,
+  Delivery,
+  DeliveryHandler,
+  ExchangeSpec,
+  OutgoingMessage,
+  QueueSpec,
+  QueueStats,
+  Settlement,
+  SubscriptionSpec,
+} from '../broker.js';
+import { copyProperties, deadLetterHeaders } from '../republish.js';
+import { AmqpLock } from './amqp-lock.js';
+import { delayedStats } from './delayed-stats.js';
+import {
+  MAX_DELAY_SECONDS,
+  type QueueDecl,
+  type Topology,
+  delayBinding,
+  delayEntryExchange,
+  delayRoutingKey,
+  delayTopology,
+  exchangeDecl,
+  subscriptionTopology,
+} from './topology.js';
 
 export interface AmqpBrokerOptions {
   url: string;
@@ -27,7 +57,17 @@ export interface AmqpBrokerOptions {
   reconnectMaxMs?: number;
   /** How long a publish waits for a connection before it fails. */
   publishTimeoutMs?: number;
+  /** Heartbeat of a lock's own connection: how soon a dead holder's lock is free. */
+  lockHeartbeatSeconds?: number;
 }
+
+const AMQP_CAPABILITIES: BrokerCapabilities = Object.freeze({
+  nativeDelay: true,
+  delayResolutionMs: 1000,
+  maxDelayMs: MAX_DELAY_SECONDS * 1000,
+  deadLetterExchange: true,
+  ordered: true,
+});
 
 function amqpCode(err: unknown): number | undefined {
   const code = (err as { code?: unknown } | null)?.code;
@@ -45,7 +85,7 @@ class AmqpDelivery implements Delivery {
   constructor(
     private readonly broker: AmqpBroker,
     private readonly channel: Channel,
-    private readonly msg: ConsumeMessage,
+    private readonly msg: ConsumeMessage | GetMessage,
     readonly queue: string,
   ) {}
   get raw() {
@@ -102,20 +142,26 @@ class AmqpDelivery implements Delivery {
 interface Consumer {
   handler: DeliveryHandler;
   noAck: boolean;
+  prefetch: number | undefined;
   tag?: string | undefined;
   /** Set while the broker has cancelled it (its queue was deleted) and it is being restored. */
   restoring?: { attempt: number; timer?: NodeJS.Timeout | undefined };
 }
 
 export class AmqpBroker implements Broker {
+  readonly kind = 'amqp';
+  readonly capabilities = AMQP_CAPABILITIES;
   private model: ChannelModel | undefined;
   private consumeCh: Channel | undefined;
   private publishCh: ConfirmChannel | undefined;
   private readonly liveChannels = new WeakSet<Channel>();
-  private prefetch: number | undefined;
   private readonly consumers = new Map<string, Consumer>();
   private readonly queues = new Map<string, QueueSpec>();
   private readonly topologies = new Map<string, Topology>();
+  private readonly exchanges = new Map<string, ExchangeSpec>();
+  /** Set by `declareDelayed`: task queues declared from then on are bound to the delay topology. */
+  private delayQueueType: DelayQueueType | undefined;
+  private readonly deadLetterQueues = new Set<string>();
   private readonly events = new EventEmitter();
   private closing = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -199,7 +245,7 @@ export class AmqpBroker implements Broker {
     for (const [queue, c] of this.consumers) {
       if (c.restoring?.timer) clearTimeout(c.restoring.timer);
       // A queue deleted while we were away is declared again like every other.
-      c.tag = await this.startConsumer(queue, c.handler, c.noAck);
+      c.tag = await this.startConsumer(queue, c);
       c.restoring = undefined;
     }
     this.connected = true;
@@ -329,18 +375,97 @@ export class AmqpBroker implements Broker {
     this.topologies.set(JSON.stringify(t), t);
   }
 
-  async declareTaskQueue(spec: QueueSpec): Promise<void> {
+  async declareQueue(spec: QueueSpec): Promise<void> {
     const { model } = await this.ready();
     await this.declareOn(model, spec);
     this.queues.set(spec.name, spec);
+    if (this.delayQueueType !== undefined) await this.assertTopology({ exchanges: [], queues: [], bindings: [delayBinding(spec.name)] });
   }
 
-  private async startConsumer(queue: string, handler: DeliveryHandler, noAck: boolean): Promise<string> {
+  async declareDelayed(options: { queueType?: DelayQueueType } = {}): Promise<void> {
+    const queueType = options.queueType ?? 'quorum';
+    await this.assertTopology(delayTopology(queueType));
+    this.delayQueueType = queueType;
+  }
+
+  async send(queue: string, m: OutgoingMessage): Promise<void> {
+    await this.publish('', queue, m.body, m.properties);
+  }
+
+  async route(exchange: string, routingKey: string, m: OutgoingMessage): Promise<void> {
+    await this.publish(exchange, routingKey, m.body, m.properties);
+  }
+
+  async sendLater(queue: string, m: OutgoingMessage, delayMs: number): Promise<void> {
+    // The AMQP per-message TTL would fire inside the delay queues; the worker checks `expires` itself.
+    const { expiration: _dropped, ...properties } = m.properties;
+    const seconds = Math.max(1, Math.ceil(delayMs / 1000));
+    await this.publish(delayEntryExchange(seconds), delayRoutingKey(seconds, queue), m.body, properties);
+  }
+
+  async deadLetter(delivery: Delivery, why: DeadLetterReason): Promise<void> {
+    if (!this.deadLetterQueues.has(why.queue)) {
+      // Declared as a task queue, but never bound to the delay topology: nothing is sent to it later.
+      const { model } = await this.ready();
+      await this.declareOn(model, { name: why.queue });
+      this.queues.set(why.queue, { name: why.queue });
+      this.deadLetterQueues.add(why.queue);
+    }
+    await this.publish('', why.queue, delivery.raw.body, copyProperties(delivery.raw, deadLetterHeaders(delivery, why)));
+  }
+
+  settle(deliveries: readonly Delivery[], how: Settlement): void {
+    for (const d of deliveries) {
+      if (d.settled) continue;
+      if (how === 'ack') d.ack();
+      else d.reject(how === 'requeue');
+    }
+  }
+
+  async take(queue: string, max: number, visit: (delivery: Delivery) => Promise<void>): Promise<void> {
+    const { model } = await this.ready();
+    // On its own channel: closing it at the end returns whatever was left unsettled to the queue.
+    await this.scratch(model, async (ch) => {
+      this.liveChannels.add(ch);
+      try {
+        for (let i = 0; i < max; i++) {
+          const m = await ch.get(queue, { noAck: false });
+          if (m === false) break;
+          await visit(new AmqpDelivery(this, ch, m, queue));
+        }
+      } finally {
+        this.liveChannels.delete(ch);
+      }
+    });
+  }
+
+  async declareExchange(spec: ExchangeSpec): Promise<void> {
+    await this.assertTopology({ exchanges: [exchangeDecl(spec)], queues: [], bindings: [] });
+    this.exchanges.set(spec.name, spec);
+  }
+
+  async subscribe(exchange: string, spec: SubscriptionSpec, handler: DeliveryHandler): Promise<void> {
+    const e = this.exchanges.get(exchange);
+    if (!e) throw new BrokerError(`cannot subscribe to exchange ${exchange}: it was not declared`);
+    await this.assertTopology(subscriptionTopology(e, spec));
+    await this.consume(spec.queue, handler, { noAck: true });
+  }
+
+  lock(name: string): BrokerLock {
+    return new AmqpLock(this.opts.url, name, this.opts.logger, this.opts.lockHeartbeatSeconds);
+  }
+
+  async delayedStats(): Promise<DelayLevelStats[]> {
+    return delayedStats(this);
+  }
+
+  private async startConsumer(queue: string, c: Consumer): Promise<string> {
+    const { handler, noAck } = c;
     const ch = this.consumeCh;
     if (!ch) throw new BrokerError('not connected');
     // Per-consumer prefetch (global=false), set before each consume: quorum queues refuse a channel-wide
     // limit, and a worker consumes one queue in the ADR-030 deployment, where both mean the same.
-    if (this.prefetch !== undefined) await ch.prefetch(this.prefetch, false);
+    if (c.prefetch !== undefined) await ch.prefetch(c.prefetch, false);
     const reply = await ch.consume(
       queue,
       (msg) => {
@@ -398,7 +523,7 @@ export class AmqpBroker implements Broker {
     for (const t of this.topologies.values()) {
       if (t.queues.some((q) => q.name === queue) || t.bindings.some((b) => b.destination === queue && !b.toExchange)) await this.topologyOn(model, t);
     }
-    c.tag = await this.startConsumer(queue, c.handler, c.noAck);
+    c.tag = await this.startConsumer(queue, c);
     c.restoring = undefined;
   }
 
@@ -407,11 +532,12 @@ export class AmqpBroker implements Broker {
     return this.connected && c !== undefined && c.tag !== undefined && !c.restoring;
   }
 
-  async consume(queue: string, handler: DeliveryHandler, options: { noAck?: boolean } = {}): Promise<void> {
+  async consume(queue: string, handler: DeliveryHandler, options: ConsumeOptions = {}): Promise<void> {
     await this.ready();
-    const entry: Consumer = { handler, noAck: options.noAck ?? false };
+    // A consumer without its own prefetch keeps the channel's (the last one set), as amqplib does.
+    const entry: Consumer = { handler, noAck: options.noAck ?? false, prefetch: options.prefetch };
     this.consumers.set(queue, entry);
-    entry.tag = await this.startConsumer(queue, handler, entry.noAck);
+    entry.tag = await this.startConsumer(queue, entry);
   }
 
   async cancel(queue: string): Promise<void> {
@@ -443,10 +569,6 @@ export class AmqpBroker implements Broker {
     });
   }
 
-  async setPrefetch(count: number): Promise<void> {
-    this.prefetch = count;
-  }
-
   async inspectQueue(queue: string): Promise<QueueStats | null> {
     const { model } = await this.ready();
     return this.statsOn(model, queue);
@@ -470,6 +592,12 @@ export class AmqpBroker implements Broker {
     const waiters = this.readyWaiters;
     this.readyWaiters = [];
     for (const w of waiters) w();
+    // The channels first: amqplib interleaves channels' frames, and a connection close sent at once can
+    // overtake acks still queued on the consume channel (those messages would be delivered again).
+    const channels = [this.consumeCh, this.publishCh];
+    this.consumeCh = undefined;
+    this.publishCh = undefined;
+    for (const ch of channels) if (ch) await ch.close().catch(() => undefined);
     if (model) await model.close().catch(() => undefined);
   }
 }

@@ -14,7 +14,7 @@
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { setFieldError, setFieldTypes } from '../protocol/field-types.js';
+import { setFieldError, setFieldTypes } from '../../protocol/field-types.js';
 
 function int64(v: bigint): number | bigint {
   return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
@@ -200,8 +200,8 @@ function install(): void {
   const defs = require(join(lib, 'defs.js')) as AmqplibDefs;
   if (!selfTest(defs)) {
     throw new Error(
-      'the AMQP field-table codec extension is not in effect: amqplib was loaded before lib/broker/amqp-codec.ts, ' +
-        'or its internals changed (it is written for amqplib 2.3); import amqplib through lib/broker/amqplib.ts',
+      'the AMQP field-table codec extension is not in effect: amqplib was loaded before lib/broker/amqp/amqp-codec.ts, ' +
+        'or its internals changed (it is written for amqplib 2.3); import amqplib through lib/broker/amqp/amqplib.ts',
     );
   }
 }

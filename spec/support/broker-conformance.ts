@@ -1,0 +1,323 @@
+/**
+ * The broker contract (lib/broker/broker.ts) as tests: one suite that every implementation runs unchanged,
+ * AMQP and in-memory today, Redis next (one line: `describeBrokerConformance('Redis', { create: ... })`).
+ * Each test uses its own queue and exchange names; `remove` deletes them afterwards on a real server.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Broker, Delivery, OutgoingMessage } from '../../lib/broker/broker.js';
+
+export interface BrokerFixture {
+  /** A new client of the same datastore, not connected yet: two of them are two processes. */
+  create(): Broker;
+  /** Deletes the queues and exchanges a test declared (real servers are shared). */
+  remove?(names: string[]): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string | (() => string), fn: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!fn()) {
+    if (Date.now() > end) throw new Error(`${typeof what === 'string' ? what : what()}: not within ${timeoutMs} ms`);
+    await sleep(20);
+  }
+}
+
+export function message(text: string, headers: Record<string, unknown> = {}, id: string = randomUUID()): OutgoingMessage {
+  return {
+    body: Buffer.from(text),
+    properties: { contentType: 'application/json', contentEncoding: 'utf-8', headers: { id, ...headers }, deliveryMode: 2, priority: 0, correlationId: id },
+  };
+}
+
+const text = (d: Delivery) => d.raw.body.toString('utf8');
+
+export function describeBrokerConformance(name: string, fixture: BrokerFixture): void {
+  describe(`the broker contract, on ${name}`, () => {
+    let open: Broker[] = [];
+    let names: string[] = [];
+    const unique = (prefix: string) => {
+      const n = `conf_${prefix}_${randomUUID().slice(0, 8)}`;
+      names.push(n);
+      return n;
+    };
+    const client = async () => {
+      const b = fixture.create();
+      open.push(b);
+      await b.connect();
+      return b;
+    };
+    /** Consumes `queue` into an array, never settling (the test settles). */
+    const collect = async (b: Broker, queue: string, prefetch?: number) => {
+      const got: Delivery[] = [];
+      await b.consume(queue, (d) => got.push(d), prefetch === undefined ? {} : { prefetch });
+      return got;
+    };
+
+    beforeEach(() => {
+      open = [];
+      names = [];
+    });
+    afterEach(async () => {
+      for (const b of open) await b.close().catch(() => undefined);
+      if (names.length > 0) await fixture.remove?.(names);
+    });
+
+    test('a queue is declared idempotently and inspected; a missing queue inspects as null', async () => {
+      const b = await client();
+      const q = unique('declare');
+      expect(await b.inspectQueue(q)).toBeNull();
+      await b.declareQueue({ name: q });
+      await b.declareQueue({ name: q });
+      await b.send(q, message('one'));
+      const stats = await b.inspectQueue(q);
+      expect(stats).toEqual({ messageCount: 1, consumerCount: 0 });
+    });
+
+    test('a message arrives byte for byte with its properties', async () => {
+      const b = await client();
+      const q = unique('bytes');
+      await b.declareQueue({ name: q });
+      const m = message('{"x": 1}', { task: 't.a', retries: 3 });
+      const got = await collect(b, q);
+      await b.send(q, { body: m.body, properties: { ...m.properties, replyTo: 'reply-here', priority: 5 } });
+      await until('delivered', () => got.length === 1);
+      const d = got[0]!;
+      expect(d.raw.body.equals(m.body)).toBe(true);
+      expect(d.queue).toBe(q);
+      expect(d.redelivered).toBe(false);
+      expect(d.live).toBe(true);
+      expect(d.raw.properties).toMatchObject({ contentType: 'application/json', contentEncoding: 'utf-8', correlationId: m.properties.correlationId, replyTo: 'reply-here', priority: 5 });
+      expect(d.raw.properties.headers).toMatchObject({ task: 't.a', retries: 3 });
+      d.ack();
+      expect(d.settled).toBe(true);
+    });
+
+    test('messages of one queue arrive in the order they were sent, where the broker promises it', async () => {
+      const b = await client();
+      if (!b.capabilities.ordered) return;
+      const q = unique('order');
+      await b.declareQueue({ name: q });
+      for (let i = 0; i < 50; i++) await b.send(q, message(String(i)));
+      const got = await collect(b, q);
+      await until('all delivered', () => got.length === 50);
+      expect(got.map(text)).toEqual(Array.from({ length: 50 }, (_, i) => String(i)));
+      b.settle(got, 'ack');
+    });
+
+    test('the prefetch is respected: no more unsettled deliveries than it allows, and one more per settle', async () => {
+      const b = await client();
+      const q = unique('prefetch');
+      await b.declareQueue({ name: q });
+      for (let i = 0; i < 10; i++) await b.send(q, message(String(i)));
+      const got = await collect(b, q, 3);
+      await until('three delivered', () => got.length >= 3);
+      await sleep(300);
+      expect(got).toHaveLength(3);
+      got[0]!.ack();
+      await until('a fourth delivered', () => got.length >= 4);
+      await sleep(300);
+      expect(got).toHaveLength(4);
+      b.settle(got, 'ack');
+    });
+
+    test('several deliveries settle at once; those already settled are skipped', async () => {
+      const b = await client();
+      const q = unique('many');
+      await b.declareQueue({ name: q });
+      for (let i = 0; i < 5; i++) await b.send(q, message(String(i)));
+      const got = await collect(b, q);
+      await until('all delivered', () => got.length === 5);
+      got[0]!.ack();
+      b.settle(got, 'ack');
+      expect(got.every((d) => d.settled)).toBe(true);
+      await b.cancel(q);
+      await b.close();
+      const again = await client();
+      const after = await collect(again, q);
+      await sleep(400);
+      expect(after).toHaveLength(0);
+    });
+
+    test('a requeued delivery comes back, marked redelivered; a rejected one does not', async () => {
+      const b = await client();
+      const q = unique('requeue');
+      await b.declareQueue({ name: q });
+      await b.send(q, message('back'));
+      await b.send(q, message('gone'));
+      const got = await collect(b, q);
+      await until('both delivered', () => got.length === 2);
+      const back = got.find((d) => text(d) === 'back')!;
+      const gone = got.find((d) => text(d) === 'gone')!;
+      gone.reject(false);
+      back.reject(true);
+      await until('redelivered', () => got.length === 3);
+      expect(text(got[2]!)).toBe('back');
+      expect(got[2]!.redelivered).toBe(true);
+      got[2]!.ack();
+      await sleep(300);
+      expect(got).toHaveLength(3);
+    });
+
+    test('at least once: what a client received but never settled goes to another after the first closes', async () => {
+      const first = await client();
+      const q = unique('crash');
+      await first.declareQueue({ name: q });
+      for (let i = 0; i < 3; i++) await first.send(q, message(String(i)));
+      const got = await collect(first, q);
+      await until('delivered to the first', () => got.length === 3);
+      got[0]!.ack();
+      await first.close();
+      expect(got[1]!.live).toBe(false);
+      const second = await client();
+      const again = await collect(second, q);
+      await until(() => `redelivered to the second: ${again.map(text).join()}`, () => again.length === 2);
+      expect(again.map(text).sort()).toEqual(['1', '2']);
+      expect(again.every((d) => d.redelivered)).toBe(true);
+      second.settle(again, 'ack');
+    });
+
+    test('a delayed send is never delivered early, and is delivered', async () => {
+      const b = await client();
+      if (!b.capabilities.nativeDelay) return;
+      await b.declareDelayed({ queueType: 'quorum' });
+      const q = unique('later');
+      await b.declareQueue({ name: q });
+      const got: Array<{ d: Delivery; at: number }> = [];
+      await b.consume(q, (d) => got.push({ d, at: Date.now() }));
+      const delayMs = 1500;
+      const sentAt = Date.now();
+      await b.sendLater(q, { ...message('later'), properties: { ...message('later').properties, expiration: '100' } }, delayMs);
+      await b.send(q, message('now'));
+      await until('both delivered', () => got.length === 2, 20_000);
+      expect(text(got[0]!.d)).toBe('now');
+      expect(text(got[1]!.d)).toBe('later');
+      expect(got[1]!.at - sentAt).toBeGreaterThanOrEqual(delayMs);
+      b.settle(got.map((g) => g.d), 'ack');
+    });
+
+    test('a dead-letter copy keeps the bytes, the reason and the original queue, and the original stays to be settled', async () => {
+      const b = await client();
+      const q = unique('dl');
+      const dlq = `${q}.dead_letter`;
+      names.push(dlq);
+      await b.declareQueue({ name: q });
+      const m = message('{"bad": true}', { task: 't.bad', keep: 'me' });
+      await b.send(q, m);
+      const got = await collect(b, q);
+      await until('delivered', () => got.length === 1);
+      await b.deadLetter(got[0]!, { queue: dlq, reason: 'ValueError: no', by: 'node@test', at: new Date('2026-12-01T09:00:00Z') });
+      expect(got[0]!.settled).toBe(false);
+      got[0]!.ack();
+      const copies = await collect(b, dlq);
+      await until('the copy arrives', () => copies.length === 1);
+      const c = copies[0]!;
+      expect(c.raw.body.equals(m.body)).toBe(true);
+      expect(c.raw.properties.correlationId).toBe(m.properties.correlationId);
+      expect(c.raw.properties.headers).toMatchObject({
+        task: 't.bad',
+        keep: 'me',
+        'x-dead-letter-reason': 'ValueError: no',
+        'x-original-queue': q,
+        'x-dead-lettered-by': 'node@test',
+        'x-dead-lettered-at': '2026-12-01T09:00:00.000Z',
+      });
+      c.ack();
+    });
+
+    test('take hands over ready messages one by one; what is left unsettled goes back in place', async () => {
+      const b = await client();
+      const q = unique('take');
+      await b.declareQueue({ name: q });
+      for (let i = 0; i < 4; i++) await b.send(q, message(String(i)));
+      const seen: string[] = [];
+      await b.take(q, 10, async (d) => {
+        seen.push(text(d));
+        if (text(d) === '1') d.ack();
+      });
+      expect(seen).toEqual(['0', '1', '2', '3']);
+      const left: string[] = [];
+      await b.take(q, 10, async (d) => void left.push(text(d)));
+      expect(left.sort()).toEqual(['0', '2', '3']);
+    });
+
+    test('the lock has one holder at a time, and is free again once released', async () => {
+      const a = await client();
+      const b = await client();
+      const lockName = unique('lock');
+      const la = a.lock(lockName);
+      const lb = b.lock(lockName);
+      try {
+        const [ga, gb] = [await la.tryAcquire(), await lb.tryAcquire()];
+        expect([ga, gb]).toEqual([true, false]);
+        expect(la.held).toBe(true);
+        expect(lb.held).toBe(false);
+        await la.release();
+        expect(la.held).toBe(false);
+        expect(await lb.tryAcquire()).toBe(true);
+        expect(await la.tryAcquire()).toBe(false);
+      } finally {
+        await la.release();
+        await lb.release();
+      }
+    });
+
+    test('a fanout reaches every subscriber; a direct exchange routes by key', async () => {
+      const fan = unique('fanout');
+      const direct = unique('direct');
+      const subs = await Promise.all([client(), client(), client()]);
+      const got: string[][] = subs.map(() => []);
+      for (const [i, s] of subs.entries()) {
+        await s.declareExchange({ name: fan, kind: 'fanout', durable: false });
+        await s.subscribe(fan, { queue: unique(`sub${i}`), expiresMs: 10_000, messageTtlMs: 60_000 }, (d) => void got[i]!.push(text(d)));
+      }
+      const sender = await client();
+      await sender.declareExchange({ name: fan, kind: 'fanout', durable: false });
+      await sender.route(fan, '', message('to all'));
+      await until('every subscriber got it', () => got.every((g) => g.length === 1));
+      expect(got).toEqual([['to all'], ['to all'], ['to all']]);
+
+      await sender.declareExchange({ name: direct, kind: 'direct', durable: false });
+      const replies: string[] = [];
+      const rq = unique('reply');
+      await subs[0].declareExchange({ name: direct, kind: 'direct', durable: false });
+      await subs[0].subscribe(direct, { queue: rq, pattern: rq }, (d) => void replies.push(text(d)));
+      await sender.route(direct, 'nobody', message('dropped'));
+      await sender.route(direct, rq, message('for you'));
+      await until('the reply arrives', () => replies.length === 1);
+      await sleep(200);
+      expect(replies).toEqual(['for you']);
+    });
+
+    test('a topic exchange delivers by pattern', async () => {
+      const topic = unique('topic');
+      const b = await client();
+      await b.declareExchange({ name: topic, kind: 'topic', durable: true });
+      const tasks: string[] = [];
+      const all: string[] = [];
+      await b.subscribe(topic, { queue: unique('tasks'), pattern: 'task.#' }, (d) => void tasks.push(text(d)));
+      await b.subscribe(topic, { queue: unique('all'), pattern: '#' }, (d) => void all.push(text(d)));
+      await b.route(topic, 'task.succeeded', message('t'));
+      await b.route(topic, 'worker.heartbeat', message('w'));
+      await until('delivered', () => all.length === 2 && tasks.length === 1);
+      expect(tasks).toEqual(['t']);
+      expect(all.sort()).toEqual(['t', 'w']);
+    });
+
+    test('a consumer is cancelled and says so; connected and close are honest', async () => {
+      const b = await client();
+      expect(b.connected).toBe(true);
+      const q = unique('cancel');
+      await b.declareQueue({ name: q });
+      const got = await collect(b, q);
+      expect(b.isConsuming(q)).toBe(true);
+      await b.cancel(q);
+      expect(b.isConsuming(q)).toBe(false);
+      await b.send(q, message('after cancel'));
+      await sleep(300);
+      expect(got).toHaveLength(0);
+      await b.close();
+      expect(b.connected).toBe(false);
+    });
+  });
+}
