@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'TASK_ARGUMENTS_INVALID'
   | 'TASK_RETRY'
   | 'TASK_REJECT'
+  | 'TASK_RETRY_UNPUBLISHABLE'
   | 'TASK_IGNORE'
   | 'TASK_MAX_RETRIES'
   | 'TASK_SOFT_TIME_LIMIT'
@@ -25,6 +26,7 @@ export type ErrorCode =
   | 'TASK_GAVE_UP'
   | 'TASK_FAILED'
   | 'BROKER'
+  | 'WORKER_STATE'
   | 'BACKEND';
 
 export interface PyExceptionIdentity {
@@ -148,6 +150,24 @@ export class RejectTaskError extends WorkerError {
     readonly requeue: boolean,
   ) {
     super('TASK_REJECT', reason);
+  }
+}
+
+/**
+ * A retry whose message could not be published: Celery raises Reject(requeue=False). Its own code, so that
+ * classifying it never depends on which class it extends.
+ */
+export class RetryUnpublishableError extends WorkerError {
+  readonly requeue = false;
+  constructor(reason: string, options?: { cause?: unknown }) {
+    super('TASK_RETRY_UNPUBLISHABLE', reason, options);
+  }
+}
+
+/** A worker asked to change state in a way its life does not allow (start twice, start after it stopped). */
+export class WorkerStateError extends WorkerError {
+  constructor(message: string) {
+    super('WORKER_STATE', message);
   }
 }
 

@@ -7,34 +7,23 @@
 import type { ResultBackend } from '../backend/backend.js';
 import { type ChildTuple, type StoredResult, type TaskState, childTuple, exceptionInfo, tracebackOf } from '../backend/meta.js';
 import type { Delivery } from '../broker/broker.js';
-import {
-  MaxRetriesExceededError,
-  RejectTaskError,
-  RetryTaskError,
-  coerceError,
-  hasCode,
-} from '../errors.js';
+import { type RetryTaskError, coerceError, hasCode } from '../errors.js';
 import { type Logger, lazyChild } from '../logger.js';
 import { pyRepr, truncate } from '../protocol/repr.js';
 import type { TaskMessage } from '../protocol/types.js';
 import { bindArguments } from '../registry/args.js';
-import { planCheckAgain } from '../registry/checks.js';
-import { type CheckAgainOptions, Rescheduled, type RetryOptions, type TaskContext } from '../registry/context.js';
-import { ANY_QUEUE, type AnyTask } from '../registry/define-task.js';
+import { Rescheduled, type TaskContext } from '../registry/context.js';
+import type { AnyTask } from '../registry/define-task.js';
+import { autoretryable, classify } from './classify.js';
+import { type RunDefaults, type RunOptions, type TaskOverrides, resolveRunOptions } from './run-options.js';
+import { createTaskContext } from './task-context.js';
 import { type AckPolicy, type Outcome, ackOnStart } from './decide.js';
 import type { TaskEvents } from './events.js';
-import { effectiveLimits, runWithLimits } from './execute.js';
+import { runWithLimits } from './execute.js';
 import type { TaskPublisher } from './publisher.js';
-import { DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY, autoretryCountdown, buildRetryMessage, shouldAutoretry } from './retry.js';
+import { autoretryCountdown, shouldAutoretry } from './retry.js';
 
-export interface RunDefaults extends AckPolicy {
-  /** Seconds a run may stay unsettled before it is reported as waiting instead of working (ADR-030). */
-  waitBudget: number | null;
-  trackStarted: boolean;
-  ignoreResult: boolean;
-  timeLimit: number | null;
-  softTimeLimit: number | null;
-}
+export type { RunDefaults } from './run-options.js';
 
 export interface ActiveRun {
   key: string;
@@ -69,18 +58,14 @@ export interface RunInput<D> {
   events: TaskEvents;
   nodeName: string;
   defaults: RunDefaults;
+  /** This worker's time limits for the task (remote control), in place of the task's own. */
+  overrides?: TaskOverrides;
 }
-
-/** Marks a retry whose message could not be published (Celery raises Reject(requeue=False)). */
-class RetryUnpublishable extends RejectTaskError {}
 
 export function runTask<D>(input: RunInput<D>): ActiveRun {
   const { task, msg, defaults } = input;
-  const policy: AckPolicy = {
-    acksLate: task.acksLate ?? defaults.acksLate,
-    acksOnFailureOrTimeout: task.acksOnFailureOrTimeout ?? defaults.acksOnFailureOrTimeout,
-    deadLetterOnFailure: task.deadLetterOnExhaustion ?? false,
-  };
+  const options = resolveRunOptions(msg, task, defaults, input.overrides);
+  const policy = options.policy;
   const run: ActiveRun = {
     key: input.key,
     delivery: input.delivery,
@@ -91,14 +76,14 @@ export function runTask<D>(input: RunInput<D>): ActiveRun {
     finalized: false,
     done: Promise.resolve({ outcome: { kind: 'succeeded' }, reason: '' }),
   };
-  run.done = execute(input, run);
+  run.done = execute(input, run, options);
   return run;
 }
 
-async function execute<D>(input: RunInput<D>, run: ActiveRun): Promise<{ outcome: Outcome; reason: string }> {
-  const { task, msg, backend, publisher, events, defaults, delivery } = input;
+async function execute<D>(input: RunInput<D>, run: ActiveRun, options: RunOptions): Promise<{ outcome: Outcome; reason: string }> {
+  const { task, msg, backend, publisher, events, delivery } = input;
   const log = lazyChild(input.logger, () => ({ task: msg.task, id: msg.id, queue: delivery.queue, retries: msg.retries }));
-  const ignoreResult = msg.ignoreResult ?? task.ignoreResult ?? defaults.ignoreResult;
+  const { ignoreResult, limits } = options;
   const target = { replyTo: msg.replyTo, correlationId: msg.correlationId };
   const store = async (state: TaskState, result: unknown, traceback: string | null, children: ChildTuple[] | null) => {
     if (ignoreResult) return;
@@ -112,68 +97,31 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun): Promise<{ outcome
 
   if (ackOnStart(run.policy)) delivery.ack();
   events.started(msg);
-  if (task.trackStarted ?? defaults.trackStarted) await store('STARTED', { pid: process.pid, hostname: input.nodeName }, null, null);
+  if (options.trackStarted) await store('STARTED', { pid: process.pid, hostname: input.nodeName }, null, null);
 
   const t0 = performance.now();
   const runtime = () => (performance.now() - t0) / 1000;
-  const limits = effectiveLimits(msg.timelimit, task, { hard: defaults.timeLimit, soft: defaults.softTimeLimit });
 
-  const retry = async (o: RetryOptions = {}): Promise<never> => {
-    const max = o.maxRetries !== undefined ? o.maxRetries : (task.retry?.maxRetries ?? DEFAULT_MAX_RETRIES);
-    if (max !== null && msg.retries + 1 > max) {
-      if (o.exc !== undefined) throw coerceError(o.exc);
-      throw new MaxRetriesExceededError(`Can't retry ${msg.task}[${msg.id}] args:${msg.argsrepr} kwargs:${msg.kwargsrepr}`);
-    }
-    const countdown = o.eta ? Math.max(0, (o.eta.getTime() - Date.now()) / 1000) : (o.countdown ?? task.retry?.defaultRetryDelay ?? DEFAULT_RETRY_DELAY);
-    const next = buildRetryMessage(msg, { etaMs: Date.now() + countdown * 1000, args: o.args, kwargs: o.kwargs });
-    const route = delivery.exchange === '' ? { queue: delivery.routingKey } : { exchange: delivery.exchange, routingKey: delivery.routingKey };
-    try {
-      await publisher.send(next, route);
-    } catch (err) {
-      throw new RetryUnpublishable(`retry of ${msg.task}[${msg.id}] could not be published: ${coerceError(err).message}`, false);
-    }
-    const excText = o.exc !== undefined ? pyRepr(coerceError(o.exc).message) : '';
-    throw new RetryTaskError(`Retry in ${countdown}s${excText ? `: ${excText}` : ''}`, o.exc, countdown);
-  };
-
-  let bound: unknown;
-  const checkAgain = async (options: CheckAgainOptions): Promise<Rescheduled> => {
-    const { kwargs, attempt } = planCheckAgain(msg.task, task.checks, bound, options, msg.id);
-    const queue = task.queue === ANY_QUEUE ? delivery.queue : task.queue;
-    const id = await publisher.apply(msg.task, [], kwargs, { countdown: options.after, queue }, msg);
-    return new Rescheduled(id, attempt, options.after);
-  };
-
-  const ctx: TaskContext<D> = {
-    id: msg.id,
-    name: msg.task,
-    queue: delivery.queue,
-    retries: msg.retries,
-    rootId: msg.rootId ?? msg.id,
-    parentId: msg.parentId,
-    group: msg.group,
-    eta: msg.eta,
-    expires: msg.expires,
-    replyTo: msg.replyTo,
-    redelivered: delivery.redelivered,
-    hostname: input.nodeName,
-    headers: msg.customHeaders,
+  const context = createTaskContext<D>({
+    msg,
+    task,
+    delivery,
+    publisher,
+    backend,
+    nodeName: input.nodeName,
+    deps: input.deps,
     logger: log,
     signal: run.controller.signal,
-    deps: input.deps,
-    retry,
-    applyAsync: (name, args = [], kwargs = {}, options = {}) => publisher.apply(name, args, kwargs, options, msg),
-    applySignature: (sig, partialArgs = []) => publisher.applySignature(sig, partialArgs, msg),
-    getResult: (taskId) => backend.get(taskId),
-    checkAgain,
-  };
+  });
+  const ctx = context.ctx;
+  const retry = (o: Parameters<TaskContext<D>['retry']>[0]) => ctx.retry(o);
 
   let error: Error;
   let abandoned = false;
   try {
     const params = bindArguments(task, msg.args, msg.kwargs);
-    bound = params;
-    const watchdog = watchWaiting(defaults.waitBudget, () => input.onOverWaitBudget(msg, log));
+    context.bind(params);
+    const watchdog = watchWaiting(options.waitBudget, () => input.onOverWaitBudget(msg, log));
     const r = await runWithLimits(() => Promise.resolve(task.run(params, ctx as TaskContext<unknown>)), limits, run.controller).finally(
       () => clearTimeout(watchdog),
     );
@@ -186,8 +134,7 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun): Promise<{ outcome
   if (run.finalized) return { outcome: { kind: 'cancelled' }, reason: 'cancelled' };
 
   // Autoretry (Celery `autoretry_for`): not for bad arguments, which fail the same way every time.
-  if (!hasCode(error, 'TASK_RETRY') && !hasCode(error, 'TASK_REJECT') && !hasCode(error, 'TASK_IGNORE') &&
-      !hasCode(error, 'TASK_ARGUMENTS_INVALID') && !abandoned && shouldAutoretry(task.retry, error)) {
+  if (autoretryable(error) && !abandoned && shouldAutoretry(task.retry, error)) {
     try {
       await retry({ exc: error, countdown: autoretryCountdown(task.retry ?? {}, msg.retries) });
     } catch (err) {
@@ -228,40 +175,46 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun): Promise<{ outcome
 
   async function failedWith(err: Error, timedOut: boolean): Promise<{ outcome: Outcome; reason: string }> {
     const rt = runtime();
-    if (hasCode(err, 'TASK_RETRY')) {
-      const r = err as RetryTaskError;
-      const tb = tracebackOf(r.exc ?? err);
-      await store('RETRY', exceptionInfo(r.exc ?? err), tb, [childTuple(msg.id)]);
-      events.retried(msg, r.exc ?? err, tb);
-      log.info(`Task ${msg.task}[${msg.id}] retry: ${err.message}`, { outcome: 'retry', runtime: rt, countdown: r.countdownSeconds });
-      return { outcome: { kind: 'retried' }, reason: err.message };
+    const outcome = classify(err, timedOut);
+    switch (outcome.kind) {
+      case 'retried':
+        return retried(err as RetryTaskError, rt);
+      case 'retry-unpublishable':
+        log.error(err.message, { outcome: 'reject' });
+        return { outcome, reason: err.message };
+      case 'rejected':
+        log.info(`Task ${msg.task}[${msg.id}] rejected (requeue=${outcome.requeue}): ${err.message}`, { outcome: 'reject', runtime: rt });
+        return { outcome, reason: err.message };
+      case 'revoked':
+        await store('REVOKED', exceptionInfo(err), null, null);
+        events.revoked(msg.id, { expired: false, terminated: true, signum: 'SIGTERM' });
+        log.warn(`Task ${msg.task}[${msg.id}] terminated by revoke`, { outcome: 'revoked', runtime: rt });
+        return { outcome, reason: err.message };
+      case 'ignored':
+        log.info(`Task ${msg.task}[${msg.id}] ignored`, { outcome: 'ignored', runtime: rt });
+        return { outcome, reason: err.message };
+      case 'failed':
+      case 'timed-out':
+        return failure(err, outcome, rt);
     }
-    if (err instanceof RetryUnpublishable) {
-      log.error(err.message, { outcome: 'reject' });
-      return { outcome: { kind: 'retry-unpublishable' }, reason: err.message };
-    }
-    if (hasCode(err, 'TASK_REJECT')) {
-      const requeue = (err as RejectTaskError).requeue;
-      log.info(`Task ${msg.task}[${msg.id}] rejected (requeue=${requeue}): ${err.message}`, { outcome: 'reject', runtime: rt });
-      return { outcome: { kind: 'rejected', requeue }, reason: err.message };
-    }
-    if (hasCode(err, 'TASK_REVOKED')) {
-      await store('REVOKED', exceptionInfo(err), null, null);
-      events.revoked(msg.id, { expired: false, terminated: true, signum: 'SIGTERM' });
-      log.warn(`Task ${msg.task}[${msg.id}] terminated by revoke`, { outcome: 'revoked', runtime: rt });
-      return { outcome: { kind: 'revoked' }, reason: err.message };
-    }
-    if (hasCode(err, 'TASK_IGNORE')) {
-      log.info(`Task ${msg.task}[${msg.id}] ignored`, { outcome: 'ignored', runtime: rt });
-      return { outcome: { kind: 'ignored' }, reason: err.message };
-    }
+  }
+
+  async function retried(r: RetryTaskError, rt: number): Promise<{ outcome: Outcome; reason: string }> {
+    const tb = tracebackOf(r.exc ?? r);
+    await store('RETRY', exceptionInfo(r.exc ?? r), tb, [childTuple(msg.id)]);
+    events.retried(msg, r.exc ?? r, tb);
+    log.info(`Task ${msg.task}[${msg.id}] retry: ${r.message}`, { outcome: 'retry', runtime: rt, countdown: r.countdownSeconds });
+    return { outcome: { kind: 'retried' }, reason: r.message };
+  }
+
+  async function failure(err: Error, outcome: Outcome, rt: number): Promise<{ outcome: Outcome; reason: string }> {
+    const timedOut = outcome.kind === 'timed-out';
     const tb = tracebackOf(err);
     const info = exceptionInfo(err);
     await store('FAILURE', info, tb, null);
     await failChain(err, tb);
     await sendErrbacks();
     events.failed(msg, err, tb);
-    const outcome: Outcome = timedOut ? { kind: 'timed-out' } : { kind: 'failed' };
     log.error(`Task ${msg.task}[${msg.id}] raised unexpected: ${info.exc_type}(${info.exc_message.map((m) => pyRepr(m)).join(', ')})`, {
       outcome: timedOut ? 'timeout' : 'failure',
       runtime: rt,

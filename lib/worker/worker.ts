@@ -24,8 +24,9 @@ import { TaskPublisher } from './publisher.js';
 import { type LongTimer, setLongTimeout } from './long-timer.js';
 import { dropStaleJobs } from './stale.js';
 import { type ActiveRun, type RunDefaults, runTask } from './run-task.js';
-import { TokenBucket, parseRate } from './rate-limit.js';
+import { TaskLimits } from './task-limits.js';
 import { loadRevoked, saveRevoked } from './state-db.js';
+import { type WorkerState, move } from './state.js';
 
 /** `2^28 − 1 s, about 8.5 years`: a delay range as people read it. */
 function delayRangeInWords(ms: number): string {
@@ -35,7 +36,7 @@ function delayRangeInWords(ms: number): string {
   return Number.isInteger(bits) ? `2^${bits} − 1 s, about ${years} years` : `about ${years} years`;
 }
 
-export type WorkerState = 'INITIALIZED' | 'STARTING' | 'RUNNING' | 'DRAINING' | 'STOPPED';
+export type { WorkerState } from './state.js';
 
 export interface WorkerOptions {
   nodeName: string;
@@ -69,7 +70,7 @@ export class Worker<D = unknown> {
   readonly active = new Map<string, ActiveRun>();
   private readonly reserved: Job[] = [];
   private readonly held = new Map<string, { timer: LongTimer; job: Job }>();
-  private readonly buckets = new Map<string, TokenBucket>();
+  private readonly limits = new TaskLimits();
   private shutdownPromise: Promise<void> | undefined;
   private idleWaiters: Array<() => void> = [];
   readonly revoked = new Map<string, number>();
@@ -118,40 +119,23 @@ export class Worker<D = unknown> {
     return this.stateValue;
   }
 
+  /** Every change goes through the transition table (state.ts). */
   private set state(next: WorkerState) {
+    this.stateValue = move(this.stateValue, next);
     this.logger.info(`worker ${this.options.nodeName} ${next.toLowerCase()}`, { state: next });
-    this.stateValue = next;
   }
 
-  /** Ms until the task's rate limit lets it run (0 = now); takes the token when it does. */
-  private rateWait(task: AnyTask<unknown>): number {
-    if (!task.rateLimit) return 0;
-    let bucket = this.buckets.get(task.name);
-    if (!bucket) {
-      const perSecond = parseRate(task.rateLimit);
-      if (perSecond <= 0) return 0;
-      bucket = new TokenBucket(perSecond);
-      this.buckets.set(task.name, bucket);
-    }
-    return bucket.take();
-  }
-
-  /** Celery's `rate_limit` command: a new limit for a task, buckets reset. Throws for a bad rate string. */
+  /** Celery's `rate_limit` command: a new limit for a task on this worker, its bucket reset. Throws for a bad rate string. */
   setRateLimit(taskName: string, rate: string | null): boolean {
-    const task = this.registry.find(taskName);
-    if (!task) return false;
-    if (rate) parseRate(rate);
-    task.rateLimit = rate ?? undefined;
-    this.buckets.delete(taskName);
+    if (!this.registry.find(taskName)) return false;
+    this.limits.setRate(taskName, rate);
     return true;
   }
 
-  /** Celery's `time_limit` command: new task-level limits, in seconds. */
+  /** Celery's `time_limit` command: new limits for a task on this worker, in seconds. */
   setTimeLimits(taskName: string, soft: number | null, hard: number | null): boolean {
-    const task = this.registry.find(taskName);
-    if (!task) return false;
-    task.softTimeLimit = soft ?? undefined;
-    task.timeLimit = hard ?? undefined;
+    if (!this.registry.find(taskName)) return false;
+    this.limits.setTimes(taskName, soft, hard);
     return true;
   }
 
@@ -242,6 +226,8 @@ export class Worker<D = unknown> {
       await this.publisher.ensureQueue(queue);
       await this.broker.consume(queue, (d) => this.onDelivery(d), { prefetch });
     }
+    // A shutdown that came while the consumers were being set up has already moved on.
+    if (this.state !== 'STARTING') return;
     this.state = 'RUNNING';
     // Deliveries that arrived while the consumers were being set up are waiting in `reserved`.
     this.pump();
@@ -398,7 +384,7 @@ export class Worker<D = unknown> {
         void this.revoke(job);
         continue;
       }
-      const waitMs = this.rateWait(job.task);
+      const waitMs = this.limits.rateWait(job.task);
       if (waitMs > 0) {
         this.hold(job, waitMs);
         continue;
@@ -426,6 +412,7 @@ export class Worker<D = unknown> {
       events: this.events,
       nodeName: this.options.nodeName,
       defaults: this.options.defaults,
+      overrides: this.limits.timesOf(job.task.name),
       onOverWaitBudget: (msg, log) => {
         this.overWaitBudget.set(msg.task, (this.overWaitBudget.get(msg.task) ?? 0) + 1);
         log.warn(

@@ -1,0 +1,104 @@
+/**
+ * The task context: what a running task sees (`TaskContext`) and the ways it schedules work, built from
+ * the message, the task and the publisher alone, so each can be tested without a broker or a worker:
+ * `retry` (Celery's `self.retry()`), `checkAgain` (never wait, ADR-030) and `applyAsync`.
+ */
+import type { ResultBackend } from '../backend/backend.js';
+import type { Delivery } from '../broker/broker.js';
+import { MaxRetriesExceededError, RetryTaskError, RetryUnpublishableError, coerceError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { pyRepr } from '../protocol/repr.js';
+import type { TaskMessage } from '../protocol/types.js';
+import { planCheckAgain } from '../registry/checks.js';
+import { type CheckAgainOptions, Rescheduled, type RetryOptions, type TaskContext } from '../registry/context.js';
+import { ANY_QUEUE, type AnyTask } from '../registry/define-task.js';
+import type { TaskPublisher } from './publisher.js';
+import { DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY, buildRetryMessage } from './retry.js';
+
+export type ContextPublisher = Pick<TaskPublisher, 'send' | 'apply' | 'applySignature'>;
+
+export interface ContextInput<D> {
+  msg: TaskMessage;
+  task: Pick<AnyTask<unknown>, 'queue' | 'retry' | 'checks'>;
+  delivery: Pick<Delivery, 'queue' | 'exchange' | 'routingKey' | 'redelivered'>;
+  publisher: ContextPublisher;
+  backend: Pick<ResultBackend, 'get'>;
+  nodeName: string;
+  deps: D;
+  logger: Logger;
+  signal: AbortSignal;
+  now?: () => number;
+}
+
+/**
+ * Celery `self.retry()`: the same message again (same id, retries + 1) to the queue or exchange it came
+ * from, confirmed; then a `RetryTaskError` ends the run. Past `maxRetries` the cause (or
+ * MaxRetriesExceededError) is thrown instead; a retry that cannot be published is RetryUnpublishableError.
+ */
+export async function retryTask(input: Pick<ContextInput<unknown>, 'msg' | 'task' | 'delivery' | 'publisher' | 'now'>, o: RetryOptions = {}): Promise<never> {
+  const { msg, task, delivery, publisher } = input;
+  const now = input.now ?? Date.now;
+  const max = o.maxRetries !== undefined ? o.maxRetries : (task.retry?.maxRetries ?? DEFAULT_MAX_RETRIES);
+  if (max !== null && msg.retries + 1 > max) {
+    if (o.exc !== undefined) throw coerceError(o.exc);
+    throw new MaxRetriesExceededError(`Can't retry ${msg.task}[${msg.id}] args:${msg.argsrepr} kwargs:${msg.kwargsrepr}`);
+  }
+  const countdown = o.eta ? Math.max(0, (o.eta.getTime() - now()) / 1000) : (o.countdown ?? task.retry?.defaultRetryDelay ?? DEFAULT_RETRY_DELAY);
+  const next = buildRetryMessage(msg, { etaMs: now() + countdown * 1000, args: o.args, kwargs: o.kwargs });
+  const route = delivery.exchange === '' ? { queue: delivery.routingKey } : { exchange: delivery.exchange, routingKey: delivery.routingKey };
+  try {
+    await publisher.send(next, route);
+  } catch (err) {
+    throw new RetryUnpublishableError(`retry of ${msg.task}[${msg.id}] could not be published: ${coerceError(err).message}`, { cause: err });
+  }
+  const excText = o.exc !== undefined ? pyRepr(coerceError(o.exc).message) : '';
+  throw new RetryTaskError(`Retry in ${countdown}s${excText ? `: ${excText}` : ''}`, o.exc, countdown);
+}
+
+/** Never wait: this task again, with `attempt + 1`, after `options.after` seconds, through the broker. */
+export async function checkTaskAgain(
+  input: Pick<ContextInput<unknown>, 'msg' | 'task' | 'delivery' | 'publisher'>,
+  bound: unknown,
+  options: CheckAgainOptions,
+): Promise<Rescheduled> {
+  const { msg, task, delivery, publisher } = input;
+  const { kwargs, attempt } = planCheckAgain(msg.task, task.checks, bound, options, msg.id);
+  const queue = task.queue === ANY_QUEUE ? delivery.queue : task.queue;
+  const id = await publisher.apply(msg.task, [], kwargs, { countdown: options.after, queue }, msg);
+  return new Rescheduled(id, attempt, options.after);
+}
+
+/** The context, and `bind` to hand it the validated parameters once they are known (checkAgain reuses them). */
+export function createTaskContext<D>(input: ContextInput<D>): { ctx: TaskContext<D>; bind(params: unknown): void } {
+  const { msg, delivery, publisher, backend } = input;
+  let bound: unknown;
+  const ctx: TaskContext<D> = {
+    id: msg.id,
+    name: msg.task,
+    queue: delivery.queue,
+    retries: msg.retries,
+    rootId: msg.rootId ?? msg.id,
+    parentId: msg.parentId,
+    group: msg.group,
+    eta: msg.eta,
+    expires: msg.expires,
+    replyTo: msg.replyTo,
+    redelivered: delivery.redelivered,
+    hostname: input.nodeName,
+    headers: msg.customHeaders,
+    logger: input.logger,
+    signal: input.signal,
+    deps: input.deps,
+    retry: (o) => retryTask(input, o),
+    applyAsync: (name, args = [], kwargs = {}, options = {}) => publisher.apply(name, args, kwargs, options, msg),
+    applySignature: (sig, partialArgs = []) => publisher.applySignature(sig, partialArgs, msg),
+    getResult: (taskId) => backend.get(taskId),
+    checkAgain: (options) => checkTaskAgain(input, bound, options),
+  };
+  return {
+    ctx,
+    bind(params: unknown) {
+      bound = params;
+    },
+  };
+}

@@ -1,0 +1,255 @@
+/**
+ * The worker on the in-memory broker: its pump, holding, settling and cold shutdown, with no network.
+ * The same worker that runs on RabbitMQ, built by `createWorker` with the broker handed in.
+ */
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { createWorker } from '../../lib/app.js';
+import { loadConfig } from '../../lib/config/settings.js';
+import { WORKER_SETTINGS } from '../../lib/config/worker-settings.js';
+import { PythonException } from '../../lib/errors.js';
+import { nullLogger } from '../../lib/logger.js';
+import { encodeTaskMessage } from '../../lib/protocol/encode.js';
+import { PyDateTime } from '../../lib/protocol/values.js';
+import { type AnyTask, defineTask } from '../../lib/registry/define-task.js';
+import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function until(fn: () => boolean, timeoutMs = 5000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!fn()) {
+    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await sleep(5);
+  }
+}
+
+/** A gate a task waits on, opened by the test; it also opens when the run is aborted. */
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((r) => (open = r));
+  return { open, opened };
+}
+
+const Q = 'mem';
+
+function start(tasks: AnyTask[], env: Record<string, string> = {}) {
+  const store = new MemoryStore();
+  const broker = new MemoryBroker(store);
+  const { values } = loadConfig(WORKER_SETTINGS, {
+    SMARTER_WORKER_QUEUES: Q,
+    CELERY_WORKER_CONCURRENCY: '2',
+    CELERY_RESULT_BACKEND: 'disabled',
+    SMARTER_WORKER_SHUTDOWN_GRACE: '1',
+    CELERY_WORKER_HOSTNAME: 'mem@test',
+    ...env,
+  });
+  const { worker, app } = createWorker({ config: values, tasks, deps: {}, logger: nullLogger(), defaultQueue: Q, broker });
+  const send = async (task: string, kwargs: Record<string, unknown>, o: { eta?: number } = {}) => {
+    const id = randomUUID();
+    await broker.send(Q, encodeTaskMessage({ id, task, args: [], kwargs, ...(o.eta ? { eta: PyDateTime.fromEpochMs(o.eta) } : {}) }));
+    return id;
+  };
+  const ready = () => store.queue(Q)?.ready.length ?? 0;
+  return { store, broker, worker, app, send, ready };
+}
+
+test('the pump runs no more than the concurrency at once and takes the next as each run ends', async () => {
+  const gates = new Map<number, ReturnType<typeof gate>>();
+  let running = 0;
+  let most = 0;
+  const done: number[] = [];
+  const w = start([
+    defineTask({
+      name: 'mem.wait',
+      queue: Q,
+      params: z.object({ n: z.number() }),
+      run: async ({ n }) => {
+        running++;
+        most = Math.max(most, running);
+        const g = gate();
+        gates.set(n, g);
+        await g.opened;
+        running--;
+        done.push(n);
+      },
+    }),
+  ]);
+  await w.app.start();
+  try {
+    for (let n = 0; n < 5; n++) await w.send('mem.wait', { n });
+    await until(() => gates.size === 2);
+    await sleep(50);
+    expect(w.worker.active.size).toBe(2);
+    expect(w.worker.reservedCount).toBe(3);
+    for (let i = 0; i < 5; i++) {
+      await until(() => [...gates.keys()].some((k) => !done.includes(k) && gates.get(k)));
+      const next = [...gates.keys()].find((k) => !done.includes(k));
+      if (next !== undefined) gates.get(next)?.open();
+      await until(() => done.length === i + 1);
+    }
+    expect(most).toBe(2);
+    expect(done.sort()).toEqual([0, 1, 2, 3, 4]);
+    await until(() => w.worker.active.size === 0);
+    expect(w.ready()).toBe(0);
+  } finally {
+    await w.app.shutdown();
+  }
+});
+
+test('an ETA in the near future is held, not run, until it is due; then it runs', async () => {
+  const ran: number[] = [];
+  const w = start([defineTask({ name: 'mem.at', queue: Q, params: z.object({}), run: () => void ran.push(Date.now()) })]);
+  await w.app.start();
+  try {
+    const due = Date.now() + 400;
+    await w.send('mem.at', {}, { eta: due });
+    await until(() => w.worker.heldCount === 1);
+    expect(ran).toHaveLength(0);
+    await until(() => ran.length === 1);
+    expect(ran[0]).toBeGreaterThanOrEqual(due);
+    expect(w.worker.heldCount).toBe(0);
+  } finally {
+    await w.app.shutdown();
+  }
+});
+
+test('a far ETA is sent later through the broker and acked, not held', async () => {
+  const w = start([defineTask({ name: 'mem.far', queue: Q, params: z.object({}), run: () => 'ran' })]);
+  await w.app.start();
+  try {
+    await w.send('mem.far', {}, { eta: Date.now() + 3_600_000 });
+    await until(() => w.worker.offloaded === 1);
+    expect(w.worker.heldCount).toBe(0);
+    const later = w.store.sent.filter((s) => s.delayMs > 0);
+    expect(later).toHaveLength(1);
+    expect(later[0]?.queue).toBe(Q);
+    expect(later[0]?.delayMs).toBeGreaterThan(3_500_000);
+  } finally {
+    await w.app.shutdown();
+    w.store.clear();
+  }
+});
+
+test('settling: a message that cannot be decoded is copied to the dead-letter queue with its reason, and acked', async () => {
+  const w = start([]);
+  await w.app.start();
+  try {
+    await w.broker.send(Q, { body: Buffer.from('{not json'), properties: { contentType: 'application/json', contentEncoding: 'utf-8', headers: { task: 'x', id: 'bad-1' }, deliveryMode: 2, priority: 0, correlationId: 'bad-1' } });
+    await until(() => (w.store.queue(`${Q}.dead_letter`)?.ready.length ?? 0) === 1);
+    const copy = w.store.queue(`${Q}.dead_letter`)?.ready[0];
+    expect(copy?.body.toString()).toBe('{not json');
+    expect(copy?.raw.headers).toMatchObject({ 'x-original-queue': Q, 'x-dead-lettered-by': 'mem@test' });
+    expect(String((copy?.raw.headers as Record<string, unknown>)['x-dead-letter-reason'])).toMatch(/JSON|json|decode/i);
+    expect(w.ready()).toBe(0);
+  } finally {
+    await w.app.shutdown();
+  }
+});
+
+test('settling: a failure with late ack is acked (acks_on_failure_or_timeout) and not dead-lettered', async () => {
+  const w = start(
+    [
+      defineTask({
+        name: 'mem.fail',
+        queue: Q,
+        params: z.object({}),
+        run: () => {
+          throw new PythonException('ValueError', 'builtins', 'no');
+        },
+      }),
+    ],
+    { CELERY_TASK_ACKS_LATE: 'true' },
+  );
+  await w.app.start();
+  try {
+    await w.send('mem.fail', {});
+    await until(() => (w.worker.processed.get('mem.fail') ?? 0) === 1);
+    await sleep(50);
+    expect(w.ready()).toBe(0);
+    expect(w.store.queue(`${Q}.dead_letter`)?.ready.length ?? 0).toBe(0);
+  } finally {
+    await w.app.shutdown();
+  }
+});
+
+test('cold shutdown cancels a late-ack run and its message goes back to the queue, to run again', async () => {
+  let started = 0;
+  const w = start(
+    [
+      defineTask({
+        name: 'mem.long',
+        queue: Q,
+        params: z.object({}),
+        run: async (_p, ctx) => {
+          started++;
+          await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+          throw new Error('aborted');
+        },
+      }),
+    ],
+    { CELERY_TASK_ACKS_LATE: 'true' },
+  );
+  await w.app.start();
+  await w.send('mem.long', {});
+  await until(() => started === 1);
+  await w.app.coldShutdown();
+  await w.broker.close();
+  expect(w.ready()).toBe(1);
+  expect(w.store.queue(Q)?.ready[0]?.redelivered).toBe(true);
+});
+
+test('a lost connection drops what was held from it unrun; the broker delivers it again after the reconnect', async () => {
+  const ran: string[] = [];
+  const w = start([defineTask({ name: 'mem.at', queue: Q, params: z.object({}), run: (_p, ctx) => void ran.push(ctx.id) })]);
+  await w.app.start();
+  try {
+    const id = await w.send('mem.at', {}, { eta: Date.now() + 500 });
+    await until(() => w.worker.heldCount === 1);
+    w.broker.crash();
+    expect(w.worker.heldCount).toBe(0);
+    expect(w.worker.droppedStale).toBe(1);
+    w.broker.restore();
+    await until(() => ran.length === 1);
+    expect(ran).toEqual([id]);
+  } finally {
+    await w.app.shutdown();
+  }
+});
+
+test('starting a worker twice is refused', async () => {
+  const w = start([]);
+  await w.app.start();
+  try {
+    await expect(w.worker.start()).rejects.toThrow(/start/);
+  } finally {
+    await w.app.shutdown();
+  }
+});
+
+test("remote rate and time limits change this worker's runs only, never the shared task object", async () => {
+  const limits: Array<number | undefined> = [];
+  const task = defineTask({ name: 'mem.lim', queue: Q, params: z.object({}), timeLimit: 30, run: () => 'ok' });
+  const a = start([task]);
+  const b = start([task]);
+  await a.app.start();
+  await b.app.start();
+  try {
+    expect(a.worker.setRateLimit('mem.lim', '1/m')).toBe(true);
+    expect(a.worker.setTimeLimits('mem.lim', 1, 2)).toBe(true);
+    limits.push(task.timeLimit);
+    expect(task.rateLimit).toBeUndefined();
+    expect(limits).toEqual([30]);
+    // The other worker still runs it at once, as often as it comes.
+    for (let i = 0; i < 3; i++) await b.send('mem.lim', {});
+    await until(() => (b.worker.processed.get('mem.lim') ?? 0) === 3);
+    // This one runs the first, then waits for the next token (a minute away).
+    for (let i = 0; i < 2; i++) await a.send('mem.lim', {});
+    await until(() => (a.worker.processed.get('mem.lim') ?? 0) === 1);
+    await sleep(100);
+    expect(a.worker.processed.get('mem.lim')).toBe(1);
+    expect(a.worker.setRateLimit('nope', '1/s')).toBe(false);
+  } finally {
+    await a.app.coldShutdown();
+    await b.app.shutdown();
+  }
+});
