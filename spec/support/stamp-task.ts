@@ -1,4 +1,7 @@
-/** `test.stamp`: counts each run per task id in Redis and records how early or late it ran (ms after due). */
+/**
+ * `test.stamp`: counts each completed run per task id in Redis and records how early or late it started (ms
+ * after due). It counts at the end, so a run killed midway is not counted. Python's pyworker.py has the same.
+ */
 import { z } from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { runCounter } from './test-tasks.js';
@@ -10,9 +13,11 @@ export function stampTask(queue: string, opts: { acksLate?: boolean; runMs?: num
     ...(opts.acksLate ? { acksLate: true } : {}),
     params: z.object({ key: z.string(), due_ms: z.number() }),
     run: async ({ key, due_ms }, ctx) => {
-      await runCounter().hincrby(`${key}:runs`, ctx.id, 1);
-      await runCounter().hset(`${key}:late`, ctx.id, Date.now() - due_ms);
+      const late = Date.now() - due_ms;
       if (opts.runMs) await new Promise((r) => setTimeout(r, opts.runMs));
+      await runCounter().hincrby(`${key}:runs`, ctx.id, 1);
+      await runCounter().hincrby(`${key}:by`, 'ours', 1);
+      await runCounter().hset(`${key}:late`, ctx.id, late);
       return 'stamped';
     },
   });

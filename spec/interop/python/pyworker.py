@@ -22,3 +22,16 @@ def handoff(self, *args, **kwargs):
         "custom": vars(self.request).get("x-custom") or (self.request.headers or {}).get("x-custom"),
         "worker": "python",
     }
+
+
+@app.task(name="test.stamp", bind=True)
+def stamp(self, key, due_ms):
+    """Counts each completed run per task id in Redis (the same keys as our test.stamp)."""
+    import time
+    import redis
+    time.sleep(float(os.environ.get("STAMP_RUN_MS", "0")) / 1000)
+    r = redis.Redis.from_url(os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0"))
+    r.hincrby(key + ":runs", self.request.id, 1)
+    r.hincrby(key + ":by", "python", 1)
+    r.hset(key + ":late", self.request.id, int(time.time() * 1000) - due_ms)
+    return "stamped"
