@@ -25,8 +25,10 @@ export async function startRedisWorker(opts: {
   tasks?: (queue: string) => AnyTask[];
   visibilityTimeoutSeconds?: number;
   scope?: RedisScope;
+  /** Another Redis server as the broker (results stay on the shared one). */
+  url?: string;
 } = {}): Promise<RedisHarness> {
-  const scope = opts.scope ?? redisScope();
+  const scope = opts.scope ?? redisScope(opts.url);
   const queue = uniqueName('rq');
   const { values } = loadConfig(WORKER_SETTINGS, {
     CELERY_WORKER_CONCURRENCY: '4',
@@ -34,7 +36,7 @@ export async function startRedisWorker(opts: {
     SMARTER_WORKER_SHUTDOWN_GRACE: '2',
     CELERY_WORKER_HOSTNAME: `${queue}@%h`,
     CELERY_RESULT_BACKEND: REDIS_URL,
-    CELERY_BROKER_URL: REDIS_URL,
+    CELERY_BROKER_URL: opts.url ?? REDIS_URL,
     CELERY_BROKER_TRANSPORT_OPTIONS: JSON.stringify({
       global_keyprefix: scope.prefix,
       ...(opts.visibilityTimeoutSeconds !== undefined ? { visibility_timeout: opts.visibilityTimeoutSeconds } : {}),
