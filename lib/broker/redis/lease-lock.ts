@@ -15,15 +15,26 @@ export class RedisLeaseLock extends EventEmitter<{ lost: [] }> {
   private timer: NodeJS.Timeout | undefined;
   private renewedAt = 0;
 
+  private redis: Redis | null;
+
+  /** `redis`: a shared connection, or a factory of the lock's own (opened on acquire, closed on release). */
   constructor(
-    private readonly redis: Redis,
+    private readonly connection: Redis | (() => Redis),
     readonly name: string,
     private readonly logger: Logger,
     readonly leaseMs = 30_000,
-    /** The connection is the lock's own: opened on acquire, closed on release. */
-    private readonly ownConnection = false,
   ) {
     super();
+    this.redis = typeof connection === 'function' ? null : connection;
+  }
+
+  private client(): Redis {
+    if (!this.redis) this.redis = typeof this.connection === 'function' ? this.connection() : this.connection;
+    return this.redis;
+  }
+
+  private get ownConnection(): boolean {
+    return typeof this.connection === 'function';
   }
 
   get held(): boolean {
@@ -33,9 +44,8 @@ export class RedisLeaseLock extends EventEmitter<{ lost: [] }> {
   /** Takes the lock if nobody holds it (or its lease lapsed); false when another process holds it. */
   async tryAcquire(): Promise<boolean> {
     if (this.token) return true;
-    if (this.ownConnection && (this.redis.status === 'wait' || this.redis.status === 'end')) await this.redis.connect();
     const token = randomUUID();
-    const ok = await this.redis.set(this.name, token, 'PX', this.leaseMs, 'NX');
+    const ok = await this.client().set(this.name, token, 'PX', this.leaseMs, 'NX');
     if (ok !== 'OK') return false;
     this.token = token;
     this.renewedAt = Date.now();
@@ -49,7 +59,7 @@ export class RedisLeaseLock extends EventEmitter<{ lost: [] }> {
     if (!token) return;
     let still = false;
     try {
-      still = Number(await LEASE_RENEW.run(this.redis, [this.name], [token, this.leaseMs])) === 1;
+      still = Number(await LEASE_RENEW.run(this.client(), [this.name], [token, this.leaseMs])) === 1;
       if (still) this.renewedAt = Date.now();
     } catch (err) {
       // Redis unreachable: we still hold the lease until it would have lapsed.
@@ -72,7 +82,11 @@ export class RedisLeaseLock extends EventEmitter<{ lost: [] }> {
   async release(): Promise<void> {
     const token = this.token;
     this.stop();
-    if (token) await RELEASE_IF_HELD.run(this.redis, [this.name], [token]).catch(() => undefined);
-    if (this.ownConnection && this.redis.status !== 'end') await this.redis.quit().catch(() => this.redis.disconnect());
+    const redis = this.redis;
+    if (token && redis) await RELEASE_IF_HELD.run(redis, [this.name], [token]).catch(() => undefined);
+    if (this.ownConnection && redis) {
+      this.redis = null;
+      await redis.quit().catch(() => redis.disconnect());
+    }
   }
 }

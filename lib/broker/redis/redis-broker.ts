@@ -40,6 +40,8 @@ export interface RedisBrokerOptions {
   logger: Logger;
   /** kombu `visibility_timeout` (s): an unacked message older than this is restored to its queue. */
   visibilityTimeoutSeconds?: number;
+  /** Waits up to this long are sent to the queue with their ETA instead of the delayed set (see DEFAULT_HOLD_MAX_MS). */
+  holdMaxMs?: number;
   /** Lease of locks taken with `lock()` (Beat's), renewed every third of it. */
   lockLeaseMs?: number;
   /** kombu `master_name`, for sentinel:// URLs. */
@@ -64,9 +66,16 @@ const BLOCK_SECONDS = 1;
 /** Buckets of `delayedStats`, as many as RabbitMQ's delay levels so both read alike. */
 const STAT_LEVELS = 28;
 
+/**
+ * A wait shorter than this is not put in the delayed set: the message goes to its queue with its ETA, as
+ * Celery sends it, and whichever worker takes it (a Python one too) holds it until due. Only our workers
+ * move due messages out of the delayed set, so what only they can deliver is kept for waits worth it.
+ */
+export const DEFAULT_HOLD_MAX_MS = 5000;
+
 const REDIS_CAPABILITIES: BrokerCapabilities = Object.freeze({
   nativeDelay: true,
-  delayResolutionMs: 1000,
+  delayResolutionMs: DEFAULT_HOLD_MAX_MS,
   maxDelayMs: Number.MAX_SAFE_INTEGER,
   deadLetterExchange: false,
   ordered: true,
@@ -74,7 +83,7 @@ const REDIS_CAPABILITIES: BrokerCapabilities = Object.freeze({
 
 export class RedisBroker implements Broker, Settler {
   readonly kind = 'redis';
-  readonly capabilities = REDIS_CAPABILITIES;
+  readonly capabilities: BrokerCapabilities;
   readonly keys: KombuKeys;
   private readonly cmd: Redis;
   private readonly blocking = new Map<boolean, Redis>();
@@ -102,6 +111,7 @@ export class RedisBroker implements Broker, Settler {
     const target = redisTarget(opts.url, opts.masterName);
     this.keys = new KombuKeys({ prefix: opts.keyPrefix ?? '', db: target.db });
     this.visibilityTimeoutSeconds = opts.visibilityTimeoutSeconds ?? 3600;
+    this.capabilities = Object.freeze({ ...REDIS_CAPABILITIES, delayResolutionMs: opts.holdMaxMs ?? DEFAULT_HOLD_MAX_MS });
     const make = (name: string) => {
       const r = new Redis({ ...target.options, lazyConnect: true, connectionName: name });
       r.on('error', () => undefined);
@@ -370,9 +380,13 @@ export class RedisBroker implements Broker, Settler {
   }
 
   lock(name: string): BrokerLock {
-    const r = new Redis({ ...redisTarget(this.opts.url, this.opts.masterName).options, connectionName: `lock ${name}`, lazyConnect: true });
-    r.on('error', () => undefined);
-    return new RedisLeaseLock(r, `${this.keys.prefix}${name}`, this.opts.logger, this.opts.lockLeaseMs, true);
+    const options = redisTarget(this.opts.url, this.opts.masterName).options;
+    const connect = () => {
+      const r = new Redis({ ...options, connectionName: `lock ${name}` });
+      r.on('error', () => undefined);
+      return r;
+    };
+    return new RedisLeaseLock(connect, `${this.keys.prefix}${name}`, this.opts.logger, this.opts.lockLeaseMs);
   }
 
   /** The delayed set in buckets like RabbitMQ's delay levels: bucket L holds what is due within 2^(L+1) − 1 s. */
