@@ -11,7 +11,7 @@ import type { Broker } from '../broker/broker.js';
 import type { Logger } from '../logger.js';
 import type { TaskMessage } from '../protocol/types.js';
 import type { TaskEvents } from '../worker/events.js';
-import type { Worker } from '../worker/worker.js';
+import type { WorkerControl } from '../worker/control.js';
 
 /** Task outcomes and runtimes as Prometheus metrics; plugged in beside the Celery event dispatcher. */
 export class TaskMetrics implements TaskEvents {
@@ -76,7 +76,7 @@ export interface HttpOptions {
   maxLoopDelayMs?: number;
 }
 
-export function startHttp(broker: Broker, worker: Worker<unknown>, metrics: TaskMetrics, logger: Logger, opts: HttpOptions): http.Server {
+export function startHttp(broker: Broker, worker: WorkerControl, metrics: TaskMetrics, logger: Logger, opts: HttpOptions): http.Server {
   const loop = monitorEventLoopDelay({ resolution: 20 });
   loop.enable();
   const reg = metrics.registry;
@@ -85,16 +85,16 @@ export function startHttp(broker: Broker, worker: Worker<unknown>, metrics: Task
   broker.on('disconnected', () => reconnects++);
   const gauge = (name: string, help: string, get: () => number) =>
     new client.Gauge({ name, help, registers: [reg], collect() { this.set(get()); } });
-  gauge('smarter_worker_in_flight', 'Tasks running now', () => worker.active.size);
-  gauge('smarter_worker_reserved', 'Tasks received and waiting for a slot', () => worker.reservedCount);
-  gauge('smarter_worker_eta_held', 'ETA messages held unacked until due', () => worker.heldCount);
-  gauge('smarter_worker_prefetch', 'Prefetch count per consumer', () => worker.options.prefetchMultiplier * worker.options.concurrency);
+  gauge('smarter_worker_in_flight', 'Tasks running now', () => worker.counters().active);
+  gauge('smarter_worker_reserved', 'Tasks received and waiting for a slot', () => worker.counters().reserved);
+  gauge('smarter_worker_eta_held', 'ETA messages held unacked until due', () => worker.counters().held);
+  gauge('smarter_worker_prefetch', 'Prefetch count per consumer', () => worker.prefetchCount);
   gauge('smarter_worker_broker_reconnects', 'Broker connections lost since start', () => reconnects);
   gauge('smarter_worker_stale_settles', 'Acks and rejects not sent because their channel had closed (redelivered by the broker)', () => broker.staleSettles);
-  gauge('smarter_worker_dropped_stale', 'Reserved or held messages of a closed channel dropped unrun (redelivered by the broker)', () => worker.droppedStale);
-  gauge('smarter_worker_dead_letter_failed_attempts', 'Dead-letter copies that failed (each attempt)', () => worker.deadLetters.failedAttempts);
-  gauge('smarter_worker_dead_letter_unsent', 'Messages left unacked because their dead-letter copy failed every attempt', () => worker.deadLetters.unsent);
-  gauge('smarter_worker_delay_offloaded', 'Far-ETA messages moved into the delay topology since start', () => worker.offloaded);
+  gauge('smarter_worker_dropped_stale', 'Reserved or held messages of a closed channel dropped unrun (redelivered by the broker)', () => worker.counters().droppedStale);
+  gauge('smarter_worker_dead_letter_failed_attempts', 'Dead-letter copies that failed (each attempt)', () => worker.counters().deadLetterFailedAttempts);
+  gauge('smarter_worker_dead_letter_unsent', 'Messages left unacked because their dead-letter copy failed every attempt', () => worker.counters().deadLetterUnsent);
+  gauge('smarter_worker_delay_offloaded', 'Far-ETA messages moved into the delay topology since start', () => worker.counters().offloaded);
   gauge('smarter_worker_event_loop_delay_seconds', 'Event-loop delay, p99 over the last interval', () => loop.percentile(99) / 1e9);
   const overBudget = new client.Gauge({ name: 'smarter_worker_over_wait_budget', help: 'Runs reported as waiting past their budget', labelNames: ['task'], registers: [reg] });
   const delayed = new client.Gauge({ name: 'smarter_worker_delayed_messages', help: 'Messages waiting in each delay level', labelNames: ['level'], registers: [reg] });
@@ -111,13 +111,13 @@ export function startHttp(broker: Broker, worker: Worker<unknown>, metrics: Task
       const stalled = delayMs > (opts.maxLoopDelayMs ?? 5000);
       send(stalled ? 503 : 200, stalled ? `event loop stalled for ${Math.round(delayMs)} ms\n` : 'ok\n');
     } else if (path === '/readyz') {
-      const idle = worker.options.queues.filter((q) => !broker.isConsuming(q));
+      const idle = worker.queues.filter((q) => !broker.isConsuming(q));
       const ready = broker.connected && worker.state === 'RUNNING' && idle.length === 0;
       const why = idle.length > 0 && broker.connected ? `, not consuming ${idle.join(', ')}` : '';
       send(ready ? 200 : 503, ready ? 'ready\n' : `not ready: broker ${broker.connected ? 'connected' : 'disconnected'}, worker ${worker.state}${why}\n`);
     } else if (path === '/metrics') {
       void (async () => {
-        for (const [task, n] of worker.overWaitBudget) overBudget.set({ task }, n);
+        for (const [task, n] of worker.counters().overWaitBudget) overBudget.set({ task }, n);
         if (broker.connected) {
           for (const l of await broker.delayedStats().catch(() => [])) delayed.set({ level: String(l.level) }, l.messages);
         }

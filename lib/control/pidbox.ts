@@ -13,7 +13,7 @@ import { encodeContent } from '../protocol/content.js';
 import { isRecord } from '../protocol/fields.js';
 import { parseKombuJson } from '../protocol/json.js';
 import type { TaskMessage } from '../protocol/types.js';
-import type { Worker } from '../worker/worker.js';
+import type { WorkerControl } from '../worker/control.js';
 import type { LamportClock } from './clock.js';
 import type { EventDispatcher } from './events.js';
 
@@ -81,7 +81,7 @@ export class Pidbox {
 
   constructor(
     private readonly broker: Broker,
-    private readonly worker: Worker<unknown>,
+    private readonly worker: WorkerControl,
     private readonly clock: LamportClock,
     private readonly events: EventDispatcher,
     private readonly logger: Logger,
@@ -178,16 +178,16 @@ export class Pidbox {
     return {
       ping: () => ok('pong'),
       clock: () => ({ clock: this.clock.current }),
-      hello: () => ({ revoked: Object.fromEntries([...w.revoked].map(([id, t]) => [id, t / 1000])), clock: this.clock.current }),
+      hello: () => ({ revoked: Object.fromEntries([...w.revoked.entries()].map(([id, t]) => [id, t / 1000])), clock: this.clock.current }),
       heartbeat: () => {
         this.events.heartbeatNow();
         return null;
       },
       registered: (a) => w.registeredNames().filter((n) => a.builtins === true || !n.startsWith('celery.')),
-      active: () => [...w.active.values()].map((r) => this.info(r.msg, { started: r.startedAt, acknowledged: r.delivery.settled, queue: r.delivery.queue })),
+      active: () => w.activeRuns().map((r) => this.info(r.msg, { started: r.startedAt, acknowledged: r.acknowledged, queue: r.queue })),
       reserved: () => w.reservedMessages().map((m) => this.info(m)),
       scheduled: () => w.heldMessages().map((m) => ({ eta: m.eta?.iso ?? null, priority: 6, request: this.info(m) })),
-      revoked: () => [...w.revoked.keys()],
+      revoked: () => w.revoked.ids(),
       active_queues: () => w.activeQueues().map((q) => activeQueueInfo(q)),
       stats: () => this.stats(),
       conf: () => this.opts.conf,
@@ -250,13 +250,13 @@ export class Pidbox {
     const transport = scheme === 'rediss' ? 'redis' : scheme === 'amqps' ? 'amqp' : scheme;
     const url = new URL(this.opts.brokerUrl.split(';')[0]?.replace(/^[a-z]+:/i, 'http:') ?? 'http://localhost');
     return {
-      total: Object.fromEntries(w.processed),
+      total: Object.fromEntries(w.counters().processed),
       pid: process.pid,
       clock: String(this.clock.current),
       uptime: Math.round((Date.now() - w.startedAt) / 1000),
       pool: {
         implementation: 'smarter-worker:async',
-        'max-concurrency': w.options.concurrency,
+        'max-concurrency': w.concurrency,
         processes: [process.pid],
         'max-tasks-per-child': 'N/A',
         'put-guarded-by-semaphore': false,
@@ -279,7 +279,7 @@ export class Pidbox {
         failover_strategy: 'round-robin',
         alternates: [],
       },
-      prefetch_count: w.options.prefetchMultiplier * w.options.concurrency,
+      prefetch_count: w.prefetchCount,
       rusage: {
         utime: usage.userCPUTime / 1e6,
         stime: usage.systemCPUTime / 1e6,

@@ -2,6 +2,7 @@
 import type { Logger } from '../logger.js';
 import type { PyDateTime } from '../protocol/values.js';
 import type { Signature } from '../protocol/types.js';
+import type { KwargsOf, Task } from './define-task.js';
 
 export interface ApplyOptions {
   taskId?: string;
@@ -56,7 +57,12 @@ export interface TaskContext<D = unknown> {
   readonly deps: D;
   /** Celery `self.retry()`: publishes the retry (same id, retries + 1), then rejects with the Retry outcome. */
   retry(options?: RetryOptions): Promise<never>;
-  /** Celery `send_task`/`apply_async`; resolves with the task id once the broker confirmed the message. */
+  /**
+   * Celery `send_task`/`apply_async`; resolves with the task id once the broker confirmed the message.
+   * Given a task's definition, its keyword arguments are checked against its schema and it goes to the
+   * task's declared queue unless `options.queue` says otherwise; a name is for tasks defined elsewhere.
+   */
+  applyAsync<P, I>(task: Task<P, never, I>, args: [], kwargs: KwargsOf<P, I>, options?: ApplyOptions): Promise<string>;
   applyAsync(task: string, args?: unknown[], kwargs?: Record<string, unknown>, options?: ApplyOptions): Promise<string>;
   /** Applies a Celery signature (canvas), with `partialArgs` prepended unless it is immutable. */
   applySignature(sig: Signature, partialArgs?: unknown[]): Promise<string>;

@@ -56,14 +56,14 @@ export interface CheckPolicy {
   firstRunIdParam?: string;
 }
 
-export interface TaskDefinition<P = unknown, R = unknown, D = unknown> extends TaskOptions {
+export interface TaskDefinition<P = unknown, R = unknown, D = unknown, I = unknown> extends TaskOptions {
   name: string;
   /**
    * The queue this task belongs to; a task arriving elsewhere still runs but is logged as misrouted.
    * `ANY_QUEUE` is for Celery's built-in tasks, which producers send wherever they route them.
    */
   queue: string;
-  params: z.ZodType<P>;
+  params: z.ZodType<P, I>;
   /** Order of positional arguments; defaults to the keys of an object schema. */
   argNames?: readonly string[];
   /** Accept any number of positional args as `args` (Python `*args`) instead of mapping them by name. */
@@ -81,11 +81,29 @@ export interface AnyTask<D = unknown> extends TaskOptions {
   run(params: unknown, ctx: TaskContext<D>): unknown;
 }
 
+/** Carries a task's parameter types on its definition, for typed references; never set at run time. */
+declare const PARAMS: unique symbol;
+
+/**
+ * A defined task: what the registry holds, plus its parameter types, so that `ctx.applyAsync(task, [],
+ * kwargs)` to it is checked by the compiler. `P` is what the task receives, `I` what a caller passes (the
+ * schema's input, inferred when `defineTask`'s types are; unknown when `P` is given by hand).
+ */
+export interface Task<P = unknown, D = unknown, I = unknown> extends AnyTask<D> {
+  readonly [PARAMS]?: { params: P; input: I };
+}
+
+/**
+ * The keyword arguments a caller passes: the schema's input; for a task whose parameter type was written
+ * by hand, its parameters, each optional (a default may fill it), names and types still checked.
+ */
+export type KwargsOf<P, I> = unknown extends I ? Partial<P> : I;
+
 export const ANY_QUEUE = '*';
 
 const NAME_RE = /^[A-Za-z_][\w.:-]*$/;
 
-export function defineTask<P, R, D = unknown>(def: TaskDefinition<P, R, D>): AnyTask<D> {
+export function defineTask<P, R, D = unknown, I = unknown>(def: TaskDefinition<P, R, D, I>): Task<P, D, I> {
   if (!NAME_RE.test(def.name)) throw new TaskDefinitionError(def.name, 'name must be a dotted identifier');
   if (!def.queue) throw new TaskDefinitionError(def.name, 'a task must declare its queue');
   if (def.timeLimit !== undefined && def.softTimeLimit !== undefined && def.softTimeLimit > def.timeLimit) {

@@ -10,7 +10,7 @@ import type { Logger } from '../logger.js';
 import { pyRepr } from '../protocol/repr.js';
 import type { TaskMessage } from '../protocol/types.js';
 import { planCheckAgain } from '../registry/checks.js';
-import { type CheckAgainOptions, Rescheduled, type RetryOptions, type TaskContext } from '../registry/context.js';
+import { type ApplyOptions, type CheckAgainOptions, Rescheduled, type RetryOptions, type TaskContext } from '../registry/context.js';
 import { ANY_QUEUE, type AnyTask } from '../registry/define-task.js';
 import type { TaskPublisher } from './publisher.js';
 import { DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY, buildRetryMessage } from './retry.js';
@@ -68,6 +68,13 @@ export async function checkTaskAgain(
   return new Rescheduled(id, attempt, options.after);
 }
 
+/** Sends a task by name, or by its definition (to its declared queue unless `options.queue` is given). */
+function applyTo(publisher: ContextPublisher, parent: TaskMessage, target: string | AnyTask<never>, args: unknown[], kwargs: Record<string, unknown>, options: ApplyOptions): Promise<string> {
+  if (typeof target === 'string') return publisher.apply(target, args, kwargs, options, parent);
+  const queue = options.queue ?? (target.queue === ANY_QUEUE ? undefined : target.queue);
+  return publisher.apply(target.name, args, kwargs, queue === undefined ? options : { ...options, queue }, parent);
+}
+
 /** The context, and `bind` to hand it the validated parameters once they are known (checkAgain reuses them). */
 export function createTaskContext<D>(input: ContextInput<D>): { ctx: TaskContext<D>; bind(params: unknown): void } {
   const { msg, delivery, publisher, backend } = input;
@@ -90,7 +97,8 @@ export function createTaskContext<D>(input: ContextInput<D>): { ctx: TaskContext
     signal: input.signal,
     deps: input.deps,
     retry: (o) => retryTask(input, o),
-    applyAsync: (name, args = [], kwargs = {}, options = {}) => publisher.apply(name, args, kwargs, options, msg),
+    applyAsync: (target: string | AnyTask<never>, args: unknown[] = [], kwargs: unknown = {}, options: ApplyOptions = {}) =>
+      applyTo(publisher, msg, target, args, kwargs as Record<string, unknown>, options),
     applySignature: (sig, partialArgs = []) => publisher.applySignature(sig, partialArgs, msg),
     getResult: (taskId) => backend.get(taskId),
     checkAgain: (options) => checkTaskAgain(input, bound, options),

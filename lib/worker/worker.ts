@@ -16,25 +16,18 @@ import { decodeTaskMessage } from '../protocol/decode.js';
 import type { TaskMessage } from '../protocol/types.js';
 import { ANY_QUEUE, type AnyTask } from '../registry/define-task.js';
 import type { Registry } from '../registry/registry.js';
-import { type AckPolicy, type Outcome, decide } from './decide.js';
+import type { AckPolicy, Outcome } from './decide.js';
 import { DeadLetterCopies } from './dead-letter.js';
 import { noEvents, type TaskEvents } from './events.js';
 import { Forwarder, type UnknownTaskPolicy } from './forward.js';
 import { TaskPublisher } from './publisher.js';
-import { type LongTimer, setLongTimeout } from './long-timer.js';
-import { dropStaleJobs } from './stale.js';
+import { HeldJobs, delayRangeInWords, offload, planEta } from './eta.js';
+import { Settler } from './settler.js';
 import { type ActiveRun, type RunDefaults, runTask } from './run-task.js';
 import { TaskLimits } from './task-limits.js';
-import { loadRevoked, saveRevoked } from './state-db.js';
+import type { RunView, WorkerControl, WorkerCounters } from './control.js';
+import { RevokedSet } from './revoked.js';
 import { type WorkerState, move } from './state.js';
-
-/** `2^28 − 1 s, about 8.5 years`: a delay range as people read it. */
-function delayRangeInWords(ms: number): string {
-  const s = Math.floor(ms / 1000);
-  const bits = Math.log2(s + 1);
-  const years = (s / 31_557_600).toFixed(1);
-  return Number.isInteger(bits) ? `2^${bits} − 1 s, about ${years} years` : `about ${years} years`;
-}
 
 export type { WorkerState } from './state.js';
 
@@ -62,18 +55,19 @@ interface Job {
   task: AnyTask<unknown>;
 }
 
-export class Worker<D = unknown> {
+export class Worker<D = unknown> implements WorkerControl {
   private stateValue: WorkerState = 'INITIALIZED';
   readonly publisher: TaskPublisher;
   /** Set when unknown task names are forwarded. */
   readonly forwarder: Forwarder | undefined;
   readonly active = new Map<string, ActiveRun>();
   private readonly reserved: Job[] = [];
-  private readonly held = new Map<string, { timer: LongTimer; job: Job }>();
+  private readonly held = new HeldJobs<Job>();
+  private readonly settler: Settler;
   private readonly limits = new TaskLimits();
   private shutdownPromise: Promise<void> | undefined;
   private idleWaiters: Array<() => void> = [];
-  readonly revoked = new Map<string, number>();
+  readonly revoked: RevokedSet;
   readonly processed = new Map<string, number>();
   /** Runs reported for waiting past their budget, by task name. */
   readonly overWaitBudget = new Map<string, number>();
@@ -104,12 +98,19 @@ export class Worker<D = unknown> {
     this.forwarder =
       unknown?.mode === 'forward' ? new Forwarder(broker, unknown.queue, options.nodeName, logger, (t, to) => events.forwarded?.(t, to)) : undefined;
     this.deadLetters = new DeadLetterCopies(logger, options.deadLetterSuffix);
+    this.revoked = new RevokedSet(options.stateDb, logger);
+    this.settler = new Settler(broker, this.deadLetters, events, {
+      deadLetterSuffix: options.deadLetterSuffix,
+      nodeName: options.nodeName,
+      defaults: options.defaults,
+      running: () => this.state !== 'STOPPED',
+    });
     broker.on('disconnected', () => this.dropStale());
   }
 
   /** On a connection loss: what came on the dead channel is dropped unrun (stale.ts). */
   private dropStale(): void {
-    const n = dropStaleJobs(this.reserved, this.held);
+    const n = this.held.dropStale(this.reserved);
     if (n === 0) return;
     this.droppedStale += n;
     this.logger.warn(`dropped ${n} reserved or held message(s) of a closed channel unrun; the broker redelivers them`, { dropped: n });
@@ -139,6 +140,40 @@ export class Worker<D = unknown> {
     return true;
   }
 
+  get nodeName(): string {
+    return this.options.nodeName;
+  }
+
+  get concurrency(): number {
+    return this.options.concurrency;
+  }
+
+  get prefetchCount(): number {
+    return this.options.prefetchMultiplier * this.options.concurrency;
+  }
+
+  get queues(): readonly string[] {
+    return this.options.queues;
+  }
+
+  counters(): WorkerCounters {
+    return {
+      active: this.active.size,
+      reserved: this.reserved.length,
+      held: this.held.size,
+      processed: this.processed,
+      overWaitBudget: this.overWaitBudget,
+      droppedStale: this.droppedStale,
+      offloaded: this.offloaded,
+      deadLetterFailedAttempts: this.deadLetters.failedAttempts,
+      deadLetterUnsent: this.deadLetters.unsent,
+    };
+  }
+
+  activeRuns(): RunView[] {
+    return [...this.active.values()].map((r) => ({ msg: r.msg, startedAt: r.startedAt, acknowledged: r.delivery.settled, queue: r.delivery.queue }));
+  }
+
   registeredNames(): string[] {
     return this.registry.names();
   }
@@ -150,7 +185,7 @@ export class Worker<D = unknown> {
 
   /** ETA messages held until due (Celery's "scheduled"). */
   heldMessages(): TaskMessage[] {
-    return [...this.held.values()].map((h) => h.job.msg);
+    return this.held.jobs().map((j) => j.msg);
   }
 
   /**
@@ -158,8 +193,8 @@ export class Worker<D = unknown> {
    * with `terminate`, abort running ones now. Returns the ids that were running.
    */
   revokeTasks(ids: readonly string[], terminate: boolean): string[] {
-    for (const id of ids) this.rememberRevoked(id);
-    this.persistRevoked();
+    for (const id of ids) this.revoked.add(id);
+    this.revoked.persist();
     const running: string[] = [];
     for (const run of this.active.values()) {
       if (!ids.includes(run.msg.id)) continue;
@@ -167,26 +202,6 @@ export class Worker<D = unknown> {
       if (terminate) run.controller.abort(new TaskRevokedError('terminated'));
     }
     return running;
-  }
-
-  /** Adds to the revoked set, which keeps 50,000 ids as Celery's does (CELERY_WORKER_REVOKES_MAX); the oldest go first. */
-  private rememberRevoked(id: string): void {
-    this.revoked.delete(id);
-    this.revoked.set(id, Date.now());
-    while (this.revoked.size > 50_000) {
-      const oldest = this.revoked.keys().next().value;
-      if (oldest === undefined) break;
-      this.revoked.delete(oldest);
-    }
-  }
-
-  private persistRevoked(): void {
-    if (!this.options.stateDb) return;
-    try {
-      saveRevoked(this.options.stateDb, this.revoked);
-    } catch (err) {
-      this.logger.error(`could not write the state file ${this.options.stateDb}`, { error: coerceError(err).message });
-    }
   }
 
   /** Celery's `add_consumer`: consume one more queue from now on. */
@@ -219,7 +234,7 @@ export class Worker<D = unknown> {
 
   async start(): Promise<void> {
     this.state = 'STARTING';
-    if (this.options.stateDb) for (const [id, t] of loadRevoked(this.options.stateDb)) this.revoked.set(id, t);
+    this.revoked.load();
     const prefetch = Math.min(this.options.prefetchMultiplier * this.options.concurrency, 65_535);
     if (this.options.delayedDelivery) await this.broker.declareDelayed({ queueType: this.options.delayedDelivery.queueType });
     for (const queue of this.options.queues) {
@@ -276,10 +291,16 @@ export class Worker<D = unknown> {
     this.events.received(msg);
     const job: Job = { delivery, msg, task: task };
     const delayMs = msg.eta ? msg.eta.epochMs - Date.now() : 0;
-    if (this.options.delayedDelivery && delayMs > this.broker.capabilities.maxDelayMs) await this.beyondDelayRange(job, delayMs);
-    else if (this.options.delayedDelivery && delayMs > this.options.delayedDelivery.holdMaxMs) await this.offload(job, delayMs);
-    else if (delayMs > 0) this.hold(job, delayMs);
-    else this.enqueue(job);
+    switch (planEta(delayMs, this.options.delayedDelivery, this.broker.capabilities.maxDelayMs)) {
+      case 'beyond-range':
+        return this.beyondDelayRange(job, delayMs);
+      case 'offload':
+        return this.offload(job, delayMs);
+      case 'hold':
+        return this.hold(job, delayMs);
+      case 'now':
+        return this.enqueue(job);
+    }
   }
 
   /**
@@ -290,7 +311,7 @@ export class Worker<D = unknown> {
   private async offload(job: Job, delayMs: number): Promise<void> {
     const { delivery, msg } = job;
     try {
-      await this.broker.sendLater(delivery.queue, { body: delivery.raw.body, properties: copyProperties(delivery.raw) }, delayMs);
+      await offload(this.broker, delivery, delayMs);
     } catch (err) {
       this.logger.warn(`could not park ${msg.task}[${msg.id}] in the delay topology; holding it`, { error: coerceError(err).message });
       this.hold(job, delayMs);
@@ -345,7 +366,7 @@ export class Worker<D = unknown> {
     const expired = !this.revoked.has(msg.id);
     const reason = expired ? 'expired' : 'revoked';
     this.logger.info(`discarding ${reason} task ${msg.task}[${msg.id}]`, { task: msg.task, id: msg.id, queue: delivery.queue });
-    if (expired) this.rememberRevoked(msg.id);
+    if (expired) this.revoked.add(msg.id);
     await this.storeQuietly(msg, { state: 'REVOKED', result: exceptionInfo(new TaskRevokedError(reason)), traceback: null });
     this.events.revoked(msg.id, { expired, terminated: false, signum: null });
     await this.settle(delivery, { kind: 'revoked' }, reason);
@@ -356,14 +377,11 @@ export class Worker<D = unknown> {
    * widens the window with a channel-wide QoS, which quorum queues refuse).
    */
   private hold(job: Job, delayMs: number): void {
-    const key = randomUUID();
-    const timer = setLongTimeout(() => {
-      this.held.delete(key);
+    this.held.hold(job, delayMs, (due) => {
       if (this.state !== 'RUNNING') return;
-      if (this.isRevokedOrExpired(job.msg)) void this.revoke(job);
-      else this.enqueue(job);
-    }, delayMs);
-    this.held.set(key, { timer, job });
+      if (this.isRevokedOrExpired(due.msg)) void this.revoke(due);
+      else this.enqueue(due);
+    });
   }
 
   private enqueue(job: Job): void {
@@ -437,21 +455,8 @@ export class Worker<D = unknown> {
     }
   }
 
-  /** Applies the decision for an outcome: dead-letter copy first (confirmed), then ack/reject/requeue. */
-  private async settle(delivery: Delivery, outcome: Outcome, reason: string, policy: AckPolicy = this.options.defaults): Promise<void> {
-    const decision = decide(outcome, policy);
-    // A copy that cannot be made leaves the message unacked (dead-letter.ts), never requeued into a loop.
-    if (decision.deadLetter && !(await this.deadLetters.copy(delivery, reason, () => this.deadLetter(delivery, reason), () => this.state !== 'STOPPED'))) return;
-    if (decision.settle === 'ack') delivery.ack();
-    else delivery.reject(decision.settle === 'requeue');
-    if (decision.settle !== 'ack') {
-      const id = delivery.raw.properties.correlationId;
-      if (id) this.events.rejected(id, decision.settle === 'requeue');
-    }
-  }
-
-  private async deadLetter(delivery: Delivery, reason: string): Promise<void> {
-    await this.broker.deadLetter(delivery, { queue: delivery.queue + this.options.deadLetterSuffix, reason, by: this.options.nodeName });
+  private settle(delivery: Delivery, outcome: Outcome, reason: string, policy?: AckPolicy): Promise<void> {
+    return this.settler.settle(delivery, outcome, reason, policy);
   }
 
   private async storeQuietly(msg: TaskMessage, r: { state: 'FAILURE' | 'REVOKED'; result: unknown; traceback: string | null }): Promise<void> {
@@ -492,7 +497,6 @@ export class Worker<D = unknown> {
     if (this.state === 'DRAINING' || this.state === 'STOPPED') return;
     this.state = 'DRAINING';
     for (const q of this.options.queues) await this.broker.cancel(q).catch(() => undefined);
-    for (const { timer } of this.held.values()) timer.clear();
     this.held.clear();
     this.reserved.length = 0;
   }
@@ -510,7 +514,7 @@ export class Worker<D = unknown> {
       this.logger.warn(`shutdown grace of ${graceMs} ms is over; cancelling ${this.active.size} running task(s)`);
       await this.cancelActive();
     }
-    this.persistRevoked();
+    this.revoked.persist();
     await this.backend.close().catch(() => undefined);
     await this.broker.close().catch(() => undefined);
     this.state = 'STOPPED';

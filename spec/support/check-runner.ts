@@ -6,7 +6,7 @@
 import { type Logger, nullLogger } from '../../lib/logger.js';
 import { bindArguments } from '../../lib/registry/args.js';
 import { planCheckAgain } from '../../lib/registry/checks.js';
-import { type CheckAgainOptions, Rescheduled, type TaskContext } from '../../lib/registry/context.js';
+import { type ApplyOptions, type CheckAgainOptions, Rescheduled, type TaskContext } from '../../lib/registry/context.js';
 import type { AnyTask } from '../../lib/registry/define-task.js';
 
 export interface Sent {
@@ -69,7 +69,12 @@ export class CheckRunner<D> {
       signal: new AbortController().signal,
       deps: this.deps,
       retry: () => Promise.reject(new Error('retry is not used by these tasks')),
-      applyAsync: (name, args = [], kwargs = {}, options = {}) => Promise.resolve(this.send(name, kwargs, args, options.countdown ?? 0, options.queue)),
+      applyAsync: (target: string | AnyTask<never>, args: unknown[] = [], kwargs: unknown = {}, options: ApplyOptions = {}) =>
+        Promise.resolve(
+          typeof target === 'string'
+            ? this.send(target, kwargs as Record<string, unknown>, args, options.countdown ?? 0, options.queue)
+            : this.send(target.name, kwargs as Record<string, unknown>, args, options.countdown ?? 0, options.queue ?? target.queue),
+        ),
       applySignature: () => Promise.reject(new Error('not available')),
       getResult: () => Promise.resolve(null),
       checkAgain: (o: CheckAgainOptions) => {

@@ -1,0 +1,72 @@
+/**
+ * Revoked task ids: bounded as Celery's (CELERY_WORKER_REVOKES_MAX, 50,000; the oldest go first) and,
+ * with `--statedb`, persisted across restarts (state-db.ts drops entries older than 3 h when read).
+ */
+import { coerceError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { loadRevoked, saveRevoked } from './state-db.js';
+
+export const REVOKES_MAX = 50_000;
+
+/** What remote control reads of it. */
+export interface RevokedView {
+  has(id: string): boolean;
+  /** Ids with when they were revoked (epoch ms), oldest first. */
+  entries(): IterableIterator<[string, number]>;
+  ids(): string[];
+  readonly size: number;
+}
+
+export class RevokedSet implements RevokedView {
+  private readonly byId = new Map<string, number>();
+
+  constructor(
+    private readonly file: string | null,
+    private readonly logger: Logger,
+    private readonly max = REVOKES_MAX,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  has(id: string): boolean {
+    return this.byId.has(id);
+  }
+
+  entries(): IterableIterator<[string, number]> {
+    return this.byId.entries();
+  }
+
+  ids(): string[] {
+    return [...this.byId.keys()];
+  }
+
+  /** Reads the state file, if there is one. */
+  load(): void {
+    if (!this.file) return;
+    for (const [id, t] of loadRevoked(this.file, this.now())) this.byId.set(id, t);
+  }
+
+  /** Remembers an id as revoked now (moved to the newest end if it was there). */
+  add(id: string): void {
+    this.byId.delete(id);
+    this.byId.set(id, this.now());
+    while (this.byId.size > this.max) {
+      const oldest = this.byId.keys().next().value;
+      if (oldest === undefined) break;
+      this.byId.delete(oldest);
+    }
+  }
+
+  /** Writes the state file, if there is one; a failure is logged, never thrown. */
+  persist(): void {
+    if (!this.file) return;
+    try {
+      saveRevoked(this.file, this.byId);
+    } catch (err) {
+      this.logger.error(`could not write the state file ${this.file}`, { error: coerceError(err).message });
+    }
+  }
+}

@@ -1,0 +1,37 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { nullLogger } from '../../lib/logger.js';
+import { RevokedSet } from '../../lib/worker/revoked.js';
+
+test('the revoked set is bounded: past its size the oldest ids are forgotten first; a revoked id again is the newest', () => {
+  let t = 0;
+  const s = new RevokedSet(null, nullLogger(), 3, () => ++t);
+  for (const id of ['a', 'b', 'c']) s.add(id);
+  s.add('a');
+  s.add('d');
+  expect(s.ids()).toEqual(['c', 'a', 'd']);
+  expect(s.has('b')).toBe(false);
+  expect(s.size).toBe(3);
+});
+
+test('with a state file the revoked ids survive a restart; without one nothing is written', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'revoked-'));
+  const file = path.join(dir, 'state', 'worker.db');
+  try {
+    const first = new RevokedSet(file, nullLogger());
+    first.add('x1');
+    first.add('x2');
+    first.persist();
+    const second = new RevokedSet(file, nullLogger());
+    expect(second.has('x1')).toBe(false);
+    second.load();
+    expect(second.ids()).toEqual(['x1', 'x2']);
+    const none = new RevokedSet(null, nullLogger());
+    none.add('y');
+    none.persist();
+    expect(fs.readdirSync(path.join(dir, 'state'))).toEqual(['worker.db']);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
