@@ -113,7 +113,8 @@ export class RedisBroker implements Broker, Settler {
     this.visibilityTimeoutSeconds = opts.visibilityTimeoutSeconds ?? 3600;
     this.capabilities = Object.freeze({ ...REDIS_CAPABILITIES, delayResolutionMs: opts.holdMaxMs ?? DEFAULT_HOLD_MAX_MS });
     const make = (name: string) => {
-      const r = new Redis({ ...target.options, lazyConnect: true, connectionName: name });
+      // Auto-pipelining sends the acks of many deliveries settled together in one round trip.
+      const r = new Redis({ ...target.options, lazyConnect: true, connectionName: name, enableAutoPipelining: true });
       r.on('error', () => undefined);
       return r;
     };
@@ -281,30 +282,48 @@ export class RedisBroker implements Broker, Settler {
         await this.idle(1000);
         continue;
       }
-      let popped: Popped | null = null;
+      let batch: Popped[] = [];
       try {
-        popped = (await this.transport.pop(queues, noAck)) ?? (await this.transport.waitPop(blocking, queues, BLOCK_SECONDS, noAck));
+        batch = await this.transport.popMany(queues, this.freeSlots(queues, noAck), noAck);
+        if (batch.length === 0) {
+          const one = await this.transport.waitPop(blocking, queues, BLOCK_SECONDS, noAck);
+          if (one) batch = [one];
+        }
       } catch (err) {
         if (this.closing) break;
         this.opts.logger.debug(`redis consume failed: ${coerceError(err).message}`);
         await this.idle(500);
         continue;
       }
-      if (!popped) continue;
-      if (this.closing) {
-        // Taken while closing: back to the front of its queue, as kombu restores at shutdown.
-        if (!noAck) await this.transport.restore(popped.deliveryTag).catch(() => undefined);
-        break;
-      }
-      const consumer = this.consumers.get(popped.queue);
-      if (!consumer) {
-        // Cancelled while we waited: give the message back to the front of its queue.
-        if (!noAck) await this.transport.restore(popped.deliveryTag).catch(() => undefined);
-        continue;
-      }
-      if (!noAck) this.unsettled.set(popped.deliveryTag, popped.queue);
-      consumer.handler(new RedisDelivery(noAck ? null : this, popped.queue, popped));
+      for (const popped of batch) await this.hand(popped, noAck);
     }
+  }
+
+  /** How many to take at once: the smallest free prefetch window among the queues (kombu's can_consume). */
+  private freeSlots(queues: readonly string[], noAck: boolean): number {
+    if (noAck) return 100;
+    let free = 100;
+    for (const q of queues) {
+      const c = this.consumers.get(q);
+      if (c && c.prefetch > 0) free = Math.min(free, c.prefetch - this.held(q));
+    }
+    return Math.max(1, free);
+  }
+
+  private async hand(popped: Popped, noAck: boolean): Promise<void> {
+    if (this.closing) {
+      // Taken while closing: back to the front of its queue, as kombu restores at shutdown.
+      if (!noAck) await this.transport.restore(popped.deliveryTag).catch(() => undefined);
+      return;
+    }
+    const consumer = this.consumers.get(popped.queue);
+    if (!consumer) {
+      // Cancelled while we waited: give the message back to the front of its queue.
+      if (!noAck) await this.transport.restore(popped.deliveryTag).catch(() => undefined);
+      return;
+    }
+    if (!noAck) this.unsettled.set(popped.deliveryTag, popped.queue);
+    consumer.handler(new RedisDelivery(noAck ? null : this, popped.queue, popped));
   }
 
   owns(tag: string): boolean {

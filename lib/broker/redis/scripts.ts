@@ -127,26 +127,32 @@ end
 `;
 
 /**
- * Pops the next message of the given lists (in order) and records it unacked, as kombu's QoS.append does
- * (`unacked` hash: tag → [message, exchange, routing_key]; `unacked_index`: tag → delivery time in s).
- * KEYS: unacked, unacked_index, list... ARGV: now (s), fallback tag, noAck (1 = do not record).
- * Returns {list, message, tag} or nil.
+ * Pops up to `max` messages of the given lists (in order: each list is emptied before the next) and records
+ * each unacked, as kombu's QoS.append does (`unacked` hash: tag → [message, exchange, routing_key];
+ * `unacked_index`: tag → delivery time in s). KEYS: unacked, unacked_index, list... ARGV: now (s), fallback
+ * tag prefix, noAck (1 = do not record), max. Returns {list, message, tag, list, message, tag, ...}.
  */
 export const POP = (lists: number) =>
   new LuaScript(
     `${ENTRY_OF}
+local out, n, max = {}, 0, tonumber(ARGV[4])
 for i = 3, #KEYS do
-  local item = redis.call('RPOP', KEYS[i])
-  if item then
-    local tag, entry = entry_of(item, ARGV[2])
+  while n < max do
+    local item = redis.call('RPOP', KEYS[i])
+    if not item then break end
+    n = n + 1
+    local tag, entry = entry_of(item, ARGV[2] .. n)
     if ARGV[3] ~= '1' then
       redis.call('ZADD', KEYS[2], ARGV[1], tag)
       redis.call('HSET', KEYS[1], tag, entry)
     end
-    return { KEYS[i], item, tag }
+    table.insert(out, KEYS[i])
+    table.insert(out, item)
+    table.insert(out, tag)
   end
+  if n >= max then break end
 end
-return nil`,
+return out`,
     2 + lists,
   );
 

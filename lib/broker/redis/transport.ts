@@ -74,16 +74,23 @@ export class KombuRedis {
 
   /** Takes the next message without blocking and records it unacked in the same step (unless noAck). */
   async pop(queues: readonly string[], noAck = false): Promise<Popped | null> {
-    if (queues.length === 0) return null;
+    return (await this.popMany(queues, 1, noAck))[0] ?? null;
+  }
+
+  /** Takes up to `max` messages in one script (kombu's order), each recorded unacked in the same step. */
+  async popMany(queues: readonly string[], max: number, noAck = false): Promise<Popped[]> {
+    if (queues.length === 0 || max < 1) return [];
     const lists = this.listsOf(queues);
     const res = await popScript(lists.length).run(
       this.redis,
       [this.keys.unacked, this.keys.unackedIndex, ...lists],
-      [Date.now() / 1000, randomUUID(), noAck ? 1 : 0],
+      [Date.now() / 1000, `${randomUUID()}-`, noAck ? 1 : 0, max],
     );
-    if (!Array.isArray(res)) return null;
-    const [list, text, tag] = res as [string, string, string];
-    return toPopped(this.keys, list, text, tag);
+    if (!Array.isArray(res)) return [];
+    const out: Popped[] = [];
+    const flat = res as string[];
+    for (let i = 0; i + 2 < flat.length; i += 3) out.push(toPopped(this.keys, flat[i] ?? '', flat[i + 1] ?? '', flat[i + 2] ?? ''));
+    return out;
   }
 
   /**
