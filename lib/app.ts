@@ -9,8 +9,7 @@ import { RedisBackend } from './backend/redis-backend.js';
 import { RpcBackend } from './backend/rpc-backend.js';
 import { createBroker, redisOptionsOf } from './broker/create-broker.js';
 import type { Broker } from './broker/broker.js';
-import type { ValuesOf } from './config/settings.js';
-import { type WorkerSettings, expandNodeName } from './config/worker-settings.js';
+import { type WorkerConfig, compileWorkerConfig } from './config/worker-config.js';
 import type { Logger } from './logger.js';
 import { BUILTIN_TASKS } from './registry/builtins.js';
 import type { AnyTask } from './registry/define-task.js';
@@ -23,7 +22,7 @@ import { Pidbox } from './control/pidbox.js';
 import { TaskMetrics, fanOut, startHttp } from './control/http.js';
 import type { Server } from 'node:http';
 
-export type WorkerConfig = ValuesOf<WorkerSettings>;
+export type { WorkerConfig } from './config/worker-config.js';
 
 export function createBackend(url: string, broker: Broker, expires: number | null): ResultBackend {
   if (url === '') return new DisabledBackend();
@@ -97,17 +96,18 @@ export class WorkerApp<D> {
 }
 
 export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: Broker; registry: Registry<D>; app: WorkerApp<D> } {
-  const { config, logger } = spec;
-  const nodeName = expandNodeName(config.hostname);
+  const { logger } = spec;
+  const compiled = compileWorkerConfig(spec.config, { defaultQueue: spec.defaultQueue });
+  const { nodeName } = compiled;
   const broker =
     spec.broker ??
-    createBroker({ url: config.brokerUrl, logger, heartbeatSeconds: config.brokerHeartbeat, connectionName: nodeName, redis: redisOptionsOf(config.brokerTransportOptions) });
-  const backend = createBackend(config.resultBackend, broker, config.resultExpires);
+    createBroker({ url: compiled.broker.url, logger, heartbeatSeconds: compiled.broker.heartbeatSeconds, connectionName: compiled.broker.connectionName, redis: redisOptionsOf(spec.config.brokerTransportOptions) });
+  const backend = createBackend(compiled.resultBackend.url, broker, compiled.resultBackend.expiresSeconds);
   const clock = new LamportClock();
   const metrics = new TaskMetrics();
   // Heartbeats report the worker's counters; the worker is built next, with the dispatcher as its events.
   const ref: { worker?: Worker<D> } = {};
-  const events = new EventDispatcher(broker, nodeName, clock, logger, { taskEvents: config.taskEvents }, () => ({
+  const events = new EventDispatcher(broker, nodeName, clock, logger, { taskEvents: compiled.taskEvents }, () => ({
     active: ref.worker?.active.size ?? 0,
     processed: [...(ref.worker?.processed.values() ?? [])].reduce((a, b) => a + b, 0),
   }));
@@ -118,37 +118,16 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
     registry,
     spec.deps,
     logger,
-    {
-      nodeName,
-      queues: config.queues.length > 0 ? config.queues : [spec.defaultQueue],
-      concurrency: config.concurrency,
-      prefetchMultiplier: config.prefetchMultiplier,
-      acceptContent: config.acceptContent,
-      defaultQueue: spec.defaultQueue,
-      deadLetterSuffix: config.deadLetterSuffix,
-      shutdownGraceMs: config.shutdownGrace * 1000,
-      stateDb: config.stateDb || null,
-      unknownTasks: config.unknownTasks,
-      delayedDelivery: config.delayedDelivery ? { queueType: config.delayQueueType, holdMaxMs: config.etaHoldMax * 1000 } : null,
-      defaults: {
-        acksLate: config.taskAcksLate,
-        acksOnFailureOrTimeout: config.taskAcksOnFailureOrTimeout,
-        trackStarted: config.taskTrackStarted,
-        ignoreResult: config.taskIgnoreResult,
-        timeLimit: config.taskTimeLimit,
-        softTimeLimit: config.taskSoftTimeLimit,
-        waitBudget: config.waitBudget,
-      },
-    },
+    compiled.worker,
     spec.events ?? fanOut(events, metrics),
   );
   ref.worker = worker;
   const pidbox = new Pidbox(broker, worker, clock, events, logger, {
     nodeName,
     conf: spec.conf ?? {},
-    brokerUrl: config.brokerUrl,
+    brokerUrl: compiled.broker.url,
     onShutdown: () => void app.shutdown().then(() => spec.onRemoteShutdown?.()),
   });
-  const app = new WorkerApp(worker, broker, pidbox, events, metrics, config.httpPort, logger);
+  const app = new WorkerApp(worker, broker, pidbox, events, metrics, compiled.httpPort, logger);
   return { worker, broker, registry, app };
 }

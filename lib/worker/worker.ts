@@ -33,7 +33,7 @@ export type { WorkerState } from './state.js';
 
 export interface WorkerOptions {
   nodeName: string;
-  queues: string[];
+  queues: readonly string[];
   concurrency: number;
   prefetchMultiplier: number;
   acceptContent: Serializer[];
@@ -62,6 +62,8 @@ export class Worker<D = unknown> implements WorkerControl {
   readonly forwarder: Forwarder | undefined;
   readonly active = new Map<string, ActiveRun>();
   private readonly reserved: Job[] = [];
+  /** The queues consumed, changed by remote control (add/cancel consumer); the options stay as configured. */
+  private readonly consumed: string[];
   private readonly held = new HeldJobs<Job>();
   private readonly settler: Settler;
   private readonly limits = new TaskLimits();
@@ -84,7 +86,7 @@ export class Worker<D = unknown> implements WorkerControl {
     private readonly registry: Registry<D>,
     private readonly deps: D,
     private readonly logger: Logger,
-    readonly options: WorkerOptions,
+    readonly options: Readonly<WorkerOptions>,
     private readonly events: TaskEvents = noEvents,
   ) {
     this.publisher = new TaskPublisher(broker, {
@@ -98,6 +100,7 @@ export class Worker<D = unknown> implements WorkerControl {
     this.forwarder =
       unknown?.mode === 'forward' ? new Forwarder(broker, unknown.queue, options.nodeName, logger, (t, to) => events.forwarded?.(t, to)) : undefined;
     this.deadLetters = new DeadLetterCopies(logger, options.deadLetterSuffix);
+    this.consumed = [...options.queues];
     this.revoked = new RevokedSet(options.stateDb, logger);
     this.settler = new Settler(broker, this.deadLetters, events, {
       deadLetterSuffix: options.deadLetterSuffix,
@@ -153,7 +156,7 @@ export class Worker<D = unknown> implements WorkerControl {
   }
 
   get queues(): readonly string[] {
-    return this.options.queues;
+    return this.consumed;
   }
 
   counters(): WorkerCounters {
@@ -206,22 +209,22 @@ export class Worker<D = unknown> implements WorkerControl {
 
   /** Celery's `add_consumer`: consume one more queue from now on. */
   async addConsumer(queue: string): Promise<void> {
-    if (this.options.queues.includes(queue)) return;
+    if (this.consumed.includes(queue)) return;
     await this.publisher.ensureQueue(queue);
     await this.broker.consume(queue, (d) => this.onDelivery(d));
-    this.options.queues.push(queue);
+    this.consumed.push(queue);
   }
 
   /** Celery's `cancel_consumer`. */
   async cancelConsumer(queue: string): Promise<void> {
     await this.broker.cancel(queue);
-    const i = this.options.queues.indexOf(queue);
-    if (i >= 0) this.options.queues.splice(i, 1);
+    const i = this.consumed.indexOf(queue);
+    if (i >= 0) this.consumed.splice(i, 1);
   }
 
   /** The queues consumed right now (Celery's `active_queues`): a queue the broker cancelled is not, until restored. */
   activeQueues(): string[] {
-    return this.options.queues.filter((q) => this.broker.isConsuming(q));
+    return this.consumed.filter((q) => this.broker.isConsuming(q));
   }
 
   get reservedCount(): number {
@@ -237,7 +240,7 @@ export class Worker<D = unknown> implements WorkerControl {
     this.revoked.load();
     const prefetch = Math.min(this.options.prefetchMultiplier * this.options.concurrency, 65_535);
     if (this.options.delayedDelivery) await this.broker.declareDelayed({ queueType: this.options.delayedDelivery.queueType });
-    for (const queue of this.options.queues) {
+    for (const queue of this.consumed) {
       await this.publisher.ensureQueue(queue);
       await this.broker.consume(queue, (d) => this.onDelivery(d), { prefetch });
     }
@@ -496,7 +499,7 @@ export class Worker<D = unknown> implements WorkerControl {
   private async stopIntake(): Promise<void> {
     if (this.state === 'DRAINING' || this.state === 'STOPPED') return;
     this.state = 'DRAINING';
-    for (const q of this.options.queues) await this.broker.cancel(q).catch(() => undefined);
+    for (const q of this.consumed) await this.broker.cancel(q).catch(() => undefined);
     this.held.clear();
     this.reserved.length = 0;
   }

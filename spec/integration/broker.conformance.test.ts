@@ -1,11 +1,29 @@
 /** The broker contract on RabbitMQ: the AMQP broker as `create-broker.ts` builds it for an amqp:// URL. */
 import { createBroker } from '../../lib/broker/create-broker.js';
 import { nullLogger } from '../../lib/logger.js';
-import { AMQP_URL, deleteQueues } from '../support/amqp.js';
+import { randomUUID } from 'node:crypto';
+import type { Broker } from '../../lib/broker/broker.js';
+import { AMQP_URL, closeConnectionNamed, deleteQueues } from '../support/amqp.js';
 import { describeBrokerConformance } from '../support/broker-conformance.js';
 
 
+const names = new WeakMap<Broker, string>();
+
 describeBrokerConformance('AMQP (RabbitMQ)', {
-  create: () => createBroker({ url: AMQP_URL, logger: nullLogger(), connectionName: 'conformance' }),
+  create: () => {
+    const connectionName = `conformance-${randomUUID().slice(0, 8)}`;
+    const b = createBroker({ url: AMQP_URL, logger: nullLogger(), connectionName, reconnectInitialMs: 50 });
+    names.set(b, connectionName);
+    return b;
+  },
   remove: deleteQueues,
+  // RabbitMQ closes the client's connection (rabbitmqctl close_connection); the broker reconnects by itself.
+  crash: async (b) => {
+    const name = names.get(b);
+    if (!name) throw new Error('not a broker of this fixture');
+    await closeConnectionNamed(name, 'conformance: connection lost');
+    const end = Date.now() + 20_000;
+    while (b.connected && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    while (!b.connected && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  },
 });

@@ -185,6 +185,8 @@ export class MemoryStore {
 
 class MemDelivery implements Delivery {
   settled = false;
+  /** Given back to its queue (its client went away, or a walk ended): it can no longer be settled here. */
+  private returned = false;
   constructor(
     private readonly owner: MemoryBroker,
     private readonly epoch: number,
@@ -208,7 +210,7 @@ class MemDelivery implements Delivery {
     return this.entry.redelivered;
   }
   get live(): boolean {
-    return this.owner.epochLive(this.epoch);
+    return !this.returned && this.owner.epochLive(this.epoch);
   }
   ack(): void {
     this.settle('ack');
@@ -231,8 +233,8 @@ class MemDelivery implements Delivery {
   }
   /** Its client went away: back to the head of its queue, to be delivered again. */
   returnToQueue(): void {
-    if (this.settled) return;
-    this.settled = true;
+    if (this.settled || this.returned) return;
+    this.returned = true;
     if (this.consumer) this.consumer.unsettled--;
     this.owner.store.enqueue(this.queue, { ...this.entry, redelivered: true }, true);
   }

@@ -5,4 +5,11 @@ import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
 const store = new MemoryStore();
 afterAll(() => store.clear());
 
-describeBrokerConformance('the in-memory broker', { create: () => new MemoryBroker(store) });
+describeBrokerConformance('the in-memory broker', {
+  create: () => new MemoryBroker(store),
+  crash: async (b) => {
+    const m = b as MemoryBroker;
+    m.crash();
+    m.restore();
+  },
+});

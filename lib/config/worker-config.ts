@@ -1,0 +1,60 @@
+/**
+ * The worker's configuration compiled once from the resolved settings: units converted (seconds → ms),
+ * the queue defaults applied, the node name expanded, and the result frozen, so nothing downstream
+ * converts, defaults or changes it again.
+ */
+import type { WorkerOptions } from '../worker/worker.js';
+import type { ValuesOf } from './settings.js';
+import { type WorkerSettings, expandNodeName } from './worker-settings.js';
+
+export type WorkerConfig = ValuesOf<WorkerSettings>;
+
+export interface WorkerConfiguration {
+  readonly nodeName: string;
+  readonly broker: { readonly url: string; readonly heartbeatSeconds: number; readonly connectionName: string };
+  readonly resultBackend: { readonly url: string; readonly expiresSeconds: number | null };
+  readonly taskEvents: boolean;
+  readonly httpPort: number;
+  readonly worker: Readonly<WorkerOptions>;
+}
+
+function deepFreeze<T>(o: T): T {
+  if (typeof o === 'object' && o !== null && !Object.isFrozen(o)) {
+    Object.freeze(o);
+    for (const v of Object.values(o)) deepFreeze(v);
+  }
+  return o;
+}
+
+export function compileWorkerConfig(config: WorkerConfig, o: { defaultQueue: string; host?: string }): WorkerConfiguration {
+  const nodeName = expandNodeName(config.hostname, o.host);
+  return deepFreeze({
+    nodeName,
+    broker: { url: config.brokerUrl, heartbeatSeconds: config.brokerHeartbeat, connectionName: nodeName },
+    resultBackend: { url: config.resultBackend, expiresSeconds: config.resultExpires },
+    taskEvents: config.taskEvents,
+    httpPort: config.httpPort,
+    worker: {
+      nodeName,
+      queues: config.queues.length > 0 ? [...config.queues] : [o.defaultQueue],
+      concurrency: config.concurrency,
+      prefetchMultiplier: config.prefetchMultiplier,
+      acceptContent: [...config.acceptContent],
+      defaultQueue: o.defaultQueue,
+      deadLetterSuffix: config.deadLetterSuffix,
+      shutdownGraceMs: config.shutdownGrace * 1000,
+      stateDb: config.stateDb || null,
+      unknownTasks: config.unknownTasks,
+      delayedDelivery: config.delayedDelivery ? { queueType: config.delayQueueType, holdMaxMs: config.etaHoldMax * 1000 } : null,
+      defaults: {
+        acksLate: config.taskAcksLate,
+        acksOnFailureOrTimeout: config.taskAcksOnFailureOrTimeout,
+        trackStarted: config.taskTrackStarted,
+        ignoreResult: config.taskIgnoreResult,
+        timeLimit: config.taskTimeLimit,
+        softTimeLimit: config.taskSoftTimeLimit,
+        waitBudget: config.waitBudget,
+      },
+    },
+  });
+}
