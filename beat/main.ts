@@ -5,7 +5,7 @@
  * SIGTERM/SIGINT, 1 for a broken contract, 2 for a bad configuration.
  */
 import { createServer } from 'node:http';
-import { createBroker } from '../lib/broker/create-broker.js';
+import { createBroker, redisOptionsOf } from '../lib/broker/create-broker.js';
 import { describeConfig, loadCommandLine } from '../lib/config/settings.js';
 import { type Subcommand, answerInfoFlags } from '../lib/config/usage.js';
 import { createLogger, exitFatal, exitFlushed } from '../lib/logger.js';
@@ -52,7 +52,7 @@ async function main(argv: string[]): Promise<number> {
   }
   logger.info('smarter-beat starting', { config: describeConfig(BEAT_SETTINGS, config) });
   const store = config.redisUrl ? new RedisStore(config.redisUrl) : new FileStore(config.scheduleFile);
-  const broker = createBroker({ url: config.brokerUrl, logger, connectionName: 'smarter-beat' });
+  const broker = createBroker({ url: config.brokerUrl, logger, connectionName: 'smarter-beat', redis: redisOptionsOf(config.brokerTransportOptions) });
   const beat = new Beat({
     entries,
     store,

@@ -7,6 +7,7 @@ const setting = <T>(s: Setting<T>): Setting<T> => s;
 
 export const BEAT_SETTINGS = {
   brokerUrl: WORKER_SETTINGS.brokerUrl,
+  brokerTransportOptions: WORKER_SETTINGS.brokerTransportOptions,
   logLevel: WORKER_SETTINGS.logLevel,
   operationalQueue: SMARTER_SETTINGS.operationalQueue,
   infrastructureQueue: SMARTER_SETTINGS.infrastructureQueue,

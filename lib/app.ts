@@ -7,7 +7,7 @@ import type { ResultBackend } from './backend/backend.js';
 import { DisabledBackend } from './backend/backend.js';
 import { RedisBackend } from './backend/redis-backend.js';
 import { RpcBackend } from './backend/rpc-backend.js';
-import { createBroker } from './broker/create-broker.js';
+import { createBroker, redisOptionsOf } from './broker/create-broker.js';
 import type { Broker } from './broker/broker.js';
 import { type WorkerConfig, compileWorkerConfig } from './config/worker-config.js';
 import type { Logger } from './logger.js';
@@ -101,7 +101,7 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
   const { nodeName } = compiled;
   const broker =
     spec.broker ??
-    createBroker({ url: compiled.broker.url, logger, heartbeatSeconds: compiled.broker.heartbeatSeconds, connectionName: compiled.broker.connectionName });
+    createBroker({ url: compiled.broker.url, logger, heartbeatSeconds: compiled.broker.heartbeatSeconds, connectionName: compiled.broker.connectionName, redis: redisOptionsOf(spec.config.brokerTransportOptions) });
   const backend = createBackend(compiled.resultBackend.url, broker, compiled.resultBackend.expiresSeconds);
   const clock = new LamportClock();
   const metrics = new TaskMetrics();

@@ -1,12 +1,14 @@
 /**
  * The one place that picks a broker implementation, by the URL's scheme (schemes.ts): everything else
- * holds a `Broker` and never knows which. amqp:// and amqps:// are RabbitMQ (lib/broker/amqp/).
+ * holds a `Broker` and never knows which. amqp:// and amqps:// are RabbitMQ (lib/broker/amqp/); redis://,
+ * rediss:// and sentinel:// are kombu's Redis layout (lib/broker/redis/).
  */
 import { redactUrl } from '../config/settings.js';
 import { BrokerError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { AmqpBroker } from './amqp/amqp-broker.js';
 import type { Broker } from './broker.js';
+import { RedisBroker } from './redis/redis-broker.js';
 import { brokerKindOf, knownSchemes } from './schemes.js';
 
 export interface BrokerOptions {
@@ -20,6 +22,19 @@ export interface BrokerOptions {
   reconnectMaxMs?: number;
   /** How long a send waits for a connection before it fails. */
   publishTimeoutMs?: number;
+  /** Redis only: Celery's `broker_transport_options` that kombu's Redis transport reads. */
+  redis?: RedisTransport;
+}
+
+export interface RedisTransport {
+  visibilityTimeoutSeconds: number;
+  masterName: string | null;
+  keyPrefix: string;
+}
+
+/** The setting `CELERY_BROKER_TRANSPORT_OPTIONS`, as the Redis broker takes it. */
+export function redisOptionsOf(t: { visibilityTimeout: number; masterName: string | null; globalKeyprefix: string }): RedisTransport {
+  return { visibilityTimeoutSeconds: t.visibilityTimeout, masterName: t.masterName, keyPrefix: t.globalKeyprefix };
 }
 
 export function createBroker(o: BrokerOptions): Broker {
@@ -27,7 +42,13 @@ export function createBroker(o: BrokerOptions): Broker {
   switch (kind) {
     case 'amqp':
       return new AmqpBroker(o);
-    // The Redis transport (issue 14): case 'redis': return new RedisBroker(o);
+    case 'redis':
+      return new RedisBroker({
+        url: o.url,
+        logger: o.logger,
+        ...(o.redis ? { visibilityTimeoutSeconds: o.redis.visibilityTimeoutSeconds, keyPrefix: o.redis.keyPrefix } : {}),
+        ...(o.redis?.masterName ? { masterName: o.redis.masterName } : {}),
+      });
     case undefined:
       throw new BrokerError(`no broker for ${redactUrl(o.url)}: expected an ${knownSchemes()} URL`);
     default: {

@@ -3,12 +3,14 @@
  * (with this list in its message), and `create-broker.ts` picks the implementation by the same scheme.
  * A new transport adds its schemes here and its case in `create-broker.ts`.
  */
-export type BrokerKind = 'amqp';
+export type BrokerKind = 'amqp' | 'redis';
 
 export const BROKER_SCHEMES: Readonly<Record<string, BrokerKind>> = Object.freeze({
   amqp: 'amqp',
   amqps: 'amqp',
-  // The Redis transport (issue 14) adds: redis, rediss, sentinel.
+  redis: 'redis',
+  rediss: 'redis',
+  sentinel: 'redis',
 });
 
 /** The scheme of a URL, lower-cased, without `://`; '' when there is none. */

@@ -18,9 +18,35 @@ function backendUrl(t: string): string {
 
 function brokerUrl(t: string): string {
   if (brokerKindOf(t) === undefined) {
-    throw new ParseError(`expected an ${knownSchemes()} URL (the Redis transport is not available yet)`);
+    throw new ParseError(`expected an ${knownSchemes()} URL`);
   }
   return t.trim();
+}
+
+/** Celery's `broker_transport_options` for kombu's Redis transport: the keys that mean something here. */
+export interface RedisTransportOptions {
+  visibilityTimeout: number;
+  masterName: string | null;
+  globalKeyprefix: string;
+}
+
+function transportOptions(t: string): RedisTransportOptions {
+  let v: unknown;
+  try {
+    v = t.trim() === '' ? {} : JSON.parse(t);
+  } catch {
+    throw new ParseError('expected a JSON object, e.g. {"visibility_timeout": 3600, "master_name": "mymaster"}');
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ParseError('expected a JSON object');
+  const o = v as Record<string, unknown>;
+  const known = ['visibility_timeout', 'master_name', 'global_keyprefix'];
+  const unknown = Object.keys(o).filter((k) => !known.includes(k));
+  if (unknown.length) throw new ParseError(`unknown key(s) ${unknown.join(', ')} (known: ${known.join(', ')})`);
+  const vt = o.visibility_timeout ?? 3600;
+  if (typeof vt !== 'number' || !(vt > 0)) throw new ParseError('visibility_timeout must be a positive number of seconds');
+  if (o.master_name !== undefined && typeof o.master_name !== 'string') throw new ParseError('master_name must be a string');
+  if (o.global_keyprefix !== undefined && typeof o.global_keyprefix !== 'string') throw new ParseError('global_keyprefix must be a string');
+  return { visibilityTimeout: vt, masterName: (o.master_name) ?? null, globalKeyprefix: (o.global_keyprefix) ?? '' };
 }
 
 function logLevel(t: string): LogLevel {
@@ -46,7 +72,7 @@ export const WORKER_SETTINGS = {
     default: 'amqp://guest:guest@localhost:5672//',
     parse: brokerUrl,
     secret: true,
-    doc: 'Broker URL (RabbitMQ).',
+    doc: 'Broker URL: RabbitMQ (`amqp://`, `amqps://`) or Redis in kombu\'s layout (`redis://`, `rediss://`, `sentinel://`).',
   }),
   resultBackend: setting({
     env: ['CELERY_RESULT_BACKEND'],
@@ -158,6 +184,13 @@ export const WORKER_SETTINGS = {
     default: 120,
     parse: parsers.int(0, 3600),
     doc: 'AMQP heartbeat in seconds (Celery default 120).',
+  }),
+  brokerTransportOptions: setting<RedisTransportOptions>({
+    env: ['CELERY_BROKER_TRANSPORT_OPTIONS'],
+    default: { visibilityTimeout: 3600, masterName: null, globalKeyprefix: '' },
+    shownDefault: '`{"visibility_timeout": 3600}`',
+    parse: transportOptions,
+    doc: 'Redis broker only: Celery\'s `broker_transport_options` as JSON (`visibility_timeout` s, `master_name` for sentinel://, `global_keyprefix`), the same values as the Python workers.',
   }),
   delayedDelivery: setting({
     env: ['SMARTER_WORKER_DELAYED_DELIVERY'],

@@ -245,7 +245,10 @@ export class Pidbox {
   private stats() {
     const w = this.worker;
     const usage = process.resourceUsage();
-    const url = new URL(this.opts.brokerUrl.replace(/^amqps?:/, 'http:'));
+    const scheme = (/^([a-z]+):/i.exec(this.opts.brokerUrl)?.[1] ?? 'amqp').toLowerCase();
+    // kombu's transport names: Flower and `inspect stats` show them.
+    const transport = scheme === 'rediss' ? 'redis' : scheme === 'amqps' ? 'amqp' : scheme;
+    const url = new URL(this.opts.brokerUrl.split(';')[0]?.replace(/^[a-z]+:/i, 'http:') ?? 'http://localhost');
     return {
       total: Object.fromEntries(w.counters().processed),
       pid: process.pid,
@@ -263,11 +266,11 @@ export class Pidbox {
       broker: {
         hostname: url.hostname,
         userid: decodeURIComponent(url.username),
-        virtual_host: decodeURIComponent(url.pathname.slice(1)) || '/',
-        port: Number(url.port || 5672),
+        virtual_host: decodeURIComponent(url.pathname.slice(1)) || (transport === 'amqp' ? '/' : '0'),
+        port: Number(url.port || (transport === 'amqp' ? 5672 : transport === 'sentinel' ? 26379 : 6379)),
         insist: false,
-        ssl: this.opts.brokerUrl.startsWith('amqps:'),
-        transport: 'amqp',
+        ssl: /^(amqps|rediss):/i.test(this.opts.brokerUrl),
+        transport,
         connect_timeout: 4,
         transport_options: {},
         login_method: 'PLAIN',

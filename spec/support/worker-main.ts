@@ -7,11 +7,12 @@ import { loadConfig } from '../../lib/config/settings.js';
 import { WORKER_SETTINGS } from '../../lib/config/worker-settings.js';
 import { createLogger } from '../../lib/logger.js';
 import { installSignalHandlers } from '../../lib/worker/signals.js';
+import { stampTask } from './stamp-task.js';
 import { testTasks } from './test-tasks.js';
 
 const { values } = loadConfig(WORKER_SETTINGS, process.env, process.argv.slice(2));
 const queue = values.queues[0] ?? 'celery';
 const logger = createLogger({ level: values.logLevel, json: true });
-const { app } = createWorker({ config: values, tasks: testTasks(queue), deps: {}, logger, defaultQueue: queue, onRemoteShutdown: () => process.exit(0) });
+const { app } = createWorker({ config: values, tasks: [...testTasks(queue), stampTask(queue, { acksLate: process.env.STAMP_ACKS_LATE === '1', runMs: Number(process.env.STAMP_RUN_MS ?? '0') })], deps: {}, logger, defaultQueue: queue, onRemoteShutdown: () => process.exit(0) });
 installSignalHandlers(app, logger, (code) => process.exit(code));
 await app.start();

@@ -28,7 +28,7 @@ describe('the configuration loader', () => {
   test('every problem is reported at once, and the broker password never appears', () => {
     let message = '';
     try {
-      loadConfig(WORKER_SETTINGS, { CELERY_BROKER_URL: 'redis://:s3cret@host/1', CELERY_WORKER_CONCURRENCY: 'many', CELERY_ACCEPT_CONTENT: 'json,pickle' }, ['--bogus']);
+      loadConfig(WORKER_SETTINGS, { CELERY_BROKER_URL: 'kafka://:s3cret@host/1', CELERY_WORKER_CONCURRENCY: 'many', CELERY_ACCEPT_CONTENT: 'json,pickle' }, ['--bogus']);
     } catch (err) {
       message = (err as Error).message;
       expect((err as { problems: string[] }).problems).toHaveLength(4);

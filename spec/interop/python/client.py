@@ -4,6 +4,7 @@ Usage: client.py <broker> <backend> <protocol> <queue>
 Prints one JSON object: for each case, what AsyncResult.get() returned or raised.
 """
 import json
+import os
 import sys
 import time
 import uuid
@@ -14,6 +15,8 @@ from celery import Celery, chain
 
 broker, backend, protocol, queue = sys.argv[1:5]
 app = Celery("interop", broker=broker, backend=backend)
+# A Redis broker under test runs under its own kombu global_keyprefix (and visibility_timeout when set).
+app.conf.broker_transport_options = json.loads(os.environ.get("BROKER_TRANSPORT_OPTIONS", "{}"))
 app.conf.task_protocol = int(protocol)
 app.conf.broker_connection_retry_on_startup = True
 

@@ -1,0 +1,97 @@
+/**
+ * Issue 14's benchmark: drain N celery.accumulate messages published by Python Celery into Redis (kombu's
+ * layout), late ack, results ignored; our worker, Python Celery's prefork worker (same concurrency and
+ * prefetch) and celery-node's worker, one after another on the same Redis, in one run. A drain ends when the
+ * queue list is empty and nothing is left in `unacked` (for the late-acking workers).
+ *
+ *   npm run build && node dist/bench/redis-drain.js [count=20000] [concurrency=4]
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import { PYTHON, type Row, peakRssMb, stop, table } from './support.js';
+
+const exec = promisify(execFile);
+const count = Number(process.argv[2] ?? 20_000);
+const concurrency = Number(process.argv[3] ?? 4);
+const prefetch = concurrency * 4;
+/** A database of its own, so `unacked` holds only this benchmark's messages. */
+const URL_ = process.env.BENCH_REDIS_BROKER_URL ?? 'redis://127.0.0.1:6379/9';
+const redis = new Redis(URL_);
+const env = { ...process.env, CELERY_BROKER_URL: URL_, BENCH_AMQP_URL: URL_ };
+
+async function publish(queue: string): Promise<void> {
+  await redis.del(queue, 'unacked', 'unacked_index');
+  const t = performance.now();
+  await exec(PYTHON, ['bench/python/benchapp.py', queue, String(count)], { env, maxBuffer: 1 << 24 });
+  process.stderr.write(`  published ${count} with Python Celery into Redis in ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
+}
+
+async function drainSeconds(queue: string, ackLate: boolean): Promise<number> {
+  const until = Date.now() + 600_000;
+  let t0: number | undefined;
+  for (;;) {
+    const [ready, unacked] = await Promise.all([redis.llen(queue), ackLate ? redis.hlen('unacked') : Promise.resolve(0)]);
+    const now = performance.now();
+    if (t0 === undefined && ready < count) t0 = now;
+    if (ready === 0 && unacked === 0 && t0 !== undefined) return (now - t0) / 1000;
+    if (Date.now() > until) throw new Error(`queue ${queue} did not drain`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+async function observed(name: string, queue: string, start: () => ChildProcess, note: string, ackLate = true): Promise<Row> {
+  const child = start();
+  const seconds = await drainSeconds(queue, ackLate);
+  await new Promise((r) => setTimeout(r, 500));
+  const rssMb = child.pid ? peakRssMb(child.pid) : 0;
+  await stop(child);
+  return { name, seconds, rate: count / seconds, rssMb, note };
+}
+
+async function selfTimed(name: string, start: () => ChildProcess, note: string): Promise<Row> {
+  const child = start();
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  const timing = () => out.split('\n').find((l) => l.startsWith('{"seconds"'));
+  while (!timing()) await once(child.stdout ?? child, 'data');
+  const { seconds } = JSON.parse(timing() ?? '{}') as { seconds: number };
+  const rssMb = child.pid ? peakRssMb(child.pid) : 0;
+  await stop(child);
+  return { name, seconds, rate: count / seconds, rssMb, note };
+}
+
+const rows: Row[] = [];
+const run = async (name: string, fn: (queue: string) => Promise<Row>) => {
+  const queue = `bench_redis_${name.replace(/\W+/g, '_')}`;
+  process.stderr.write(`${name}\n`);
+  await publish(queue);
+  rows.push(await fn(queue));
+  await redis.del(queue, `_kombu.binding.${queue}`, 'unacked', 'unacked_index');
+};
+
+await run('smarter-worker', (q) =>
+  observed('smarter-worker', q, () =>
+    spawn(process.execPath, ['dist/tasks/main.js', '-Q', q, '-c', String(concurrency), '--prefetch-multiplier', '4', '-l', 'warning'], {
+      env: { ...env, CELERY_TASK_ACKS_LATE: 'true', CELERY_TASK_IGNORE_RESULT: 'true' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }), `late ack, -c ${concurrency}, prefetch ${prefetch}`),
+);
+await run('python-celery', (q) =>
+  observed('python-celery', q, () =>
+    spawn(PYTHON, ['-m', 'celery', '-A', 'benchapp', 'worker', '-Q', q, '-c', String(concurrency), '-P', 'prefork', '-l', 'warning', '--without-heartbeat', '--without-gossip', '--without-mingle'], {
+      cwd: 'bench/python',
+      env,
+      stdio: ['ignore', 'ignore', 'ignore'],
+    }), `Celery 5.2.6 prefork, late ack, -c ${concurrency}, prefetch ${prefetch}`),
+);
+await run('celery-node', (q) =>
+  selfTimed('celery-node', () =>
+    spawn(process.execPath, ['dist/bench/celery-node-worker.js', q, String(count)], { env, stdio: ['ignore', 'pipe', 'inherit'] }),
+    'acks on receipt, no prefetch limit, stores every result in Redis'),
+);
+
+process.stdout.write(`\n${count} × celery.accumulate from Python into Redis, ${concurrency} concurrency, on ${process.platform} ${process.arch}\n\n`);
+process.stdout.write(`${table(rows, 'python-celery')}\n`);
+await redis.quit();

@@ -1,0 +1,478 @@
+/**
+ * The broker contract over Redis, in kombu's layout (see keys.ts and transport.ts): task queues are lists
+ * consumed by one loop per ack mode (an atomic pop first, BRPOP when empty), fanout exchanges are pub/sub.
+ * Prefetch counts as kombu's QoS does: unsettled deliveries of this connection. Unacked messages stay in
+ * Redis by tag, so acks survive reconnects; on close the unsettled ones are restored (kombu's
+ * `restore_at_shutdown`), and every worker restores what passed the visibility timeout under kombu's mutex.
+ */
+import { EventEmitter } from 'node:events';
+import { Redis } from 'ioredis';
+import { BrokerError, coerceError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import type { PublishProperties } from '../../protocol/encode.js';
+import type {
+  Broker,
+  BrokerCapabilities,
+  BrokerEvents,
+  BrokerLock,
+  ConsumeOptions,
+  DeadLetterReason,
+  DelayLevelStats,
+  Delivery,
+  DeliveryHandler,
+  ExchangeSpec,
+  OutgoingMessage,
+  QueueSpec,
+  QueueStats,
+  Settlement,
+  SubscriptionSpec,
+} from '../broker.js';
+import { copyProperties, deadLetterHeaders } from '../republish.js';
+import { RedisLeaseLock } from './lease-lock.js';
+import { redisTarget } from './connection.js';
+import { RedisDelivery, type Settler } from './delivery.js';
+import { RedisFanout } from './fanout.js';
+import { KombuKeys } from './keys.js';
+import { KombuRedis, type Popped } from './transport.js';
+
+export interface RedisBrokerOptions {
+  url: string;
+  logger: Logger;
+  /** kombu `visibility_timeout` (s): an unacked message older than this is restored to its queue. */
+  visibilityTimeoutSeconds?: number;
+  /** Waits up to this long are sent to the queue with their ETA instead of the delayed set (see DEFAULT_HOLD_MAX_MS). */
+  holdMaxMs?: number;
+  /** Lease of locks taken with `lock()` (Beat's), renewed every third of it. */
+  lockLeaseMs?: number;
+  /** kombu `master_name`, for sentinel:// URLs. */
+  masterName?: string;
+  /** kombu `global_keyprefix`. */
+  keyPrefix?: string;
+  /** How often to look for messages past the visibility timeout, and for due delayed messages. */
+  restoreIntervalMs?: number;
+  schedulerIntervalMs?: number;
+  /** Exchanges that are fanout even before a topology declares them (Celery's, as kombu's Redis sees them). */
+  fanoutExchanges?: readonly string[];
+}
+
+interface Consumer {
+  handler: DeliveryHandler;
+  noAck: boolean;
+  prefetch: number;
+  unsubscribe?: () => Promise<void>;
+}
+
+const BLOCK_SECONDS = 1;
+/** Buckets of `delayedStats`, as many as RabbitMQ's delay levels so both read alike. */
+const STAT_LEVELS = 28;
+
+/**
+ * A wait shorter than this is not put in the delayed set: the message goes to its queue with its ETA, as
+ * Celery sends it, and whichever worker takes it (a Python one too) holds it until due. Only our workers
+ * move due messages out of the delayed set, so what only they can deliver is kept for waits worth it.
+ */
+export const DEFAULT_HOLD_MAX_MS = 5000;
+
+const REDIS_CAPABILITIES: BrokerCapabilities = Object.freeze({
+  nativeDelay: true,
+  delayResolutionMs: DEFAULT_HOLD_MAX_MS,
+  maxDelayMs: Number.MAX_SAFE_INTEGER,
+  deadLetterExchange: false,
+  ordered: true,
+});
+
+export class RedisBroker implements Broker, Settler {
+  readonly kind = 'redis';
+  readonly capabilities: BrokerCapabilities;
+  readonly keys: KombuKeys;
+  private readonly cmd: Redis;
+  private readonly blocking = new Map<boolean, Redis>();
+  private readonly subscriber: Redis;
+  private readonly transport: KombuRedis;
+  private readonly fanout: RedisFanout;
+  private readonly events = new EventEmitter();
+  private readonly consumers = new Map<string, Consumer>();
+  private readonly fanoutExchanges: Set<string>;
+  /** Fanout queue → the exchange and routing key it is bound with. */
+  private readonly fanoutQueues = new Map<string, { exchange: string; routingKey: string }>();
+  private readonly loops = new Map<boolean, Promise<void>>();
+  /** Unsettled deliveries: tag → queue (kombu's QoS counts them per channel; we count per consumer). */
+  private readonly unsettled = new Map<string, string>();
+  private readonly exchanges = new Map<string, ExchangeSpec>();
+  private readonly waiters = new Set<() => void>();
+  private closing = false;
+  private timers: NodeJS.Timeout[] = [];
+  private cycle = 0;
+  connected = false;
+  staleSettles = 0;
+  readonly visibilityTimeoutSeconds: number;
+
+  constructor(private readonly opts: RedisBrokerOptions) {
+    const target = redisTarget(opts.url, opts.masterName);
+    this.keys = new KombuKeys({ prefix: opts.keyPrefix ?? '', db: target.db });
+    this.visibilityTimeoutSeconds = opts.visibilityTimeoutSeconds ?? 3600;
+    this.capabilities = Object.freeze({ ...REDIS_CAPABILITIES, delayResolutionMs: opts.holdMaxMs ?? DEFAULT_HOLD_MAX_MS });
+    const make = (name: string) => {
+      // Auto-pipelining sends the acks of many deliveries settled together in one round trip.
+      const r = new Redis({ ...target.options, lazyConnect: true, connectionName: name, enableAutoPipelining: true });
+      r.on('error', () => undefined);
+      return r;
+    };
+    this.cmd = make('smarter-worker');
+    this.subscriber = make('smarter-worker (fanout)');
+    this.blocking.set(false, make('smarter-worker (consume)'));
+    this.blocking.set(true, make('smarter-worker (consume, no ack)'));
+    this.transport = new KombuRedis(this.cmd, this.keys);
+    this.fanout = new RedisFanout(this.cmd, this.subscriber, this.keys);
+    this.fanoutExchanges = new Set(opts.fanoutExchanges ?? ['celery.pidbox', 'celeryev']);
+    this.cmd.on('ready', () => {
+      const was = this.connected;
+      this.connected = true;
+      if (!was) this.events.emit('connected');
+    });
+    this.cmd.on('close', () => {
+      if (!this.connected) return;
+      this.connected = false;
+      if (!this.closing) this.events.emit('disconnected', new BrokerError('redis connection lost'));
+    });
+  }
+
+  /** The primitives, for tools that read the delayed set or the dead-letter list. */
+  get kombu(): KombuRedis {
+    return this.transport;
+  }
+
+  on<E extends keyof BrokerEvents>(event: E, listener: BrokerEvents[E]): void {
+    this.events.on(event, listener);
+  }
+
+  async connect(): Promise<void> {
+    this.closing = false;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await Promise.all([this.cmd, this.subscriber, ...this.blocking.values()].map((r) => (r.status === 'wait' ? r.connect() : Promise.resolve())));
+        await this.cmd.ping();
+        break;
+      } catch (err) {
+        if (this.closing) throw new BrokerError('closed while connecting', { cause: err });
+        const delay = Math.min(15_000, 200 * 2 ** attempt);
+        this.opts.logger.warn(`broker connection failed, retrying in ${delay} ms`, { error: coerceError(err).message });
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+    this.connected = true;
+    const restoreMs = this.opts.restoreIntervalMs ?? Math.max(250, Math.min(10_000, (this.visibilityTimeoutSeconds * 1000) / 4));
+    this.timers.push(setInterval(() => void this.restoreVisible(), restoreMs));
+    this.timers.push(setInterval(() => void this.moveDue(), this.opts.schedulerIntervalMs ?? 1000));
+    for (const t of this.timers) t.unref();
+  }
+
+  private async restoreVisible(): Promise<void> {
+    try {
+      const n = await this.transport.restoreVisible(this.visibilityTimeoutSeconds);
+      if (n) this.opts.logger.warn(`restored ${n} message(s) unacked for longer than the visibility timeout (${this.visibilityTimeoutSeconds} s)`);
+    } catch {
+      /* retried at the next interval */
+    }
+  }
+
+  private async moveDue(): Promise<void> {
+    try {
+      while ((await this.transport.moveDue()) > 0 && !this.closing) {
+        /* move in batches until nothing is due */
+      }
+    } catch {
+      /* retried at the next interval */
+    }
+  }
+
+  /** Celery declares `Queue(name, Exchange(name), routing_key=name)`: kombu records that binding. */
+  async declareQueue(spec: QueueSpec): Promise<void> {
+    await this.transport.bind(spec.name, spec.name, spec.name);
+  }
+
+  /** The delayed set needs no declaration. */
+  async declareDelayed(): Promise<void> {}
+
+  /** kombu's Redis transport keeps fanout (and, for Celery's events, topic) exchanges on pub/sub, direct ones as binding sets. */
+  async declareExchange(spec: ExchangeSpec): Promise<void> {
+    this.exchanges.set(spec.name, spec);
+    if (spec.kind !== 'direct') this.fanoutExchanges.add(spec.name);
+  }
+
+  async subscribe(exchange: string, spec: SubscriptionSpec, handler: DeliveryHandler): Promise<void> {
+    const e = this.exchanges.get(exchange);
+    if (!e && !this.fanoutExchanges.has(exchange)) throw new BrokerError(`cannot subscribe to exchange ${exchange}: it was not declared`);
+    if (this.fanoutExchanges.has(exchange)) {
+      this.fanoutQueues.set(spec.queue, { exchange, routingKey: e?.kind === 'fanout' ? '' : (spec.pattern ?? '') });
+    } else {
+      await this.transport.bind(exchange, spec.pattern ?? '', spec.queue);
+    }
+    await this.consume(spec.queue, handler, { noAck: true });
+  }
+
+  isConsuming(queue: string): boolean {
+    return this.connected && this.consumers.has(queue);
+  }
+
+  async consume(queue: string, handler: DeliveryHandler, options: ConsumeOptions = {}): Promise<void> {
+    const noAck = options.noAck ?? false;
+    const entry: Consumer = { handler, noAck, prefetch: options.prefetch ?? 0 };
+    this.consumers.set(queue, entry);
+    const fan = this.fanoutQueues.get(queue);
+    if (fan) {
+      entry.unsubscribe = await this.fanout.subscribe(fan.exchange, fan.routingKey, (env, text, error) => {
+        handler(new RedisDelivery(null, queue, { queue, text, deliveryTag: env?.deliveryTag ?? '', envelope: env, error }));
+      });
+      return;
+    }
+    if (!this.loops.has(noAck)) this.loops.set(noAck, this.loop(noAck));
+    this.wake();
+  }
+
+  async cancel(queue: string): Promise<void> {
+    const entry = this.consumers.get(queue);
+    this.consumers.delete(queue);
+    await entry?.unsubscribe?.().catch(() => undefined);
+  }
+
+  private held(queue: string): number {
+    let n = 0;
+    for (const q of this.unsettled.values()) if (q === queue) n++;
+    return n;
+  }
+
+  /** The queues this loop may take from now: kombu's QoS `can_consume`, per consumer. */
+  private listQueues(noAck: boolean): string[] {
+    const qs = [...this.consumers]
+      .filter(([q, c]) => c.noAck === noAck && !this.fanoutQueues.has(q) && (noAck || c.prefetch === 0 || this.held(q) < c.prefetch))
+      .map(([q]) => q);
+    // kombu's round-robin queue cycle: start from a different queue each time.
+    if (qs.length > 1) {
+      const k = this.cycle++ % qs.length;
+      return [...qs.slice(k), ...qs.slice(0, k)];
+    }
+    return qs;
+  }
+
+  private wake(): void {
+    for (const w of this.waiters) w();
+    this.waiters.clear();
+  }
+
+  private async idle(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(done, ms);
+      const waiters = this.waiters;
+      function done() {
+        clearTimeout(t);
+        waiters.delete(done);
+        resolve();
+      }
+      this.waiters.add(done);
+    });
+  }
+
+  private async loop(noAck: boolean): Promise<void> {
+    const blocking = this.blocking.get(noAck);
+    if (!blocking) return;
+    while (!this.closing) {
+      const queues = this.listQueues(noAck);
+      if (queues.length === 0) {
+        await this.idle(1000);
+        continue;
+      }
+      let batch: Popped[] = [];
+      try {
+        batch = await this.transport.popMany(queues, this.freeSlots(queues, noAck), noAck);
+        if (batch.length === 0) {
+          const one = await this.transport.waitPop(blocking, queues, BLOCK_SECONDS, noAck);
+          if (one) batch = [one];
+        }
+      } catch (err) {
+        if (this.closing) break;
+        this.opts.logger.debug(`redis consume failed: ${coerceError(err).message}`);
+        await this.idle(500);
+        continue;
+      }
+      for (const popped of batch) await this.hand(popped, noAck);
+    }
+  }
+
+  /** How many to take at once: the smallest free prefetch window among the queues (kombu's can_consume). */
+  private freeSlots(queues: readonly string[], noAck: boolean): number {
+    if (noAck) return 100;
+    let free = 100;
+    for (const q of queues) {
+      const c = this.consumers.get(q);
+      if (c && c.prefetch > 0) free = Math.min(free, c.prefetch - this.held(q));
+    }
+    return Math.max(1, free);
+  }
+
+  private async hand(popped: Popped, noAck: boolean): Promise<void> {
+    if (this.closing) {
+      // Taken while closing: back to the front of its queue, as kombu restores at shutdown.
+      if (!noAck) await this.transport.restore(popped.deliveryTag).catch(() => undefined);
+      return;
+    }
+    const consumer = this.consumers.get(popped.queue);
+    if (!consumer) {
+      // Cancelled while we waited: give the message back to the front of its queue.
+      if (!noAck) await this.transport.restore(popped.deliveryTag).catch(() => undefined);
+      return;
+    }
+    if (!noAck) this.unsettled.set(popped.deliveryTag, popped.queue);
+    consumer.handler(new RedisDelivery(noAck ? null : this, popped.queue, popped));
+  }
+
+  owns(tag: string): boolean {
+    return !this.closing || this.unsettled.has(tag);
+  }
+
+  private settleTag(tag: string, what: 'ack' | 'requeue'): void {
+    const done = what === 'requeue' ? this.transport.restore(tag, true) : this.transport.ack(tag);
+    done.then(
+      () => {
+        this.unsettled.delete(tag);
+        this.wake();
+      },
+      (err: unknown) => {
+        // The command connection retries until Redis answers; an error here means it gave up.
+        this.unsettled.delete(tag);
+        this.staleSettles++;
+        this.opts.logger.warn(`could not ${what} message ${tag}: ${coerceError(err).message}; it is restored after the visibility timeout`);
+        this.wake();
+      },
+    );
+  }
+
+  async send(queue: string, m: OutgoingMessage): Promise<void> {
+    await this.publish('', queue, m.body, m.properties);
+  }
+
+  async route(exchange: string, routingKey: string, m: OutgoingMessage): Promise<void> {
+    await this.publish(exchange, routingKey, m.body, m.properties);
+  }
+
+  /** Into the delayed set, due `delayMs` from now; the schedulers of every worker move it back once due. */
+  async sendLater(queue: string, m: OutgoingMessage, delayMs: number): Promise<void> {
+    const { expiration: _dropped, ...properties } = m.properties;
+    await this.publishAt('', queue, m.body, properties, Date.now() + Math.max(0, delayMs));
+  }
+
+  /** The dead-letter queue on Redis is a list named like RabbitMQ's, holding the same copy and headers. */
+  async deadLetter(delivery: Delivery, why: DeadLetterReason): Promise<void> {
+    await this.declareQueue({ name: why.queue });
+    await this.publish('', why.queue, delivery.raw.body, copyProperties(delivery.raw, deadLetterHeaders(delivery, why)));
+  }
+
+  settle(deliveries: readonly Delivery[], how: Settlement): void;
+  settle(tag: string, what: 'ack' | 'requeue' | 'drop'): void;
+  settle(a: readonly Delivery[] | string, how: Settlement | 'drop'): void {
+    if (typeof a === 'string') return this.settleTag(a, how === 'requeue' ? 'requeue' : 'ack');
+    for (const d of a) {
+      if (d.settled) continue;
+      if (how === 'ack') d.ack();
+      else d.reject(how === 'requeue');
+    }
+  }
+
+  async take(queue: string, max: number, visit: (delivery: Delivery) => Promise<void>): Promise<void> {
+    const taken: RedisDelivery[] = [];
+    const settler: Settler = {
+      settle: (tag, what) => void (what === 'requeue' ? this.transport.restore(tag, true) : this.transport.ack(tag)),
+      owns: () => true,
+    };
+    try {
+      for (let i = 0; i < max; i++) {
+        const p = await this.transport.pop([queue]);
+        if (!p) break;
+        const d = new RedisDelivery(settler, queue, p);
+        taken.push(d);
+        await visit(d);
+      }
+    } finally {
+      // What the walk left unsettled goes back, in the order it was taken, to the front of the queue.
+      for (const d of taken.reverse()) if (!d.settled) await this.transport.restore(d.deliveryTag);
+    }
+  }
+
+  lock(name: string): BrokerLock {
+    const options = redisTarget(this.opts.url, this.opts.masterName).options;
+    const connect = () => {
+      const r = new Redis({ ...options, connectionName: `lock ${name}` });
+      r.on('error', () => undefined);
+      return r;
+    };
+    return new RedisLeaseLock(connect, `${this.keys.prefix}${name}`, this.opts.logger, this.opts.lockLeaseMs);
+  }
+
+  /** The delayed set in buckets like RabbitMQ's delay levels: bucket L holds what is due within 2^(L+1) − 1 s. */
+  async delayedStats(): Promise<DelayLevelStats[]> {
+    const now = Date.now();
+    const p = this.cmd.pipeline();
+    for (let level = 0; level < STAT_LEVELS; level++) {
+      const lo = level === 0 ? '-inf' : `(${now + (2 ** level - 1) * 1000}`;
+      p.zcount(this.keys.delayed, lo, level === STAT_LEVELS - 1 ? '+inf' : now + (2 ** (level + 1) - 1) * 1000);
+    }
+    const res = (await p.exec()) ?? [];
+    return res.map(([, n], level) => ({ level, queue: this.keys.delayed, messages: Number(n ?? 0), dueWithinSeconds: 2 ** (level + 1) - 1 }));
+  }
+
+  private async publish(exchange: string, routingKey: string, body: Buffer, p: PublishProperties): Promise<void> {
+    try {
+      if (this.fanoutExchanges.has(exchange)) await this.fanout.publish(exchange, routingKey, body, p);
+      else if ((await this.transport.publish(exchange, routingKey, body, p)) === 0) {
+        this.opts.logger.warn(`message to exchange ${exchange} with routing key ${routingKey} matched no queue (kombu drops it too)`);
+      }
+    } catch (err) {
+      throw new BrokerError('publish to redis failed', { cause: err });
+    }
+  }
+
+  /** Publishes a message to become visible at `dueMs`: into the delayed set, unacked nowhere. */
+  async publishAt(exchange: string, routingKey: string, body: Buffer, p: PublishProperties, dueMs: number): Promise<void> {
+    await this.transport.publishDelayed(exchange, routingKey, body, p, dueMs);
+  }
+
+  /**
+   * Never hold a far ETA: moves a delivery into the delayed set, due at `dueMs`, and acks it in the same
+   * script, so it is never both waiting and unacked, nor lost. False when it was no longer unacked.
+   */
+  async defer(delivery: Delivery, dueMs: number): Promise<boolean> {
+    if (!(delivery instanceof RedisDelivery) || delivery.settled) return false;
+    delivery.settled = true;
+    try {
+      return await this.transport.defer(delivery.deliveryTag, dueMs);
+    } finally {
+      this.unsettled.delete(delivery.deliveryTag);
+      this.wake();
+    }
+  }
+
+  /** Consumers are not visible in Redis: the count is of this process's consumers. */
+  async inspectQueue(queue: string): Promise<QueueStats | null> {
+    const [size, bound] = await Promise.all([this.transport.size(queue), this.cmd.exists(this.keys.binding(queue))]);
+    if (size === 0 && bound === 0) return null;
+    return { messageCount: size, consumerCount: this.consumers.has(queue) ? 1 : 0 };
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    this.wake();
+    for (const [, c] of this.consumers) await c.unsubscribe?.().catch(() => undefined);
+    this.consumers.clear();
+    // The loops end within one BRPOP timeout; cutting the connection under a BRPOP could lose its message.
+    await Promise.allSettled(this.loops.values());
+    for (const b of this.blocking.values()) b.disconnect();
+    // kombu restore_at_shutdown: what this process took and did not settle goes back to the front.
+    for (const tag of this.unsettled.keys()) await this.transport.restore(tag).catch(() => undefined);
+    this.unsettled.clear();
+    this.connected = false;
+    this.subscriber.disconnect();
+    await this.cmd.quit().catch(() => this.cmd.disconnect());
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * kombu's Redis transport as primitives over one ioredis connection: publish (LPUSH, or through the
+ * bindings of a named exchange), pop with kombu's priority order into `unacked`/`unacked_index`, ack,
+ * reject, restore by tag and of everything past the visibility timeout (under kombu's `unacked_mutex`, so
+ * Python workers and ours never restore one message twice), and our delayed set. The broker contract is
+ * built on these; nothing else talks to Redis lists.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { PublishProperties } from '../../protocol/encode.js';
+import { type Envelope, decodeEnvelope, encodeEnvelope } from './envelope.js';
+import { KombuKeys, PRIORITY_STEPS, messagePriority } from './keys.js';
+import { ACK, DEFER, MOVE_DUE, POP, PUBLISH_BOUND, RECORD, RELEASE_IF_HELD, RESTORE } from './scripts.js';
+
+export interface Popped {
+  queue: string;
+  /** The envelope as stored: kept so a message that does not decode can still be dead-lettered whole. */
+  text: string;
+  deliveryTag: string;
+  envelope: Envelope | null;
+  error: Error | null;
+}
+
+/** kombu's defaults: `unacked_mutex_expire` 300 s. */
+export const UNACKED_MUTEX_EXPIRE_S = 300;
+
+const POP_SCRIPTS = new Map<number, ReturnType<typeof POP>>();
+const popScript = (lists: number) => {
+  let s = POP_SCRIPTS.get(lists);
+  if (!s) POP_SCRIPTS.set(lists, (s = POP(lists)));
+  return s;
+};
+
+function toPopped(keys: KombuKeys, list: string, text: string, tag: string): Popped {
+  let envelope: Envelope | null = null;
+  let error: Error | null = null;
+  try {
+    envelope = decodeEnvelope(text);
+  } catch (err) {
+    error = err as Error;
+  }
+  return { queue: keys.queueOfList(list), text, deliveryTag: tag, envelope, error };
+}
+
+export class KombuRedis {
+  constructor(
+    readonly redis: Redis,
+    readonly keys: KombuKeys,
+  ) {}
+
+  /** kombu `basic_publish`: the anonymous exchange puts to the queue named by the key, others go through their bindings. Returns the number of queues reached. */
+  async publish(exchange: string, routingKey: string, body: Buffer, properties: PublishProperties): Promise<number> {
+    const { text } = encodeEnvelope(body, properties, exchange, routingKey);
+    return this.publishText(exchange, routingKey, text, properties.priority);
+  }
+
+  async publishText(exchange: string, routingKey: string, text: string, priority: unknown): Promise<number> {
+    if (!exchange) {
+      await this.redis.lpush(this.keys.queue(routingKey, messagePriority(priority)), text);
+      return 1;
+    }
+    return Number(await PUBLISH_BOUND.run(this.redis, [], [this.keys.prefix, exchange, routingKey, messagePriority(priority), text]));
+  }
+
+  /** kombu `_queue_bind`: a member `routing_key\x06\x16pattern\x06\x16queue` of `_kombu.binding.<exchange>`. */
+  async bind(exchange: string, routingKey: string, queue: string): Promise<void> {
+    await this.redis.sadd(this.keys.binding(exchange), KombuKeys.bindingMember(routingKey, queue));
+  }
+
+  /** The lists to pop, kombu's `_brpop_start` order: every queue at priority 0, then at 3, 6, 9. */
+  listsOf(queues: readonly string[]): string[] {
+    return PRIORITY_STEPS.flatMap((s) => queues.map((q) => this.keys.queue(q, s)));
+  }
+
+  /** Takes the next message without blocking and records it unacked in the same step (unless noAck). */
+  async pop(queues: readonly string[], noAck = false): Promise<Popped | null> {
+    return (await this.popMany(queues, 1, noAck))[0] ?? null;
+  }
+
+  /** Takes up to `max` messages in one script (kombu's order), each recorded unacked in the same step. */
+  async popMany(queues: readonly string[], max: number, noAck = false): Promise<Popped[]> {
+    if (queues.length === 0 || max < 1) return [];
+    const lists = this.listsOf(queues);
+    const res = await popScript(lists.length).run(
+      this.redis,
+      [this.keys.unacked, this.keys.unackedIndex, ...lists],
+      [Date.now() / 1000, `${randomUUID()}-`, noAck ? 1 : 0, max],
+    );
+    if (!Array.isArray(res)) return [];
+    const out: Popped[] = [];
+    const flat = res as string[];
+    for (let i = 0; i + 2 < flat.length; i += 3) out.push(toPopped(this.keys, flat[i] ?? '', flat[i + 1] ?? '', flat[i + 2] ?? ''));
+    return out;
+  }
+
+  /**
+   * Waits up to `timeoutS` on BRPOP (on a connection of its own: it blocks), then records the message
+   * unacked at once, as kombu does. `blocking` must use the same server and database.
+   */
+  async waitPop(blocking: Redis, queues: readonly string[], timeoutS: number, noAck = false): Promise<Popped | null> {
+    if (queues.length === 0) return null;
+    const res = await blocking.brpop(...this.listsOf(queues), timeoutS);
+    if (!res) return null;
+    const [list, text] = res;
+    let tag: string = randomUUID();
+    if (!noAck) tag = String(await RECORD.run(this.redis, [this.keys.unacked, this.keys.unackedIndex], [Date.now() / 1000, text, tag]));
+    else {
+      try {
+        tag = decodeEnvelope(text).deliveryTag || tag;
+      } catch {
+        /* the decode error is reported by toPopped */
+      }
+    }
+    return toPopped(this.keys, list, text, tag);
+  }
+
+  async ack(tag: string): Promise<boolean> {
+    return Number(await ACK.run(this.redis, [this.keys.unacked, this.keys.unackedIndex], [tag])) === 1;
+  }
+
+  /** kombu `restore_by_tag`: back on its queue marked redelivered; `leftmost` puts it at the back (reject with requeue). */
+  async restore(tag: string, leftmost = false): Promise<number> {
+    return Number(
+      await RESTORE.run(this.redis, [this.keys.unacked, this.keys.unackedIndex, this.keys.unroutable], [tag, leftmost ? 1 : 0, this.keys.prefix]),
+    );
+  }
+
+  /** kombu `QoS.reject`. */
+  async reject(tag: string, requeue: boolean): Promise<void> {
+    if (requeue) await this.restore(tag, true);
+    else await this.ack(tag);
+  }
+
+  /**
+   * kombu `restore_visible`: under `unacked_mutex` (SET NX EX, released only by its holder), restores every
+   * message delivered more than `visibilityTimeoutS` ago. Returns how many, or null when another worker
+   * (Python or ours) holds the mutex.
+   */
+  async restoreVisible(visibilityTimeoutS: number, limit = 1000, nowMs = Date.now()): Promise<number | null> {
+    const token = randomUUID();
+    const got = await this.redis.set(this.keys.unackedMutex, token, 'EX', UNACKED_MUTEX_EXPIRE_S, 'NX');
+    if (got !== 'OK') return null;
+    try {
+      const ceil = nowMs / 1000 - visibilityTimeoutS;
+      const tags = await this.redis.zrevrangebyscore(this.keys.unackedIndex, ceil, 0, 'LIMIT', 0, limit);
+      let n = 0;
+      for (const tag of tags) if ((await this.restore(tag)) >= 0) n++;
+      return n;
+    } finally {
+      await RELEASE_IF_HELD.run(this.redis, [this.keys.unackedMutex], [token]);
+    }
+  }
+
+  /** Moves an unacked message into the delayed set, due at `dueMs`, and acks it, atomically. False if it was no longer unacked. */
+  async defer(tag: string, dueMs: number): Promise<boolean> {
+    return Number(await DEFER.run(this.redis, [this.keys.unacked, this.keys.unackedIndex, this.keys.delayed], [tag, Math.round(dueMs)])) === 1;
+  }
+
+  /** Publishes straight into the delayed set (our own countdowns and retries): never unacked anywhere. */
+  async publishDelayed(exchange: string, routingKey: string, body: Buffer, properties: PublishProperties, dueMs: number): Promise<void> {
+    const { text } = encodeEnvelope(body, properties, exchange, routingKey);
+    const entry = `[${text}, ${JSON.stringify(exchange)}, ${JSON.stringify(routingKey)}]`;
+    await this.redis.zadd(this.keys.delayed, Math.round(dueMs), entry);
+  }
+
+  /** Moves messages due by `nowMs` back to the back of their queues; each moves once across all workers. */
+  async moveDue(nowMs = Date.now(), limit = 500): Promise<number> {
+    return Number(await MOVE_DUE.run(this.redis, [this.keys.delayed, this.keys.unroutable], [Math.round(nowMs), limit, this.keys.prefix]));
+  }
+
+  /** kombu `_size`: the sum over the priority lists. */
+  async size(queue: string): Promise<number> {
+    const p = this.redis.pipeline();
+    for (const l of this.keys.queueLists(queue)) p.llen(l);
+    const res = (await p.exec()) ?? [];
+    return res.reduce((sum, [, n]) => sum + (typeof n === 'number' ? n : 0), 0);
+  }
+
+  async purge(queue: string): Promise<number> {
+    const n = await this.size(queue);
+    await this.redis.del(...this.keys.queueLists(queue));
+    return n;
+  }
+
+  async unackedCount(): Promise<number> {
+    return this.redis.hlen(this.keys.unacked);
+  }
+
+  async delayedCount(): Promise<number> {
+    return this.redis.zcard(this.keys.delayed);
+  }
+
+  /** The earliest due time in the delayed set (ms), or null when it is empty. */
+  async nextDue(): Promise<number | null> {
+    const r = await this.redis.zrange(this.keys.delayed, 0, 0, 'WITHSCORES');
+    return r[1] === undefined ? null : Number(r[1]);
+  }
+}

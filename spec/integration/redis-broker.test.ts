@@ -1,0 +1,122 @@
+/**
+ * RedisBroker on the real Redis under its own key prefix: consume with kombu's QoS counting, ack and
+ * requeue by tag, restore of unsettled messages at close, the pidbox fanout, reply queues through the
+ * direct reply exchange, and messages published for later staying out of `unacked` until due.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Delivery } from '../../lib/broker/broker.js';
+import { RedisBroker } from '../../lib/broker/redis/redis-broker.js';
+import { nullLogger } from '../../lib/logger.js';
+import { encodeTaskMessage } from '../../lib/protocol/index.js';
+import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
+
+let s: RedisScope;
+const brokers: RedisBroker[] = [];
+const broker = async (extra: Partial<ConstructorParameters<typeof RedisBroker>[0]> = {}) => {
+  const b = new RedisBroker({ url: REDIS_URL, logger: nullLogger(), keyPrefix: s.prefix, schedulerIntervalMs: 100, ...extra });
+  brokers.push(b);
+  await b.connect();
+  return b;
+};
+const until = async (cond: () => boolean | Promise<boolean>, ms = 10_000) => {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+const task = (id: string) => encodeTaskMessage({ id, task: 'tasks.add', args: [1], kwargs: {} });
+
+beforeEach(() => {
+  s = redisScope();
+});
+afterEach(async () => {
+  for (const b of brokers.splice(0)) await b.close();
+  await s.close();
+});
+
+test('prefetch 2: two messages held unsettled at a time, the next one comes after an ack', async () => {
+  const b = await broker();
+  await b.declareQueue({ name: 'q' });
+  for (const id of ['a', 'b', 'c']) await b.send('q', task(id));
+  const got: Delivery[] = [];
+  await b.consume('q', (d) => got.push(d), { prefetch: 2 });
+  await until(() => got.length === 2);
+  await new Promise((r) => setTimeout(r, 300));
+  expect(got).toHaveLength(2);
+  expect(await s.redis.hlen(s.keys.unacked)).toBe(2);
+  got[0]?.ack();
+  await until(() => got.length === 3);
+  got[1]?.ack();
+  got[2]?.ack();
+  await until(async () => (await s.redis.hlen(s.keys.unacked)) === 0);
+  expect(got.map((d) => d.raw.properties.correlationId)).toEqual(['a', 'b', 'c']);
+});
+
+test('a message published while the consumer waits on BRPOP arrives; reject with requeue brings it back redelivered', async () => {
+  const b = await broker();
+  const got: Delivery[] = [];
+  await b.consume('q', (d) => got.push(d));
+  await new Promise((r) => setTimeout(r, 100));
+  await b.send('q', task('w'));
+  await until(() => got.length === 1);
+  got[0]?.reject(true);
+  await until(() => got.length === 2);
+  expect(got[1]?.redelivered).toBe(true);
+  got[1]?.ack();
+});
+
+test('close restores what was taken and not settled, to the front of its queue', async () => {
+  const b = await broker();
+  for (const id of ['x', 'y']) await b.send('q', task(id));
+  const got: Delivery[] = [];
+  await b.consume('q', (d) => got.push(d));
+  await until(() => got.length === 2);
+  got[1]?.ack();
+  brokers.splice(brokers.indexOf(b), 1);
+  await b.close();
+  expect(await s.redis.hlen(s.keys.unacked)).toBe(0);
+  expect(await s.redis.llen(s.keys.queue('q'))).toBe(1);
+});
+
+test('the pidbox: a broadcast on celery.pidbox reaches the node queue; the reply goes to the client\'s reply queue', async () => {
+  const b = await broker();
+  const node = `n${randomUUID().slice(0, 6)}@host`;
+  await b.declareExchange({ name: 'celery.pidbox', kind: 'fanout', durable: false });
+  await b.declareExchange({ name: 'reply.celery.pidbox', kind: 'direct', durable: false });
+  const got: Delivery[] = [];
+  await b.subscribe('celery.pidbox', { queue: `${node}.celery.pidbox` }, (d) => got.push(d));
+  const ticket = randomUUID();
+  await s.redis.sadd(s.keys.binding('reply.celery.pidbox'), `${ticket}\x06\x16\x06\x16${ticket}.reply.celery.pidbox`);
+  const body = Buffer.from(JSON.stringify({ method: 'ping', reply_to: { exchange: 'reply.celery.pidbox', routing_key: ticket } }));
+  const props = { contentType: 'application/json', contentEncoding: 'utf-8', headers: {}, deliveryMode: 2 as const, priority: 0 };
+  await b.route('celery.pidbox', '', { body, properties: props });
+  await until(() => got.length === 1);
+  expect(got[0]?.exchange).toBe('celery.pidbox');
+  await b.route('reply.celery.pidbox', ticket, { body: Buffer.from('{"pong": 1}'), properties: props });
+  expect(await s.redis.llen(s.keys.queue(`${ticket}.reply.celery.pidbox`))).toBe(1);
+});
+
+test('a message published for later waits in the delayed set, not in unacked, and arrives once due', async () => {
+  const b = await broker();
+  const got: Delivery[] = [];
+  await b.consume('q', (d) => got.push(d));
+  await b.sendLater('q', task('later'), 800);
+  await new Promise((r) => setTimeout(r, 300));
+  expect(got).toHaveLength(0);
+  expect(await s.redis.hlen(s.keys.unacked)).toBe(0);
+  expect(await s.redis.zcard(s.keys.delayed)).toBe(1);
+  await until(() => got.length === 1);
+  got[0]?.ack();
+});
+
+test('a message held past the visibility timeout is restored and delivered again', async () => {
+  const b = await broker({ visibilityTimeoutSeconds: 1, restoreIntervalMs: 200 });
+  await b.send('q', task('slow'));
+  const got: Delivery[] = [];
+  await b.consume('q', (d) => got.push(d));
+  await until(() => got.length === 2, 15_000);
+  expect(got[1]?.redelivered).toBe(true);
+  got[1]?.ack();
+  got[0]?.ack();
+});

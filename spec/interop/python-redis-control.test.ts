@@ -1,0 +1,51 @@
+/**
+ * Remote control and events on a Redis broker, seen from Debian's real `celery` CLI: the pidbox broadcast
+ * over pub/sub reaches our worker and its replies come back through `reply.celery.pidbox`.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { REDIS_URL } from '../support/redis.js';
+import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
+
+const exec = promisify(execFile);
+const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
+
+let h: RedisHarness;
+let node: string;
+const celery = async (...args: string[]) =>
+  (
+    await exec(PYTHON, ['-m', 'celery', '-A', 'redisapp', '-b', REDIS_URL, ...args], {
+      timeout: 60_000,
+      env: { ...process.env, ...h.pythonEnv, PYTHONPATH: 'spec/interop/python' },
+    })
+  ).stdout;
+
+beforeAll(async () => {
+  h = await startRedisWorker({ env: { CELERY_WORKER_SEND_TASK_EVENTS: 'true' } });
+  node = h.worker.options.nodeName;
+}, 60_000);
+afterAll(async () => h.stop());
+
+test('celery inspect ping -d <node> gets pong over Redis', async () => {
+  expect(JSON.parse(await celery('inspect', 'ping', '-d', node, '-j'))).toEqual({ [node]: { ok: 'pong' } });
+}, 60_000);
+
+test('celery inspect registered lists our tasks', async () => {
+  const out = JSON.parse(await celery('inspect', 'registered', '-d', node, '-j')) as Record<string, string[]>;
+  expect(out[node]).toEqual(expect.arrayContaining(['test.add', 'test.sleep']));
+}, 60_000);
+
+test('celery inspect stats answers, naming the redis transport', async () => {
+  const stats = (JSON.parse(await celery('inspect', 'stats', '-d', node, '-j')) as Record<string, Record<string, unknown>>)[node];
+  expect(stats).toMatchObject({ pid: process.pid, pool: { 'max-concurrency': 4 }, broker: { transport: 'redis' } });
+}, 60_000);
+
+test('a kombu event receiver on celeryev sees our task events', async () => {
+  const listen = exec(PYTHON, ['spec/interop/python/kombu_redis.py', REDIS_URL, h.scope.prefix, 'listen', 'celeryev', 'task.#'], { timeout: 30_000 });
+  await new Promise((r) => setTimeout(r, 1500));
+  const id = await h.worker.publisher.apply('test.add', [1, 2], {});
+  const got = JSON.parse((await listen).stdout.trim().split('\n').pop() ?? 'null') as { body: Record<string, unknown>; delivery_info: Record<string, unknown> };
+  expect(String(got.body.type)).toMatch(/^task-/);
+  expect(got.body.uuid).toBe(id);
+  expect(got.delivery_info.exchange).toBe('celeryev');
+}, 60_000);

@@ -1,0 +1,128 @@
+/**
+ * No loss, no double runs on Redis, with real processes: our worker SIGKILLed with 100 messages unacked
+ * (late ack) is restored from `unacked` after the visibility timeout and each runs once; a mixed fleet of
+ * a Python Celery prefork worker and ours on one Redis queue runs each task exactly once (scaled from the
+ * issue's 10,000 to 2,000 tasks to stay within the CI budget), and again with one SIGKILL of ours midway
+ * (late ack): none lost, and a task runs twice only if it was in `unacked` at the kill.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
+import { closeRunCounter, runCounter } from '../support/test-tasks.js';
+
+const run = promisify(execFile);
+const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
+const procs: ChildProcess[] = [];
+let s: RedisScope;
+let key: string;
+let queue: string;
+
+const transport = (extra: Record<string, unknown> = {}) => JSON.stringify({ global_keyprefix: s.prefix, ...extra });
+
+function ours(env: Record<string, string>, concurrency: number): ChildProcess {
+  const p = spawn(process.execPath, ['--import', 'tsx', 'spec/support/worker-main.ts', '-Q', queue, '-c', String(concurrency)], {
+    env: {
+      ...process.env,
+      CELERY_BROKER_URL: REDIS_URL,
+      CELERY_RESULT_BACKEND: 'disabled',
+      CELERY_WORKER_HOSTNAME: `ours-${randomUUID().slice(0, 6)}@%h`,
+      LOG_LEVEL: 'warning',
+      ...env,
+    },
+    stdio: 'ignore',
+  });
+  procs.push(p);
+  return p;
+}
+
+function python(concurrency: number, extra: Record<string, string> = {}): ChildProcess {
+  const p = spawn(PYTHON, ['-m', 'celery', '-A', 'pyworker', 'worker', '-Q', queue, '--pool', 'prefork', '-c', String(concurrency), '-l', 'warning', '-n', `py-${randomUUID().slice(0, 6)}@%h`], {
+    cwd: 'spec/interop/python',
+    env: { ...process.env, CELERY_BROKER_URL: REDIS_URL, CELERY_RESULT_BACKEND: 'redis://127.0.0.1:6379/0', BROKER_TRANSPORT_OPTIONS: transport(), ...extra },
+    stdio: 'ignore',
+  });
+  procs.push(p);
+  return p;
+}
+
+const send = (n: number) =>
+  run(PYTHON, ['spec/interop/python/kombu_redis.py', REDIS_URL, s.prefix, 'stamp', queue, String(n), '0', key, '1'], { timeout: 120_000, maxBuffer: 1 << 20 });
+
+async function until(what: string, cond: () => Promise<boolean>, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+const runs = async () => Object.values(await runCounter().hgetall(`${key}:runs`)).map(Number);
+
+beforeEach(() => {
+  s = redisScope();
+  key = `fleet:${randomUUID()}`;
+  queue = `fleet_${randomUUID().slice(0, 8)}`;
+});
+afterEach(async () => {
+  for (const p of procs.splice(0)) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+  await runCounter().del(`${key}:runs`, `${key}:late`, `${key}:by`);
+  await s.close();
+});
+afterAll(async () => closeRunCounter());
+
+test('SIGKILL with 100 unacked (late ack): after a 2 s visibility timeout the restarted worker restores them and runs each once', async () => {
+  const first = ours({ CELERY_BROKER_TRANSPORT_OPTIONS: transport(), STAMP_ACKS_LATE: '1', STAMP_RUN_MS: '60000', CELERY_WORKER_PREFETCH_MULTIPLIER: '10' }, 10);
+  await send(100);
+  await until('100 unacked in the first worker', async () => (await s.redis.hlen(s.keys.unacked)) === 100, 60_000);
+  first.kill('SIGKILL');
+  await new Promise((r) => first.once('exit', r));
+  expect(await s.redis.hlen(s.keys.unacked)).toBe(100);
+  ours({ CELERY_BROKER_TRANSPORT_OPTIONS: transport({ visibility_timeout: 2 }), STAMP_ACKS_LATE: '1' }, 8);
+  await until('100 runs', async () => (await runs()).length === 100, 90_000);
+  await new Promise((r) => setTimeout(r, 3000));
+  const counts = await runs();
+  expect(counts).toHaveLength(100);
+  expect(counts.every((n) => n === 1)).toBe(true);
+  expect(await s.redis.hlen(s.keys.unacked)).toBe(0);
+}, 180_000);
+
+test('mixed fleet, 2,000 tasks: a Python prefork worker and ours on one Redis queue run each exactly once', async () => {
+  python(2);
+  ours({ CELERY_BROKER_TRANSPORT_OPTIONS: transport() }, 8);
+  await new Promise((r) => setTimeout(r, 3000));
+  await send(2000);
+  await until('2,000 runs', async () => (await runs()).length === 2000, 120_000);
+  await new Promise((r) => setTimeout(r, 2000));
+  const counts = await runs();
+  expect(counts).toHaveLength(2000);
+  expect(counts.filter((n) => n !== 1)).toEqual([]);
+  const by = await runCounter().hgetall(`${key}:by`);
+  expect(Number(by.python ?? 0)).toBeGreaterThan(0);
+  expect(Number(by.ours ?? 0)).toBeGreaterThan(0);
+}, 180_000);
+
+test('mixed fleet, 2,000 tasks, ours SIGKILLed midway (late ack): none lost, double runs only among what was unacked at the kill', async () => {
+  const vt = { visibility_timeout: 3 };
+  python(2, { BROKER_TRANSPORT_OPTIONS: transport(vt) });
+  const victim = ours({ CELERY_BROKER_TRANSPORT_OPTIONS: transport(vt), STAMP_ACKS_LATE: '1', STAMP_RUN_MS: '20' }, 8);
+  await new Promise((r) => setTimeout(r, 3000));
+  await send(2000);
+  await until('a quarter run', async () => (await runs()).length >= 500, 120_000);
+  victim.kill('SIGKILL');
+  await new Promise((r) => victim.once('exit', r));
+  const held = new Set(
+    Object.values(await s.redis.hgetall(s.keys.unacked)).map((e) => {
+      const [m] = JSON.parse(e) as [{ properties: { correlation_id: string } }];
+      return m.properties.correlation_id;
+    }),
+  );
+  ours({ CELERY_BROKER_TRANSPORT_OPTIONS: transport(vt), STAMP_ACKS_LATE: '1' }, 8);
+  await until('2,000 runs', async () => (await runs()).length === 2000, 150_000);
+  await new Promise((r) => setTimeout(r, 4000));
+  const all = await runCounter().hgetall(`${key}:runs`);
+  expect(Object.keys(all)).toHaveLength(2000);
+  const twice = Object.entries(all).filter(([, n]) => Number(n) > 1).map(([id]) => id);
+  expect(twice.filter((id) => !held.has(id))).toEqual([]);
+  expect(Object.values(all).every((n) => Number(n) <= 2)).toBe(true);
+}, 240_000);

@@ -1,0 +1,48 @@
+/**
+ * On a Redis broker, what our worker publishes is run by a real Python Celery worker: our worker runs a
+ * task that retries (the retry waits in the delayed set), stops; a Python worker on the same queue runs the
+ * retry with the same id, retries = 1 and the custom header intact.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { REDIS_URL } from '../support/redis.js';
+import { startRedisWorker } from '../support/redis-harness.js';
+import { ResultReader } from '../support/results.js';
+
+const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
+
+test('a Python Celery worker on Redis runs a retry our worker published', async () => {
+  const results = new ResultReader();
+  const h = await startRedisWorker();
+  let py: ChildProcess | undefined;
+  try {
+    const id = randomUUID();
+    await h.broker.send(h.queue, {
+      body: Buffer.from(JSON.stringify([[7], { k: 'v' }, {}])),
+      properties: {
+        contentType: 'application/json',
+        contentEncoding: 'utf-8',
+        correlationId: id,
+        deliveryMode: 2,
+        priority: 0,
+        headers: { lang: 'py', task: 'test.handoff', id, root_id: id, retries: 0, 'x-custom': 'kept' },
+      },
+    });
+    for (let i = 0; i < 100 && !(await results.meta(id)); i++) await new Promise((r) => setTimeout(r, 50));
+    expect((await results.meta(id))?.status).toBe('RETRY');
+    await h.app.shutdown();
+    py = spawn(PYTHON, ['-m', 'celery', '-A', 'pyworker', 'worker', '-Q', h.queue, '--pool', 'solo', '-l', 'warning'], {
+      cwd: 'spec/interop/python',
+      env: { ...process.env, CELERY_BROKER_URL: REDIS_URL, CELERY_RESULT_BACKEND: REDIS_URL, ...h.pythonEnv },
+      stdio: 'ignore',
+    });
+    const meta = await results.ready(id, 30_000);
+    expect(meta.status).toBe('SUCCESS');
+    expect(meta.result).toEqual({ id, retries: 1, parent_id: id, root_id: id, args: [7], kwargs: { k: 'v' }, custom: 'kept', worker: 'python' });
+  } finally {
+    py?.kill('SIGTERM');
+    if (py) await new Promise((r) => py?.once('exit', r));
+    await h.scope.close();
+    await results.close();
+  }
+}, 60_000);

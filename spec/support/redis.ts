@@ -1,0 +1,39 @@
+/** Redis for tests: each test gets its own kombu `global_keyprefix`, and its keys are removed afterwards. */
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { KombuKeys } from '../../lib/broker/redis/keys.js';
+import { REDIS_URL } from './amqp.js';
+
+export { REDIS_URL };
+
+export interface RedisScope {
+  redis: Redis;
+  keys: KombuKeys;
+  prefix: string;
+  /** Another connection to the same server (for BRPOP, which blocks its connection). */
+  connect(): Redis;
+  close(): Promise<void>;
+}
+
+export function redisScope(url = REDIS_URL): RedisScope {
+  const prefix = `t:${randomUUID().slice(0, 8)}:`;
+  const db = Number(new URL(url).pathname.slice(1) || '0');
+  const extra: Redis[] = [];
+  const redis = new Redis(url);
+  return {
+    redis,
+    prefix,
+    keys: new KombuKeys({ prefix, db }),
+    connect() {
+      const r = new Redis(url);
+      extra.push(r);
+      return r;
+    },
+    async close() {
+      const stream = redis.scanStream({ match: `${prefix}*`, count: 500 });
+      for await (const batch of stream) if ((batch as string[]).length) await redis.del(...(batch as string[]));
+      for (const r of extra) r.disconnect();
+      await redis.quit();
+    },
+  };
+}
