@@ -7,6 +7,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { record } from './record.js';
 import {
   AMQP_URL,
   PYTHON,
@@ -91,6 +92,13 @@ await run('bare amqplib', (q) =>
     `parse + ack only, prefetch ${prefetch}`),
 );
 
+record(
+  rows.flatMap((r) => [
+    { bench: 'accumulate', system: r.name, metric: 'seconds', unit: 's', value: r.seconds },
+    { bench: 'accumulate', system: r.name, metric: 'tasks/s', unit: '1/s', value: r.rate },
+    { bench: 'accumulate', system: r.name, metric: 'peak RSS', unit: 'MB', value: r.rssMb },
+  ]),
+);
 const ours = rows[0]?.rate ?? 0;
 const bare = rows.find((r) => r.name === 'bare amqplib')?.rate ?? 1;
 process.stdout.write(`\n${count} × celery.accumulate, ${concurrency} concurrency, on ${process.platform} ${process.arch}\n\n`);
