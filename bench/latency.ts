@@ -8,8 +8,8 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { record, type Sample } from './record.js';
-import { percentile } from './stats.js';
-import { AMQP_URL, PYTHON, REDIS_URL, consumersUp, deleteQueue, stop } from './support.js';
+import { percentile, rotated } from './stats.js';
+import { AMQP_URL, PYTHON, REDIS_URL, REPETITION, consumersUp, deleteQueue, stop } from './support.js';
 
 const exec = promisify(execFile);
 const rates = (process.argv[2] ?? '100,1000').split(',').map(Number);
@@ -28,7 +28,7 @@ const systems: Record<string, () => ChildProcess> = {
 };
 
 const samples: Sample[] = [];
-for (const [system, start] of Object.entries(systems)) {
+for (const [system, start] of rotated(Object.entries(systems), REPETITION)) {
   await deleteQueue(queue);
   const worker = start();
   await consumersUp(queue);

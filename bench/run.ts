@@ -67,7 +67,7 @@ for (let rep = 1; rep <= reps; rep++) {
   for (const step of steps.filter((s) => !only || only.includes(s.bench))) {
     process.stderr.write(`\n== ${step.bench} ${step.args.join(' ')} (repetition ${rep} of ${reps})\n`);
     const child = spawn(process.execPath, [`dist/bench/${step.file}.js`, ...step.args], {
-      env: { ...process.env, ...step.env, BENCH_OUT: out },
+      env: { ...process.env, ...step.env, BENCH_OUT: out, BENCH_REPETITION: String(rep - 1) },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     const [code] = (await once(child, 'exit')) as [number | null];

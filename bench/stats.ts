@@ -34,3 +34,10 @@ export function summarize(xs: readonly number[]): Summary {
 export function ratio(a: number, b: number): number {
   return Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? a / b : NaN;
 }
+
+/** The list started at position `by` (mod its length): repetition r runs the systems in a rotated order. */
+export function rotated<T>(xs: readonly T[], by: number): T[] {
+  if (xs.length === 0) return [];
+  const k = ((by % xs.length) + xs.length) % xs.length;
+  return [...xs.slice(k), ...xs.slice(0, k)];
+}

@@ -137,3 +137,6 @@ export function rssMb(pid: number | undefined): number {
   }
   return Math.round(kb / 1024);
 }
+
+/** Which repetition of `npm run bench` this is (0-based): benchmarks rotate the order of their systems by it. */
+export const REPETITION = Number(process.env.BENCH_REPETITION ?? 0);

@@ -1,4 +1,4 @@
-import { median, percentile, ratio, summarize } from '../../bench/stats.js';
+import { median, percentile, ratio, rotated, summarize } from '../../bench/stats.js';
 
 describe('bench statistics', () => {
   it('takes the median of odd and even counts, unsorted input, ignoring non-finite values', () => {
@@ -27,5 +27,12 @@ describe('bench statistics', () => {
     expect(ratio(3, 2)).toBe(1.5);
     expect(ratio(1, 0)).toBeNaN();
     expect(ratio(NaN, 2)).toBeNaN();
+  });
+
+  it('rotates the systems per repetition, so each one goes first in turn', () => {
+    expect(rotated(['a', 'b', 'c'], 0)).toEqual(['a', 'b', 'c']);
+    expect(rotated(['a', 'b', 'c'], 1)).toEqual(['b', 'c', 'a']);
+    expect(rotated(['a', 'b', 'c'], 4)).toEqual(['b', 'c', 'a']);
+    expect(rotated([], 2)).toEqual([]);
   });
 });
