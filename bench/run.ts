@@ -84,12 +84,14 @@ const plots: [string, ReturnType<typeof throughputSpec>][] = [
 ];
 for (const [file, spec] of plots) fs.writeFileSync(path.join(dir, file), await renderSvg(spec));
 const minutes = ((performance.now() - began) / 60_000).toFixed(1);
-const mode = quick ? `a --quick run (small counts, one repetition) that took ${minutes} min` : `${reps} repetitions, ${minutes} min`;
+const mode = quick
+  ? `A noisy --quick run (small counts, one repetition, ${minutes} min): it shows the harness, not the worker's performance`
+  : `${reps} repetitions, ${minutes} min`;
 const report = renderReport({
   date,
   host,
   machine: await describeMachine(),
-  note: `${mode}; the machine is shared, so numbers are indicative only.${crashed.length ? ` Crashed: ${crashed.join('; ')}.` : ''}`,
+  note: `${mode}. Numbers from a machine that other work shares are indicative only.${crashed.length ? ` Crashed: ${crashed.join('; ')}.` : ''}`,
   benches,
   samples,
   plots: plots.map(([file]) => file),
