@@ -7,9 +7,12 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { record } from './record.js';
+import { rotated } from './stats.js';
 import {
   AMQP_URL,
   PYTHON,
+  REPETITION,
   type Row,
   deleteQueue,
   freshQueue,
@@ -58,40 +61,47 @@ async function selfTimed(name: string, start: () => ChildProcess, note: string):
 const env = { ...process.env, CELERY_BROKER_URL: AMQP_URL };
 const rows: Row[] = [];
 const run = async (name: string, fn: (queue: string) => Promise<Row>) => {
-  const queue = `bench_${name.replace(/\W+/g, '_')}`;
+  const queue = `bench_${name.replace(/\W+/g, '_')}_${process.pid}`;
   process.stderr.write(`${name}\n`);
   await prepared(queue);
   rows.push(await fn(queue));
   await deleteQueue(queue);
 };
 
-await run('smarter-worker', (q) =>
-  observed('smarter-worker', q, () =>
-    spawn(process.execPath, ['dist/tasks/main.js', '-Q', q, '-c', String(concurrency), '--prefetch-multiplier', '4', '-l', 'warning'], {
-      env: { ...env, CELERY_TASK_ACKS_LATE: 'true', CELERY_TASK_IGNORE_RESULT: 'true' },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    }), `late ack, -c ${concurrency}, prefetch ${prefetch}`),
-);
-await run('python-celery', (q) =>
-  observed('python-celery', q, () =>
-    spawn(PYTHON, ['-m', 'celery', '-A', 'benchapp', 'worker', '-Q', q, '-c', String(concurrency), '-P', 'prefork', '-l', 'warning', '--without-heartbeat', '--without-gossip', '--without-mingle'], {
-      cwd: 'bench/python',
-      env,
-      stdio: ['ignore', 'ignore', 'ignore'],
-    }), `Celery 5.2.6 prefork, late ack, -c ${concurrency}, prefetch ${prefetch}`),
-);
-await run('celery-node', (q) =>
-  selfTimed('celery-node', () =>
-    spawn(process.execPath, ['dist/bench/celery-node-worker.js', q, String(count)], { env, stdio: ['ignore', 'pipe', 'inherit'] }),
-    'acks on receipt, no prefetch limit, stores every result in Redis'),
-);
-await run('bare amqplib', (q) =>
-  observed('bare amqplib', q, () =>
-    spawn(process.execPath, ['dist/bench/bare-consumer.js', q, String(count), String(prefetch)], { env, stdio: ['ignore', 'ignore', 'inherit'] }),
-    `parse + ack only, prefetch ${prefetch}`),
-);
+const systems: [string, (queue: string) => Promise<Row>][] = [
+  ['smarter-worker', (q) =>
+    observed('smarter-worker', q, () =>
+      spawn(process.execPath, ['dist/tasks/main.js', '-Q', q, '-c', String(concurrency), '--prefetch-multiplier', '4', '-l', 'warning'], {
+        env: { ...env, CELERY_TASK_ACKS_LATE: 'true', CELERY_TASK_IGNORE_RESULT: 'true' },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      }), `late ack, -c ${concurrency}, prefetch ${prefetch}`)],
+  ['python-celery', (q) =>
+    observed('python-celery', q, () =>
+      spawn(PYTHON, ['-m', 'celery', '-A', 'benchapp', 'worker', '-Q', q, '-c', String(concurrency), '-P', 'prefork', '-l', 'warning', '--without-heartbeat', '--without-gossip', '--without-mingle'], {
+        cwd: 'bench/python',
+        env,
+        stdio: ['ignore', 'ignore', 'ignore'],
+      }), `Celery 5.2.6 prefork, late ack, -c ${concurrency}, prefetch ${prefetch}`)],
+  ['celery-node', (q) =>
+    selfTimed('celery-node', () =>
+      spawn(process.execPath, ['dist/bench/celery-node-worker.js', q, String(count)], { env, stdio: ['ignore', 'pipe', 'inherit'] }),
+      'acks on receipt, no prefetch limit, stores every result in Redis')],
+  ['bare amqplib', (q) =>
+    observed('bare amqplib', q, () =>
+      spawn(process.execPath, ['dist/bench/bare-consumer.js', q, String(count), String(prefetch)], { env, stdio: ['ignore', 'ignore', 'inherit'] }),
+      `parse + ack only, prefetch ${prefetch}`)],
+];
+// Each repetition starts with another system, so none is always first (or always after the same one).
+for (const [name, fn] of rotated(systems, REPETITION)) await run(name, fn);
 
-const ours = rows[0]?.rate ?? 0;
+record(
+  rows.flatMap((r) => [
+    { bench: 'accumulate', system: r.name, metric: 'seconds', unit: 's', value: r.seconds },
+    { bench: 'accumulate', system: r.name, metric: 'tasks/s', unit: '1/s', value: r.rate },
+    { bench: 'accumulate', system: r.name, metric: 'peak RSS', unit: 'MB', value: r.rssMb },
+  ]),
+);
+const ours = rows.find((r) => r.name === 'smarter-worker')?.rate ?? 0;
 const bare = rows.find((r) => r.name === 'bare amqplib')?.rate ?? 1;
 process.stdout.write(`\n${count} × celery.accumulate, ${concurrency} concurrency, on ${process.platform} ${process.arch}\n\n`);
 process.stdout.write(`${table(rows, 'python-celery')}\n\nsmarter-worker / bare amqplib = ${(ours / bare).toFixed(2)}\n`);

@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import { Dec } from '../tasks/db/decimal.js';
+import { record } from './record.js';
 import { AMQP_URL, PYTHON, deleteQueue, freshQueue, peakRssMb, stop } from './support.js';
 
 const exec = promisify(execFile);
@@ -107,6 +108,14 @@ for (const w of workers) {
 await admin.query(`DROP DATABASE \`${database}\``);
 await admin.end();
 
+record(
+  results.flatMap((r) => [
+    { bench: 'charges', system: r.name, metric: 'drain', unit: 's', value: r.seconds },
+    { bench: 'charges', system: r.name, metric: 'charges/s', unit: '1/s', value: r.rate },
+    { bench: 'charges', system: r.name, metric: 'p50', unit: 'ms', value: r.p50, x: rate },
+    { bench: 'charges', system: r.name, metric: 'p99', unit: 'ms', value: r.p99, x: rate },
+  ]),
+);
 const base = results.find((r) => r.name === 'python-celery -c 4')?.rate ?? 1;
 process.stdout.write(`\n${count} × create_charge (Python Celery producer, protocol 1) → MariaDB; latency at ${rate}/s for ${seconds} s\n\n`);
 process.stdout.write('| worker | drain s | charges/s | × python -c 4 | p50 ms @rate | p99 ms @rate | peak RSS MB | accounted | note |\n|---|---:|---:|---:|---:|---:|---:|---|---|\n');

@@ -1,4 +1,7 @@
-/** Our worker for the isolation benchmark: Smarter's defaults, plus a check that reschedules itself. */
+/**
+ * Our worker for the isolation, latency and memory benchmarks: Smarter's defaults, plus a check that
+ * reschedules itself and bench.stamp, which returns the time it started (publish → task start).
+ */
 import { z } from 'zod';
 import { createWorker } from '../lib/app.js';
 import { loadConfig } from '../lib/config/settings.js';
@@ -17,7 +20,8 @@ const check = defineTask({
   params: z.object({ every: z.number(), attempt: z.number().int().default(0) }),
   run: async ({ every }, ctx) => ctx.checkAgain({ after: every }),
 });
+const stamp = defineTask({ name: 'bench.stamp', queue: ops, params: z.object({}), run: async () => Date.now() / 1000 });
 const logger = createLogger({ level: values.logLevel, json: true });
-const { app } = createWorker({ config: values, tasks: [check], deps: {}, logger, defaultQueue: ops });
+const { app } = createWorker({ config: values, tasks: [check, stamp], deps: {}, logger, defaultQueue: ops });
 installSignalHandlers(app, logger, (code) => process.exit(code));
 await app.start();

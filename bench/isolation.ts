@@ -13,18 +13,17 @@
  * Redis are shared, as in production). BENCH_SKIP_RSS=1 skips the 100,000-check memory run.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import fs from 'node:fs';
 import { promisify } from 'node:util';
-import { AMQP_URL, PYTHON, deleteQueue, readyCount, stop, withChannel } from './support.js';
+import { record } from './record.js';
+import { AMQP_URL, PYTHON, REDIS_URL, consumersUp, deleteQueue, readyCount, rssMb, stop } from './support.js';
 
 const exec = promisify(execFile);
 const rate = Number(process.argv[2] ?? 200);
 const seconds = Number(process.argv[3] ?? 15);
 const checks = Number(process.argv[4] ?? 2000);
-const REDIS = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
-const OPS = 'bench_ops';
-const INFRA = 'bench_infra';
-const env = { ...process.env, CELERY_BROKER_URL: AMQP_URL, CELERY_RESULT_BACKEND: REDIS };
+const OPS = `bench_ops_${process.pid}`;
+const INFRA = `bench_infra_${process.pid}`;
+const env = { ...process.env, CELERY_BROKER_URL: AMQP_URL, CELERY_RESULT_BACKEND: REDIS_URL };
 
 interface Latency {
   count: number;
@@ -52,30 +51,6 @@ async function unacked(): Promise<number> {
     .split('\n')
     .filter((l) => [OPS, INFRA].includes(l.split('\t')[0] ?? ''))
     .reduce((n, l) => n + Number(l.split('\t')[1] ?? 0), 0);
-}
-
-/** Resident memory of a process and all its children (a prefork pool), in MB. */
-function rssMb(pid: number | undefined): number {
-  if (!pid) return 0;
-  let kb = 0;
-  const visit = (p: number) => {
-    try {
-      kb += Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
-      for (const c of fs.readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) visit(Number(c));
-    } catch {
-      // exited
-    }
-  };
-  visit(pid);
-  return Math.round(kb / 1024);
-}
-
-async function consumersUp(queue: string): Promise<void> {
-  for (;;) {
-    const n = await withChannel(async (ch) => (await ch.checkQueue(queue)).consumerCount).catch(() => 0);
-    if (n > 0) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 async function scenario(name: string, start: (queue: string) => ChildProcess) {
@@ -118,6 +93,14 @@ const python = (queue: string) =>
   });
 
 const rows = [await scenario('smarter-worker', ours), await scenario('python-celery', python)];
+record(
+  rows.flatMap((r) =>
+    (['p50', 'p99'] as const).flatMap((p) => [
+      { bench: 'isolation', system: r.name, metric: `ops ${p}`, unit: 'ms', value: r.idle[p] ?? NaN, x: 0 },
+      { bench: 'isolation', system: r.name, metric: `ops ${p}`, unit: 'ms', value: r.storm[p] ?? NaN, x: checks },
+    ]),
+  ),
+);
 const f = (x: number | null) => (x === null ? 'n/a' : x.toFixed(1));
 process.stdout.write(`\n${rate} operational tasks/s for ${seconds} s; storm = ${checks} checks rescheduling every 3 s; one worker per queue (ADR-030), -c 4 each${PIN ? '; each deployment pinned to its own core' : ''}\n\n`);
 process.stdout.write('| workers | p50 idle ms | p99 idle ms | p50 storm ms | p99 storm ms | p99 storm / idle | unacked during storm | RSS MB ops / infra | lost |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n');

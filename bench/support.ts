@@ -109,3 +109,34 @@ export function table(rows: Row[], baseline: string): string {
   ];
   return lines.join('\n');
 }
+
+export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves once the queue has a consumer (a worker that started is consuming). */
+export async function consumersUp(queue: string, timeoutMs = 120_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const n = await withChannel(async (ch) => (await ch.checkQueue(queue)).consumerCount).catch(() => 0);
+    if (n > 0) return;
+    if (Date.now() > until) throw new Error(`nothing consumes ${queue}`);
+    await sleep(200);
+  }
+}
+
+/** Resident memory now of a process and all its children (a prefork pool), in MB. */
+export function rssMb(pid: number | undefined): number {
+  if (!pid) return 0;
+  let kb = 0;
+  for (const p of [pid, ...childPids(pid)]) {
+    try {
+      kb += Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      // exited
+    }
+  }
+  return Math.round(kb / 1024);
+}
+
+/** Which repetition of `npm run bench` this is (0-based): benchmarks rotate the order of their systems by it. */
+export const REPETITION = Number(process.env.BENCH_REPETITION ?? 0);

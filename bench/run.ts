@@ -1,0 +1,105 @@
+/**
+ * `npm run bench [-- --quick] [--reps N] [--only a,b]`: runs every benchmark of bench/ N times (each run
+ * alternates the systems it compares, so repetitions interleave them), then writes
+ * bench/results/<date>-<host>.md and its SVG plots. Numbers are never asserted: a benchmark fails this
+ * command only by crashing.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describeMachine } from './machine.js';
+import { isolationSpec, latencySpec, renderSvg, throughputSpec } from './plots.js';
+import { readSamples } from './record.js';
+import { type BenchInfo, renderReport } from './report.js';
+
+const argv = process.argv.slice(2);
+const quick = argv.includes('--quick');
+const flag = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
+const reps = Number(flag('--reps') ?? (quick ? 1 : 3));
+const only = flag('--only')?.split(',');
+
+interface Step {
+  bench: string;
+  file: string;
+  args: string[];
+  env?: Record<string, string>;
+}
+const steps: Step[] = quick
+  ? [
+      { bench: 'accumulate', file: 'accumulate', args: ['2000', '4'] },
+      { bench: 'startup', file: 'startup', args: ['3'] },
+      { bench: 'latency', file: 'latency', args: ['100,1000', '3'] },
+      { bench: 'isolation', file: 'isolation', args: ['100', '3', '100'], env: { BENCH_SKIP_RSS: '1' } },
+      { bench: 'memory', file: 'memory', args: ['1000,10000', '10000'] },
+      { bench: 'charges', file: 'charges', args: ['500', '100', '3'] },
+    ]
+  : [
+      { bench: 'accumulate', file: 'accumulate', args: ['20000', '4'] },
+      { bench: 'startup', file: 'startup', args: ['5'] },
+      { bench: 'latency', file: 'latency', args: ['100,1000', '10'] },
+      { bench: 'isolation', file: 'isolation', args: ['200', '15', '100'], env: { BENCH_SKIP_RSS: '1' } },
+      { bench: 'isolation', file: 'isolation', args: ['200', '15', '2000'], env: { BENCH_SKIP_RSS: '1' } },
+      { bench: 'memory', file: 'memory', args: ['10000,100000', '100000'] },
+      { bench: 'charges', file: 'charges', args: ['10000', '200', '15'] },
+    ];
+
+const benches: Record<string, BenchInfo> = {
+  accumulate: { title: 'Throughput: drain N celery.accumulate (Python Celery producer, late ack)', baseline: 'bare amqplib' },
+  startup: { title: 'Start-up: process start → consuming an empty queue', baseline: 'node + amqplib' },
+  latency: { title: 'Latency: publish → task start and publish → result, per rate (tasks/s)', baseline: 'python-celery' },
+  isolation: { title: 'Isolation (ADR-030): operational latency per number of checks waiting (0 = idle)', baseline: 'python-celery' },
+  memory: { title: 'Memory: the infrastructure worker’s RSS per checks waiting, and after a churn', baseline: 'smarter-worker', note: 'One system: compare the rows with each other (no growth wanted between the last two).' },
+  charges: { title: 'create_charge end to end (publish → row in MariaDB), latency @ rate', baseline: 'python-celery -c 4' },
+};
+
+const host = os.hostname();
+const date = new Date().toISOString().slice(0, 10);
+const dir = 'bench/results';
+fs.mkdirSync(dir, { recursive: true });
+const out = path.join(os.tmpdir(), `bench-${process.pid}.jsonl`);
+fs.rmSync(out, { force: true });
+const began = performance.now();
+const crashed: string[] = [];
+
+for (let rep = 1; rep <= reps; rep++) {
+  for (const step of steps.filter((s) => !only || only.includes(s.bench))) {
+    process.stderr.write(`\n== ${step.bench} ${step.args.join(' ')} (repetition ${rep} of ${reps})\n`);
+    const child = spawn(process.execPath, [`dist/bench/${step.file}.js`, ...step.args], {
+      env: { ...process.env, ...step.env, BENCH_OUT: out, BENCH_REPETITION: String(rep - 1) },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    const [code] = (await once(child, 'exit')) as [number | null];
+    if (code !== 0) crashed.push(`${step.bench} (repetition ${rep}) exited with ${code}`);
+  }
+}
+
+const samples = readSamples(out);
+const base = `${date}-${host}`;
+const plots: [string, ReturnType<typeof throughputSpec>][] = [
+  [`${base}-throughput.svg`, throughputSpec(samples.filter((s) => s.bench === 'accumulate'))],
+  [`${base}-latency.svg`, latencySpec(samples.filter((s) => s.bench === 'latency' && s.metric !== 'lost'))],
+  [`${base}-isolation.svg`, isolationSpec(samples.filter((s) => s.bench === 'isolation'))],
+];
+for (const [file, spec] of plots) fs.writeFileSync(path.join(dir, file), await renderSvg(spec));
+const minutes = ((performance.now() - began) / 60_000).toFixed(1);
+const mode = quick
+  ? `A noisy --quick run (small counts, one repetition, ${minutes} min): it shows the harness, not the worker's performance`
+  : `${reps} repetitions, ${minutes} min`;
+const report = renderReport({
+  date,
+  host,
+  machine: await describeMachine(),
+  note: `${mode}. Numbers from a machine that other work shares are indicative only.${crashed.length ? ` Crashed: ${crashed.join('; ')}.` : ''}`,
+  benches,
+  samples,
+  plots: plots.map(([file]) => file),
+});
+fs.writeFileSync(path.join(dir, `${base}.md`), report);
+fs.rmSync(out, { force: true });
+process.stderr.write(`\nwrote ${dir}/${base}.md and ${plots.length} plots in ${minutes} min\n`);
+if (crashed.length) {
+  process.stderr.write(`crashed: ${crashed.join('; ')}\n`);
+  process.exit(1);
+}

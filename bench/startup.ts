@@ -1,0 +1,45 @@
+/**
+ * Issue 15's start-up benchmark: process start → consuming an empty queue (the broker reports a consumer),
+ * smarter-worker with no flag but -Q against Node + amqplib alone (bench/bare-consumer.ts), alternated.
+ *
+ *   npm run build && node dist/bench/startup.js [rounds=5]
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { record, type Sample } from './record.js';
+import { summarize } from './stats.js';
+import { AMQP_URL, deleteQueue, freshQueue, sleep, stop, withChannel } from './support.js';
+
+const rounds = Number(process.argv[2] ?? 5);
+const queue = `bench_startup_${process.pid}`;
+const env = { ...process.env, CELERY_BROKER_URL: AMQP_URL };
+const systems: Record<string, () => ChildProcess> = {
+  'smarter-worker': () => spawn(process.execPath, ['dist/tasks/main.js', '-Q', queue, '-l', 'warning'], { env, stdio: 'ignore' }),
+  'node + amqplib': () => spawn(process.execPath, ['dist/bench/bare-consumer.js', queue, '0', '100'], { env, stdio: 'ignore' }),
+};
+
+await freshQueue(queue);
+const samples: Sample[] = [];
+await withChannel(async (ch) => {
+  const consumers = async () => (await ch.checkQueue(queue)).consumerCount;
+  for (let i = 0; i < rounds; i++) {
+    for (const [system, start] of Object.entries(systems)) {
+      const t0 = performance.now();
+      const child = start();
+      while ((await consumers()) === 0) {
+        if (child.exitCode !== null) throw new Error(`${system} exited with ${child.exitCode} before consuming`);
+        await sleep(2);
+      }
+      samples.push({ bench: 'startup', system, metric: 'start → consuming', unit: 'ms', value: performance.now() - t0 });
+      await stop(child);
+      while ((await consumers()) > 0) await sleep(10);
+    }
+  }
+});
+await deleteQueue(queue);
+record(samples);
+
+process.stdout.write(`\nprocess start → consuming an empty queue, ${rounds} rounds alternated\n\n| system | median ms | min – max ms |\n|---|---:|---:|\n`);
+for (const system of Object.keys(systems)) {
+  const s = summarize(samples.filter((x) => x.system === system).map((x) => x.value));
+  process.stdout.write(`| ${system} | ${s.median.toFixed(0)} | ${s.min.toFixed(0)} – ${s.max.toFixed(0)} |\n`);
+}
