@@ -15,12 +15,15 @@ import { ingressManifest } from './ingress.js';
 import { MAIL, notify } from './mail.js';
 import { TASK } from './names.js';
 import { DNS, TLS, getLlmclient, primaryContact, updateLlmclient } from './rows.js';
+import { continueDefaultApiDeployment } from './continue-default-api-deployment.js';
 import { copyApiARecord } from './dns.js';
 
 export const CERTIFICATE_FIRST_CHECK_SECONDS = 600;
 
-export const deployDefaultApi = (env: InfraEnv) =>
-  defineTask<{ llmclient_id: number; with_domain_verification: boolean }, null, InfraDeps>({
+export const deployDefaultApi = (env: InfraEnv) => {
+  // By its definition, not its name: the compiler checks the continuation's keyword arguments.
+  const continuation = continueDefaultApiDeployment(env);
+  return defineTask<{ llmclient_id: number; with_domain_verification: boolean }, null, InfraDeps>({
     name: TASK.deployDefaultApi,
     queue: env.queue,
     retry: env.retry,
@@ -40,7 +43,7 @@ export const deployDefaultApi = (env: InfraEnv) =>
       }
       const next = { llmclient_id: l.id, with_domain_verification: p.with_domain_verification, task_id: ctx.id };
       const cont = (stage: 'certificate' | 'domain', countdown: number) =>
-        ctx.applyAsync(TASK.continueDefaultApiDeployment, [], { ...next, stage }, { countdown, queue: env.queue });
+        ctx.applyAsync(continuation, [], { ...next, stage }, { countdown });
       if (!env.settings.createIngressManifest) {
         await cont('domain', 0);
         return null;
@@ -63,3 +66,4 @@ export const deployDefaultApi = (env: InfraEnv) =>
       return null;
     },
   });
+};
