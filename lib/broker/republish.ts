@@ -1,11 +1,12 @@
 /**
  * The properties of a message sent on unchanged (forwarded, replayed from a dead-letter queue): the same
- * body bytes, content type and encoding, headers, priority, delivery mode, correlation id and reply-to, so
+ * body bytes, content type and encoding, headers, priority, delivery mode, correlation id and reply-to (and
+ * the AMQP properties Celery never sets: message id, timestamp, type, app id, user id), so
  * the caller's result still reaches it from whichever worker runs the task. Only headers change, and only
  * as asked.
  */
 import { extendTable } from '../protocol/field-types.js';
-import type { PublishProperties } from '../protocol/encode.js';
+import type { PassthroughProperties, PublishProperties } from '../protocol/encode.js';
 import { DEAD_LETTER_HEADER, type DeadLetterReason, type Delivery } from './broker.js';
 import type { RawMessage } from '../protocol/types.js';
 
@@ -37,7 +38,21 @@ export function republishProperties(raw: RawMessage, changes: RepublishChanges =
     ...(p.correlationId !== undefined ? { correlationId: p.correlationId } : {}),
     ...(p.replyTo !== undefined ? { replyTo: p.replyTo } : {}),
     ...(changes.keepExpiration && p.expiration !== undefined ? { expiration: p.expiration } : {}),
+    ...passthroughOf(raw),
   };
+}
+
+/** The properties Celery never sets, as they came; nothing when none is set (the usual case). */
+function passthroughOf(raw: RawMessage): { passthrough?: PassthroughProperties } {
+  const { messageId, timestamp, type, appId, userId } = raw.properties;
+  const out: PassthroughProperties = {
+    ...(messageId !== undefined ? { messageId } : {}),
+    ...(timestamp !== undefined ? { timestamp } : {}),
+    ...(type !== undefined ? { type } : {}),
+    ...(appId !== undefined ? { appId } : {}),
+    ...(userId !== undefined ? { userId } : {}),
+  };
+  return Object.keys(out).length > 0 ? { passthrough: out } : {};
 }
 
 /**
@@ -55,6 +70,7 @@ export function copyProperties(raw: RawMessage, extraHeaders: Record<string, unk
     priority: p.priority ?? 0,
     ...(p.correlationId !== undefined ? { correlationId: p.correlationId } : {}),
     ...(p.replyTo !== undefined ? { replyTo: p.replyTo } : {}),
+    ...passthroughOf(raw),
   };
 }
 

@@ -19,6 +19,17 @@ export interface PublishProperties {
   replyTo?: string;
   /** Per-message TTL in milliseconds, as a decimal string (AMQP `expiration`). */
   expiration?: string;
+  /** The AMQP properties Celery never sets, carried only when a message is sent on unchanged (forwarding, replay). */
+  passthrough?: PassthroughProperties;
+}
+
+export interface PassthroughProperties {
+  messageId?: string;
+  /** Seconds since the epoch (AMQP `timestamp`). */
+  timestamp?: number;
+  type?: string;
+  appId?: string;
+  userId?: string;
 }
 
 export interface EncodedMessage {

@@ -67,6 +67,12 @@ export interface RawMessage {
     priority?: number | undefined;
     deliveryMode?: number | undefined;
     expiration?: string | undefined;
+    /** AMQP properties Celery never sets; kept so a message sent on unchanged keeps them. */
+    messageId?: string | undefined;
+    timestamp?: number | undefined;
+    type?: string | undefined;
+    appId?: string | undefined;
+    userId?: string | undefined;
     headers?: unknown;
   };
 }

@@ -131,11 +131,16 @@ test('a forwarded message is the original, byte for byte and property for proper
       priority: 7,
       deliveryMode: 2,
       expiration: '600000',
+      messageId: 'm-1',
+      timestamp: 1733000000,
+      type: 'legacy',
+      appId: 'smarter',
+      userId: 'guest',
       headers,
     });
     const got = await waitFor(() => withChannel(async (ch) => (await ch.get(to, { noAck: true })) || undefined), 15_000);
     expect(got.content.equals(body)).toBe(true);
-    expect(got.properties).toMatchObject({ contentType: 'application/json', contentEncoding: 'utf-8', correlationId: id, replyTo: 'caller.reply.queue', priority: 7, deliveryMode: 2, expiration: '600000' });
+    expect(got.properties).toMatchObject({ contentType: 'application/json', contentEncoding: 'utf-8', correlationId: id, replyTo: 'caller.reply.queue', priority: 7, deliveryMode: 2, expiration: '600000', messageId: 'm-1', timestamp: 1733000000, type: 'legacy', appId: 'smarter', userId: 'guest' });
     expect(got.properties.headers).toEqual({ ...headers, 'x-smarter-forwarded-by': h.worker.options.nodeName, 'x-smarter-forwarded-from': h.queue });
     // Acked once forwarded: nothing left on the front queue, nothing dead-lettered.
     expect(await withChannel(async (ch) => [(await ch.checkQueue(h.queue)).messageCount, (await ch.checkQueue(`${h.queue}.dead_letter`).catch(() => ({ messageCount: 0 }))).messageCount])).toEqual([0, 0]);

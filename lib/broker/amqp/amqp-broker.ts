@@ -100,6 +100,11 @@ class AmqpDelivery implements Delivery {
         priority: p.priority as number | undefined,
         deliveryMode: p.deliveryMode as number | undefined,
         expiration: p.expiration as string | undefined,
+        messageId: p.messageId as string | undefined,
+        timestamp: p.timestamp as number | undefined,
+        type: p.type as string | undefined,
+        appId: p.appId as string | undefined,
+        userId: p.userId as string | undefined,
         headers: p.headers as unknown,
       },
     };
@@ -563,6 +568,7 @@ export class AmqpBroker implements Broker {
           ...(p.correlationId !== undefined ? { correlationId: p.correlationId } : {}),
           ...(p.replyTo !== undefined ? { replyTo: p.replyTo } : {}),
           ...(p.expiration !== undefined ? { expiration: p.expiration } : {}),
+          ...p.passthrough,
         },
         (err: unknown) => (err ? reject(new BrokerError('publish was not confirmed', { cause: err })) : resolve()),
       );

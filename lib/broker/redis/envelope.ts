@@ -76,6 +76,11 @@ export function envelopeFrom(parsed: unknown): Envelope {
       priority: typeof priority === 'number' ? priority : undefined,
       deliveryMode: typeof deliveryMode === 'number' ? deliveryMode : undefined,
       expiration: optString(props, 'expiration', 'redis envelope.properties'),
+      messageId: optString(props, 'message_id', 'redis envelope.properties'),
+      timestamp: typeof props.timestamp === 'number' ? props.timestamp : undefined,
+      type: optString(props, 'type', 'redis envelope.properties'),
+      appId: optString(props, 'app_id', 'redis envelope.properties'),
+      userId: optString(props, 'user_id', 'redis envelope.properties'),
       headers,
     },
   };
@@ -104,6 +109,12 @@ export function encodeEnvelope(
   if (p.replyTo !== undefined) properties.reply_to = p.replyTo;
   properties.delivery_mode = p.deliveryMode;
   if (p.expiration !== undefined) properties.expiration = p.expiration;
+  const x = p.passthrough;
+  if (x?.messageId !== undefined) properties.message_id = x.messageId;
+  if (x?.timestamp !== undefined) properties.timestamp = x.timestamp;
+  if (x?.type !== undefined) properties.type = x.type;
+  if (x?.appId !== undefined) properties.app_id = x.appId;
+  if (x?.userId !== undefined) properties.user_id = x.userId;
   properties.delivery_info = { exchange, routing_key: routingKey };
   properties.priority = p.priority;
   properties.body_encoding = 'base64';
