@@ -130,14 +130,15 @@ const UNTRUSTED = new Set([
  * undefined for any other error (those are reported as they are).
  */
 export function describeTlsFailure(err: unknown, setting: string): string | undefined {
-  const code = (err as { code?: unknown } | null)?.code;
-  const message = err instanceof Error ? err.message : String(err);
-  if (typeof code === 'string' && UNTRUSTED.has(code)) {
-    return `TLS: the server's certificate is not trusted (${code}: ${message}); give the CA that signed it as ca_certs in ${setting}, or cert_reqs CERT_NONE to skip verification (unsafe)`;
+  const e = (err ?? {}) as { code?: unknown; message?: unknown };
+  // Not `instanceof Error`: errors from Node's internals may come from another realm (a test runner's).
+  const message = (typeof e.message === 'string' ? e.message : String(err)).replace(/\s+/g, ' ').trim();
+  if (typeof e.code === 'string' && UNTRUSTED.has(e.code)) {
+    return `TLS: the server's certificate is not trusted (${e.code}: ${message}); give the CA that signed it as ca_certs in ${setting}, or cert_reqs CERT_NONE to skip verification (unsafe)`;
   }
-  if (/alert (handshake failure|certificate required|bad certificate|unknown ca)/i.test(message) || code === 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED') {
-    return `TLS: the server refused this client's certificate or wants one (${message}); set certfile and keyfile in ${setting}`;
-  }
+  // OpenSSL's text is `…:ssl3_read_bytes:tlsv13 alert certificate required:…`: the alert is the part to show.
+  const alert = /alert (handshake failure|certificate required|bad certificate|unknown ca|certificate unknown)/i.exec(message)?.[1];
+  if (alert) return `TLS: the server refused this client's certificate or wants one (TLS alert: ${alert}); set certfile and keyfile in ${setting}`;
   return undefined;
 }
 
