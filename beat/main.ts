@@ -52,7 +52,14 @@ async function main(argv: string[]): Promise<number> {
   }
   logger.info('smarter-beat starting', { config: describeConfig(BEAT_SETTINGS, config) });
   const store = config.redisUrl ? new RedisStore(config.redisUrl) : new FileStore(config.scheduleFile);
-  const broker = createBroker({ url: config.brokerUrl, logger, connectionName: 'smarter-beat', redis: redisOptionsOf(config.brokerTransportOptions) });
+  const broker = createBroker({
+    url: config.brokerUrl,
+    logger,
+    connectionName: 'smarter-beat',
+    redis: redisOptionsOf(config.brokerTransportOptions),
+    tls: config.brokerUseSsl,
+    connectTimeoutMs: config.brokerConnectionTimeout * 1000,
+  });
   const beat = new Beat({
     entries,
     store,

@@ -7,6 +7,8 @@ const setting = <T>(s: Setting<T>): Setting<T> => s;
 
 export const BEAT_SETTINGS = {
   brokerUrl: WORKER_SETTINGS.brokerUrl,
+  brokerUseSsl: WORKER_SETTINGS.brokerUseSsl,
+  brokerConnectionTimeout: WORKER_SETTINGS.brokerConnectionTimeout,
   brokerTransportOptions: WORKER_SETTINGS.brokerTransportOptions,
   logLevel: WORKER_SETTINGS.logLevel,
   operationalQueue: SMARTER_SETTINGS.operationalQueue,

@@ -9,6 +9,7 @@ import { RedisBackend } from './backend/redis-backend.js';
 import { RpcBackend } from './backend/rpc-backend.js';
 import { createBroker, redisOptionsOf } from './broker/create-broker.js';
 import type { Broker } from './broker/broker.js';
+import type { TlsSettings } from './config/tls.js';
 import { type WorkerConfig, compileWorkerConfig } from './config/worker-config.js';
 import type { Logger } from './logger.js';
 import { BUILTIN_TASKS } from './registry/builtins.js';
@@ -24,10 +25,10 @@ import type { Server } from 'node:http';
 
 export type { WorkerConfig } from './config/worker-config.js';
 
-export function createBackend(url: string, broker: Broker, expires: number | null): ResultBackend {
+export function createBackend(url: string, broker: Broker, expires: number | null, tls?: TlsSettings): ResultBackend {
   if (url === '') return new DisabledBackend();
   if (url.startsWith('rpc://')) return new RpcBackend(broker);
-  return new RedisBackend(url, expires);
+  return new RedisBackend(url, expires, tls);
 }
 
 export interface AppSpec<D> {
@@ -101,8 +102,17 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
   const { nodeName } = compiled;
   const broker =
     spec.broker ??
-    createBroker({ url: compiled.broker.url, logger, heartbeatSeconds: compiled.broker.heartbeatSeconds, connectionName: compiled.broker.connectionName, redis: redisOptionsOf(spec.config.brokerTransportOptions) });
-  const backend = createBackend(compiled.resultBackend.url, broker, compiled.resultBackend.expiresSeconds);
+    createBroker({
+      url: compiled.broker.url,
+      logger,
+      heartbeatSeconds: compiled.broker.heartbeatSeconds,
+      connectionName: compiled.broker.connectionName,
+      redis: redisOptionsOf(spec.config.brokerTransportOptions),
+      tls: compiled.broker.tls,
+      connectTimeoutMs: compiled.broker.connectTimeoutMs,
+      queueType: compiled.broker.queueType,
+    });
+  const backend = createBackend(compiled.resultBackend.url, broker, compiled.resultBackend.expiresSeconds, compiled.resultBackend.tls);
   const clock = new LamportClock();
   const metrics = new TaskMetrics();
   // Heartbeats report the worker's counters; the worker is built next, with the dispatcher as its events.

@@ -4,7 +4,8 @@
  * overwritten (Celery's guard against a redelivered duplicate), nor a final state by a non-final one.
  */
 import { Redis } from 'ioredis';
-import { BackendError } from '../errors.js';
+import { type TlsSettings, describeTlsFailure, redisTls, tlsConnectOptions } from '../config/tls.js';
+import { BackendError, coerceError } from '../errors.js';
 import { parseKombuJson, stringifyKombuJson } from '../protocol/json.js';
 import type { ResultBackend } from './backend.js';
 import { READY_STATES, type StoredResult, kvMeta } from './meta.js';
@@ -31,13 +32,25 @@ return 1`;
 export class RedisBackend implements ResultBackend {
   readonly kind = 'redis';
   private readonly redis: Redis;
+  /** The last connection error, for a store that failed: a TLS refusal says what to fix. */
+  private lastError: unknown;
 
   constructor(
     url: string,
     private readonly expiresSeconds: number | null,
+    tlsSetting?: TlsSettings,
   ) {
-    this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 20 });
-    this.redis.on('error', () => undefined);
+    // rediss:// and Celery's redis_backend_use_ssl: the server's certificate is verified unless told not to.
+    const { url: plain, tls } = redisTls(url, tlsSetting);
+    this.redis = new Redis(plain, { lazyConnect: false, maxRetriesPerRequest: 20, ...(tls ? { tls: tlsConnectOptions(tls) } : {}) });
+    this.redis.on('error', (err: unknown) => {
+      this.lastError = err;
+    });
+  }
+
+  private why(err: unknown): string {
+    const tls = describeTlsFailure(this.lastError, 'CELERY_REDIS_BACKEND_USE_SSL');
+    return tls ?? coerceError(err).message;
   }
 
   async store(result: StoredResult): Promise<void> {
@@ -46,7 +59,7 @@ export class RedisBackend implements ResultBackend {
       const value = stringifyKombuJson(kvMeta(result));
       await this.redis.eval(STORE_SCRIPT, 1, key, value, String(this.expiresSeconds ?? 0), READY_STATES.has(result.state) ? '1' : '0');
     } catch (err) {
-      throw new BackendError(`cannot store the result of ${result.taskId} in redis`, { cause: err });
+      throw new BackendError(`cannot store the result of ${result.taskId} in redis: ${this.why(err)}`, { cause: err });
     }
   }
 

@@ -7,7 +7,8 @@ import { redactUrl } from '../config/settings.js';
 import { BrokerError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { AmqpBroker } from './amqp/amqp-broker.js';
-import type { Broker } from './broker.js';
+import type { TlsSettings } from '../config/tls.js';
+import type { Broker, DelayQueueType } from './broker.js';
 import { RedisBroker } from './redis/redis-broker.js';
 import { brokerKindOf, knownSchemes } from './schemes.js';
 
@@ -24,6 +25,12 @@ export interface BrokerOptions {
   publishTimeoutMs?: number;
   /** Redis only: Celery's `broker_transport_options` that kombu's Redis transport reads. */
   redis?: RedisTransport;
+  /** RabbitMQ only: Celery's `broker_use_ssl` (the Redis broker's rediss:// verifies against the system CAs). */
+  tls?: TlsSettings;
+  /** RabbitMQ only: one connection attempt's budget before the next URL of a failover list is tried. */
+  connectTimeoutMs?: number;
+  /** RabbitMQ only: type of the task queues it creates (Celery's `task_default_queue_type`). */
+  queueType?: DelayQueueType;
 }
 
 export interface RedisTransport {

@@ -29,3 +29,14 @@ export function knownSchemes(): string {
   const all = Object.keys(BROKER_SCHEMES).map((s) => `${s}://`);
   return all.length <= 1 ? (all[0] ?? '') : `${all.slice(0, -1).join(', ')} or ${all[all.length - 1] ?? ''}`;
 }
+
+/**
+ * Celery's failover list: `broker_url` may name several brokers joined by `;` (kombu's `alternates`), tried
+ * in order. Blank items are dropped, as kombu drops them; the Redis broker splits sentinel lists the same way.
+ */
+export function splitBrokerUrls(url: string): string[] {
+  return url
+    .split(';')
+    .map((u) => u.trim())
+    .filter((u) => u.length > 0);
+}

@@ -149,9 +149,15 @@ export function loadCommandLine<S extends Settings>(program: string, settings: S
   }
 }
 
-/** Hides the password of a URL (`amqp://user:***@host`), for logs. */
+/**
+ * Hides the password of a URL (`amqp://user:***@host`), for logs; of every URL of a `;`-separated failover
+ * list (`amqp://u:***@a;amqp://u:***@b`), since each may carry its own.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^:@/]*):([^@/]*)@/i, (_m, scheme: string, user: string) => `${scheme}${user}:***@`);
+  return url
+    .split(';')
+    .map((one) => one.replace(/^(\s*[a-z][a-z0-9+.-]*:\/\/)([^:@/]*):([^@/]*)@/i, (_m, scheme: string, user: string) => `${scheme}${user}:***@`))
+    .join(';');
 }
 
 /** A URL keeps all but its password; any other secret (a bare password) is hidden whole. */

@@ -3,16 +3,25 @@
  * the queue defaults applied, the node name expanded, and the result frozen, so nothing downstream
  * converts, defaults or changes it again.
  */
+import type { DelayQueueType } from '../broker/broker.js';
 import type { WorkerOptions } from '../worker/worker.js';
 import type { ValuesOf } from './settings.js';
+import type { TlsSettings } from './tls.js';
 import { type WorkerSettings, expandNodeName } from './worker-settings.js';
 
 export type WorkerConfig = ValuesOf<WorkerSettings>;
 
 export interface WorkerConfiguration {
   readonly nodeName: string;
-  readonly broker: { readonly url: string; readonly heartbeatSeconds: number; readonly connectionName: string };
-  readonly resultBackend: { readonly url: string; readonly expiresSeconds: number | null };
+  readonly broker: {
+    readonly url: string;
+    readonly heartbeatSeconds: number;
+    readonly connectionName: string;
+    readonly tls: TlsSettings;
+    readonly connectTimeoutMs: number;
+    readonly queueType: DelayQueueType;
+  };
+  readonly resultBackend: { readonly url: string; readonly expiresSeconds: number | null; readonly tls: TlsSettings };
   readonly taskEvents: boolean;
   readonly httpPort: number;
   readonly worker: Readonly<WorkerOptions>;
@@ -30,8 +39,15 @@ export function compileWorkerConfig(config: WorkerConfig, o: { defaultQueue: str
   const nodeName = expandNodeName(config.hostname, o.host);
   return deepFreeze({
     nodeName,
-    broker: { url: config.brokerUrl, heartbeatSeconds: config.brokerHeartbeat, connectionName: nodeName },
-    resultBackend: { url: config.resultBackend, expiresSeconds: config.resultExpires },
+    broker: {
+      url: config.brokerUrl,
+      heartbeatSeconds: config.brokerHeartbeat,
+      connectionName: nodeName,
+      tls: { ...config.brokerUseSsl },
+      connectTimeoutMs: config.brokerConnectionTimeout * 1000,
+      queueType: config.taskDefaultQueueType,
+    },
+    resultBackend: { url: config.resultBackend, expiresSeconds: config.resultExpires, tls: { ...config.redisBackendUseSsl } },
     taskEvents: config.taskEvents,
     httpPort: config.httpPort,
     worker: {

@@ -2,10 +2,11 @@
 import os from 'node:os';
 import { parseLogLevel, type LogLevel } from '../logger.js';
 import type { DelayQueueType } from '../broker/broker.js';
-import { brokerKindOf, knownSchemes } from '../broker/schemes.js';
+import { brokerKindOf, knownSchemes, schemeOf, splitBrokerUrls } from '../broker/schemes.js';
 import type { Serializer } from '../protocol/content.js';
 import { type UnknownTaskPolicy, parseUnknownTaskPolicy } from '../worker/forward.js';
-import { ParseError, parsers, type Setting } from './settings.js';
+import { ParseError, parsers, redactUrl, type Setting } from './settings.js';
+import { DEFAULT_TLS, type TlsSettings, parseTlsSetting, redisTls } from './tls.js';
 
 const setting = <T>(s: Setting<T>): Setting<T> => s;
 
@@ -13,14 +14,40 @@ function backendUrl(t: string): string {
   const v = t.trim();
   if (v === '' || /^(disabled|none)$/i.test(v)) return '';
   if (!/^(rpc|redis|rediss):\/\//i.test(v)) throw new ParseError('expected rpc://, redis://, rediss:// or disabled');
+  // Celery's ssl_* query parameters: checked now, so a bad one is a configuration error, not a failed store.
+  if (/^rediss?:/i.test(v)) redisTls(v);
   return v;
 }
 
-function brokerUrl(t: string): string {
-  if (brokerKindOf(t) === undefined) {
-    throw new ParseError(`expected an ${knownSchemes()} URL`);
-  }
-  return t.trim();
+/**
+ * One broker URL, or Celery's failover list (`amqp://a;amqp://b`): every URL is checked and every problem
+ * named (passwords hidden), all must be of one broker, and only RabbitMQ and sentinel:// take several (a
+ * redis:// list would silently use its first).
+ */
+export function brokerUrl(t: string): string {
+  const urls = splitBrokerUrls(t);
+  if (urls.length === 0) throw new ParseError(`expected an ${knownSchemes()} URL`);
+  const problems: string[] = [];
+  // sentinel:// is Redis too, but a list of sentinels is what it is for.
+  const families = new Set<string>();
+  urls.forEach((u, i) => {
+    const label = urls.length > 1 ? `URL ${i + 1} of ${urls.length} (${redactUrl(u)})` : `URL ${redactUrl(u)}`;
+    const kind = brokerKindOf(u);
+    if (kind === undefined) {
+      problems.push(`${label}: expected an ${knownSchemes()} URL`);
+      return;
+    }
+    families.add(schemeOf(u) === 'sentinel' ? 'sentinel' : kind);
+    try {
+      new URL(u);
+    } catch {
+      problems.push(`${label}: not a valid URL`);
+    }
+  });
+  if (families.size > 1) problems.push('every URL of a failover list must be of the same broker');
+  else if (urls.length > 1 && families.has('redis')) problems.push('a redis:// broker takes one URL (several Redis servers are named with sentinel://)');
+  if (problems.length > 0) throw new ParseError(problems.join('; '));
+  return urls.join(';');
 }
 
 /** Celery's `broker_transport_options` for kombu's Redis transport: the keys that mean something here. */
@@ -72,7 +99,26 @@ export const WORKER_SETTINGS = {
     default: 'amqp://guest:guest@localhost:5672//',
     parse: brokerUrl,
     secret: true,
-    doc: 'Broker URL: RabbitMQ (`amqp://`, `amqps://`) or Redis in kombu\'s layout (`redis://`, `rediss://`, `sentinel://`).',
+    doc: 'Broker URL: RabbitMQ (`amqp://`, `amqps://`) or Redis in kombu\'s layout (`redis://`, `rediss://`, `sentinel://`). Several RabbitMQ nodes as Celery\'s failover list, `amqp://a;amqp://b`: tried in turn (round-robin), the next one on loss.',
+  }),
+  brokerUseSsl: setting<TlsSettings>({
+    env: ['CELERY_BROKER_USE_SSL'],
+    default: DEFAULT_TLS,
+    shownDefault: 'off (`amqps://` verifies against the system CAs)',
+    parse: parseTlsSetting,
+    doc: 'RabbitMQ TLS as Celery\'s `broker_use_ssl`: `true`, or JSON `{"ca_certs", "certfile", "keyfile", "cert_reqs", "server_hostname"}`. The server\'s certificate is verified unless `cert_reqs` is `CERT_NONE`; `true` or an object turns an `amqp://` URL into `amqps://`.',
+  }),
+  brokerConnectionTimeout: setting({
+    env: ['CELERY_BROKER_CONNECTION_TIMEOUT'],
+    default: 4,
+    parse: parsers.seconds,
+    doc: 'Seconds to open a broker connection (TCP, TLS, AMQP handshake) before the next URL is tried (Celery default 4).',
+  }),
+  taskDefaultQueueType: setting<DelayQueueType>({
+    env: ['CELERY_TASK_DEFAULT_QUEUE_TYPE'],
+    default: 'classic',
+    parse: parsers.oneOf('classic', 'quorum'),
+    doc: 'Type of the task queues this worker creates (Celery 5.5 `task_default_queue_type`); `quorum` for a RabbitMQ cluster. A queue that exists is used as it is.',
   }),
   resultBackend: setting({
     env: ['CELERY_RESULT_BACKEND'],
@@ -80,7 +126,14 @@ export const WORKER_SETTINGS = {
     default: '',
     parse: backendUrl,
     secret: true,
-    doc: 'Result backend: `redis://…`, `rpc://`, or empty for none.',
+    doc: 'Result backend: `redis://…`, `rediss://…` (TLS), `rpc://`, or empty for none.',
+  }),
+  redisBackendUseSsl: setting<TlsSettings>({
+    env: ['CELERY_REDIS_BACKEND_USE_SSL'],
+    default: DEFAULT_TLS,
+    shownDefault: 'off (`rediss://` verifies against the system CAs)',
+    parse: parseTlsSetting,
+    doc: 'TLS of a `rediss://` result backend as Celery\'s `redis_backend_use_ssl`: JSON `{"ssl_ca_certs", "ssl_certfile", "ssl_keyfile", "ssl_cert_reqs"}`; the same keys may be query parameters of the URL (they win). Verified unless `ssl_cert_reqs` is `CERT_NONE`.',
   }),
   queues: setting<string[]>({
     env: ['SMARTER_WORKER_QUEUES'],

@@ -7,7 +7,6 @@
  * treat any unexpected channel close as a lost connection, reconnect with backoff, and restore prefetch,
  * queues and consumers. Deliveries from before a reconnect can no longer be settled: the broker redelivers them.
  */
-import amqp from './amqplib.js';
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, GetMessage } from 'amqplib';
 import { EventEmitter } from 'node:events';
 import { BrokerError, coerceError } from '../../errors.js';
@@ -32,7 +31,10 @@ import type {
   Settlement,
   SubscriptionSpec,
 } from '../broker.js';
+import { redactUrl } from '../../config/settings.js';
+import type { TlsSettings } from '../../config/tls.js';
 import { copyProperties, deadLetterHeaders } from '../republish.js';
+import { FailoverList, connectTo } from './amqp-connect.js';
 import { AmqpLock } from './amqp-lock.js';
 import { delayedStats } from './delayed-stats.js';
 import {
@@ -48,6 +50,7 @@ import {
 } from './topology.js';
 
 export interface AmqpBrokerOptions {
+  /** One URL, or Celery's failover list `amqp://a;amqp://b` (tried round-robin, the next one on loss). */
   url: string;
   logger: Logger;
   heartbeatSeconds?: number;
@@ -59,6 +62,12 @@ export interface AmqpBrokerOptions {
   publishTimeoutMs?: number;
   /** Heartbeat of a lock's own connection: how soon a dead holder's lock is free. */
   lockHeartbeatSeconds?: number;
+  /** Celery's `broker_use_ssl`. */
+  tls?: TlsSettings | undefined;
+  /** One connection attempt's budget before the next URL is tried. */
+  connectTimeoutMs?: number | undefined;
+  /** Type of the task queues declared here when they do not exist (Celery's `task_default_queue_type`). */
+  queueType?: DelayQueueType | undefined;
 }
 
 const AMQP_CAPABILITIES: BrokerCapabilities = Object.freeze({
@@ -74,11 +83,7 @@ function amqpCode(err: unknown): number | undefined {
   return typeof code === 'number' ? code : undefined;
 }
 
-/** Adds `heartbeat=N` to the URL unless the operator set one (amqplib reads it from the query). */
-export function withHeartbeat(url: string, seconds: number): string {
-  if (/[?&]heartbeat=/.test(url)) return url;
-  return `${url}${url.includes('?') ? '&' : '?'}heartbeat=${seconds}`;
-}
+export { withHeartbeat } from './amqp-connect.js';
 
 class AmqpDelivery implements Delivery {
   settled = false;
@@ -178,8 +183,17 @@ export class AmqpBroker implements Broker {
   /** When the connection was lost, for the reconnect log line. */
   private lostAt: number | undefined;
   private everConnected = false;
+  private readonly failover: FailoverList;
+  private connectedTo: string | undefined;
 
-  constructor(private readonly opts: AmqpBrokerOptions) {}
+  constructor(private readonly opts: AmqpBrokerOptions) {
+    this.failover = new FailoverList(opts.url);
+  }
+
+  /** The broker this connection is on now (password hidden); undefined while disconnected. */
+  get connectedUrl(): string | undefined {
+    return this.connected ? this.connectedTo : undefined;
+  }
 
   on<E extends keyof BrokerEvents>(event: E, listener: BrokerEvents[E]): void {
     this.events.on(event, listener);
@@ -207,13 +221,27 @@ export class AmqpBroker implements Broker {
       } catch (err) {
         if (this.closing) throw new BrokerError('closed while connecting', { cause: err });
         this.lostAt ??= Date.now();
-        const delay = this.nextDelay();
-        this.opts.logger.warn(`broker connection failed, retrying in ${delay} ms`, {
+        const delay = this.afterFailure();
+        this.opts.logger.warn(`broker connection failed, ${this.retryWhat(delay)}`, {
           error: coerceError(err).message,
         });
         await new Promise((r) => setTimeout(r, delay));
       }
     }
+  }
+
+  /**
+   * Moves to the next URL of the failover list; the wait before trying it is 0 until every URL has failed
+   * once in a row (kombu backs off only after a full cycle), then the usual backoff.
+   */
+  private afterFailure(): number {
+    this.failover.failed();
+    return this.failover.roundDone ? this.nextDelay() : 0;
+  }
+
+  private retryWhat(delay: number): string {
+    const url = this.failover.urls.length > 1 ? ` with ${redactUrl(this.failover.current)}` : '';
+    return `retrying${url} in ${delay} ms`;
   }
 
   private nextDelay(): number {
@@ -223,14 +251,37 @@ export class AmqpBroker implements Broker {
     return Math.round(base * (0.8 + Math.random() * 0.4));
   }
 
+  private endpoint() {
+    return {
+      heartbeatSeconds: this.opts.heartbeatSeconds ?? 60,
+      connectionName: this.opts.connectionName ?? 'smarter-worker',
+      tls: this.opts.tls,
+      connectTimeoutMs: this.opts.connectTimeoutMs ?? 4000,
+    };
+  }
+
   private async open(): Promise<void> {
-    const model = await amqp.connect(withHeartbeat(this.opts.url, this.opts.heartbeatSeconds ?? 60), {
-      clientProperties: { connection_name: this.opts.connectionName ?? 'smarter-worker' },
-      // Without it, Nagle's algorithm meets the broker's delayed ACK and every confirmed publish waits ~40 ms.
-      noDelay: true,
-    });
+    const url = this.failover.current;
+    const model = await connectTo(url, this.endpoint());
     model.on('error', (err: Error) => this.opts.logger.warn('broker connection error', { error: err.message }));
     model.on('close', (err?: Error) => this.lost(model, err));
+    try {
+      await this.setUpOn(model, url);
+    } catch (err) {
+      // A node that accepts connections but cannot serve yet (a quorum queue without a leader): try the next.
+      if (this.model === model) {
+        for (const ch of [this.consumeCh, this.publishCh]) if (ch) this.liveChannels.delete(ch);
+        this.model = undefined;
+        this.consumeCh = undefined;
+        this.publishCh = undefined;
+      }
+      await model.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Channels, topology, queues and consumers on a fresh connection, then everyone waiting hears of it. */
+  private async setUpOn(model: ChannelModel, url: string): Promise<void> {
     const consumeCh = await model.createChannel();
     const publishCh = await model.createConfirmChannel();
     for (const ch of [consumeCh, publishCh]) {
@@ -255,6 +306,9 @@ export class AmqpBroker implements Broker {
     }
     this.connected = true;
     this.attempt = 0;
+    this.failover.succeeded();
+    this.connectedTo = redactUrl(url);
+    this.opts.logger.info(`broker connected to ${this.connectedTo}`, { broker_url: this.connectedTo });
     if (this.lostAt !== undefined) {
       const awayMs = Date.now() - this.lostAt;
       this.lostAt = undefined;
@@ -270,6 +324,8 @@ export class AmqpBroker implements Broker {
 
   private lost(model: ChannelModel, err: Error | undefined): void {
     if (this.model !== model) return;
+    // Lost while being set up: open() fails with it and its caller tries the next URL.
+    const established = this.connected;
     // Before anyone hears of the loss, so that what they check next (Delivery.live) already says so.
     if (this.consumeCh) this.liveChannels.delete(this.consumeCh);
     if (this.publishCh) this.liveChannels.delete(this.publishCh);
@@ -278,20 +334,24 @@ export class AmqpBroker implements Broker {
     this.model = undefined;
     this.consumeCh = undefined;
     this.publishCh = undefined;
-    if (this.closing) return;
-    this.opts.logger.warn('broker connection lost; reconnecting', { error: err?.message });
+    if (this.closing || !established) return;
+    // The node that dropped us is the likeliest to be down (stopped, or still shutting down while it
+    // accepts): with a failover list, reconnect to the next one first.
+    const delay = this.afterFailure();
+    this.opts.logger.warn(`broker connection lost; reconnecting`, { error: err?.message, from: this.connectedTo });
     this.events.emit('disconnected', err);
-    this.scheduleReconnect();
+    this.scheduleReconnect(delay);
   }
 
-  private scheduleReconnect(): void {
+  private scheduleReconnect(delay: number): void {
     if (this.reconnectTimer || this.closing) return;
-    const delay = this.nextDelay();
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
       this.open().catch((err: unknown) => {
-        this.opts.logger.warn(`broker reconnect failed`, { error: coerceError(err).message });
-        this.scheduleReconnect();
+        if (this.closing) return;
+        const next = this.afterFailure();
+        this.opts.logger.warn(`broker reconnect failed, ${this.retryWhat(next)}`, { error: coerceError(err).message });
+        this.scheduleReconnect(next);
       });
     }, delay);
   }
@@ -349,7 +409,8 @@ export class AmqpBroker implements Broker {
   private async declareOn(model: ChannelModel, spec: QueueSpec): Promise<void> {
     const { name } = spec;
     // Celery's declaration: durable, not exclusive, not auto-delete; arguments only when configured.
-    await this.ensureQueueOn(model, { name, durable: true, ...(spec.arguments ? { arguments: spec.arguments } : {}) });
+    const args = spec.arguments ?? (this.opts.queueType === 'quorum' ? { 'x-queue-type': 'quorum' } : undefined);
+    await this.ensureQueueOn(model, { name, durable: true, ...(args ? { arguments: args } : {}) });
     try {
       await this.scratch(model, async (ch) => {
         await ch.assertExchange(name, 'direct', { durable: true, autoDelete: false });
@@ -457,7 +518,7 @@ export class AmqpBroker implements Broker {
   }
 
   lock(name: string): BrokerLock {
-    return new AmqpLock(this.opts.url, name, this.opts.logger, this.opts.lockHeartbeatSeconds);
+    return new AmqpLock(this.opts.url, name, this.opts.logger, this.opts.lockHeartbeatSeconds, { tls: this.opts.tls, connectTimeoutMs: this.opts.connectTimeoutMs ?? 4000 });
   }
 
   async delayedStats(): Promise<DelayLevelStats[]> {

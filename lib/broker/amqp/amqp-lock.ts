@@ -6,22 +6,45 @@
  */
 import { EventEmitter } from 'node:events';
 import type { ChannelModel } from 'amqplib';
-import amqp from './amqplib.js';
+import type { TlsSettings } from '../../config/tls.js';
 import type { Logger } from '../../logger.js';
 import type { BrokerLock } from '../broker.js';
-import { withHeartbeat } from './amqp-broker.js';
+import { FailoverList, connectTo } from './amqp-connect.js';
 
 export class AmqpLock extends EventEmitter<{ lost: [] }> implements BrokerLock {
   private conn: ChannelModel | null = null;
   private releasing = false;
+  private readonly failover: FailoverList;
 
   constructor(
-    private readonly url: string,
+    url: string,
     readonly name: string,
     private readonly logger: Logger,
     private readonly heartbeatSeconds = 10,
+    private readonly connect: { tls?: TlsSettings | undefined; connectTimeoutMs?: number | undefined } = {},
   ) {
     super();
+    this.failover = new FailoverList(url);
+  }
+
+  /**
+   * The lock's own connection, on the first node of the failover list that answers (from the one that
+   * answered last). In a cluster an exclusive queue is the cluster's, so any node gives the same answer.
+   */
+  private async open(): Promise<ChannelModel> {
+    const o = { heartbeatSeconds: this.heartbeatSeconds, connectionName: `lock ${this.name}`, ...this.connect };
+    let last: unknown;
+    for (let i = 0; i < this.failover.urls.length; i++) {
+      try {
+        const conn = await connectTo(this.failover.current, o);
+        this.failover.succeeded();
+        return conn;
+      } catch (err) {
+        last = err;
+        this.failover.failed();
+      }
+    }
+    throw last;
   }
 
   get held(): boolean {
@@ -31,7 +54,7 @@ export class AmqpLock extends EventEmitter<{ lost: [] }> implements BrokerLock {
   /** Takes the lock if nobody holds it; false when another process does. */
   async tryAcquire(): Promise<boolean> {
     if (this.conn) return true;
-    const conn = await amqp.connect(withHeartbeat(this.url, this.heartbeatSeconds), { clientProperties: { connection_name: `lock ${this.name}` } });
+    const conn = await this.open();
     conn.on('error', () => undefined);
     try {
       const ch = await conn.createChannel();
