@@ -124,7 +124,7 @@ class AmqpDelivery implements Delivery {
         type: p.type as string | undefined,
         appId: p.appId as string | undefined,
         userId: p.userId as string | undefined,
-        headers: p.headers as unknown,
+        headers: p.headers,
       },
     };
   }
