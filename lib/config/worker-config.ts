@@ -3,6 +3,7 @@
  * the queue defaults applied, the node name expanded, and the result frozen, so nothing downstream
  * converts, defaults or changes it again.
  */
+import type { ControlPolicy } from '../control/policy.js';
 import type { WorkerOptions } from '../worker/worker.js';
 import type { ValuesOf } from './settings.js';
 import { type WorkerSettings, expandNodeName } from './worker-settings.js';
@@ -15,6 +16,8 @@ export interface WorkerConfiguration {
   readonly resultBackend: { readonly url: string; readonly expiresSeconds: number | null };
   readonly taskEvents: boolean;
   readonly httpPort: number;
+  readonly httpHost: string;
+  readonly control: ControlPolicy;
   readonly worker: Readonly<WorkerOptions>;
 }
 
@@ -34,12 +37,15 @@ export function compileWorkerConfig(config: WorkerConfig, o: { defaultQueue: str
     resultBackend: { url: config.resultBackend, expiresSeconds: config.resultExpires },
     taskEvents: config.taskEvents,
     httpPort: config.httpPort,
+    httpHost: config.httpHost,
+    control: config.control,
     worker: {
       nodeName,
       queues: config.queues.length > 0 ? [...config.queues] : [o.defaultQueue],
       concurrency: config.concurrency,
       prefetchMultiplier: config.prefetchMultiplier,
       acceptContent: [...config.acceptContent],
+      maxBodyBytes: config.maxBodySize,
       defaultQueue: o.defaultQueue,
       deadLetterSuffix: config.deadLetterSuffix,
       shutdownGraceMs: config.shutdownGrace * 1000,
