@@ -75,6 +75,8 @@ export function fanOut(...sinks: TaskEvents[]): TaskEvents {
   };
 }
 
+const PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
 export interface HttpOptions {
   port: number;
   host?: string;
@@ -129,11 +131,21 @@ export function startHttp(broker: Broker, worker: WorkerControl, metrics: TaskMe
   watch.start();
 
   const server = http.createServer((req, res) => {
-    const send = (code: number, body: string, type = 'text/plain; charset=utf-8') => {
-      res.writeHead(code, { 'content-type': type });
-      res.end(body);
+    const send = (code: number, body: string, type = 'text/plain; charset=utf-8', extra: Record<string, string> = {}) => {
+      res.writeHead(code, { 'content-type': type, ...extra });
+      // HEAD: the status and headers of a GET, no body (node drops it, but say so).
+      res.end(req.method === 'HEAD' ? undefined : body);
     };
-    const path = (req.url ?? '/').split('?')[0];
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (!PATHS.has(path)) {
+      send(404, 'not found\n');
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      // Read-only: nothing here changes the worker, so nothing but GET (and HEAD) is answered.
+      send(405, 'method not allowed\n', undefined, { allow: 'GET, HEAD' });
+      return;
+    }
     if (path === '/healthz') {
       const maxDelayMs = loop.max / 1e6;
       loop.reset();
@@ -152,11 +164,10 @@ export function startHttp(broker: Broker, worker: WorkerControl, metrics: TaskMe
         }
         send(200, await reg.metrics(), reg.contentType);
       })().catch(() => send(500, 'metrics failed\n'));
-    } else {
-      send(404, 'not found\n');
     }
   });
-  server.listen(opts.port, opts.host ?? '0.0.0.0', () => logger.info(`health and metrics on :${opts.port} (/healthz, /readyz, /metrics)`));
+  const host = opts.host ?? '0.0.0.0';
+  server.listen(opts.port, host, () => logger.info(`health and metrics on ${host}:${opts.port} (/healthz, /readyz, /metrics)`));
   server.on('close', () => {
     loop.disable();
     watch.stop();
