@@ -179,7 +179,10 @@ export interface Broker {
   /** Message and consumer counts of a queue, without consuming; null when it does not exist. */
   inspectQueue(queue: string): Promise<QueueStats | null>;
 
-  /** Sends to a queue; resolves once the broker has it (publisher confirms on AMQP). */
+  /**
+   * Sends to a queue; resolves once the broker has it (publisher confirms on AMQP). Fails with
+   * `BROKER_UNROUTABLE` when the queue does not exist (AMQP's mandatory flag), so nothing vanishes unseen.
+   */
   send(queue: string, message: OutgoingMessage): Promise<void>;
   /**
    * Sends through a named exchange with a routing key: a Celery route with an explicit `exchange`, a
@@ -189,7 +192,8 @@ export interface Broker {
   /**
    * Sends to `queue` so that it is delivered no earlier than `delayMs` from now (rounded up to the
    * broker's resolution). Only when `capabilities.nativeDelay`; a per-message TTL (`expiration`) is not
-   * kept: Celery's `expires` header is what counts.
+   * kept: Celery's `expires` header is what counts. A missing part of the broker's delay structure is declared
+   * again and the send repeated, never dropped.
    */
   sendLater(queue: string, message: OutgoingMessage, delayMs: number): Promise<void>;
   /**

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Broker } from '../broker/broker.js';
+import { hasCode } from '../errors.js';
 import { encodeTaskMessage, type OutgoingTask } from '../protocol/encode.js';
 import type { Signature, TaskMessage } from '../protocol/types.js';
 import { PyDateTime } from '../protocol/values.js';
@@ -84,7 +85,15 @@ export class TaskPublisher {
       await this.broker.sendLater(queue, msg, waitMs);
       return;
     }
-    await this.broker.send(queue, msg);
+    try {
+      await this.broker.send(queue, msg);
+    } catch (err) {
+      if (!hasCode(err, 'BROKER_UNROUTABLE')) throw err;
+      // Deleted since we declared it: declared again, as Celery's producer declares a queue it sends to.
+      this.declared.delete(queue);
+      await this.ensureQueue(queue);
+      await this.broker.send(queue, msg);
+    }
   }
 
   /** Declares a queue once (with the broker's delay route, once `declareDelayed` ran, so delayed messages come back to it). */
