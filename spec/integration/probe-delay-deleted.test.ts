@@ -67,3 +67,25 @@ test('a queue the worker sends to, deleted after its first message: the next mes
     await node.ctl('delete_queue', other).catch(() => undefined);
   }
 }, 60_000);
+
+test('the dead-letter queue deleted after its first copy: the next poison message is still copied there (1 of 1) before it is settled', async () => {
+  const h = await startWorker({ env: { CELERY_BROKER_URL: node.url } });
+  const dlq = `${h.queue}.dead_letter`;
+  const count = async () => (await node.ctl('list_queues', '-q', 'name', 'messages')).split('\n').find((l) => l.startsWith(`${dlq}\t`))?.split('\t')[1];
+  const conn = await amqp.connect(node.url);
+  try {
+    const ch = await conn.createConfirmChannel();
+    const poison = (n: number) => ch.sendToQueue(h.queue, Buffer.from(`not json ${n}`), { contentType: 'application/json', headers: { task: 'test.add', id: randomUUID() } });
+    poison(1);
+    await ch.waitForConfirms();
+    await waitFor(async () => (await count()) === '1', 15_000, 200);
+    await node.ctl('delete_queue', dlq);
+    poison(2);
+    await ch.waitForConfirms();
+    await waitFor(async () => (await count()) === '1', 15_000, 200);
+  } finally {
+    await conn.close();
+    await h.stop();
+    await node.ctl('delete_queue', dlq).catch(() => undefined);
+  }
+}, 60_000);

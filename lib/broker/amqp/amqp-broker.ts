@@ -556,14 +556,24 @@ export class AmqpBroker implements Broker {
   }
 
   async deadLetter(delivery: Delivery, why: DeadLetterReason): Promise<void> {
-    if (!this.deadLetterQueues.has(why.queue)) {
-      // Declared as a task queue, but never bound to the delay topology: nothing is sent to it later.
-      const { model } = await this.ready();
-      await this.declareOn(model, { name: why.queue });
-      this.queues.set(why.queue, { name: why.queue });
-      this.deadLetterQueues.add(why.queue);
+    const copy = () => this.publish('', why.queue, delivery.raw.body, copyProperties(delivery.raw, deadLetterHeaders(delivery, why)), true);
+    if (!this.deadLetterQueues.has(why.queue)) await this.declareDeadLetterQueue(why.queue);
+    try {
+      await copy();
+    } catch (err) {
+      if (!hasCode(err, 'BROKER_UNROUTABLE')) throw err;
+      // Deleted since we declared it: the copy must land before the original is settled.
+      await this.declareDeadLetterQueue(why.queue);
+      await copy();
     }
-    await this.publish('', why.queue, delivery.raw.body, copyProperties(delivery.raw, deadLetterHeaders(delivery, why)));
+  }
+
+  private async declareDeadLetterQueue(queue: string): Promise<void> {
+    // Declared as a task queue, but never bound to the delay topology: nothing is sent to it later.
+    const { model } = await this.ready();
+    await this.declareOn(model, { name: queue });
+    this.queues.set(queue, { name: queue });
+    this.deadLetterQueues.add(queue);
   }
 
   settle(deliveries: readonly Delivery[], how: Settlement): void {
