@@ -65,6 +65,8 @@ async function outage(ms: number) {
     const downAt = await counter.hlen(`${key}:done`);
     await new Promise((r) => setTimeout(r, ms));
     const duringOutage = (await counter.hlen(`${key}:done`)) - downAt;
+    // Runs that are over but still wait to store their result: they go on once it is back.
+    const waiting = h.worker.active.size;
     await backend.start();
     await waitFor(async () => (await counter.hlen(`${key}:done`)) >= N, 60_000, 100);
     // Every run is over; its result is stored, or given up on (logged).
@@ -74,8 +76,8 @@ async function outage(ms: number) {
     const missing = new Set(ids);
     for (const [i, v] of (await reader.mget(ids.map((id) => `celery-task-meta-${id}`))).entries()) if (v !== null) missing.delete(ids[i] ?? '');
     const unstored = logger.lines.filter((l) => l.level === 'error' && l.message.startsWith('could not store SUCCESS') && ids.some((id) => l.message.includes(id)));
-    process.stdout.write(`redis backend down ${ms / 1000} s: published ${N}, ran while it was down ${duringOutage}, results ${JSON.stringify(Object.fromEntries(byStatus))}, logged as not stored ${unstored.length}, dead-lettered ${dead}\n`);
-    return { byStatus, dead, duringOutage, missing, unstored };
+    process.stdout.write(`redis backend down ${ms / 1000} s: published ${N}, ended while it was down ${duringOutage}, waiting for it at the restart ${waiting}, results ${JSON.stringify(Object.fromEntries(byStatus))}, logged as not stored ${unstored.length}, dead-lettered ${dead}\n`);
+    return { byStatus, dead, waiting, missing, unstored };
   } finally {
     await counter.del(`${key}:started`, `${key}:done`);
   }
@@ -83,18 +85,20 @@ async function outage(ms: number) {
 
 test(`${N} tasks, the result backend down ${OUTAGE_MS / 1000} s midway: ${N} SUCCESS results stored, 0 failed, 0 dead-lettered`, async () => {
   const r = await outage(OUTAGE_MS);
-  expect(r.duringOutage).toBeGreaterThan(0);
+  expect(r.waiting).toBeGreaterThan(0);
   expect(r.byStatus.get('SUCCESS')).toBe(N);
   expect(r.unstored).toEqual([]);
   expect(r.dead).toBe(0);
 }, 120_000);
 
-test(`${N} tasks, the result backend down ${LONG_OUTAGE_MS / 1000} s (past the client's ~10 s of retries): 0 failed, 0 dead-lettered, the results of at most the ${CONCURRENCY} runs waiting lost, each logged, the others stored`, async () => {
+test(`${N} tasks, the result backend down ${LONG_OUTAGE_MS / 1000} s (past the client's ~10 s of retries): 0 failed, 0 dead-lettered, the results of at most the ${CONCURRENCY} runs then waiting lost, each logged, the others stored`, async () => {
   const r = await outage(LONG_OUTAGE_MS);
   expect(r.byStatus.get('FAILURE') ?? 0).toBe(0);
   expect(r.dead).toBe(0);
   expect(r.missing.size).toBeGreaterThan(0);
   expect(r.missing.size).toBeLessThanOrEqual(CONCURRENCY);
   expect(r.byStatus.get('SUCCESS')).toBe(N - r.missing.size);
-  expect(new Set(r.unstored.map((l) => [...r.missing].find((id) => l.message.includes(id))))).toEqual(r.missing);
+  // Each lost result was logged; a logged one may have been stored after all (executed, its reply lost).
+  for (const id of r.missing) expect(r.unstored.some((l) => l.message.includes(id))).toBe(true);
+  expect(r.unstored.length).toBeLessThanOrEqual(CONCURRENCY);
 }, 150_000);
