@@ -152,7 +152,7 @@ test('no password (broker, Redis, database) appears in anything the worker print
 
     const driven = await exec(PYTHON, ['-c', DRIVER, brokerUrl, backendUrl, queue], { timeout: 120_000 });
     record('python driver', driven.stdout + driven.stderr);
-    const results = JSON.parse(driven.stdout) as Record<string, unknown[] | unknown>;
+    const results = JSON.parse(driven.stdout) as Record<string, unknown>;
     // The run really went through the broker, Redis and the database with those passwords.
     expect(results.accumulate).toEqual([1, 2]);
     expect(results.charge).toBeNull();
