@@ -18,7 +18,7 @@ afterAll(() => results.close());
 async function deadLetterReasons(broker: Broker, queue: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   await broker.take(`${queue}.dead_letter`, 100, async (d) => {
-    out.set(String(d.raw.properties.correlationId), String(d.raw.properties.headers?.['x-dead-letter-reason']));
+    out.set(String(d.raw.properties.correlationId), String((d.raw.properties.headers as Record<string, unknown> | undefined)?.['x-dead-letter-reason']));
   });
   return out;
 }
