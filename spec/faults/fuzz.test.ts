@@ -80,15 +80,19 @@ test(`${N.toLocaleString('en')} fuzzed messages with good ones in between: every
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let refusedLines = 0;
-  const scan = (chunk: Buffer) => {
+  // Per stream, the part of a line that the last chunk cut off.
+  const partial = { stdout: '', stderr: '' };
+  const scan = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
     out = (out + chunk.toString()).slice(-200_000);
-    for (const line of chunk.toString().split('\n')) {
+    const lines = (partial[stream] + chunk.toString()).split('\n');
+    partial[stream] = lines.pop() ?? '';
+    for (const line of lines) {
       if (line.includes('"fatal":true') || line.includes('unexpected error')) fatal ||= line;
       if (line.includes('refused a message on') || line.includes('received unregistered task')) refusedLines++;
     }
   };
-  child.stdout?.on('data', scan);
-  child.stderr?.on('data', scan);
+  child.stdout?.on('data', scan('stdout'));
+  child.stderr?.on('data', scan('stderr'));
   const pid = child.pid ?? 0;
   await waitFor(async () => (await withChannel(async (ch) => (await ch.checkQueue(queue)).consumerCount).catch(() => 0)) > 0, 60_000, 100);
 
