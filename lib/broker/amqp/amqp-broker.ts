@@ -402,10 +402,9 @@ export class AmqpBroker implements Broker {
   }
 
   async sendLater(queue: string, m: OutgoingMessage, delayMs: number): Promise<void> {
-    // The AMQP per-message TTL would fire inside the delay queues; the worker checks `expires` itself.
-    const { expiration: _dropped, ...properties } = m.properties;
+    // As given: delayed.ts `sendLater` has dropped the per-message TTL that would fire in the delay queues.
     const seconds = Math.max(1, Math.ceil(delayMs / 1000));
-    await this.publish(delayEntryExchange(seconds), delayRoutingKey(seconds, queue), m.body, properties);
+    await this.publish(delayEntryExchange(seconds), delayRoutingKey(seconds, queue), m.body, m.properties);
   }
 
   async deadLetter(delivery: Delivery, why: DeadLetterReason): Promise<void> {
