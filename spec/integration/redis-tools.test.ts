@@ -73,6 +73,8 @@ test('dead-letter list counts a Redis dead-letter list by reason and task and le
   expect(stdout).toMatch(/^ +20 {2}test\.ported$/m);
   expect(stdout).toMatch(/^ +20 {2}task "test\.ported" is not registered$/m);
   expect(await ids()).toEqual(listed);
+  // Neither the stopped worker nor the walk leaves a pop request behind.
+  expect(await s.redis.keys(`${s.prefix}smarter.pop.*`)).toEqual([]);
 
   const portedTask = (q: string) => defineTask({ name: 'test.ported', queue: q, params: z.object({ x: z.number() }), run: ({ x }) => x * 2 });
   const after = await startRedisWorker({ scope: s, tasks: (q) => [...testTasks(q), portedTask(q)] });

@@ -309,6 +309,8 @@ export class RedisBroker implements Broker, Settler {
       }
       for (const popped of batch) await this.hand(popped, noAck);
     }
+    // Received and handed: nothing will resend it. (A pop still pending at close keeps its key for its 600 s.)
+    if (forget) await this.cmd.del(this.keys.popRequest(forget)).catch(() => undefined);
   }
 
   /** How many to take at once: the smallest free prefetch window among the queues (kombu's can_consume). */
@@ -399,10 +401,14 @@ export class RedisBroker implements Broker, Settler {
       settle: (tag, what) => void (what === 'requeue' ? this.transport.restore(tag, true) : this.transport.ack(tag)),
       owns: () => true,
     };
+    // Each pop forgets the one before it, so a long walk leaves no pop requests behind (transport.ts popMany).
+    let last: string | undefined;
     try {
       for (let i = 0; i < max; i++) {
-        const p = await this.transport.pop([queue]);
+        const id = randomUUID();
+        const [p] = await this.transport.popMany([queue], 1, false, { id, ...(last ? { forget: last } : {}) });
         if (!p) break;
+        last = id;
         const d = new RedisDelivery(settler, queue, p);
         taken.push(d);
         await visit(d);
@@ -410,6 +416,7 @@ export class RedisBroker implements Broker, Settler {
     } finally {
       // What the walk left unsettled goes back, in the order it was taken, to the front of the queue.
       for (const d of taken.reverse()) if (!d.settled) await this.transport.restore(d.deliveryTag);
+      if (last) await this.cmd.del(this.keys.popRequest(last));
     }
   }
 
