@@ -3,10 +3,11 @@ import { redactUrl } from '../config/settings.js';
 import { BrokerError } from '../errors.js';
 import { nullLogger } from '../logger.js';
 import type { Broker } from './broker.js';
-import { createBroker } from './create-broker.js';
+import { type RedisTransport, createBroker } from './create-broker.js';
 
-export async function withBroker<T>(url: string, fn: (broker: Broker) => Promise<T>, timeoutMs = 15_000): Promise<T> {
-  const broker = createBroker({ url, logger: nullLogger(), connectionName: 'smarter-worker (command)' });
+/** `redis`: the workers' transport options, so a command sees their key prefix and sentinel master. */
+export async function withBroker<T>(url: string, fn: (broker: Broker) => Promise<T>, timeoutMs = 15_000, redis?: RedisTransport): Promise<T> {
+  const broker = createBroker({ url, logger: nullLogger(), connectionName: 'smarter-worker (command)', ...(redis ? { redis } : {}) });
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_r, reject) => {
     timer = setTimeout(() => reject(new BrokerError(`could not connect to the broker at ${redactUrl(url)} within ${timeoutMs / 1000} s`)), timeoutMs);

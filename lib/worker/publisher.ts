@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Broker } from '../broker/broker.js';
+import { sendLater } from '../broker/delayed.js';
 import { hasCode } from '../errors.js';
 import { encodeTaskMessage, type OutgoingTask } from '../protocol/encode.js';
 import type { Signature, TaskMessage } from '../protocol/types.js';
@@ -82,7 +83,7 @@ export class TaskPublisher {
     // A wait shorter than the broker's resolution is simply held by the consuming worker.
     const { nativeDelay, delayResolutionMs } = this.broker.capabilities;
     if (this.opts.delay && nativeDelay && waitMs >= delayResolutionMs) {
-      await this.broker.sendLater(queue, msg, waitMs);
+      await sendLater(this.broker, queue, msg, waitMs);
       return;
     }
     try {

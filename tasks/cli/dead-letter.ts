@@ -4,7 +4,9 @@
  * belongs to (the dead-letter suffix is added when missing).
  */
 import { type DeadLetterSummary, listDeadLetters, replayDeadLetters } from '../../lib/deadletter/tools.js';
+import { redisOptionsOf } from '../../lib/broker/create-broker.js';
 import { withBroker } from '../../lib/broker/one-shot.js';
+import type { RedisTransportOptions } from '../../lib/config/worker-settings.js';
 import { UsageError } from './options.js';
 
 export const DEAD_LETTER_FLAGS = { strings: ['task', 'reason', 'limit', 'to'], booleans: [] } as const;
@@ -12,6 +14,7 @@ export const DEAD_LETTER_FLAGS = { strings: ['task', 'reason', 'limit', 'to'], b
 export interface DeadLetterConfig {
   brokerUrl: string;
   deadLetterSuffix: string;
+  brokerTransportOptions: RedisTransportOptions;
 }
 
 const iso = (ms: number | null) => (ms === null ? 'unknown' : new Date(ms).toISOString());
@@ -36,7 +39,7 @@ export async function deadLetterCommand(positionals: readonly string[], own: Rec
   const queue = name.endsWith(config.deadLetterSuffix) ? name : name + config.deadLetterSuffix;
   if (action === 'list') {
     if (Object.keys(own).length > 0) throw new UsageError('dead-letter list takes no flags');
-    out(formatSummary(await withBroker(config.brokerUrl, (b) => listDeadLetters(b, queue))));
+    out(formatSummary(await withBroker(config.brokerUrl, (b) => listDeadLetters(b, queue), undefined, redisOptionsOf(config.brokerTransportOptions))));
     return 0;
   }
   const str = (k: string) => (typeof own[k] === 'string' ? own[k] : undefined);
@@ -48,6 +51,8 @@ export async function deadLetterCommand(positionals: readonly string[], own: Rec
   const to = str('to');
   const r = await withBroker(config.brokerUrl, (b) =>
     replayDeadLetters(b, queue, { ...(task !== undefined ? { task } : {}), ...(reason !== undefined ? { reason } : {}), ...(limit !== undefined ? { limit } : {}), ...(to !== undefined ? { to } : {}) }),
+    undefined,
+    redisOptionsOf(config.brokerTransportOptions),
   );
   const targets = [...r.replayedTo].map(([q, n]) => `${n} to ${q}`).join(', ');
   out(`replayed ${r.replayed} message(s) from ${queue}${targets ? ` (${targets})` : ''}; ${r.skipped} not chosen left in place`);

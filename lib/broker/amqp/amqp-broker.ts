@@ -540,18 +540,17 @@ export class AmqpBroker implements Broker {
   }
 
   async sendLater(queue: string, m: OutgoingMessage, delayMs: number): Promise<void> {
-    // The AMQP per-message TTL would fire inside the delay queues; the worker checks `expires` itself.
-    const { expiration: _dropped, ...properties } = m.properties;
+    // As given: delayed.ts `sendLater` has dropped the per-message TTL that would fire in the delay queues.
     const seconds = Math.max(1, Math.ceil(delayMs / 1000));
     const entry = delayEntryExchange(seconds);
     try {
-      await this.publish(entry, delayRoutingKey(seconds, queue), m.body, properties, true);
+      await this.publish(entry, delayRoutingKey(seconds, queue), m.body, m.properties, true);
     } catch (err) {
       if (!hasCode(err, 'BROKER_UNROUTABLE') || this.delayQueueType === undefined) throw err;
       // A delay level was deleted under us (by hand, or by a policy): declared again, the wait goes on.
       this.opts.logger.warn(`delay level missing at ${entry} (deleted?): declaring the delay topology again`, { queue });
       await this.declareDelayed({ queueType: this.delayQueueType });
-      await this.publish(entry, delayRoutingKey(seconds, queue), m.body, properties, true);
+      await this.publish(entry, delayRoutingKey(seconds, queue), m.body, m.properties, true);
     }
   }
 
