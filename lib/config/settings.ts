@@ -156,7 +156,8 @@ export function loadCommandLine<S extends Settings>(program: string, settings: S
 export function redactUrl(url: string): string {
   return url
     .split(';')
-    .map((one) => one.replace(/^(\s*[a-z][a-z0-9+.-]*:\/\/)([^:@/]*):([^@/]*)@/i, (_m, scheme: string, user: string) => `${scheme}${user}:***@`))
+    // Up to the URL's last '@': a password written unencoded may hold '/', '@' or '#', and must still go.
+    .map((one) => one.replace(/^(\s*[a-z][a-z0-9+.-]*:\/\/)([^:@/]*):(.*)@(?=[^@]*$)/i, (_m, scheme: string, user: string) => `${scheme}${user}:***@`))
     .join(';');
 }
 

@@ -54,6 +54,9 @@ describe('the configuration loader', () => {
   test('redactUrl keeps everything but the password', () => {
     expect(redactUrl('amqps://u:p@h:5671/vh')).toBe('amqps://u:***@h:5671/vh');
     expect(redactUrl('rpc://')).toBe('rpc://');
+    // Written unencoded, a password may hold '/', '@' or '#': still hidden whole (the secrets test found this).
+    expect(redactUrl('amqp://u:p+/=@h//')).toBe('amqp://u:***@h//');
+    expect(redactUrl('amqp://u:p@x/y#z@h:5672/vh')).toBe('amqp://u:***@h:5672/vh');
   });
 
   test("node names expand Celery's %h, %n and %d", () => {
