@@ -5,6 +5,7 @@
  * SIGTERM/SIGINT, 1 for a broken contract, 2 for a bad configuration.
  */
 import { createServer } from 'node:http';
+import { readOnly } from '../lib/control/read-only.js';
 import { createBroker, redisOptionsOf } from '../lib/broker/create-broker.js';
 import { describeConfig, loadCommandLine } from '../lib/config/settings.js';
 import { type Subcommand, answerInfoFlags } from '../lib/config/usage.js';
@@ -18,6 +19,8 @@ import { deploymentConsumers } from './deployments.js';
 import { BEAT_SETTINGS } from './settings.js';
 import { smarterSchedule } from './smarter-schedule.js';
 import { FileStore, RedisStore } from './store.js';
+
+const BEAT_PATHS = new Set(['/healthz', '/metrics']);
 
 const COMMANDS: Subcommand[] = [
   { name: 'run', summary: "Send Smarter's schedule (the default)." },
@@ -71,10 +74,11 @@ async function main(argv: string[]): Promise<number> {
   const http =
     config.httpPort > 0
       ? createServer((req, res) => {
-          if (req.url === '/metrics') {
-            void beat.metrics.registry.metrics().then((text) => res.writeHead(200, { 'content-type': beat.metrics.registry.contentType }).end(text));
-          } else if (req.url === '/healthz') res.writeHead(200).end('ok\n');
-          else res.writeHead(404).end();
+          const request = readOnly(req, res, BEAT_PATHS);
+          if (!request) return;
+          if (request.path === '/metrics') {
+            void beat.metrics.registry.metrics().then((text) => request.send(200, text, beat.metrics.registry.contentType));
+          } else request.send(200, 'ok\n');
         }).listen(config.httpPort)
       : null;
   await beat.start();

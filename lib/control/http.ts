@@ -12,6 +12,7 @@ import type { Logger } from '../logger.js';
 import type { TaskMessage } from '../protocol/types.js';
 import type { TaskEvents } from '../worker/events.js';
 import type { WorkerControl } from '../worker/control.js';
+import { readOnly } from './read-only.js';
 import { StallWatch, healthOf } from './stall-watch.js';
 
 /** The label of every task name this worker does not implement. */
@@ -148,21 +149,9 @@ export function startHttp(broker: Broker, worker: WorkerControl, metrics: TaskMe
   watch.start();
 
   const server = http.createServer((req, res) => {
-    const send = (code: number, body: string, type = 'text/plain; charset=utf-8', extra: Record<string, string> = {}) => {
-      res.writeHead(code, { 'content-type': type, ...extra });
-      // HEAD: the status and headers of a GET, no body (node drops it, but say so).
-      res.end(req.method === 'HEAD' ? undefined : body);
-    };
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
-    if (!PATHS.has(path)) {
-      send(404, 'not found\n');
-      return;
-    }
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      // Read-only: nothing here changes the worker, so nothing but GET (and HEAD) is answered.
-      send(405, 'method not allowed\n', undefined, { allow: 'GET, HEAD' });
-      return;
-    }
+    const request = readOnly(req, res, PATHS);
+    if (!request) return;
+    const { path, send } = request;
     if (path === '/healthz') {
       const maxDelayMs = loop.max / 1e6;
       loop.reset();

@@ -3,7 +3,11 @@
  * paths and nothing else (404 elsewhere, 405 with Allow for other methods), and /metrics carries no task
  * arguments, whatever the tasks were given.
  */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import net from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { REDIS_URL, publishRaw } from '../support/amqp.js';
@@ -101,3 +105,30 @@ test('/metrics exposes no task arguments: succeeded, failed and dead-lettered ta
   expect(text).toMatch(/smarter_worker_tasks_total\{task="\(not registered\)",outcome="failure"\} 20/);
   expect(text).not.toContain(marker);
 });
+
+test("smarter-beat's endpoint is read-only too: GET on /healthz and /metrics, 405 with Allow for POST and DELETE, 404 elsewhere", async () => {
+  const beatPort = await freePort('127.0.0.1');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'beat-http-'));
+  const beat = spawn(process.execPath, ['--import', 'tsx', 'beat/main.ts', '--http-port', String(beatPort)], {
+    env: { ...process.env, CELERY_RESULT_BACKEND: REDIS_URL, SMARTER_BEAT_LOCK: `beat-http-${randomUUID()}`, SMARTER_BEAT_SCHEDULE_FILE: `${dir}/schedule.json` },
+    stdio: 'ignore',
+  });
+  try {
+    let health = 0;
+    for (let i = 0; i < 150 && health !== 200; i++) {
+      health = await request('127.0.0.1', beatPort, 'GET', '/healthz').then((r) => r.status, () => 0);
+      if (health !== 200) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(health).toBe(200);
+    expect((await request('127.0.0.1', beatPort, 'GET', '/metrics')).body).toContain('smarter_beat_');
+    for (const method of ['POST', 'DELETE']) {
+      const r = await request('127.0.0.1', beatPort, method, '/healthz');
+      expect([r.status, r.headers.allow]).toEqual([405, 'GET, HEAD']);
+    }
+    expect((await request('127.0.0.1', beatPort, 'GET', '/admin')).status).toBe(404);
+  } finally {
+    beat.kill('SIGTERM');
+    await new Promise((r) => beat.once('exit', r));
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);
