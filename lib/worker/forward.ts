@@ -43,8 +43,12 @@ function headerText(v: unknown): string {
   return JSON.stringify(v) ?? 'unknown';
 }
 
+/** Distinct task names remembered (counted, logged once): whoever can publish can invent names without end. */
+export const FORWARD_NAMES_MAX = 1000;
+const OTHER_NAMES = '(other task names)';
+
 export class Forwarder {
-  /** Messages forwarded, by `task` and target queue. */
+  /** Messages forwarded, by `task` and target queue; past FORWARD_NAMES_MAX names, the rest under one key. */
   readonly counts = new Map<string, number>();
   private readonly logged = new Set<string>();
   private declared = false;
@@ -87,10 +91,11 @@ export class Forwarder {
     } catch (err) {
       return { kind: 'unpublished', reason: `could not forward ${task} to ${this.queue}: ${coerceError(err).message}` };
     }
-    const key = `${task}\0${this.queue}`;
+    const known = this.counts.has(`${task}\0${this.queue}`) || this.counts.size < FORWARD_NAMES_MAX;
+    const key = `${known ? task : OTHER_NAMES}\0${this.queue}`;
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
     this.onForwarded(task, this.queue);
-    if (!this.logged.has(task)) {
+    if (known && !this.logged.has(task)) {
       this.logged.add(task);
       this.logger.info(`forwarding task ${task}, which this worker does not implement, from ${delivery.queue} to ${this.queue}`, {
         task,
