@@ -91,14 +91,13 @@ test(`${N} tasks, the result backend down ${OUTAGE_MS / 1000} s midway: ${N} SUC
   expect(r.dead).toBe(0);
 }, 120_000);
 
-test(`${N} tasks, the result backend down ${LONG_OUTAGE_MS / 1000} s (past the client's ~10 s of retries): 0 failed, 0 dead-lettered, the results of at most the ${CONCURRENCY} runs then waiting lost, each logged, the others stored`, async () => {
+test(`${N} tasks, the result backend down ${LONG_OUTAGE_MS / 1000} s (longer than Celery's ~20 retries of a result): ${N} SUCCESS results stored, 0 failed, 0 dead-lettered`, async () => {
+  // The backend tries each result for about 80 s (STORE_TRIES); with 20 tries (~10 s) this lost the results of
+  // the runs waiting through the outage.
   const r = await outage(LONG_OUTAGE_MS);
+  expect(r.waiting).toBeGreaterThan(0);
+  expect(r.byStatus.get('SUCCESS')).toBe(N);
+  expect(r.unstored).toEqual([]);
   expect(r.byStatus.get('FAILURE') ?? 0).toBe(0);
   expect(r.dead).toBe(0);
-  expect(r.missing.size).toBeGreaterThan(0);
-  expect(r.missing.size).toBeLessThanOrEqual(CONCURRENCY);
-  expect(r.byStatus.get('SUCCESS')).toBe(N - r.missing.size);
-  // Each lost result was logged; a logged one may have been stored after all (executed, its reply lost).
-  for (const id of r.missing) expect(r.unstored.some((l) => l.message.includes(id))).toBe(true);
-  expect(r.unstored.length).toBeLessThanOrEqual(CONCURRENCY);
 }, 150_000);
