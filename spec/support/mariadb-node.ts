@@ -12,6 +12,7 @@ import mysql from 'mysql2/promise';
 import type { DatabaseConfig } from '../../tasks/db/database.js';
 import { smarterSchema } from '../../tasks/db/schema.js';
 import { freePort } from './rabbit-node.js';
+import { terminate } from './child.js';
 
 const run = promisify(execFile);
 
@@ -56,10 +57,7 @@ export async function startMariaNode(): Promise<MariaNode> {
   const stop = async (): Promise<void> => {
     const s = server;
     server = undefined;
-    if (!s || s.exitCode !== null) return;
-    const exited = new Promise((r) => s.once('exit', r));
-    s.kill('SIGTERM');
-    await exited;
+    await terminate(s);
   };
   await start();
   return {

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort } from './rabbit-node.js';
+import { terminate } from './child.js';
 
 export interface RedisNode {
   readonly port: number;
@@ -29,10 +30,7 @@ export async function startRedisNode(): Promise<RedisNode> {
   const stop = async (): Promise<void> => {
     const s = server;
     server = undefined;
-    if (!s || s.exitCode !== null) return;
-    const exited = new Promise((r) => s.once('exit', r));
-    s.kill('SIGTERM');
-    await exited;
+    await terminate(s);
   };
   await start();
   return {
