@@ -1,18 +1,9 @@
 /** The health and metrics endpoint of a real worker: probes and Prometheus text. */
-import net from 'node:net';
 import { REDIS_URL, closeConnectionNamed, waitFor } from '../support/amqp.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
+import { freePort } from '../support/rabbit-node.js';
 
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 let h: Harness;
 let base: string;

@@ -5,24 +5,15 @@
  * (an exclusive queue) for a while, so the worker's first attempts fail and the waiting state is seen.
  */
 import { execFile } from 'node:child_process';
-import net from 'node:net';
 import { promisify } from 'node:util';
 import amqp from '../../lib/broker/amqp/amqplib.js';
 import { AMQP_URL, REDIS_URL, waitFor } from '../support/amqp.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
+import { freePort } from '../support/rabbit-node.js';
 
 const exec = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function activeQueues(node: string): Promise<string[]> {
   const { stdout } = await exec(PYTHON, ['-m', 'celery', '-b', AMQP_URL, 'inspect', 'active_queues', '-d', node, '-j'], { timeout: 60_000 });
