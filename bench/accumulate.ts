@@ -7,6 +7,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { DEFAULT_CONCURRENCY } from '../lib/config/worker-settings.js';
 import { record } from './record.js';
 import { rotated } from './stats.js';
 import {
@@ -69,12 +70,19 @@ const run = async (name: string, fn: (queue: string) => Promise<Row>) => {
 };
 
 const systems: [string, (queue: string) => Promise<Row>][] = [
+  // Issue 15's target: default settings, nothing but -Q (and the log level, which changes nothing here).
   ['smarter-worker', (q) =>
     observed('smarter-worker', q, () =>
+      spawn(process.execPath, ['dist/tasks/main.js', '-Q', q, '-l', 'warning'], {
+        env: { ...env, CELERY_TASK_ACKS_LATE: 'true', CELERY_TASK_IGNORE_RESULT: 'true' },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      }), `late ack, default flags (-c ${DEFAULT_CONCURRENCY}, prefetch ${DEFAULT_CONCURRENCY * 4})`)],
+  [`smarter-worker -c ${concurrency}`, (q) =>
+    observed(`smarter-worker -c ${concurrency}`, q, () =>
       spawn(process.execPath, ['dist/tasks/main.js', '-Q', q, '-c', String(concurrency), '--prefetch-multiplier', '4', '-l', 'warning'], {
         env: { ...env, CELERY_TASK_ACKS_LATE: 'true', CELERY_TASK_IGNORE_RESULT: 'true' },
         stdio: ['ignore', 'ignore', 'inherit'],
-      }), `late ack, -c ${concurrency}, prefetch ${prefetch}`)],
+      }), `late ack, -c ${concurrency}, prefetch ${prefetch} (Python's concurrency)`)],
   ['python-celery', (q) =>
     observed('python-celery', q, () =>
       spawn(PYTHON, ['-m', 'celery', '-A', 'benchapp', 'worker', '-Q', q, '-c', String(concurrency), '-P', 'prefork', '-l', 'warning', '--without-heartbeat', '--without-gossip', '--without-mingle'], {

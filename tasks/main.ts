@@ -10,7 +10,7 @@ import { type Logger, createLogger, exitFatal, exitFlushed } from '../lib/logger
 import { type RedisTransport, createBroker, redisOptionsOf } from '../lib/broker/create-broker.js';
 import { formatDuration, nextDueWithinSeconds } from '../lib/broker/delayed.js';
 import { installSignalHandlers } from '../lib/worker/signals.js';
-import { isCommand, runCommand } from './cli/commands.js';
+import { isCommand } from './cli/names.js';
 import { openCloud } from './cloud/index.js';
 import { openDatabase } from './db/database.js';
 import { smarterTasks } from './index.js';
@@ -27,7 +27,7 @@ const COMMANDS: Subcommand[] = [
 ];
 
 async function main(argv: string[]): Promise<number> {
-  if (isCommand(argv[0])) return runCommand(argv);
+  if (isCommand(argv[0])) return (await import('./cli/commands.js')).runCommand(argv);
   const args = argv[0] === 'worker' ? argv.slice(1) : argv;
   const info = answerInfoFlags(args, { program: 'smarter-worker', summary: "Smarter's Celery worker (Celery's wire protocol, in TypeScript).", settings: SETTINGS, commands: COMMANDS });
   if (info !== null) return info;

@@ -6,19 +6,17 @@ import { DEAD_LETTER_FLAGS, deadLetterCommand } from './dead-letter.js';
 import { type CommandFlags, UsageError, takeCommandFlags } from './options.js';
 import { TASKS_FLAGS, tasksCommand } from './tasks.js';
 
-const COMMANDS: Record<string, CommandFlags> = { 'dead-letter': DEAD_LETTER_FLAGS, tasks: TASKS_FLAGS };
+import { type CommandName, isCommand } from './names.js';
 
-export const COMMAND_NAMES = Object.keys(COMMANDS);
+const COMMANDS: Record<CommandName, CommandFlags> = { 'dead-letter': DEAD_LETTER_FLAGS, tasks: TASKS_FLAGS };
 
-export function isCommand(name: string | undefined): boolean {
-  return name !== undefined && Object.hasOwn(COMMANDS, name);
-}
+export { isCommand };
 
 export async function runCommand(argv: readonly string[]): Promise<number> {
   const [name = '', ...args] = argv;
   const out = (s: string) => void process.stdout.write(`${s}\n`);
   try {
-    const { own, rest } = takeCommandFlags(args, COMMANDS[name] ?? { strings: [], booleans: [] });
+    const { own, rest } = takeCommandFlags(args, isCommand(name) ? COMMANDS[name] : { strings: [], booleans: [] });
     const loaded = loadCommandLine('smarter-worker', SETTINGS, process.env, rest);
     if (!loaded) return 2;
     if (name === 'tasks') {

@@ -3,7 +3,6 @@
  * the pool is set up to read and write what Django does: DECIMAL and BIGINT values as exact strings,
  * DATETIME(6) as UTC text (never through a local-time JS Date; SQL uses UTC_TIMESTAMP(6), not NOW()).
  */
-import mysql from 'mysql2/promise';
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { toDatabaseError } from '../errors.js';
 
@@ -54,28 +53,18 @@ function wrap(conn: Pool | PoolConnection): Queryable {
   };
 }
 
+/** The pool, and mysql2 itself, are made on the first query: a worker that never queries never loads them. */
 export function openDatabase(config: DatabaseConfig): Database {
-  const pool = mysql.createPool({
-    host: config.host,
-    port: config.port,
-    database: config.database,
-    user: config.user,
-    password: config.password,
-    connectionLimit: config.poolSize,
-    charset: 'utf8mb4',
-    timezone: 'Z',
-    dateStrings: true,
-    jsonStrings: true,
-    decimalNumbers: false,
-    supportBigNumbers: true,
-    bigNumberStrings: true,
-    enableKeepAlive: true,
-  });
-  const q = wrap(pool);
+  let made: Promise<Pool> | undefined;
+  const pool = () => (made ??= createPool(config));
+  const q: Queryable = {
+    select: async (sql, params) => wrap(await pool()).select(sql, params),
+    execute: async (sql, params) => wrap(await pool()).execute(sql, params),
+  };
   return {
     ...q,
     async transaction(fn, options = {}) {
-      const conn = await pool.getConnection().catch((err: unknown) => {
+      const conn = await (await pool()).getConnection().catch((err: unknown) => {
         throw toDatabaseError(err);
       });
       try {
@@ -91,6 +80,28 @@ export function openDatabase(config: DatabaseConfig): Database {
         conn.release();
       }
     },
-    close: () => pool.end(),
+    close: async () => {
+      if (made) await (await made).end();
+    },
   };
+}
+
+async function createPool(config: DatabaseConfig): Promise<Pool> {
+  const { default: mysql } = await import('mysql2/promise');
+  return mysql.createPool({
+    host: config.host,
+    port: config.port,
+    database: config.database,
+    user: config.user,
+    password: config.password,
+    connectionLimit: config.poolSize,
+    charset: 'utf8mb4',
+    timezone: 'Z',
+    dateStrings: true,
+    jsonStrings: true,
+    decimalNumbers: false,
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    enableKeepAlive: true,
+  });
 }

@@ -501,14 +501,14 @@ export class AmqpBroker implements Broker {
 
   private async topologyOn(model: ChannelModel, t: Topology): Promise<void> {
     await this.scratch(model, async (ch) => {
-      for (const e of t.exchanges) await ch.assertExchange(e.name, e.type, { durable: e.durable, autoDelete: e.autoDelete ?? false });
+      await Promise.all(t.exchanges.map((e) => ch.assertExchange(e.name, e.type, { durable: e.durable, autoDelete: e.autoDelete ?? false })));
     });
-    for (const q of t.queues) await this.ensureQueueOn(model, q);
+    // In parallel, each on its own scratch channel (a 404 closes only its own): the 28 delay levels cost
+    // one round of round trips at start-up instead of 28.
+    await Promise.all(t.queues.map((q) => this.ensureQueueOn(model, q)));
     await this.scratch(model, async (ch) => {
-      for (const b of t.bindings) {
-        if (b.toExchange) await ch.bindExchange(b.destination, b.source, b.pattern);
-        else await ch.bindQueue(b.destination, b.source, b.pattern);
-      }
+      // Pipelined on one channel: amqplib sends them in order; the first failure fails them all, as before.
+      await Promise.all(t.bindings.map((b) => (b.toExchange ? ch.bindExchange(b.destination, b.source, b.pattern) : ch.bindQueue(b.destination, b.source, b.pattern))));
     });
   }
 
