@@ -139,12 +139,11 @@ test(`3-node cluster: the worker's node is stopped with ${TASKS} tasks and ${CHE
 
     // Then the tasks, 50 publishes in flight at a time, while the worker's node is stopped under them.
     const ids = Array.from({ length: TASKS }, (_, i) => `${key}-${i}`);
-    let stopAt: { completed: number; active: number; reserved: number; at: number } | undefined;
     const publishing = (async () => {
       for (let i = 0; i < ids.length; i += 50) await Promise.all(ids.slice(i, i + 50).map((id) => pub.send('cluster.count', id, { key })));
     })();
     await waitFor(async () => (await redis.hlen(`${key}:count`)) >= 1000, 60_000, 20);
-    stopAt = { completed: await redis.hlen(`${key}:count`), active: h.worker.active.size, reserved: h.worker.reservedCount, at: Date.now() };
+    const stopAt = { completed: await redis.hlen(`${key}:count`), active: h.worker.active.size, reserved: h.worker.reservedCount };
     await before.stop();
     await publishing;
 
