@@ -67,5 +67,5 @@ export default tseslint.config(
       }],
     },
   },
-  { files: ['jest.config.js', 'eslint.config.js'], ...tseslint.configs.disableTypeChecked },
+  { files: ['jest.config.js', 'jest.faults.config.js', 'eslint.config.js'], ...tseslint.configs.disableTypeChecked },
 );

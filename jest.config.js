@@ -7,5 +7,7 @@ export default {
     '^.+\\.ts$': ['ts-jest', { useESM: true, diagnostics: false }],
   },
   testMatch: ['<rootDir>/spec/**/*.test.ts'],
+  // The fault suite restarts its own brokers and databases for minutes: `npm run test:faults` (jest.faults.config.js).
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/spec/faults/'],
   testTimeout: 60000,
 };

@@ -14,6 +14,7 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
+import { chartGroups } from './chart-limits.js';
 import { record } from './record.js';
 import { AMQP_URL, PYTHON, REDIS_URL, consumersUp, deleteQueue, readyCount, rssMb, stop } from './support.js';
 
@@ -33,8 +34,12 @@ interface Latency {
 }
 
 const PIN = process.env.BENCH_PIN === '1';
-/** The command line, pinned to a core when BENCH_PIN is set. */
-function pinned(cpu: number, cmd: string, args: string[]): [string, string[]] {
+// BENCH_LIMITS=1 (bench/isolation-limits.ts sets it): each worker in a cgroup with its chart's CPU request and limit.
+const LIMITS = process.env.BENCH_LIMITS === '1' ? chartGroups(`bench-${process.pid}`) : undefined;
+const SUFFIX = process.env.BENCH_SYSTEM_SUFFIX ?? '';
+/** The command line, pinned to a core when BENCH_PIN is set; a worker inside its deployment's cgroup with BENCH_LIMITS. */
+function pinned(cpu: number, cmd: string, args: string[], worker = false): [string, string[]] {
+  if (LIMITS && worker) return (cpu === 1 ? LIMITS.ops : LIMITS.infra).wrap(cmd, args);
   return PIN ? ['taskset', ['-c', String(cpu), cmd, ...args]] : [cmd, args];
 }
 const cpuOf = (queue: string) => (queue === OPS ? 1 : 0);
@@ -46,7 +51,8 @@ async function py(...args: string[]): Promise<string> {
 }
 
 async function unacked(): Promise<number> {
-  const { stdout } = await exec('rabbitmqctl', ['list_queues', '-q', 'name', 'messages_unacknowledged']);
+  const node = process.env.BENCH_RABBIT_NODE ? ['-n', process.env.BENCH_RABBIT_NODE] : [];
+  const { stdout } = await exec('rabbitmqctl', [...node, 'list_queues', '-q', 'name', 'messages_unacknowledged']);
   return stdout
     .split('\n')
     .filter((l) => [OPS, INFRA].includes(l.split('\t')[0] ?? ''))
@@ -81,18 +87,18 @@ async function scenario(name: string, start: (queue: string) => ChildProcess) {
 
 // The check task is declared on the infrastructure queue; the bench worker takes [ops, infra] from -Q.
 const ours = (queue: string) =>
-  spawn(...pinned(cpuOf(queue), process.execPath, ['dist/bench/iso-worker.js', '-Q', queue === OPS ? OPS : `${INFRA}`, '-c', '4', '-l', 'warning']), {
+  spawn(...pinned(cpuOf(queue), process.execPath, ['dist/bench/iso-worker.js', '-Q', queue === OPS ? OPS : `${INFRA}`, '-c', '4', '-l', 'warning'], true), {
     env: { ...env, ...(queue === INFRA ? { BENCH_INFRA_QUEUE: INFRA } : {}) },
     stdio: 'ignore',
   });
 const python = (queue: string) =>
-  spawn(...pinned(cpuOf(queue), PYTHON, ['-m', 'celery', '-A', 'benchiso', 'worker', '-Q', queue, '-n', `${queue}@%h`, '-c', '4', '-l', 'warning', '--without-gossip', '--without-mingle']), {
+  spawn(...pinned(cpuOf(queue), PYTHON, ['-m', 'celery', '-A', 'benchiso', 'worker', '-Q', queue, '-n', `${queue}@%h`, '-c', '4', '-l', 'warning', '--without-gossip', '--without-mingle'], true), {
     cwd: 'bench/python',
     env,
     stdio: 'ignore',
   });
 
-const rows = [await scenario('smarter-worker', ours), await scenario('python-celery', python)];
+const rows = [await scenario(`smarter-worker${SUFFIX}`, ours), await scenario(`python-celery${SUFFIX}`, python)];
 record(
   rows.flatMap((r) =>
     (['p50', 'p99'] as const).flatMap((p) => [
@@ -102,7 +108,7 @@ record(
   ),
 );
 const f = (x: number | null) => (x === null ? 'n/a' : x.toFixed(1));
-process.stdout.write(`\n${rate} operational tasks/s for ${seconds} s; storm = ${checks} checks rescheduling every 3 s; one worker per queue (ADR-030), -c 4 each${PIN ? '; each deployment pinned to its own core' : ''}\n\n`);
+process.stdout.write(`\n${rate} operational tasks/s for ${seconds} s; storm = ${checks} checks rescheduling every 3 s; one worker per queue (ADR-030), -c 4 each${PIN ? '; each deployment pinned to its own core' : ''}${LIMITS ? `; each worker in a cgroup with its chart's CPU (operational ${JSON.stringify(LIMITS.limits.ops)}, infrastructure ${JSON.stringify(LIMITS.limits.infra)}), the broker alone on core 0` : ''}\n\n`);
 process.stdout.write('| workers | p50 idle ms | p99 idle ms | p50 storm ms | p99 storm ms | p99 storm / idle | unacked during storm | RSS MB ops / infra | lost |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n');
 for (const r of rows) {
   process.stdout.write(
@@ -111,7 +117,10 @@ for (const r of rows) {
 }
 
 // RSS whether 10 or 100,000 checks wait (ours: they wait in the broker, not in the worker).
-if (process.env.BENCH_SKIP_RSS === '1') process.exit(0);
+if (process.env.BENCH_SKIP_RSS === '1') {
+  LIMITS?.remove();
+  process.exit(0);
+}
 for (const q of [OPS, INFRA]) await deleteQueue(q);
 const w = ours(INFRA);
 await consumersUp(INFRA);
@@ -128,3 +137,4 @@ const held = await unacked();
 await stop(w, 'SIGQUIT');
 for (const q of [OPS, INFRA]) await deleteQueue(q);
 process.stdout.write(`\nsmarter-worker RSS with 10 checks waiting: ${rss10} MB; with 100,010 waiting: ${rss100k} MB; unacked then: ${held}\n`);
+LIMITS?.remove();

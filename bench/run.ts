@@ -32,8 +32,10 @@ const steps: Step[] = quick
       { bench: 'startup', file: 'startup', args: ['3'] },
       { bench: 'latency', file: 'latency', args: ['100,1000', '3'] },
       { bench: 'isolation', file: 'isolation', args: ['100', '3', '100'], env: { BENCH_SKIP_RSS: '1' } },
+      { bench: 'isolation', file: 'isolation-limits', args: ['100', '3', '100'], env: { BENCH_SKIP_RSS: '1' } },
       { bench: 'memory', file: 'memory', args: ['1000,10000', '10000'] },
       { bench: 'charges', file: 'charges', args: ['500', '100', '3'] },
+      { bench: 'broker-cpu', file: 'broker-cpu', args: ['200', '10', '3'] },
     ]
   : [
       { bench: 'accumulate', file: 'accumulate', args: ['20000', '4'] },
@@ -41,8 +43,10 @@ const steps: Step[] = quick
       { bench: 'latency', file: 'latency', args: ['100,1000', '10'] },
       { bench: 'isolation', file: 'isolation', args: ['200', '15', '100'], env: { BENCH_SKIP_RSS: '1' } },
       { bench: 'isolation', file: 'isolation', args: ['200', '15', '2000'], env: { BENCH_SKIP_RSS: '1' } },
+      { bench: 'isolation', file: 'isolation-limits', args: ['200', '15', '2000'], env: { BENCH_SKIP_RSS: '1' } },
       { bench: 'memory', file: 'memory', args: ['10000,100000', '100000'] },
       { bench: 'charges', file: 'charges', args: ['10000', '200', '15'] },
+      { bench: 'broker-cpu', file: 'broker-cpu', args: ['500', '30', '3'] },
     ];
 
 const benches: Record<string, BenchInfo> = {
@@ -52,6 +56,7 @@ const benches: Record<string, BenchInfo> = {
   isolation: { title: 'Isolation (ADR-030): operational latency per number of checks waiting (0 = idle)', baseline: 'python-celery' },
   memory: { title: 'Memory: the infrastructure worker’s RSS per checks waiting, and after a churn', baseline: 'smarter-worker', note: 'One system: compare the rows with each other (no growth wanted between the last two).' },
   charges: { title: 'create_charge end to end (publish → row in MariaDB), latency @ rate', baseline: 'python-celery -c 4' },
+  'broker-cpu': { title: 'Broker cost: RabbitMQ CPU seconds per 1,000 check reschedules (a node of its own per system)', baseline: 'smarter-worker, quorum delay levels' },
 };
 
 const host = os.hostname();

@@ -61,11 +61,12 @@ export class WorkerApp<D> {
     readonly metrics: TaskMetrics,
     private readonly httpPort: number,
     private readonly logger: Logger,
+    private readonly httpHost = '0.0.0.0',
   ) {}
 
   async start(): Promise<void> {
     // Liveness answers from the start; readiness only once we consume.
-    if (this.httpPort > 0) this.http = startHttp(this.broker, this.worker, this.metrics, this.logger, { port: this.httpPort });
+    if (this.httpPort > 0) this.http = startHttp(this.broker, this.worker, this.metrics, this.logger, { port: this.httpPort, host: this.httpHost });
     await this.broker.connect();
     await this.broker.declareExchange(eventExchange);
     await this.worker.start();
@@ -136,8 +137,9 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
     nodeName,
     conf: spec.conf ?? {},
     brokerUrl: compiled.broker.url,
+    control: compiled.control,
     onShutdown: () => void app.shutdown().then(() => spec.onRemoteShutdown?.()),
   });
-  const app = new WorkerApp(worker, broker, pidbox, events, metrics, compiled.httpPort, logger);
+  const app = new WorkerApp(worker, broker, pidbox, events, metrics, compiled.httpPort, logger, compiled.httpHost);
   return { worker, broker, registry, app };
 }

@@ -2,23 +2,16 @@
  * Smarter's own settings, read from the environment variables Smarter's Django settings read
  * (`get_env(NAME)` tries NAME, then SMARTER_NAME), so one `.env` serves the Python and the TypeScript side.
  */
-import { ParseError, parsers, type Setting } from '../lib/config/settings.js';
+import { parsers, type Setting } from '../lib/config/settings.js';
 import { WORKER_SETTINGS } from '../lib/config/worker-settings.js';
 import { MCP_LLM_SETTINGS } from './cloud/mcp-llm-settings.js';
 import { CLOUD_SETTINGS } from './cloud/settings.js';
 import { VECTORSTORE_CLOUD_SETTINGS } from './cloud/vectorstore-settings.js';
 import { INFRASTRUCTURE_SETTINGS } from './infrastructure/settings.js';
 import { LLMHOST_SETTINGS } from './llmhost/settings.js';
+import { both, pyBool } from './smarter-env.js';
 
 const setting = <T>(s: Setting<T>): Setting<T> => s;
-const both = (name: string) => [name, `SMARTER_${name}`];
-
-/** Smarter's `str2bool`-style booleans: "True"/"False" as Helm writes them. */
-function pyBool(t: string): boolean {
-  if (/^(true|1|yes|on)$/i.test(t.trim())) return true;
-  if (/^(false|0|no|off)$/i.test(t.trim())) return false;
-  throw new ParseError('expected True or False');
-}
 
 export const SMARTER_SETTINGS = {
   operationalQueue: setting({

@@ -4,6 +4,7 @@
  * converts, defaults or changes it again.
  */
 import type { DelayQueueType } from '../broker/broker.js';
+import type { ControlPolicy } from '../control/policy.js';
 import type { WorkerOptions } from '../worker/worker.js';
 import type { ValuesOf } from './settings.js';
 import type { TlsSettings } from './tls.js';
@@ -24,6 +25,8 @@ export interface WorkerConfiguration {
   readonly resultBackend: { readonly url: string; readonly expiresSeconds: number | null; readonly tls: TlsSettings };
   readonly taskEvents: boolean;
   readonly httpPort: number;
+  readonly httpHost: string;
+  readonly control: ControlPolicy;
   readonly worker: Readonly<WorkerOptions>;
 }
 
@@ -50,12 +53,15 @@ export function compileWorkerConfig(config: WorkerConfig, o: { defaultQueue: str
     resultBackend: { url: config.resultBackend, expiresSeconds: config.resultExpires, tls: { ...config.redisBackendUseSsl } },
     taskEvents: config.taskEvents,
     httpPort: config.httpPort,
+    httpHost: config.httpHost,
+    control: config.control,
     worker: {
       nodeName,
       queues: config.queues.length > 0 ? [...config.queues] : [o.defaultQueue],
       concurrency: config.concurrency,
       prefetchMultiplier: config.prefetchMultiplier,
       acceptContent: [...config.acceptContent],
+      maxBodyBytes: config.maxBodySize,
       defaultQueue: o.defaultQueue,
       deadLetterSuffix: config.deadLetterSuffix,
       shutdownGraceMs: config.shutdownGrace * 1000,

@@ -3,7 +3,8 @@ import os from 'node:os';
 import { parseLogLevel, type LogLevel } from '../logger.js';
 import type { DelayQueueType } from '../broker/broker.js';
 import { brokerKindOf, knownSchemes, schemeOf, splitBrokerUrls } from '../broker/schemes.js';
-import type { Serializer } from '../protocol/content.js';
+import { DEFAULT_MAX_BODY_BYTES, type Serializer } from '../protocol/content.js';
+import { type ControlPolicy, parseControlPolicy } from '../control/policy.js';
 import { type UnknownTaskPolicy, parseUnknownTaskPolicy } from '../worker/forward.js';
 import { ParseError, parsers, redactUrl, type Setting } from './settings.js';
 import { DEFAULT_TLS, type TlsSettings, parseTlsSetting, redisTls } from './tls.js';
@@ -91,6 +92,18 @@ function accept(t: string): Serializer[] {
     out.push(s);
   }
   return out;
+}
+
+const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, k: 1000, kb: 1000, kib: 1024, m: 1e6, mb: 1e6, mib: 1024 ** 2, g: 1e9, gb: 1e9, gib: 1024 ** 3 };
+
+/** A size in bytes: `8388608`, `8MiB`, `512KB`; 0 means no limit. */
+export function byteSize(t: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(t);
+  const unit = SIZE_UNITS[(m?.[2] ?? '').toLowerCase()];
+  if (!m || unit === undefined) throw new ParseError('expected a size in bytes, e.g. 8388608, 8MiB or 512KB (0 = no limit)');
+  const n = Math.round(Number(m[1]) * unit);
+  if (!Number.isSafeInteger(n)) throw new ParseError('size too large');
+  return n;
 }
 
 export const WORKER_SETTINGS = {
@@ -282,6 +295,38 @@ export const WORKER_SETTINGS = {
     default: 0,
     parse: parsers.int(0, 65_535),
     doc: 'Port of /healthz, /readyz and /metrics (Prometheus); 0 turns the endpoint off.',
+  }),
+  httpHost: setting({
+    env: ['SMARTER_WORKER_HTTP_HOST'],
+    flag: { long: 'http-host' },
+    default: '0.0.0.0',
+    parse: (t) => {
+      const v = t.trim();
+      if (v === '' || /[\s/]/.test(v)) throw new ParseError('expected an address to bind, e.g. 0.0.0.0, 127.0.0.1 or ::');
+      return v;
+    },
+    doc: 'Address the HTTP endpoint binds. Every interface by default, since Kubernetes probes come to the pod IP; `127.0.0.1` keeps it local.',
+  }),
+  maxBodySize: setting({
+    env: ['SMARTER_WORKER_MAX_BODY_SIZE'],
+    flag: { long: 'max-body-size' },
+    default: DEFAULT_MAX_BODY_BYTES,
+    shownDefault: '`8MiB`',
+    parse: byteSize,
+    doc: 'Heaviest task message body taken, as sent and once decompressed (`8MiB`, `512KB`, bytes; 0 = no limit); a heavier one goes to the dead-letter queue undecoded.',
+  }),
+  control: setting<ControlPolicy>({
+    env: ['SMARTER_WORKER_CONTROL'],
+    default: { mode: 'all' },
+    shownDefault: '`all`',
+    parse: (t) => {
+      try {
+        return parseControlPolicy(t);
+      } catch (err) {
+        throw new ParseError((err as Error).message);
+      }
+    },
+    doc: 'Remote-control commands obeyed: `all` (Celery\'s behaviour), `inspect` (ping and inspect only: no shutdown, revoke, rate/time limits, consumer changes), or a comma-separated list of the changing commands to allow on top of inspect. Anyone who can publish to the broker can send them.',
   }),
   deadLetterSuffix: setting({
     env: ['SMARTER_WORKER_DEAD_LETTER_SUFFIX'],

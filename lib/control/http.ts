@@ -12,6 +12,7 @@ import type { Logger } from '../logger.js';
 import type { TaskMessage } from '../protocol/types.js';
 import type { TaskEvents } from '../worker/events.js';
 import type { WorkerControl } from '../worker/control.js';
+import { StallWatch, healthOf } from './stall-watch.js';
 
 /** Task outcomes and runtimes as Prometheus metrics; plugged in beside the Celery event dispatcher. */
 export class TaskMetrics implements TaskEvents {
@@ -28,8 +29,13 @@ export class TaskMetrics implements TaskEvents {
   private readonly forwards = new client.Counter({ name: 'smarter_worker_forwarded_total', help: 'Messages of tasks this worker does not implement, forwarded', labelNames: ['task', 'to'], registers: [this.registry] });
   private readonly rejects = new client.Counter({ name: 'smarter_worker_rejected_total', help: 'Messages rejected, requeued or not', labelNames: ['requeue'], registers: [this.registry] });
 
+  /** Set by the HTTP endpoint's stall watch, to know which runs may have held the event loop. */
+  onStarted: ((m: TaskMessage) => void) | undefined;
+
   received(): void {}
-  started(): void {}
+  started(m: TaskMessage): void {
+    this.onStarted?.(m);
+  }
   succeeded(m: TaskMessage, _r: unknown, runtime: number): void {
     this.tasks.inc({ task: m.task, outcome: 'success' });
     this.runtime.observe({ task: m.task }, runtime);
@@ -69,11 +75,17 @@ export function fanOut(...sinks: TaskEvents[]): TaskEvents {
   };
 }
 
+const PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
 export interface HttpOptions {
   port: number;
   host?: string;
   /** Event-loop delay above which /healthz fails. */
   maxLoopDelayMs?: number;
+  /** A block of the event loop at least this long is logged, counted and makes /healthz "degraded". */
+  stallReportMs?: number;
+  /** How long /healthz says "degraded" after such a block. */
+  degradedForMs?: number;
 }
 
 export function startHttp(broker: Broker, worker: WorkerControl, metrics: TaskMetrics, logger: Logger, opts: HttpOptions): http.Server {
@@ -98,18 +110,47 @@ export function startHttp(broker: Broker, worker: WorkerControl, metrics: TaskMe
   gauge('smarter_worker_event_loop_delay_seconds', 'Event-loop delay, p99 over the last interval', () => loop.percentile(99) / 1e9);
   const overBudget = new client.Gauge({ name: 'smarter_worker_over_wait_budget', help: 'Runs reported as waiting past their budget', labelNames: ['task'], registers: [reg] });
   const delayed = new client.Gauge({ name: 'smarter_worker_delayed_messages', help: 'Messages waiting in each delay level', labelNames: ['level'], registers: [reg] });
+  const stalls = new client.Counter({ name: 'smarter_worker_event_loop_stalls_total', help: 'Times the event loop was blocked past the stall threshold', registers: [reg] });
+  const lastStall = new client.Gauge({ name: 'smarter_worker_event_loop_last_stall_seconds', help: 'How long the last stall blocked the event loop', registers: [reg] });
+  // Whatever held the loop ran between two ticks: a run active at the previous tick, or one started since.
+  let suspects = new Set<string>();
+  const label = (m: TaskMessage) => `${m.task}[${m.id}]`;
+  metrics.onStarted = (m) => suspects.add(label(m));
+  const watch = new StallWatch({
+    reportMs: opts.stallReportMs ?? 1000,
+    onStall: ({ blockedMs }) => {
+      stalls.inc();
+      lastStall.set(blockedMs / 1000);
+      const tasks = [...suspects].slice(0, 20);
+      logger.warn(`event loop blocked for ${blockedMs} ms; tasks that ran meanwhile: ${tasks.length > 0 ? tasks.join(', ') : 'none'}`, { blocked_ms: blockedMs, tasks });
+    },
+    onTick: () => {
+      suspects = new Set(worker.activeRuns().map((r) => label(r.msg)));
+    },
+  });
+  watch.start();
 
   const server = http.createServer((req, res) => {
-    const send = (code: number, body: string, type = 'text/plain; charset=utf-8') => {
-      res.writeHead(code, { 'content-type': type });
-      res.end(body);
+    const send = (code: number, body: string, type = 'text/plain; charset=utf-8', extra: Record<string, string> = {}) => {
+      res.writeHead(code, { 'content-type': type, ...extra });
+      // HEAD: the status and headers of a GET, no body (node drops it, but say so).
+      res.end(req.method === 'HEAD' ? undefined : body);
     };
-    const path = (req.url ?? '/').split('?')[0];
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (!PATHS.has(path)) {
+      send(404, 'not found\n');
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      // Read-only: nothing here changes the worker, so nothing but GET (and HEAD) is answered.
+      send(405, 'method not allowed\n', undefined, { allow: 'GET, HEAD' });
+      return;
+    }
     if (path === '/healthz') {
-      const delayMs = loop.max / 1e6;
+      const maxDelayMs = loop.max / 1e6;
       loop.reset();
-      const stalled = delayMs > (opts.maxLoopDelayMs ?? 5000);
-      send(stalled ? 503 : 200, stalled ? `event loop stalled for ${Math.round(delayMs)} ms\n` : 'ok\n');
+      const health = healthOf({ maxDelayMs, livenessMs: opts.maxLoopDelayMs ?? 5000, lastStall: watch.lastStall, now: Date.now(), degradedForMs: opts.degradedForMs ?? 60_000 });
+      send(health.code, health.body);
     } else if (path === '/readyz') {
       const idle = worker.queues.filter((q) => !broker.isConsuming(q));
       const ready = broker.connected && worker.state === 'RUNNING' && idle.length === 0;
@@ -123,11 +164,14 @@ export function startHttp(broker: Broker, worker: WorkerControl, metrics: TaskMe
         }
         send(200, await reg.metrics(), reg.contentType);
       })().catch(() => send(500, 'metrics failed\n'));
-    } else {
-      send(404, 'not found\n');
     }
   });
-  server.listen(opts.port, opts.host ?? '0.0.0.0', () => logger.info(`health and metrics on :${opts.port} (/healthz, /readyz, /metrics)`));
-  server.on('close', () => loop.disable());
+  const host = opts.host ?? '0.0.0.0';
+  server.listen(opts.port, host, () => logger.info(`health and metrics on ${host}:${opts.port} (/healthz, /readyz, /metrics)`));
+  server.on('close', () => {
+    loop.disable();
+    watch.stop();
+    metrics.onStarted = undefined;
+  });
   return server;
 }

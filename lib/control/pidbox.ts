@@ -15,6 +15,7 @@ import { parseKombuJson } from '../protocol/json.js';
 import type { TaskMessage } from '../protocol/types.js';
 import type { WorkerControl } from '../worker/control.js';
 import type { LamportClock } from './clock.js';
+import { type ControlPolicy, refusal } from './policy.js';
 import type { EventDispatcher } from './events.js';
 
 export const PIDBOX_EXCHANGE = 'celery.pidbox';
@@ -74,6 +75,8 @@ export interface PidboxOptions {
   conf: Record<string, unknown>;
   brokerUrl: string;
   onShutdown: () => void;
+  /** Which commands are obeyed; default all, as Celery. */
+  control?: ControlPolicy;
 }
 
 export class Pidbox {
@@ -93,7 +96,9 @@ export class Pidbox {
   async start(): Promise<void> {
     await this.broker.declareExchange(pidboxExchange);
     await this.broker.declareExchange(replyExchange);
-    await this.broker.subscribe(PIDBOX_EXCHANGE, pidboxSubscription(this.opts.nodeName), (d) => void this.handle(d));
+    await this.broker.subscribe(PIDBOX_EXCHANGE, pidboxSubscription(this.opts.nodeName), (d) => {
+      this.handle(d).catch((err: unknown) => this.logger.error('unexpected error in a control command', { error: coerceError(err).message }));
+    });
   }
 
   async stop(): Promise<void> {
@@ -117,6 +122,12 @@ export class Pidbox {
     const args = isRecord(request.arguments) ? request.arguments : {};
     let reply: Reply;
     const handler = this.handlers[method];
+    const refused = refusal(this.opts.control ?? { mode: 'all' }, method);
+    if (refused !== null) {
+      this.logger.warn(`refused ${refused}`, { method });
+      await this.reply(request, nok(refused));
+      return;
+    }
     try {
       reply = handler ? await handler(args) : nok(`KeyError('${method}')`);
     } catch (err) {
@@ -132,7 +143,13 @@ export class Pidbox {
     const node = this.opts.nodeName;
     if (Array.isArray(request.destination)) return request.destination.includes(node);
     if (typeof request.pattern === 'string' && typeof request.matcher === 'string') {
-      return request.matcher === 'pcre' ? new RegExp(request.pattern).test(node) : globMatch(request.pattern, node);
+      try {
+        return request.matcher === 'pcre' ? new RegExp(request.pattern).test(node) : globMatch(request.pattern, node);
+      } catch {
+        // A pattern that is no regular expression matches no node; thrown, it would escape the consumer.
+        this.logger.warn(`dropped a control message with an invalid pattern ${JSON.stringify(request.pattern)}`);
+        return false;
+      }
     }
     return true;
   }

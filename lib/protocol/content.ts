@@ -4,7 +4,7 @@
  * pickle is always refused, whatever the configuration: running it is running the sender's code.
  */
 import zlib from 'node:zlib';
-import { decode as msgpackDecode } from '@msgpack/msgpack';
+import { type ExtensionCodecType, decode as msgpackDecode } from '@msgpack/msgpack';
 import yaml from 'js-yaml';
 import { ProtocolError } from '../errors.js';
 import { parseKombuJson, stringifyKombuJson } from './json.js';
@@ -37,17 +37,36 @@ function serializerFor(contentType: string): Serializer | 'pickle' | undefined {
   }
 }
 
-function decompress(body: Buffer, compression: string): Buffer {
+/** Default for `maxBytes`: what a body may weigh, on the wire and once decompressed. */
+export const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+/** Refuses a body heavier than the limit, before a byte of it is read (the same reason on every broker). */
+export function checkBodySize(size: number, maxBytes: number | undefined, what = 'the body'): void {
+  if (maxBytes === undefined || maxBytes <= 0 || size <= maxBytes) return;
+  throw new ProtocolError(
+    'PROTOCOL_CONTENT_DISALLOWED',
+    'body',
+    `${what} is ${size} bytes, over the limit of ${maxBytes} bytes (SMARTER_WORKER_MAX_BODY_SIZE); it was not decoded`,
+  );
+}
+
+function decompress(body: Buffer, compression: string, maxBytes: number | undefined): Buffer {
+  // A few KB of zlib can inflate to gigabytes: the output is capped at the same limit as the body.
+  const cap = maxBytes !== undefined && maxBytes > 0 ? { maxOutputLength: maxBytes + 1 } : {};
+  const capped = (out: Buffer) => {
+    checkBodySize(out.length, maxBytes, 'the decompressed body');
+    return out;
+  };
   try {
     switch (compression.toLowerCase()) {
       // kombu labels its zlib codec `application/x-gzip`, but the stream is RFC 1950 zlib, not gzip.
       case 'application/x-gzip':
       case 'zlib':
       case 'gzip':
-        return body[0] === 0x1f && body[1] === 0x8b ? zlib.gunzipSync(body) : zlib.inflateSync(body);
+        return capped(body[0] === 0x1f && body[1] === 0x8b ? zlib.gunzipSync(body, cap) : zlib.inflateSync(body, cap));
       case 'application/x-brotli':
       case 'brotli':
-        return zlib.brotliDecompressSync(body);
+        return capped(zlib.brotliDecompressSync(body, cap));
       default:
         throw new ProtocolError(
           'PROTOCOL_CONTENT_DISALLOWED',
@@ -57,9 +76,27 @@ function decompress(body: Buffer, compression: string): Buffer {
     }
   } catch (err) {
     if (err instanceof ProtocolError) throw err;
+    if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') {
+      throw new ProtocolError(
+        'PROTOCOL_CONTENT_DISALLOWED',
+        'body',
+        `the ${compression} body decompresses to more than the limit of ${maxBytes} bytes (SMARTER_WORKER_MAX_BODY_SIZE); it was not decoded`,
+      );
+    }
     throw new ProtocolError('PROTOCOL_DECODE', 'body', `cannot decompress ${compression} body`, { cause: err });
   }
 }
+
+/**
+ * msgpack extension types are the sender's own data types: kombu's msgpack serializer sends none, and an
+ * unknown one would reach a task as an opaque object (the timestamp type as a Date). Refused by number.
+ */
+const NO_EXTENSIONS: ExtensionCodecType<undefined> = {
+  tryToEncode: () => null,
+  decode: (_data, type) => {
+    throw new ProtocolError('PROTOCOL_CONTENT_DISALLOWED', 'body', `msgpack extension type ${type} is not accepted (kombu's msgpack sends none)`);
+  },
+};
 
 export interface ContentLabel {
   contentType: string | undefined;
@@ -95,7 +132,7 @@ function checkNesting(value: unknown): void {
 }
 
 /** Decodes a body to an `unknown` value, or throws a `ProtocolError` that says what was wrong. */
-export function decodeContent(body: Buffer, label: ContentLabel, accept: readonly Serializer[]): unknown {
+export function decodeContent(body: Buffer, label: ContentLabel, accept: readonly Serializer[], maxBytes?: number): unknown {
   const contentType = label.contentType;
   if (contentType === undefined || contentType.trim() === '') {
     // kombu reads a missing type as application/data, which no worker accepts.
@@ -116,7 +153,8 @@ export function decodeContent(body: Buffer, label: ContentLabel, accept: readonl
       `content type ${JSON.stringify(contentType)} is not accepted (accepted: ${accept.map((s) => CONTENT_TYPES[s]).join(', ')})`,
     );
   }
-  const raw = label.compression ? decompress(body, label.compression) : body;
+  checkBodySize(body.length, maxBytes);
+  const raw = label.compression ? decompress(body, label.compression, maxBytes) : body;
   // msgpack is binary whatever its label says; JSON and YAML are text in their declared encoding.
   if (serializer === 'msgpack') checkEncodingName(label.contentEncoding);
   const text = serializer === 'msgpack' ? '' : decodeText(raw, label.contentEncoding);
@@ -127,13 +165,14 @@ export function decodeContent(body: Buffer, label: ContentLabel, accept: readonl
         value = parseKombuJson(text);
         break;
       case 'msgpack':
-        value = msgpackDecode(raw);
+        value = msgpackDecode(raw, { extensionCodec: NO_EXTENSIONS });
         break;
       case 'yaml':
         value = yaml.load(text, { schema: yaml.CORE_SCHEMA });
         break;
     }
   } catch (err) {
+    if (err instanceof ProtocolError) throw err;
     const reason = err instanceof Error ? err.message : String(err);
     throw new ProtocolError('PROTOCOL_DECODE', 'body', `cannot decode ${contentType} body: ${reason}`, { cause: err });
   }

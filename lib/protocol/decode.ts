@@ -7,7 +7,7 @@
  *   PROTOCOL_INVALID            → reject, no requeue  (Celery `InvalidTaskError`)
  */
 import { ProtocolError } from '../errors.js';
-import { decodeContent, type Serializer } from './content.js';
+import { checkBodySize, decodeContent, type Serializer } from './content.js';
 import { fieldErrorOf } from './field-types.js';
 import {
   isRecord,
@@ -190,9 +190,13 @@ function decodeV1(raw: RawMessage, headers: Record<string, unknown>, body: Recor
 
 export interface DecodeOptions {
   accept: readonly Serializer[];
+  /** Heaviest body taken, on the wire and decompressed; undefined or 0: no limit. */
+  maxBodyBytes?: number;
 }
 
 export function decodeTaskMessage(raw: RawMessage, options: DecodeOptions): TaskMessage {
+  // First of all, before the headers: an oversized message costs nothing but this comparison.
+  checkBodySize(raw.body.length, options.maxBodyBytes);
   const headers = headersOf(raw);
   const compression = optStr(headers.compression, 'headers.compression') ?? undefined;
   const label = {
@@ -200,7 +204,7 @@ export function decodeTaskMessage(raw: RawMessage, options: DecodeOptions): Task
     contentEncoding: raw.properties.contentEncoding,
     compression,
   };
-  const body = decodeContent(raw.body, label, options.accept);
+  const body = decodeContent(raw.body, label, options.accept, options.maxBodyBytes);
   if (headers.task !== undefined && headers.task !== null) return decodeV2(raw, headers, body);
   if (isRecord(body) && 'task' in body) return decodeV1(raw, headers, body);
   throw new ProtocolError('PROTOCOL_UNKNOWN_MESSAGE', 'message', 'neither a v2 `task` header nor a v1 body with `task`');

@@ -37,6 +37,8 @@ export interface WorkerOptions {
   concurrency: number;
   prefetchMultiplier: number;
   acceptContent: Serializer[];
+  /** Heaviest body decoded (as sent and decompressed); heavier ones are refused undecoded. 0/absent: no limit. */
+  maxBodyBytes?: number;
   defaults: RunDefaults;
   defaultQueue: string;
   deadLetterSuffix: string;
@@ -261,7 +263,7 @@ export class Worker<D = unknown> implements WorkerControl {
   private async intake(delivery: Delivery): Promise<void> {
     let msg: TaskMessage;
     try {
-      msg = decodeTaskMessage(delivery.raw, { accept: this.options.acceptContent });
+      msg = decodeTaskMessage(delivery.raw, { accept: this.options.acceptContent, maxBodyBytes: this.options.maxBodyBytes ?? 0 });
     } catch (err) {
       const e = coerceError(err);
       const outcome: Outcome = hasCode(e, 'PROTOCOL_DECODE') ? { kind: 'undecodable' } : { kind: 'refused' };

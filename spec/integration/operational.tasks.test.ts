@@ -190,10 +190,10 @@ describe('create_llmclient_request', () => {
 });
 
 describe('charge_llmhost_computes', () => {
-  test('2 ready nodes at 1.25/hour: returns {"name": "2.50"} and charges the compute, its owner and their account', async () => {
+  test('2 ready nodes at 1.25/hour: returns {"name": "2.5000"} and charges the compute, its owner and their account', async () => {
     const c = await t.db.execute("INSERT INTO llmhost_llmhostcompute (name, user_profile_id, ready_nodes, price_per_hour) VALUES ('gpu-pool', ?, 2, '1.25')", [ids.profileId]);
     await t.db.execute("INSERT INTO llmhost_llmhostcompute (name, user_profile_id, ready_nodes, price_per_hour) VALUES ('idle', ?, 0, '9.00'), ('free', ?, 3, NULL)", [ids.profileId, ids.profileId]);
-    await expect(call(task('charge_llmhost_computes'), deps)).resolves.toEqual({ 'gpu-pool': '2.50' });
+    await expect(call(task('charge_llmhost_computes'), deps)).resolves.toEqual({ 'gpu-pool': '2.5000' });
     const charges = await rows("SELECT resource_locator, charge_type, total_tokens, total_cost FROM account_charge WHERE charge_type = 'compute' ORDER BY id");
     const b64 = (n: number) => Buffer.from(String(n + 1_000_000)).toString('base64url');
     expect(charges).toEqual([

@@ -62,14 +62,32 @@ test('noAck pops record nothing', async () => {
   expect(await t.unackedCount()).toBe(0);
 });
 
-test('BRPOP waits for a message and records it unacked', async () => {
+test('the wait returns once a message arrives and takes nothing; the pop after it records it unacked', async () => {
   const blocking = s.connect();
-  const waiting = t.waitPop(blocking, ['q'], 5);
+  const waiting = t.waitReady(blocking, ['q'], 5);
   const m = task('w1');
   setTimeout(() => void t.publish('', 'q', m.body, m.properties), 200);
-  const p = await waiting;
+  await waiting;
+  expect(await t.size('q')).toBe(1);
+  const [p] = await t.popMany(['q'], 10);
   expect(idOf(p?.text ?? '')).toBe('w1');
   expect(await s.redis.hexists(s.keys.unacked, p?.deliveryTag ?? '')).toBe(1);
+});
+
+test('a pop sent again under the same request gets the same messages and takes no more; the next pop forgets it', async () => {
+  for (const id of ['p1', 'p2', 'p3']) {
+    const m = task(id);
+    await t.publish('', 'q', m.body, m.properties);
+  }
+  const first = await t.popMany(['q'], 2, false, { id: 'req-1' });
+  const again = await t.popMany(['q'], 2, false, { id: 'req-1' });
+  expect(again.map((p) => p.deliveryTag)).toEqual(first.map((p) => p.deliveryTag));
+  expect(first.map((p) => idOf(p.text))).toEqual(['p1', 'p2']);
+  expect(await t.size('q')).toBe(1);
+  const next = await t.popMany(['q'], 2, false, { id: 'req-2', forget: 'req-1' });
+  expect(next.map((p) => idOf(p.text))).toEqual(['p3']);
+  expect(await s.redis.exists(s.keys.popRequest('req-1'))).toBe(0);
+  expect(await s.redis.hlen(s.keys.unacked)).toBe(3);
 });
 
 test('reject with requeue puts the message at the back, marked redelivered; restore puts it at the front', async () => {

@@ -82,7 +82,7 @@ describe('Python Celery (protocol 1) → our worker → MariaDB', () => {
   test('Beat\'s tasks return what Smarter\'s return', () => {
     expect(out.aggregate_prompt_history).toEqual({ ok: null, state: 'SUCCESS' });
     expect(out.evaluate_budget_constraints).toEqual({ ok: 0, state: 'SUCCESS' });
-    expect(out.charge_llmhost_computes).toEqual({ ok: { gpu: '2.50' }, state: 'SUCCESS' });
+    expect(out.charge_llmhost_computes).toEqual({ ok: { gpu: '2.5000' }, state: 'SUCCESS' });
     expect(out.purge_guardrail_events).toEqual({ ok: 0, state: 'SUCCESS' });
     expect(out.aggregate_records).toEqual({ ok: null, state: 'SUCCESS' });
   });

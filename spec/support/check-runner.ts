@@ -8,6 +8,7 @@ import { bindArguments } from '../../lib/registry/args.js';
 import { planCheckAgain } from '../../lib/registry/checks.js';
 import { type ApplyOptions, type CheckAgainOptions, Rescheduled, type TaskContext } from '../../lib/registry/context.js';
 import type { AnyTask } from '../../lib/registry/define-task.js';
+import { testContext } from './task-context.js';
 
 export interface Sent {
   id: string;
@@ -52,31 +53,17 @@ export class CheckRunner<D> {
     const run: Run = { ...msg };
     let bound: unknown;
     const ctx: TaskContext<D> = {
+      ...testContext(this.deps, msg.name),
       id: msg.id,
-      name: msg.name,
       queue: task.queue,
-      retries: 0,
       rootId: msg.id,
-      parentId: null,
-      group: null,
-      eta: null,
-      expires: null,
-      replyTo: null,
-      redelivered: false,
-      hostname: 'test@host',
-      headers: {},
       logger: this.logger,
-      signal: new AbortController().signal,
-      deps: this.deps,
-      retry: () => Promise.reject(new Error('retry is not used by these tasks')),
       applyAsync: (target: string | AnyTask<never>, args: unknown[] = [], kwargs: unknown = {}, options: ApplyOptions = {}) =>
         Promise.resolve(
           typeof target === 'string'
             ? this.send(target, kwargs as Record<string, unknown>, args, options.countdown ?? 0, options.queue)
             : this.send(target.name, kwargs as Record<string, unknown>, args, options.countdown ?? 0, options.queue ?? target.queue),
         ),
-      applySignature: () => Promise.reject(new Error('not available')),
-      getResult: () => Promise.resolve(null),
       checkAgain: (o: CheckAgainOptions) => {
         const { args, kwargs, attempt } = planCheckAgain(msg.name, task.checks, bound, o, msg.id, task.argNames);
         const id = this.send(msg.name, kwargs, args, o.after, task.queue);

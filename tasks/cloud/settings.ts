@@ -7,9 +7,9 @@
  */
 import net from 'node:net';
 import { ParseError, parsers, type Setting } from '../../lib/config/settings.js';
+import { both } from '../smarter-env.js';
 
 const setting = <T>(s: Setting<T>): Setting<T> => s;
-const both = (name: string) => [name, `SMARTER_${name}`];
 
 /** `host[:port]` items as node:dns's `setServers` takes them: IPv4 `1.2.3.4[:53]`, IPv6 `[::1][:53]` or bare. */
 export function parseDnsServers(text: string): string[] {

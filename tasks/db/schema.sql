@@ -266,7 +266,7 @@ CREATE TABLE llmhost_llmhostcompute (
   user_profile_id BIGINT NOT NULL,
   desired_nodes INT NOT NULL DEFAULT 0,
   ready_nodes INT NOT NULL DEFAULT 0,
-  price_per_hour DECIMAL(10,2) NULL,
+  price_per_hour DECIMAL(10,4) NULL,
   FOREIGN KEY (user_profile_id) REFERENCES account_userprofile (id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
@@ -348,9 +348,8 @@ CREATE TABLE vectorstore_vectorstoresnapshot (
 
 -- llmhost and infrastructure apps (LLMHost and inventory tasks): llmhost migrations 0001_initial and
 -- 0002_kubernetes_hosting, infrastructure 0001_initial. The compute table above (charge_llmhost_computes) gets
--- the rest of its columns here, so this block stays self-contained. Its price_per_hour stays as declared above
--- (DECIMAL(10,2), which charge_llmhost_computes' "2.50" rests on), though migration 0002 @ 860800a declares
--- decimal_places=4.
+-- the rest of its columns here, so this block stays self-contained. Its price_per_hour is declared above, as
+-- migration 0002 @ 860800a declares it: DECIMAL(10,4), so 1.25 × 2 nodes comes back as "2.5000", as in Python.
 ALTER TABLE llmhost_llmhostcompute
   ADD COLUMN description LONGTEXT NULL,
   ADD COLUMN version VARCHAR(255) NULL DEFAULT '1.0.0',

@@ -4,15 +4,9 @@
  * and platform name from ENVIRONMENT and ROOT_DOMAIN (`smarter/common/conf/settings.py`); `derived()` does the same.
  */
 import { ParseError, type Setting, type ValuesOf } from '../../lib/config/settings.js';
+import { both, pyBool } from '../smarter-env.js';
 
 const setting = <T>(s: Setting<T>): Setting<T> => s;
-const both = (name: string) => [name, `SMARTER_${name}`];
-
-function pyBool(t: string): boolean {
-  if (/^(true|1|yes|on)$/i.test(t.trim())) return true;
-  if (/^(false|0|no|off)$/i.test(t.trim())) return false;
-  throw new ParseError('expected True or False');
-}
 
 function positive(t: string): number {
   const n = Number(t.trim());

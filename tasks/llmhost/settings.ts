@@ -3,9 +3,9 @@
  * (`get_env(NAME)`: NAME, then SMARTER_NAME): the EKS cluster and the node role and subnets of new node groups.
  */
 import { parsers, type Setting, type ValuesOf } from '../../lib/config/settings.js';
+import { both } from '../smarter-env.js';
 
 const setting = <T>(s: Setting<T>): Setting<T> => s;
-const both = (name: string) => [name, `SMARTER_${name}`];
 
 export const LLMHOST_SETTINGS = {
   awsEksClusterName: setting({

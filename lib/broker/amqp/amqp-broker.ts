@@ -13,6 +13,7 @@ import { BrokerError, coerceError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { PublishProperties } from '../../protocol/encode.js';
 import { toAmqpTable } from './amqp-table.js';
+import { AckBatcher, type AckSlot } from './ack-batcher.js';
 import type {
   Broker,
   BrokerCapabilities,
@@ -85,6 +86,18 @@ function amqpCode(err: unknown): number | undefined {
 
 export { withHeartbeat } from './amqp-connect.js';
 
+/** What a stale ack reports: the delivery it was for. */
+interface AckMeta {
+  queue: string;
+  correlationId: string | undefined;
+}
+
+/** The consume channel's acks (ack-batcher.ts); a delivery of a scratch channel (`take`) has none. */
+interface Batched {
+  batcher: AckBatcher<AckMeta>;
+  slot: AckSlot<AckMeta>;
+}
+
 class AmqpDelivery implements Delivery {
   settled = false;
   constructor(
@@ -92,8 +105,14 @@ class AmqpDelivery implements Delivery {
     private readonly channel: Channel,
     private readonly msg: ConsumeMessage | GetMessage,
     readonly queue: string,
+    private readonly batched?: Batched,
   ) {}
-  get raw() {
+  private rawView: Delivery['raw'] | undefined;
+  /** Built once: the worker reads it to decode, to log and to settle. */
+  get raw(): Delivery['raw'] {
+    return (this.rawView ??= this.view());
+  }
+  private view(): Delivery['raw'] {
     const p = this.msg.properties;
     return {
       body: this.msg.content,
@@ -110,7 +129,7 @@ class AmqpDelivery implements Delivery {
         type: p.type as string | undefined,
         appId: p.appId as string | undefined,
         userId: p.userId as string | undefined,
-        headers: p.headers as unknown,
+        headers: p.headers,
       },
     };
   }
@@ -127,10 +146,21 @@ class AmqpDelivery implements Delivery {
     return this.broker.isLive(this.channel);
   }
   ack(): void {
-    this.settle('ack', () => this.channel.ack(this.msg));
+    const b = this.batched;
+    this.settle('ack', () => {
+      if (b) {
+        if (!b.batcher.ack(b.slot)) throw new BrokerError('channel closed');
+      } else this.channel.ack(this.msg);
+    });
   }
   reject(requeue: boolean): void {
-    this.settle(requeue ? 'requeue' : 'reject', () => this.channel.reject(this.msg, requeue));
+    this.settle(requeue ? 'requeue' : 'reject', () => {
+      try {
+        this.channel.reject(this.msg, requeue);
+      } finally {
+        this.batched?.batcher.release(this.batched.slot);
+      }
+    });
   }
   private settle(what: string, fn: () => void): void {
     if (this.settled) return;
@@ -163,6 +193,7 @@ export class AmqpBroker implements Broker {
   readonly capabilities = AMQP_CAPABILITIES;
   private model: ChannelModel | undefined;
   private consumeCh: Channel | undefined;
+  private acks: AckBatcher<AckMeta> | undefined;
   private publishCh: ConfirmChannel | undefined;
   private readonly liveChannels = new WeakSet<Channel>();
   private readonly consumers = new Map<string, Consumer>();
@@ -293,8 +324,11 @@ export class AmqpBroker implements Broker {
         if (!this.closing && this.model === model) void model.close().catch(() => undefined);
       });
     }
+    const acks = this.ackBatcher(consumeCh);
+    consumeCh.on('close', () => this.dropAcks(acks));
     this.model = model;
     this.consumeCh = consumeCh;
+    this.acks = acks;
     this.publishCh = publishCh;
     for (const t of this.topologies.values()) await this.topologyOn(model, t);
     for (const spec of this.queues.values()) await this.declareOn(model, spec);
@@ -322,6 +356,28 @@ export class AmqpBroker implements Broker {
     this.events.emit('connected');
   }
 
+  /** Acks of the consume channel, one `multiple` ack per event-loop turn (ack-batcher.ts). */
+  private ackBatcher(ch: Channel): AckBatcher<AckMeta> {
+    const batcher: AckBatcher<AckMeta> = new AckBatcher<AckMeta>(
+      (tag, multiple) => ch.ack({ fields: { deliveryTag: tag } } as ConsumeMessage, multiple),
+      (flush) =>
+        void setImmediate(() => {
+          try {
+            flush();
+          } catch {
+            // The channel closed under us: what was not sent is redelivered by the broker.
+            this.dropAcks(batcher);
+          }
+        }),
+    );
+    return batcher;
+  }
+
+  /** A consume channel is gone: acks still waiting in its batcher are stale settles, never silent. */
+  private dropAcks(batcher: AckBatcher<AckMeta>): void {
+    for (const m of batcher.drop()) this.staleSettle(m.queue, 'ack', m.correlationId);
+  }
+
   private lost(model: ChannelModel, err: Error | undefined): void {
     if (this.model !== model) return;
     // Lost while being set up: open() fails with it and its caller tries the next URL.
@@ -329,6 +385,8 @@ export class AmqpBroker implements Broker {
     // Before anyone hears of the loss, so that what they check next (Delivery.live) already says so.
     if (this.consumeCh) this.liveChannels.delete(this.consumeCh);
     if (this.publishCh) this.liveChannels.delete(this.publishCh);
+    if (this.acks) this.dropAcks(this.acks);
+    this.acks = undefined;
     this.lostAt ??= Date.now();
     this.connected = false;
     this.model = undefined;
@@ -528,7 +586,8 @@ export class AmqpBroker implements Broker {
   private async startConsumer(queue: string, c: Consumer): Promise<string> {
     const { handler, noAck } = c;
     const ch = this.consumeCh;
-    if (!ch) throw new BrokerError('not connected');
+    const acks = this.acks;
+    if (!ch || !acks) throw new BrokerError('not connected');
     // Per-consumer prefetch (global=false), set before each consume: quorum queues refuse a channel-wide
     // limit, and a worker consumes one queue in the ADR-030 deployment, where both mean the same.
     if (c.prefetch !== undefined) await ch.prefetch(c.prefetch, false);
@@ -539,9 +598,15 @@ export class AmqpBroker implements Broker {
           this.cancelledByBroker(queue, ch);
           return;
         }
-        const delivery = new AmqpDelivery(this, ch, msg, queue);
-        // With noAck the broker has already forgotten the message: nothing to settle.
-        if (noAck) delivery.settled = true;
+        // With noAck the broker has already forgotten the message: nothing to settle, nothing to track.
+        if (noAck) {
+          const delivery = new AmqpDelivery(this, ch, msg, queue);
+          delivery.settled = true;
+          handler(delivery);
+          return;
+        }
+        const slot = acks.track(msg.fields.deliveryTag, { queue, correlationId: msg.properties.correlationId as string | undefined });
+        const delivery = new AmqpDelivery(this, ch, msg, queue, { batcher: acks, slot });
         handler(delivery);
       },
       { noAck },
@@ -661,6 +726,11 @@ export class AmqpBroker implements Broker {
     for (const w of waiters) w();
     // The channels first: amqplib interleaves channels' frames, and a connection close sent at once can
     // overtake acks still queued on the consume channel (those messages would be delivered again).
+    try {
+      this.acks?.flush();
+    } catch {
+      // The channel is already gone: the close handler reports what was not sent.
+    }
     const channels = [this.consumeCh, this.publishCh];
     this.consumeCh = undefined;
     this.publishCh = undefined;

@@ -75,6 +75,11 @@ export class KombuKeys {
   }
 
   /** Ours: restored or due messages that no binding routes any more, kept whole rather than dropped. */
+  /** What one pop request took, until the next pop of its loop (scripts.ts POP): a resent pop gets it again. */
+  popRequest(id: string): string {
+    return `${this.prefix}smarter.pop.${id}`;
+  }
+
   get unroutable(): string {
     return `${this.prefix}smarter.unroutable`;
   }

@@ -1,10 +1,11 @@
 /**
  * The broker contract over Redis, in kombu's layout (see keys.ts and transport.ts): task queues are lists
- * consumed by one loop per ack mode (an atomic pop first, BRPOP when empty), fanout exchanges are pub/sub.
+ * consumed by one loop per ack mode (an atomic pop that can be resent, and when empty a wait that takes nothing), fanout exchanges are pub/sub.
  * Prefetch counts as kombu's QoS does: unsettled deliveries of this connection. Unacked messages stay in
  * Redis by tag, so acks survive reconnects; on close the unsettled ones are restored (kombu's
  * `restore_at_shutdown`), and every worker restores what passed the visibility timeout under kombu's mutex.
  */
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { Redis } from 'ioredis';
 import { BrokerError, coerceError } from '../../errors.js';
@@ -62,7 +63,13 @@ interface Consumer {
   unsubscribe?: () => Promise<void>;
 }
 
-const BLOCK_SECONDS = 1;
+/**
+ * How long an idle loop waits on the first queue's list before it looks at every list again: a message on
+ * another queue or a priority list is taken within this when the worker is idle (at once when it is busy).
+ */
+const WAIT_SECONDS = 0.25;
+/** A settle that failed (its connection was cut mid-pipeline) is sent again this many times before it is left to the visibility timeout. */
+const SETTLE_ATTEMPTS = 5;
 /** Buckets of `delayedStats`, as many as RabbitMQ's delay levels so both read alike. */
 const STAT_LEVELS = 28;
 
@@ -276,6 +283,10 @@ export class RedisBroker implements Broker, Settler {
   private async loop(noAck: boolean): Promise<void> {
     const blocking = this.blocking.get(noAck);
     if (!blocking) return;
+    // A pop that failed is sent again under the same request, so a reply lost to a cut connection returns
+    // the messages it took instead of leaving them in `unacked`; once received, the next pop forgets it.
+    let pending: string | undefined;
+    let forget: string | undefined;
     while (!this.closing) {
       const queues = this.listQueues(noAck);
       if (queues.length === 0) {
@@ -284,11 +295,11 @@ export class RedisBroker implements Broker, Settler {
       }
       let batch: Popped[] = [];
       try {
-        batch = await this.transport.popMany(queues, this.freeSlots(queues, noAck), noAck);
-        if (batch.length === 0) {
-          const one = await this.transport.waitPop(blocking, queues, BLOCK_SECONDS, noAck);
-          if (one) batch = [one];
-        }
+        pending ??= randomUUID();
+        batch = await this.transport.popMany(queues, this.freeSlots(queues, noAck), noAck, { id: pending, ...(forget ? { forget } : {}) });
+        forget = batch.length > 0 ? pending : undefined;
+        pending = undefined;
+        if (batch.length === 0) await this.transport.waitReady(blocking, queues, WAIT_SECONDS);
       } catch (err) {
         if (this.closing) break;
         this.opts.logger.debug(`redis consume failed: ${coerceError(err).message}`);
@@ -330,7 +341,7 @@ export class RedisBroker implements Broker, Settler {
     return !this.closing || this.unsettled.has(tag);
   }
 
-  private settleTag(tag: string, what: 'ack' | 'requeue'): void {
+  private settleTag(tag: string, what: 'ack' | 'requeue', attempt = 1): void {
     const done = what === 'requeue' ? this.transport.restore(tag, true) : this.transport.ack(tag);
     done.then(
       () => {
@@ -338,7 +349,11 @@ export class RedisBroker implements Broker, Settler {
         this.wake();
       },
       (err: unknown) => {
-        // The command connection retries until Redis answers; an error here means it gave up.
+        // Acks and restores by tag can be sent again; ioredis aborts those of a pipeline cut in the middle.
+        if (attempt < SETTLE_ATTEMPTS && !this.closing) {
+          setTimeout(() => this.settleTag(tag, what, attempt + 1), 100 * attempt).unref();
+          return;
+        }
         this.unsettled.delete(tag);
         this.staleSettles++;
         this.opts.logger.warn(`could not ${what} message ${tag}: ${coerceError(err).message}; it is restored after the visibility timeout`);
@@ -465,7 +480,7 @@ export class RedisBroker implements Broker, Settler {
     this.wake();
     for (const [, c] of this.consumers) await c.unsubscribe?.().catch(() => undefined);
     this.consumers.clear();
-    // The loops end within one BRPOP timeout; cutting the connection under a BRPOP could lose its message.
+    // The loops end within one wait.
     await Promise.allSettled(this.loops.values());
     for (const b of this.blocking.values()) b.disconnect();
     // kombu restore_at_shutdown: what this process took and did not settle goes back to the front.

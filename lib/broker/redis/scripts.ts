@@ -129,14 +129,23 @@ end
 /**
  * Pops up to `max` messages of the given lists (in order: each list is emptied before the next) and records
  * each unacked, as kombu's QoS.append does (`unacked` hash: tag → [message, exchange, routing_key];
- * `unacked_index`: tag → delivery time in s). KEYS: unacked, unacked_index, list... ARGV: now (s), fallback
- * tag prefix, noAck (1 = do not record), max. Returns {list, message, tag, list, message, tag, ...}.
+ * `unacked_index`: tag → delivery time in s). Returns {list, message, tag, list, message, tag, ...}.
+ *
+ * A pop is a request that can be sent again: what it took is kept under its request key until the next pop
+ * of the same loop forgets it, and a request sent again (its reply was lost to a cut connection or a Redis
+ * restart, and ioredis or the loop resends it) gets the same messages back instead of taking more. Without
+ * this, the messages of a pop whose reply was lost waited in `unacked` for the visibility timeout.
+ * KEYS: unacked, unacked_index, request, request to forget, list... ARGV: now (s), fallback tag prefix,
+ * noAck (1 = do not record), max, request ttl (s).
  */
 export const POP = (lists: number) =>
   new LuaScript(
     `${ENTRY_OF}
+if KEYS[4] ~= KEYS[3] then redis.call('DEL', KEYS[4]) end
+local done = redis.call('GET', KEYS[3])
+if done then return cjson.decode(done) end
 local out, n, max = {}, 0, tonumber(ARGV[4])
-for i = 3, #KEYS do
+for i = 5, #KEYS do
   while n < max do
     local item = redis.call('RPOP', KEYS[i])
     if not item then break end
@@ -152,19 +161,10 @@ for i = 3, #KEYS do
   end
   if n >= max then break end
 end
+if n > 0 then redis.call('SET', KEYS[3], cjson.encode(out), 'EX', tonumber(ARGV[5])) end
 return out`,
-    2 + lists,
+    4 + lists,
   );
-
-/** Records a message BRPOP already took (the same step as POP, for the blocking path). KEYS: unacked, unacked_index. ARGV: now, item, fallback tag. */
-export const RECORD = new LuaScript(
-  `${ENTRY_OF}
-local tag, entry = entry_of(ARGV[2], ARGV[3])
-redis.call('ZADD', KEYS[2], ARGV[1], tag)
-redis.call('HSET', KEYS[1], tag, entry)
-return tag`,
-  2,
-);
 
 /** kombu QoS.ack: the tag leaves both indices. KEYS: unacked, unacked_index. ARGV: tag. */
 export const ACK = new LuaScript(

@@ -10,7 +10,7 @@ import type { Redis } from 'ioredis';
 import type { PublishProperties } from '../../protocol/encode.js';
 import { type Envelope, decodeEnvelope, encodeEnvelope } from './envelope.js';
 import { KombuKeys, PRIORITY_STEPS, messagePriority } from './keys.js';
-import { ACK, DEFER, MOVE_DUE, POP, PUBLISH_BOUND, RECORD, RELEASE_IF_HELD, RESTORE } from './scripts.js';
+import { ACK, DEFER, MOVE_DUE, POP, PUBLISH_BOUND, RELEASE_IF_HELD, RESTORE } from './scripts.js';
 
 export interface Popped {
   queue: string;
@@ -23,6 +23,15 @@ export interface Popped {
 
 /** kombu's defaults: `unacked_mutex_expire` 300 s. */
 export const UNACKED_MUTEX_EXPIRE_S = 300;
+
+/** How long what a pop took is kept for a resend of it: far longer than any reconnect, and it is forgotten at the next pop anyway. */
+const POP_REQUEST_TTL_S = 600;
+
+/** A pop that may be sent again with the same `id` (scripts.ts POP); `forget` is the previous pop of the same loop, now received. */
+export interface PopRequest {
+  id: string;
+  forget?: string;
+}
 
 const POP_SCRIPTS = new Map<number, ReturnType<typeof POP>>();
 const popScript = (lists: number) => {
@@ -77,14 +86,18 @@ export class KombuRedis {
     return (await this.popMany(queues, 1, noAck))[0] ?? null;
   }
 
-  /** Takes up to `max` messages in one script (kombu's order), each recorded unacked in the same step. */
-  async popMany(queues: readonly string[], max: number, noAck = false): Promise<Popped[]> {
+  /**
+   * Takes up to `max` messages in one script (kombu's order), each recorded unacked in the same step. With
+   * a request, sending it again after an error (its reply may have been lost) returns what it took.
+   */
+  async popMany(queues: readonly string[], max: number, noAck = false, request: PopRequest = { id: randomUUID() }): Promise<Popped[]> {
     if (queues.length === 0 || max < 1) return [];
     const lists = this.listsOf(queues);
+    const key = this.keys.popRequest(request.id);
     const res = await popScript(lists.length).run(
       this.redis,
-      [this.keys.unacked, this.keys.unackedIndex, ...lists],
-      [Date.now() / 1000, `${randomUUID()}-`, noAck ? 1 : 0, max],
+      [this.keys.unacked, this.keys.unackedIndex, key, request.forget ? this.keys.popRequest(request.forget) : key, ...lists],
+      [Date.now() / 1000, `${randomUUID()}-`, noAck ? 1 : 0, max, POP_REQUEST_TTL_S],
     );
     if (!Array.isArray(res)) return [];
     const out: Popped[] = [];
@@ -94,24 +107,16 @@ export class KombuRedis {
   }
 
   /**
-   * Waits up to `timeoutS` on BRPOP (on a connection of its own: it blocks), then records the message
-   * unacked at once, as kombu does. `blocking` must use the same server and database.
+   * Waits up to `timeoutS` for the first queue's list to hold a message, on a connection of its own (it
+   * blocks), without taking it: BLMOVE of a list onto its own tail moves nothing, so a reply lost to a cut
+   * connection loses nothing, where kombu's BRPOP loses the message it popped. The caller then takes with
+   * `popMany`; the other lists are looked at each time the wait ends. `blocking` must use the same server and database.
    */
-  async waitPop(blocking: Redis, queues: readonly string[], timeoutS: number, noAck = false): Promise<Popped | null> {
-    if (queues.length === 0) return null;
-    const res = await blocking.brpop(...this.listsOf(queues), timeoutS);
-    if (!res) return null;
-    const [list, text] = res;
-    let tag: string = randomUUID();
-    if (!noAck) tag = String(await RECORD.run(this.redis, [this.keys.unacked, this.keys.unackedIndex], [Date.now() / 1000, text, tag]));
-    else {
-      try {
-        tag = decodeEnvelope(text).deliveryTag || tag;
-      } catch {
-        /* the decode error is reported by toPopped */
-      }
-    }
-    return toPopped(this.keys, list, text, tag);
+  async waitReady(blocking: Redis, queues: readonly string[], timeoutS: number): Promise<void> {
+    const first = queues[0];
+    if (first === undefined) return;
+    const list = this.keys.queue(first, 0);
+    await blocking.blmove(list, list, 'RIGHT', 'RIGHT', timeoutS);
   }
 
   async ack(tag: string): Promise<boolean> {

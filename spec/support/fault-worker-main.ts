@@ -1,0 +1,18 @@
+/**
+ * A worker process with the fault tasks, for the tests that SIGKILL it. Configured like `smarter-worker`
+ * (environment and flags); FAULT_ACKS_LATE=1 makes `fault.work` late-ack.
+ */
+import { createWorker } from '../../lib/app.js';
+import { loadConfig } from '../../lib/config/settings.js';
+import { WORKER_SETTINGS } from '../../lib/config/worker-settings.js';
+import { createLogger } from '../../lib/logger.js';
+import { installSignalHandlers } from '../../lib/worker/signals.js';
+import { faultTasks } from './fault-tasks.js';
+
+const { values } = loadConfig(WORKER_SETTINGS, process.env, process.argv.slice(2));
+const queue = values.queues[0] ?? 'celery';
+const logger = createLogger({ level: values.logLevel, json: true });
+const tasks = faultTasks(queue, { acksLate: process.env.FAULT_ACKS_LATE === '1' });
+const { app } = createWorker({ config: values, tasks, deps: {}, logger, defaultQueue: queue, onRemoteShutdown: () => process.exit(0) });
+installSignalHandlers(app, logger, (code) => process.exit(code));
+await app.start();
