@@ -1,12 +1,13 @@
 /** A broker connection for a one-shot command: it fails after a while instead of retrying forever as a worker does. */
 import { redactUrl } from '../config/settings.js';
+import type { TlsSettings } from '../config/tls.js';
 import { BrokerError } from '../errors.js';
 import { nullLogger } from '../logger.js';
 import type { Broker } from './broker.js';
 import { createBroker } from './create-broker.js';
 
-export async function withBroker<T>(url: string, fn: (broker: Broker) => Promise<T>, timeoutMs = 15_000): Promise<T> {
-  const broker = createBroker({ url, logger: nullLogger(), connectionName: 'smarter-worker (command)' });
+export async function withBroker<T>(url: string, fn: (broker: Broker) => Promise<T>, timeoutMs = 15_000, tls?: TlsSettings): Promise<T> {
+  const broker = createBroker({ url, logger: nullLogger(), connectionName: 'smarter-worker (command)', ...(tls ? { tls } : {}) });
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_r, reject) => {
     timer = setTimeout(() => reject(new BrokerError(`could not connect to the broker at ${redactUrl(url)} within ${timeoutMs / 1000} s`)), timeoutMs);

@@ -12,6 +12,7 @@ import { Redis } from 'ioredis';
 import { AmqpBroker } from '../../lib/broker/amqp/amqp-broker.js';
 import { connectTo } from '../../lib/broker/amqp/amqp-connect.js';
 import { RedisBackend } from '../../lib/backend/redis-backend.js';
+import { withBroker } from '../../lib/broker/one-shot.js';
 import { parseTlsSetting, tlsConnectOptions } from '../../lib/config/tls.js';
 import amqp from '../../lib/broker/amqp/amqplib.js';
 import { waitFor } from '../support/amqp.js';
@@ -131,6 +132,12 @@ test('an amqps:// server whose CA is not given is refused, with an error that sa
     await connecting;
   }
 }, 60_000);
+
+test('the commands\' one-shot connection (dead-letter list/replay, delayed) takes the same TLS settings', async () => {
+  const stats = await withBroker(amqps(tlsPort), (b) => b.delayedStats(), 15_000, parseTlsSetting(JSON.stringify({ ca_certs: ca.caFile })));
+  expect(stats.length).toBeGreaterThan(0);
+  await expect(withBroker(amqps(tlsPort), (b) => b.delayedStats(), 3_000)).rejects.toThrow(/could not connect to the broker at amqps:/);
+}, 30_000);
 
 test('a certificate for another host name is refused, though signed by the trusted CA', async () => {
   await expect(connectTo(amqps(tlsPort), endpoint(JSON.stringify({ ca_certs: ca.caFile, server_hostname: 'broker.example.org' })))).rejects.toThrow(
