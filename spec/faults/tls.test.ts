@@ -13,6 +13,7 @@ import { AmqpBroker } from '../../lib/broker/amqp/amqp-broker.js';
 import { connectTo } from '../../lib/broker/amqp/amqp-connect.js';
 import { RedisBackend } from '../../lib/backend/redis-backend.js';
 import { withBroker } from '../../lib/broker/one-shot.js';
+import { encodeTaskMessage } from '../../lib/protocol/index.js';
 import { parseTlsSetting, tlsConnectOptions } from '../../lib/config/tls.js';
 import amqp from '../../lib/broker/amqp/amqplib.js';
 import { waitFor } from '../support/amqp.js';
@@ -179,6 +180,22 @@ test('rediss:// without the CA refuses the server: the store fails and says why;
     await lax.close();
   }
 }, 60_000);
+
+test('the Redis broker over rediss://, verified against the CA from CELERY_BROKER_USE_SSL, sends a task message', async () => {
+  const url = `rediss://127.0.0.1:${redisTlsPort}/2`;
+  const queue = `tlsq_${randomUUID().slice(0, 8)}`;
+  const stats = await withBroker(
+    url,
+    async (b) => {
+      await b.declareQueue({ name: queue });
+      await b.send(queue, encodeTaskMessage({ id: randomUUID(), task: 'test.add', args: [1, 2], kwargs: {} }));
+      return b.inspectQueue(queue);
+    },
+    15_000,
+    parseTlsSetting(JSON.stringify({ ssl_ca_certs: ca.caFile })),
+  );
+  expect(stats?.messageCount).toBe(1);
+}, 30_000);
 
 test('a plain amqp:// connection to the TLS listener fails instead of sending credentials in clear', async () => {
   // Sanity check of the setup: the TLS port speaks only TLS.
