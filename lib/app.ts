@@ -115,7 +115,9 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
     });
   const backend = createBackend(compiled.resultBackend.url, broker, compiled.resultBackend.expiresSeconds, compiled.resultBackend.tls);
   const clock = new LamportClock();
-  const metrics = new TaskMetrics();
+  // Filled in below: the registry is built after the event sinks it is given to.
+  const names: { registry?: Registry<D> } = {};
+  const metrics = new TaskMetrics((task) => names.registry?.find(task) !== undefined);
   // Heartbeats report the worker's counters; the worker is built next, with the dispatcher as its events.
   const ref: { worker?: Worker<D> } = {};
   const events = new EventDispatcher(broker, nodeName, clock, logger, { taskEvents: compiled.taskEvents }, () => ({
@@ -123,6 +125,7 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
     processed: [...(ref.worker?.processed.values() ?? [])].reduce((a, b) => a + b, 0),
   }));
   const registry = new Registry<D>([...(BUILTIN_TASKS as ReadonlyArray<AnyTask<D>>), ...spec.tasks]);
+  names.registry = registry;
   const worker = new Worker<D>(
     broker,
     backend,

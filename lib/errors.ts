@@ -26,6 +26,7 @@ export type ErrorCode =
   | 'TASK_GAVE_UP'
   | 'TASK_FAILED'
   | 'BROKER'
+  | 'BROKER_UNROUTABLE'
   | 'WORKER_STATE'
   | 'BACKEND';
 
@@ -242,6 +243,20 @@ export function isGaveUp(err: unknown): err is GaveUpError {
 export class BrokerError extends WorkerError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('BROKER', message, options);
+  }
+}
+
+/**
+ * The broker confirmed a message that no queue took (its queue, or a delay level on its way, was deleted): it
+ * is gone, so it never counts as sent.
+ */
+export class UnroutableError extends WorkerError {
+  constructor(
+    readonly exchange: string,
+    readonly routingKey: string,
+    reason: string,
+  ) {
+    super('BROKER_UNROUTABLE', `no queue took the message published to ${exchange ? `exchange ${exchange}` : 'the default exchange'} with routing key ${routingKey} (${reason})`);
   }
 }
 

@@ -109,7 +109,9 @@ export function exitFlushed(code: number): void {
 export function exitFatal(program: string, err: unknown): void {
   const e = err instanceof Error ? err : new Error(String(err));
   for (const l of processLoggers) l.error(`${program} stopped by a fatal error: ${e.message}`, { error: e.stack, fatal: true });
-  process.stderr.write(`${program}: ${e.stack ?? e.message}\n`);
+  // A configuration problem is the operator's to fix: its sentence says what and where, a stack would not help.
+  const configProblem = (e as { code?: unknown }).code === 'CONFIG_INVALID';
+  process.stderr.write(`${program}: ${configProblem ? e.message : (e.stack ?? e.message)}\n`);
   exitFlushed(1);
 }
 

@@ -137,6 +137,13 @@ export interface BrokerCapabilities {
   readonly deadLetterExchange: boolean;
   /** Messages of one queue are delivered in the order they were sent (when nothing is requeued). */
   readonly ordered: boolean;
+  /**
+   * `defer` moves a delivery into the delay store and settles it in one atomic step (Redis: one Lua script),
+   * so it is never both waiting and unacked, nor in neither. Absent or false: a delivery is deferred by
+   * `sendLater` (confirmed) and then acked, two steps, as AMQP must (a publish and an ack on a channel
+   * cannot be one transaction); a crash between them runs the message twice, never loses it.
+   */
+  readonly atomicDefer?: boolean;
 }
 
 /** A lock held through the broker: one holder at a time, released when the holder dies (Beat's leadership). */
@@ -179,7 +186,10 @@ export interface Broker {
   /** Message and consumer counts of a queue, without consuming; null when it does not exist. */
   inspectQueue(queue: string): Promise<QueueStats | null>;
 
-  /** Sends to a queue; resolves once the broker has it (publisher confirms on AMQP). */
+  /**
+   * Sends to a queue; resolves once the broker has it (publisher confirms on AMQP). Fails with
+   * `BROKER_UNROUTABLE` when the queue does not exist (AMQP's mandatory flag), so nothing vanishes unseen.
+   */
   send(queue: string, message: OutgoingMessage): Promise<void>;
   /**
    * Sends through a named exchange with a routing key: a Celery route with an explicit `exchange`, a
@@ -188,10 +198,18 @@ export interface Broker {
   route(exchange: string, routingKey: string, message: OutgoingMessage): Promise<void>;
   /**
    * Sends to `queue` so that it is delivered no earlier than `delayMs` from now (rounded up to the
-   * broker's resolution). Only when `capabilities.nativeDelay`; a per-message TTL (`expiration`) is not
-   * kept: Celery's `expires` header is what counts.
+   * broker's resolution). Only when `capabilities.nativeDelay`. The message is kept as given: callers go
+   * through `sendLater` of `delayed.ts`, which decides (once, for every broker) that a per-message TTL
+   * (`expiration`) is not kept, since Celery's `expires` header is what counts. A missing part of the broker's delay
+   * structure is declared again and the send repeated, never dropped.
    */
   sendLater(queue: string, message: OutgoingMessage, delayMs: number): Promise<void>;
+  /**
+   * Only with `capabilities.atomicDefer`: moves an unsettled delivery, unchanged, into the delay store, due
+   * `delayMs` from now, and settles it, in one step. Callers use `deferDelivery` of `delayed.ts`, which
+   * falls back to `sendLater` then ack on every other broker.
+   */
+  defer?(delivery: Delivery, delayMs: number): Promise<void>;
   /**
    * Copies a delivery's exact bytes and properties to a dead-letter queue (declared if need be) with the
    * reason, its original queue, exchange and routing key, who and when, as `DEAD_LETTER_HEADER`. The

@@ -14,8 +14,23 @@ import type { TaskEvents } from '../worker/events.js';
 import type { WorkerControl } from '../worker/control.js';
 import { StallWatch, healthOf } from './stall-watch.js';
 
+/** The label of every task name this worker does not implement. */
+export const NOT_REGISTERED_LABEL = '(not registered)';
+/** Forwarded task names beyond the first `MAX_FORWARDED_LABELS` share this label. */
+export const OTHER_LABEL = '(other)';
+const MAX_FORWARDED_LABELS = 1000;
+
 /** Task outcomes and runtimes as Prometheus metrics; plugged in beside the Celery event dispatcher. */
 export class TaskMetrics implements TaskEvents {
+  /**
+   * `known` tells the registered names. Any other name is one a publisher chose: with a label of its own
+   * each, anyone who can publish could grow the worker's memory and /metrics without bound.
+   */
+  constructor(private readonly known: (task: string) => boolean = () => true) {}
+  private readonly forwardedNames = new Set<string>();
+  private label(task: string): string {
+    return this.known(task) ? task : NOT_REGISTERED_LABEL;
+  }
   readonly registry = new client.Registry();
   private readonly tasks = new client.Counter({ name: 'smarter_worker_tasks_total', help: 'Tasks by name and outcome', labelNames: ['task', 'outcome'], registers: [this.registry] });
   private readonly runtime = new client.Histogram({
@@ -37,14 +52,14 @@ export class TaskMetrics implements TaskEvents {
     this.onStarted?.(m);
   }
   succeeded(m: TaskMessage, _r: unknown, runtime: number): void {
-    this.tasks.inc({ task: m.task, outcome: 'success' });
-    this.runtime.observe({ task: m.task }, runtime);
+    this.tasks.inc({ task: this.label(m.task), outcome: 'success' });
+    this.runtime.observe({ task: this.label(m.task) }, runtime);
   }
   failed(m: TaskMessage): void {
-    this.tasks.inc({ task: m.task, outcome: 'failure' });
+    this.tasks.inc({ task: this.label(m.task), outcome: 'failure' });
   }
   retried(m: TaskMessage): void {
-    this.tasks.inc({ task: m.task, outcome: 'retry' });
+    this.tasks.inc({ task: this.label(m.task), outcome: 'retry' });
   }
   rejected(_id: string, requeue: boolean): void {
     this.rejects.inc({ requeue: String(requeue) });
@@ -56,7 +71,9 @@ export class TaskMetrics implements TaskEvents {
     this.poison.inc({ queue });
   }
   forwarded(task: string, to: string): void {
-    this.forwards.inc({ task, to });
+    // By name, so a migration shows what still flows; but a publisher chooses the names: capped.
+    if (!this.forwardedNames.has(task) && this.forwardedNames.size < MAX_FORWARDED_LABELS) this.forwardedNames.add(task);
+    this.forwards.inc({ task: this.forwardedNames.has(task) ? task : OTHER_LABEL, to });
   }
 }
 

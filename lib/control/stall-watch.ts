@@ -1,8 +1,9 @@
 /**
  * Notices when the event loop was blocked (a synchronous task, a huge JSON.parse): a timer that should fire every
  * `tickMs` and fires late by the time the loop was held. Only after the block can anything be said, so the report
- * is after the fact: a log line naming the runs that were active, a metric, and /healthz "degraded" for a while.
- * A block long enough to miss heartbeats is what liveness (a 503) is for; this is the one short of that.
+ * is after the fact: a log line naming the runs that ran meanwhile, a metric, and /healthz "degraded" for a while.
+ * A block past the liveness limit (5 s) is /healthz's 503, a restart; this is for the shorter ones, which only
+ * an operator can judge.
  */
 export interface Stall {
   readonly blockedMs: number;

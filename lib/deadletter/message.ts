@@ -7,6 +7,7 @@
 import { FORWARDED_BY_HEADER, FORWARDED_FROM_HEADER } from '../worker/forward.js';
 import { DEAD_LETTER_HEADER } from '../broker/broker.js';
 import { headersOf } from '../broker/republish.js';
+import { DEFAULT_MAX_BODY_BYTES } from '../protocol/content.js';
 import { decodeTaskMessage } from '../protocol/decode.js';
 import type { RawMessage } from '../protocol/types.js';
 
@@ -53,7 +54,8 @@ function taskOf(raw: RawMessage, headers: Record<string, unknown>): string {
   if (fromHeader) return fromHeader;
   try {
     // Protocol 1 carries the name in the body.
-    return decodeTaskMessage(raw, { accept: ['json', 'msgpack', 'yaml'] }).task;
+    // Capped like the worker's intake: a zlib bomb parked here must not inflate whole in `dead-letter list`.
+    return decodeTaskMessage(raw, { accept: ['json', 'msgpack', 'yaml'], maxBodyBytes: DEFAULT_MAX_BODY_BYTES }).task;
   } catch {
     return '(not a task message)';
   }

@@ -47,6 +47,7 @@ export function classify(error: unknown, timedOut = false): ErrorOutcome {
     case 'TASK_GAVE_UP':
     case 'TASK_FAILED':
     case 'BROKER':
+    case 'BROKER_UNROUTABLE':
     case 'BACKEND':
     case 'WORKER_STATE':
       return failed;

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Broker, Delivery } from '../broker/broker.js';
-import { copyProperties } from '../broker/republish.js';
+import { deferDelivery } from '../broker/delayed.js';
 import { type LongTimer, setLongTimeout } from './long-timer.js';
 import { dropStaleJobs } from './stale.js';
 
@@ -18,9 +18,9 @@ export function planEta(delayMs: number, delayed: { holdMaxMs: number } | null, 
   return delayMs > 0 ? 'hold' : 'now';
 }
 
-/** Sends a delivery's exact message to its own queue later, through the broker (confirmed). */
-export async function offload(broker: Pick<Broker, 'sendLater'>, delivery: Delivery, delayMs: number): Promise<void> {
-  await broker.sendLater(delivery.queue, { body: delivery.raw.body, properties: copyProperties(delivery.raw) }, delayMs);
+/** Sends a delivery's exact message to its own queue later, through the broker, and settles it (atomically where the broker can). */
+export async function offload(broker: Pick<Broker, 'capabilities' | 'sendLater' | 'defer'>, delivery: Delivery, delayMs: number): Promise<void> {
+  await deferDelivery(broker, delivery, delayMs);
 }
 
 /** `2^28 − 1 s, about 8.5 years`: a delay range as people read it. */

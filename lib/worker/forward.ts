@@ -7,7 +7,7 @@
  */
 import type { Broker, Delivery } from '../broker/broker.js';
 import { headersOf, republishProperties } from '../broker/republish.js';
-import { coerceError } from '../errors.js';
+import { coerceError, hasCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 
 export type UnknownTaskPolicy = { mode: 'reject' } | { mode: 'forward'; queue: string };
@@ -68,8 +68,7 @@ export class Forwarder {
       };
     }
     try {
-      // Publishing to a queue that does not exist is confirmed and dropped by the broker: declare it first,
-      // as Celery declares the queues it sends to (an existing queue is left as it is).
+      // Declared first, as Celery declares the queues it sends to (an existing queue is left as it is).
       if (!this.declared) {
         await this.broker.declareQueue({ name: this.queue });
         this.declared = true;
@@ -78,7 +77,13 @@ export class Forwarder {
         add: { [FORWARDED_BY_HEADER]: this.nodeName, [FORWARDED_FROM_HEADER]: delivery.queue },
         keepExpiration: true,
       });
-      await this.broker.send(this.queue, { body: delivery.raw.body, properties: props });
+      const message = { body: delivery.raw.body, properties: props };
+      await this.broker.send(this.queue, message).catch(async (err: unknown) => {
+        if (!hasCode(err, 'BROKER_UNROUTABLE')) throw err;
+        // Deleted since: declared again (the mandatory send said so instead of dropping the message).
+        await this.broker.declareQueue({ name: this.queue });
+        await this.broker.send(this.queue, message);
+      });
     } catch (err) {
       return { kind: 'unpublished', reason: `could not forward ${task} to ${this.queue}: ${coerceError(err).message}` };
     }

@@ -6,6 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Broker } from '../broker/broker.js';
+import { sendLater } from '../broker/delayed.js';
+import { hasCode } from '../errors.js';
 import { encodeTaskMessage, type OutgoingTask } from '../protocol/encode.js';
 import type { Signature, TaskMessage } from '../protocol/types.js';
 import { PyDateTime } from '../protocol/values.js';
@@ -81,10 +83,18 @@ export class TaskPublisher {
     // A wait shorter than the broker's resolution is simply held by the consuming worker.
     const { nativeDelay, delayResolutionMs } = this.broker.capabilities;
     if (this.opts.delay && nativeDelay && waitMs >= delayResolutionMs) {
-      await this.broker.sendLater(queue, msg, waitMs);
+      await sendLater(this.broker, queue, msg, waitMs);
       return;
     }
-    await this.broker.send(queue, msg);
+    try {
+      await this.broker.send(queue, msg);
+    } catch (err) {
+      if (!hasCode(err, 'BROKER_UNROUTABLE')) throw err;
+      // Deleted since we declared it: declared again, as Celery's producer declares a queue it sends to.
+      this.declared.delete(queue);
+      await this.ensureQueue(queue);
+      await this.broker.send(queue, msg);
+    }
   }
 
   /** Declares a queue once (with the broker's delay route, once `declareDelayed` ran, so delayed messages come back to it). */

@@ -2,7 +2,7 @@
  * Revoked task ids: bounded as Celery's (CELERY_WORKER_REVOKES_MAX, 50,000; the oldest go first) and,
  * with `--statedb`, persisted across restarts (state-db.ts drops entries older than 3 h when read).
  */
-import { coerceError } from '../errors.js';
+import { ConfigError, coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { loadRevoked, saveRevoked } from './state-db.js';
 
@@ -43,10 +43,15 @@ export class RevokedSet implements RevokedView {
     return [...this.byId.keys()];
   }
 
-  /** Reads the state file, if there is one. */
+  /** Reads the state file, if there is one, and proves it can be written (Celery fails at start when it cannot). */
   load(): void {
     if (!this.file) return;
     for (const [id, t] of loadRevoked(this.file, this.now())) this.byId.set(id, t);
+    try {
+      saveRevoked(this.file, this.byId);
+    } catch (err) {
+      throw new ConfigError([`CELERY_WORKER_STATE_DB / --statedb: cannot write ${this.file}: ${coerceError(err).message}`]);
+    }
   }
 
   /** Remembers an id as revoked now (moved to the newest end if it was there). */

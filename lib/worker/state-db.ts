@@ -24,8 +24,22 @@ export function loadRevoked(file: string, now: number = Date.now()): Map<string,
 }
 
 export function saveRevoked(file: string, revoked: ReadonlyMap<string, number>): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  makeParents(path.dirname(file));
   const tmp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(tmp, JSON.stringify({ revoked: Object.fromEntries(revoked) }));
   fs.renameSync(tmp, file);
+}
+
+/**
+ * `mkdir -p` one level at a time: Node 20's `mkdirSync(dir, { recursive: true })` never returns for some paths
+ * it cannot create (under /proc it spins at full CPU), which turned a bad --statedb into a worker that could
+ * not shut down.
+ */
+function makeParents(dir: string): void {
+  const missing: string[] = [];
+  for (let d = dir; !fs.existsSync(d); d = path.dirname(d)) {
+    missing.unshift(d);
+    if (path.dirname(d) === d) break;
+  }
+  for (const d of missing) fs.mkdirSync(d);
 }

@@ -135,7 +135,7 @@ test('an amqps:// server whose CA is not given is refused, with an error that sa
 }, 60_000);
 
 test('the commands\' one-shot connection (dead-letter list/replay, delayed) takes the same TLS settings', async () => {
-  const stats = await withBroker(amqps(tlsPort), (b) => b.delayedStats(), 15_000, parseTlsSetting(JSON.stringify({ ca_certs: ca.caFile })));
+  const stats = await withBroker(amqps(tlsPort), (b) => b.delayedStats(), 15_000, undefined, parseTlsSetting(JSON.stringify({ ca_certs: ca.caFile })));
   expect(stats.length).toBeGreaterThan(0);
   await expect(withBroker(amqps(tlsPort), (b) => b.delayedStats(), 3_000)).rejects.toThrow(/could not connect to the broker at amqps:/);
 }, 30_000);
@@ -192,6 +192,7 @@ test('the Redis broker over rediss://, verified against the CA from CELERY_BROKE
       return b.inspectQueue(queue);
     },
     15_000,
+    undefined,
     parseTlsSetting(JSON.stringify({ ssl_ca_certs: ca.caFile })),
   );
   expect(stats?.messageCount).toBe(1);

@@ -110,6 +110,33 @@ test('a message published for later waits in the delayed set, not in unacked, an
   got[0]?.ack();
 });
 
+test('a deferred delivery leaves unacked and enters the delayed set in one step, then arrives once due, not marked redelivered', async () => {
+  const b = await broker();
+  const got: Delivery[] = [];
+  await b.consume('q', (d) => got.push(d));
+  await b.send('q', task('far'));
+  await until(() => got.length === 1);
+  expect(await s.redis.hlen(s.keys.unacked)).toBe(1);
+  await b.defer(got[0]!, 800);
+  expect(got[0]?.settled).toBe(true);
+  expect({ unacked: await s.redis.hlen(s.keys.unacked), index: await s.redis.zcard(s.keys.unackedIndex), delayed: await s.redis.zcard(s.keys.delayed) }).toEqual({ unacked: 0, index: 0, delayed: 1 });
+  await until(() => got.length === 2);
+  expect(got[1]?.redelivered).toBe(false);
+  expect(await s.redis.zcard(s.keys.delayed)).toBe(0);
+  got[1]?.ack();
+});
+
+test('defer refuses a delivery that is already settled (it is not ours to move any more)', async () => {
+  const b = await broker();
+  const got: Delivery[] = [];
+  await b.consume('q', (d) => got.push(d));
+  await b.send('q', task('acked'));
+  await until(() => got.length === 1);
+  got[0]?.ack();
+  await expect(b.defer(got[0]!, 800)).rejects.toThrow(/unsettled delivery/);
+  expect(await s.redis.zcard(s.keys.delayed)).toBe(0);
+});
+
 test('a message held past the visibility timeout is restored and delivered again', async () => {
   const b = await broker({ visibilityTimeoutSeconds: 1, restoreIntervalMs: 200 });
   await b.send('q', task('slow'));

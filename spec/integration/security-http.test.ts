@@ -73,7 +73,7 @@ test.each(['/', '/metrics/', '/admin', '/healthz/../metrics', '/%2e%2e/etc/passw
   expect((await request(HOST, port, 'POST', path)).status).toBe(404);
 });
 
-test('/metrics exposes no task arguments: succeeded, failed and dead-lettered tasks with a marker in their arguments leave no trace of it', async () => {
+test('/metrics exposes no task arguments: succeeded, failed and dead-lettered tasks with a marker in their arguments, and unregistered task names, leave no trace of it', async () => {
   const marker = `marker${randomUUID().replace(/-/g, '')}`;
   const ok = await h.worker.publisher.apply('test.echo', [marker], { secret: marker });
   const failed = await h.worker.publisher.apply('test.fail', [marker], {});
@@ -86,14 +86,18 @@ test('/metrics exposes no task arguments: succeeded, failed and dead-lettered ta
     correlationId: id,
     headers: { task: 'test.echo', id, retries: marker, argsrepr: marker },
   });
+  // And 20 messages of task names nobody registered: a name is whatever a publisher chose, so a label of
+  // its own each would let anyone grow the worker's memory and /metrics without bound.
+  for (let i = 0; i < 20; i++) await h.worker.publisher.apply(`nobody.${marker}.${i}`, [], {}, { queue: h.queue });
   const text = await (async () => {
     for (;;) {
       const t = (await request(HOST, port, 'GET', '/metrics')).body;
-      if (/smarter_worker_poison_messages_total\{queue="[^"]+"\} 1/.test(t)) return t;
+      if (/smarter_worker_poison_messages_total\{queue="[^"]+"\} 21/.test(t)) return t;
       await new Promise((r) => setTimeout(r, 50));
     }
   })();
   expect(text).toMatch(/smarter_worker_tasks_total\{task="test.echo",outcome="success"\} 1/);
   expect(text).toMatch(/smarter_worker_tasks_total\{task="test.fail",outcome="failure"\} 1/);
+  expect(text).toMatch(/smarter_worker_tasks_total\{task="\(not registered\)",outcome="failure"\} 20/);
   expect(text).not.toContain(marker);
 });

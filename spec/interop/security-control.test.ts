@@ -2,10 +2,13 @@
  * SMARTER_WORKER_CONTROL=inspect seen from Debian's real `celery` CLI: ping and every inspect command
  * still answer; shutdown, terminate, revoke, rate_limit, time_limit, add_consumer and cancel_consumer get a
  * Celery-shaped `{"error": …}` reply and a log line, and change nothing. An explicit list lets one back in.
+ * And a control message that used to kill the worker process (an invalid pcre pattern) is dropped.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import os from 'node:os';
 import { promisify } from 'node:util';
+import amqp from '../../lib/broker/amqp/amqplib.js';
 import { AMQP_URL, REDIS_URL, deleteQueues, uniqueName } from '../support/amqp.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
@@ -86,5 +89,33 @@ test('SMARTER_WORKER_CONTROL=revoke allows revoke (a revoked id is discarded) an
     expect(other.worker.state).toBe('RUNNING');
   } finally {
     await other.stop();
+  }
+});
+
+test('a control message whose pcre pattern is no regular expression is dropped; the worker process lives and still answers ping', async () => {
+  const queue = uniqueName('q_pcre');
+  const child = spawn(process.execPath, ['--import', 'tsx', 'spec/support/worker-main.ts', '-Q', queue, '-c', '2', '-n', `${queue}@%h`], {
+    env: { ...process.env, CELERY_BROKER_URL: AMQP_URL, CELERY_RESULT_BACKEND: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  try {
+    const otherNode = `${queue}@${os.hostname()}`;
+    for (let i = 0; i < 200 && !out.includes(`${otherNode} running`); i++) await new Promise((r) => setTimeout(r, 100));
+    const conn = await amqp.connect(AMQP_URL);
+    const ch = await conn.createConfirmChannel();
+    const request = { method: 'ping', arguments: {}, pattern: '(unclosed', matcher: 'pcre', ticket: randomUUID(), reply_to: { exchange: 'reply.celery.pidbox', routing_key: randomUUID() } };
+    ch.publish('celery.pidbox', '', Buffer.from(JSON.stringify(request)), { contentType: 'application/json' });
+    await ch.waitForConfirms();
+    await conn.close();
+    await new Promise((r) => setTimeout(r, 1000));
+    expect({ exited: child.exitCode }).toEqual({ exited: null });
+    expect(JSON.parse(await celery('inspect', 'ping', '-d', otherNode, '-j'))).toEqual({ [otherNode]: { ok: 'pong' } });
+    expect(out).toContain('dropped a control message with an invalid pattern');
+  } finally {
+    child.kill('SIGKILL');
+    await deleteQueues([queue]);
   }
 });

@@ -1,9 +1,12 @@
 /**
  * A Beat process for the lock tests: one entry every second (`test.add`) to BEAT_QUEUE, last runs in Redis
- * under BEAT_STORE_KEY, the sender lock BEAT_LOCK. Prints one JSON line per send.
+ * under BEAT_STORE_KEY, the sender lock BEAT_LOCK. Prints one JSON line per send. With BEAT_BROKER_URL
+ * (redis://) it sends through that broker, under BEAT_KEY_PREFIX, and holds the broker's own lock, as
+ * smarter-beat does with a Redis broker.
  */
 import { AmqpBroker } from '../../lib/broker/amqp/amqp-broker.js';
 import { AmqpLock } from '../../lib/broker/amqp/amqp-lock.js';
+import { createBroker } from '../../lib/broker/create-broker.js';
 import { createLogger } from '../../lib/logger.js';
 import { Beat } from '../../beat/beat.js';
 import { every } from '../../beat/schedules.js';
@@ -15,11 +18,15 @@ const env = (k: string) => {
   return v;
 };
 const logger = createLogger({ level: 'info', json: true });
+const brokerUrl = process.env.BEAT_BROKER_URL;
+const broker = brokerUrl
+  ? createBroker({ url: brokerUrl, logger, redis: { keyPrefix: process.env.BEAT_KEY_PREFIX ?? '', visibilityTimeoutSeconds: 3600, masterName: null } })
+  : new AmqpBroker({ url: env('AMQP_URL'), logger });
 const beat = new Beat({
   entries: [{ name: 'tick', task: 'test.add', schedule: every(1), args: [1, 2], kwargs: {}, options: { queue: env('BEAT_QUEUE') } }],
   store: new RedisStore(env('REDIS_URL'), env('BEAT_STORE_KEY')),
-  broker: new AmqpBroker({ url: env('AMQP_URL'), logger }),
-  lock: new AmqpLock(env('AMQP_URL'), env('BEAT_LOCK'), logger),
+  broker,
+  lock: brokerUrl ? broker.lock(env('BEAT_LOCK')) : new AmqpLock(env('AMQP_URL'), env('BEAT_LOCK'), logger),
   logger,
   maxLoopMs: 500,
 });

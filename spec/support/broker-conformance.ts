@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Broker, Delivery, OutgoingMessage } from '../../lib/broker/broker.js';
+import { deferDelivery, sendLater } from '../../lib/broker/delayed.js';
 
 export interface BrokerFixture {
   /** A new client of the same datastore, not connected yet: two of them are two processes. */
@@ -216,13 +217,39 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       await b.consume(q, (d) => got.push({ d, at: Date.now() }));
       const delayMs = 1500;
       const sentAt = Date.now();
-      await b.sendLater(q, { ...message('later'), properties: { ...message('later').properties, expiration: '100' } }, delayMs);
+      // Through delayed.ts, as every caller sends later: the per-message TTL that would drop it is not kept.
+      await sendLater(b, q, { ...message('later'), properties: { ...message('later').properties, expiration: '100' } }, delayMs);
       await b.send(q, message('now'));
       await until('both delivered', () => got.length === 2, 20_000);
       expect(text(got[0]!.d)).toBe('now');
       expect(text(got[1]!.d)).toBe('later');
       expect(got[1]!.at - sentAt).toBeGreaterThanOrEqual(delayMs);
       b.settle(got.map((g) => g.d), 'ack');
+    });
+
+    test('a deferred delivery is settled, comes back unchanged no earlier than its delay, and only once', async () => {
+      const b = await client();
+      if (!b.capabilities.nativeDelay) return;
+      await b.declareDelayed({ queueType: 'quorum' });
+      const q = unique('defer');
+      await b.declareQueue({ name: q });
+      const got: Array<{ d: Delivery; at: number }> = [];
+      await b.consume(q, (d) => got.push({ d, at: Date.now() }));
+      await b.send(q, message('far', { keep: 'me' }));
+      await until('first delivery', () => got.length === 1);
+      const first = got[0]!.d;
+      const delayMs = 1500;
+      const deferredAt = Date.now();
+      await deferDelivery(b, first, delayMs);
+      expect(first.settled).toBe(true);
+      await until('delivered again', () => got.length === 2, 20_000);
+      const again = got[1]!;
+      expect(again.at - deferredAt).toBeGreaterThanOrEqual(delayMs - 50);
+      expect(text(again.d)).toBe('far');
+      expect(again.d.raw.properties.headers).toMatchObject({ keep: 'me' });
+      b.settle([again.d], 'ack');
+      await sleep(1500);
+      expect(got).toHaveLength(2);
     });
 
     test('a dead-letter copy keeps the bytes, the reason and the original queue, and the original stays to be settled', async () => {

@@ -387,8 +387,7 @@ export class MemoryBroker implements Broker {
   async sendLater(queue: string, m: OutgoingMessage, delayMs: number): Promise<void> {
     this.ready();
     if (!this.capabilities.nativeDelay) throw new Error('this memory broker does not delay');
-    const { expiration: _dropped, ...properties } = m.properties;
-    const message = { body: m.body, properties };
+    const message = m;
     this.store.sent.push({ exchange: '', routingKey: queue, queue, message, delayMs });
     const e = this.entry(message, '', queue);
     const wait = Math.ceil(delayMs / this.capabilities.delayResolutionMs) * this.capabilities.delayResolutionMs;

@@ -35,3 +35,17 @@ test('with a state file the revoked ids survive a restart; without one nothing i
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a state file that cannot be written stops the worker at start with a sentence naming the setting (under /proc Node 20 used to spin forever instead)', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'revoked-'));
+  const aFile = path.join(dir, 'file');
+  fs.writeFileSync(aFile, '');
+  for (const file of ['/proc/smarter-worker-nope/state', path.join(aFile, 'below', 'state')]) {
+    expect(() => new RevokedSet(file, nullLogger()).load()).toThrow(/CELERY_WORKER_STATE_DB \/ --statedb: cannot write/);
+  }
+  // Missing directories that can be made are made, as before.
+  const nested = path.join(dir, 'a', 'b', 'state');
+  new RevokedSet(nested, nullLogger()).load();
+  expect(fs.existsSync(nested)).toBe(true);
+  fs.rmSync(dir, { recursive: true, force: true });
+});

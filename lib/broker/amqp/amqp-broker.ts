@@ -9,7 +9,7 @@
  */
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, GetMessage } from 'amqplib';
 import { EventEmitter } from 'node:events';
-import { BrokerError, coerceError } from '../../errors.js';
+import { BrokerError, UnroutableError, coerceError, hasCode } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { PublishProperties } from '../../protocol/encode.js';
 import { toAmqpTable } from './amqp-table.js';
@@ -188,6 +188,13 @@ interface Consumer {
   restoring?: { attempt: number; timer?: NodeJS.Timeout | undefined };
 }
 
+interface PendingMandatory {
+  exchange: string;
+  routingKey: string;
+  body: Buffer;
+  returned?: string;
+}
+
 export class AmqpBroker implements Broker {
   readonly kind = 'amqp';
   readonly capabilities = AMQP_CAPABILITIES;
@@ -195,6 +202,8 @@ export class AmqpBroker implements Broker {
   private consumeCh: Channel | undefined;
   private acks: AckBatcher<AckMeta> | undefined;
   private publishCh: ConfirmChannel | undefined;
+  /** Mandatory publishes awaiting their confirm; `returned` is set when the broker routed one nowhere. */
+  private readonly mandatory = new Set<PendingMandatory>();
   private readonly liveChannels = new WeakSet<Channel>();
   private readonly consumers = new Map<string, Consumer>();
   private readonly queues = new Map<string, QueueSpec>();
@@ -315,6 +324,16 @@ export class AmqpBroker implements Broker {
   private async setUpOn(model: ChannelModel, url: string): Promise<void> {
     const consumeCh = await model.createChannel();
     const publishCh = await model.createConfirmChannel();
+    // RabbitMQ sends a mandatory message's basic.return before its basic.ack: the publish it belongs to is
+    // still pending when the return arrives, and fails when its confirm does.
+    publishCh.on('return', (m: { fields: { exchange: string; routingKey: string; replyText?: string }; content: Buffer }) => {
+      for (const p of this.mandatory) {
+        if (!p.returned && p.exchange === m.fields.exchange && p.routingKey === m.fields.routingKey && p.body.equals(m.content)) {
+          p.returned = m.fields.replyText ?? 'NO_ROUTE';
+          return;
+        }
+      }
+    });
     for (const ch of [consumeCh, publishCh]) {
       this.liveChannels.add(ch);
       ch.on('error', (err: Error) => this.opts.logger.warn('broker channel error', { error: err.message }));
@@ -513,7 +532,7 @@ export class AmqpBroker implements Broker {
   }
 
   async send(queue: string, m: OutgoingMessage): Promise<void> {
-    await this.publish('', queue, m.body, m.properties);
+    await this.publish('', queue, m.body, m.properties, true);
   }
 
   async route(exchange: string, routingKey: string, m: OutgoingMessage): Promise<void> {
@@ -521,21 +540,39 @@ export class AmqpBroker implements Broker {
   }
 
   async sendLater(queue: string, m: OutgoingMessage, delayMs: number): Promise<void> {
-    // The AMQP per-message TTL would fire inside the delay queues; the worker checks `expires` itself.
-    const { expiration: _dropped, ...properties } = m.properties;
+    // As given: delayed.ts `sendLater` has dropped the per-message TTL that would fire in the delay queues.
     const seconds = Math.max(1, Math.ceil(delayMs / 1000));
-    await this.publish(delayEntryExchange(seconds), delayRoutingKey(seconds, queue), m.body, properties);
+    const entry = delayEntryExchange(seconds);
+    try {
+      await this.publish(entry, delayRoutingKey(seconds, queue), m.body, m.properties, true);
+    } catch (err) {
+      if (!hasCode(err, 'BROKER_UNROUTABLE') || this.delayQueueType === undefined) throw err;
+      // A delay level was deleted under us (by hand, or by a policy): declared again, the wait goes on.
+      this.opts.logger.warn(`delay level missing at ${entry} (deleted?): declaring the delay topology again`, { queue });
+      await this.declareDelayed({ queueType: this.delayQueueType });
+      await this.publish(entry, delayRoutingKey(seconds, queue), m.body, m.properties, true);
+    }
   }
 
   async deadLetter(delivery: Delivery, why: DeadLetterReason): Promise<void> {
-    if (!this.deadLetterQueues.has(why.queue)) {
-      // Declared as a task queue, but never bound to the delay topology: nothing is sent to it later.
-      const { model } = await this.ready();
-      await this.declareOn(model, { name: why.queue });
-      this.queues.set(why.queue, { name: why.queue });
-      this.deadLetterQueues.add(why.queue);
+    const copy = () => this.publish('', why.queue, delivery.raw.body, copyProperties(delivery.raw, deadLetterHeaders(delivery, why)), true);
+    if (!this.deadLetterQueues.has(why.queue)) await this.declareDeadLetterQueue(why.queue);
+    try {
+      await copy();
+    } catch (err) {
+      if (!hasCode(err, 'BROKER_UNROUTABLE')) throw err;
+      // Deleted since we declared it: the copy must land before the original is settled.
+      await this.declareDeadLetterQueue(why.queue);
+      await copy();
     }
-    await this.publish('', why.queue, delivery.raw.body, copyProperties(delivery.raw, deadLetterHeaders(delivery, why)));
+  }
+
+  private async declareDeadLetterQueue(queue: string): Promise<void> {
+    // Declared as a task queue, but never bound to the delay topology: nothing is sent to it later.
+    const { model } = await this.ready();
+    await this.declareOn(model, { name: queue });
+    this.queues.set(queue, { name: queue });
+    this.deadLetterQueues.add(queue);
   }
 
   settle(deliveries: readonly Delivery[], how: Settlement): void {
@@ -678,9 +715,19 @@ export class AmqpBroker implements Broker {
     if (entry?.tag && this.consumeCh && this.connected) await this.consumeCh.cancel(entry.tag).catch(() => undefined);
   }
 
-  async publish(exchange: string, routingKey: string, body: Buffer, p: PublishProperties): Promise<void> {
+  /** Publishes with confirm; `mandatory` ones that no queue takes fail with UnroutableError instead of vanishing. */
+  async publish(exchange: string, routingKey: string, body: Buffer, p: PublishProperties, mandatory = false): Promise<void> {
     const { publishCh } = await this.ready();
+    const pending: PendingMandatory | undefined = mandatory ? { exchange, routingKey, body } : undefined;
+    if (pending) this.mandatory.add(pending);
     await new Promise<void>((resolve, reject) => {
+      const confirmed = (err: unknown) => {
+        if (pending) this.mandatory.delete(pending);
+        const returned = pending?.returned;
+        if (err) reject(new BrokerError('publish was not confirmed', { cause: err }));
+        else if (returned !== undefined) reject(new UnroutableError(exchange, routingKey, returned));
+        else resolve();
+      };
       publishCh.publish(
         exchange,
         routingKey,
@@ -695,8 +742,9 @@ export class AmqpBroker implements Broker {
           ...(p.replyTo !== undefined ? { replyTo: p.replyTo } : {}),
           ...(p.expiration !== undefined ? { expiration: p.expiration } : {}),
           ...p.passthrough,
+          mandatory,
         },
-        (err: unknown) => (err ? reject(new BrokerError('publish was not confirmed', { cause: err })) : resolve()),
+        confirmed,
       );
     });
   }

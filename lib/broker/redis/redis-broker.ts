@@ -89,6 +89,7 @@ const REDIS_CAPABILITIES: BrokerCapabilities = Object.freeze({
   maxDelayMs: Number.MAX_SAFE_INTEGER,
   deadLetterExchange: false,
   ordered: true,
+  atomicDefer: true,
 });
 
 export class RedisBroker implements Broker, Settler {
@@ -311,6 +312,8 @@ export class RedisBroker implements Broker, Settler {
       }
       for (const popped of batch) await this.hand(popped, noAck);
     }
+    // Received and handed: nothing will resend it. (A pop still pending at close keeps its key for its 600 s.)
+    if (forget) await this.cmd.del(this.keys.popRequest(forget)).catch(() => undefined);
   }
 
   /** How many to take at once: the smallest free prefetch window among the queues (kombu's can_consume). */
@@ -375,8 +378,7 @@ export class RedisBroker implements Broker, Settler {
 
   /** Into the delayed set, due `delayMs` from now; the schedulers of every worker move it back once due. */
   async sendLater(queue: string, m: OutgoingMessage, delayMs: number): Promise<void> {
-    const { expiration: _dropped, ...properties } = m.properties;
-    await this.publishAt('', queue, m.body, properties, Date.now() + Math.max(0, delayMs));
+    await this.publishAt('', queue, m.body, m.properties, Date.now() + Math.max(0, delayMs));
   }
 
   /** The dead-letter queue on Redis is a list named like RabbitMQ's, holding the same copy and headers. */
@@ -402,10 +404,14 @@ export class RedisBroker implements Broker, Settler {
       settle: (tag, what) => void (what === 'requeue' ? this.transport.restore(tag, true) : this.transport.ack(tag)),
       owns: () => true,
     };
+    // Each pop forgets the one before it, so a long walk leaves no pop requests behind (transport.ts popMany).
+    let last: string | undefined;
     try {
       for (let i = 0; i < max; i++) {
-        const p = await this.transport.pop([queue]);
+        const id = randomUUID();
+        const [p] = await this.transport.popMany([queue], 1, false, { id, ...(last ? { forget: last } : {}) });
         if (!p) break;
+        last = id;
         const d = new RedisDelivery(settler, queue, p);
         taken.push(d);
         await visit(d);
@@ -413,6 +419,7 @@ export class RedisBroker implements Broker, Settler {
     } finally {
       // What the walk left unsettled goes back, in the order it was taken, to the front of the queue.
       for (const d of taken.reverse()) if (!d.settled) await this.transport.restore(d.deliveryTag);
+      if (last) await this.cmd.del(this.keys.popRequest(last));
     }
   }
 
@@ -455,18 +462,29 @@ export class RedisBroker implements Broker, Settler {
   }
 
   /**
-   * Never hold a far ETA: moves a delivery into the delayed set, due at `dueMs`, and acks it in the same
-   * script, so it is never both waiting and unacked, nor lost. False when it was no longer unacked.
+   * Never hold a far ETA: moves a delivery's `unacked` entry into the delayed set, due `delayMs` from now,
+   * in one script (scripts.ts DEFER), so it is never both waiting and unacked, nor in neither. A script
+   * cut off mid-pipeline is sent again: a second run finds the tag gone and does nothing. Found gone at
+   * once, the message was already restored to its queue (visibility timeout): it is no longer ours to defer.
    */
-  async defer(delivery: Delivery, dueMs: number): Promise<boolean> {
-    if (!(delivery instanceof RedisDelivery) || delivery.settled) return false;
-    delivery.settled = true;
-    try {
-      return await this.transport.defer(delivery.deliveryTag, dueMs);
-    } finally {
-      this.unsettled.delete(delivery.deliveryTag);
-      this.wake();
+  async defer(delivery: Delivery, delayMs: number): Promise<void> {
+    if (!(delivery instanceof RedisDelivery) || delivery.settled || !this.unsettled.has(delivery.deliveryTag)) {
+      throw new BrokerError('only an unsettled delivery of this broker can be deferred');
     }
+    const tag = delivery.deliveryTag;
+    const dueMs = Date.now() + Math.max(0, delayMs);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.transport.defer(tag, dueMs);
+        break;
+      } catch (err) {
+        if (attempt >= SETTLE_ATTEMPTS || this.closing) throw new BrokerError(`could not defer message ${tag}`, { cause: err });
+        await new Promise((r) => setTimeout(r, 100 * attempt));
+      }
+    }
+    delivery.settled = true;
+    this.unsettled.delete(tag);
+    this.wake();
   }
 
   /** Consumers are not visible in Redis: the count is of this process's consumers. */

@@ -1,11 +1,14 @@
 """Captures Celery events for a few seconds with kombu's event receiver (what `celery events` and Flower use)."""
 import json
+import os
 import sys
 import threading
 
 from celery import Celery
 
 app = Celery(broker=sys.argv[1])
+# A Redis broker under test: the key prefix of its kombu transport.
+app.conf.broker_transport_options = json.loads(os.environ.get("BROKER_TRANSPORT_OPTIONS", "{}"))
 seconds = float(sys.argv[2])
 seen = []
 

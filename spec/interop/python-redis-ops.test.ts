@@ -1,0 +1,101 @@
+/**
+ * Operating our worker on a Redis broker with Debian's Python Celery: `celery control shutdown` stops it
+ * cleanly (exit 0, every message either run once or back in its queue, nothing left in `unacked`), and a
+ * Flower-style `app.events.Receiver` on the same Redis sees task-received, task-started and task-succeeded.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
+import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
+import { closeRunCounter, runCounter } from '../support/test-tasks.js';
+
+const exec = promisify(execFile);
+const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
+
+async function until(what: string, cond: () => boolean | Promise<boolean>, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+afterAll(async () => closeRunCounter());
+
+describe('celery control shutdown on Redis', () => {
+  let s: RedisScope;
+  let worker: ChildProcess | undefined;
+  const key = `shutdown:${randomUUID()}`;
+  beforeAll(() => {
+    s = redisScope();
+  });
+  afterAll(async () => {
+    if (worker && worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
+    await runCounter().del(`${key}:runs`, `${key}:late`, `${key}:by`);
+    await s.close();
+  });
+
+  test('mid-run with 300 tasks (late ack): the worker exits 0, each task ran once or is back in the queue, nothing unacked', async () => {
+    const N = 300;
+    const queue = `shut_${randomUUID().slice(0, 8)}`;
+    const node = `shut-${randomUUID().slice(0, 6)}@test`;
+    const transport = JSON.stringify({ global_keyprefix: s.prefix });
+    const w = spawn(process.execPath, ['--import', 'tsx', 'spec/support/worker-main.ts', '-Q', queue, '-c', '4'], {
+      env: {
+        ...process.env,
+        CELERY_BROKER_URL: REDIS_URL,
+        CELERY_BROKER_TRANSPORT_OPTIONS: transport,
+        CELERY_RESULT_BACKEND: 'disabled',
+        CELERY_WORKER_HOSTNAME: node,
+        STAMP_ACKS_LATE: '1',
+        STAMP_RUN_MS: '50',
+        LOG_LEVEL: 'warning',
+      },
+      stdio: 'ignore',
+    });
+    worker = w;
+    const exited = new Promise<{ code: number | null; signal: string | null }>((r) => w.once('exit', (code, signal) => r({ code, signal })));
+    await exec(PYTHON, ['spec/interop/python/kombu_redis.py', REDIS_URL, s.prefix, 'stamp', queue, String(N), '0', key, '2'], { timeout: 60_000 });
+    const runs = async () => runCounter().hlen(`${key}:runs`);
+    await until('30 runs', async () => (await runs()) >= 30, 60_000);
+    const { stdout } = await exec(PYTHON, ['-m', 'celery', '-A', 'redisapp', '-b', REDIS_URL, 'control', 'shutdown', '-d', node], {
+      timeout: 60_000,
+      env: { ...process.env, BROKER_TRANSPORT_OPTIONS: transport, PYTHONPATH: 'spec/interop/python' },
+    });
+    expect(stdout).toContain(`${node}: OK`);
+    const exit = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 30_000))]);
+    expect(exit).toEqual({ code: 0, signal: null });
+    const counts = Object.values(await runCounter().hgetall(`${key}:runs`)).map(Number);
+    const queued = await s.redis.llen(s.keys.queue(queue, 0));
+    const state = { ranTwice: counts.filter((n) => n > 1).length, ranPlusQueued: counts.length + queued, unacked: await s.redis.hlen(s.keys.unacked) };
+    expect(counts.length).toBeLessThan(N);
+    expect(state).toEqual({ ranTwice: 0, ranPlusQueued: N, unacked: 0 });
+  }, 120_000);
+});
+
+describe('Flower-style events on Redis', () => {
+  let h: RedisHarness;
+  beforeAll(async () => {
+    h = await startRedisWorker({ env: { CELERY_WORKER_SEND_TASK_EVENTS: 'true' } });
+  }, 60_000);
+  afterAll(async () => h.stop());
+
+  test('app.events.Receiver sees task-received, task-started and task-succeeded of our task, and our heartbeat', async () => {
+    const py = spawn(PYTHON, ['spec/interop/python/events.py', REDIS_URL, '4'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...h.pythonEnv } });
+    let out = '';
+    py.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const done = new Promise((r) => py.once('exit', r));
+    await until('listening', () => out.includes('listening'), 15_000);
+    await new Promise((r) => setTimeout(r, 500));
+    const id = await h.worker.publisher.apply('test.add', [2, 2], {});
+    await done;
+    const events = JSON.parse(out.split('\n').filter(Boolean).pop() ?? '[]') as Array<Record<string, unknown>>;
+    const mine = events.filter((e) => e.uuid === id);
+    const node = h.worker.options.nodeName;
+    expect(mine.map((e) => e.type)).toEqual(['task-received', 'task-started', 'task-succeeded']);
+    expect(mine[0]).toMatchObject({ name: 'test.add', hostname: node });
+    expect(mine[2]).toMatchObject({ result: '4' });
+    expect(events.some((e) => e.type === 'worker-heartbeat' && e.hostname === node)).toBe(true);
+  }, 60_000);
+});
