@@ -156,7 +156,8 @@ export function loadCommandLine<S extends Settings>(program: string, settings: S
 export function redactUrl(url: string): string {
   return url
     .split(';')
-    .map((one) => one.replace(/^(\s*[a-z][a-z0-9+.-]*:\/\/)([^:@/]*):([^@/]*)@/i, (_m, scheme: string, user: string) => `${scheme}${user}:***@`))
+    // Up to the last `@`: a password written unencoded may hold `/`, `@` or `=` (hiding too much is the safe side).
+    .map((one) => one.replace(/^(\s*[a-z][a-z0-9+.-]*:\/\/)([^:@/]*):(.*)@/i, (_m, scheme: string, user: string) => `${scheme}${user}:***@`))
     .join(';');
 }
 
