@@ -8,6 +8,7 @@ import { describeConfig, loadCommandLine, settingsTable } from '../lib/config/se
 import { type Subcommand, answerInfoFlags } from '../lib/config/usage.js';
 import { type Logger, createLogger, exitFatal, exitFlushed } from '../lib/logger.js';
 import { type RedisTransport, createBroker, redisOptionsOf } from '../lib/broker/create-broker.js';
+import type { TlsSettings } from '../lib/config/tls.js';
 import { formatDuration, nextDueWithinSeconds } from '../lib/broker/delayed.js';
 import { installSignalHandlers } from '../lib/worker/signals.js';
 import { isCommand } from './cli/names.js';
@@ -43,7 +44,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const logger = createLogger({ level: config.logLevel });
-  if (positionals[0] === 'delayed') return printDelayed(config.brokerUrl, logger, redisOptionsOf(config.brokerTransportOptions));
+  if (positionals[0] === 'delayed') return printDelayed(config.brokerUrl, logger, redisOptionsOf(config.brokerTransportOptions), config.brokerUseSsl);
   logger.info('smarter-worker starting', { config: describeConfig(SETTINGS, config) });
   let remoteStop: (() => void) | undefined;
   // The pool connects lazily: a worker that only serves infrastructure tasks never opens it.
@@ -75,8 +76,8 @@ async function main(argv: string[]): Promise<number> {
 }
 
 /** `smarter-worker delayed`: what waits in the delay topology, without consuming it. */
-async function printDelayed(url: string, logger: Logger, redis: RedisTransport): Promise<number> {
-  const broker = createBroker({ url, logger, redis });
+async function printDelayed(url: string, logger: Logger, redis: RedisTransport, tls: TlsSettings): Promise<number> {
+  const broker = createBroker({ url, logger, redis, tls });
   await broker.connect();
   try {
     const levels = await broker.delayedStats();

@@ -25,7 +25,7 @@ export interface BrokerOptions {
   publishTimeoutMs?: number;
   /** Redis only: Celery's `broker_transport_options` that kombu's Redis transport reads. */
   redis?: RedisTransport;
-  /** RabbitMQ only: Celery's `broker_use_ssl` (the Redis broker's rediss:// verifies against the system CAs). */
+  /** Celery's `broker_use_ssl`: amqps:// and rediss:// (not yet for sentinel://). */
   tls?: TlsSettings;
   /** RabbitMQ only: one connection attempt's budget before the next URL of a failover list is tried. */
   connectTimeoutMs?: number;
@@ -55,6 +55,7 @@ export function createBroker(o: BrokerOptions): Broker {
         logger: o.logger,
         ...(o.redis ? { visibilityTimeoutSeconds: o.redis.visibilityTimeoutSeconds, keyPrefix: o.redis.keyPrefix } : {}),
         ...(o.redis?.masterName ? { masterName: o.redis.masterName } : {}),
+        ...(o.tls ? { tls: o.tls } : {}),
       });
     case undefined:
       throw new BrokerError(`no broker for ${redactUrl(o.url)}: expected an ${knownSchemes()} URL`);

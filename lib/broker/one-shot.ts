@@ -1,13 +1,14 @@
 /** A broker connection for a one-shot command: it fails after a while instead of retrying forever as a worker does. */
 import { redactUrl } from '../config/settings.js';
+import type { TlsSettings } from '../config/tls.js';
 import { BrokerError } from '../errors.js';
 import { nullLogger } from '../logger.js';
 import type { Broker } from './broker.js';
 import { type RedisTransport, createBroker } from './create-broker.js';
 
-/** `redis`: the workers' transport options, so a command sees their key prefix and sentinel master. */
-export async function withBroker<T>(url: string, fn: (broker: Broker) => Promise<T>, timeoutMs = 15_000, redis?: RedisTransport): Promise<T> {
-  const broker = createBroker({ url, logger: nullLogger(), connectionName: 'smarter-worker (command)', ...(redis ? { redis } : {}) });
+/** `redis`: the workers' transport options, so a command sees their key prefix and sentinel master; `tls`: CELERY_BROKER_USE_SSL. */
+export async function withBroker<T>(url: string, fn: (broker: Broker) => Promise<T>, timeoutMs = 15_000, redis?: RedisTransport, tls?: TlsSettings): Promise<T> {
+  const broker = createBroker({ url, logger: nullLogger(), connectionName: 'smarter-worker (command)', ...(redis ? { redis } : {}), ...(tls ? { tls } : {}) });
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_r, reject) => {
     timer = setTimeout(() => reject(new BrokerError(`could not connect to the broker at ${redactUrl(url)} within ${timeoutMs / 1000} s`)), timeoutMs);

@@ -122,7 +122,7 @@ export const WORKER_SETTINGS = {
     default: DEFAULT_TLS,
     shownDefault: 'off (`amqps://` verifies against the system CAs)',
     parse: parseTlsSetting,
-    doc: 'RabbitMQ TLS as Celery\'s `broker_use_ssl`: `true`, or JSON `{"ca_certs", "certfile", "keyfile", "cert_reqs", "server_hostname"}`. The server\'s certificate is verified unless `cert_reqs` is `CERT_NONE`; `true` or an object turns an `amqp://` URL into `amqps://`.',
+    doc: 'Broker TLS (`amqps://`, `rediss://`) as Celery\'s `broker_use_ssl`: `true`, or JSON `{"ca_certs", "certfile", "keyfile", "cert_reqs", "server_hostname"}` (the `ssl_` forms too). The server\'s certificate is verified unless `cert_reqs` is `CERT_NONE`; `true` or an object turns `amqp://` into `amqps://` and `redis://` into TLS.',
   }),
   brokerConnectionTimeout: setting({
     env: ['CELERY_BROKER_CONNECTION_TIMEOUT'],

@@ -12,6 +12,8 @@ import { Redis } from 'ioredis';
 import { AmqpBroker } from '../../lib/broker/amqp/amqp-broker.js';
 import { connectTo } from '../../lib/broker/amqp/amqp-connect.js';
 import { RedisBackend } from '../../lib/backend/redis-backend.js';
+import { withBroker } from '../../lib/broker/one-shot.js';
+import { encodeTaskMessage } from '../../lib/protocol/index.js';
 import { parseTlsSetting, tlsConnectOptions } from '../../lib/config/tls.js';
 import amqp from '../../lib/broker/amqp/amqplib.js';
 import { waitFor } from '../support/amqp.js';
@@ -132,6 +134,12 @@ test('an amqps:// server whose CA is not given is refused, with an error that sa
   }
 }, 60_000);
 
+test('the commands\' one-shot connection (dead-letter list/replay, delayed) takes the same TLS settings', async () => {
+  const stats = await withBroker(amqps(tlsPort), (b) => b.delayedStats(), 15_000, undefined, parseTlsSetting(JSON.stringify({ ca_certs: ca.caFile })));
+  expect(stats.length).toBeGreaterThan(0);
+  await expect(withBroker(amqps(tlsPort), (b) => b.delayedStats(), 3_000)).rejects.toThrow(/could not connect to the broker at amqps:/);
+}, 30_000);
+
 test('a certificate for another host name is refused, though signed by the trusted CA', async () => {
   await expect(connectTo(amqps(tlsPort), endpoint(JSON.stringify({ ca_certs: ca.caFile, server_hostname: 'broker.example.org' })))).rejects.toThrow(
     /not trusted \(ERR_TLS_CERT_ALTNAME_INVALID/,
@@ -172,6 +180,23 @@ test('rediss:// without the CA refuses the server: the store fails and says why;
     await lax.close();
   }
 }, 60_000);
+
+test('the Redis broker over rediss://, verified against the CA from CELERY_BROKER_USE_SSL, sends a task message', async () => {
+  const url = `rediss://127.0.0.1:${redisTlsPort}/2`;
+  const queue = `tlsq_${randomUUID().slice(0, 8)}`;
+  const stats = await withBroker(
+    url,
+    async (b) => {
+      await b.declareQueue({ name: queue });
+      await b.send(queue, encodeTaskMessage({ id: randomUUID(), task: 'test.add', args: [1, 2], kwargs: {} }));
+      return b.inspectQueue(queue);
+    },
+    15_000,
+    undefined,
+    parseTlsSetting(JSON.stringify({ ssl_ca_certs: ca.caFile })),
+  );
+  expect(stats?.messageCount).toBe(1);
+}, 30_000);
 
 test('a plain amqp:// connection to the TLS listener fails instead of sending credentials in clear', async () => {
   // Sanity check of the setup: the TLS port speaks only TLS.

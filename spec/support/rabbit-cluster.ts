@@ -16,6 +16,7 @@ export interface RabbitCluster {
 }
 
 interface ConnectionRow {
+  port?: number;
   client_properties?: Array<[string, string, unknown]>;
 }
 
@@ -44,10 +45,14 @@ export async function startRabbitCluster(size = 3, options: Omit<RabbitNodeOptio
     nodes,
     failoverUrl: nodes.map((n) => n.url).join(';'),
     async nodeHolding(connectionName) {
+      // list_connections is cluster-wide: ask any running node; the server port a connection came in on is
+      // its node's (each node listens on its own).
       for (const n of nodes) {
-        const out = await n.ctl('list_connections', 'client_properties', '-q', '--formatter', 'json').catch(() => '[]');
+        const out = await n.ctl('list_connections', 'port', 'client_properties', '-q', '--formatter', 'json').catch(() => undefined);
+        if (out === undefined) continue;
         const rows = JSON.parse(out || '[]') as ConnectionRow[];
-        if (rows.some((r) => r.client_properties?.some(([k, , v]) => k === 'connection_name' && v === connectionName))) return n;
+        const row = rows.find((r) => r.client_properties?.some(([k, , v]) => k === 'connection_name' && v === connectionName));
+        return row ? nodes.find((m) => m.port === row.port) : undefined;
       }
       return undefined;
     },

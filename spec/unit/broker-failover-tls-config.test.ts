@@ -42,6 +42,9 @@ describe('broker URL failover list', () => {
 
   test('redaction hides the password of every URL of a list, in logs and in the described configuration', () => {
     expect(redactUrl('amqp://u:p1@a//;amqp://v:p2@b//')).toBe('amqp://u:***@a//;amqp://v:***@b//');
+    // A password written unencoded, with / and @ in it (the secrets test's broker password has them).
+    expect(redactUrl('kafka://u:pw+/=x@y@127.0.0.1/')).toBe('kafka://u:***@127.0.0.1/');
+    expect(problemsOf({ CELERY_BROKER_URL: 'kafka://u:pw-1+/=@127.0.0.1/' })).not.toContain('pw-1');
     const { values } = loadConfig(WORKER_SETTINGS, { CELERY_BROKER_URL: 'amqp://u:p1@a//;amqp://v:p2@b//' });
     expect(JSON.stringify(describeConfig(WORKER_SETTINGS, values))).not.toMatch(/p1|p2/);
   });

@@ -46,7 +46,9 @@ describe("Celery 5.5's native delayed delivery topology", () => {
 
   test('a zero-TTL sink takes a copy of every message leaving the topology, so none is ever unroutable', () => {
     const t = delayTopology('quorum');
-    expect(t.queues).toContainEqual({ name: 'celery_delayed_delivery_sink', durable: true, arguments: { 'x-message-ttl': 0 } });
+    expect(t.queues).toContainEqual({ name: 'celery_delayed_delivery_sink', durable: true, arguments: { 'x-queue-type': 'quorum', 'x-message-ttl': 0 } });
+    // Classic levels, classic sink (a single broker, as before).
+    expect(delayTopology('classic').queues).toContainEqual({ name: 'celery_delayed_delivery_sink', durable: true, arguments: { 'x-message-ttl': 0 } });
     expect(t.bindings).toContainEqual({ destination: 'celery_delayed_delivery_sink', source: DELAY_DELIVERY_EXCHANGE, pattern: '#' });
   });
 

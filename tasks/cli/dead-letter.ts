@@ -6,6 +6,7 @@
 import { type DeadLetterSummary, listDeadLetters, replayDeadLetters } from '../../lib/deadletter/tools.js';
 import { redisOptionsOf } from '../../lib/broker/create-broker.js';
 import { withBroker } from '../../lib/broker/one-shot.js';
+import type { TlsSettings } from '../../lib/config/tls.js';
 import type { RedisTransportOptions } from '../../lib/config/worker-settings.js';
 import { UsageError } from './options.js';
 
@@ -13,6 +14,8 @@ export const DEAD_LETTER_FLAGS = { strings: ['task', 'reason', 'limit', 'to'], b
 
 export interface DeadLetterConfig {
   brokerUrl: string;
+  /** CELERY_BROKER_USE_SSL, for an amqps:// broker with a CA of its own. */
+  brokerUseSsl?: TlsSettings;
   deadLetterSuffix: string;
   brokerTransportOptions: RedisTransportOptions;
 }
@@ -39,7 +42,7 @@ export async function deadLetterCommand(positionals: readonly string[], own: Rec
   const queue = name.endsWith(config.deadLetterSuffix) ? name : name + config.deadLetterSuffix;
   if (action === 'list') {
     if (Object.keys(own).length > 0) throw new UsageError('dead-letter list takes no flags');
-    out(formatSummary(await withBroker(config.brokerUrl, (b) => listDeadLetters(b, queue), undefined, redisOptionsOf(config.brokerTransportOptions))));
+    out(formatSummary(await withBroker(config.brokerUrl, (b) => listDeadLetters(b, queue), undefined, redisOptionsOf(config.brokerTransportOptions), config.brokerUseSsl)));
     return 0;
   }
   const str = (k: string) => (typeof own[k] === 'string' ? own[k] : undefined);
@@ -49,10 +52,12 @@ export async function deadLetterCommand(positionals: readonly string[], own: Rec
   const task = str('task');
   const reason = str('reason');
   const to = str('to');
-  const r = await withBroker(config.brokerUrl, (b) =>
-    replayDeadLetters(b, queue, { ...(task !== undefined ? { task } : {}), ...(reason !== undefined ? { reason } : {}), ...(limit !== undefined ? { limit } : {}), ...(to !== undefined ? { to } : {}) }),
+  const r = await withBroker(
+    config.brokerUrl,
+    (b) => replayDeadLetters(b, queue, { ...(task !== undefined ? { task } : {}), ...(reason !== undefined ? { reason } : {}), ...(limit !== undefined ? { limit } : {}), ...(to !== undefined ? { to } : {}) }),
     undefined,
     redisOptionsOf(config.brokerTransportOptions),
+    config.brokerUseSsl,
   );
   const targets = [...r.replayedTo].map(([q, n]) => `${n} to ${q}`).join(', ');
   out(`replayed ${r.replayed} message(s) from ${queue}${targets ? ` (${targets})` : ''}; ${r.skipped} not chosen left in place`);

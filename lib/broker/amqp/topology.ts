@@ -97,7 +97,9 @@ export function delayTopology(queueType: DelayQueueType = 'quorum'): Topology {
   // Quorum queues dead-letter at-least-once: a message that no queue takes (its queue was deleted while it
   // waited) is retried forever and stalls every message behind it in its level. This sink takes a copy of
   // every message leaving the topology, so each is always routed; its zero TTL drops the copy at once.
-  t.queues.push({ name: DELAY_SINK_QUEUE, durable: true, arguments: { 'x-message-ttl': 0 } });
+  // Of the levels' type: a classic sink lives on one node of a cluster, and while that node is down it can be
+  // neither declared (404, home node down: no worker could reconnect) nor take the levels' dead letters.
+  t.queues.push({ name: DELAY_SINK_QUEUE, durable: true, arguments: { ...(queueType === 'quorum' ? { 'x-queue-type': 'quorum' } : {}), 'x-message-ttl': 0 } });
   t.bindings.push({ destination: DELAY_SINK_QUEUE, source: DELAY_DELIVERY_EXCHANGE, pattern: '#' });
   return t;
 }

@@ -4,6 +4,7 @@
  * and the master named by kombu's `master_name` transport option.
  */
 import type { RedisOptions } from 'ioredis';
+import { DEFAULT_TLS, type TlsSettings, tlsConnectOptions } from '../../config/tls.js';
 import { ConfigError } from '../../errors.js';
 
 export interface RedisTarget {
@@ -19,7 +20,8 @@ function dbOf(u: URL): number {
   return db;
 }
 
-export function redisTarget(url: string, masterName?: string): RedisTarget {
+/** `tls` is Celery's `broker_use_ssl` (CA, client certificate, cert_reqs): for rediss://, or redis:// when it asks for TLS. */
+export function redisTarget(url: string, masterName?: string, tls: TlsSettings = DEFAULT_TLS): RedisTarget {
   const parts = url.split(';').map((p) => p.trim()).filter(Boolean);
   const urls = parts.map((p) => {
     try {
@@ -53,7 +55,7 @@ export function redisTarget(url: string, masterName?: string): RedisTarget {
       ...common,
       host: first.hostname || '127.0.0.1',
       port: Number(first.port || 6379),
-      ...(first.protocol === 'rediss:' ? { tls: {} } : {}),
+      ...(first.protocol === 'rediss:' || tls.enabled ? { tls: tlsConnectOptions(tls) } : {}),
     },
   };
 }

@@ -31,6 +31,7 @@ import type {
 import { copyProperties, deadLetterHeaders } from '../republish.js';
 import { RedisLeaseLock } from './lease-lock.js';
 import { redisTarget } from './connection.js';
+import type { TlsSettings } from '../../config/tls.js';
 import { RedisDelivery, type Settler } from './delivery.js';
 import { RedisFanout } from './fanout.js';
 import { KombuKeys } from './keys.js';
@@ -49,6 +50,8 @@ export interface RedisBrokerOptions {
   masterName?: string;
   /** kombu `global_keyprefix`. */
   keyPrefix?: string;
+  /** Celery's `broker_use_ssl`, for rediss://. */
+  tls?: TlsSettings;
   /** How often to look for messages past the visibility timeout, and for due delayed messages. */
   restoreIntervalMs?: number;
   schedulerIntervalMs?: number;
@@ -116,7 +119,7 @@ export class RedisBroker implements Broker, Settler {
   readonly visibilityTimeoutSeconds: number;
 
   constructor(private readonly opts: RedisBrokerOptions) {
-    const target = redisTarget(opts.url, opts.masterName);
+    const target = redisTarget(opts.url, opts.masterName, opts.tls);
     this.keys = new KombuKeys({ prefix: opts.keyPrefix ?? '', db: target.db });
     this.visibilityTimeoutSeconds = opts.visibilityTimeoutSeconds ?? 3600;
     this.capabilities = Object.freeze({ ...REDIS_CAPABILITIES, delayResolutionMs: opts.holdMaxMs ?? DEFAULT_HOLD_MAX_MS });
@@ -421,7 +424,7 @@ export class RedisBroker implements Broker, Settler {
   }
 
   lock(name: string): BrokerLock {
-    const options = redisTarget(this.opts.url, this.opts.masterName).options;
+    const options = redisTarget(this.opts.url, this.opts.masterName, this.opts.tls).options;
     const connect = () => {
       const r = new Redis({ ...options, connectionName: `lock ${name}` });
       r.on('error', () => undefined);
