@@ -48,7 +48,13 @@ export class RedisBackend implements ResultBackend {
     // A result waits for Redis through a restart rather than being dropped: 60 tries at ioredis' reconnect delays
     // (50 ms more each time, at most 2 s) are about 80 s, against the ~10 s of 20 tries (the fault suite lost
     // the results of the runs waiting through a 15 s outage with 20).
-    this.redis = new Redis(plain, { lazyConnect: false, maxRetriesPerRequest: STORE_TRIES, ...(tls ? { tls: tlsConnectOptions(tls) } : {}) });
+    // A certificate that is not trusted stays untrusted: that is not waited out, every store fails at once, saying why.
+    this.redis = new Redis(plain, {
+      lazyConnect: false,
+      maxRetriesPerRequest: STORE_TRIES,
+      retryStrategy: (times) => (describeTlsFailure(this.lastError, 'CELERY_REDIS_BACKEND_USE_SSL') !== undefined ? null : Math.min(times * 50, 2000)),
+      ...(tls ? { tls: tlsConnectOptions(tls) } : {}),
+    });
     this.redis.on('error', (err: unknown) => {
       this.lastError = err;
     });
