@@ -50,6 +50,8 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await h?.stop();
+  // The harness closes only scopes it made.
+  await h?.scope.close();
   await terminate(sentinel);
   await master.remove();
   fs.rmSync(dir, { recursive: true, force: true });
