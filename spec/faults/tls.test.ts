@@ -140,6 +140,16 @@ test('the commands\' one-shot connection (dead-letter list/replay, delayed) take
   await expect(withBroker(amqps(tlsPort), (b) => b.delayedStats(), 3_000)).rejects.toThrow(/could not connect to the broker at amqps:/);
 }, 30_000);
 
+test('a one-shot command over rediss:// with an untrusted certificate gives up within its timeout and says why (it used to hang)', async () => {
+  const url = `rediss://127.0.0.1:${redisTlsPort}/0`;
+  const stats = await withBroker(url, (b) => b.delayedStats(), 15_000, undefined, parseTlsSetting(JSON.stringify({ ca_certs: ca.caFile })));
+  expect(stats.length).toBeGreaterThan(0);
+  const t0 = Date.now();
+  // Before: the timeout fired, then closing waited for ever on a QUIT queued behind a connection never made.
+  await expect(withBroker(url, (b) => b.delayedStats(), 3_000)).rejects.toThrow(/within 3 s: self-signed certificate in certificate chain/);
+  expect(Date.now() - t0).toBeLessThan(10_000);
+}, 30_000);
+
 test('a certificate for another host name is refused, though signed by the trusted CA', async () => {
   await expect(connectTo(amqps(tlsPort), endpoint(JSON.stringify({ ca_certs: ca.caFile, server_hostname: 'broker.example.org' })))).rejects.toThrow(
     /not trusted \(ERR_TLS_CERT_ALTNAME_INVALID/,

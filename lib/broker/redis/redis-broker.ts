@@ -117,6 +117,7 @@ export class RedisBroker implements Broker, Settler {
   connected = false;
   staleSettles = 0;
   readonly visibilityTimeoutSeconds: number;
+  private lastConnectionError: string | undefined;
 
   constructor(private readonly opts: RedisBrokerOptions) {
     const target = redisTarget(opts.url, opts.masterName, opts.tls);
@@ -126,7 +127,9 @@ export class RedisBroker implements Broker, Settler {
     const make = (name: string) => {
       // Auto-pipelining sends the acks of many deliveries settled together in one round trip.
       const r = new Redis({ ...target.options, lazyConnect: true, connectionName: name, enableAutoPipelining: true });
-      r.on('error', () => undefined);
+      // ioredis rejects a failed connect with "Connection is closed."; the cause (refused, untrusted certificate)
+      // comes only as an error event, kept here so that the retry warning can say it.
+      r.on('error', (err: Error) => void (this.lastConnectionError = err.message));
       return r;
     };
     this.cmd = make('smarter-worker');
@@ -167,7 +170,8 @@ export class RedisBroker implements Broker, Settler {
       } catch (err) {
         if (this.closing) throw new BrokerError('closed while connecting', { cause: err });
         const delay = Math.min(15_000, 200 * 2 ** attempt);
-        this.opts.logger.warn(`broker connection failed, retrying in ${delay} ms`, { error: coerceError(err).message });
+        this.opts.logger.warn(`broker connection failed, retrying in ${delay} ms`, { error: this.lastConnectionError ?? coerceError(err).message });
+        this.lastConnectionError = undefined;
         await new Promise((r) => setTimeout(r, delay));
       }
     }
@@ -509,6 +513,8 @@ export class RedisBroker implements Broker, Settler {
     this.unsettled.clear();
     this.connected = false;
     this.subscriber.disconnect();
-    await this.cmd.quit().catch(() => this.cmd.disconnect());
+    // QUIT on a connection that never became ready waits in ioredis's offline queue for ever.
+    if (this.cmd.status === 'ready') await this.cmd.quit().catch(() => this.cmd.disconnect());
+    else this.cmd.disconnect();
   }
 }
