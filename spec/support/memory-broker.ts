@@ -24,7 +24,7 @@ import type {
   Settlement,
   SubscriptionSpec,
 } from '../../lib/broker/broker.js';
-import { copyProperties, deadLetterHeaders } from '../../lib/broker/republish.js';
+import { sendDeadLetter } from '../../lib/broker/dead-letter.js';
 import type { RawMessage } from '../../lib/protocol/types.js';
 
 interface Entry {
@@ -396,8 +396,10 @@ export class MemoryBroker implements Broker {
 
   async deadLetter(delivery: Delivery, why: DeadLetterReason): Promise<void> {
     this.ready();
-    this.store.declare(why.queue);
-    await this.send(why.queue, { body: delivery.raw.body, properties: copyProperties(delivery.raw, deadLetterHeaders(delivery, why)) });
+    const declare = async (queue: string): Promise<void> => {
+      this.store.declare(queue);
+    };
+    await sendDeadLetter({ send: (queue, m) => this.send(queue, m), declare }, delivery, why);
   }
 
   async consume(queue: string, handler: DeliveryHandler, options: ConsumeOptions = {}): Promise<void> {

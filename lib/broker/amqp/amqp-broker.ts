@@ -9,7 +9,7 @@
  */
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { EventEmitter } from 'node:events';
-import { BrokerError, coerceError, hasCode } from '../../errors.js';
+import { BrokerError, coerceError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { PublishProperties } from '../../protocol/encode.js';
 import { AckBatcher } from './ack-batcher.js';
@@ -34,7 +34,8 @@ import type {
 } from '../broker.js';
 import { redactUrl } from '../../config/settings.js';
 import type { TlsSettings } from '../../config/tls.js';
-import { copyProperties, deadLetterHeaders } from '../republish.js';
+import { sendDeadLetter } from '../dead-letter.js';
+import { sendOrDeclare } from '../send-or-declare.js';
 import { FailoverList, connectTo } from './amqp-connect.js';
 import { AmqpLock } from './amqp-lock.js';
 import { delayedStats } from './delayed-stats.js';
@@ -347,29 +348,28 @@ export class AmqpBroker implements Broker {
     // As given: delayed.ts `sendLater` has dropped the per-message TTL that would fire in the delay queues.
     const seconds = Math.max(1, Math.ceil(delayMs / 1000));
     const entry = delayEntryExchange(seconds);
-    try {
-      await this.publish(entry, delayRoutingKey(seconds, queue), m.body, m.properties, true);
-    } catch (err) {
-      const queueType = this.declared.delayQueueType;
-      if (!hasCode(err, 'BROKER_UNROUTABLE') || queueType === undefined) throw err;
-      // A delay level was deleted under us (by hand, or by a policy): declared again, the wait goes on.
-      this.opts.logger.warn(`delay level missing at ${entry} (deleted?): declaring the delay topology again`, { queue });
-      await this.declareDelayed({ queueType });
-      await this.publish(entry, delayRoutingKey(seconds, queue), m.body, m.properties, true);
-    }
+    await sendOrDeclare(
+      () => this.publish(entry, delayRoutingKey(seconds, queue), m.body, m.properties, true),
+      async (unroutable) => {
+        const queueType = this.declared.delayQueueType;
+        if (queueType === undefined) throw unroutable;
+        // A delay level was deleted under us (by hand, or by a policy): declared again, the wait goes on.
+        this.opts.logger.warn(`delay level missing at ${entry} (deleted?): declaring the delay topology again`, { queue });
+        await this.declareDelayed({ queueType });
+      },
+    );
   }
 
   async deadLetter(delivery: Delivery, why: DeadLetterReason): Promise<void> {
-    const copy = () => this.publish('', why.queue, delivery.raw.body, copyProperties(delivery.raw, deadLetterHeaders(delivery, why)), true);
-    if (!this.declared.isDeadLetterQueue(why.queue)) await this.declared.declareDeadLetterQueue(why.queue);
-    try {
-      await copy();
-    } catch (err) {
-      if (!hasCode(err, 'BROKER_UNROUTABLE')) throw err;
-      // Deleted since we declared it: the copy must land before the original is settled.
-      await this.declared.declareDeadLetterQueue(why.queue);
-      await copy();
-    }
+    await sendDeadLetter(
+      {
+        send: (queue, m) => this.publish('', queue, m.body, m.properties, true),
+        declare: (queue) => this.declared.declareDeadLetterQueue(queue),
+        isDeclared: (queue) => this.declared.isDeadLetterQueue(queue),
+      },
+      delivery,
+      why,
+    );
   }
 
   settle(deliveries: readonly Delivery[], how: Settlement): void {

@@ -28,7 +28,7 @@ import type {
   Settlement,
   SubscriptionSpec,
 } from '../broker.js';
-import { copyProperties, deadLetterHeaders } from '../republish.js';
+import { sendDeadLetter } from '../dead-letter.js';
 import { RedisLeaseLock } from './lease-lock.js';
 import { redisTarget } from './connection.js';
 import type { TlsSettings } from '../../config/tls.js';
@@ -383,8 +383,7 @@ export class RedisBroker implements Broker, Settler {
 
   /** The dead-letter queue on Redis is a list named like RabbitMQ's, holding the same copy and headers. */
   async deadLetter(delivery: Delivery, why: DeadLetterReason): Promise<void> {
-    await this.declareQueue({ name: why.queue });
-    await this.publish('', why.queue, delivery.raw.body, copyProperties(delivery.raw, deadLetterHeaders(delivery, why)));
+    await sendDeadLetter({ send: (queue, m) => this.publish('', queue, m.body, m.properties), declare: (queue) => this.declareQueue({ name: queue }) }, delivery, why);
   }
 
   settle(deliveries: readonly Delivery[], how: Settlement): void;
