@@ -24,6 +24,7 @@ import type {
   Settlement,
   SubscriptionSpec,
 } from '../../lib/broker/broker.js';
+import { settleEach } from '../../lib/broker/broker.js';
 import { sendDeadLetter } from '../../lib/broker/dead-letter.js';
 import type { RawMessage } from '../../lib/protocol/types.js';
 
@@ -423,11 +424,7 @@ export class MemoryBroker implements Broker {
   }
 
   settle(deliveries: readonly Delivery[], how: Settlement): void {
-    for (const d of deliveries) {
-      if (d.settled) continue;
-      if (how === 'ack') d.ack();
-      else d.reject(how === 'requeue');
-    }
+    settleEach(deliveries, how);
   }
 
   async take(queue: string, max: number, visit: (delivery: Delivery) => Promise<void>): Promise<void> {

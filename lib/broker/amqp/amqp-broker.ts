@@ -32,6 +32,7 @@ import type {
   Settlement,
   SubscriptionSpec,
 } from '../broker.js';
+import { settleEach } from '../broker.js';
 import { redactUrl } from '../../config/settings.js';
 import type { TlsSettings } from '../../config/tls.js';
 import { sendDeadLetter } from '../dead-letter.js';
@@ -373,11 +374,7 @@ export class AmqpBroker implements Broker {
   }
 
   settle(deliveries: readonly Delivery[], how: Settlement): void {
-    for (const d of deliveries) {
-      if (d.settled) continue;
-      if (how === 'ack') d.ack();
-      else d.reject(how === 'requeue');
-    }
+    settleEach(deliveries, how);
   }
 
   async take(queue: string, max: number, visit: (delivery: Delivery) => Promise<void>): Promise<void> {

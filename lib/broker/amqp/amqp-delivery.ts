@@ -41,24 +41,12 @@ export class AmqpDelivery implements Delivery {
     return (this.rawView ??= this.view());
   }
   private view(): Delivery['raw'] {
-    const p = this.msg.properties;
+    // amqplib types every property `any`: read here as what AMQP carries (clusterId, which Celery never sets, left out).
+    const p: Delivery['raw']['properties'] = this.msg.properties;
+    const { contentType, contentEncoding, correlationId, replyTo, priority, deliveryMode, expiration, messageId, timestamp, type, appId, userId, headers } = p;
     return {
       body: this.msg.content,
-      properties: {
-        contentType: p.contentType as string | undefined,
-        contentEncoding: p.contentEncoding as string | undefined,
-        correlationId: p.correlationId as string | undefined,
-        replyTo: p.replyTo as string | undefined,
-        priority: p.priority as number | undefined,
-        deliveryMode: p.deliveryMode as number | undefined,
-        expiration: p.expiration as string | undefined,
-        messageId: p.messageId as string | undefined,
-        timestamp: p.timestamp as number | undefined,
-        type: p.type as string | undefined,
-        appId: p.appId as string | undefined,
-        userId: p.userId as string | undefined,
-        headers: p.headers,
-      },
+      properties: { contentType, contentEncoding, correlationId, replyTo, priority, deliveryMode, expiration, messageId, timestamp, type, appId, userId, headers },
     };
   }
   get exchange() {

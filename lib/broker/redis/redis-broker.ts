@@ -28,6 +28,7 @@ import type {
   Settlement,
   SubscriptionSpec,
 } from '../broker.js';
+import { settleEach } from '../broker.js';
 import { sendDeadLetter } from '../dead-letter.js';
 import { RedisLeaseLock } from './lease-lock.js';
 import { redisTarget } from './connection.js';
@@ -390,11 +391,7 @@ export class RedisBroker implements Broker, Settler {
   settle(tag: string, what: 'ack' | 'requeue' | 'drop'): void;
   settle(a: readonly Delivery[] | string, how: Settlement | 'drop'): void {
     if (typeof a === 'string') return this.settleTag(a, how === 'requeue' ? 'requeue' : 'ack');
-    for (const d of a) {
-      if (d.settled) continue;
-      if (how === 'ack') d.ack();
-      else d.reject(how === 'requeue');
-    }
+    settleEach(a, how === 'drop' ? 'reject' : how);
   }
 
   async take(queue: string, max: number, visit: (delivery: Delivery) => Promise<void>): Promise<void> {
