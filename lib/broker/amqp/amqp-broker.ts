@@ -13,6 +13,7 @@ import { BrokerError, coerceError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { PublishProperties } from '../../protocol/encode.js';
 import { AckBatcher } from './ack-batcher.js';
+import { AmqpConsumers, type ConsumerHost } from './amqp-consumers.js';
 import { type AckMeta, AmqpDelivery } from './amqp-delivery.js';
 import type {
   Broker,
@@ -75,15 +76,6 @@ const AMQP_CAPABILITIES: BrokerCapabilities = Object.freeze({
 
 export { withHeartbeat } from './amqp-connect.js';
 
-interface Consumer {
-  handler: DeliveryHandler;
-  noAck: boolean;
-  prefetch: number | undefined;
-  tag?: string | undefined;
-  /** Set while the broker has cancelled it (its queue was deleted) and it is being restored. */
-  restoring?: { attempt: number; timer?: NodeJS.Timeout | undefined };
-}
-
 export class AmqpBroker implements Broker {
   readonly kind = 'amqp';
   readonly capabilities = AMQP_CAPABILITIES;
@@ -94,7 +86,7 @@ export class AmqpBroker implements Broker {
   private readonly publisher = new ConfirmPublisher();
   private readonly declared: AmqpDeclarations;
   private readonly liveChannels = new WeakSet<Channel>();
-  private readonly consumers = new Map<string, Consumer>();
+  private readonly consumers: AmqpConsumers;
   private readonly events = new EventEmitter();
   private closing = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -112,6 +104,15 @@ export class AmqpBroker implements Broker {
   constructor(private readonly opts: AmqpBrokerOptions) {
     this.failover = new FailoverList(opts.url);
     this.declared = new AmqpDeclarations({ logger: opts.logger, queueType: opts.queueType }, async () => (await this.ready()).model);
+    const host: ConsumerHost = {
+      isLive: (ch) => this.isLive(ch),
+      staleSettle: (queue, what, correlationId) => this.staleSettle(queue, what, correlationId),
+      channel: () => (this.consumeCh && this.acks ? { ch: this.consumeCh, acks: this.acks } : undefined),
+      model: () => this.model,
+      connected: () => this.connected,
+      closing: () => this.closing,
+    };
+    this.consumers = new AmqpConsumers(host, this.declared, opts.logger, { initialMs: opts.reconnectInitialMs ?? 200, maxMs: opts.reconnectMaxMs ?? 15_000 });
   }
 
   /** The broker this connection is on now (password hidden); undefined while disconnected. */
@@ -225,12 +226,7 @@ export class AmqpBroker implements Broker {
     this.acks = acks;
     this.publishCh = publishCh;
     await this.declared.restoreOn(model);
-    for (const [queue, c] of this.consumers) {
-      if (c.restoring?.timer) clearTimeout(c.restoring.timer);
-      // A queue deleted while we were away is declared again like every other.
-      c.tag = await this.startConsumer(queue, c);
-      c.restoring = undefined;
-    }
+    await this.consumers.restoreAll();
     this.connected = true;
     this.attempt = 0;
     this.failover.succeeded();
@@ -413,94 +409,17 @@ export class AmqpBroker implements Broker {
     return delayedStats(this);
   }
 
-  private async startConsumer(queue: string, c: Consumer): Promise<string> {
-    const { handler, noAck } = c;
-    const ch = this.consumeCh;
-    const acks = this.acks;
-    if (!ch || !acks) throw new BrokerError('not connected');
-    // Per-consumer prefetch (global=false), set before each consume: quorum queues refuse a channel-wide
-    // limit, and a worker consumes one queue in the ADR-030 deployment, where both mean the same.
-    if (c.prefetch !== undefined) await ch.prefetch(c.prefetch, false);
-    const reply = await ch.consume(
-      queue,
-      (msg) => {
-        if (msg === null) {
-          this.cancelledByBroker(queue, ch);
-          return;
-        }
-        // With noAck the broker has already forgotten the message: nothing to settle, nothing to track.
-        if (noAck) {
-          const delivery = new AmqpDelivery(this, ch, msg, queue);
-          delivery.settled = true;
-          handler(delivery);
-          return;
-        }
-        const slot = acks.track(msg.fields.deliveryTag, { queue, correlationId: msg.properties.correlationId as string | undefined });
-        const delivery = new AmqpDelivery(this, ch, msg, queue, { batcher: acks, slot });
-        handler(delivery);
-      },
-      { noAck },
-    );
-    return reply.consumerTag;
-  }
-
-  /**
-   * The broker cancelled a consumer (its queue was deleted, or a quorum queue lost its leader): declare
-   * the queue again and consume it again with backoff, as Celery's consumer restarts. Until it consumes
-   * again, `isConsuming` says so (readiness and `inspect active_queues` read it).
-   */
-  private cancelledByBroker(queue: string, ch: Channel): void {
-    const c = this.consumers.get(queue);
-    if (!c || c.restoring || this.closing) return;
-    c.tag = undefined;
-    c.restoring = { attempt: 0 };
-    this.opts.logger.warn(`consumer of ${queue} was cancelled by the broker (was the queue deleted?); declaring it and consuming it again`, { queue });
-    this.scheduleRestore(queue, c, ch);
-  }
-
-  private scheduleRestore(queue: string, c: Consumer, ch: Channel): void {
-    const r = c.restoring;
-    if (!r) return;
-    const initial = this.opts.reconnectInitialMs ?? 200;
-    const delay = Math.min(this.opts.reconnectMaxMs ?? 15_000, initial * 2 ** r.attempt++);
-    r.timer = setTimeout(() => {
-      r.timer = undefined;
-      // A reconnect restores every consumer itself; a cancel() since means nobody wants it any more.
-      if (this.closing || this.consumers.get(queue) !== c || this.consumeCh !== ch || !this.model) return;
-      this.restoreOn(this.model, queue, c).then(
-        () => this.opts.logger.info(`consuming ${queue} again`, { queue }),
-        (err: unknown) => {
-          this.opts.logger.warn(`could not consume ${queue} again; retrying`, { queue, error: coerceError(err).message });
-          this.scheduleRestore(queue, c, ch);
-        },
-      );
-    }, delay);
-  }
-
-  private async restoreOn(model: ChannelModel, queue: string, c: Consumer): Promise<void> {
-    await this.declared.restoreQueueOn(model, queue);
-    c.tag = await this.startConsumer(queue, c);
-    c.restoring = undefined;
-  }
-
   isConsuming(queue: string): boolean {
-    const c = this.consumers.get(queue);
-    return this.connected && c !== undefined && c.tag !== undefined && !c.restoring;
+    return this.consumers.isConsuming(queue);
   }
 
   async consume(queue: string, handler: DeliveryHandler, options: ConsumeOptions = {}): Promise<void> {
     await this.ready();
-    // A consumer without its own prefetch keeps the channel's (the last one set), as amqplib does.
-    const entry: Consumer = { handler, noAck: options.noAck ?? false, prefetch: options.prefetch };
-    this.consumers.set(queue, entry);
-    entry.tag = await this.startConsumer(queue, entry);
+    await this.consumers.consume(queue, handler, options);
   }
 
   async cancel(queue: string): Promise<void> {
-    const entry = this.consumers.get(queue);
-    this.consumers.delete(queue);
-    if (entry?.restoring?.timer) clearTimeout(entry.restoring.timer);
-    if (entry?.tag && this.consumeCh && this.connected) await this.consumeCh.cancel(entry.tag).catch(() => undefined);
+    await this.consumers.cancel(queue);
   }
 
   /** Publishes with confirm; `mandatory` ones that no queue takes fail with UnroutableError instead of vanishing. */
