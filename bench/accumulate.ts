@@ -6,7 +6,6 @@
  *   npm run build && node dist/bench/accumulate.js [count=20000] [concurrency=4]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { DEFAULT_CONCURRENCY } from '../lib/config/worker-settings.js';
 import { record } from './record.js';
 import { rotated } from './stats.js';
@@ -17,9 +16,9 @@ import {
   type Row,
   deleteQueue,
   freshQueue,
-  peakRssMb,
+  observed as observedRow,
   pythonPublish,
-  stop,
+  selfTimed as selfTimedRow,
   table,
   timeDrain,
 } from './support.js';
@@ -36,28 +35,9 @@ async function prepared(queue: string): Promise<void> {
 }
 
 /** A consumer whose drain we observe from the queue (it respects its prefetch window). */
-async function observed(name: string, queue: string, start: () => ChildProcess, note: string): Promise<Row> {
-  const child = start();
-  const seconds = await timeDrain(queue, count);
-  // Let the last window finish before sampling memory and stopping.
-  await new Promise((r) => setTimeout(r, 500));
-  const rssMb = child.pid ? peakRssMb(child.pid) : 0;
-  await stop(child);
-  return { name, seconds, rate: count / seconds, rssMb, note };
-}
-
+const observed = (name: string, queue: string, start: () => ChildProcess, note: string) => observedRow(name, count, start, () => timeDrain(queue, count), note);
 /** A consumer that reports its own timing (it takes everything at once, so the queue says nothing). */
-async function selfTimed(name: string, start: () => ChildProcess, note: string): Promise<Row> {
-  const child = start();
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  const timing = () => out.split('\n').find((l) => l.startsWith('{"seconds"'));
-  while (!timing()) await once(child.stdout ?? child, 'data');
-  const { seconds } = JSON.parse(timing() ?? '{}') as { seconds: number };
-  const rssMb = child.pid ? peakRssMb(child.pid) : 0;
-  await stop(child);
-  return { name, seconds, rate: count / seconds, rssMb, note };
-}
+const selfTimed = (name: string, start: () => ChildProcess, note: string) => selfTimedRow(name, count, start, note);
 
 const env = { ...process.env, CELERY_BROKER_URL: AMQP_URL };
 const rows: Row[] = [];

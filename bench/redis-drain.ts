@@ -7,10 +7,9 @@
  *   npm run build && node dist/bench/redis-drain.js [count=20000] [concurrency=4]
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { PYTHON, type Row, peakRssMb, stop, table } from './support.js';
+import { PYTHON, type Row, observed as observedRow, selfTimed as selfTimedRow, table, timeDrainOf } from './support.js';
 
 const exec = promisify(execFile);
 const count = Number(process.argv[2] ?? 20_000);
@@ -28,39 +27,14 @@ async function publish(queue: string): Promise<void> {
   process.stderr.write(`  published ${count} with Python Celery into Redis in ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
 }
 
-async function drainSeconds(queue: string, ackLate: boolean): Promise<number> {
-  const until = Date.now() + 600_000;
-  let t0: number | undefined;
-  for (;;) {
+/** Drained: the queue list is empty and, for a late-acking worker, nothing is left in `unacked`. */
+const drained = (queue: string, ackLate: boolean) =>
+  timeDrainOf(`queue ${queue}`, count, async () => {
     const [ready, unacked] = await Promise.all([redis.llen(queue), ackLate ? redis.hlen('unacked') : Promise.resolve(0)]);
-    const now = performance.now();
-    if (t0 === undefined && ready < count) t0 = now;
-    if (ready === 0 && unacked === 0 && t0 !== undefined) return (now - t0) / 1000;
-    if (Date.now() > until) throw new Error(`queue ${queue} did not drain`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
-async function observed(name: string, queue: string, start: () => ChildProcess, note: string, ackLate = true): Promise<Row> {
-  const child = start();
-  const seconds = await drainSeconds(queue, ackLate);
-  await new Promise((r) => setTimeout(r, 500));
-  const rssMb = child.pid ? peakRssMb(child.pid) : 0;
-  await stop(child);
-  return { name, seconds, rate: count / seconds, rssMb, note };
-}
-
-async function selfTimed(name: string, start: () => ChildProcess, note: string): Promise<Row> {
-  const child = start();
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  const timing = () => out.split('\n').find((l) => l.startsWith('{"seconds"'));
-  while (!timing()) await once(child.stdout ?? child, 'data');
-  const { seconds } = JSON.parse(timing() ?? '{}') as { seconds: number };
-  const rssMb = child.pid ? peakRssMb(child.pid) : 0;
-  await stop(child);
-  return { name, seconds, rate: count / seconds, rssMb, note };
-}
+    return { ready, unacked };
+  });
+const observed = (name: string, queue: string, start: () => ChildProcess, note: string, ackLate = true) => observedRow(name, count, start, () => drained(queue, ackLate), note);
+const selfTimed = (name: string, start: () => ChildProcess, note: string) => selfTimedRow(name, count, start, note);
 
 const rows: Row[] = [];
 const run = async (name: string, fn: (queue: string) => Promise<Row>) => {

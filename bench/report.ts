@@ -53,3 +53,34 @@ export function renderReport(r: ReportInput): string {
   if (r.plots.length) out.push('## Plots', '', ...r.plots.map((p) => `![${p}](${p})`), '');
   return out.join('\n');
 }
+
+interface ReportParts {
+  /** The title, notes and machine table: everything before the first section. */
+  head: string[];
+  /** `## ` sections in order: the heading's title, and the section's lines (heading included). */
+  sections: Array<{ title: string; lines: string[] }>;
+}
+
+function partsOf(md: string): ReportParts {
+  const parts: ReportParts = { head: [], sections: [] };
+  for (const line of md.split('\n')) {
+    if (line.startsWith('## ')) parts.sections.push({ title: line.slice(3), lines: [line] });
+    else (parts.sections.at(-1)?.lines ?? parts.head).push(line);
+  }
+  return parts;
+}
+
+/**
+ * A run of some benchmarks only (`--only`) written over the report already there: the sections of the
+ * benchmarks it ran (`ran`, their titles) are the fresh report's, every other section stays as it was, and
+ * the earlier notes stay above this run's (each says what its run was). The machine table is this run's.
+ */
+export function mergeReport(old: string, fresh: string, ran: readonly string[]): string {
+  const o = partsOf(old);
+  const f = partsOf(fresh);
+  const kept = new Map(o.sections.map((s) => [s.title, s.lines]));
+  const oldNotes = o.head.filter((l) => l.startsWith('> '));
+  const head = f.head.flatMap((l) => (l.startsWith('> ') ? [...oldNotes.filter((n) => n !== l).flatMap((n) => [n, '>']), l] : [l]));
+  const sections = f.sections.flatMap((s) => (ran.includes(s.title) || s.title === 'Plots' ? s.lines : (kept.get(s.title) ?? s.lines)));
+  return [...head, ...sections].join('\n');
+}

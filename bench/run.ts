@@ -1,8 +1,9 @@
 /**
  * `npm run bench [-- --quick] [--reps N] [--only a,b]`: runs every benchmark of bench/ N times (each run
  * alternates the systems it compares, so repetitions interleave them), then writes
- * bench/results/<date>-<host>.md and its SVG plots. Numbers are never asserted: a benchmark fails this
- * command only by crashing.
+ * bench/results/<date>-<host>.md and its SVG plots. With `--only`, the report of that date and host keeps
+ * every section (and plot) of the benchmarks it did not run, and gains a note saying what this run was.
+ * Numbers are never asserted: a benchmark fails this command only by crashing.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -12,7 +13,7 @@ import path from 'node:path';
 import { describeMachine } from './machine.js';
 import { isolationSpec, latencySpec, renderSvg, throughputSpec } from './plots.js';
 import { readSamples } from './record.js';
-import { type BenchInfo, renderReport } from './report.js';
+import { type BenchInfo, mergeReport, renderReport } from './report.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -82,12 +83,18 @@ for (let rep = 1; rep <= reps; rep++) {
 
 const samples = readSamples(out);
 const base = `${date}-${host}`;
-const plots: [string, ReturnType<typeof throughputSpec>][] = [
-  [`${base}-throughput.svg`, throughputSpec(samples.filter((s) => s.bench === 'accumulate'))],
-  [`${base}-latency.svg`, latencySpec(samples.filter((s) => s.bench === 'latency' && s.metric !== 'lost'))],
-  [`${base}-isolation.svg`, isolationSpec(samples.filter((s) => s.bench === 'isolation'))],
+const plots: [string, string, ReturnType<typeof throughputSpec>][] = [
+  [`${base}-throughput.svg`, 'accumulate', throughputSpec(samples.filter((s) => s.bench === 'accumulate'))],
+  [`${base}-latency.svg`, 'latency', latencySpec(samples.filter((s) => s.bench === 'latency' && s.metric !== 'lost'))],
+  [`${base}-isolation.svg`, 'isolation', isolationSpec(samples.filter((s) => s.bench === 'isolation'))],
 ];
-for (const [file, spec] of plots) fs.writeFileSync(path.join(dir, file), await renderSvg(spec));
+// With --only, a plot of a benchmark not run is left as the earlier run drew it.
+let drawn = 0;
+for (const [file, bench, spec] of plots) {
+  if (only && !only.includes(bench) && fs.existsSync(path.join(dir, file))) continue;
+  fs.writeFileSync(path.join(dir, file), await renderSvg(spec));
+  drawn++;
+}
 const minutes = ((performance.now() - began) / 60_000).toFixed(1);
 const mode = quick
   ? `A noisy --quick run (small counts, one repetition, ${minutes} min): it shows the harness, not the worker's performance`
@@ -96,14 +103,16 @@ const report = renderReport({
   date,
   host,
   machine: await describeMachine(),
-  note: `${mode}. Numbers from a machine that other work shares are indicative only.${crashed.length ? ` Crashed: ${crashed.join('; ')}.` : ''}`,
+  note: `${only ? `\`--only ${only.join(',')}\`: ` : ''}${mode}. Numbers from a machine that other work shares are indicative only.${crashed.length ? ` Crashed: ${crashed.join('; ')}.` : ''}`,
   benches,
   samples,
   plots: plots.map(([file]) => file),
 });
-fs.writeFileSync(path.join(dir, `${base}.md`), report);
+const reportFile = path.join(dir, `${base}.md`);
+const ran = Object.entries(benches).flatMap(([id, info]) => (only?.includes(id) ? [info.title] : []));
+fs.writeFileSync(reportFile, only && fs.existsSync(reportFile) ? mergeReport(fs.readFileSync(reportFile, 'utf8'), report, ran) : report);
 fs.rmSync(out, { force: true });
-process.stderr.write(`\nwrote ${dir}/${base}.md and ${plots.length} plots in ${minutes} min\n`);
+process.stderr.write(`\nwrote ${dir}/${base}.md and ${drawn} plots in ${minutes} min\n`);
 if (crashed.length) {
   process.stderr.write(`crashed: ${crashed.join('; ')}\n`);
   process.exit(1);

@@ -1,6 +1,7 @@
 /** Shared pieces of the benchmarks: queues, a Python producer, process sampling, tables. */
 import amqp from 'amqplib';
 import { type ChildProcess, execFile } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import { promisify } from 'node:util';
 
@@ -69,18 +70,56 @@ function childPids(pid: number): number[] {
   }
 }
 
-/** Time from the first message taken to the queue running empty (at most one prefetch window remains in flight). */
-export async function timeDrain(queue: string, total: number, timeoutMs = 600_000): Promise<number> {
+/** What a drain has left: messages ready in the queue, and taken but not yet acked (late ack). */
+export interface Left {
+  ready: number;
+  unacked: number;
+}
+
+/**
+ * Seconds from the first message taken (fewer than `total` ready) until `left` says nothing is ready or
+ * unacked; polled every 5 ms, so at most one prefetch window is still in flight when the queue alone is read.
+ */
+export async function timeDrainOf(what: string, total: number, left: () => Promise<Left>, timeoutMs = 600_000): Promise<number> {
   const until = Date.now() + timeoutMs;
   let t0: number | undefined;
   for (;;) {
-    const ready = await readyCount(queue);
+    const { ready, unacked } = await left();
     const now = performance.now();
     if (t0 === undefined && ready < total) t0 = now;
-    if (ready === 0 && t0 !== undefined) return (now - t0) / 1000;
-    if (Date.now() > until) throw new Error(`queue ${queue} did not drain`);
+    if (ready === 0 && unacked === 0 && t0 !== undefined) return (now - t0) / 1000;
+    if (Date.now() > until) throw new Error(`${what} did not drain`);
     await new Promise((r) => setTimeout(r, 5));
   }
+}
+
+/** Time from the first message taken to the RabbitMQ queue running empty. */
+export async function timeDrain(queue: string, total: number, timeoutMs = 600_000): Promise<number> {
+  return timeDrainOf(`queue ${queue}`, total, async () => ({ ready: await readyCount(queue), unacked: 0 }), timeoutMs);
+}
+
+/** A consumer whose drain of `count` messages we observe from outside (it respects its prefetch window): its row. */
+export async function observed(name: string, count: number, start: () => ChildProcess, drained: () => Promise<number>, note: string): Promise<Row> {
+  const child = start();
+  const seconds = await drained();
+  // Let the last window finish before sampling memory and stopping.
+  await new Promise((r) => setTimeout(r, 500));
+  const rssMb = child.pid ? peakRssMb(child.pid) : 0;
+  await stop(child);
+  return { name, seconds, rate: count / seconds, rssMb, note };
+}
+
+/** A consumer that reports its own timing as a `{"seconds":…}` line (it takes everything at once, so the queue says nothing): its row. */
+export async function selfTimed(name: string, count: number, start: () => ChildProcess, note: string): Promise<Row> {
+  const child = start();
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  const timing = () => out.split('\n').find((l) => l.startsWith('{"seconds"'));
+  while (!timing()) await once(child.stdout ?? child, 'data');
+  const { seconds } = JSON.parse(timing() ?? '{}') as { seconds: number };
+  const rssMb = child.pid ? peakRssMb(child.pid) : 0;
+  await stop(child);
+  return { name, seconds, rate: count / seconds, rssMb, note };
 }
 
 export async function stop(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {

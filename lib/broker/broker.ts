@@ -41,6 +41,15 @@ export interface Delivery {
 
 export type Settlement = 'ack' | 'reject' | 'requeue';
 
+/** `Broker.settle` on every broker whose deliveries settle themselves: each one not yet settled, as `how` says. */
+export function settleEach(deliveries: readonly Delivery[], how: Settlement): void {
+  for (const d of deliveries) {
+    if (d.settled) continue;
+    if (how === 'ack') d.ack();
+    else d.reject(how === 'requeue');
+  }
+}
+
 /** What a task queue needs. Every broker tolerates a queue that already exists with other arguments. */
 export interface QueueSpec {
   name: string;

@@ -7,7 +7,8 @@
  */
 import type { Broker, Delivery } from '../broker/broker.js';
 import { headersOf, republishProperties } from '../broker/republish.js';
-import { coerceError, hasCode } from '../errors.js';
+import { sendOrDeclare } from '../broker/send-or-declare.js';
+import { coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 
 export type UnknownTaskPolicy = { mode: 'reject' } | { mode: 'forward'; queue: string };
@@ -82,12 +83,11 @@ export class Forwarder {
         keepExpiration: true,
       });
       const message = { body: delivery.raw.body, properties: props };
-      await this.broker.send(this.queue, message).catch(async (err: unknown) => {
-        if (!hasCode(err, 'BROKER_UNROUTABLE')) throw err;
-        // Deleted since: declared again (the mandatory send said so instead of dropping the message).
-        await this.broker.declareQueue({ name: this.queue });
-        await this.broker.send(this.queue, message);
-      });
+      // Deleted since: declared again (the mandatory send said so instead of dropping the message).
+      await sendOrDeclare(
+        () => this.broker.send(this.queue, message),
+        () => this.broker.declareQueue({ name: this.queue }),
+      );
     } catch (err) {
       return { kind: 'unpublished', reason: `could not forward ${task} to ${this.queue}: ${coerceError(err).message}` };
     }

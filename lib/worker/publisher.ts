@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Broker } from '../broker/broker.js';
 import { sendLater } from '../broker/delayed.js';
-import { hasCode } from '../errors.js';
+import { sendOrDeclare } from '../broker/send-or-declare.js';
 import { encodeTaskMessage, type OutgoingTask } from '../protocol/encode.js';
 import type { Signature, TaskMessage } from '../protocol/types.js';
 import { PyDateTime } from '../protocol/values.js';
@@ -86,15 +86,14 @@ export class TaskPublisher {
       await sendLater(this.broker, queue, msg, waitMs);
       return;
     }
-    try {
-      await this.broker.send(queue, msg);
-    } catch (err) {
-      if (!hasCode(err, 'BROKER_UNROUTABLE')) throw err;
-      // Deleted since we declared it: declared again, as Celery's producer declares a queue it sends to.
-      this.declared.delete(queue);
-      await this.ensureQueue(queue);
-      await this.broker.send(queue, msg);
-    }
+    // Deleted since we declared it: declared again, as Celery's producer declares a queue it sends to.
+    await sendOrDeclare(
+      () => this.broker.send(queue, msg),
+      async () => {
+        this.declared.delete(queue);
+        await this.ensureQueue(queue);
+      },
+    );
   }
 
   /** Declares a queue once (with the broker's delay route, once `declareDelayed` ran, so delayed messages come back to it). */

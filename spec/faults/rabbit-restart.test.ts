@@ -5,11 +5,12 @@
  * completes, it consumes its task queue and its pidbox again (a Python `ping` is answered), a countdown goes through
  * the delay topology, and Beat retakes its lock and keeps sending.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import amqp from '../../lib/broker/amqp/amqplib.js';
 import { REDIS_URL, uniqueName, waitFor } from '../support/amqp.js';
+import { spawnBeat } from '../support/beat-process.js';
 import { faultTasks } from '../support/fault-tasks.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type RabbitNode, startRabbitNode } from '../support/rabbit-node.js';
@@ -35,18 +36,11 @@ beforeAll(async () => {
     env: { CELERY_BROKER_URL: node.url, CELERY_WORKER_CONCURRENCY: '16', CELERY_BROKER_HEARTBEAT: '5', SMARTER_WORKER_ETA_HOLD_MAX: '1' },
   });
   h.broker.on('disconnected', () => disconnects++);
-  beat = spawn(process.execPath, ['--import', 'tsx', 'spec/support/beat-main.ts'], {
-    env: { ...process.env, BEAT_QUEUE: uniqueName('beatq'), BEAT_STORE_KEY: beatStore, BEAT_LOCK: uniqueName('lock'), AMQP_URL: node.url, REDIS_URL },
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  let buf = '';
-  beat.stdout?.on('data', (d: Buffer) => {
-    buf += d.toString();
-    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-      if (buf.slice(0, nl).includes('beat: sending due task')) beatSends++;
-      buf = buf.slice(nl + 1);
-    }
-  });
+  beat = spawnBeat(
+    { BEAT_QUEUE: uniqueName('beatq'), BEAT_STORE_KEY: beatStore, BEAT_LOCK: uniqueName('lock'), AMQP_URL: node.url, REDIS_URL },
+    () => beatSends++,
+    'ignore',
+  );
   await waitFor(() => beatSends >= 1, 30_000);
 }, 120_000);
 

@@ -3,7 +3,7 @@
  * (no burst, no skipped run) in a file and in Redis; two replicas never send the same tick, and the standby
  * takes over when the holder is killed; a queue with no consumer is reported.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,7 @@ import { AmqpBroker } from '../../lib/broker/amqp/amqp-broker.js';
 import { AmqpLock } from '../../lib/broker/amqp/amqp-lock.js';
 import { nullLogger } from '../../lib/logger.js';
 import { AMQP_URL, REDIS_URL, deleteQueues, uniqueName, waitFor, withChannel } from '../support/amqp.js';
+import { type BeatSend, spawnBeat } from '../support/beat-process.js';
 import { startWorker } from '../support/harness.js';
 
 const logger = nullLogger();
@@ -91,41 +92,17 @@ describe.each([
   });
 });
 
-function spawnBeat(queue: string, storeKey: string, lock: string): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'spec/support/beat-main.ts'], {
-    env: { ...process.env, BEAT_QUEUE: queue, BEAT_STORE_KEY: storeKey, BEAT_LOCK: lock, AMQP_URL, REDIS_URL },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-}
-
 test('two replicas: one sender at a time, each tick once; SIGKILL the sender and the other takes over', async () => {
   const queue = uniqueName('beatq');
   const storeKey = uniqueName('beat-store');
   const lock = uniqueName('lock');
   const sends = new Map<number, string[]>(); // pid → task ids sent
-  const watch = (p: ChildProcess) => {
-    let buf = '';
-    p.stdout?.on('data', (d: Buffer) => {
-      buf += d.toString();
-      for (;;) {
-        const nl = buf.indexOf('\n');
-        if (nl < 0) break;
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        let rec: { message?: string; id?: string } = {};
-        try {
-          rec = JSON.parse(line) as typeof rec;
-        } catch {
-          continue;
-        }
-        if (rec.message?.startsWith('beat: sending due task') && rec.id && p.pid) sends.set(p.pid, [...(sends.get(p.pid) ?? []), rec.id]);
-      }
-    });
+  const env = { BEAT_QUEUE: queue, BEAT_STORE_KEY: storeKey, BEAT_LOCK: lock, AMQP_URL, REDIS_URL };
+  const heard = (s: BeatSend, p: ChildProcess) => {
+    if (p.pid) sends.set(p.pid, [...(sends.get(p.pid) ?? []), s.id]);
   };
-  const a = spawnBeat(queue, storeKey, lock);
-  const b = spawnBeat(queue, storeKey, lock);
-  watch(a);
-  watch(b);
+  const a = spawnBeat(env, heard);
+  const b = spawnBeat(env, heard);
   try {
     // New entries wait one interval; then one replica sends every second.
     await waitFor(() => ([...sends.values()].flat().length >= 4 ? true : undefined), 30_000);

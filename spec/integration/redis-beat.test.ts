@@ -4,15 +4,12 @@
  * same Redis; the sender SIGKILLed, the standby takes the lock once its lease (30 s) lapses, and no tick
  * goes out twice.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { REDIS_URL, uniqueName, waitFor } from '../support/amqp.js';
+import { type BeatSend, spawnBeat } from '../support/beat-process.js';
 import { redisScope } from '../support/redis.js';
 import { startRedisWorker } from '../support/redis-harness.js';
-
-function spawnBeat(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'spec/support/beat-main.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-}
 
 test('two Beat replicas on Redis: one sender, each tick run once; SIGKILL the sender and the standby takes over after the lease', async () => {
   const scope = redisScope();
@@ -21,27 +18,11 @@ test('two Beat replicas on Redis: one sender, each tick run once; SIGKILL the se
   const lock = uniqueName('lock');
   const env = { BEAT_QUEUE: h.queue, BEAT_STORE_KEY: storeKey, BEAT_LOCK: lock, REDIS_URL, BEAT_BROKER_URL: REDIS_URL, BEAT_KEY_PREFIX: scope.prefix };
   const sends = new Map<number, Array<{ id: string; at: number }>>();
-  const watch = (p: ChildProcess) => {
-    let buf = '';
-    p.stdout?.on('data', (d: Buffer) => {
-      buf += d.toString();
-      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        let rec: { message?: string; id?: string } = {};
-        try {
-          rec = JSON.parse(line) as typeof rec;
-        } catch {
-          continue;
-        }
-        if (rec.message?.startsWith('beat: sending due task') && rec.id && p.pid) sends.set(p.pid, [...(sends.get(p.pid) ?? []), { id: rec.id, at: Date.now() }]);
-      }
-    });
+  const heard = (s: BeatSend, p: ChildProcess) => {
+    if (p.pid) sends.set(p.pid, [...(sends.get(p.pid) ?? []), s]);
   };
-  const a = spawnBeat(env);
-  const b = spawnBeat(env);
-  watch(a);
-  watch(b);
+  const a = spawnBeat(env, heard);
+  const b = spawnBeat(env, heard);
   const ran = () => h.worker.processed.get('test.add') ?? 0;
   try {
     await waitFor(() => ([...sends.values()].flat().length >= 4 ? true : undefined), 30_000);

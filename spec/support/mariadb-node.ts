@@ -3,67 +3,55 @@
  * port and its own socket, root without a password on 127.0.0.1), so that a test may stop and start it without
  * touching the shared server on 3306. `--no-defaults` keeps the machine's my.cnf (user, log paths) out of it.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
+import { execFile, spawn } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import type { DatabaseConfig } from '../../tasks/db/database.js';
 import { smarterSchema } from '../../tasks/db/schema.js';
-import { freePort } from './rabbit-node.js';
-import { terminate } from './child.js';
+import { type ServerNode, startServerNode } from './server-node.js';
 
 const run = promisify(execFile);
 
-export interface MariaNode {
-  readonly port: number;
+export interface MariaNode extends ServerNode {
   /** root on 127.0.0.1:<port>, no database selected. */
   readonly admin: Omit<DatabaseConfig, 'database' | 'poolSize'>;
   /** Creates a database with Smarter's tables (tasks/db/schema.sql); returns its name. */
   createDatabase(name: string): Promise<string>;
-  /** A clean shutdown (SIGTERM), waited for. */
-  stop(): Promise<void>;
-  /** Starts it again on the same port and data, once it accepts connections. */
-  start(): Promise<void>;
-  remove(): Promise<void>;
 }
 
+const adminAt = (port: number) => ({ host: '127.0.0.1', port, user: 'root', password: '' });
+
 export async function startMariaNode(): Promise<MariaNode> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mariadb-node-'));
-  const data = path.join(dir, 'data');
-  const port = await freePort();
-  await run('mariadb-install-db', ['--no-defaults', `--datadir=${data}`, '--user=root', '--auth-root-authentication-method=normal', '--skip-test-db'], { timeout: 120_000 });
-  const admin = { host: '127.0.0.1', port, user: 'root', password: '' };
-  let server: ChildProcess | undefined;
-  const start = async (): Promise<void> => {
-    server = spawn(
-      'mariadbd',
-      ['--no-defaults', `--datadir=${data}`, `--port=${port}`, '--bind-address=127.0.0.1', `--socket=${path.join(dir, 's')}`, '--user=root', `--pid-file=${path.join(dir, 'pid')}`, `--log-error=${path.join(dir, 'error.log')}`, '--innodb-buffer-pool-size=32M', '--skip-log-bin'],
-      { stdio: 'ignore' },
-    );
-    const until = Date.now() + 60_000;
-    for (;;) {
-      try {
-        const c = await mysql.createConnection(admin);
-        await c.end();
-        return;
-      } catch (err) {
-        if (server.exitCode !== null || Date.now() > until) throw new Error(`mariadbd on ${port} did not start (see ${path.join(dir, 'error.log')}): ${String(err)}`);
-        await new Promise((r) => setTimeout(r, 200));
+  const node = await startServerNode({
+    name: 'mariadb-node',
+    async prepare(dir) {
+      await run('mariadb-install-db', ['--no-defaults', `--datadir=${path.join(dir, 'data')}`, '--user=root', '--auth-root-authentication-method=normal', '--skip-test-db'], { timeout: 120_000 });
+    },
+    launch: (dir, port) =>
+      spawn(
+        'mariadbd',
+        ['--no-defaults', `--datadir=${path.join(dir, 'data')}`, `--port=${port}`, '--bind-address=127.0.0.1', `--socket=${path.join(dir, 's')}`, '--user=root', `--pid-file=${path.join(dir, 'pid')}`, `--log-error=${path.join(dir, 'error.log')}`, '--innodb-buffer-pool-size=32M', '--skip-log-bin'],
+        { stdio: 'ignore' },
+      ),
+    async ready(server, port, dir) {
+      const until = Date.now() + 60_000;
+      for (;;) {
+        try {
+          const c = await mysql.createConnection(adminAt(port));
+          await c.end();
+          return;
+        } catch (err) {
+          if (server.exitCode !== null || Date.now() > until) throw new Error(`mariadbd on ${port} did not start (see ${path.join(dir, 'error.log')}): ${String(err)}`);
+          await new Promise((r) => setTimeout(r, 200));
+        }
       }
-    }
-  };
-  const stop = async (): Promise<void> => {
-    const s = server;
-    server = undefined;
-    await terminate(s);
-  };
-  await start();
-  return {
-    port,
+    },
+  });
+  const admin = adminAt(node.port);
+  return Object.assign(node, {
     admin,
-    async createDatabase(name) {
+    async createDatabase(name: string) {
       const c = await mysql.createConnection({ ...admin, multipleStatements: true });
       try {
         await c.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
@@ -73,11 +61,5 @@ export async function startMariaNode(): Promise<MariaNode> {
       }
       return name;
     },
-    stop,
-    start,
-    async remove() {
-      await stop();
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  });
 }

@@ -24,7 +24,8 @@ import type {
   Settlement,
   SubscriptionSpec,
 } from '../../lib/broker/broker.js';
-import { copyProperties, deadLetterHeaders } from '../../lib/broker/republish.js';
+import { settleEach } from '../../lib/broker/broker.js';
+import { sendDeadLetter } from '../../lib/broker/dead-letter.js';
 import type { RawMessage } from '../../lib/protocol/types.js';
 
 interface Entry {
@@ -396,8 +397,10 @@ export class MemoryBroker implements Broker {
 
   async deadLetter(delivery: Delivery, why: DeadLetterReason): Promise<void> {
     this.ready();
-    this.store.declare(why.queue);
-    await this.send(why.queue, { body: delivery.raw.body, properties: copyProperties(delivery.raw, deadLetterHeaders(delivery, why)) });
+    const declare = async (queue: string): Promise<void> => {
+      this.store.declare(queue);
+    };
+    await sendDeadLetter({ send: (queue, m) => this.send(queue, m), declare }, delivery, why);
   }
 
   async consume(queue: string, handler: DeliveryHandler, options: ConsumeOptions = {}): Promise<void> {
@@ -421,11 +424,7 @@ export class MemoryBroker implements Broker {
   }
 
   settle(deliveries: readonly Delivery[], how: Settlement): void {
-    for (const d of deliveries) {
-      if (d.settled) continue;
-      if (how === 'ack') d.ack();
-      else d.reject(how === 'requeue');
-    }
+    settleEach(deliveries, how);
   }
 
   async take(queue: string, max: number, visit: (delivery: Delivery) => Promise<void>): Promise<void> {

@@ -1,5 +1,5 @@
 import type { Sample } from '../../bench/record.js';
-import { benchTable, renderReport } from '../../bench/report.js';
+import { benchTable, mergeReport, renderReport } from '../../bench/report.js';
 
 const s = (system: string, value: number, metric = 'seconds', x?: number): Sample => ({ bench: 'b', system, metric, unit: 's', value, ...(x === undefined ? {} : { x }) });
 
@@ -35,5 +35,22 @@ describe('bench report writer', () => {
     expect(md).toContain('## Throughput\n\n| metric |');
     expect(md).toContain('## Start-up\n\n_not run_');
     expect(md).toContain('![2026-12-01-ci-throughput.svg](2026-12-01-ci-throughput.svg)');
+  });
+
+  it('--only: the sections it ran are new, every other one stays as the earlier run wrote it, and both notes are kept', () => {
+    const benches = { b: { title: 'Throughput', baseline: 'base' }, c: { title: 'Start-up', baseline: 'x' } };
+    const input = { date: '2026-12-01', host: 'ci', machine: { CPU: 'EPYC' }, benches, plots: ['p.svg'] };
+    const old = renderReport({ ...input, note: 'the full run', samples: [s('base', 1), { ...s('x', 7), bench: 'c' }] });
+    const fresh = renderReport({ ...input, note: '`--only b`: the partial run', samples: [s('base', 9)] });
+    const md = mergeReport(old, fresh, ['Throughput']);
+    expect(md).toContain('| seconds (s) | base | 9.00 |');
+    expect(md).not.toContain('| seconds (s) | base | 1.00 |');
+    expect(md).toContain('## Start-up\n\n| metric |');
+    expect(md).toContain('| seconds (s) | x | 7.00 |');
+    expect(md).not.toContain('_not run_');
+    expect(md).toContain('> the full run\n>\n> `--only b`: the partial run\n');
+    expect(md.match(/^## Plots$/gm)).toHaveLength(1);
+    // Run again with the same --only: the same report, not one more copy of each note.
+    expect(mergeReport(md, fresh, ['Throughput'])).toBe(md);
   });
 });

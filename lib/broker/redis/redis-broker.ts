@@ -28,7 +28,8 @@ import type {
   Settlement,
   SubscriptionSpec,
 } from '../broker.js';
-import { copyProperties, deadLetterHeaders } from '../republish.js';
+import { settleEach } from '../broker.js';
+import { sendDeadLetter } from '../dead-letter.js';
 import { RedisLeaseLock } from './lease-lock.js';
 import { redisTarget } from './connection.js';
 import type { TlsSettings } from '../../config/tls.js';
@@ -387,19 +388,14 @@ export class RedisBroker implements Broker, Settler {
 
   /** The dead-letter queue on Redis is a list named like RabbitMQ's, holding the same copy and headers. */
   async deadLetter(delivery: Delivery, why: DeadLetterReason): Promise<void> {
-    await this.declareQueue({ name: why.queue });
-    await this.publish('', why.queue, delivery.raw.body, copyProperties(delivery.raw, deadLetterHeaders(delivery, why)));
+    await sendDeadLetter({ send: (queue, m) => this.publish('', queue, m.body, m.properties), declare: (queue) => this.declareQueue({ name: queue }) }, delivery, why);
   }
 
   settle(deliveries: readonly Delivery[], how: Settlement): void;
   settle(tag: string, what: 'ack' | 'requeue' | 'drop'): void;
   settle(a: readonly Delivery[] | string, how: Settlement | 'drop'): void {
     if (typeof a === 'string') return this.settleTag(a, how === 'requeue' ? 'requeue' : 'ack');
-    for (const d of a) {
-      if (d.settled) continue;
-      if (how === 'ack') d.ack();
-      else d.reject(how === 'requeue');
-    }
+    settleEach(a, how === 'drop' ? 'reject' : how);
   }
 
   async take(queue: string, max: number, visit: (delivery: Delivery) => Promise<void>): Promise<void> {

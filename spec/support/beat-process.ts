@@ -1,0 +1,32 @@
+/** A Beat replica of the lock tests (spec/support/beat-main.ts) in a process of its own, and what it says it sends. */
+import { type ChildProcess, spawn } from 'node:child_process';
+
+/** One due task the replica announced sending: its task id, and when the line arrived. */
+export interface BeatSend {
+  id: string;
+  at: number;
+}
+
+/**
+ * Starts a replica with `env` (BEAT_QUEUE, BEAT_STORE_KEY, BEAT_LOCK, … as beat-main.ts reads them) on top of
+ * this process's; `onSend` hears each `beat: sending due task` line of its JSON log, as it arrives.
+ */
+export function spawnBeat(env: Record<string, string>, onSend: (send: BeatSend, beat: ChildProcess) => void, stderr: 'inherit' | 'ignore' = 'inherit'): ChildProcess {
+  const beat = spawn(process.execPath, ['--import', 'tsx', 'spec/support/beat-main.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', stderr] });
+  let buf = '';
+  beat.stdout?.on('data', (d: Buffer) => {
+    buf += d.toString();
+    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      let rec: { message?: string; id?: string } = {};
+      try {
+        rec = JSON.parse(line) as typeof rec;
+      } catch {
+        continue;
+      }
+      if (rec.message?.startsWith('beat: sending due task') && rec.id) onSend({ id: rec.id, at: Date.now() }, beat);
+    }
+  });
+  return beat;
+}
