@@ -4,6 +4,7 @@ import { type ChildProcess, execFile } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import { promisify } from 'node:util';
+import { retireQueues } from './retire-queue.js';
 
 export const AMQP_URL = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672//';
 export const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
@@ -28,10 +29,12 @@ export async function freshQueue(name: string): Promise<void> {
 }
 
 export async function deleteQueue(name: string): Promise<void> {
-  await withChannel(async (ch) => {
-    await ch.deleteQueue(name).catch(() => undefined);
-    await ch.deleteExchange(name).catch(() => undefined);
-  });
+  const conn = await amqp.connect(AMQP_URL);
+  try {
+    await retireQueues(conn, [name]);
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
 }
 
 export async function readyCount(queue: string): Promise<number> {

@@ -2,6 +2,7 @@
 import type { Channel, Options } from 'amqplib';
 import amqp from '../../lib/broker/amqp/amqplib.js';
 import { randomUUID } from 'node:crypto';
+import { retireQueues } from '../../bench/retire-queue.js';
 
 export const AMQP_URL = process.env.TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672//';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/0';
@@ -14,13 +15,7 @@ export function uniqueName(prefix = 'test'): string {
 export async function deleteQueues(names: string[]): Promise<void> {
   const conn = await amqp.connect(AMQP_URL);
   try {
-    for (const n of names) {
-      const ch = await conn.createChannel();
-      ch.on('error', () => undefined);
-      await ch.deleteQueue(n).catch(() => undefined);
-      await ch.deleteExchange(n).catch(() => undefined);
-      await ch.close().catch(() => undefined);
-    }
+    await retireQueues(conn, names);
   } finally {
     await conn.close();
   }
