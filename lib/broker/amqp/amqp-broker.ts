@@ -211,6 +211,8 @@ export class AmqpBroker implements Broker {
   private readonly exchanges = new Map<string, ExchangeSpec>();
   /** Set by `declareDelayed`: task queues declared from then on are bound to the delay topology. */
   private delayQueueType: DelayQueueType | undefined;
+  /** While `declareDelayed` runs: what sends into the levels wait for. */
+  private delayLevelsPending: Promise<void> | undefined;
   private readonly deadLetterQueues = new Set<string>();
   private readonly events = new EventEmitter();
   private closing = false;
@@ -526,9 +528,22 @@ export class AmqpBroker implements Broker {
   }
 
   async declareDelayed(options: { queueType?: DelayQueueType } = {}): Promise<void> {
-    const queueType = options.queueType ?? 'quorum';
+    const pending = this.declareDelayLevels(options.queueType ?? 'quorum');
+    this.delayLevelsPending = pending;
+    try {
+      await pending;
+    } finally {
+      if (this.delayLevelsPending === pending) this.delayLevelsPending = undefined;
+    }
+  }
+
+  private async declareDelayLevels(queueType: DelayQueueType): Promise<void> {
     await this.assertTopology(delayTopology(queueType));
     this.delayQueueType = queueType;
+    // The task queues declared meanwhile (the worker declares them beside the levels) get their delay route
+    // here; those declared from now on bind their own (declareQueue).
+    const queues = [...this.queues.keys()].filter((q) => !this.deadLetterQueues.has(q));
+    if (queues.length > 0) await this.assertTopology({ exchanges: [], queues: [], bindings: queues.map(delayBinding) });
   }
 
   async send(queue: string, m: OutgoingMessage): Promise<void> {
@@ -540,6 +555,8 @@ export class AmqpBroker implements Broker {
   }
 
   async sendLater(queue: string, m: OutgoingMessage, delayMs: number): Promise<void> {
+    // A message parked while the levels are being declared (a far ETA received at start-up) waits for them.
+    await this.delayLevelsPending?.catch(() => undefined);
     // As given: delayed.ts `sendLater` has dropped the per-message TTL that would fire in the delay queues.
     const seconds = Math.max(1, Math.ceil(delayMs / 1000));
     const entry = delayEntryExchange(seconds);
