@@ -32,4 +32,7 @@ await build({
   // Stack traces map back to the TypeScript sources under `node --enable-source-maps`, through tsc's maps.
   sourcemap: 'linked',
   logLevel: 'warning',
+  // Fewer bytes to parse at every start (~3 ms of CPU); names are kept, so stack traces still name functions.
+  minifyWhitespace: true,
+  minifySyntax: true,
 });
