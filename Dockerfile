@@ -9,6 +9,7 @@ COPY lib lib
 COPY tasks tasks
 COPY beat beat
 COPY bench bench
+COPY build build
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim

@@ -2,7 +2,7 @@
  * Our worker for the isolation, latency and memory benchmarks: Smarter's defaults, plus a check that
  * reschedules itself and bench.stamp, which returns the time it started (publish → task start).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { createWorker } from '../lib/app.js';
 import { loadConfig } from '../lib/config/settings.js';
 import { WORKER_SETTINGS } from '../lib/config/worker-settings.js';

@@ -58,7 +58,8 @@ export class WorkerApp<D> {
     readonly broker: Broker,
     readonly pidbox: Pidbox,
     readonly events: EventDispatcher,
-    readonly metrics: TaskMetrics,
+    /** Only when /metrics is served (an HTTP port is set): nobody could read them otherwise. */
+    readonly metrics: TaskMetrics | undefined,
     private readonly httpPort: number,
     private readonly logger: Logger,
     private readonly httpHost = '0.0.0.0',
@@ -66,7 +67,7 @@ export class WorkerApp<D> {
 
   async start(): Promise<void> {
     // Liveness answers from the start; readiness only once we consume.
-    if (this.httpPort > 0) this.http = startHttp(this.broker, this.worker, this.metrics, this.logger, { port: this.httpPort, host: this.httpHost });
+    if (this.metrics) this.http = startHttp(this.broker, this.worker, this.metrics, this.logger, { port: this.httpPort, host: this.httpHost });
     await this.broker.connect();
     await this.broker.declareExchange(eventExchange);
     await this.worker.start();
@@ -117,7 +118,7 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
   const clock = new LamportClock();
   // Filled in below: the registry is built after the event sinks it is given to.
   const names: { registry?: Registry<D> } = {};
-  const metrics = new TaskMetrics((task) => names.registry?.find(task) !== undefined);
+  const metrics = compiled.httpPort > 0 ? new TaskMetrics((task) => names.registry?.find(task) !== undefined) : undefined;
   // Heartbeats report the worker's counters; the worker is built next, with the dispatcher as its events.
   const ref: { worker?: Worker<D> } = {};
   const events = new EventDispatcher(broker, nodeName, clock, logger, { taskEvents: compiled.taskEvents }, () => ({
@@ -133,7 +134,7 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
     spec.deps,
     logger,
     compiled.worker,
-    spec.events ?? fanOut(events, metrics),
+    spec.events ?? (metrics ? fanOut(events, metrics) : events),
   );
   ref.worker = worker;
   const pidbox = new Pidbox(broker, worker, clock, events, logger, {

@@ -1,8 +1,13 @@
 /**
- * winston logging: one JSON object per line when stdout is not a TTY (what log collectors parse), readable
- * lines on a terminal. Child loggers carry a task's identity (`name[id]`, queue, retries) on every line.
+ * Logging: one JSON object per line when stdout is not a TTY (what log collectors parse), readable lines on
+ * a terminal. Child loggers carry a task's identity (`name[id]`, queue, retries) on every line.
+ *
+ * The lines are winston's (`format.combine(timestamp(), errors({ stack: true }), json())` on its Console
+ * transport, which this replaced): the same keys, sorted, by the same stringifier, the same levels. winston
+ * and its 30 modules cost ~50 ms of every start-up; a line written here also skips its stream pipeline.
  */
-import winston from 'winston';
+import { EOL } from 'node:os';
+import { configure } from 'safe-stable-stringify';
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 
@@ -13,6 +18,83 @@ export interface Logger {
   debug(message: string, meta?: Record<string, unknown>): void;
   child(bindings: Record<string, unknown>): Logger;
   isLevelEnabled(level: LogLevel): boolean;
+}
+
+/** npm's levels, as winston numbers them (lower is more severe). */
+const SEVERITY: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 5 };
+
+/** logform's `json()`: safe-stable-stringify's defaults (sorted keys, `[Circular]`), bigints as strings. */
+const stringify = configure({});
+const bigintAsString = (_key: string, value: unknown): unknown => (typeof value === 'bigint' ? value.toString() : value);
+
+type Line = Record<string, unknown>;
+
+function jsonLine(info: Line): string {
+  return stringify(info, bigintAsString) ?? '';
+}
+
+function textLine(info: Line): string {
+  const { timestamp, level, message, ...meta } = info;
+  const rest = Object.keys(meta).length > 0 ? ` ${JSON.stringify(meta)}` : '';
+  return `[${String(timestamp)}: ${String(level).toUpperCase()}] ${String(message)}${rest}`;
+}
+
+/**
+ * The object winston logs for `logger[level](message, meta)`: the meta, then level and message; a `message`
+ * in the meta is appended to the message, its `stack` and `cause` copied (an Error's are not enumerable).
+ */
+function infoOf(level: LogLevel, message: string, meta: Record<string, unknown> | undefined): Line {
+  if (typeof meta !== 'object' || meta === null) return { level, message };
+  const info: Line = Object.assign({}, meta, { level, message });
+  // As winston's template does: an object shows as [object Object].
+  if (meta.message) info.message = `${message} ${meta.message as string}`;
+  if (meta.stack) info.stack = meta.stack;
+  if (meta.cause) info.cause = meta.cause;
+  return info;
+}
+
+class LineLogger implements Logger {
+  constructor(
+    private readonly level: LogLevel,
+    private readonly format: (info: Line) => string,
+    private readonly silent: boolean,
+    /** Applied innermost child first: a line's own keys win over its bindings, a child's over its parent's. */
+    private readonly write: (info: Line) => void = (info) => this.emit(info),
+  ) {}
+
+  private emit(info: Line): void {
+    if (this.silent || !this.isLevelEnabled(info.level as LogLevel)) return;
+    // logform's `timestamp()` keeps one the line already carries.
+    if (!info.timestamp) info.timestamp = new Date().toISOString();
+    process.stdout.write(`${this.format(info)}${EOL}`);
+  }
+
+  private log(level: LogLevel, message: string, meta?: Record<string, unknown>): void {
+    if (this.isLevelEnabled(level)) this.write(infoOf(level, message, meta));
+  }
+
+  error(message: string, meta?: Record<string, unknown>): void {
+    this.log('error', message, meta);
+  }
+  warn(message: string, meta?: Record<string, unknown>): void {
+    this.log('warn', message, meta);
+  }
+  info(message: string, meta?: Record<string, unknown>): void {
+    this.log('info', message, meta);
+  }
+  debug(message: string, meta?: Record<string, unknown>): void {
+    this.log('debug', message, meta);
+  }
+
+  child(bindings: Record<string, unknown>): Logger {
+    const parent = this.write;
+    return new LineLogger(this.level, this.format, this.silent, (info) => parent(Object.assign({}, bindings, info)));
+  }
+
+  isLevelEnabled(level: LogLevel): boolean {
+    const given = SEVERITY[level] as number | undefined;
+    return given !== undefined && given <= SEVERITY[this.level];
+  }
 }
 
 /**
@@ -56,44 +138,24 @@ export function parseLogLevel(text: string): LogLevel | undefined {
 
 export function createLogger(options: { level: LogLevel; json?: boolean; silent?: boolean }): Logger {
   const json = options.json ?? !process.stdout.isTTY;
-  const format = json
-    ? winston.format.combine(winston.format.timestamp(), winston.format.errors({ stack: true }), winston.format.json())
-    : winston.format.combine(
-        winston.format.timestamp(),
-        winston.format.printf(({ timestamp, level, message, ...meta }) => {
-          const rest = Object.keys(meta).length > 0 ? ` ${JSON.stringify(meta)}` : '';
-          return `[${String(timestamp)}: ${level.toUpperCase()}] ${String(message)}${rest}`;
-        }),
-      );
-  const logger = winston.createLogger({
-    level: options.level,
-    format,
-    silent: options.silent ?? false,
-    transports: [new winston.transports.Console({ stderrLevels: [] })],
-  });
+  const logger = new LineLogger(options.level, json ? jsonLine : textLine, options.silent ?? false);
   if (!options.silent) processLoggers.add(logger);
   return logger;
 }
 
-/** The process's loggers, so that an exit can flush them all. */
-const processLoggers = new Set<winston.Logger>();
+/** The process's loggers, so that a fatal error reaches every log. */
+const processLoggers = new Set<Logger>();
 
 /**
- * Waits (at most `timeoutMs`) until every line logged so far has left winston's streams, which buffer once
- * a burst outruns the transport; `process.exit` would drop what is still buffered.
+ * Waits (at most `timeoutMs`) until every line logged so far has left stdout's buffer, which fills once a
+ * burst outruns the reader; `process.exit` would drop what is still buffered.
  */
 export async function flushLogs(timeoutMs = 2000): Promise<void> {
-  const loggers = [...processLoggers];
   processLoggers.clear();
-  const flushed = loggers.map(
-    (l) =>
-      new Promise<void>((resolve) => {
-        l.on('finish', () => setImmediate(resolve));
-        l.end();
-      }),
-  );
+  if (process.stdout.writableLength === 0) return;
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([Promise.all(flushed), new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)))]);
+  // An empty write's callback runs once everything queued before it is written.
+  await Promise.race([new Promise<void>((r) => process.stdout.write('', () => r())), new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)))]);
   clearTimeout(timer);
 }
 

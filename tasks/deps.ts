@@ -1,5 +1,5 @@
 /** What Smarter's tasks are given at start-up, and the options every operational task shares. */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { RetryPolicy } from '../lib/registry/define-task.js';
 import type { CloudDeps } from './cloud/ports.js';
 import type { Database } from './db/database.js';

@@ -3,7 +3,8 @@
  * on a channel of the same name, which is what `AsyncResult.get()` waits on. A stored SUCCESS is never
  * overwritten (Celery's guard against a redelivered duplicate), nor a final state by a non-final one.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { ioredis } from '../broker/redis/ioredis.js';
 import { type TlsSettings, describeTlsFailure, redisTls, tlsConnectOptions } from '../config/tls.js';
 import { BackendError, coerceError } from '../errors.js';
 import { parseKombuJson, stringifyKombuJson } from '../protocol/json.js';
@@ -49,7 +50,7 @@ export class RedisBackend implements ResultBackend {
     // (50 ms more each time, at most 2 s) are about 80 s, against the ~10 s of 20 tries (the fault suite lost
     // the results of the runs waiting through a 15 s outage with 20).
     // A certificate that is not trusted stays untrusted: that is not waited out, every store fails at once, saying why.
-    this.redis = new Redis(plain, {
+    this.redis = new (ioredis().Redis)(plain, {
       lazyConnect: false,
       maxRetriesPerRequest: STORE_TRIES,
       retryStrategy: (times) => (describeTlsFailure(this.lastError, 'CELERY_REDIS_BACKEND_USE_SSL') !== undefined ? null : Math.min(times * 50, 2000)),

@@ -6,12 +6,12 @@
  */
 import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import client from 'prom-client';
 import type { Broker } from '../broker/broker.js';
 import type { Logger } from '../logger.js';
 import type { TaskMessage } from '../protocol/types.js';
 import type { TaskEvents } from '../worker/events.js';
 import type { WorkerControl } from '../worker/control.js';
+import { promClient } from './prom-client.js';
 import { readOnly } from './read-only.js';
 import { StallWatch, healthOf } from './stall-watch.js';
 
@@ -32,18 +32,19 @@ export class TaskMetrics implements TaskEvents {
   private label(task: string): string {
     return this.known(task) ? task : NOT_REGISTERED_LABEL;
   }
-  readonly registry = new client.Registry();
-  private readonly tasks = new client.Counter({ name: 'smarter_worker_tasks_total', help: 'Tasks by name and outcome', labelNames: ['task', 'outcome'], registers: [this.registry] });
-  private readonly runtime = new client.Histogram({
+  private readonly client = promClient();
+  readonly registry = new this.client.Registry();
+  private readonly tasks = new this.client.Counter({ name: 'smarter_worker_tasks_total', help: 'Tasks by name and outcome', labelNames: ['task', 'outcome'], registers: [this.registry] });
+  private readonly runtime = new this.client.Histogram({
     name: 'smarter_worker_task_runtime_seconds',
     help: 'Task run time',
     labelNames: ['task'],
     buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600],
     registers: [this.registry],
   });
-  private readonly poison = new client.Counter({ name: 'smarter_worker_poison_messages_total', help: 'Messages that never became a task (dead-lettered)', labelNames: ['queue'], registers: [this.registry] });
-  private readonly forwards = new client.Counter({ name: 'smarter_worker_forwarded_total', help: 'Messages of tasks this worker does not implement, forwarded', labelNames: ['task', 'to'], registers: [this.registry] });
-  private readonly rejects = new client.Counter({ name: 'smarter_worker_rejected_total', help: 'Messages rejected, requeued or not', labelNames: ['requeue'], registers: [this.registry] });
+  private readonly poison = new this.client.Counter({ name: 'smarter_worker_poison_messages_total', help: 'Messages that never became a task (dead-lettered)', labelNames: ['queue'], registers: [this.registry] });
+  private readonly forwards = new this.client.Counter({ name: 'smarter_worker_forwarded_total', help: 'Messages of tasks this worker does not implement, forwarded', labelNames: ['task', 'to'], registers: [this.registry] });
+  private readonly rejects = new this.client.Counter({ name: 'smarter_worker_rejected_total', help: 'Messages rejected, requeued or not', labelNames: ['requeue'], registers: [this.registry] });
 
   /** Set by the HTTP endpoint's stall watch, to know which runs may have held the event loop. */
   onStarted: ((m: TaskMessage) => void) | undefined;
@@ -110,6 +111,7 @@ export function startHttp(broker: Broker, worker: WorkerControl, metrics: TaskMe
   const loop = monitorEventLoopDelay({ resolution: 20 });
   loop.enable();
   const reg = metrics.registry;
+  const client = promClient();
   client.collectDefaultMetrics({ register: reg, prefix: 'smarter_worker_' });
   let reconnects = 0;
   broker.on('disconnected', () => reconnects++);

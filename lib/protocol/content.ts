@@ -3,9 +3,11 @@
  * JSON, msgpack and YAML (safe schema) are accepted when the worker's `accept` list allows them;
  * pickle is always refused, whatever the configuration: running it is running the sender's code.
  */
+import { createRequire } from 'node:module';
 import zlib from 'node:zlib';
-import { type ExtensionCodecType, decode as msgpackDecode } from '@msgpack/msgpack';
-import yaml from 'js-yaml';
+import type * as Msgpack from '@msgpack/msgpack';
+import type { ExtensionCodecType } from '@msgpack/msgpack';
+import type * as JsYaml from 'js-yaml';
 import { ProtocolError } from '../errors.js';
 import { parseKombuJson, stringifyKombuJson } from './json.js';
 import { checkEncodingName, decodeText } from './text.js';
@@ -19,6 +21,14 @@ export const CONTENT_TYPES: Record<Serializer, string> = {
 };
 
 const PICKLE = 'application/x-python-serialize';
+
+// Loaded with the first msgpack or YAML body: Celery sends JSON unless told otherwise, and the two parsers
+// are ~160 KB for every start-up to compile.
+const load = createRequire(import.meta.url);
+let msgpack: typeof Msgpack | undefined;
+let jsYaml: typeof JsYaml | undefined;
+const msgpackDecode: typeof Msgpack.decode = (data, options) => (msgpack ??= load('@msgpack/msgpack') as typeof Msgpack).decode(data, options);
+const yaml = (): typeof JsYaml => (jsYaml ??= load('js-yaml') as typeof JsYaml);
 
 function serializerFor(contentType: string): Serializer | 'pickle' | undefined {
   switch (contentType.toLowerCase()) {
@@ -168,7 +178,7 @@ export function decodeContent(body: Buffer, label: ContentLabel, accept: readonl
         value = msgpackDecode(raw, { extensionCodec: NO_EXTENSIONS });
         break;
       case 'yaml':
-        value = yaml.load(text, { schema: yaml.CORE_SCHEMA });
+        value = yaml().load(text, { schema: yaml().CORE_SCHEMA });
         break;
     }
   } catch (err) {

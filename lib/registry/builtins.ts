@@ -1,7 +1,7 @@
 /**
  * Celery's built-in tasks that producers and Beat may send to any worker (celery/app/builtins.py).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { PythonException } from '../errors.js';
 import type { Signature } from '../protocol/types.js';
 import { ANY_QUEUE, defineTask, type AnyTask } from './define-task.js';

@@ -3,7 +3,7 @@
  * (Celery positional args are mapped onto named parameters by `argNames`), and the Celery options that
  * change how the worker treats them. The payload is `unknown` until the schema accepts it.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { TaskDefinitionError } from '../errors.js';
 import type { TaskContext } from './context.js';
 

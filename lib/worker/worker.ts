@@ -241,11 +241,17 @@ export class Worker<D = unknown> implements WorkerControl {
     this.state = 'STARTING';
     this.revoked.load();
     const prefetch = Math.min(this.options.prefetchMultiplier * this.options.concurrency, 65_535);
-    if (this.options.delayedDelivery) await this.broker.declareDelayed({ queueType: this.options.delayedDelivery.queueType });
-    for (const queue of this.consumed) {
-      await this.publisher.ensureQueue(queue);
-      await this.broker.consume(queue, (d) => this.onDelivery(d), { prefetch });
-    }
+    // The delay levels (on AMQP 29 exchanges, 29 queues, 57 bindings) are declared beside the consumers, not
+    // before them: the broker binds the queues to them whichever is first, and a send into them waits for them.
+    // The consumers' first declaration goes out first; the levels' in the same tick, before any delivery.
+    const consumers = (async () => {
+      for (const queue of this.consumed) {
+        await this.publisher.ensureQueue(queue);
+        await this.broker.consume(queue, (d) => this.onDelivery(d), { prefetch });
+      }
+    })();
+    const delayed = this.options.delayedDelivery ? this.broker.declareDelayed({ queueType: this.options.delayedDelivery.queueType }) : undefined;
+    await Promise.all([delayed, consumers]);
     // A shutdown that came while the consumers were being set up has already moved on.
     if (this.state !== 'STARTING') return;
     this.state = 'RUNNING';

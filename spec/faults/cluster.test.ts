@@ -8,7 +8,7 @@
  * stop (at most the prefetch window, and the publishes the publisher had to send again) and are stated.
  */
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { AmqpBroker } from '../../lib/broker/amqp/amqp-broker.js';
 import { redactUrl } from '../../lib/config/settings.js';
 import { isGaveUp } from '../../lib/errors.js';

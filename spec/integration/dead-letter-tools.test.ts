@@ -7,7 +7,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import type amqp from 'amqplib';
-import { z } from 'zod';
+import * as z from 'zod';
 import { AmqpBroker } from '../../lib/broker/amqp/amqp-broker.js';
 import { listDeadLetters } from '../../lib/deadletter/tools.js';
 import { nullLogger } from '../../lib/logger.js';

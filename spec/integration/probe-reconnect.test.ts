@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import { AmqpBroker } from '../../lib/broker/amqp/amqp-broker.js';
 import type { Delivery } from '../../lib/broker/broker.js';
 import { nullLogger } from '../../lib/logger.js';

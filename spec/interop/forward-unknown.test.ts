@@ -11,6 +11,7 @@ import { FORWARDED_BY_HEADER } from '../../lib/worker/forward.js';
 import { AMQP_URL, REDIS_URL, deleteQueues, publishRaw, uniqueName, waitFor, withChannel } from '../support/amqp.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
+import { freePort } from '../support/rabbit-node.js';
 
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const run = promisify(execFile);
@@ -50,7 +51,9 @@ describe.each([
   const lines: LogLine[] = [];
 
   beforeAll(async () => {
-    h = await startWorker({ env: { CELERY_RESULT_BACKEND: backend, SMARTER_WORKER_UNKNOWN_TASKS: `forward:${fallback}` }, logger: recordingLogger(lines) });
+    // An HTTP port: the worker keeps Prometheus metrics only when it serves them.
+    const http = { SMARTER_WORKER_HTTP_PORT: String(await freePort()), SMARTER_WORKER_HTTP_HOST: '127.0.0.1' };
+    h = await startWorker({ env: { CELERY_RESULT_BACKEND: backend, SMARTER_WORKER_UNKNOWN_TASKS: `forward:${fallback}`, ...http }, logger: recordingLogger(lines) });
     py = startFallback(fallback, backend);
   });
   afterAll(async () => {
@@ -80,7 +83,7 @@ describe.each([
         else expect(r).toMatchObject({ domain: `d${i}.example`, worker: 'python' });
       });
       expect(forwardLines(lines).map((l) => l.meta.task).sort()).toEqual(['legacy.double', 'legacy.verify_domain']);
-      const metrics = await h!.app.metrics.registry.getSingleMetricAsString('smarter_worker_forwarded_total');
+      const metrics = await h!.app.metrics!.registry.getSingleMetricAsString('smarter_worker_forwarded_total');
       // 500 here and one single call in each test of this backend.
       expect(metrics).toContain(`smarter_worker_forwarded_total{task="legacy.double",to="${fallback}"} 500`);
       expect(metrics).toContain(`smarter_worker_forwarded_total{task="legacy.verify_domain",to="${fallback}"} 502`);

@@ -227,6 +227,23 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       b.settle(got.map((g) => g.d), 'ack');
     });
 
+    test('a queue declared while the delay store is being prepared, and a send later made meanwhile, are delivered', async () => {
+      const b = await client();
+      if (!b.capabilities.nativeDelay) return;
+      const q = unique('beside');
+      // As the worker starts: its queue declared and consumed beside the delay levels, not after them.
+      const levels = b.declareDelayed({ queueType: 'quorum' });
+      await b.declareQueue({ name: q });
+      const got: Delivery[] = [];
+      await b.consume(q, (d) => got.push(d));
+      // 2 s (as the test above): through level 1 only, whatever waits in level 0 (other processes' 1 s waits).
+      const sent = sendLater(b, q, message('later'), 1500);
+      await Promise.all([levels, sent]);
+      await until('delivered later', () => got.length === 1, 20_000);
+      expect(text(got[0]!)).toBe('later');
+      b.settle(got, 'ack');
+    });
+
     test('a deferred delivery is settled, comes back unchanged no earlier than its delay, and only once', async () => {
       const b = await client();
       if (!b.capabilities.nativeDelay) return;

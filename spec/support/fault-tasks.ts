@@ -4,7 +4,7 @@
  * synchronous task would.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { runCounter } from './test-tasks.js';
 

@@ -2,7 +2,7 @@
  * `test.stamp`: counts each completed run per task id in Redis and records how early or late it started (ms
  * after due). It counts at the end, so a run killed midway is not counted. Python's pyworker.py has the same.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { runCounter } from './test-tasks.js';
 

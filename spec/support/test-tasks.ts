@@ -1,6 +1,6 @@
 /** Tasks used by the integration and interop tests; they exercise the worker, not Smarter. */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import { Redis } from 'ioredis';
 import { PythonException, isGaveUp } from '../../lib/errors.js';
 import { defineTask } from '../../lib/registry/define-task.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { bindArguments } from '../../lib/registry/args.js';
 import { defineTask } from '../../lib/registry/define-task.js';
 

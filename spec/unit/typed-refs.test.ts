@@ -3,7 +3,7 @@
  * task's schema (the `@ts-expect-error` lines fail `npm run typecheck` if the check ever stops working), and
  * goes to the task's declared queue; a name as a string still works for tasks defined elsewhere.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { nullLogger } from '../../lib/logger.js';
 import { decodeTaskMessage } from '../../lib/protocol/decode.js';
 import { encodeTaskMessage } from '../../lib/protocol/encode.js';

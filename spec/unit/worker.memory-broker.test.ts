@@ -3,7 +3,7 @@
  * The same worker that runs on RabbitMQ, built by `createWorker` with the broker handed in.
  */
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { createWorker } from '../../lib/app.js';
 import { loadConfig } from '../../lib/config/settings.js';
 import { WORKER_SETTINGS } from '../../lib/config/worker-settings.js';

@@ -5,7 +5,7 @@
  * counted from 0 again, as Smarter resets `attempt`): the A record exists and resolves; every 300 s, 48 checks,
  * then DNS Failed. Then deployed, Verified, and the success e-mail to the account's primary contact.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
 import { CloudError, type KubeRef } from '../cloud/ports.js';

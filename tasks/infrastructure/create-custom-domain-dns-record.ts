@@ -4,7 +4,7 @@
  * `llmclient_llmclientcustomdomaindns` row (values joined with ","). An unknown custom domain fails with
  * LLMClientCustomDomainNotFound.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { RecordType } from '../cloud/ports.js';
 import { pk } from '../deps.js';

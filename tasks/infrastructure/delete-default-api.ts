@@ -5,7 +5,7 @@
  * it); the account number comes from the argument, else the account, else the URL's second label. A URL that is
  * not `<name>.<account number>.<API domain>` is logged and dropped, as in Smarter.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../deps.js';
 import { type InfraDeps, type InfraEnv } from './env.js';

@@ -3,7 +3,7 @@
  * verified, the A record `<llmclient>.<custom domain>` in the custom domain's zone (a copy of the API domain's)
  * and the Ingress of that host (cert-manager issues its certificate). Otherwise nothing to do.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../deps.js';
 import { copyApiARecord } from './dns.js';

@@ -5,7 +5,7 @@
  * when the certificate is already issued; we send the continuation with no countdown instead, so that a check
  * always runs, and reschedules, as the task whose name it carries.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { CloudError } from '../cloud/ports.js';
 import { pk } from '../deps.js';

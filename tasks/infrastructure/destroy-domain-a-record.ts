@@ -2,7 +2,7 @@
  * `destroy_domain_A_record(hostname, api_host_domain, task_id=None)` (capital A, module `destroy_domain_a_record`):
  * deletes the A record of `hostname` from the hosted zone of `api_host_domain`. A record already gone is success.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { CloudDeps } from '../cloud/ports.js';
 import { zoneOf } from './dns.js';

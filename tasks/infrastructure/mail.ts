@@ -3,16 +3,27 @@
  * deployed or not, a custom domain verified or given up on. Sending never fails a task: a deployment that worked
  * stays done when the mail server is down; the failure is logged and counted.
  */
-import client from 'prom-client';
+import type { Counter } from 'prom-client';
+import { promClient } from '../../lib/control/prom-client.js';
 import { coerceError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Mail, Mailer } from '../cloud/ports.js';
 
-export const mailFailures = new client.Counter({
-  name: 'smarter_worker_emails_failed_total',
-  help: 'Notification e-mails the infrastructure tasks could not send',
-  labelNames: ['subject'],
-});
+let failures: Counter<'subject'> | undefined;
+
+/** Created on the first failure or read, so that loading the tasks does not load prom-client. */
+function failureCounter(): Counter<'subject'> {
+  return (failures ??= new (promClient().Counter)({
+    name: 'smarter_worker_emails_failed_total',
+    help: 'Notification e-mails the infrastructure tasks could not send',
+    labelNames: ['subject'],
+  }));
+}
+
+export const mailFailures = {
+  inc: (labels: { subject: string }) => failureCounter().inc(labels),
+  get: () => failureCounter().get(),
+};
 
 /** Sends one notification; returns whether it went out. */
 export async function notify(mailer: Mailer, log: Logger, to: string[], mail: Omit<Mail, 'to'>, kind: string): Promise<boolean> {

@@ -4,7 +4,7 @@
  * then `verify_custom_domain(hosted_zone_id=…)`. A domain another account registered fails with
  * LLMClientCustomDomainExists. Smarter retried that and an unknown account three times; we fail them at once.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../deps.js';
 import { DoesNotExist, LLMClientCustomDomainExists } from '../errors.js';

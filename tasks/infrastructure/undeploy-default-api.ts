@@ -3,7 +3,7 @@
  * queue, as ADR-030 puts every task that calls the cloud; Smarter's last version seen still declared the
  * operational one) and sets the LLMClient not deployed, Not Verified.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../deps.js';
 import { type InfraDeps, type InfraEnv } from './env.js';

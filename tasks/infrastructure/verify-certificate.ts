@@ -4,7 +4,7 @@
  * keyword, which Smarter's function lacks: a Python worker would refuse it, so run this task on our workers only.
  * Smarter has no caller of it left.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
 import { CloudError } from '../cloud/ports.js';

@@ -7,7 +7,7 @@
  * `deploy_custom_api` for the deployed LLMClient on the domain, and an e-mail to the account; out of attempts:
  * Failed and an e-mail.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
 import { CloudError } from '../cloud/ports.js';

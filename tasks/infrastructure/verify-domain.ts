@@ -5,7 +5,7 @@
  * checks in all; MISSING fails at once. A failure marks the LLMClient's DNS Failed; success with
  * `activate_llmclient` deploys it.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
 import { pk } from '../deps.js';

@@ -6,7 +6,7 @@
  * is recorded created, an active row whose resource is gone is recorded destroyed, a changed id is updated. A type
  * that cannot be listed is left as it is. Returns `{resource type: {found, created, destroyed}}`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { KubeObject } from '../cloud/ports.js';
 import { NOW } from '../db/django.js';

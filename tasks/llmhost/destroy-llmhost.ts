@@ -3,7 +3,7 @@
  * only when purged or not retained), queue `destroy_domain_A_record.delay(hostname=…, api_host_domain=…)` for a hostname
  * Smarter chose, and reconcile its compute in 30 s, so a node still starting is removed once it joins.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../deps.js';
 import type { InfraDeps } from '../infrastructure/env.js';

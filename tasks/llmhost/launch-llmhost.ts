@@ -2,7 +2,7 @@
  * `launch_llmhost(llmhost_id)` → status: launch the LLMHost (Kubernetes resources, node group), create the DNS A record
  * of a hostname Smarter chose (a failure is logged), then `reconcile_llmhost_compute.apply_async((compute_id,), countdown=30)`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../deps.js';
 import { copyApiARecord } from '../infrastructure/dns.js';

@@ -3,7 +3,7 @@
  * deployed LLMHosts, and while not settled re-queue `(compute_id, attempt + 1)` positionally every 30 s, up to
  * `RECONCILE_MAX_ATTEMPTS = 60` runs; then Beat's `reconcile_llmhost_computes` takes over (no FAILURE).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../deps.js';
 import type { InfraDeps } from '../infrastructure/env.js';

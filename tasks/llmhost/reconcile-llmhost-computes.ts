@@ -2,7 +2,7 @@
  * `reconcile_llmhost_computes()` → `{name: message}`: reconcile every compute with desired nodes or deployed
  * LLMHosts (Beat, every 5 min), so a node no longer needed is removed even if a reconcile failed.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { InfraDeps } from '../infrastructure/env.js';
 import { reconcileCompute } from './compute.js';

@@ -2,7 +2,7 @@
  * `refresh_llmhost_status(llmhost_id=None)` → `{name: status}`: observe one LLMHost, or every deployed one (Beat,
  * every 5 min). A failure of one is logged and leaves it out.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../deps.js';
 import type { InfraDeps } from '../infrastructure/env.js';

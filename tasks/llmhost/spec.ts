@@ -3,7 +3,7 @@
  * `SAMLLMHostSpec`) that launching, sizing and destroying read, with Smarter's defaults; other fields pass.
  * And an LLMHostCompute's node, as Smarter's `LLMHostCompute` properties compute it.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { PythonException } from '../../lib/errors.js';
 import { DEFAULT_CPU, DEFAULT_MEMORY, NODEGROUP, TAINT_COMPUTE, TAINT_GPU } from './const.js';
 

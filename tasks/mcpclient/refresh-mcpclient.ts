@@ -8,7 +8,7 @@
  * Smarter also puts the catalog in Django's cache for `cache_ttl` seconds (pickled, in Smarter's cache
  * backend); this worker does not write Django's cache, so the web app's next read discovers afresh.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { McpConnectionError, type McpTransport } from '../cloud/mcp-port.js';
 import type { SmarterDeps } from '../deps.js';

@@ -1,5 +1,5 @@
 /** `refresh_mcpclients()`: queues `refresh_mcpclient(id)` for every active MCPClient (Beat, hourly); returns how many. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
 import { REFRESH_MCPCLIENT } from './refresh-mcpclient.js';

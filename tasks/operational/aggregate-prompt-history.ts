@@ -1,5 +1,5 @@
 /** `aggregate_prompt_history`: a no-op in Smarter too (it only logs); kept so Beat's entry has a consumer. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
 

@@ -6,7 +6,7 @@
  * NOT NULL `hour` column with 0. Sums are exact; `total_cost` is rounded half-even to the column's 5 places,
  * as Django would.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Database, Queryable, Row } from '../db/database.js';
 import { Dec } from '../db/decimal.js';

@@ -3,7 +3,7 @@
  * `price_per_hour × ready_nodes`, as three charges (the compute, its owner's user profile, their account),
  * all in one transaction so that the three always agree. Returns `{compute name: cost}` as Smarter does.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { Dec } from '../db/decimal.js';
 import { insertModel, recordLocator } from '../db/django.js';

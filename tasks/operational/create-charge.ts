@@ -5,7 +5,7 @@
  * error propagates, is retried with Smarter's backoff, and ends as FAILURE after the last retry. After the
  * insert, the budgets attached to the resource are evaluated, as the Charge model's signal does in Smarter.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { PyDecimal } from '../../lib/protocol/values.js';
 import { Batcher } from '../db/batcher.js';

@@ -1,5 +1,5 @@
 /** `create_prompt(session_key, llmclient_id)`: Smarter has no caller left, but a queued message still runs. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { insertModel } from '../db/django.js';
 import { type SmarterDeps, type TaskEnv, pk } from '../deps.js';

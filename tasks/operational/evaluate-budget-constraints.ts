@@ -1,5 +1,5 @@
 /** `evaluate_budget_constraints()`: hourly; see budgets.ts. Returns the number of locked resources. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
 import { evaluateBudgets } from './budgets.js';

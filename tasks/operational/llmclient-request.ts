@@ -4,7 +4,7 @@
  * `request_data[key]`, so a request without one raised KeyError and was lost after its retries; the column is
  * nullable, so we store the row with a NULL session key instead.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { djangoJson, exists, insertModel } from '../db/django.js';
 import { SESSION_KEY_NAME, type SmarterDeps, type TaskEnv, pk } from '../deps.js';

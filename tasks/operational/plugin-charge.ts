@@ -1,5 +1,5 @@
 /** `create_plugin_charge(*args, **kwargs)`: a no-op in Smarter (`pass`); registered so queued calls succeed as they do there. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
 

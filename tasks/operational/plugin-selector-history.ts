@@ -3,7 +3,7 @@
  * Smarter: a deleted user is a warning, an unknown plugin or one without a selector is logged and dropped,
  * a user without a profile raises SmarterPluginError (retried).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { djangoJson, exists, insertModel } from '../db/django.js';
 import { SESSION_KEY_NAME, type SmarterDeps, type TaskEnv, pk } from '../deps.js';

@@ -1,5 +1,5 @@
 /** `create_prompt_history`: one row of a conversation's history. A prompt that is gone is logged, not retried. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { djangoJson, exists, insertModel } from '../db/django.js';
 import { type SmarterDeps, type TaskEnv, pk } from '../deps.js';

@@ -1,5 +1,5 @@
 /** `create_prompt_plugin_usage(**kwargs)`: every kwarg is required; a missing one raises SmarterValueError (retried, as in Smarter). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { insertModel } from '../db/django.js';
 import { type SmarterDeps, type TaskEnv, pk } from '../deps.js';

@@ -4,7 +4,7 @@
  * longer value made the whole row fail on strict MariaDB. We store its first 254 characters and an ellipsis
  * (the full arguments are still in `request`), and log that we did.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { dumpsPython } from '../../lib/protocol/json.js';
 import { djangoJson, exists, insertModel } from '../db/django.js';

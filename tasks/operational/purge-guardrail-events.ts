@@ -2,7 +2,7 @@
  * `purge_guardrail_events(days=90)`: deletes guardrail events older than `days`, keeping the flagged or
  * escalated ones nobody has reviewed. Returns the number deleted.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
 

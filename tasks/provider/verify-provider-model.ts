@@ -4,7 +4,7 @@
  * first failure the rest are skipped), each recorded in `provider_providermodelverification`; then
  * `is_active` = all passed. Returns None, as Smarter's task does.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { ChatRequest, LlmEndpoint, LlmProviders } from '../cloud/llm-port.js';
 import type { Queryable } from '../db/database.js';

@@ -5,7 +5,7 @@
  * `verified` can pass. Configuration errors that Smarter lets out of its checks fail the task, and autoretry
  * takes them: no `base_url`, and no `<NAME>_API_KEY` in the worker's environment.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { LlmProviders } from '../cloud/llm-port.js';
 import type { Queryable } from '../db/database.js';

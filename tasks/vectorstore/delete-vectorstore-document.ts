@@ -3,7 +3,7 @@
  * document row. False when there is no such document. A failure of the database is the task's FAILURE, and
  * the row stays `deleting`, so `maintain_vectorstores` queues it again.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { type SmarterDeps, pk } from '../deps.js';
 import { type VectorstoreEnv, serviceDeps } from './env.js';

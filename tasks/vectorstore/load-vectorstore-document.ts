@@ -3,7 +3,7 @@
  * None when the document does not exist or failed to load: as in Smarter, a failure is logged and recorded on
  * the document (`failed`, with the reason in `status_message`), and the task itself succeeds.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { messageOf } from '../cloud/call.js';
 import { type SmarterDeps, pk } from '../deps.js';

@@ -6,7 +6,7 @@
  * `{error}`, and the others are still maintained; a Pinecone one is left as it is, its entry saying that this
  * worker does not implement Pinecone.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { messageOf } from '../cloud/call.js';
 import type { SmarterDeps } from '../deps.js';

@@ -4,7 +4,7 @@
  * one's status by `str(vectorstore)`. A Pinecone vectorstore is not touched: its entry says that this worker does
  * not implement Pinecone, and its row keeps the status it had.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { SmarterDeps } from '../deps.js';
 import { type VectorstoreEnv, serviceDeps } from './env.js';

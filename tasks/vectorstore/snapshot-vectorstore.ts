@@ -3,7 +3,7 @@
  * manifest's `spec.maintenance.snapshotRetention` (7). Returns the snapshot's name as Qdrant named it, or None
  * when there is no such vectorstore. Not ready, or Qdrant failing, is the task's FAILURE.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { type SmarterDeps, pk } from '../deps.js';
 import { type VectorstoreEnv, serviceDeps } from './env.js';

@@ -342,6 +342,8 @@ export class AmqpBroker implements Broker {
   }
 
   async sendLater(queue: string, m: OutgoingMessage, delayMs: number): Promise<void> {
+    // A message parked while the levels are being declared (a far ETA received at start-up) waits for them.
+    await this.declared.delayLevelsReady();
     // As given: delayed.ts `sendLater` has dropped the per-message TTL that would fire in the delay queues.
     const seconds = Math.max(1, Math.ceil(delayMs / 1000));
     const entry = delayEntryExchange(seconds);

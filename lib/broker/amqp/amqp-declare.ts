@@ -71,6 +71,8 @@ export class AmqpDeclarations {
   private readonly exchanges = new Map<string, ExchangeSpec>();
   /** Set by `declareDelayed`: task queues declared from then on are bound to the delay topology. */
   private delayType: DelayQueueType | undefined;
+  /** While `declareDelayed` runs: what sends into the levels wait for. */
+  private delayLevelsPending: Promise<void> | undefined;
   private readonly deadLetterQueues = new Set<string>();
 
   /** `model`: the connection to declare on now, waiting for one if need be. */
@@ -135,10 +137,29 @@ export class AmqpDeclarations {
   }
 
   async declareDelayed(options: { queueType?: DelayQueueType } = {}): Promise<void> {
-    const queueType = options.queueType ?? 'quorum';
+    const pending = this.declareDelayLevels(options.queueType ?? 'quorum');
+    this.delayLevelsPending = pending;
+    try {
+      await pending;
+    } finally {
+      if (this.delayLevelsPending === pending) this.delayLevelsPending = undefined;
+    }
+  }
+
+  /** Resolves once the delay levels being declared exist: a send into them (a far ETA at start-up) waits for this. */
+  async delayLevelsReady(): Promise<void> {
+    await this.delayLevelsPending?.catch(() => undefined);
+  }
+
+  private async declareDelayLevels(queueType: DelayQueueType): Promise<void> {
     await this.assertTopology(delayTopology(queueType));
     this.delayType = queueType;
+    // The task queues declared meanwhile (the worker declares them beside the levels) get their delay route
+    // here; those declared from now on bind their own (declareQueue).
+    const queues = [...this.queues.keys()].filter((q) => !this.deadLetterQueues.has(q));
+    if (queues.length > 0) await this.assertTopology({ exchanges: [], queues: [], bindings: queues.map(delayBinding) });
   }
+
 
   async declareExchange(spec: ExchangeSpec): Promise<void> {
     await this.assertTopology({ exchanges: [exchangeDecl(spec)], queues: [], bindings: [] });

@@ -7,7 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { ioredis } from './ioredis.js';
 import { BrokerError, coerceError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { PublishProperties } from '../../protocol/encode.js';
@@ -127,7 +128,7 @@ export class RedisBroker implements Broker, Settler {
     this.capabilities = Object.freeze({ ...REDIS_CAPABILITIES, delayResolutionMs: opts.holdMaxMs ?? DEFAULT_HOLD_MAX_MS });
     const make = (name: string) => {
       // Auto-pipelining sends the acks of many deliveries settled together in one round trip.
-      const r = new Redis({ ...target.options, lazyConnect: true, connectionName: name, enableAutoPipelining: true });
+      const r = new (ioredis().Redis)({ ...target.options, lazyConnect: true, connectionName: name, enableAutoPipelining: true });
       // ioredis rejects a failed connect with "Connection is closed."; the cause (refused, untrusted certificate)
       // comes only as an error event, kept here so that the retry warning can say it.
       r.on('error', (err: Error) => void (this.lastConnectionError = err.message));
@@ -426,7 +427,7 @@ export class RedisBroker implements Broker, Settler {
   lock(name: string): BrokerLock {
     const options = redisTarget(this.opts.url, this.opts.masterName, this.opts.tls).options;
     const connect = () => {
-      const r = new Redis({ ...options, connectionName: `lock ${name}` });
+      const r = new (ioredis().Redis)({ ...options, connectionName: `lock ${name}` });
       r.on('error', () => undefined);
       return r;
     };
