@@ -26,8 +26,15 @@ class UnknownTag extends Error {
   }
 }
 
-/** Reads one tagged value at `offset`; returns it and the offset after it. */
-function readValue(buf: Buffer, offset: number): { value: unknown; tag: string; next: number } {
+/**
+ * Where `readValue` stopped and the tag it read: module state rather than a result object, which cost an
+ * allocation per header of every message (decoding is synchronous, so nothing interleaves).
+ */
+let readTag = '';
+let readNext = 0;
+
+/** Reads one tagged value at `offset`; returns it, leaving its tag in `readTag` and the offset after it in `readNext`. */
+function readValue(buf: Buffer, offset: number): unknown {
   const tag = String.fromCharCode(buf[offset] ?? 0);
   let o = offset + 1;
   let value: unknown;
@@ -121,7 +128,9 @@ function readValue(buf: Buffer, offset: number): { value: unknown; tag: string; 
       throw new UnknownTag(tag);
   }
   if (o > buf.length) throw new RangeError(`AMQP field value of type ${tag} runs past the end of its table`);
-  return { value, tag, next: o };
+  readTag = tag;
+  readNext = o;
+  return value;
 }
 
 function decodeArray(slice: Buffer): unknown[] {
@@ -130,10 +139,10 @@ function decodeArray(slice: Buffer): unknown[] {
   let offset = 0;
   while (offset < slice.length) {
     try {
-      const { value, tag, next } = readValue(slice, offset);
-      types[String(out.length)] = tag;
+      const value = readValue(slice, offset);
+      types[String(out.length)] = readTag;
       out.push(value);
-      offset = next;
+      offset = readNext;
     } catch (err) {
       if (!(err instanceof UnknownTag)) throw err;
       setFieldError(out, { key: `[${out.length}]`, tag: err.tag });
@@ -154,10 +163,10 @@ export function decodeFields(slice: Buffer): Record<string, unknown> {
     const key = slice.toString('utf8', offset + 1, offset + 1 + keyLen);
     offset += 1 + keyLen;
     try {
-      const { value, tag, next } = readValue(slice, offset);
+      const value = readValue(slice, offset);
       out[key] = value;
-      types[key] = tag;
-      offset = next;
+      types[key] = readTag;
+      offset = readNext;
     } catch (err) {
       if (!(err instanceof UnknownTag)) throw err;
       // The rest of the table cannot be located; keep what was read and say where it stopped.
