@@ -153,14 +153,35 @@ function decodeArray(slice: Buffer): unknown[] {
   return out;
 }
 
+/**
+ * A message's header keys are the same, in the same order, in every message of a producer: the key read
+ * last at each position is compared byte by byte before decoding one (decoding the keys was a third of
+ * the table's cost). A different key only costs the comparison of its first bytes.
+ */
+const keyCache: Array<{ bytes: Uint8Array; text: string } | undefined> = [];
+const KEY_CACHE_POSITIONS = 64;
+const KEY_CACHE_MAX_BYTES = 32;
+
+function readKey(buf: Buffer, start: number, len: number, position: number): string {
+  const cached = keyCache[position];
+  if (cached !== undefined && cached.bytes.length === len) {
+    let i = 0;
+    while (i < len && buf[start + i] === cached.bytes[i]) i++;
+    if (i === len) return cached.text;
+  }
+  const text = buf.toString('utf8', start, start + len);
+  if (position < KEY_CACHE_POSITIONS && len <= KEY_CACHE_MAX_BYTES) keyCache[position] = { bytes: Uint8Array.prototype.slice.call(buf, start, start + len), text };
+  return text;
+}
+
 /** A field table's body (without its length prefix), as amqplib's `decodeFields` takes it. */
 export function decodeFields(slice: Buffer): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const types: Record<string, string> = {};
   let offset = 0;
-  while (offset < slice.length) {
+  for (let position = 0; offset < slice.length; position++) {
     const keyLen = slice.readUInt8(offset);
-    const key = slice.toString('utf8', offset + 1, offset + 1 + keyLen);
+    const key = readKey(slice, offset + 1, keyLen, position);
     offset += 1 + keyLen;
     try {
       const value = readValue(slice, offset);
