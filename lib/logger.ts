@@ -72,7 +72,30 @@ export function createLogger(options: { level: LogLevel; json?: boolean; silent?
     transports: [new winston.transports.Console({ stderrLevels: [] })],
   });
   if (!options.silent) processLoggers.add(logger);
+  memoizeLevelChecks(logger);
   return logger;
+}
+
+/**
+ * winston's `isLevelEnabled` walks the transports on every call, and a run asks it once per task; the
+ * answers are kept until the logger's level changes (the transports' levels are fixed at creation).
+ */
+function memoizeLevelChecks(logger: winston.Logger): void {
+  const check = logger.isLevelEnabled.bind(logger);
+  let level = logger.level;
+  const answers = new Map<string, boolean>();
+  logger.isLevelEnabled = (l: string) => {
+    if (logger.level !== level) {
+      level = logger.level;
+      answers.clear();
+    }
+    let yes = answers.get(l);
+    if (yes === undefined) {
+      yes = check(l);
+      answers.set(l, yes);
+    }
+    return yes;
+  };
 }
 
 /** The process's loggers, so that an exit can flush them all. */
