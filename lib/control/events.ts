@@ -100,12 +100,13 @@ export class EventDispatcher implements TaskEvents {
     this.send('worker-offline', this.workerFields(2));
   }
 
-  private task(type: string, fields: Record<string, unknown>): void {
-    if (this.taskEvents) this.send(type, fields);
+  /** The fields are built only when task events are on (the repr of a result is not free). */
+  private task(type: string, fields: () => Record<string, unknown>): void {
+    if (this.taskEvents) this.send(type, fields());
   }
 
   received(m: TaskMessage): void {
-    this.task('task-received', {
+    this.task('task-received', () => ({
       uuid: m.id,
       name: m.task,
       args: m.argsrepr,
@@ -115,25 +116,25 @@ export class EventDispatcher implements TaskEvents {
       retries: m.retries,
       eta: m.eta?.iso ?? null,
       expires: m.expires?.iso ?? null,
-    });
+    }));
   }
   started(m: TaskMessage): void {
-    this.task('task-started', { uuid: m.id });
+    this.task('task-started', () => ({ uuid: m.id }));
   }
   succeeded(m: TaskMessage, result: unknown, runtime: number): void {
-    this.task('task-succeeded', { uuid: m.id, result: truncate(pyRepr(result)), runtime });
+    this.task('task-succeeded', () => ({ uuid: m.id, result: truncate(pyRepr(result)), runtime }));
   }
   failed(m: TaskMessage, error: Error, traceback: string): void {
-    this.task('task-failed', { uuid: m.id, exception: exceptionRepr(error), traceback });
+    this.task('task-failed', () => ({ uuid: m.id, exception: exceptionRepr(error), traceback }));
   }
   retried(m: TaskMessage, error: unknown, traceback: string): void {
-    this.task('task-retried', { uuid: m.id, exception: exceptionRepr(error), traceback });
+    this.task('task-retried', () => ({ uuid: m.id, exception: exceptionRepr(error), traceback }));
   }
   rejected(taskId: string, requeue: boolean): void {
-    this.task('task-rejected', { uuid: taskId, requeue });
+    this.task('task-rejected', () => ({ uuid: taskId, requeue }));
   }
   revoked(taskId: string, how: { expired: boolean; terminated: boolean; signum: string | null }): void {
-    this.task('task-revoked', { uuid: taskId, terminated: how.terminated, signum: how.signum, expired: how.expired });
+    this.task('task-revoked', () => ({ uuid: taskId, terminated: how.terminated, signum: how.signum, expired: how.expired }));
   }
   poisoned(): void {}
 }

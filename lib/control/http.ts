@@ -53,9 +53,17 @@ export class TaskMetrics implements TaskEvents {
   started(m: TaskMessage): void {
     this.onStarted?.(m);
   }
+  /** Label children by task label (bounded, see `label`): `labels()` validates and builds them on each call. */
+  private readonly children = new Map<string, { success: client.Counter.Internal; runtime: client.Histogram.Internal<string> }>();
   succeeded(m: TaskMessage, _r: unknown, runtime: number): void {
-    this.tasks.inc({ task: this.label(m.task), outcome: 'success' });
-    this.runtime.observe({ task: this.label(m.task) }, runtime);
+    const task = this.label(m.task);
+    let c = this.children.get(task);
+    if (!c) {
+      c = { success: this.tasks.labels({ task, outcome: 'success' }), runtime: this.runtime.labels({ task }) };
+      this.children.set(task, c);
+    }
+    c.success.inc();
+    c.runtime.observe(runtime);
   }
   failed(m: TaskMessage): void {
     this.tasks.inc({ task: this.label(m.task), outcome: 'failure' });

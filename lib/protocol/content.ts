@@ -130,14 +130,21 @@ function isContainer(v: unknown): v is object {
 
 /** Throws when a list or mapping sits deeper than `MAX_NESTING`; iterative, so any depth can be measured. */
 function checkNesting(value: unknown): void {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
-    const [v, depth] = top;
-    if (!isContainer(v)) continue;
+  if (!isContainer(value)) return;
+  // Two parallel stacks rather than a [value, depth] pair per container: every body is checked.
+  const values: object[] = [value];
+  const depths: number[] = [1];
+  for (let v = values.pop(); v !== undefined; v = values.pop()) {
+    const depth = depths.pop() ?? 1;
     if (depth > MAX_NESTING) {
       throw new ProtocolError('PROTOCOL_DECODE', 'body', `lists and mappings are nested deeper than ${MAX_NESTING} levels`);
     }
-    for (const child of Array.isArray(v) ? v : Object.values(v)) if (isContainer(child)) stack.push([child, depth + 1]);
+    for (const child of Array.isArray(v) ? (v as unknown[]) : Object.values(v)) {
+      if (isContainer(child)) {
+        values.push(child);
+        depths.push(depth + 1);
+      }
+    }
   }
 }
 

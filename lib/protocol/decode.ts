@@ -88,7 +88,8 @@ function headersOf(raw: RawMessage): Record<string, unknown> {
 
 function customHeaders(headers: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(headers)) if (!KNOWN.has(k)) out[k] = v;
+  // for-in, not Object.entries: no [key, value] pair per header (a plain table has no inherited keys).
+  for (const k in headers) if (!KNOWN.has(k) && Object.hasOwn(headers, k)) out[k] = headers[k];
   return out;
 }
 

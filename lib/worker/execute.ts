@@ -5,6 +5,7 @@
  * limit is abandoned, not stopped: its slot is freed, and the worker logs it.
  */
 import { SoftTimeLimitExceededError, TimeLimitExceededError, coerceError, hasCode } from '../errors.js';
+import type { Deadline, Deadlines } from './deadlines.js';
 
 export type RunResult = { ok: true; value: unknown } | { ok: false; error: Error; abandoned?: boolean };
 
@@ -14,42 +15,63 @@ export interface Limits {
   hard: number | null;
 }
 
-export async function runWithLimits(
-  run: (signal: AbortSignal) => Promise<unknown>,
-  limits: Limits,
-  controller: AbortController,
-): Promise<RunResult> {
-  const timers: NodeJS.Timeout[] = [];
+/**
+ * A run's abort signal, made on first use: most tasks never read it and are never aborted, and an
+ * AbortController with its signal is the costliest object of a run. Aborting before anyone read the
+ * signal still leaves one that reads as aborted, with the reason.
+ */
+export class RunControl {
+  private controller: AbortController | undefined;
+  private listener: ((reason: unknown) => void) | undefined;
+
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    return this.controller.signal;
+  }
+
+  /** As `AbortController.abort`: only the first abort counts. */
+  abort(reason: unknown): void {
+    const signal = this.signal;
+    if (signal.aborted) return;
+    (this.controller as AbortController).abort(reason);
+    this.listener?.(reason);
+  }
+
+  /** The run's own watcher (one per run), told after the signal's listeners. */
+  onAbort(listener: (reason: unknown) => void): void {
+    this.listener = listener;
+  }
+}
+
+export async function runWithLimits(run: () => Promise<unknown>, limits: Limits, control: RunControl, deadlines: Deadlines): Promise<RunResult> {
+  let soft: Deadline | undefined;
+  let hard: Deadline | undefined;
   try {
-    const work = (async () => run(controller.signal))().then(
-      (value): RunResult => ({ ok: true, value }),
-      (err: unknown): RunResult => ({ ok: false, error: coerceError(err) }),
-    );
-    if (limits.soft !== null) {
-      const soft = limits.soft;
-      timers.push(setTimeout(() => controller.abort(new SoftTimeLimitExceededError(soft)), soft * 1000));
-    }
-    // Revoke with terminate: stop waiting for the run at once, as Celery kills the child process.
-    const terminated = new Promise<RunResult>((resolve) => {
-      controller.signal.addEventListener('abort', () => {
-        const reason: unknown = controller.signal.reason;
+    return await new Promise<RunResult>((resolve) => {
+      (async () => run())().then(
+        (value) => resolve({ ok: true, value }),
+        (err: unknown) => resolve({ ok: false, error: coerceError(err) }),
+      );
+      // Revoke with terminate: stop waiting for the run at once, as Celery kills the child process.
+      control.onAbort((reason) => {
         if (hasCode(reason, 'TASK_REVOKED')) resolve({ ok: false, error: reason as Error, abandoned: true });
       });
-    });
-    if (limits.hard === null) return await Promise.race([work, terminated]);
-    const hard = limits.hard;
-    const expired = new Promise<RunResult>((resolve) => {
-      timers.push(
-        setTimeout(() => {
-          const error = new TimeLimitExceededError(hard);
-          controller.abort(error);
+      if (limits.soft !== null) {
+        const s = limits.soft;
+        soft = deadlines.add(s * 1000, () => control.abort(new SoftTimeLimitExceededError(s)));
+      }
+      if (limits.hard !== null) {
+        const h = limits.hard;
+        hard = deadlines.add(h * 1000, () => {
+          const error = new TimeLimitExceededError(h);
+          control.abort(error);
           resolve({ ok: false, error, abandoned: true });
-        }, hard * 1000),
-      );
+        });
+      }
     });
-    return await Promise.race([work, expired, terminated]);
   } finally {
-    for (const t of timers) clearTimeout(t);
+    soft?.cancel();
+    hard?.cancel();
   }
 }
 

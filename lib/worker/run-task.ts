@@ -19,7 +19,8 @@ import { type RunDefaults, type RunOptions, type TaskOverrides, resolveRunOption
 import { createTaskContext } from './task-context.js';
 import { type AckPolicy, type Outcome, ackOnStart } from './decide.js';
 import type { TaskEvents } from './events.js';
-import { runWithLimits } from './execute.js';
+import type { Deadline, Deadlines } from './deadlines.js';
+import { RunControl, runWithLimits } from './execute.js';
 import type { TaskPublisher } from './publisher.js';
 import { autoretryCountdown, shouldAutoretry } from './retry.js';
 
@@ -29,7 +30,8 @@ export interface ActiveRun {
   key: string;
   delivery: Delivery;
   msg: TaskMessage;
-  controller: AbortController;
+  /** Aborts the run's signal (revoke with terminate, shutdown); the signal is made only if needed. */
+  control: RunControl;
   policy: AckPolicy;
   startedAt: number;
   /** Set once the message has been settled (normally, or by a cold shutdown). */
@@ -38,11 +40,9 @@ export interface ActiveRun {
 }
 
 /** Reports a run still going after its wait budget: a task that waits holds a worker slot (ADR-030). */
-function watchWaiting(budget: number | null, report: () => void): NodeJS.Timeout | undefined {
+function watchWaiting(deadlines: Deadlines, budget: number | null, report: () => void): Deadline | undefined {
   if (budget === null) return undefined;
-  const t = setTimeout(report, budget * 1000);
-  t.unref();
-  return t;
+  return deadlines.add(budget * 1000, report, { ref: false });
 }
 
 export interface RunInput<D> {
@@ -58,6 +58,8 @@ export interface RunInput<D> {
   events: TaskEvents;
   nodeName: string;
   defaults: RunDefaults;
+  /** The worker's one timer structure for time limits and wait budgets. */
+  deadlines: Deadlines;
   /** This worker's time limits for the task (remote control), in place of the task's own. */
   overrides?: TaskOverrides;
 }
@@ -70,7 +72,7 @@ export function runTask<D>(input: RunInput<D>): ActiveRun {
     key: input.key,
     delivery: input.delivery,
     msg,
-    controller: new AbortController(),
+    control: new RunControl(),
     policy,
     startedAt: Date.now(),
     finalized: false,
@@ -111,7 +113,7 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun, options: RunOption
     nodeName: input.nodeName,
     deps: input.deps,
     logger: log,
-    signal: run.controller.signal,
+    control: run.control,
   });
   const ctx = context.ctx;
   const retry = (o: Parameters<TaskContext<D>['retry']>[0]) => ctx.retry(o);
@@ -121,9 +123,9 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun, options: RunOption
   try {
     const params = bindArguments(task, msg.args, msg.kwargs);
     context.bind(params);
-    const watchdog = watchWaiting(options.waitBudget, () => input.onOverWaitBudget(msg, log));
-    const r = await runWithLimits(() => Promise.resolve(task.run(params, ctx as TaskContext<unknown>)), limits, run.controller).finally(
-      () => clearTimeout(watchdog),
+    const watchdog = watchWaiting(input.deadlines, options.waitBudget, () => input.onOverWaitBudget(msg, log));
+    const r = await runWithLimits(() => Promise.resolve(task.run(params, ctx as TaskContext<unknown>)), limits, run.control, input.deadlines).finally(
+      () => watchdog?.cancel(),
     );
     if (r.ok) return await succeeded(r.value);
     error = r.error;
@@ -164,7 +166,7 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun, options: RunOption
     } catch (err) {
       log.error(`could not send the callbacks or next chain step of ${msg.task}[${msg.id}]`, { error: coerceError(err).message });
     }
-    await store('SUCCESS', value, null, children);
+    if (!ignoreResult) await store('SUCCESS', value, null, children);
     const rt = runtime();
     events.succeeded(msg, value, rt);
     if (log.isLevelEnabled('info')) {

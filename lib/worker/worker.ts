@@ -19,6 +19,7 @@ import type { Registry } from '../registry/registry.js';
 import type { AckPolicy, Outcome } from './decide.js';
 import { DeadLetterCopies } from './dead-letter.js';
 import { noEvents, type TaskEvents } from './events.js';
+import { Deadlines } from './deadlines.js';
 import { Forwarder, type UnknownTaskPolicy } from './forward.js';
 import { TaskPublisher } from './publisher.js';
 import { HeldJobs, delayRangeInWords, offload, planEta } from './eta.js';
@@ -69,6 +70,10 @@ export class Worker<D = unknown> implements WorkerControl {
   private readonly held = new HeldJobs<Job>();
   private readonly settler: Settler;
   private readonly limits = new TaskLimits();
+  /** Time limits and wait budgets of every run, on one timer. */
+  private readonly deadlines = new Deadlines();
+  /** Keys of `active`: unique within this worker, which is all they need (a UUID per run cost a random fill). */
+  private runSeq = 0;
   private shutdownPromise: Promise<void> | undefined;
   private idleWaiters: Array<() => void> = [];
   readonly revoked: RevokedSet;
@@ -204,7 +209,7 @@ export class Worker<D = unknown> implements WorkerControl {
     for (const run of this.active.values()) {
       if (!ids.includes(run.msg.id)) continue;
       running.push(run.msg.id);
-      if (terminate) run.controller.abort(new TaskRevokedError('terminated'));
+      if (terminate) run.control.abort(new TaskRevokedError('terminated'));
     }
     return running;
   }
@@ -428,7 +433,7 @@ export class Worker<D = unknown> implements WorkerControl {
   }
 
   private async execute(job: Job): Promise<void> {
-    const key = randomUUID();
+    const key = String(++this.runSeq);
     const run = runTask({
       key,
       delivery: job.delivery,
@@ -441,6 +446,7 @@ export class Worker<D = unknown> implements WorkerControl {
       events: this.events,
       nodeName: this.options.nodeName,
       defaults: this.options.defaults,
+      deadlines: this.deadlines,
       overrides: this.limits.timesOf(job.task.name),
       onOverWaitBudget: (msg, log) => {
         this.overWaitBudget.set(msg.task, (this.overWaitBudget.get(msg.task) ?? 0) + 1);
@@ -540,7 +546,7 @@ export class Worker<D = unknown> implements WorkerControl {
     for (const run of this.active.values()) {
       if (run.finalized) continue;
       run.finalized = true;
-      run.controller.abort(new Error('worker shutdown: task cancelled'));
+      run.control.abort(new Error('worker shutdown: task cancelled'));
       const { delivery, msg } = run;
       this.logger.warn(`cancelled ${msg.task}[${msg.id}] by shutdown; it will run again`, { task: msg.task, id: msg.id, queue: delivery.queue });
       if (delivery.settled) {

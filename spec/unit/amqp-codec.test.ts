@@ -115,3 +115,15 @@ test('an integral number beyond int64 (no remembered type) is sent as a double, 
   const len = amqpCodec.encodeTable(buf, toAmqpTable({ v: 1e20 }), 0);
   expect(fieldTypesOf(decodeFields(buf.subarray(4, len)))).toEqual({ v: 'd' });
 });
+
+test('keys read from the cache of the last table are the bytes of this one: same length, same prefix, other position', () => {
+  const v = Buffer.from([1]);
+  const first = decodeFields(Buffer.concat([entry('task', 'B', v), entry('lang', 'B', v), entry('ida', 'B', v)]));
+  expect(Object.keys(first)).toEqual(['task', 'lang', 'ida']);
+  // Same lengths at the same positions, other bytes (the last differs in one byte only), then swapped order.
+  const second = decodeFields(Buffer.concat([entry('tasK', 'B', v), entry('lang', 'B', v), entry('idb', 'B', v)]));
+  expect(Object.keys(second)).toEqual(['tasK', 'lang', 'idb']);
+  const third = decodeFields(Buffer.concat([entry('lang', 'B', v), entry('task', 'B', v)]));
+  expect(third).toEqual({ lang: 1, task: 1 });
+  expect(fieldTypesOf(third)).toEqual({ lang: 'B', task: 'B' });
+});

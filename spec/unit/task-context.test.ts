@@ -41,7 +41,7 @@ function input(o: { msg?: TaskMessage; publisher: ContextPublisher; task?: Parti
     nodeName: 'n@h',
     deps: {},
     logger: nullLogger(),
-    signal: new AbortController().signal,
+    control: new AbortController(),
     now: () => NOW,
   };
 }

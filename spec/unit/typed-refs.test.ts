@@ -45,7 +45,7 @@ function context() {
     nodeName: 'n@h',
     deps: {},
     logger: nullLogger(),
-    signal: new AbortController().signal,
+    control: new AbortController(),
   });
   return { ctx, applied };
 }
