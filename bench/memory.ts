@@ -5,7 +5,9 @@
  * 150 MB throughout, and no growth between the last two. Beside each RSS, the heap in use after a full GC
  * (heap-probe.ts): what the worker retains, as against a heap that grew and has not been returned.
  *
- *   npm run build && node dist/bench/memory.js [waiting=10000,100000] [churn=100000]
+ *   npm run build && node dist/bench/memory.js [waiting=10000,100000] [churn=100000] [rounds=1]
+ *
+ * More than one round of churn tells a high-water mark (RSS that stays where the first churn left it) from a leak.
  *
  * BENCH_HEAP_SNAPSHOT=<dir> writes a heap snapshot of the worker at each state, to diff in Chrome's DevTools.
  */
@@ -22,6 +24,7 @@ import { AMQP_URL, PYTHON, REDIS_URL, askProbe, consumersUp, deleteQueue, python
 const exec = promisify(execFile);
 const waiting = (process.argv[2] ?? '10000,100000').split(',').map(Number);
 const churn = Number(process.argv[3] ?? 100_000);
+const rounds = Number(process.argv[4] ?? 1);
 const queue = `bench_memory_${process.pid}`;
 const HEAP_OUT = path.join(os.tmpdir(), `bench-heap-${process.pid}.jsonl`);
 const env = { ...process.env, CELERY_BROKER_URL: AMQP_URL, CELERY_RESULT_BACKEND: REDIS_URL, BENCH_INFRA_QUEUE: queue, CELERY_TASK_IGNORE_RESULT: 'true', BENCH_HEAP_OUT: HEAP_OUT };
@@ -40,7 +43,8 @@ async function measure(metric: string, x: number): Promise<void> {
   await sleep(3000);
   samples.push({ bench: 'memory', system, metric, unit: 'MB', value: rssMb(worker.pid), x });
   const heap = await askProbe<HeapReport>(worker, HEAP_OUT);
-  samples.push({ bench: 'memory', system, metric: `heap after GC, ${metric.replace(/^RSS, /, '')}`, unit: 'MB', value: heap.heapUsedMb, x });
+  process.stderr.write(`memory: ${metric} @ ${x}: after a full GC ${JSON.stringify(heap)}\n`);
+  samples.push({ bench: 'memory', system, metric: `heap after GC, ${metric.replace(/^RSS,? /, '')}`, unit: 'MB', value: heap.heapUsedMb, x });
 }
 
 await measure('RSS, checks waiting', 0);
@@ -51,9 +55,11 @@ for (const total of waiting) {
   sent = total;
   await measure('RSS, checks waiting', total);
 }
-process.stderr.write(`memory: churn of ${churn} tasks\n`);
-await pythonPublish(queue, churn);
-await measure('RSS after churn', churn);
+for (let round = 1; round <= rounds; round++) {
+  process.stderr.write(`memory: churn of ${churn} tasks (round ${round} of ${rounds})\n`);
+  await pythonPublish(queue, churn);
+  await measure('RSS after churn', churn * round);
+}
 await stop(worker, 'SIGQUIT');
 await deleteQueue(queue);
 fs.rmSync(HEAP_OUT, { force: true });

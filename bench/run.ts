@@ -47,7 +47,7 @@ const steps: Step[] = quick
       { bench: 'isolation', file: 'isolation', args: ['200', '15', '2000', '60'] },
       { bench: 'isolation', file: 'isolation-limits', args: ['200', '15', '2000'] },
       { bench: 'isolation', file: 'isolation-limits', args: ['200', '15', '2000', '60'] },
-      { bench: 'memory', file: 'memory', args: ['10000,100000', '100000'] },
+      { bench: 'memory', file: 'memory', args: ['10000,100000', '100000', '2'] },
       { bench: 'charges', file: 'charges', args: ['10000', '200', '15'] },
       { bench: 'broker-cpu', file: 'broker-cpu', args: ['500', '30', '3'] },
     ];
