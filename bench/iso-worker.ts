@@ -1,6 +1,8 @@
 /**
  * Our worker for the isolation, latency and memory benchmarks: Smarter's defaults, plus a check that
- * reschedules itself and bench.stamp, which returns the time it started (publish → task start).
+ * reschedules itself and bench.stamp, which returns the time it started (publish → task start). With
+ * BENCH_WAIT_OUT set, it also measures its own wait, delivery → task start (wait-probe.ts); with BENCH_HEAP_OUT,
+ * it reports its heap after a full GC (heap-probe.ts).
  */
 import * as z from 'zod';
 import { createWorker } from '../lib/app.js';
@@ -9,6 +11,8 @@ import { WORKER_SETTINGS } from '../lib/config/worker-settings.js';
 import { createLogger } from '../lib/logger.js';
 import { defineTask } from '../lib/registry/define-task.js';
 import { installSignalHandlers } from '../lib/worker/signals.js';
+import { installHeapProbe } from './heap-probe.js';
+import { installWaitProbe } from './wait-probe.js';
 
 const { values } = loadConfig(WORKER_SETTINGS, process.env, process.argv.slice(2));
 const ops = values.queues[0] ?? 'bench_ops';
@@ -22,6 +26,10 @@ const check = defineTask({
 });
 const stamp = defineTask({ name: 'bench.stamp', queue: ops, params: z.object({}), run: async () => Date.now() / 1000 });
 const logger = createLogger({ level: values.logLevel, json: true });
-const { app } = createWorker({ config: values, tasks: [check, stamp], deps: {}, logger, defaultQueue: ops });
+const { app, broker, registry, worker } = createWorker<unknown>({ config: values, tasks: [check, stamp], deps: {}, logger, defaultQueue: ops });
+// BENCH_WAIT_OUT (bench/isolation.ts): measure this worker's own wait, delivery → task start (wait-probe.ts).
+if (process.env.BENCH_WAIT_OUT) installWaitProbe(broker, registry, worker, process.env.BENCH_WAIT_OUT);
+// BENCH_HEAP_OUT (bench/memory.ts): the heap after a full GC, on request (heap-probe.ts).
+else if (process.env.BENCH_HEAP_OUT) installHeapProbe(process.env.BENCH_HEAP_OUT, process.env.BENCH_HEAP_SNAPSHOT);
 installSignalHandlers(app, logger, (code) => process.exit(code));
 await app.start();

@@ -182,3 +182,20 @@ export function rssMb(pid: number | undefined): number {
 
 /** Which repetition of `npm run bench` this is (0-based): benchmarks rotate the order of their systems by it. */
 export const REPETITION = Number(process.env.BENCH_REPETITION ?? 0);
+
+/**
+ * Sends SIGUSR2 to a worker with a probe of ours (wait-probe.ts, heap-probe.ts) and returns the JSON line it
+ * then appends to `file`.
+ */
+export async function askProbe<T>(child: ChildProcess, file: string, timeoutMs = 30_000): Promise<T> {
+  const size = () => (fs.existsSync(file) ? fs.statSync(file).size : 0);
+  const before = size();
+  child.kill('SIGUSR2');
+  for (const until = Date.now() + timeoutMs; Date.now() < until; ) {
+    await sleep(50);
+    if (size() === before) continue;
+    const text = fs.readFileSync(file).subarray(before).toString('utf8');
+    if (text.endsWith('\n')) return JSON.parse(text) as T;
+  }
+  throw new Error(`process ${child.pid ?? '?'} did not answer its probe in ${file}`);
+}

@@ -18,10 +18,14 @@ def check(self, every=3, attempt=0):
                       queue=self.request.delivery_info["routing_key"])
 
 
-def storm(queue, count, every):
+def storm(queue, count, every, spread=False):
+    """count checks that reschedule themselves every `every` s; spread: the first runs staggered over one
+    interval (deployments created at different times: a steady count/every reschedules per second), else
+    all together (bursts of count every `every` s)."""
     with app.producer_or_acquire() as producer:
-        for _ in range(count):
-            app.send_task("bench.check", kwargs={"every": every}, queue=queue, countdown=every, producer=producer,
+        for i in range(count):
+            countdown = every * (i + 1) / count if spread else every
+            app.send_task("bench.check", kwargs={"every": every}, queue=queue, countdown=countdown, producer=producer,
                           ignore_result=True)
 
 
@@ -64,6 +68,6 @@ def stream(queue, rate, seconds):
 
 if __name__ == "__main__":
     if sys.argv[1] == "storm":
-        storm(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+        storm(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), len(sys.argv) > 5 and sys.argv[5] == "spread")
     else:
         stream(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]))
