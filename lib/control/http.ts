@@ -8,6 +8,7 @@ import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Broker } from '../broker/broker.js';
 import type { Logger } from '../logger.js';
+import type { Counter, Histogram } from 'prom-client';
 import type { TaskMessage } from '../protocol/types.js';
 import type { TaskEvents } from '../worker/events.js';
 import type { WorkerControl } from '../worker/control.js';
@@ -54,7 +55,7 @@ export class TaskMetrics implements TaskEvents {
     this.onStarted?.(m);
   }
   /** Label children by task label (bounded, see `label`): `labels()` validates and builds them on each call. */
-  private readonly children = new Map<string, { success: client.Counter.Internal; runtime: client.Histogram.Internal<string> }>();
+  private readonly children = new Map<string, { success: Counter.Internal; runtime: Histogram.Internal<string> }>();
   succeeded(m: TaskMessage, _r: unknown, runtime: number): void {
     const task = this.label(m.task);
     let c = this.children.get(task);
