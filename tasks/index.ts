@@ -3,32 +3,22 @@
  * and the test suite verify that every Beat entry names the queue its task declares.
  */
 import type { AnyTask } from '../lib/registry/define-task.js';
+import { accountTasks } from './account/index.js';
 import type { SmarterDeps, TaskEnv } from './deps.js';
-import { aggregatePromptHistory } from './operational/aggregate-prompt-history.js';
-import { aggregateRecords } from './operational/aggregate-records.js';
-import { chargeLlmhostComputes } from './operational/charge-llmhost-computes.js';
-import { createCharge } from './operational/create-charge.js';
-import { createPrompt } from './operational/create-prompt.js';
-import { evaluateBudgetConstraints } from './operational/evaluate-budget-constraints.js';
-import { createLlmclientRequest } from './operational/llmclient-request.js';
-import { createPluginCharge } from './operational/plugin-charge.js';
-import { createPluginSelectorHistory } from './operational/plugin-selector-history.js';
-import { createPromptHistory } from './operational/prompt-history.js';
-import { createPromptPluginUsage } from './operational/prompt-plugin-usage.js';
-import { createPromptToolCallHistory } from './operational/prompt-tool-call.js';
-import { purgeGuardrailEvents } from './operational/purge-guardrail-events.js';
-import { infraEnv } from './infrastructure/env.js';
-import { refreshMcpclient } from './mcpclient/refresh-mcpclient.js';
-import { refreshMcpclients } from './mcpclient/refresh-mcpclients.js';
-import type { CredentialEnv } from './provider/env.js';
-import { verifyProvider } from './provider/verify-provider.js';
-import { verifyProviderModel } from './provider/verify-provider-model.js';
+import { guardrailTasks } from './guardrail/index.js';
 import { infrastructureTasks } from './infrastructure/index.js';
-import { INFRASTRUCTURE_DEFAULTS, type InfrastructureSettings, derived } from './infrastructure/settings.js';
-import { vectorstoreTasks } from './vectorstore/index.js';
+import { infraEnv } from './llmclient/env.js';
+import { llmclientTasks } from './llmclient/index.js';
+import { INFRASTRUCTURE_DEFAULTS, type InfrastructureSettings, derived } from './llmclient/settings.js';
 import { llmhostEnv } from './llmhost/env.js';
 import { llmhostTasks } from './llmhost/index.js';
 import { LLMHOST_DEFAULTS, type LlmhostSettings } from './llmhost/settings.js';
+import { mcpclientTasks } from './mcpclient/index.js';
+import { pluginTasks } from './plugin/index.js';
+import { promptTasks } from './prompt/index.js';
+import type { CredentialEnv } from './provider/env.js';
+import { providerTasks } from './provider/index.js';
+import { vectorstoreTasks } from './vectorstore/index.js';
 
 export interface SmarterTaskSettings extends Partial<InfrastructureSettings>, Partial<LlmhostSettings> {
   operationalQueue: string;
@@ -50,32 +40,24 @@ export function taskEnv(s: SmarterTaskSettings): TaskEnv {
   };
 }
 
+/** Smarter's apps, each a folder `tasks/<app>/` whose `index.ts` lists its tasks. */
 export function smarterTasks(s: SmarterTaskSettings): AnyTask<SmarterDeps>[] {
   const env = taskEnv(s);
+  const infra = infraEnv(env, infrastructureSettings(s));
+  const llmhost = llmhostEnv(infra, pick(LLMHOST_DEFAULTS, s));
+  const credentials: CredentialEnv = { ...env, fernetEncryptionKey: s.fernetEncryptionKey ?? '', environ: s.environ ?? ((name) => process.env[name]) };
   return [
-    createPromptHistory(env),
-    aggregatePromptHistory(env),
-    createPrompt(env),
-    createPromptToolCallHistory(env),
-    createPromptPluginUsage(env),
-    createPluginSelectorHistory(env),
-    createPluginCharge(env),
-    createCharge(env),
-    aggregateRecords(env),
-    evaluateBudgetConstraints(env),
-    createLlmclientRequest(env),
-    chargeLlmhostComputes(env),
-    purgeGuardrailEvents(env),
-    ...infrastructureTasks(infraEnv(env, infrastructureSettings(s))),
+    ...promptTasks(env),
+    ...pluginTasks(env),
+    ...accountTasks(env),
+    ...guardrailTasks(env),
+    ...llmclientTasks(infra),
+    ...llmhostTasks(llmhost),
+    ...infrastructureTasks(llmhost),
     ...vectorstoreTasks({ operationalQueue: s.operationalQueue, infrastructureQueue: s.infrastructureQueue, namespace: derived(infrastructureSettings(s)).namespace }),
-    ...llmhostTasks(llmhostEnv(infraEnv(env, infrastructureSettings(s)), pick(LLMHOST_DEFAULTS, s))),
-    ...mcpAndProviderTasks(env, s),
+    ...mcpclientTasks(env, credentials),
+    ...providerTasks(credentials),
   ];
-}
-
-function mcpAndProviderTasks(env: ReturnType<typeof taskEnv>, s: SmarterTaskSettings): AnyTask<SmarterDeps>[] {
-  const c: CredentialEnv = { ...env, fernetEncryptionKey: s.fernetEncryptionKey ?? '', environ: s.environ ?? ((name) => process.env[name]) };
-  return [refreshMcpclient(c), refreshMcpclients(env), verifyProviderModel(c), verifyProvider(c)];
 }
 
 const infrastructureSettings = (s: SmarterTaskSettings): InfrastructureSettings => pick(INFRASTRUCTURE_DEFAULTS, s);

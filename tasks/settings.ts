@@ -7,7 +7,7 @@ import { WORKER_SETTINGS } from '../lib/config/worker-settings.js';
 import { MCP_LLM_SETTINGS } from './cloud/mcp-llm-settings.js';
 import { CLOUD_SETTINGS } from './cloud/settings.js';
 import { VECTORSTORE_CLOUD_SETTINGS } from './cloud/vectorstore-settings.js';
-import { INFRASTRUCTURE_SETTINGS } from './infrastructure/settings.js';
+import { INFRASTRUCTURE_SETTINGS } from './llmclient/settings.js';
 import { LLMHOST_SETTINGS } from './llmhost/settings.js';
 import { both, pyBool } from './smarter-env.js';
 

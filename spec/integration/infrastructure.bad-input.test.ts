@@ -5,8 +5,8 @@
  */
 import type { SmarterDeps } from '../../tasks/deps.js';
 import { smarterTasks } from '../../tasks/index.js';
-import { mailFailures } from '../../tasks/infrastructure/mail.js';
-import { TASK } from '../../tasks/infrastructure/names.js';
+import { mailFailures } from '../../tasks/llmclient/mail.js';
+import { TASK } from '../../tasks/llmclient/names.js';
 import { REDIS_URL, uniqueName, waitFor } from '../support/amqp.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { type Harness, startWorker } from '../support/harness.js';

@@ -4,11 +4,11 @@
  * worker's own reschedule planning (spec/support/check-runner.ts).
  */
 import { CloudError } from '../../tasks/cloud/ports.js';
-import { type InfraDeps, infraEnv, isPermanent } from '../../tasks/infrastructure/env.js';
-import { infrastructureTasks } from '../../tasks/infrastructure/index.js';
-import { mailFailures } from '../../tasks/infrastructure/mail.js';
-import { TASK } from '../../tasks/infrastructure/names.js';
-import { INFRASTRUCTURE_DEFAULTS } from '../../tasks/infrastructure/settings.js';
+import { type InfraDeps, infraEnv, isPermanent } from '../../tasks/llmclient/env.js';
+import { llmclientTasks } from '../../tasks/llmclient/index.js';
+import { mailFailures } from '../../tasks/llmclient/mail.js';
+import { TASK } from '../../tasks/llmclient/names.js';
+import { INFRASTRUCTURE_DEFAULTS } from '../../tasks/llmclient/settings.js';
 import { taskEnv } from '../../tasks/index.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
@@ -22,7 +22,8 @@ const env = infraEnv(
   taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true }),
   { ...INFRASTRUCTURE_DEFAULTS, environment: 'alpha', rootDomain: 'example.com' },
 );
-const tasks = infrastructureTasks(env);
+// The llmclient app's eleven infrastructure tasks; its twelfth, create_llmclient_request, is operational.
+const tasks = llmclientTasks(env).filter((x) => (Object.values(TASK) as string[]).includes(x.name));
 
 let t: TestDatabase;
 let ids: Awaited<ReturnType<typeof seed>>;

@@ -2,7 +2,7 @@
  * sync_infrastructure_inventory through the real clients: moto's EKS cluster and node groups, the Kubernetes
  * stand-in's nodes, volumes, LoadBalancer Services, Ingresses and Certificates, and the ledger in MariaDB.
  */
-import { llmhostTasks } from '../../tasks/llmhost/index.js';
+import { infrastructureTasks } from '../../tasks/infrastructure/index.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { CLUSTER, type LlmhostWorld, NS, startLlmhostWorld } from '../support/llmhost-world.js';
 
@@ -17,7 +17,7 @@ afterAll(async () => {
 });
 
 async function sync(): Promise<Run> {
-  const r = new CheckRunner(llmhostTasks(w.env), w.deps);
+  const r = new CheckRunner(infrastructureTasks(w.env), w.deps);
   r.send(SYNC);
   const [run] = await r.drain();
   return run as Run;

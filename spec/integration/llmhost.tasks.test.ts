@@ -4,6 +4,7 @@
  */
 import { DescribeNodegroupCommand } from '@aws-sdk/client-eks';
 import { infrastructureTasks } from '../../tasks/infrastructure/index.js';
+import { llmclientTasks } from '../../tasks/llmclient/index.js';
 import { llmhostTasks } from '../../tasks/llmhost/index.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { API, CLUSTER, type LlmhostWorld, NS, PLATFORM_ROLE, PLATFORM_SUBNETS, startLlmhostWorld } from '../support/llmhost-world.js';
@@ -26,7 +27,7 @@ async function steps(r: CheckRunner<unknown>, n: number): Promise<Awaited<Return
   }
   return out;
 }
-const runner = (): CheckRunner<unknown> => new CheckRunner([...llmhostTasks(w.env), ...infrastructureTasks(w.env)], w.deps);
+const runner = (): CheckRunner<unknown> => new CheckRunner([...llmhostTasks(w.env), ...llmclientTasks(w.env), ...infrastructureTasks(w.env)], w.deps);
 
 beforeAll(async () => {
   w = await startLlmhostWorld();
@@ -221,7 +222,7 @@ test('EKS failures are FAILUREs naming service, verb and resource: a cluster tha
   const computeId = await w.newCompute({ name: 'gpu-l4-nocluster' });
   const id = await w.newLlmhost({ name: 'nocluster', spec: { ...GPU_SPEC, compute: 'gpu-l4-nocluster' } });
   const env = { ...w.env, llmhost: { awsEksClusterName: 'no-such-cluster', llmhostNodeRoleArn: 'arn:aws:iam::123456789012:role/n', llmhostNodeSubnetIds: ['subnet-1'] } };
-  const r = new CheckRunner([...llmhostTasks(env), ...infrastructureTasks(env)], w.deps) as CheckRunner<unknown>;
+  const r = new CheckRunner([...llmhostTasks(env), ...llmclientTasks(env), ...infrastructureTasks(env)], w.deps) as CheckRunner<unknown>;
   r.send(LAUNCH, {}, [id]);
   const [run] = await steps(r, 1);
   expect(run?.error?.message).toMatch(/^eks CreateNodegroup no-such-cluster\/smarter-alpha-\d+-gpu-l4-nocluster: NotFound: /);

@@ -3,9 +3,9 @@
  * run twice or at once; budgets warn, lock and release as Smarter's budget models describe.
  */
 import { Dec } from '../../tasks/db/decimal.js';
-import { sqlTime } from '../../tasks/operational/budget-periods.js';
-import { aggregateCharges, rollUpLastMonth } from '../../tasks/operational/aggregate-records.js';
-import { evaluateBudgets } from '../../tasks/operational/budgets.js';
+import { sqlTime } from '../../tasks/account/budget-periods.js';
+import { aggregateCharges, rollUpLastMonth } from '../../tasks/account/aggregate-records.js';
+import { evaluateBudgets } from '../../tasks/account/budgets.js';
 import { type TestDatabase, createTestDatabase } from '../support/db.js';
 
 let t: TestDatabase;

@@ -7,8 +7,8 @@
 import { CreateClusterCommand, CreateNodegroupCommand, EKSClient } from '@aws-sdk/client-eks';
 import type { CloudDeps } from '../../tasks/cloud/ports.js';
 import type { SmarterDeps } from '../../tasks/deps.js';
-import { infraEnv } from '../../tasks/infrastructure/env.js';
-import { INFRASTRUCTURE_DEFAULTS } from '../../tasks/infrastructure/settings.js';
+import { infraEnv } from '../../tasks/llmclient/env.js';
+import { INFRASTRUCTURE_DEFAULTS } from '../../tasks/llmclient/settings.js';
 import { taskEnv } from '../../tasks/index.js';
 import { type LlmhostEnv, llmhostEnv } from '../../tasks/llmhost/env.js';
 import { LLMHOST_DEFAULTS } from '../../tasks/llmhost/settings.js';

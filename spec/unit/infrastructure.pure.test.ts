@@ -1,10 +1,10 @@
 /** The infrastructure tasks' pure parts: Smarter's derived settings, host names, the Ingress, the time scale. */
 import { loadConfig } from '../../lib/config/settings.js';
 import { taskEnv } from '../../tasks/index.js';
-import { infraEnv } from '../../tasks/infrastructure/env.js';
-import { customHost, defaultHost, domainName, rfc1034Name } from '../../tasks/infrastructure/hosts.js';
-import { certificateReady } from '../../tasks/infrastructure/ingress.js';
-import { INFRASTRUCTURE_DEFAULTS, derived } from '../../tasks/infrastructure/settings.js';
+import { infraEnv } from '../../tasks/llmclient/env.js';
+import { customHost, defaultHost, domainName, rfc1034Name } from '../../tasks/llmclient/hosts.js';
+import { certificateReady } from '../../tasks/llmclient/ingress.js';
+import { INFRASTRUCTURE_DEFAULTS, derived } from '../../tasks/llmclient/settings.js';
 import { SETTINGS } from '../../tasks/settings.js';
 
 test('API domain, namespace and platform name are derived as Smarter derives them', () => {

@@ -9,7 +9,7 @@ const taskRules = config.find((b) => b.files?.includes('tasks/**/*.ts'))?.rules 
 function problems(code: string): string[] {
   const linter = new Linter({ configType: 'flat' });
   return linter
-    .verify(code, [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser }, rules: taskRules }], 'tasks/operational/probe.ts')
+    .verify(code, [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser }, rules: taskRules }], 'tasks/account/probe.ts')
     .map((m) => m.message);
 }
 

@@ -2,8 +2,8 @@
 import { PyDateTime, PyDecimal, PyUUID } from '../../lib/protocol/values.js';
 import { Dec, DecimalError } from '../../tasks/db/decimal.js';
 import { djangoJson, recordLocator } from '../../tasks/db/django.js';
-import { addPeriods, periodStart } from '../../tasks/operational/budget-periods.js';
-import { fitFunctionArgs } from '../../tasks/operational/prompt-tool-call.js';
+import { addPeriods, periodStart } from '../../tasks/account/budget-periods.js';
+import { fitFunctionArgs } from '../../tasks/prompt/create-prompt-tool-call-history.js';
 
 describe('Dec: exact decimals for money', () => {
   test.each([

@@ -6,8 +6,8 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../deps.js';
-import type { InfraDeps } from '../infrastructure/env.js';
-import { TASK as INFRA_TASK } from '../infrastructure/names.js';
+import type { InfraDeps } from '../llmclient/env.js';
+import { TASK as INFRA_TASK } from '../llmclient/names.js';
 import { RECONCILE_INTERVAL_SECONDS } from './const.js';
 import type { LlmhostEnv } from './env.js';
 import { LLMHOST_TASK } from './names.js';

@@ -1,5 +1,5 @@
 /** What the llmhost and inventory tasks share: the infrastructure tasks' environment plus the EKS settings. */
-import type { InfraEnv } from '../infrastructure/env.js';
+import type { InfraEnv } from '../llmclient/env.js';
 import type { LlmhostSettings } from './settings.js';
 
 export interface LlmhostEnv extends InfraEnv {

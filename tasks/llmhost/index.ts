@@ -1,10 +1,10 @@
 /**
- * The five llmhost infrastructure tasks and the inventory task (smarter-contract.md §3.2), INFRA, no autoretry: a
- * failure is a FAILURE, and Beat's periodic refresh and reconcile are what try again.
+ * Smarter's `llmhost` app: five infrastructure tasks, no autoretry (a failure is a FAILURE, and Beat's periodic
+ * refresh and reconcile are what try again), and `charge_llmhost_computes` on the operational queue.
  */
 import type { AnyTask } from '../../lib/registry/define-task.js';
-import type { InfraDeps } from '../infrastructure/env.js';
-import { syncInfrastructureInventory } from '../inventory/sync-infrastructure-inventory.js';
+import type { InfraDeps } from '../llmclient/env.js';
+import { chargeLlmhostComputes } from './charge-llmhost-computes.js';
 import type { LlmhostEnv } from './env.js';
 import { destroyLlmhost } from './destroy-llmhost.js';
 import { launchLlmhost } from './launch-llmhost.js';
@@ -13,5 +13,5 @@ import { reconcileLlmhostComputes } from './reconcile-llmhost-computes.js';
 import { refreshLlmhostStatus } from './refresh-llmhost-status.js';
 
 export function llmhostTasks(env: LlmhostEnv): AnyTask<InfraDeps>[] {
-  return [launchLlmhost(env), destroyLlmhost(env), refreshLlmhostStatus(env), reconcileLlmhostCompute(env), reconcileLlmhostComputes(env), syncInfrastructureInventory(env)];
+  return [chargeLlmhostComputes(env), launchLlmhost(env), destroyLlmhost(env), refreshLlmhostStatus(env), reconcileLlmhostCompute(env), reconcileLlmhostComputes(env)];
 }

@@ -5,8 +5,8 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../deps.js';
-import { copyApiARecord } from '../infrastructure/dns.js';
-import type { InfraDeps } from '../infrastructure/env.js';
+import { copyApiARecord } from '../llmclient/dns.js';
+import type { InfraDeps } from '../llmclient/env.js';
 import { RECONCILE_INTERVAL_SECONDS } from './const.js';
 import type { LlmhostEnv } from './env.js';
 import { LLMHOST_TASK } from './names.js';

@@ -6,7 +6,7 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../deps.js';
-import type { InfraDeps } from '../infrastructure/env.js';
+import type { InfraDeps } from '../llmclient/env.js';
 import { type ComputeState, reconcileCompute, settled } from './compute.js';
 import { DEPLOYED_STATUSES, RECONCILE_INTERVAL_SECONDS, RECONCILE_MAX_ATTEMPTS } from './const.js';
 import type { LlmhostEnv } from './env.js';

@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import type { InfraDeps } from '../infrastructure/env.js';
+import type { InfraDeps } from '../llmclient/env.js';
 import { reconcileCompute } from './compute.js';
 import { DEPLOYED_STATUSES } from './const.js';
 import type { LlmhostEnv } from './env.js';

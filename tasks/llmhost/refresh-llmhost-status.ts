@@ -5,7 +5,7 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../deps.js';
-import type { InfraDeps } from '../infrastructure/env.js';
+import type { InfraDeps } from '../llmclient/env.js';
 import { DEPLOYED_STATUSES } from './const.js';
 import type { LlmhostEnv } from './env.js';
 import { LLMHOST_TASK } from './names.js';

@@ -8,7 +8,7 @@ import { defineTask } from '../../lib/registry/define-task.js';
 import { Dec } from '../db/decimal.js';
 import { insertModel, recordLocator } from '../db/django.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
-import { CHARGE_COST_PLACES } from './create-charge.js';
+import { CHARGE_COST_PLACES } from '../account/create-charge.js';
 
 export const chargeLlmhostComputes = (env: TaskEnv) =>
   defineTask<Record<string, never>, Record<string, string>, SmarterDeps>({

@@ -10,7 +10,7 @@ import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { KubeObject } from '../cloud/ports.js';
 import { NOW } from '../db/django.js';
-import type { InfraDeps } from '../infrastructure/env.js';
+import type { InfraDeps } from '../llmclient/env.js';
 import type { LlmhostEnv } from '../llmhost/env.js';
 
 export const SYNC_INVENTORY_TASK = 'smarter.apps.infrastructure.tasks.sync_infrastructure_inventory';

@@ -12,7 +12,8 @@ import { type Derived, type InfrastructureSettings, derived } from './settings.j
 
 export type InfraDeps = SmarterDeps;
 
-export interface InfraEnv extends Derived {
+/** The operational `TaskEnv` too, so that one environment serves an app whose tasks sit on both queues. */
+export interface InfraEnv extends Derived, TaskEnv {
   queue: string;
   retry: RetryPolicy;
   settings: InfrastructureSettings;
@@ -32,6 +33,7 @@ export function isPermanent(err: Error): boolean {
 export function infraEnv(env: TaskEnv, settings: InfrastructureSettings): InfraEnv {
   const scale = settings.checkTimeScale;
   return {
+    ...env,
     ...derived(settings),
     queue: env.infrastructureQueue,
     retry: { ...env.autoretry, autoretryFor: (err: Error) => !isPermanent(err) },
