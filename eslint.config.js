@@ -1,6 +1,22 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** One block per room of lib/: Smarter's code, and the rooms above it, are out of its reach. */
+function libLayers(above) {
+  const smarter = ['**/tasks/**', '**/beat/**', '../tasks/*', '../beat/*'];
+  return Object.entries(above).map(([room, rooms]) => ({
+    files: room === 'base' ? ['lib/*.ts'] : [`lib/${room}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: smarter, message: 'lib/ is a generic Celery worker: it knows nothing of Smarter.' },
+          ...(rooms.length ? [{ group: rooms.map((r) => `**/${r}/*`), message: `lib/${room}/ sits below ${rooms.join(', ')}: an import from there would run back up.` }] : []),
+        ],
+      }],
+    },
+  }));
+}
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'charts/**'] },
   js.configs.recommended,
@@ -21,13 +37,21 @@ export default tseslint.config(
       'no-restricted-imports': 'off',
     },
   },
-  {
-    // lib/ knows nothing of Smarter: it never imports tasks/ or beat/.
-    files: ['lib/**/*.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: ['**/tasks/**', '**/beat/**', '../tasks/*', '../beat/*'] }],
-    },
-  },
+  // lib/ knows nothing of Smarter: it never imports tasks/ or beat/. Inside lib/, arrows run only downwards:
+  // app/ assembles the worker from every other room; each room imports only the rooms below it, and lib/errors.ts
+  // and lib/logger.ts (base) none.
+  ...libLayers({
+    app: [],
+    control: ['app'],
+    deadletter: ['app', 'control'],
+    worker: ['app', 'control', 'deadletter'],
+    backend: ['app', 'control', 'deadletter', 'worker', 'registry'],
+    registry: ['app', 'control', 'deadletter', 'worker', 'backend', 'broker', 'config'],
+    broker: ['app', 'control', 'deadletter', 'worker', 'backend', 'registry'],
+    protocol: ['app', 'control', 'deadletter', 'worker', 'backend', 'registry', 'broker', 'config'],
+    config: ['app', 'control', 'deadletter', 'worker', 'backend', 'registry', 'broker', 'protocol'],
+    base: ['app', 'control', 'deadletter', 'worker', 'backend', 'registry', 'broker', 'protocol', 'config'],
+  }),
   {
     // Never wait in a task (ADR-030): a task that needs time reschedules itself instead of sleeping.
     files: ['tasks/**/*.ts'],

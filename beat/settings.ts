@@ -1,6 +1,6 @@
 /** What `smarter-beat` reads: the broker and Smarter's queue settings the workers read, and where its state lives. */
 import { parsers, type Setting } from '../lib/config/settings.js';
-import { WORKER_SETTINGS } from '../lib/config/worker-settings.js';
+import { WORKER_SETTINGS } from '../lib/app/worker-settings.js';
 import { SMARTER_SETTINGS } from '../tasks/settings.js';
 
 const setting = <T>(s: Setting<T>): Setting<T> => s;

@@ -6,7 +6,7 @@
  *   npm run build && node dist/bench/accumulate.js [count=20000] [concurrency=4]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { DEFAULT_CONCURRENCY } from '../lib/config/worker-settings.js';
+import { DEFAULT_CONCURRENCY } from '../lib/app/worker-settings.js';
 import { record } from './record.js';
 import { rotated } from './stats.js';
 import {

@@ -5,12 +5,12 @@
  * it reports its heap after a full GC (heap-probe.ts).
  */
 import * as z from 'zod';
-import { createWorker } from '../lib/app.js';
+import { createWorker } from '../lib/app/app.js';
 import { loadConfig } from '../lib/config/settings.js';
-import { WORKER_SETTINGS } from '../lib/config/worker-settings.js';
+import { WORKER_SETTINGS } from '../lib/app/worker-settings.js';
 import { createLogger } from '../lib/logger.js';
 import { defineTask } from '../lib/registry/define-task.js';
-import { installSignalHandlers } from '../lib/worker/signals.js';
+import { installSignalHandlers } from '../lib/app/signals.js';
 import { installHeapProbe } from './heap-probe.js';
 import { installWaitProbe } from './wait-probe.js';
 

@@ -3,14 +3,14 @@
  * `smarter-worker`: Celery's worker flags (`-Q`, `-c`, `-n`, `-E`, `-l`, `--prefetch-multiplier`) and
  * Smarter's environment. Exit codes: 0 after a warm shutdown, 1 after a cold one, 2 for bad configuration.
  */
-import { createWorker } from '../lib/app.js';
+import { createWorker } from '../lib/app/app.js';
 import { describeConfig, loadCommandLine, settingsTable } from '../lib/config/settings.js';
 import { type Subcommand, answerInfoFlags } from '../lib/config/usage.js';
 import { type Logger, createLogger, exitFatal, exitFlushed } from '../lib/logger.js';
 import { type RedisTransport, createBroker, redisOptionsOf } from '../lib/broker/create-broker.js';
 import type { TlsSettings } from '../lib/config/tls.js';
 import { formatDuration, nextDueWithinSeconds } from '../lib/broker/delayed.js';
-import { installSignalHandlers } from '../lib/worker/signals.js';
+import { installSignalHandlers } from '../lib/app/signals.js';
 import { isCommand } from './cli/names.js';
 import { openCloud } from './cloud/index.js';
 import { openDatabase } from './db/database.js';

@@ -3,7 +3,7 @@
  * (`get_env(NAME)` tries NAME, then SMARTER_NAME), so one `.env` serves the Python and the TypeScript side.
  */
 import { parsers, type Setting } from '../lib/config/settings.js';
-import { WORKER_SETTINGS } from '../lib/config/worker-settings.js';
+import { WORKER_SETTINGS } from '../lib/app/worker-settings.js';
 import { MCP_LLM_SETTINGS } from './cloud/mcp-llm-settings.js';
 import { CLOUD_SETTINGS } from './cloud/settings.js';
 import { VECTORSTORE_CLOUD_SETTINGS } from './cloud/vectorstore-settings.js';

@@ -2,11 +2,11 @@
  * A worker process with the fault tasks, for the tests that SIGKILL it. Configured like `smarter-worker`
  * (environment and flags); FAULT_ACKS_LATE=1 makes `fault.work` late-ack.
  */
-import { createWorker } from '../../lib/app.js';
+import { createWorker } from '../../lib/app/app.js';
 import { loadConfig } from '../../lib/config/settings.js';
-import { WORKER_SETTINGS } from '../../lib/config/worker-settings.js';
+import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import { createLogger } from '../../lib/logger.js';
-import { installSignalHandlers } from '../../lib/worker/signals.js';
+import { installSignalHandlers } from '../../lib/app/signals.js';
 import { faultTasks } from './fault-tasks.js';
 
 const { values } = loadConfig(WORKER_SETTINGS, process.env, process.argv.slice(2));

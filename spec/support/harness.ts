@@ -1,7 +1,7 @@
 /** Starts a real worker (real RabbitMQ, optional real Redis backend) on unique queues, and stops it. */
-import { createWorker } from '../../lib/app.js';
+import { createWorker } from '../../lib/app/app.js';
 import { loadConfig } from '../../lib/config/settings.js';
-import { WORKER_SETTINGS } from '../../lib/config/worker-settings.js';
+import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import { type Logger, createLogger, nullLogger } from '../../lib/logger.js';
 import type { AnyTask } from '../../lib/registry/define-task.js';
 import type { TaskEvents } from '../../lib/worker/events.js';

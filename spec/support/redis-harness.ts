@@ -1,8 +1,8 @@
 /** Starts a real worker on Redis as the broker, under its own kombu key prefix, and stops it. */
-import { createWorker } from '../../lib/app.js';
+import { createWorker } from '../../lib/app/app.js';
 import { RedisBroker } from '../../lib/broker/redis/redis-broker.js';
 import { loadConfig } from '../../lib/config/settings.js';
-import { WORKER_SETTINGS } from '../../lib/config/worker-settings.js';
+import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import { createLogger, nullLogger } from '../../lib/logger.js';
 import type { AnyTask } from '../../lib/registry/define-task.js';
 import { uniqueName } from './amqp.js';

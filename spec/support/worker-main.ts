@@ -2,11 +2,11 @@
  * A worker process with the test tasks, for tests that need a real process to kill or signal.
  * Configured by the same environment variables and flags as `smarter-worker`.
  */
-import { createWorker } from '../../lib/app.js';
+import { createWorker } from '../../lib/app/app.js';
 import { loadConfig } from '../../lib/config/settings.js';
-import { WORKER_SETTINGS } from '../../lib/config/worker-settings.js';
+import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import { createLogger } from '../../lib/logger.js';
-import { installSignalHandlers } from '../../lib/worker/signals.js';
+import { installSignalHandlers } from '../../lib/app/signals.js';
 import { stampTask } from './stamp-task.js';
 import { testTasks } from './test-tasks.js';
 

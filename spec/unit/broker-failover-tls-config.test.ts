@@ -4,8 +4,8 @@ import path from 'node:path';
 import { FailoverList, effectiveUrl } from '../../lib/broker/amqp/amqp-connect.js';
 import { describeConfig, loadConfig, redactUrl } from '../../lib/config/settings.js';
 import { describeTlsFailure, parseTlsSetting, redisTls, tlsConnectOptions } from '../../lib/config/tls.js';
-import { WORKER_SETTINGS } from '../../lib/config/worker-settings.js';
-import { compileWorkerConfig } from '../../lib/config/worker-config.js';
+import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
+import { compileWorkerConfig } from '../../lib/app/worker-config.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tls-config-'));
 const ca = path.join(dir, 'ca.pem');

@@ -1,5 +1,5 @@
 import { describeConfig, loadConfig, redactUrl, settingsTable } from '../../lib/config/settings.js';
-import { WORKER_SETTINGS, expandNodeName } from '../../lib/config/worker-settings.js';
+import { WORKER_SETTINGS, expandNodeName } from '../../lib/app/worker-settings.js';
 
 describe('the configuration loader', () => {
   test("Celery's defaults when nothing is set", () => {

@@ -1,5 +1,5 @@
 import { loadConfig } from '../../lib/config/settings.js';
-import { WORKER_SETTINGS } from '../../lib/config/worker-settings.js';
+import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import { CHANGING_COMMANDS, parseControlPolicy, refusal } from '../../lib/control/policy.js';
 
 test('SMARTER_WORKER_CONTROL=all (the default) obeys every command, as Celery', () => {

@@ -1,5 +1,5 @@
 import { loadConfig } from '../../lib/config/settings.js';
-import { WORKER_SETTINGS } from '../../lib/config/worker-settings.js';
+import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import type { Broker, Delivery } from '../../lib/broker/broker.js';
 import { FORWARD_NAMES_MAX, Forwarder } from '../../lib/worker/forward.js';
 import { recordingLogger } from '../support/logs.js';

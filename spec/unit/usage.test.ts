@@ -1,4 +1,4 @@
-import { WORKER_SETTINGS } from '../../lib/config/worker-settings.js';
+import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import { answerInfoFlags, packageVersion, usage } from '../../lib/config/usage.js';
 
 const info = { program: 'prog', summary: 'Does things.', settings: WORKER_SETTINGS, commands: [{ name: 'run', summary: 'Runs.' }, { name: 'extra [x]', summary: 'Another one.' }] };

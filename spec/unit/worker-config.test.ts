@@ -1,6 +1,6 @@
 import { loadConfig } from '../../lib/config/settings.js';
-import { compileWorkerConfig } from '../../lib/config/worker-config.js';
-import { WORKER_SETTINGS } from '../../lib/config/worker-settings.js';
+import { compileWorkerConfig } from '../../lib/app/worker-config.js';
+import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 
 const values = (env: Record<string, string> = {}) => loadConfig(WORKER_SETTINGS, env, []).values;
 

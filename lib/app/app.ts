@@ -3,33 +3,23 @@
  * backend, registry (Celery's built-ins included), worker. Applications (tasks/main.ts) add their tasks
  * and clients; nothing here knows which application it runs.
  */
-import type { ResultBackend } from './backend/backend.js';
-import { DisabledBackend } from './backend/backend.js';
-import { RedisBackend } from './backend/redis-backend.js';
-import { RpcBackend } from './backend/rpc-backend.js';
-import { createBroker, redisOptionsOf } from './broker/create-broker.js';
-import type { Broker } from './broker/broker.js';
-import type { TlsSettings } from './config/tls.js';
-import { type WorkerConfig, compileWorkerConfig } from './config/worker-config.js';
-import type { Logger } from './logger.js';
-import { BUILTIN_TASKS } from './registry/builtins.js';
-import type { AnyTask } from './registry/define-task.js';
-import { Registry } from './registry/registry.js';
-import type { TaskEvents } from './worker/events.js';
-import { Worker } from './worker/worker.js';
-import { LamportClock } from './control/clock.js';
-import { EventDispatcher, eventExchange } from './control/events.js';
-import { Pidbox } from './control/pidbox.js';
-import { TaskMetrics, fanOut, startHttp } from './control/http.js';
+import { createBackend } from '../backend/create-backend.js';
+import { createBroker, redisOptionsOf } from '../broker/create-broker.js';
+import type { Broker } from '../broker/broker.js';
+import { type WorkerConfig, compileWorkerConfig } from './worker-config.js';
+import type { Logger } from '../logger.js';
+import { BUILTIN_TASKS } from '../registry/builtins.js';
+import type { AnyTask } from '../registry/define-task.js';
+import { Registry } from '../registry/registry.js';
+import type { TaskEvents } from '../worker/events.js';
+import { Worker } from '../worker/worker.js';
+import { LamportClock } from '../control/clock.js';
+import { EventDispatcher, eventExchange } from '../control/events.js';
+import { Pidbox } from '../control/pidbox.js';
+import { TaskMetrics, fanOut, startHttp } from '../control/http.js';
 import type { Server } from 'node:http';
 
-export type { WorkerConfig } from './config/worker-config.js';
-
-export function createBackend(url: string, broker: Broker, expires: number | null, tls?: TlsSettings): ResultBackend {
-  if (url === '') return new DisabledBackend();
-  if (url.startsWith('rpc://')) return new RpcBackend(broker);
-  return new RedisBackend(url, expires, tls);
-}
+export type { WorkerConfig } from './worker-config.js';
 
 export interface AppSpec<D> {
   config: WorkerConfig;

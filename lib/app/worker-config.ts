@@ -6,8 +6,8 @@
 import type { DelayQueueType } from '../broker/broker.js';
 import type { ControlPolicy } from '../control/policy.js';
 import type { WorkerOptions } from '../worker/worker.js';
-import type { ValuesOf } from './settings.js';
-import type { TlsSettings } from './tls.js';
+import type { ValuesOf } from '../config/settings.js';
+import type { TlsSettings } from '../config/tls.js';
 import { type WorkerSettings, expandNodeName } from './worker-settings.js';
 
 export type WorkerConfig = ValuesOf<WorkerSettings>;

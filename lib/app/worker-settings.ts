@@ -6,8 +6,8 @@ import { brokerKindOf, knownSchemes, schemeOf, splitBrokerUrls } from '../broker
 import { DEFAULT_MAX_BODY_BYTES, type Serializer } from '../protocol/content.js';
 import { type ControlPolicy, parseControlPolicy } from '../control/policy.js';
 import { type UnknownTaskPolicy, parseUnknownTaskPolicy } from '../worker/forward.js';
-import { ParseError, parsers, redactUrl, type Setting } from './settings.js';
-import { DEFAULT_TLS, type TlsSettings, parseTlsSetting, redisTls } from './tls.js';
+import { ParseError, parsers, redactUrl, type Setting } from '../config/settings.js';
+import { DEFAULT_TLS, type TlsSettings, parseTlsSetting, redisTls } from '../config/tls.js';
 
 const setting = <T>(s: Setting<T>): Setting<T> => s;
 
