@@ -1,5 +1,5 @@
 /**
- * Issue 2's benchmark: drain N celery.accumulate messages published by Python Celery, late ack, results
+ * The throughput benchmark: drain N celery.accumulate messages published by Python Celery, late ack, results
  * ignored; our worker, Python Celery's prefork worker (same concurrency and prefetch), celery-node's worker
  * and a bare amqplib consumer that only parses and acks, one after another on the same machine, in one run.
  *
@@ -50,7 +50,7 @@ const run = async (name: string, fn: (queue: string) => Promise<Row>) => {
 };
 
 const systems: [string, (queue: string) => Promise<Row>][] = [
-  // Issue 15's target: default settings, nothing but -Q (and the log level, which changes nothing here).
+  // The target is met at default settings: nothing but -Q (and the log level, which changes nothing here).
   ['smarter-worker', (q) =>
     observed('smarter-worker', q, () =>
       spawn(process.execPath, ['dist/tasks/main.js', '-Q', q, '-l', 'warning'], {

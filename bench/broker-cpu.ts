@@ -1,5 +1,5 @@
 /**
- * Issue 15's broker cost per reschedule: RabbitMQ's own CPU seconds (its Erlang VM's utime + stime, from /proc)
+ * The broker's cost per reschedule: RabbitMQ's own CPU seconds (its Erlang VM's utime + stime, from /proc)
  * per 1,000 check reschedules, with the delay levels as quorum queues and as classic durable queues. Each
  * variant gets a RabbitMQ node of its own (so no other load is counted and the two queue types never meet under
  * one name), our worker with C checks rescheduling themselves every E seconds through the delay topology; the

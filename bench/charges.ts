@@ -1,5 +1,5 @@
 /**
- * Issue 4's benchmark: Smarter's create_charge, end to end (publish → row committed in MariaDB), by our worker
+ * Smarter's create_charge, end to end (publish → row committed in MariaDB), by our worker
  * and by Python Celery running the same task on the same table, one after the other in one run.
  *   1. throughput: N charges published by Python Celery (protocol 1, as Smarter sends), then drained; the clock
  *      runs from the first row to the N-th committed row; every row is accounted for (count and exact sum);

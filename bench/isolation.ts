@@ -1,5 +1,5 @@
 /**
- * Issue 3's benchmark, ADR-030's isolation claim: an operational stream (200 tasks/s of celery.accumulate,
+ * ADR-030's isolation claim: an operational stream (200 tasks/s of celery.accumulate,
  * latency = publish → done as stored by the worker) with and without N infrastructure checks waiting and
  * rescheduling themselves every `every` seconds; our workers and Python Celery's (apply_async(countdown)), laid
  * out as ADR-030 deploys them (one worker on the operational queue, one on the infrastructure queue) with

@@ -1,5 +1,5 @@
 /**
- * Issue 15's latency benchmark: bench.stamp (returns the time it started) published by Python Celery at a fixed
+ * The latency benchmark: bench.stamp (returns the time it started) published by Python Celery at a fixed
  * rate; publish → task start and publish → result (date_done in Redis), p50 and p99, per rate; our worker and
  * Python Celery's prefork worker, each -c 4 with Smarter's defaults (early ack, prefetch 4 × concurrency).
  *

@@ -1,5 +1,5 @@
 /**
- * Issue 15's memory benchmark: RSS of the infrastructure worker (bench/iso-worker.ts on its own queue, at the
+ * The memory benchmark: RSS of the infrastructure worker (bench/iso-worker.ts on its own queue, at the
  * chart's concurrency) idle, with N and M checks waiting (bench.check with a 10-minute countdown: they wait in
  * the broker's delay levels, not in the worker), then after a churn of C tasks run through it. The target: under
  * 150 MB throughout, and no growth between the last two. Beside each RSS, the heap in use after a full GC

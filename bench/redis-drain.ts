@@ -1,5 +1,5 @@
 /**
- * Issue 14's benchmark: drain N celery.accumulate messages published by Python Celery into Redis (kombu's
+ * The Redis drain benchmark: drain N celery.accumulate messages published by Python Celery into Redis (kombu's
  * layout), late ack, results ignored; our worker, Python Celery's prefork worker (same concurrency and
  * prefetch) and celery-node's worker, one after another on the same Redis, in one run. A drain ends when the
  * queue list is empty and nothing is left in `unacked` (for the late-acking workers).

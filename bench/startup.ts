@@ -1,5 +1,5 @@
 /**
- * Issue 15's start-up benchmark: process start → consuming an empty queue (the broker reports a consumer),
+ * The start-up benchmark: process start → consuming an empty queue (the broker reports a consumer),
  * smarter-worker with no flag but -Q against Node + amqplib alone (bench/bare-consumer.ts), alternated.
  *
  *   npm run build && node dist/bench/startup.js [rounds=5]

@@ -1,5 +1,5 @@
 /**
- * The worker's own wait, for the isolation benchmark (ADR-030, issue 15 target 4): from a delivery reaching our
+ * The worker's own wait, for the isolation benchmark (ADR-030): from a delivery reaching our
  * consumer callback to the task body starting, measured inside bench/iso-worker.ts without touching lib/: the
  * broker's `consume` handler and the registry's tasks are wrapped here, so the worker's normal path is unchanged.
  * Next to it, what could make it wait: the event loop's delay (a 1 ms timer's lateness, perf_hooks) and the GC

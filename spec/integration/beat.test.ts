@@ -43,6 +43,7 @@ test('what Beat sends, our worker runs', async () => {
   try {
     await beat.start();
     await waitFor(() => ((h.worker.processed.get('test.add') ?? 0) >= 2 ? true : undefined), 10_000);
+    expect(h.worker.processed.get('test.add')).toBeGreaterThanOrEqual(2);
   } finally {
     await beat.stop();
     await h.stop();

@@ -41,4 +41,5 @@ test('/readyz says 503 while the broker connection is down, and 200 again after 
   await closeConnectionNamed(h.worker.options.nodeName, 'readiness test');
   await waitFor(async () => (await fetch(`${base}/readyz`)).status === 503, 5000, 20);
   await waitFor(async () => (await fetch(`${base}/readyz`)).status === 200, 20_000, 100);
+  expect((await fetch(`${base}/readyz`)).status).toBe(200);
 });

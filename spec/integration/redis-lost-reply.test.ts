@@ -2,7 +2,7 @@
  * A connection cut at the worst moment: the server ran the command that took messages, and the reply never
  * came back (what a Redis restart or a network cut does to a command in flight). Through a proxy that drops
  * replies and then cuts every connection, no message may be lost, nor left in `unacked` until the
- * visibility timeout: the issue 14 restart defect, made to happen on every run.
+ * visibility timeout: the restart defect of a pop whose reply is lost, made to happen on every run.
  */
 import { randomUUID } from 'node:crypto';
 import type { Delivery } from '../../lib/broker/broker.js';

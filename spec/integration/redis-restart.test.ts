@@ -25,7 +25,7 @@ afterAll(async () => {
   await closeRunCounter();
 });
 
-// Once 998 of 1,000 (issue 14): a pop whose reply the restart cut off left its messages in `unacked` until the
+// Once 998 of 1,000: a pop whose reply the restart cut off left its messages in `unacked` until the
 // visibility timeout. redis-lost-reply.test.ts makes that moment happen on every run.
 test('1,000 tasks, Redis restarted midway: the worker reconnects and every task runs', async () => {
   const N = 1000;

@@ -1,5 +1,5 @@
 /**
- * The field-table codec extension (issue 17, item 1): every field type RabbitMQ and py-amqp write is read
+ * The field-table codec extension: every field type RabbitMQ and py-amqp write is read
  * faithfully, wire types are remembered for the copy, and a tag nobody defines stops only its own table.
  */
 import { createRequire } from 'node:module';

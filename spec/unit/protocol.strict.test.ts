@@ -1,4 +1,4 @@
-/** Issue 17, item 7: the decoder refuses what Celery refuses, and reads a declared encoding faithfully. */
+/** The decoder refuses what Celery refuses, and reads a declared encoding faithfully. */
 import { MAX_NESTING, decodeContent } from '../../lib/protocol/content.js';
 import { decodeTaskMessage } from '../../lib/protocol/index.js';
 

@@ -1,5 +1,5 @@
 /**
- * Issue 17, item 7, against the real worker on real RabbitMQ: what Celery refuses is refused to the
+ * Against the real worker on real RabbitMQ: what Celery refuses is refused to the
  * dead-letter queue with a reason (never run with changed data), and a declared utf-16 body runs intact.
  */
 import { randomUUID } from 'node:crypto';

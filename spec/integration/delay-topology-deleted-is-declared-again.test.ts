@@ -83,6 +83,7 @@ test('the dead-letter queue deleted after its first copy: the next poison messag
     poison(2);
     await ch.waitForConfirms();
     await waitFor(async () => (await count()) === '1', 15_000, 200);
+    expect(await count()).toBe('1');
   } finally {
     await conn.close();
     await h.stop();

@@ -1,5 +1,5 @@
 /**
- * Issue 17, items 3 and 4, against the real RabbitMQ: the worker's own connection is closed three times
+ * Against the real RabbitMQ: the worker's own connection is closed three times
  * (`rabbitmqctl close_connection`, only ours) with tasks running and reserved. What was reserved from the
  * dead channel is dropped unrun (the broker redelivers it), and a settle right after a reconnect is sent,
  * not skipped: every task runs exactly once, and nothing is left unacked.

@@ -1,6 +1,6 @@
 /**
- * Issue 17, item 8: a fatal exit leaves its reason in the (JSON) log, after every earlier line.
- * Issue 17, item 9: the real programs answer `--help`/`-h` and `--version` with exit 0, as `celery worker
+ * A fatal exit leaves its reason in the (JSON) log, after every earlier line.
+ * The real programs answer `--help`/`-h` and `--version` with exit 0, as `celery worker
  * --help` does, even with a broken environment; an unknown flag still gets its clear error and exit 2.
  */
 import { execFile } from 'node:child_process';

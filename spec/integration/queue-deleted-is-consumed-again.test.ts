@@ -1,5 +1,5 @@
 /**
- * Issue 17, item 5, against the real RabbitMQ and the real `celery inspect`: a queue deleted while the
+ * Against the real RabbitMQ and the real `celery inspect`: a queue deleted while the
  * worker consumes it (the broker cancels the consumer) is declared and consumed again with backoff; until
  * then /readyz answers 503 and `active_queues` does not list it. Another connection holds the queue name
  * (an exclusive queue) for a while, so the worker's first attempts fail and the waiting state is seen.

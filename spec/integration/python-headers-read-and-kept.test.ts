@@ -1,7 +1,7 @@
 /**
- * Issue 17, items 1 and 2: header values from real Python Celery (py-amqp) over real RabbitMQ. An integer
+ * Header values from real Python Celery (py-amqp) over real RabbitMQ. An integer
  * beyond 32 bits (py-amqp's field type `L`) is read, and the worker stays connected; a dead-letter copy
- * carries its headers as they came (a float stays a float, as Python reads it back). Item 6: an ETA beyond
+ * carries its headers as they came (a float stays a float, as Python reads it back). An ETA beyond
  * the delay topology's range is dead-lettered with a reason that says so, not held unacked.
  */
 import { execFile } from 'node:child_process';
