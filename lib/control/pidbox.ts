@@ -3,18 +3,18 @@
  * and Flower see a real worker: requests arrive on the fanout exchange `celery.pidbox` in our queue
  * `<node>.celery.pidbox`; replies go to `reply.celery.pidbox` as `{<node>: <reply>}` with the request's
  * ticket. An unknown command is answered as Celery answers it, `{"error": "KeyError('name')"}`; a malformed
- * request is logged and dropped. Nothing here can throw into the consumer.
+ * request is logged and dropped. Nothing here can throw into the consumer. The commands themselves are in
+ * commands.ts.
  */
-import os from 'node:os';
 import type { Broker, Delivery, ExchangeSpec, SubscriptionSpec } from '../broker/broker.js';
 import { coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { encodeContent } from '../protocol/content.js';
 import { isRecord } from '../protocol/fields.js';
 import { parseKombuJson } from '../protocol/json.js';
-import type { TaskMessage } from '../protocol/types.js';
 import type { WorkerControl } from '../worker/control.js';
 import type { LamportClock } from './clock.js';
+import { type ControlHandler, controlCommands, nok } from './commands.js';
 import { type ControlPolicy, refusal } from './policy.js';
 import type { EventDispatcher } from './events.js';
 
@@ -35,38 +35,10 @@ export function pidboxSubscription(nodeName: string): SubscriptionSpec {
 }
 
 type Reply = unknown;
-type Handler = (args: Record<string, unknown>) => unknown;
-
-const ok = (x: unknown) => ({ ok: x });
-const nok = (x: unknown) => ({ error: x });
 
 function globMatch(pattern: string, text: string): boolean {
   const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
   return re.test(text);
-}
-
-/** A consumed queue as `inspect active_queues` shows it (kombu `Queue.as_dict(recurse=True)`, golden 13). */
-export function activeQueueInfo(name: string) {
-  return {
-    name,
-    exchange: { name, type: 'direct', arguments: null, durable: true, passive: false, auto_delete: false, delivery_mode: null, no_declare: false },
-    routing_key: name,
-    queue_arguments: null,
-    binding_arguments: null,
-    consumer_arguments: null,
-    durable: true,
-    exclusive: false,
-    auto_delete: false,
-    no_ack: false,
-    alias: null,
-    bindings: [],
-    no_declare: null,
-    expires: null,
-    message_ttl: null,
-    max_length: null,
-    max_length_bytes: null,
-    max_priority: null,
-  };
 }
 
 export interface PidboxOptions {
@@ -80,7 +52,7 @@ export interface PidboxOptions {
 }
 
 export class Pidbox {
-  private readonly handlers: Record<string, Handler>;
+  private readonly handlers: Record<string, ControlHandler>;
 
   constructor(
     private readonly broker: Broker,
@@ -90,7 +62,7 @@ export class Pidbox {
     private readonly logger: Logger,
     private readonly opts: PidboxOptions,
   ) {
-    this.handlers = this.commands();
+    this.handlers = controlCommands({ worker, clock, events, logger, nodeName: opts.nodeName, conf: opts.conf, brokerUrl: opts.brokerUrl, onShutdown: opts.onShutdown });
   }
 
   async start(): Promise<void> {
@@ -172,140 +144,5 @@ export class Pidbox {
     } catch (err) {
       this.logger.warn(`could not reply to control command ${String(request.method)}`, { error: coerceError(err).message });
     }
-  }
-
-  private info(m: TaskMessage, extra: { started?: number; acknowledged?: boolean; queue?: string } = {}) {
-    return {
-      id: m.id,
-      name: m.task,
-      args: m.args,
-      kwargs: m.kwargs,
-      type: m.task,
-      hostname: this.opts.nodeName,
-      time_start: extra.started !== undefined ? extra.started / 1000 : null,
-      acknowledged: extra.acknowledged ?? false,
-      delivery_info: { exchange: '', routing_key: extra.queue ?? '', priority: m.priority, redelivered: false },
-      worker_pid: process.pid,
-    };
-  }
-
-  private commands(): Record<string, Handler> {
-    const w = this.worker;
-    const ids = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeof v === 'string' ? [v] : []);
-    return {
-      ping: () => ok('pong'),
-      clock: () => ({ clock: this.clock.current }),
-      hello: () => ({ revoked: Object.fromEntries([...w.revoked.entries()].map(([id, t]) => [id, t / 1000])), clock: this.clock.current }),
-      heartbeat: () => {
-        this.events.heartbeatNow();
-        return null;
-      },
-      registered: (a) => w.registeredNames().filter((n) => a.builtins === true || !n.startsWith('celery.')),
-      active: () => w.activeRuns().map((r) => this.info(r.msg, { started: r.startedAt, acknowledged: r.acknowledged, queue: r.queue })),
-      reserved: () => w.reservedMessages().map((m) => this.info(m)),
-      scheduled: () => w.heldMessages().map((m) => ({ eta: m.eta?.iso ?? null, priority: 6, request: this.info(m) })),
-      revoked: () => w.revoked.ids(),
-      active_queues: () => w.activeQueues().map((q) => activeQueueInfo(q)),
-      stats: () => this.stats(),
-      conf: () => this.opts.conf,
-      report: () => ok(`software -> ${'smarter-worker'} node ${process.version} ${os.type()} ${os.release()}\nnode: ${this.opts.nodeName}\n`),
-      revoke: (a) => {
-        const list = ids(a.task_id);
-        const running = w.revokeTasks(list, a.terminate === true);
-        if (a.terminate === true) return ok(`terminate: ${running.length > 0 ? running.join(', ') : 'tasks unknown'}`);
-        return ok(`tasks ${list.join(', ')} flagged as revoked`);
-      },
-      terminate: (a) => {
-        const running = w.revokeTasks(ids(a.task_id), true);
-        return ok(`terminate: ${running.length > 0 ? running.join(', ') : 'tasks unknown'}`);
-      },
-      enable_events: () => {
-        if (this.events.taskEvents) return ok('task events already enabled');
-        this.events.taskEvents = true;
-        return ok('task events enabled');
-      },
-      disable_events: () => {
-        if (!this.events.taskEvents) return ok('task events already disabled');
-        this.events.taskEvents = false;
-        return ok('task events disabled');
-      },
-      rate_limit: (a) => {
-        const rate = typeof a.rate_limit === 'string' || typeof a.rate_limit === 'number' ? String(a.rate_limit) : null;
-        try {
-          return w.setRateLimit(String(a.task_name), rate) ? ok('new rate limit set successfully') : nok('unknown task');
-        } catch (err) {
-          return nok(coerceError(err).message);
-        }
-      },
-      time_limit: (a) => {
-        const num = (v: unknown) => (typeof v === 'number' ? v : null);
-        return w.setTimeLimits(String(a.task_name), num(a.soft), num(a.hard)) ? ok('time limits set successfully') : nok('unknown task');
-      },
-      add_consumer: async (a) => {
-        if (typeof a.queue !== 'string' || a.queue === '') return nok('add_consumer needs a queue');
-        await w.addConsumer(a.queue);
-        return ok(`add consumer ${a.queue}`);
-      },
-      cancel_consumer: async (a) => {
-        if (typeof a.queue !== 'string') return nok('cancel_consumer needs a queue');
-        await w.cancelConsumer(a.queue);
-        return ok(`no longer consuming from ${a.queue}`);
-      },
-      shutdown: () => {
-        this.logger.warn('shutdown requested by remote control');
-        setImmediate(() => this.opts.onShutdown());
-        return ok('shutting down');
-      },
-    };
-  }
-
-  private stats() {
-    const w = this.worker;
-    const usage = process.resourceUsage();
-    const scheme = (/^([a-z]+):/i.exec(this.opts.brokerUrl)?.[1] ?? 'amqp').toLowerCase();
-    // kombu's transport names: Flower and `inspect stats` show them.
-    const transport = scheme === 'rediss' ? 'redis' : scheme === 'amqps' ? 'amqp' : scheme;
-    const url = new URL(this.opts.brokerUrl.split(';')[0]?.replace(/^[a-z]+:/i, 'http:') ?? 'http://localhost');
-    return {
-      total: Object.fromEntries(w.counters().processed),
-      pid: process.pid,
-      clock: String(this.clock.current),
-      uptime: Math.round((Date.now() - w.startedAt) / 1000),
-      pool: {
-        implementation: 'smarter-worker:async',
-        'max-concurrency': w.concurrency,
-        processes: [process.pid],
-        'max-tasks-per-child': 'N/A',
-        'put-guarded-by-semaphore': false,
-        timeouts: [0, 0],
-        writes: {},
-      },
-      broker: {
-        hostname: url.hostname,
-        userid: decodeURIComponent(url.username),
-        virtual_host: decodeURIComponent(url.pathname.slice(1)) || (transport === 'amqp' ? '/' : '0'),
-        port: Number(url.port || (transport === 'amqp' ? 5672 : transport === 'sentinel' ? 26379 : 6379)),
-        insist: false,
-        ssl: /^(amqps|rediss):/i.test(this.opts.brokerUrl),
-        transport,
-        connect_timeout: 4,
-        transport_options: {},
-        login_method: 'PLAIN',
-        uri_prefix: null,
-        heartbeat: 120,
-        failover_strategy: 'round-robin',
-        alternates: [],
-      },
-      prefetch_count: w.prefetchCount,
-      rusage: {
-        utime: usage.userCPUTime / 1e6,
-        stime: usage.systemCPUTime / 1e6,
-        maxrss: usage.maxRSS,
-        minflt: usage.minorPageFault,
-        majflt: usage.majorPageFault,
-        nvcsw: usage.voluntaryContextSwitches,
-        nivcsw: usage.involuntaryContextSwitches,
-      },
-    };
   }
 }

@@ -4,7 +4,8 @@ import type { Broker, OutgoingMessage } from '../../lib/broker/broker.js';
 import { LamportClock } from '../../lib/control/clock.js';
 import { EventDispatcher } from '../../lib/control/events.js';
 import { subscriptionTopology } from '../../lib/broker/amqp/topology.js';
-import { activeQueueInfo, pidboxExchange, pidboxSubscription } from '../../lib/control/pidbox.js';
+import { activeQueueInfo } from '../../lib/control/commands.js';
+import { pidboxExchange, pidboxSubscription } from '../../lib/control/pidbox.js';
 import {
   MaxRetriesExceededError,
   NotRegisteredError,

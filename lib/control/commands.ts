@@ -1,0 +1,189 @@
+/**
+ * The table of remote-control commands, as Celery's `worker/control.py` keeps them apart from the transport
+ * (`pidbox.ts`): each command's name, as `celery inspect` and `celery control` send it, and its reply.
+ */
+import os from 'node:os';
+import { coerceError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { TaskMessage } from '../protocol/types.js';
+import type { WorkerControl } from '../worker/control.js';
+import type { LamportClock } from './clock.js';
+import type { EventDispatcher } from './events.js';
+
+export type ControlHandler = (args: Record<string, unknown>) => unknown;
+
+/** What the commands read and act on. */
+export interface CommandContext {
+  worker: WorkerControl;
+  clock: LamportClock;
+  events: EventDispatcher;
+  logger: Logger;
+  nodeName: string;
+  /** The resolved configuration, secrets already redacted, for `inspect conf`. */
+  conf: Record<string, unknown>;
+  brokerUrl: string;
+  onShutdown: () => void;
+}
+
+const ok = (x: unknown) => ({ ok: x });
+export const nok = (x: unknown) => ({ error: x });
+
+/** A consumed queue as `inspect active_queues` shows it (kombu `Queue.as_dict(recurse=True)`, golden 13). */
+export function activeQueueInfo(name: string) {
+  return {
+    name,
+    exchange: { name, type: 'direct', arguments: null, durable: true, passive: false, auto_delete: false, delivery_mode: null, no_declare: false },
+    routing_key: name,
+    queue_arguments: null,
+    binding_arguments: null,
+    consumer_arguments: null,
+    durable: true,
+    exclusive: false,
+    auto_delete: false,
+    no_ack: false,
+    alias: null,
+    bindings: [],
+    no_declare: null,
+    expires: null,
+    message_ttl: null,
+    max_length: null,
+    max_length_bytes: null,
+    max_priority: null,
+  };
+}
+
+function requestInfo(nodeName: string, m: TaskMessage, extra: { started?: number; acknowledged?: boolean; queue?: string } = {}) {
+  return {
+    id: m.id,
+    name: m.task,
+    args: m.args,
+    kwargs: m.kwargs,
+    type: m.task,
+    hostname: nodeName,
+    time_start: extra.started !== undefined ? extra.started / 1000 : null,
+    acknowledged: extra.acknowledged ?? false,
+    delivery_info: { exchange: '', routing_key: extra.queue ?? '', priority: m.priority, redelivered: false },
+    worker_pid: process.pid,
+  };
+}
+
+export function controlCommands(c: CommandContext): Record<string, ControlHandler> {
+const w = c.worker;
+const info = (m: TaskMessage, extra?: { started?: number; acknowledged?: boolean; queue?: string }) => requestInfo(c.nodeName, m, extra);
+  const ids = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeof v === 'string' ? [v] : []);
+  return {
+    ping: () => ok('pong'),
+    clock: () => ({ clock: c.clock.current }),
+    hello: () => ({ revoked: Object.fromEntries([...w.revoked.entries()].map(([id, t]) => [id, t / 1000])), clock: c.clock.current }),
+    heartbeat: () => {
+      c.events.heartbeatNow();
+      return null;
+    },
+    registered: (a) => w.registeredNames().filter((n) => a.builtins === true || !n.startsWith('celery.')),
+    active: () => w.activeRuns().map((r) => info(r.msg, { started: r.startedAt, acknowledged: r.acknowledged, queue: r.queue })),
+    reserved: () => w.reservedMessages().map((m) => info(m)),
+    scheduled: () => w.heldMessages().map((m) => ({ eta: m.eta?.iso ?? null, priority: 6, request: info(m) })),
+    revoked: () => w.revoked.ids(),
+    active_queues: () => w.activeQueues().map((q) => activeQueueInfo(q)),
+    stats: () => stats(c),
+    conf: () => c.conf,
+    report: () => ok(`software -> ${'smarter-worker'} node ${process.version} ${os.type()} ${os.release()}\nnode: ${c.nodeName}\n`),
+    revoke: (a) => {
+      const list = ids(a.task_id);
+      const running = w.revokeTasks(list, a.terminate === true);
+      if (a.terminate === true) return ok(`terminate: ${running.length > 0 ? running.join(', ') : 'tasks unknown'}`);
+      return ok(`tasks ${list.join(', ')} flagged as revoked`);
+    },
+    terminate: (a) => {
+      const running = w.revokeTasks(ids(a.task_id), true);
+      return ok(`terminate: ${running.length > 0 ? running.join(', ') : 'tasks unknown'}`);
+    },
+    enable_events: () => {
+      if (c.events.taskEvents) return ok('task events already enabled');
+      c.events.taskEvents = true;
+      return ok('task events enabled');
+    },
+    disable_events: () => {
+      if (!c.events.taskEvents) return ok('task events already disabled');
+      c.events.taskEvents = false;
+      return ok('task events disabled');
+    },
+    rate_limit: (a) => {
+      const rate = typeof a.rate_limit === 'string' || typeof a.rate_limit === 'number' ? String(a.rate_limit) : null;
+      try {
+        return w.setRateLimit(String(a.task_name), rate) ? ok('new rate limit set successfully') : nok('unknown task');
+      } catch (err) {
+        return nok(coerceError(err).message);
+      }
+    },
+    time_limit: (a) => {
+      const num = (v: unknown) => (typeof v === 'number' ? v : null);
+      return w.setTimeLimits(String(a.task_name), num(a.soft), num(a.hard)) ? ok('time limits set successfully') : nok('unknown task');
+    },
+    add_consumer: async (a) => {
+      if (typeof a.queue !== 'string' || a.queue === '') return nok('add_consumer needs a queue');
+      await w.addConsumer(a.queue);
+      return ok(`add consumer ${a.queue}`);
+    },
+    cancel_consumer: async (a) => {
+      if (typeof a.queue !== 'string') return nok('cancel_consumer needs a queue');
+      await w.cancelConsumer(a.queue);
+      return ok(`no longer consuming from ${a.queue}`);
+    },
+    shutdown: () => {
+      c.logger.warn('shutdown requested by remote control');
+      setImmediate(() => c.onShutdown());
+      return ok('shutting down');
+    },
+  };
+}
+
+function stats(c: CommandContext) {
+const w = c.worker;
+  const usage = process.resourceUsage();
+  const scheme = (/^([a-z]+):/i.exec(c.brokerUrl)?.[1] ?? 'amqp').toLowerCase();
+  // kombu's transport names: Flower and `inspect stats` show them.
+  const transport = scheme === 'rediss' ? 'redis' : scheme === 'amqps' ? 'amqp' : scheme;
+  const url = new URL(c.brokerUrl.split(';')[0]?.replace(/^[a-z]+:/i, 'http:') ?? 'http://localhost');
+  return {
+    total: Object.fromEntries(w.counters().processed),
+    pid: process.pid,
+    clock: String(c.clock.current),
+    uptime: Math.round((Date.now() - w.startedAt) / 1000),
+    pool: {
+      implementation: 'smarter-worker:async',
+      'max-concurrency': w.concurrency,
+      processes: [process.pid],
+      'max-tasks-per-child': 'N/A',
+      'put-guarded-by-semaphore': false,
+      timeouts: [0, 0],
+      writes: {},
+    },
+    broker: {
+      hostname: url.hostname,
+      userid: decodeURIComponent(url.username),
+      virtual_host: decodeURIComponent(url.pathname.slice(1)) || (transport === 'amqp' ? '/' : '0'),
+      port: Number(url.port || (transport === 'amqp' ? 5672 : transport === 'sentinel' ? 26379 : 6379)),
+      insist: false,
+      ssl: /^(amqps|rediss):/i.test(c.brokerUrl),
+      transport,
+      connect_timeout: 4,
+      transport_options: {},
+      login_method: 'PLAIN',
+      uri_prefix: null,
+      heartbeat: 120,
+      failover_strategy: 'round-robin',
+      alternates: [],
+    },
+    prefetch_count: w.prefetchCount,
+    rusage: {
+      utime: usage.userCPUTime / 1e6,
+      stime: usage.systemCPUTime / 1e6,
+      maxrss: usage.maxRSS,
+      minflt: usage.minorPageFault,
+      majflt: usage.majorPageFault,
+      nvcsw: usage.voluntaryContextSwitches,
+      nivcsw: usage.involuntaryContextSwitches,
+    },
+  };
+}
