@@ -5,16 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ResultBackend } from '../backend/backend.js';
-import { exceptionInfo } from '../backend/meta.js';
 import type { Broker, DelayQueueType, Delivery } from '../broker/broker.js';
 import { copyProperties } from '../broker/republish.js';
-import type { ProtocolError} from '../errors.js';
-import { NotRegisteredError, TaskRevokedError, coerceError, hasCode } from '../errors.js';
+import { TaskRevokedError, coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Serializer } from '../protocol/content.js';
-import { decodeTaskMessage } from '../protocol/decode.js';
 import type { TaskMessage } from '../protocol/types.js';
-import { ANY_QUEUE, type AnyTask } from '../registry/define-task.js';
 import type { Registry } from '../registry/registry.js';
 import type { AckPolicy, Outcome } from './decide.js';
 import { DeadLetterCopies } from './dead-letter.js';
@@ -22,7 +18,8 @@ import { noEvents, type TaskEvents } from './events.js';
 import { Deadlines } from './deadlines.js';
 import { Forwarder, type UnknownTaskPolicy } from './forward.js';
 import { TaskPublisher } from './publisher.js';
-import { HeldJobs, delayRangeInWords, offload, planEta } from './eta.js';
+import { HeldJobs } from './eta.js';
+import { Intake, type Job } from './intake.js';
 import { Settler } from './settler.js';
 import { type ActiveRun, type RunDefaults, runTask } from './run-task.js';
 import { TaskLimits } from './task-limits.js';
@@ -52,11 +49,6 @@ export interface WorkerOptions {
   unknownTasks?: UnknownTaskPolicy;
 }
 
-interface Job {
-  delivery: Delivery;
-  msg: TaskMessage;
-  task: AnyTask<unknown>;
-}
 
 export class Worker<D = unknown> implements WorkerControl {
   private stateValue: WorkerState = 'INITIALIZED';
@@ -68,6 +60,7 @@ export class Worker<D = unknown> implements WorkerControl {
   /** The queues consumed, changed by remote control (add/cancel consumer); the options stay as configured. */
   private readonly consumed: string[];
   private readonly held = new HeldJobs<Job>();
+  private readonly intake: Intake<D>;
   private readonly settler: Settler;
   private readonly limits = new TaskLimits();
   /** Time limits and wait budgets of every run, on one timer. */
@@ -114,6 +107,14 @@ export class Worker<D = unknown> implements WorkerControl {
       nodeName: options.nodeName,
       defaults: options.defaults,
       running: () => this.state !== 'STOPPED',
+    });
+    this.intake = new Intake(broker, backend, registry, this.revoked, this.held, this.forwarder, logger, events, options, {
+      running: () => this.state === 'RUNNING',
+      settle: (delivery, outcome, reason) => this.settle(delivery, outcome, reason),
+      enqueue: (job) => this.enqueue(job),
+      onOffloaded: () => {
+        this.offloaded++;
+      },
     });
     broker.on('disconnected', () => this.dropStale());
   }
@@ -265,138 +266,9 @@ export class Worker<D = unknown> implements WorkerControl {
   }
 
   private onDelivery(delivery: Delivery): void {
-    this.intake(delivery).catch((err: unknown) => {
+    this.intake.receive(delivery).catch((err: unknown) => {
       // Intake never throws by design; if it does, leave the message unacked for redelivery, never lost.
       this.logger.error('unexpected error while receiving a message', { error: coerceError(err).stack });
-    });
-  }
-
-  private async intake(delivery: Delivery): Promise<void> {
-    let msg: TaskMessage;
-    try {
-      msg = decodeTaskMessage(delivery.raw, { accept: this.options.acceptContent, maxBodyBytes: this.options.maxBodyBytes ?? 0 });
-    } catch (err) {
-      const e = coerceError(err);
-      const outcome: Outcome = hasCode(e, 'PROTOCOL_DECODE') ? { kind: 'undecodable' } : { kind: 'refused' };
-      this.logger.error(`refused a message on ${delivery.queue}: ${e.message}`, {
-        queue: delivery.queue,
-        code: (e as ProtocolError).code,
-        correlation_id: delivery.raw.properties.correlationId,
-      });
-      this.events.poisoned(delivery.queue, e.message);
-      await this.settle(delivery, outcome, e.message);
-      return;
-    }
-    const task = this.registry.find(msg.task);
-    if (!task) {
-      await this.notRegistered(delivery, msg);
-      return;
-    }
-    if (task.queue !== delivery.queue && task.queue !== ANY_QUEUE) {
-      this.logger.warn(`task ${msg.task}[${msg.id}] is misrouted: declared for ${task.queue}, received on ${delivery.queue}`, {
-        task: msg.task,
-        id: msg.id,
-        queue: delivery.queue,
-        declared_queue: task.queue,
-      });
-    }
-    if (this.isRevokedOrExpired(msg)) {
-      await this.revoke({ delivery, msg, task });
-      return;
-    }
-    this.events.received(msg);
-    const job: Job = { delivery, msg, task: task };
-    const delayMs = msg.eta ? msg.eta.epochMs - Date.now() : 0;
-    switch (planEta(delayMs, this.options.delayedDelivery, this.broker.capabilities.maxDelayMs)) {
-      case 'beyond-range':
-        return this.beyondDelayRange(job, delayMs);
-      case 'offload':
-        return this.offload(job, delayMs);
-      case 'hold':
-        return this.hold(job, delayMs);
-      case 'now':
-        return this.enqueue(job);
-    }
-  }
-
-  /**
-   * Never hold a far ETA (ADR-030): the message goes, unchanged, into the delay topology (confirmed), and
-   * only then is acked. Held unacked instead, it would take a prefetch slot, and RabbitMQ's
-   * consumer_timeout (30 min by default) would close the channel (Celery issue #6760).
-   */
-  private async offload(job: Job, delayMs: number): Promise<void> {
-    const { delivery, msg } = job;
-    try {
-      await offload(this.broker, delivery, delayMs);
-    } catch (err) {
-      this.logger.warn(`could not park ${msg.task}[${msg.id}] in the delay topology; holding it`, { error: coerceError(err).message });
-      this.hold(job, delayMs);
-      return;
-    }
-    this.offloaded++;
-    delivery.ack();
-    this.logger.debug(`parked ${msg.task}[${msg.id}] until ${msg.eta?.iso ?? ''}`, { task: msg.task, id: msg.id, queue: delivery.queue });
-  }
-
-  /**
-   * An ETA the delay topology cannot hold (28 bits of seconds, 8.5 years): refused to the dead-letter queue
-   * with the reason, rather than held unacked for years in a prefetch slot (and the consumer_timeout).
-   */
-  private async beyondDelayRange(job: Job, delayMs: number): Promise<void> {
-    const { delivery, msg } = job;
-    const reason = `eta ${msg.eta?.iso ?? ''} is ${Math.ceil(delayMs / 1000)} s away, beyond the delay topology's range of ${Math.floor(this.broker.capabilities.maxDelayMs / 1000)} s (${delayRangeInWords(this.broker.capabilities.maxDelayMs)})`;
-    this.logger.error(`refused ${msg.task}[${msg.id}] on ${delivery.queue}: ${reason}`, { task: msg.task, id: msg.id, queue: delivery.queue });
-    this.events.poisoned(delivery.queue, reason);
-    await this.settle(delivery, { kind: 'refused' }, reason);
-  }
-
-  private isRevokedOrExpired(msg: TaskMessage): boolean {
-    return this.revoked.has(msg.id) || (msg.expires !== null && msg.expires.epochMs <= Date.now());
-  }
-
-  private async notRegistered(delivery: Delivery, msg: TaskMessage): Promise<void> {
-    let reason: string | undefined;
-    if (this.forwarder) {
-      const r = await this.forwarder.forward(delivery, msg.task);
-      if (r.kind === 'forwarded') return this.settle(delivery, { kind: 'forwarded' }, '');
-      if (r.kind === 'unpublished') {
-        this.logger.error(`${r.reason}; requeueing it`, { task: msg.task, id: msg.id, queue: delivery.queue });
-        return this.settle(delivery, { kind: 'forward-unpublished' }, r.reason);
-      }
-      reason = r.reason;
-    }
-    const err = new NotRegisteredError(msg.task);
-    this.logger.error(`received unregistered task ${msg.task}[${msg.id}]; rejected to ${delivery.queue}${this.options.deadLetterSuffix}`, {
-      task: msg.task,
-      id: msg.id,
-      queue: delivery.queue,
-    });
-    await this.storeQuietly(msg, { state: 'FAILURE', result: exceptionInfo(err), traceback: null });
-    this.events.failed(msg, err, '');
-    this.events.poisoned(delivery.queue, err.message);
-    await this.settle(delivery, { kind: 'not-registered' }, reason ?? err.message);
-  }
-
-  private async revoke(job: Job): Promise<void> {
-    const { msg, delivery } = job;
-    const expired = !this.revoked.has(msg.id);
-    const reason = expired ? 'expired' : 'revoked';
-    this.logger.info(`discarding ${reason} task ${msg.task}[${msg.id}]`, { task: msg.task, id: msg.id, queue: delivery.queue });
-    if (expired) this.revoked.add(msg.id);
-    await this.storeQuietly(msg, { state: 'REVOKED', result: exceptionInfo(new TaskRevokedError(reason)), traceback: null });
-    this.events.revoked(msg.id, { expired, terminated: false, signum: null });
-    await this.settle(delivery, { kind: 'revoked' }, reason);
-  }
-
-  /**
-   * Celery's ETA path: hold the message unacked until due. A held message occupies a prefetch slot (Celery
-   * widens the window with a channel-wide QoS, which quorum queues refuse).
-   */
-  private hold(job: Job, delayMs: number): void {
-    this.held.hold(job, delayMs, (due) => {
-      if (this.state !== 'RUNNING') return;
-      if (this.isRevokedOrExpired(due.msg)) void this.revoke(due);
-      else this.enqueue(due);
     });
   }
 
@@ -414,13 +286,13 @@ export class Worker<D = unknown> implements WorkerControl {
         this.logger.warn(`dropped ${job.msg.task}[${job.msg.id}] unrun: its channel closed; the broker redelivers it`, { task: job.msg.task, id: job.msg.id });
         continue;
       }
-      if (this.isRevokedOrExpired(job.msg)) {
-        void this.revoke(job);
+      if (this.intake.isRevokedOrExpired(job.msg)) {
+        void this.intake.revoke(job);
         continue;
       }
       const waitMs = this.limits.rateWait(job.task);
       if (waitMs > 0) {
-        this.hold(job, waitMs);
+        this.intake.hold(job, waitMs);
         continue;
       }
       void this.execute(job);
@@ -474,17 +346,6 @@ export class Worker<D = unknown> implements WorkerControl {
 
   private settle(delivery: Delivery, outcome: Outcome, reason: string, policy?: AckPolicy): Promise<void> {
     return this.settler.settle(delivery, outcome, reason, policy);
-  }
-
-  private async storeQuietly(msg: TaskMessage, r: { state: 'FAILURE' | 'REVOKED'; result: unknown; traceback: string | null }): Promise<void> {
-    try {
-      await this.backend.store(
-        { taskId: msg.id, state: r.state, result: r.result, traceback: r.traceback, children: null },
-        { replyTo: msg.replyTo, correlationId: msg.correlationId },
-      );
-    } catch (err) {
-      this.logger.error(`could not store ${r.state} for ${msg.task}[${msg.id}]`, { error: coerceError(err).message });
-    }
   }
 
   /** Resolves when no task is running. */
