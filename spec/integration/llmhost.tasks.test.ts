@@ -182,7 +182,12 @@ test('refresh_llmhost_status observes one LLMHost, or every deployed one: {name:
 
 test('reconcile_llmhost_computes reconciles every compute with nodes or deployed LLMHosts: {name: message}', async () => {
   const computeId = await w.newCompute({ name: 'cpu-all', gpuCount: 0, gpuMemoryGb: 0, cpu: 4, memoryGb: 16 });
-  await w.newLlmhost({ name: 'all_a', spec: { resources: { cpu: '1', memory: '2Gi' }, scaling: { replicas: 2 } }, computeId, status: 'active' });
+  await w.newLlmhost({
+    name: 'all_a',
+    spec: { model: { source: 'ollama', repository: 'llama3.2:1b' }, engine: { name: 'ollama' }, resources: { cpu: '1', memory: '2Gi' }, storage: { accessMode: 'ReadWriteMany' }, scaling: { replicas: 2 } },
+    computeId,
+    status: 'active',
+  });
   const r = runner();
   r.send(RECONCILE_ALL);
   const result = (await steps(r, 1))[0]?.result as Record<string, string>;
@@ -199,7 +204,7 @@ test('bad input is a clear FAILURE or a logged None, never a crash: an unknown L
   const none = await steps(r, 3);
   expect(none.map((x) => [x.result, x.error])).toEqual([[null, undefined], [null, undefined], [null, undefined]]);
 
-  const bad = await w.newLlmhost({ name: 'badspec', spec: { scaling: { replicas: 'two' } } });
+  const bad = await w.newLlmhost({ name: 'badspec', spec: { ...GPU_SPEC, scaling: { replicas: 'two' } } });
   r.send(LAUNCH, {}, [bad]);
   const [badRun] = await steps(r, 1);
   expect(badRun?.error?.message).toMatch(/^LLMHost badspec has an invalid spec: scaling\.replicas: /);
