@@ -6,6 +6,7 @@ import { DescribeNodegroupCommand } from '@aws-sdk/client-eks';
 import { infrastructureTasks } from '../../tasks/infrastructure/index.js';
 import { llmclientTasks } from '../../tasks/llmclient/index.js';
 import { llmhostTasks } from '../../tasks/llmhost/index.js';
+import { LLAMA_3_1_8B_INSTRUCT } from '../fixtures/llmhost-builtins.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { API, CLUSTER, type LlmhostWorld, NS, PLATFORM_ROLE, PLATFORM_SUBNETS, startLlmhostWorld } from '../support/llmhost-world.js';
 
@@ -80,6 +81,44 @@ test('launch_llmhost applies PVC, Secret, Deployment, Service and Ingress, creat
   const zone = await w.cloud.route53.findZone(API);
   expect((await w.cloud.route53.getRecord(zone?.id ?? '', hostname, 'A'))?.values).toEqual(w.loadBalancer);
   expect(r.pending).toEqual([expect.objectContaining({ name: RECONCILE, args: [computeId], kwargs: {}, countdown: 30 })]);
+});
+
+test('launch_llmhost of Smarter\'s built-in llama-3.1-8b-instruct: the Deployment in the cluster runs the container Smarter renders, with vLLM\'s arguments (16K context, tool calling), the key from the Secret, probes and shared memory', async () => {
+  await w.newCompute({ name: 'gpu_a10g_1x' });
+  // Without the gated model's token: this LLMHost's Secret holds only its API key.
+  const { tokenSecret: _token, ...model } = LLAMA_3_1_8B_INSTRUCT.model;
+  const id = await w.newLlmhost({ name: 'llama_3_1_8b_instruct', spec: { ...LLAMA_3_1_8B_INSTRUCT, model } });
+  const r = runner();
+  r.send(LAUNCH, {}, [id]);
+  const [run] = await steps(r, 1);
+  expect(run?.error).toBeUndefined();
+  const base = `llmhost-${id}-llama-3-1-8b-instruct`;
+  expect(Object.keys(obj('Secret', 'v1', base)?.data as Record<string, string>)).toEqual(['API_KEY']);
+  const pod = (obj('Deployment', 'apps/v1', base)?.spec as { template: { spec: Record<string, unknown> } }).template.spec;
+  const key = { valueFrom: { secretKeyRef: { name: base, key: 'API_KEY' } } };
+  const probe = { httpGet: { path: '/health', port: 'http' }, periodSeconds: 10, timeoutSeconds: 10 };
+  // As smarter/smarter/apps/llmhost/services/renderer.py and engines.py render it.
+  expect(pod.containers).toEqual([
+    {
+      name: 'engine',
+      image: 'vllm/vllm-openai:latest',
+      imagePullPolicy: 'IfNotPresent',
+      args: [
+        '--model', 'meta-llama/Llama-3.1-8B-Instruct', '--served-model-name', 'llama-3.1-8b-instruct', '--host', '0.0.0.0', '--port', '8000', '--revision', 'main',
+        '--max-model-len', '16384', '--gpu-memory-utilization', '0.9', '--enable-auto-tool-choice', '--tool-call-parser', 'llama3_json',
+      ],
+      env: [{ name: 'HF_HOME', value: '/models/huggingface' }, { name: 'HF_HUB_CACHE', value: '/models/huggingface/hub' }, { name: 'VLLM_API_KEY', ...key }],
+      ports: [{ name: 'http', containerPort: 8000, protocol: 'TCP' }],
+      resources: { requests: { cpu: '4', memory: '24Gi', 'nvidia.com/gpu': 1 }, limits: { memory: '24Gi', 'nvidia.com/gpu': 1 } },
+      volumeMounts: [{ name: 'models', mountPath: '/models' }, { name: 'dshm', mountPath: '/dev/shm' }],
+      startupProbe: { ...probe, failureThreshold: 360 },
+      readinessProbe: { ...probe, failureThreshold: 3 },
+      livenessProbe: { httpGet: { path: '/health', port: 'http' }, periodSeconds: 30, timeoutSeconds: 15, failureThreshold: 5 },
+    },
+  ]);
+  expect(pod.volumes).toEqual([{ name: 'models', persistentVolumeClaim: { claimName: `${base}-models` } }, { name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: '8Gi' } }]);
+  expect(pod.securityContext).toEqual({ fsGroup: 1000, fsGroupChangePolicy: 'OnRootMismatch' });
+  expect((await host(id))?.health_check_url).toBe(`http://${base}.${NS}.svc.cluster.local/health`);
 });
 
 test('reconcile_llmhost_compute re-queues (compute_id, attempt + 1) every 30 s until its node joins, then is settled: ready_nodes 1, the LLMHost active, nothing more queued', async () => {
@@ -182,7 +221,12 @@ test('refresh_llmhost_status observes one LLMHost, or every deployed one: {name:
 
 test('reconcile_llmhost_computes reconciles every compute with nodes or deployed LLMHosts: {name: message}', async () => {
   const computeId = await w.newCompute({ name: 'cpu-all', gpuCount: 0, gpuMemoryGb: 0, cpu: 4, memoryGb: 16 });
-  await w.newLlmhost({ name: 'all_a', spec: { resources: { cpu: '1', memory: '2Gi' }, scaling: { replicas: 2 } }, computeId, status: 'active' });
+  await w.newLlmhost({
+    name: 'all_a',
+    spec: { model: { source: 'ollama', repository: 'llama3.2:1b' }, engine: { name: 'ollama' }, resources: { cpu: '1', memory: '2Gi' }, storage: { accessMode: 'ReadWriteMany' }, scaling: { replicas: 2 } },
+    computeId,
+    status: 'active',
+  });
   const r = runner();
   r.send(RECONCILE_ALL);
   const result = (await steps(r, 1))[0]?.result as Record<string, string>;
@@ -199,7 +243,7 @@ test('bad input is a clear FAILURE or a logged None, never a crash: an unknown L
   const none = await steps(r, 3);
   expect(none.map((x) => [x.result, x.error])).toEqual([[null, undefined], [null, undefined], [null, undefined]]);
 
-  const bad = await w.newLlmhost({ name: 'badspec', spec: { scaling: { replicas: 'two' } } });
+  const bad = await w.newLlmhost({ name: 'badspec', spec: { ...GPU_SPEC, scaling: { replicas: 'two' } } });
   r.send(LAUNCH, {}, [bad]);
   const [badRun] = await steps(r, 1);
   expect(badRun?.error?.message).toMatch(/^LLMHost badspec has an invalid spec: scaling\.replicas: /);

@@ -43,7 +43,7 @@ const reconciles = () => received.filter((m) => m.task === RECONCILE);
 
 test('Python launch_llmhost.delay(id) and reconcile_llmhost_compute.apply_async((compute_id,)): our worker re-queues (compute_id, attempt + 1) positionally until the node joins, then the compute is settled and the LLMHost active', async () => {
   const computeId = await w.newCompute({ name: 'gpu-l4-interop' });
-  const id = await w.newLlmhost({ name: 'interop', spec: { engine: { name: 'vllm' }, resources: { cpu: '4', memory: '16Gi', gpuCount: 1 }, compute: 'gpu-l4-interop' } });
+  const id = await w.newLlmhost({ name: 'interop', spec: { model: { repository: 'meta-llama/Llama-3.1-8B-Instruct' }, engine: { name: 'vllm' }, resources: { cpu: '4', memory: '16Gi', gpuCount: 1 }, compute: 'gpu-l4-interop' } });
   await python('launch', { llmhost_id: id });
   await waitFor(async () => reconciles().some((m) => m.args[1] === 3), 30_000);
   const sent = await python('reconcile', { compute_id: computeId, countdown: 0 });

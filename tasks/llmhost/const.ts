@@ -65,16 +65,3 @@ export const KINDS = {
 /** `MANAGED_KINDS`: what destroy deletes; the model volume (`VOLUME_KIND`) only when purged or not retained. */
 export const MANAGED_KINDS = ['deployment', 'service', 'ingress', 'secret'] as const;
 export const VOLUME_KIND = 'persistentvolumeclaim';
-
-/**
- * Ports and paths of each engine's OpenAI-compatible API and health check (Smarter's `services/engines.py`;
- * the engines' documented defaults).
- */
-export const ENGINES: Record<string, { image: string; port: number; openaiPath: string; healthPath: string; apiKey: boolean }> = {
-  vllm: { image: 'vllm/vllm-openai:latest', port: 8000, openaiPath: '/v1', healthPath: '/health', apiKey: true },
-  tgi: { image: 'ghcr.io/huggingface/text-generation-inference:latest', port: 80, openaiPath: '/v1', healthPath: '/health', apiKey: false },
-  sglang: { image: 'lmsysorg/sglang:latest', port: 30000, openaiPath: '/v1', healthPath: '/health', apiKey: true },
-  llama_cpp: { image: 'ghcr.io/ggml-org/llama.cpp:server-cuda', port: 8080, openaiPath: '/v1', healthPath: '/health', apiKey: true },
-  ollama: { image: 'ollama/ollama:latest', port: 11434, openaiPath: '/v1', healthPath: '/api/tags', apiKey: false },
-  tei: { image: 'ghcr.io/huggingface/text-embeddings-inference:latest', port: 80, openaiPath: '/v1', healthPath: '/health', apiKey: true },
-};

@@ -82,6 +82,7 @@ export async function launch(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRo
     platformName: env.platformName,
     compute: c.name,
     taint: compute.taint(c),
+    hfToken: null,
     apiKey: engineOf(spec).apiKey ? await apiKeyOf(deps, env, base) : null,
   });
   try {

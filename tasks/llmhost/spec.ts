@@ -1,39 +1,12 @@
 /**
- * The parts of an LLMHost's spec (`llmhost_llmhost.spec`, the manifest's camelCase spec, Smarter's
- * `SAMLLMHostSpec`) that launching, sizing and destroying read, with Smarter's defaults; other fields pass.
- * And an LLMHostCompute's node, as Smarter's `LLMHostCompute` properties compute it.
+ * An LLMHost's spec as Smarter reads it (`LLMHostService.spec_of`: `SAMLLMHostSpec`, in `spec-model.ts`), and an
+ * LLMHostCompute's node, as Smarter's `LLMHostCompute` properties compute it.
  */
-import * as z from 'zod';
 import { PythonException } from '../../lib/errors.js';
 import { DEFAULT_CPU, DEFAULT_MEMORY, NODEGROUP, TAINT_COMPUTE, TAINT_GPU } from './const.js';
+import { type LlmhostSpec, llmhostSpec } from './spec-model.js';
 
-export const llmhostSpec = z.looseObject({
-  compute: z.string().nullish(),
-  engine: z.looseObject({ name: z.string().default('vllm'), image: z.string().nullish() }).prefault({}),
-  model: z.looseObject({ repository: z.string().default(''), tokenSecret: z.string().nullish() }).prefault({}),
-  resources: z
-    .looseObject({
-      cpu: z.union([z.string(), z.number()]).nullish(),
-      memory: z.string().nullish(),
-      gpuCount: z.number().int().min(0).default(0),
-      gpuResource: z.string().default('nvidia.com/gpu'),
-      vramRequiredGb: z.number().min(0).nullish(),
-    })
-    .prefault({}),
-  scaling: z.looseObject({ replicas: z.number().int().min(0).default(1) }).prefault({}),
-  network: z.looseObject({ ingress: z.boolean().default(false), hostname: z.string().nullish() }).prefault({}),
-  storage: z
-    .looseObject({
-      size: z.string().default('100Gi'),
-      retain: z.boolean().default(true),
-      existingClaim: z.string().nullish(),
-      accessMode: z.string().default('ReadWriteOnce'),
-      storageClass: z.string().nullish(),
-    })
-    .prefault({}),
-});
-
-export type LlmhostSpec = z.infer<typeof llmhostSpec>;
+export type { LlmhostSpec } from './spec-model.js';
 
 /** Smarter's `smarter.apps.llmhost.services.exceptions.LLMHostConfigurationError`: retrying cannot fix it. */
 export class LLMHostConfigurationError extends PythonException {
@@ -42,11 +15,14 @@ export class LLMHostConfigurationError extends PythonException {
   }
 }
 
+/** `spec_of`: the spec, or an LLMHostConfigurationError naming the first field that Smarter would reject. */
 export function parseSpec(name: string, raw: unknown): LlmhostSpec {
   const parsed = llmhostSpec.safeParse(raw ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new LLMHostConfigurationError(`LLMHost ${name} has an invalid spec: ${issue ? `${issue.path.join('.') || 'spec'}: ${issue.message}` : 'not an object'}`);
+    const where = issue ? issue.path.map(String).join('.') : '';
+    const why = !issue ? 'not an object' : where ? `${where}: ${issue.message}` : issue.message;
+    throw new LLMHostConfigurationError(`LLMHost ${name} has an invalid spec: ${why}`);
   }
   return parsed.data;
 }
