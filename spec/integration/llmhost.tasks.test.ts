@@ -127,7 +127,9 @@ test('destroy_llmhost deletes Deployment, Service, Ingress and Secrets but keeps
   const r = runner();
   r.send(LAUNCH, {}, [id]);
   await steps(r, 1);
-  w.joinNode('gpu-l4-destroy', `node-destroy-${id}`);
+  const group = `eks-destroy-${id}`;
+  const [instance] = await w.launchInstances(group, 1);
+  w.joinNode('gpu-l4-destroy', `node-destroy-${id}`, true, instance);
   r.pending.length = 0;
   const base = `llmhost-${id}-gone`;
   const hostname = `${base}.${w.accountNumber}.${API}`;
@@ -140,8 +142,9 @@ test('destroy_llmhost deletes Deployment, Service, Ingress and Secrets but keeps
   expect(obj('PersistentVolumeClaim', 'v1', `${base}-models`)).toBeDefined();
   expect(await host(id)).toMatchObject({ status: 'inactive', status_message: 'Destroyed. The model volume was kept.', ready_replicas: 0 });
   expect(await events(id)).toEqual(expect.arrayContaining(['destroyed:inactive', 'nodes_scaled:inactive']));
-  // release_compute removed the idle node at once: EKS desired size back to 0.
-  expect((await nodegroup(`smarter-alpha-${computeId}-gpu-l4-destroy`))?.scalingConfig?.desiredSize).toBe(0);
+  // release_compute removed the idle node at once, terminating its own instance in its Auto Scaling group.
+  expect(await w.autoScalingGroup(group)).toEqual({ desired: 0, instances: [] });
+  expect(await computeRow(computeId)).toMatchObject({ desired_nodes: 0 });
   expect(r.pending).toEqual([
     expect.objectContaining({ name: DESTROY_A, args: [], kwargs: { hostname, api_host_domain: API } }),
     expect.objectContaining({ name: RECONCILE, args: [computeId], countdown: 30 }),
@@ -149,6 +152,39 @@ test('destroy_llmhost deletes Deployment, Service, Ingress and Secrets but keeps
   await steps(r, 1);
   const zone = await w.cloud.route53.findZone(API);
   expect(await w.cloud.route53.getRecord(zone?.id ?? '', hostname, 'A')).toBeNull();
+});
+
+// Smarter: smarter/apps/llmhost/services/compute.py (ComputeProvisioner.reconcile) and nodegroups.py (remove_node).
+test('scale-down terminates the idle node\'s own instance in its Auto Scaling group (desired capacity decremented), never the node an LLMHost\'s pod runs on', async () => {
+  const computeId = await w.newCompute({ name: 'gpu-l4-shrink' });
+  const id = await w.newLlmhost({ name: 'shrink', spec: { ...GPU_SPEC, compute: 'gpu-l4-shrink' }, computeId, status: 'active' });
+  const ngName = `smarter-alpha-${computeId}-gpu-l4-shrink`;
+  // The node group had two nodes; its one LLMHost needs one, and its pod runs on the first node to have joined.
+  await w.cloud.eks.createNodegroup(CLUSTER, { name: ngName, desired: 2, max: 4, instanceType: 'g6.2xlarge', diskSizeGb: 100, amiType: 'AL2023_x86_64_NVIDIA', capacityType: 'ON_DEMAND', nodeRole: PLATFORM_ROLE, subnets: PLATFORM_SUBNETS, labels: {}, taints: [], tags: {} });
+  const group = `eks-${ngName}`;
+  const [busy = '', idle = ''] = await w.launchInstances(group, 2);
+  w.joinNode('gpu-l4-shrink', `node-busy-${id}`, true, busy);
+  w.joinNode('gpu-l4-shrink', `node-idle-${id}`, true, idle);
+  w.kube.put({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `llmhost-${id}-shrink-abc12`, namespace: NS, labels: { 'smarter.sh/compute': 'gpu-l4-shrink' } }, spec: { nodeName: `node-busy-${id}` } }, 'kube-scheduler');
+  const r = runner();
+  r.send(RECONCILE, {}, [computeId]);
+  const [run] = await steps(r, 1);
+  expect(run?.error).toBeUndefined();
+  expect(run?.result).toMatchObject({ needed: 1, desired: 1, actions: [`removed idle node node-idle-${id}`] });
+  expect(await w.autoScalingGroup(group)).toEqual({ desired: 1, instances: [busy] });
+  expect(await computeRow(computeId)).toMatchObject({ desired_nodes: 1 });
+});
+
+test('a node whose providerID names no EC2 instance is not removed: reconcile_llmhost_computes reports Smarter\'s LLMHostComputeError for its compute', async () => {
+  const computeId = await w.newCompute({ name: 'gpu-l4-badid' });
+  const ngName = `smarter-alpha-${computeId}-gpu-l4-badid`;
+  await w.cloud.eks.createNodegroup(CLUSTER, { name: ngName, desired: 1, max: 4, instanceType: 'g6.2xlarge', diskSizeGb: 100, amiType: 'AL2023_x86_64_NVIDIA', capacityType: 'ON_DEMAND', nodeRole: PLATFORM_ROLE, subnets: PLATFORM_SUBNETS, labels: {}, taints: [], tags: {} });
+  w.kube.put({ apiVersion: 'v1', kind: 'Node', metadata: { name: `node-kind-${computeId}`, labels: { 'smarter.sh/compute': 'gpu-l4-badid' } }, spec: { providerID: 'kind://docker/kind/kind-worker' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } }, 'kubelet');
+  await w.t.db.execute('UPDATE llmhost_llmhostcompute SET desired_nodes = 1 WHERE id = ?', [computeId]);
+  const r = runner();
+  r.send(RECONCILE_ALL);
+  const result = (await steps(r, 1))[0]?.result as Record<string, string>;
+  expect(result['gpu-l4-badid']).toBe('kind://docker/kind/kind-worker is not the providerID of an EC2 instance.');
 });
 
 test('destroy_llmhost with purge=True deletes the model volume too', async () => {
