@@ -3,10 +3,18 @@
  * MariaDB; each re-queue (positional, as Smarter's) planned by the worker's own rule and run in-process.
  */
 import { DescribeNodegroupCommand } from '@aws-sdk/client-eks';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { infrastructureTasks } from '../../tasks/infrastructure/index.js';
 import { llmclientTasks } from '../../tasks/llmclient/index.js';
 import { llmhostTasks } from '../../tasks/llmhost/index.js';
 import { CheckRunner } from '../support/check-runner.js';
+import { testCloud } from '../support/cloud.js';
+import { type LogLine, recordingLogger } from '../support/logs.js';
+import { freePort } from '../support/moto.js';
 import { API, CLUSTER, type LlmhostWorld, NS, PLATFORM_ROLE, PLATFORM_SUBNETS, startLlmhostWorld } from '../support/llmhost-world.js';
 
 const LAUNCH = 'smarter.apps.llmhost.tasks.launch_llmhost';
@@ -214,6 +222,92 @@ test('refresh_llmhost_status observes one LLMHost, or every deployed one: {name:
   const all = (await steps(r, 1))[0]?.result as Record<string, string>;
   expect(all).toMatchObject({ refresh_a: 'active', refresh_b: 'inactive' });
   expect(await events(b)).toEqual(['status_changed:inactive']);
+});
+
+// Smarter: smarter/apps/llmhost/services/service.py (observe, _persist) and services/observability.py (HealthProber).
+test('refresh_llmhost_status probes an active LLMHost\'s health URL where the worker can reach it: 2xx is last_health_ok 1, anything else degraded with last_health_ok 0; reconcile_llmhost_compute never probes', async () => {
+  const answers = new Map<string, number>([['/ok', 200], ['/sick', 503]]);
+  const server = http.createServer((req, res) => {
+    res.statusCode = answers.get(req.url ?? '') ?? 404;
+    res.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = (p: string) => `http://127.0.0.1:${(server.address() as AddressInfo).port}${p}`;
+  try {
+    const computeId = await w.newCompute({ name: 'cpu-health', gpuCount: 0, gpuMemoryGb: 0 });
+    const spec = { engine: { name: 'vllm' }, resources: { cpu: '1', memory: '2Gi' } };
+    const ok = await w.newLlmhost({ name: 'health_ok', spec, computeId, status: 'active' });
+    const sick = await w.newLlmhost({ name: 'health_sick', spec, computeId, status: 'active' });
+    for (const [id, name, path] of [[ok, 'health-ok', '/ok'], [sick, 'health-sick', '/sick']] as const) {
+      await w.t.db.execute('UPDATE llmhost_llmhost SET health_check_url = ? WHERE id = ?', [url(path), id]);
+      w.kube.put({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `llmhost-${id}-${name}`, namespace: NS }, spec: { replicas: 1 }, status: { readyReplicas: 1 } }, 'kube-controller-manager');
+    }
+    const health = async (id: number) => (await w.t.db.select('SELECT status, status_message, last_health_ok, last_health_check_at FROM llmhost_llmhost WHERE id = ?', [id]))[0];
+
+    // Outside the cluster (KUBERNETES_SERVICE_HOST unset) Smarter's prober is disabled: nothing is probed.
+    const outside = runner();
+    outside.send(REFRESH, {}, [sick]);
+    expect((await steps(outside, 1))[0]?.result).toEqual({ health_sick: 'active' });
+    expect(await health(sick)).toMatchObject({ last_health_ok: null, last_health_check_at: null });
+
+    const inCluster = { ...w.env, healthProbes: true };
+    const r = new CheckRunner([...llmhostTasks(inCluster), ...llmclientTasks(inCluster)], w.deps) as CheckRunner<unknown>;
+    r.send(RECONCILE, {}, [computeId]);
+    await steps(r, 1);
+    expect(await health(ok)).toMatchObject({ status: 'active', last_health_ok: null, last_health_check_at: null });
+    r.pending.length = 0;
+    r.send(REFRESH, {}, [ok]);
+    r.send(REFRESH, {}, [sick]);
+    const [a, b] = await steps(r, 2);
+    expect([a?.result, b?.result]).toEqual([{ health_ok: 'active' }, { health_sick: 'degraded' }]);
+    expect(await health(ok)).toMatchObject({ status: 'active', last_health_ok: 1, last_health_check_at: expect.anything() as unknown });
+    expect(await health(sick)).toMatchObject({ status: 'degraded', status_message: `1/1 replicas ready. The health check at ${url('/sick')} failed.`, last_health_ok: 0 });
+    expect(await events(sick)).toEqual(['status_changed:degraded']);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+test('refresh_llmhost_status returns {} with one warning when the Kubernetes API does not answer, as Smarter\'s `if not service.cluster.ready`', async () => {
+  const computeId = await w.newCompute({ name: 'cpu-nocluster', gpuCount: 0, gpuMemoryGb: 0 });
+  await w.newLlmhost({ name: 'nocluster_a', spec: {}, computeId, status: 'active' });
+  await w.newLlmhost({ name: 'nocluster_b', spec: {}, computeId, status: 'pending' });
+  const closed = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'kube-down-'));
+  const kubeconfig = join(dir, 'config');
+  writeFileSync(
+    kubeconfig,
+    `apiVersion: v1\nkind: Config\nclusters: [{name: down, cluster: {server: "https://127.0.0.1:${closed}", insecure-skip-tls-verify: true}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: down, context: {cluster: down, user: u}}]\ncurrent-context: down\n`,
+  );
+  const saved = process.env.KUBECONFIG;
+  process.env.KUBECONFIG = kubeconfig;
+  try {
+    const lines: LogLine[] = [];
+    const r = new CheckRunner(llmhostTasks(w.env), { db: w.t.db, cloud: testCloud() }, recordingLogger(lines)) as CheckRunner<unknown>;
+    r.send(REFRESH);
+    const [run] = await steps(r, 1);
+    expect(run?.error).toBeUndefined();
+    expect(run?.result).toEqual({});
+    expect(lines.filter((l) => l.level !== 'debug').map((l) => `${l.level}: ${l.message}`)).toEqual(['warn: refresh_llmhost_status() the Kubernetes cluster is not available.']);
+  } finally {
+    process.env.KUBECONFIG = saved;
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// Smarter: smarter/apps/llmhost/services/service.py (destroy) and models/llmhost.py (uptime_hours, estimated_cost).
+test('destroy_llmhost\'s destroyed event carries purge, uptimeHours and estimatedCost as of the moment before it stops', async () => {
+  const id = await w.newLlmhost({ name: 'costly', spec: { resources: { cpu: '1', memory: '2Gi' } }, status: 'active' });
+  await w.t.db.execute("UPDATE llmhost_llmhost SET deployed_at = UTC_TIMESTAMP(6) - INTERVAL 10 HOUR, replicas = 2, cost_per_hour = '1.2120' WHERE id = ?", [id]);
+  const never = await w.newLlmhost({ name: 'never_launched', spec: {}, status: 'inactive' });
+  const r = runner();
+  r.send(DESTROY, {}, [id]);
+  r.send(DESTROY, { purge: true }, [never]);
+  await steps(r, 2);
+  const details = async (llmhostId: number) =>
+    (await w.t.db.select("SELECT details FROM llmhost_llmhostevent WHERE llmhost_id = ? AND event_type = 'destroyed'", [llmhostId])).map((e) => JSON.parse(String(e.details)) as unknown);
+  expect(await details(id)).toEqual([{ purge: false, uptimeHours: 10, estimatedCost: '24.2400' }]);
+  expect(await details(never)).toEqual([{ purge: true, uptimeHours: null, estimatedCost: null }]);
 });
 
 test('reconcile_llmhost_computes reconciles every compute with nodes or deployed LLMHosts: {name: message}', async () => {

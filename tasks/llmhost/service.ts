@@ -4,11 +4,13 @@
  * the resources by label, the model volume only when purged or not retained, then release the compute).
  */
 import { randomBytes } from 'node:crypto';
+import { CloudError } from '../cloud/ports.js';
 import { NOW } from '../db/django.js';
 import type { SmarterDeps } from '../deps.js';
 import { type ComputeState, provisioning, reconcileCompute } from './compute.js';
-import { API_KEY_BYTES, EVENT, KINDS, MANAGED_KINDS, NODEGROUP, STATUS, VOLUME_KIND } from './const.js';
+import { API_KEY_BYTES, EVENT, KINDS, LABEL_LLMHOST, MANAGED_KINDS, NODEGROUP, STATUS, VOLUME_KIND } from './const.js';
 import type { LlmhostEnv } from './env.js';
+import { estimatedCost, probeHealth, uptimeHours } from './health.js';
 import { interpret } from './interpret.js';
 import { endpoints, engineOf, labelSelector, renderResources, resourceName } from './render.js';
 import { type LlmhostRow, allComputes, findCompute, recordEvent, updateLlmhost } from './rows.js';
@@ -123,8 +125,26 @@ export async function launch(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRo
   return status;
 }
 
-/** Checks an LLMHost's status and saves it, recording a `status_changed` event when it changed. */
-export async function observe(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRow): Promise<string> {
+/**
+ * Smarter's `cluster.ready`: whether the Kubernetes API answers. Only an API that cannot be reached is "not
+ * ready"; any answer, a refusal included, is a cluster the per-LLMHost calls report on.
+ */
+export async function clusterReady(deps: SmarterDeps, env: LlmhostEnv): Promise<boolean> {
+  try {
+    await deps.cloud.kube.list({ ...KINDS.deployment, namespace: env.namespace, labelSelector: LABEL_LLMHOST });
+    return true;
+  } catch (err) {
+    return !(err instanceof CloudError && err.kind === 'Unavailable');
+  }
+}
+
+/**
+ * Checks an LLMHost's status and saves it, recording a `status_changed` event when it changed. With `probe` (as
+ * Smarter's `observe(probe=True)`, which refresh_llmhost_status uses and reconcile_llmhost_compute does not), an
+ * active LLMHost's health URL is called where the worker can reach it (`env.healthProbes`): a failed check makes
+ * it `degraded`, and the result goes to `last_health_ok` and `last_health_check_at`.
+ */
+export async function observe(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRow, options: { probe?: boolean } = {}): Promise<string> {
   const base = resourceName(host.id, host.name);
   const deployment = await deps.cloud.kube.get({ ...KINDS.deployment, name: base, namespace: env.namespace });
   const pods = await deps.cloud.kube.list({ ...KINDS.pod, namespace: env.namespace, labelSelector: labelSelector(base) });
@@ -137,7 +157,15 @@ export async function observe(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostR
       message = `Compute ${c.name}: ${c.statusMessage}`;
     }
   }
-  await updateLlmhost(deps.db, host.id, { status, status_message: message, ready_replicas: seen.ready });
+  let healthy: boolean | null = null;
+  if ((options.probe ?? true) && env.healthProbes && status === STATUS.ACTIVE && host.healthCheckUrl) {
+    healthy = await probeHealth(host.healthCheckUrl);
+    if (!healthy) {
+      status = STATUS.DEGRADED;
+      message = `${message} The health check at ${host.healthCheckUrl} failed.`;
+    }
+  }
+  await updateLlmhost(deps.db, host.id, { status, status_message: message, ready_replicas: seen.ready, ...(healthy === null ? {} : { last_health_check_at: NOW, last_health_ok: healthy }) });
   if (status !== host.status) await recordEvent(deps.db, host, EVENT.STATUS_CHANGED, status, `${host.status} -> ${status}: ${message}`, { from: host.status, to: status });
   return status;
 }
@@ -159,9 +187,11 @@ export async function destroy(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostR
   }
   // cert-manager writes the TLS Secret without the LLMHost's labels.
   if (spec === null || spec.network.ingress) await deps.cloud.kube.delete({ ...KINDS.secret, name: `${base}-tls`, namespace: env.namespace });
+  // Uptime and cost as of the moment before the LLMHost stops being deployed.
+  const details = { purge: deleteVolume, uptimeHours: uptimeHours(host), estimatedCost: estimatedCost(host) };
   const message = `Destroyed.${deleteVolume ? '' : ' The model volume was kept.'}`;
   await updateLlmhost(deps.db, host.id, { status: STATUS.INACTIVE, status_message: message, ready_replicas: 0, last_health_ok: null });
-  await recordEvent(deps.db, host, EVENT.DESTROYED, STATUS.INACTIVE, message, { purge: deleteVolume });
+  await recordEvent(deps.db, host, EVENT.DESTROYED, STATUS.INACTIVE, message, details);
   log(`destroyed ${host.name}, purge=${String(deleteVolume)}`);
   // release_compute: a failure is logged; the reconcile task tries again.
   if (host.computeId !== null) {
