@@ -26,7 +26,9 @@ export interface RenderContext {
   platformName: string;
   compute: string;
   taint: { key: string; value: string; effect: string };
-  /** The API key the Secret carries, when the engine takes one. */
+  /** The Hugging Face token (`model.tokenSecret`'s value), which the Secret carries as `HF_TOKEN`; null for none. */
+  hfToken: string | null;
+  /** The API key, which the Secret carries as `API_KEY`; pass it only when `engineOf(spec).apiKey`. */
   apiKey: string | null;
 }
 
@@ -56,7 +58,8 @@ export function renderResources(ctx: RenderContext): KubeObject[] {
   if (!storage.existingClaim) {
     out.push({ ...KINDS.persistentvolumeclaim, metadata: meta(claim), spec: { accessModes: [storage.accessMode], resources: { requests: { storage: storage.size } }, ...(storage.storageClass ? { storageClassName: storage.storageClass } : {}) } });
   }
-  if (ctx.apiKey) out.push({ ...KINDS.secret, type: 'Opaque', metadata: meta(), stringData: { API_KEY: ctx.apiKey } });
+  const secret: Record<string, string> = { ...(ctx.hfToken ? { HF_TOKEN: ctx.hfToken } : {}), ...(ctx.apiKey ? { API_KEY: ctx.apiKey } : {}) };
+  if (Object.keys(secret).length) out.push({ ...KINDS.secret, type: 'Opaque', metadata: meta(), stringData: secret });
   const memory = resources.memory || DEFAULT_MEMORY;
   const requests: Record<string, unknown> = { cpu: String(resources.cpu ?? DEFAULT_CPU), memory };
   const limits: Record<string, unknown> = { memory };

@@ -1,17 +1,20 @@
 /**
- * Smarter's `LLMHostService` as the tasks use it: `launch` (apply the resources, mark the LLMHost pending, give
- * its compute the nodes it needs), `observe` (status from the Deployment and its pods) and `destroy` (delete
- * the resources by label, the model volume only when purged or not retained, then release the compute).
+ * Smarter's `LLMHostService` as the tasks use it: `launch` (refuse it when a budget locks the LLMHost's compute,
+ * owner or account; read its Hugging Face token and API key from Smarter Secrets, generating the key's Secret the
+ * first time; apply the resources, mark the LLMHost pending, give its compute the nodes it needs), `observe`
+ * (status from the Deployment and its pods, and the health of an active one) and `destroy` (delete the resources
+ * by label, the model volume only when purged or not retained, then release the compute).
  */
-import { randomBytes } from 'node:crypto';
 import { CloudError } from '../cloud/ports.js';
 import { NOW } from '../db/django.js';
 import type { SmarterDeps } from '../deps.js';
 import { type ComputeState, provisioning, reconcileCompute } from './compute.js';
-import { API_KEY_BYTES, EVENT, KINDS, LABEL_LLMHOST, MANAGED_KINDS, NODEGROUP, STATUS, VOLUME_KIND } from './const.js';
+import { DEPLOYED_STATUSES, EVENT, KINDS, LABEL_LLMHOST, MANAGED_KINDS, NODEGROUP, STATUS, VOLUME_KIND } from './const.js';
 import type { LlmhostEnv } from './env.js';
+import { LLMHostBudgetExceeded, budgetRefusal } from './authorize.js';
 import { estimatedCost, probeHealth, uptimeHours } from './health.js';
 import { interpret } from './interpret.js';
+import { ensureApiKey, hfTokenOf } from './keys.js';
 import { endpoints, engineOf, labelSelector, renderResources, resourceName } from './render.js';
 import { type LlmhostRow, allComputes, findCompute, recordEvent, updateLlmhost } from './rows.js';
 import { type ComputeRow, LLMHostConfigurationError, type LlmhostSpec, compute, fits, parseSpec, podRequests } from './spec.js';
@@ -63,19 +66,28 @@ async function accountIdOf(deps: SmarterDeps, host: LlmhostRow): Promise<number>
   return Number(rows[0]?.account_id ?? 0);
 }
 
-/** The API key kept in the LLMHost's Kubernetes Secret, or a new one the first time (Smarter's `ensure_api_key`). */
-async function apiKeyOf(deps: SmarterDeps, env: LlmhostEnv, base: string): Promise<string> {
-  const secret = await deps.cloud.kube.get({ ...KINDS.secret, name: base, namespace: env.namespace });
-  const stored = (secret?.data as Record<string, string> | undefined)?.API_KEY;
-  return stored ? Buffer.from(stored, 'base64').toString('utf8') : randomBytes(API_KEY_BYTES).toString('base64url');
+/**
+ * `authorize_budgets`: a budget lock on the LLMHost's compute, owner or account refuses the launch before anything
+ * is applied; the LLMHost is marked `error` with the lock's message and an `error` event, and the task fails.
+ */
+async function authorizeBudgets(deps: SmarterDeps, host: LlmhostRow, accountId: number): Promise<void> {
+  const refusal = await budgetRefusal(deps.db, host, accountId);
+  if (refusal === null) return;
+  await updateLlmhost(deps.db, host.id, { status: STATUS.ERROR, status_message: refusal });
+  await recordEvent(deps.db, host, EVENT.ERROR, STATUS.ERROR, `Launch refused: ${refusal}`);
+  throw new LLMHostBudgetExceeded(refusal);
 }
 
 export async function launch(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRow, log: Log): Promise<string> {
+  const accountId = await accountIdOf(deps, host);
+  await authorizeBudgets(deps, host, accountId);
   const spec = parseSpec(host.name, host.spec);
   const base = resourceName(host.id, host.name);
-  const c = await computeOf(deps, host, spec, await accountIdOf(deps, host));
+  const c = await computeOf(deps, host, spec, accountId);
   const hostname = spec.network.ingress ? (spec.network.hostname ?? defaultHostname(env, host)) : null;
   const ctxBase = { base, namespace: env.namespace, spec, hostname };
+  const hfToken = await hfTokenOf(deps, env, host, spec);
+  const apiKey = engineOf(spec).apiKey ? await ensureApiKey(deps, env, host, spec, log) : null;
   const resources = renderResources({
     ...ctxBase,
     servedName: host.name,
@@ -84,7 +96,8 @@ export async function launch(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRo
     platformName: env.platformName,
     compute: c.name,
     taint: compute.taint(c),
-    apiKey: engineOf(spec).apiKey ? await apiKeyOf(deps, env, base) : null,
+    hfToken,
+    apiKey: apiKey?.value ?? null,
   });
   try {
     for (const r of resources) await deps.cloud.kube.apply(r);
@@ -97,13 +110,15 @@ export async function launch(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRo
   const urls = endpoints(ctxBase);
   let status: string = STATUS.PENDING;
   await updateLlmhost(deps.db, host.id, {
-    ...(host.deployedAt === null ? { deployed_at: NOW } : {}),
+    // A relaunch of a deployed LLMHost keeps its uptime; any other launch starts it.
+    ...(host.deployedAt === null || !DEPLOYED_STATUSES.includes(host.status) ? { deployed_at: NOW } : {}),
     status,
     status_message: 'Launched. Waiting for the inference server to start.',
     replicas: spec.scaling.replicas,
     endpoint_url: urls.endpoint,
     public_url: urls.publicUrl,
     health_check_url: urls.healthCheckUrl,
+    api_key_secret_id: apiKey?.secretId ?? null,
   });
   const summary = resources.map((r) => `${r.kind}/${r.metadata.name}`);
   await recordEvent(deps.db, host, EVENT.LAUNCHED, status, `Applied ${summary.join(', ')}`, { resources: summary });

@@ -21,7 +21,7 @@ export const llmhostSpec = z.looseObject({
     })
     .prefault({}),
   scaling: z.looseObject({ replicas: z.number().int().min(0).default(1) }).prefault({}),
-  network: z.looseObject({ ingress: z.boolean().default(false), hostname: z.string().nullish() }).prefault({}),
+  network: z.looseObject({ ingress: z.boolean().default(false), hostname: z.string().nullish(), apiKeySecret: z.string().nullish() }).prefault({}),
   storage: z
     .looseObject({
       size: z.string().default('100Gi'),
