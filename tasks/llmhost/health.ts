@@ -19,15 +19,15 @@ export async function probeHealth(url: string, timeoutSeconds = HEALTH_CHECK_TIM
   }
 }
 
-/** `LLMHost.uptime_hours`: hours since `deployed_at` while deployed, else None; two decimals. */
+/** `LLMHost.uptime_hours`: `round(hours since deployed_at, 4)` while deployed, else None. */
 export function uptimeHours(host: Pick<LlmhostRow, 'status' | 'secondsSinceDeployed'>): number | null {
   if (!DEPLOYED_STATUSES.includes(host.status) || host.secondsSinceDeployed === null) return null;
-  return Math.round((host.secondsSinceDeployed / 3600) * 100) / 100;
+  return Number((host.secondsSinceDeployed / 3600).toFixed(4));
 }
 
-/** `LLMHost.estimated_cost`: uptime hours × replicas × one replica's `cost_per_hour`, as text; None without either. */
+/** `LLMHost.estimated_cost`: `Decimal(str(uptime_hours)) × replicas × cost_per_hour`, to 4 places, as text; None without either. */
 export function estimatedCost(host: Pick<LlmhostRow, 'status' | 'secondsSinceDeployed' | 'replicas' | 'costPerHour'>): string | null {
   const hours = uptimeHours(host);
   if (hours === null || host.costPerHour === null) return null;
-  return Dec.of(host.costPerHour).mul(Dec.of(host.replicas)).mul(Dec.of(hours)).quantize(4).toString();
+  return Dec.of(hours).mul(Dec.of(host.replicas)).mul(Dec.of(host.costPerHour)).quantize(4).toString();
 }
