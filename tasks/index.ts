@@ -25,7 +25,7 @@ export interface SmarterTaskSettings extends Partial<InfrastructureSettings>, Pa
   infrastructureQueue: string;
   maxRetries: number;
   retryBackoff: boolean;
-  /** Smarter's `fernet_encryption_key`, for the Secrets of MCPClients and providers. */
+  /** Smarter's `fernet_encryption_key`, for the Secrets of MCPClients, providers and LLMHosts. */
   fernetEncryptionKey?: string;
   /** Where `<PROVIDER>_API_KEY` is looked up (the process environment unless a test passes its own). */
   environ?: (name: string) => string | undefined;
@@ -44,7 +44,7 @@ export function taskEnv(s: SmarterTaskSettings): TaskEnv {
 export function smarterTasks(s: SmarterTaskSettings): AnyTask<SmarterDeps>[] {
   const env = taskEnv(s);
   const infra = infraEnv(env, infrastructureSettings(s));
-  const llmhost = llmhostEnv(infra, pick(LLMHOST_DEFAULTS, s));
+  const llmhost = llmhostEnv(infra, pick(LLMHOST_DEFAULTS, s), { fernetEncryptionKey: s.fernetEncryptionKey ?? '' });
   const credentials: CredentialEnv = { ...env, fernetEncryptionKey: s.fernetEncryptionKey ?? '', environ: s.environ ?? ((name) => process.env[name]) };
   return [
     ...promptTasks(env),

@@ -29,7 +29,7 @@ async function python(mode: string, params: Record<string, unknown>): Promise<{ 
 beforeAll(async () => {
   const queue = uniqueName('infra');
   w = await startLlmhostWorld({ queue });
-  const settings = { operationalQueue: uniqueName('op'), infrastructureQueue: queue, maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com', checkTimeScale: 0.01, awsEksClusterName: CLUSTER };
+  const settings = { operationalQueue: uniqueName('op'), infrastructureQueue: queue, maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com', checkTimeScale: 0.01, awsEksClusterName: CLUSTER, fernetEncryptionKey: w.fernetKey };
   const events: TaskEvents = { ...noEvents, received: (m) => received.push(m) };
   infra = await startWorker({ queue, tasks: () => smarterTasks(settings), deps: w.deps, events });
 }, 120_000);

@@ -172,6 +172,7 @@ export class FakeCloud {
     eks: new Proxy({} as CloudDeps['eks'], {
       get: (_t, verb) => () => Promise.reject(new CloudError('eks', String(verb), '*', 'Unavailable', 'the fake cloud has no EKS')),
     }),
+    autoscaling: { terminateInstance: (id) => Promise.reject(new CloudError('autoscaling', 'TerminateInstanceInAutoScalingGroup', id, 'Unavailable', 'the fake cloud has no Auto Scaling')) },
     // The MCP and LLM ports are tested on their real clients against real servers (spec/support/mcp-server.ts,
     // llm-standin.ts); the infrastructure tasks never call them.
     mcp: { discover: () => Promise.reject(new Error('FakeCloud has no MCP servers')) },

@@ -1,9 +1,10 @@
 /**
  * The world of the llmhost and inventory tests, on real servers through the real clients (`openCloud`): moto
- * holding an EKS cluster with the platform's own node group (whose role and subnets new node groups copy) and
- * the API domain's Route 53 zone and A record; the Kubernetes stand-in serving Nodes and PersistentVolumes too,
+ * holding an EKS cluster with the platform's own node group (whose role and subnets new node groups copy), the
+ * Auto Scaling groups whose instances the test's nodes run on, and the API domain's Route 53 zone and A record; the Kubernetes stand-in serving Nodes and PersistentVolumes too,
  * where the test plays the kubelet and the Deployment controller (`joinNode`, `deploymentReady`); MariaDB.
  */
+import { AutoScalingClient, CreateAutoScalingGroupCommand, CreateLaunchConfigurationCommand, DescribeAutoScalingGroupsCommand, SetDesiredCapacityCommand } from '@aws-sdk/client-auto-scaling';
 import { CreateClusterCommand, CreateNodegroupCommand, EKSClient } from '@aws-sdk/client-eks';
 import type { CloudDeps } from '../../tasks/cloud/ports.js';
 import type { SmarterDeps } from '../../tasks/deps.js';
@@ -16,6 +17,7 @@ import { testCloud } from './cloud.js';
 import { type TestDatabase, createTestDatabase, seed } from './db.js';
 import { type KubeStandIn, startKubeStandIn } from './kube-standin.js';
 import { type Moto, startMoto, useMotoEnv } from './moto.js';
+import { fernetKey } from './secrets.js';
 
 export const CLUSTER = 'smarter-test-cluster';
 export const API = 'alpha.api.example.com';
@@ -31,11 +33,21 @@ export interface LlmhostWorld {
   deps: SmarterDeps;
   env: LlmhostEnv;
   eks: EKSClient;
+  autoscaling: AutoScalingClient;
+  /** The FERNET_ENCRYPTION_KEY of `env`, as Smarter's Python side would have it. */
+  fernetKey: string;
   loadBalancer: string[];
   profileId: number;
   accountNumber: string;
-  /** A node of the compute's node group joined the cluster (Ready unless `ready: false`). */
-  joinNode(compute: string, name: string, ready?: boolean): void;
+  /**
+   * A node of the compute's node group joined the cluster (Ready unless `ready: false`); its providerID names
+   * `instanceId` (from `launchInstances`), else an instance no Auto Scaling group holds.
+   */
+  joinNode(compute: string, name: string, ready?: boolean, instanceId?: string): void;
+  /** EC2 instances launched by the Auto Scaling group `group` in moto (created at the first call): their ids. */
+  launchInstances(group: string, count: number): Promise<string[]>;
+  /** The group's desired capacity and instance ids, as moto reports them. */
+  autoScalingGroup(group: string): Promise<{ desired: number; instances: string[] }>;
   /** The Deployment controller reports `ready` ready replicas. */
   deploymentReady(name: string, ready: number): void;
   newCompute(o?: { name?: string; cpu?: number; memoryGb?: number; gpuCount?: number; gpuMemoryGb?: number; maxNodes?: number; price?: string | null }): Promise<number>;
@@ -43,7 +55,7 @@ export interface LlmhostWorld {
   stop(): Promise<void>;
 }
 
-export async function startLlmhostWorld(settings: { queue?: string } = {}): Promise<LlmhostWorld> {
+export async function startLlmhostWorld(settings: { queue?: string; healthProbes?: boolean } = {}): Promise<LlmhostWorld> {
   const t = await createTestDatabase('llmhost');
   const moto = await startMoto();
   const restoreAws = useMotoEnv(moto.endpoint);
@@ -58,6 +70,14 @@ export async function startLlmhostWorld(settings: { queue?: string } = {}): Prom
   process.env.KUBECONFIG = kube.kubeconfig;
   const cloud = testCloud();
   const eks = new EKSClient({});
+  const autoscaling = new AutoScalingClient({});
+  await autoscaling.send(new CreateLaunchConfigurationCommand({ LaunchConfigurationName: 'llmhost-nodes', ImageId: 'ami-12c6146b', InstanceType: 'g6.2xlarge' }));
+  const groups = new Set<string>();
+  const autoScalingGroup = async (group: string) => {
+    const g = (await autoscaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [group] }))).AutoScalingGroups?.[0];
+    return { desired: g?.DesiredCapacity ?? 0, instances: (g?.Instances ?? []).map((i) => i.InstanceId ?? '') };
+  };
+  const key = fernetKey();
   await eks.send(new CreateClusterCommand({ name: CLUSTER, roleArn: 'arn:aws:iam::123456789012:role/eks', resourcesVpcConfig: { subnetIds: PLATFORM_SUBNETS } }));
   await eks.send(
     new CreateNodegroupCommand({ clusterName: CLUSTER, nodegroupName: 'platform', nodeRole: PLATFORM_ROLE, subnets: PLATFORM_SUBNETS, scalingConfig: { minSize: 2, maxSize: 4, desiredSize: 2 } }),
@@ -72,6 +92,7 @@ export async function startLlmhostWorld(settings: { queue?: string } = {}): Prom
       rootDomain: 'example.com',
     }),
     { ...LLMHOST_DEFAULTS, awsEksClusterName: CLUSTER },
+    { fernetEncryptionKey: key, healthProbes: settings.healthProbes ?? false },
   );
   const ids = await seed(t.db);
   const [a] = await t.db.select('SELECT account_number FROM account_account WHERE id = ?', [ids.accountId]);
@@ -83,18 +104,33 @@ export async function startLlmhostWorld(settings: { queue?: string } = {}): Prom
     deps: { db: t.db, cloud },
     env,
     eks,
+    autoscaling,
+    fernetKey: key,
     loadBalancer,
     profileId: ids.profileId,
     accountNumber: String(a?.account_number),
-    joinNode(compute, name, ready = true) {
+    joinNode(compute, name, ready = true, instanceId = `i-${name}`) {
       kube.put({
         apiVersion: 'v1',
         kind: 'Node',
         metadata: { name, labels: { 'smarter.sh/compute': compute } },
-        spec: { providerID: `aws:///us-east-1a/i-${name}` },
+        spec: { providerID: `aws:///us-east-1a/${instanceId}` },
         status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
       }, 'kubelet');
     },
+    async launchInstances(group, count) {
+      const before = groups.has(group) ? (await autoScalingGroup(group)).instances : [];
+      if (groups.has(group)) {
+        await autoscaling.send(new SetDesiredCapacityCommand({ AutoScalingGroupName: group, DesiredCapacity: before.length + count }));
+      } else {
+        await autoscaling.send(
+          new CreateAutoScalingGroupCommand({ AutoScalingGroupName: group, LaunchConfigurationName: 'llmhost-nodes', MinSize: 0, MaxSize: 10, DesiredCapacity: count, AvailabilityZones: ['us-east-1a'] }),
+        );
+        groups.add(group);
+      }
+      return (await autoScalingGroup(group)).instances.filter((i) => !before.includes(i));
+    },
+    autoScalingGroup,
     deploymentReady(name, ready) {
       kube.put({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: NS }, status: { readyReplicas: ready } }, 'kube-controller-manager');
     },
@@ -118,6 +154,7 @@ export async function startLlmhostWorld(settings: { queue?: string } = {}): Prom
       if (savedKubeconfig === undefined) delete process.env.KUBECONFIG;
       else process.env.KUBECONFIG = savedKubeconfig;
       eks.destroy();
+      autoscaling.destroy();
       await kube.stop();
       await moto.stop();
       await t.drop();

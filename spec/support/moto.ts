@@ -1,6 +1,6 @@
 /**
  * moto's server mode, started once per test file on a free loopback port: a real HTTP server speaking
- * Route 53, ACM and EKS, which the AWS SDK reaches through `AWS_ENDPOINT_URL`.
+ * Route 53, ACM, EKS and Auto Scaling, which the AWS SDK reaches through `AWS_ENDPOINT_URL`.
  *
  *   const moto = await startMoto({ acmValidationWait: 1 });
  *   useMotoEnv(moto.endpoint);   // AWS_ENDPOINT_URL and dummy credentials, for in-process clients
@@ -66,7 +66,7 @@ export function useMotoEnv(endpoint: string): () => void {
     process.env[k] = v;
   }
   // A developer's own profile or session token must not leak into the tests.
-  for (const k of ['AWS_PROFILE', 'AWS_SESSION_TOKEN', 'AWS_ENDPOINT_URL_ROUTE_53', 'AWS_ENDPOINT_URL_ACM', 'AWS_ENDPOINT_URL_EKS']) {
+  for (const k of ['AWS_PROFILE', 'AWS_SESSION_TOKEN', 'AWS_ENDPOINT_URL_ROUTE_53', 'AWS_ENDPOINT_URL_ACM', 'AWS_ENDPOINT_URL_EKS', 'AWS_ENDPOINT_URL_AUTO_SCALING']) {
     saved[k] = process.env[k];
     delete process.env[k];
   }

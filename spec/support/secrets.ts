@@ -15,3 +15,8 @@ export async function insertSecret(db: Database, profileId: number, key: string,
   const r = await db.execute('INSERT INTO secret_secret (name, user_profile_id, encrypted_value, created_at, updated_at) VALUES (?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))', [name, profileId, Buffer.from(fernetEncrypt(key, value), 'ascii')]);
   return r.insertId;
 }
+
+/** What Python's `cryptography` reads back from a Fernet token (as Smarter's `Secret.get_secret()` would). */
+export function fernetDecryptPython(key: string, token: string): string {
+  return execFileSync('/usr/bin/python3', ['-c', 'import sys; from cryptography.fernet import Fernet; sys.stdout.write(Fernet(sys.argv[1].encode()).decrypt(sys.argv[2].encode()).decode())', key, token], { encoding: 'utf8' });
+}

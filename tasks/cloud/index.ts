@@ -7,6 +7,7 @@ import type { Logger } from '../../lib/logger.js';
 import type { McpLlmConfig } from './mcp-llm-settings.js';
 import type { Certificates, CloudDeps, DnsZones, Kubernetes, Mailer, Resolver } from './ports.js';
 import type { Embeddings } from './embeddings-port.js';
+import type { AutoScalingGroups } from './autoscaling-port.js';
 import type { ManagedNodeGroups } from './eks-port.js';
 import type { LlmProviders } from './llm-port.js';
 import type { McpServers } from './mcp-port.js';
@@ -64,6 +65,11 @@ export function openCloud(config: CloudConfig & Partial<McpLlmConfig>, logger: L
     eks: lazy<ManagedNodeGroups>(async () => {
       const [{ EKSClient }, { EksNodeGroups }] = await Promise.all([import('@aws-sdk/client-eks'), import('./eks.js')]);
       return new EksNodeGroups(new EKSClient({}), log);
+    }),
+    // Region and endpoint (AWS_ENDPOINT_URL[_AUTO_SCALING]) from the SDK's chain, as for EKS.
+    autoscaling: lazy<AutoScalingGroups>(async () => {
+      const [{ AutoScalingClient }, { AwsAutoScalingGroups }] = await Promise.all([import('@aws-sdk/client-auto-scaling'), import('./autoscaling.js')]);
+      return new AwsAutoScalingGroups(new AutoScalingClient({}), log);
     }),
     resolver: lazy<Resolver>(async () => {
       const { DnsResolver } = await import('./resolver.js');

@@ -13,6 +13,7 @@
 import { PythonException } from '../../lib/errors.js';
 import type { Embeddings } from './embeddings-port.js';
 import type { VectorDatabases } from './vectordb-port.js';
+import type { AutoScalingGroups } from './autoscaling-port.js';
 import type { ManagedNodeGroups } from './eks-port.js';
 import type { LlmProviders } from './llm-port.js';
 import type { McpServers } from './mcp-port.js';
@@ -128,11 +129,12 @@ export interface CloudDeps {
   vectordb: VectorDatabases;
   embeddings: Embeddings;
   eks: ManagedNodeGroups;
+  autoscaling: AutoScalingGroups;
   mcp: McpServers;
   llm: LlmProviders;
 }
 
-export type CloudService = 'route53' | 'acm' | 'eks' | 'kubernetes' | 'dns' | 'smtp' | 'vectordb' | 'embeddings';
+export type CloudService = 'route53' | 'acm' | 'eks' | 'autoscaling' | 'kubernetes' | 'dns' | 'smtp' | 'vectordb' | 'embeddings';
 
 export type CloudErrorKind = 'NotFound' | 'AccessDenied' | 'Conflict' | 'Throttled' | 'Invalid' | 'Unavailable';
 

@@ -6,6 +6,7 @@ CREATE TABLE auth_user (
   username VARCHAR(150) NOT NULL UNIQUE,
   email VARCHAR(254) NOT NULL DEFAULT '',
   is_staff TINYINT(1) NOT NULL DEFAULT 0,
+  is_superuser TINYINT(1) NOT NULL DEFAULT 0,
   is_active TINYINT(1) NOT NULL DEFAULT 1
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
@@ -454,6 +455,7 @@ CREATE TABLE IF NOT EXISTS secret_secret (
   name VARCHAR(255) NOT NULL,
   description LONGTEXT NULL,
   version VARCHAR(255) NULL,
+  annotations JSON NULL,
   user_profile_id BIGINT NOT NULL,
   last_accessed DATETIME(6) NULL,
   expires_at DATETIME(6) NULL,

@@ -1,14 +1,17 @@
 /**
  * `charge_llmhost_computes()`: each LLMHostCompute with ready nodes and a price is charged one hour of
- * `price_per_hour × ready_nodes`, as three charges (the compute, its owner's user profile, their account),
- * all in one transaction so that the three always agree. Returns `{compute name: cost}` as Smarter does.
+ * `price_per_hour × ready_nodes`, as three charges (the compute, its owner's user profile, their account).
+ * As Smarter's `Charge.objects.create` with its `new_charge_created` receiver: each charge is committed on its
+ * own and the charged resource's budgets are evaluated right after it, so a budget locks within the hour; a
+ * failed charge is logged and the others are still made. Returns `{compute name: cost}` as Smarter does.
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
+import { evaluateBudgets } from '../account/budgets.js';
+import { CHARGE_COST_PLACES } from '../account/create-charge.js';
 import { Dec } from '../db/decimal.js';
 import { insertModel, recordLocator } from '../db/django.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
-import { CHARGE_COST_PLACES } from '../account/create-charge.js';
 
 export const chargeLlmhostComputes = (env: TaskEnv) =>
   defineTask<Record<string, never>, Record<string, string>, SmarterDeps>({
@@ -17,7 +20,8 @@ export const chargeLlmhostComputes = (env: TaskEnv) =>
     deadLetterOnExhaustion: true,
     params: z.strictObject({}),
     async run(_p, ctx) {
-      const computes = await ctx.deps.db.select(
+      const { db } = ctx.deps;
+      const computes = await db.select(
         `SELECT c.id, c.name, c.ready_nodes, c.price_per_hour, p.id AS profile_id, p.account_id
            FROM llmhost_llmhostcompute c JOIN account_userprofile p ON p.id = c.user_profile_id
           WHERE c.ready_nodes > 0 AND c.price_per_hour IS NOT NULL ORDER BY c.id`,
@@ -26,9 +30,9 @@ export const chargeLlmhostComputes = (env: TaskEnv) =>
       for (const c of computes) {
         const cost = Dec.of(String(c.price_per_hour)).mul(Dec.of(Number(c.ready_nodes)));
         const locators = [recordLocator('LLMHostCompute', Number(c.id)), recordLocator('UserProfile', Number(c.profile_id)), recordLocator('Account', Number(c.account_id))];
-        await ctx.deps.db.transaction(async (tx) => {
-          for (const resource_locator of locators) {
-            await insertModel(tx, 'account_charge', {
+        for (const resource_locator of locators) {
+          try {
+            await insertModel(db, 'account_charge', {
               resource_locator,
               charge_type: 'compute',
               prompt_tokens: 0,
@@ -36,8 +40,15 @@ export const chargeLlmhostComputes = (env: TaskEnv) =>
               total_tokens: 0,
               total_cost: cost.quantize(CHARGE_COST_PLACES).toString(),
             });
+          } catch (err) {
+            ctx.logger.error(`charge_llmhost_computes() failed to charge ${resource_locator}: ${(err as Error).message}`);
+            continue;
           }
-        });
+          // The charge stands whatever its evaluation does; the hourly evaluate_budget_constraints tries again.
+          await evaluateBudgets(db, { locator: resource_locator }).catch((err: unknown) =>
+            ctx.logger.error(`charge_llmhost_computes() charged ${resource_locator}, and the evaluation of its budgets failed: ${(err as Error).message}`),
+          );
+        }
         out[String(c.name)] = cost.toString();
       }
       return out;

@@ -1,9 +1,9 @@
 /**
  * Smarter's `ComputeProvisioner.reconcile()`: give a compute's EKS managed node group the nodes its deployed
  * LLMHosts' pods need, without waiting. It creates the node group (at the needed size) when absent, raises the
- * desired size up to `max_nodes`, and lowers it by the nodes no LLMHost pod is scheduled on; then stores the
- * node group's state in `llmhost_llmhostcompute`. Smarter removes a node by terminating that very instance in its
- * Auto Scaling group; we lower the desired size by the number of idle ready nodes (README: where we differ).
+ * desired size up to `max_nodes`, and removes ready nodes no LLMHost pod is scheduled on, each by terminating its
+ * own instance in the node group's Auto Scaling group (Smarter's `EKSNodeGroupBackend.remove_node`), so a busy
+ * node is never the one that goes; then stores the node group's state in `llmhost_llmhostcompute`.
  */
 import { PythonException } from '../../lib/errors.js';
 import type { KubeObject } from '../cloud/ports.js';
@@ -41,6 +41,18 @@ export class LLMHostComputeError extends PythonException {
   constructor(message: string) {
     super('LLMHostComputeError', 'smarter.apps.llmhost.services.exceptions', message);
   }
+}
+
+const providerId = (node: KubeObject) => {
+  const id = (node.spec as { providerID?: unknown } | undefined)?.providerID;
+  return typeof id === 'string' ? id : '';
+};
+
+/** Smarter's `instance_id`: the EC2 instance of a node's providerID, `aws:///us-east-1a/i-0abc` → `i-0abc`. */
+export function instanceId(providerID: string): string {
+  const instance = providerID.replace(/\/+$/, '').split('/').pop() ?? '';
+  if (!instance.startsWith('i-')) throw new LLMHostComputeError(`${providerID} is not the providerID of an EC2 instance.`);
+  return instance;
 }
 
 async function demand(deps: SmarterDeps, c: ComputeRow, log: (m: string) => void): Promise<PodRequests[]> {
@@ -121,11 +133,10 @@ export async function reconcileCompute(deps: SmarterDeps, env: LlmhostEnv, c: Co
   } else if (target < desired) {
     const pods = await deps.cloud.kube.list({ ...KINDS.pod, namespace: env.namespace, labelSelector: `${LABEL_COMPUTE}=${c.name}` });
     const busy = new Set(pods.map((p) => (p.spec as { nodeName?: string } | undefined)?.nodeName).filter(Boolean));
-    const idle = readyNodes.filter((n) => !busy.has(n.metadata.name)).slice(0, desired - target);
-    if (idle.length) {
-      await deps.cloud.eks.scaleNodegroup(cluster, name, desired - idle.length, c.maxNodes);
-      for (const n of idle) actions.push(`removed idle node ${n.metadata.name}`);
-      desired -= idle.length;
+    for (const n of readyNodes.filter((node) => !busy.has(node.metadata.name)).slice(0, desired - target)) {
+      await deps.cloud.autoscaling.terminateInstance(instanceId(providerId(n)), true);
+      actions.push(`removed idle node ${n.metadata.name}`);
+      desired -= 1;
     }
   }
 

@@ -36,7 +36,7 @@ export const reconcileLlmhostCompute = (env: LlmhostEnv) =>
       }
       for (const host of await llmhostsWithStatus(ctx.deps.db, DEPLOYED_STATUSES, c.id)) {
         try {
-          await observe(ctx.deps, env, host);
+          await observe(ctx.deps, env, host, { probe: false });
         } catch (err) {
           ctx.logger.error(`reconcile_llmhost_compute() status check of ${host.name} failed: ${(err as Error).message}`);
         }

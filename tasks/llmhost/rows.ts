@@ -12,6 +12,13 @@ export interface LlmhostRow {
   userProfileId: number;
   accountNumber: string;
   deployedAt: string | null;
+  /** Seconds since `deployed_at`, by MariaDB's clock, or null when it was never launched. */
+  secondsSinceDeployed: number | null;
+  replicas: number;
+  /** One replica's share of its compute's node price (DECIMAL text), or null. */
+  costPerHour: string | null;
+  healthCheckUrl: string;
+  apiKeySecretId: number | null;
 }
 
 const json = (v: unknown): unknown => (typeof v === 'string' ? (JSON.parse(v) as unknown) : v);
@@ -26,10 +33,16 @@ function toLlmhost(r: Row): LlmhostRow {
     userProfileId: Number(r.user_profile_id),
     accountNumber: String(r.account_number),
     deployedAt: r.deployed_at === null ? null : String(r.deployed_at),
+    secondsSinceDeployed: r.deployed_us === null ? null : Number(r.deployed_us) / 1e6,
+    replicas: Number(r.replicas),
+    costPerHour: r.cost_per_hour === null ? null : String(r.cost_per_hour),
+    healthCheckUrl: String(r.health_check_url ?? ''),
+    apiKeySecretId: r.api_key_secret_id === null ? null : Number(r.api_key_secret_id),
   };
 }
 
-const LLMHOST_SELECT = `SELECT h.id, h.name, h.status, h.spec, h.compute_id, h.user_profile_id, h.deployed_at, a.account_number
+const LLMHOST_SELECT = `SELECT h.id, h.name, h.status, h.spec, h.compute_id, h.user_profile_id, h.deployed_at, a.account_number,
+    TIMESTAMPDIFF(MICROSECOND, h.deployed_at, ${NOW}) AS deployed_us, h.replicas, h.cost_per_hour, h.health_check_url, h.api_key_secret_id
   FROM llmhost_llmhost h JOIN account_userprofile p ON p.id = h.user_profile_id JOIN account_account a ON a.id = p.account_id`;
 
 export async function findLlmhost(db: Queryable, id: number): Promise<LlmhostRow | null> {

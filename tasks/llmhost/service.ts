@@ -1,15 +1,20 @@
 /**
- * Smarter's `LLMHostService` as the tasks use it: `launch` (apply the resources, mark the LLMHost pending, give
- * its compute the nodes it needs), `observe` (status from the Deployment and its pods) and `destroy` (delete
- * the resources by label, the model volume only when purged or not retained, then release the compute).
+ * Smarter's `LLMHostService` as the tasks use it: `launch` (refuse it when a budget locks the LLMHost's compute,
+ * owner or account; read its Hugging Face token and API key from Smarter Secrets, generating the key's Secret the
+ * first time; apply the resources, mark the LLMHost pending, give its compute the nodes it needs), `observe`
+ * (status from the Deployment and its pods, and the health of an active one) and `destroy` (delete the resources
+ * by label, the model volume only when purged or not retained, then release the compute).
  */
-import { randomBytes } from 'node:crypto';
+import { CloudError } from '../cloud/ports.js';
 import { NOW } from '../db/django.js';
 import type { SmarterDeps } from '../deps.js';
 import { type ComputeState, provisioning, reconcileCompute } from './compute.js';
-import { API_KEY_BYTES, EVENT, KINDS, MANAGED_KINDS, NODEGROUP, STATUS, VOLUME_KIND } from './const.js';
+import { DEPLOYED_STATUSES, EVENT, KINDS, LABEL_LLMHOST, MANAGED_KINDS, NODEGROUP, STATUS, VOLUME_KIND } from './const.js';
 import type { LlmhostEnv } from './env.js';
+import { LLMHostBudgetExceeded, budgetRefusal } from './authorize.js';
+import { estimatedCost, probeHealth, uptimeHours } from './health.js';
 import { interpret } from './interpret.js';
+import { ensureApiKey, hfTokenOf } from './keys.js';
 import { endpoints, engineOf, labelSelector, renderResources, resourceName } from './render.js';
 import { type LlmhostRow, allComputes, findCompute, recordEvent, updateLlmhost } from './rows.js';
 import { type ComputeRow, LLMHostConfigurationError, type LlmhostSpec, compute, fits, parseSpec, podRequests } from './spec.js';
@@ -61,19 +66,28 @@ async function accountIdOf(deps: SmarterDeps, host: LlmhostRow): Promise<number>
   return Number(rows[0]?.account_id ?? 0);
 }
 
-/** The API key kept in the LLMHost's Kubernetes Secret, or a new one the first time (Smarter's `ensure_api_key`). */
-async function apiKeyOf(deps: SmarterDeps, env: LlmhostEnv, base: string): Promise<string> {
-  const secret = await deps.cloud.kube.get({ ...KINDS.secret, name: base, namespace: env.namespace });
-  const stored = (secret?.data as Record<string, string> | undefined)?.API_KEY;
-  return stored ? Buffer.from(stored, 'base64').toString('utf8') : randomBytes(API_KEY_BYTES).toString('base64url');
+/**
+ * `authorize_budgets`: a budget lock on the LLMHost's compute, owner or account refuses the launch before anything
+ * is applied; the LLMHost is marked `error` with the lock's message and an `error` event, and the task fails.
+ */
+async function authorizeBudgets(deps: SmarterDeps, host: LlmhostRow, accountId: number): Promise<void> {
+  const refusal = await budgetRefusal(deps.db, host, accountId);
+  if (refusal === null) return;
+  await updateLlmhost(deps.db, host.id, { status: STATUS.ERROR, status_message: refusal });
+  await recordEvent(deps.db, host, EVENT.ERROR, STATUS.ERROR, `Launch refused: ${refusal}`);
+  throw new LLMHostBudgetExceeded(refusal);
 }
 
 export async function launch(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRow, log: Log): Promise<string> {
+  const accountId = await accountIdOf(deps, host);
+  await authorizeBudgets(deps, host, accountId);
   const spec = parseSpec(host.name, host.spec);
   const base = resourceName(host.id, host.name);
-  const c = await computeOf(deps, host, spec, await accountIdOf(deps, host));
+  const c = await computeOf(deps, host, spec, accountId);
   const hostname = spec.network.ingress ? (spec.network.hostname ?? defaultHostname(env, host)) : null;
   const ctxBase = { base, namespace: env.namespace, spec, hostname };
+  const hfToken = await hfTokenOf(deps, env, host, spec);
+  const apiKey = engineOf(spec).apiKey ? await ensureApiKey(deps, env, host, spec, log) : null;
   const resources = renderResources({
     ...ctxBase,
     servedName: host.name,
@@ -82,8 +96,8 @@ export async function launch(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRo
     platformName: env.platformName,
     compute: c.name,
     taint: compute.taint(c),
-    hfToken: null,
-    apiKey: engineOf(spec).apiKey ? await apiKeyOf(deps, env, base) : null,
+    hfToken,
+    apiKey: apiKey?.value ?? null,
   });
   try {
     for (const r of resources) await deps.cloud.kube.apply(r);
@@ -96,13 +110,15 @@ export async function launch(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRo
   const urls = endpoints(ctxBase);
   let status: string = STATUS.PENDING;
   await updateLlmhost(deps.db, host.id, {
-    ...(host.deployedAt === null ? { deployed_at: NOW } : {}),
+    // A relaunch of a deployed LLMHost keeps its uptime; any other launch starts it.
+    ...(host.deployedAt === null || !DEPLOYED_STATUSES.includes(host.status) ? { deployed_at: NOW } : {}),
     status,
     status_message: 'Launched. Waiting for the inference server to start.',
     replicas: spec.scaling.replicas,
     endpoint_url: urls.endpoint,
     public_url: urls.publicUrl,
     health_check_url: urls.healthCheckUrl,
+    api_key_secret_id: apiKey?.secretId ?? null,
   });
   const summary = resources.map((r) => `${r.kind}/${r.metadata.name}`);
   await recordEvent(deps.db, host, EVENT.LAUNCHED, status, `Applied ${summary.join(', ')}`, { resources: summary });
@@ -124,8 +140,26 @@ export async function launch(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRo
   return status;
 }
 
-/** Checks an LLMHost's status and saves it, recording a `status_changed` event when it changed. */
-export async function observe(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRow): Promise<string> {
+/**
+ * Smarter's `cluster.ready`: whether the Kubernetes API answers. Only an API that cannot be reached is "not
+ * ready"; any answer, a refusal included, is a cluster the per-LLMHost calls report on.
+ */
+export async function clusterReady(deps: SmarterDeps, env: LlmhostEnv): Promise<boolean> {
+  try {
+    await deps.cloud.kube.list({ ...KINDS.deployment, namespace: env.namespace, labelSelector: LABEL_LLMHOST });
+    return true;
+  } catch (err) {
+    return !(err instanceof CloudError && err.kind === 'Unavailable');
+  }
+}
+
+/**
+ * Checks an LLMHost's status and saves it, recording a `status_changed` event when it changed. With `probe` (as
+ * Smarter's `observe(probe=True)`, which refresh_llmhost_status uses and reconcile_llmhost_compute does not), an
+ * active LLMHost's health URL is called where the worker can reach it (`env.healthProbes`): a failed check makes
+ * it `degraded`, and the result goes to `last_health_ok` and `last_health_check_at`.
+ */
+export async function observe(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRow, options: { probe?: boolean } = {}): Promise<string> {
   const base = resourceName(host.id, host.name);
   const deployment = await deps.cloud.kube.get({ ...KINDS.deployment, name: base, namespace: env.namespace });
   const pods = await deps.cloud.kube.list({ ...KINDS.pod, namespace: env.namespace, labelSelector: labelSelector(base) });
@@ -138,7 +172,15 @@ export async function observe(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostR
       message = `Compute ${c.name}: ${c.statusMessage}`;
     }
   }
-  await updateLlmhost(deps.db, host.id, { status, status_message: message, ready_replicas: seen.ready });
+  let healthy: boolean | null = null;
+  if ((options.probe ?? true) && env.healthProbes && status === STATUS.ACTIVE && host.healthCheckUrl) {
+    healthy = await probeHealth(host.healthCheckUrl);
+    if (!healthy) {
+      status = STATUS.DEGRADED;
+      message = `${message} The health check at ${host.healthCheckUrl} failed.`;
+    }
+  }
+  await updateLlmhost(deps.db, host.id, { status, status_message: message, ready_replicas: seen.ready, ...(healthy === null ? {} : { last_health_check_at: NOW, last_health_ok: healthy }) });
   if (status !== host.status) await recordEvent(deps.db, host, EVENT.STATUS_CHANGED, status, `${host.status} -> ${status}: ${message}`, { from: host.status, to: status });
   return status;
 }
@@ -160,9 +202,11 @@ export async function destroy(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostR
   }
   // cert-manager writes the TLS Secret without the LLMHost's labels.
   if (spec === null || spec.network.ingress) await deps.cloud.kube.delete({ ...KINDS.secret, name: `${base}-tls`, namespace: env.namespace });
+  // Uptime and cost as of the moment before the LLMHost stops being deployed.
+  const details = { purge: deleteVolume, uptimeHours: uptimeHours(host), estimatedCost: estimatedCost(host) };
   const message = `Destroyed.${deleteVolume ? '' : ' The model volume was kept.'}`;
   await updateLlmhost(deps.db, host.id, { status: STATUS.INACTIVE, status_message: message, ready_replicas: 0, last_health_ok: null });
-  await recordEvent(deps.db, host, EVENT.DESTROYED, STATUS.INACTIVE, message, { purge: deleteVolume });
+  await recordEvent(deps.db, host, EVENT.DESTROYED, STATUS.INACTIVE, message, details);
   log(`destroyed ${host.name}, purge=${String(deleteVolume)}`);
   // release_compute: a failure is logged; the reconcile task tries again.
   if (host.computeId !== null) {
