@@ -12,6 +12,7 @@
  */
 import { PythonException } from '../../lib/errors.js';
 import type { Embeddings } from './embeddings-port.js';
+import type { PineconeProjects } from './pinecone-port.js';
 import type { VectorDatabases } from './vectordb-port.js';
 import type { ManagedNodeGroups } from './eks-port.js';
 import type { LlmProviders } from './llm-port.js';
@@ -126,13 +127,14 @@ export interface CloudDeps {
   resolver: Resolver;
   mailer: Mailer;
   vectordb: VectorDatabases;
+  pinecone: PineconeProjects;
   embeddings: Embeddings;
   eks: ManagedNodeGroups;
   mcp: McpServers;
   llm: LlmProviders;
 }
 
-export type CloudService = 'route53' | 'acm' | 'eks' | 'kubernetes' | 'dns' | 'smtp' | 'vectordb' | 'embeddings';
+export type CloudService = 'route53' | 'acm' | 'eks' | 'kubernetes' | 'dns' | 'smtp' | 'vectordb' | 'pinecone' | 'embeddings';
 
 export type CloudErrorKind = 'NotFound' | 'AccessDenied' | 'Conflict' | 'Throttled' | 'Invalid' | 'Unavailable';
 
