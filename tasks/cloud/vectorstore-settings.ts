@@ -21,7 +21,7 @@ export const VECTORSTORE_CLOUD_SETTINGS = {
   pineconeControllerUrl: setting({
     env: ['SMARTER_WORKER_PINECONE_CONTROLLER_URL'],
     default: '',
-    shownDefault: 'https://api.pinecone.io',
+    shownDefault: 'Pinecone\'s (`https://api.pinecone.io`)',
     parse: parsers.string,
     doc: 'Pinecone\'s control plane (its client\'s `controllerHostUrl`); each index\'s data plane is the host Pinecone names.',
   }),

@@ -165,7 +165,7 @@ export class VectorstoreService {
     return typeof x === 'number' && x > 0 ? x : undefined;
   }
 
-  /** Deletes failed snapshots' rows, then the oldest beyond the retention (in Qdrant, then the row). */
+  /** Deletes failed snapshots' rows, then the oldest beyond the retention (in the database, then the row). */
   async pruneSnapshots(): Promise<number> {
     const retention = Math.floor(this.positive('snapshotRetention') ?? DEFAULTS.snapshotRetention);
     const { db } = this.deps;
