@@ -18,14 +18,15 @@ import { pluginTasks } from './plugin/index.js';
 import { promptTasks } from './prompt/index.js';
 import type { CredentialEnv } from './provider/env.js';
 import { providerTasks } from './provider/index.js';
+import { type VectorstoreOverrides, vectorstoreEnv } from './vectorstore/env.js';
 import { vectorstoreTasks } from './vectorstore/index.js';
 
-export interface SmarterTaskSettings extends Partial<InfrastructureSettings>, Partial<LlmhostSettings> {
+export interface SmarterTaskSettings extends Partial<InfrastructureSettings>, Partial<LlmhostSettings>, Partial<VectorstoreOverrides> {
   operationalQueue: string;
   infrastructureQueue: string;
   maxRetries: number;
   retryBackoff: boolean;
-  /** Smarter's `fernet_encryption_key`, for the Secrets of MCPClients, providers and LLMHosts. */
+  /** Smarter's `fernet_encryption_key`, for the Secrets of MCPClients, providers, LLMHosts and vectorstores. */
   fernetEncryptionKey?: string;
   /** Where `<PROVIDER>_API_KEY` is looked up (the process environment unless a test passes its own). */
   environ?: (name: string) => string | undefined;
@@ -54,7 +55,7 @@ export function smarterTasks(s: SmarterTaskSettings): AnyTask<SmarterDeps>[] {
     ...llmclientTasks(infra),
     ...llmhostTasks(llmhost),
     ...infrastructureTasks(llmhost),
-    ...vectorstoreTasks({ operationalQueue: s.operationalQueue, infrastructureQueue: s.infrastructureQueue, namespace: derived(infrastructureSettings(s)).namespace }),
+    ...vectorstoreTasks(vectorstoreEnv(s, derived(infrastructureSettings(s)))),
     ...mcpclientTasks(env, credentials),
     ...providerTasks(credentials),
   ];

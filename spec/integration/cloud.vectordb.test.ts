@@ -5,6 +5,7 @@
  */
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { nullLogger } from '../../lib/logger.js';
+import type { EmbeddingsRequest } from '../../tasks/cloud/embeddings-port.js';
 import { HttpEmbeddings } from '../../tasks/cloud/embeddings.js';
 import type { CloudError } from '../../tasks/cloud/ports.js';
 import { QdrantDatabases } from '../../tasks/cloud/vectordb.js';
@@ -22,14 +23,27 @@ afterAll(async () => {
   await api.stop();
 });
 
-const db = (apiKey = 'k') => new QdrantDatabases(nullLogger(), { apiKey, timeoutSeconds: 5 }).connect({ url: qdrant.url });
+const db = (apiKey = 'k') => new QdrantDatabases(nullLogger(), { timeoutSeconds: 5 }).connect({ url: qdrant.url, apiKey });
 const failure = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e as CloudError);
 
 describe('Qdrant adapter', () => {
   test('one client per server and key, so its connections are reused', () => {
-    const dbs = new QdrantDatabases(nullLogger(), { apiKey: 'k', timeoutSeconds: 5 });
-    expect(dbs.connect({ url: qdrant.url })).toBe(dbs.connect({ url: qdrant.url }));
-    expect(dbs.connect({ url: qdrant.url })).not.toBe(dbs.connect({ url: qdrant.url, apiKey: 'other' }));
+    const dbs = new QdrantDatabases(nullLogger(), { timeoutSeconds: 5 });
+    expect(dbs.connect({ url: qdrant.url, apiKey: 'k' })).toBe(dbs.connect({ url: qdrant.url, apiKey: 'k' }));
+    expect(dbs.connect({ url: qdrant.url, apiKey: 'k' })).not.toBe(dbs.connect({ url: qdrant.url, apiKey: 'other' }));
+  });
+
+  test("each target's own key goes in `api-key`: two servers with different keys, through one adapter", async () => {
+    const other = await startQdrantStandIn({ apiKey: 'k2' });
+    try {
+      const dbs = new QdrantDatabases(nullLogger(), { timeoutSeconds: 5 });
+      await dbs.connect({ url: qdrant.url, apiKey: 'k' }).createCollection('two-keys', { size: 2, distance: 'Cosine' });
+      await dbs.connect({ url: other.url, apiKey: 'k2' }).createCollection('two-keys', { size: 2, distance: 'Cosine' });
+      expect([qdrant.collections.has('two-keys'), other.collections.has('two-keys')]).toEqual([true, true]);
+      expect(await failure(dbs.connect({ url: other.url, apiKey: 'k' }).count('two-keys'))).toMatchObject({ kind: 'AccessDenied' });
+    } finally {
+      await other.stop();
+    }
   });
 
   test('collections: create twice is success, get describes it, delete says whether there was one', async () => {
@@ -71,7 +85,7 @@ describe('Qdrant adapter', () => {
   test('errors are typed: a missing collection, a wrong or missing key, a bad id, a server error', async () => {
     expect(await failure(db().upsert('nope', []))).toMatchObject({ kind: 'NotFound', message: "vectordb upsert points nope: NotFound: Not found: Collection `nope` doesn't exist!" });
     expect(await failure(db('bad').count('nope'))).toMatchObject({ kind: 'AccessDenied', message: 'vectordb count points nope: AccessDenied: Invalid API key or JWT' });
-    const anonymous = new QdrantDatabases(nullLogger(), { apiKey: '', timeoutSeconds: 5 }).connect({ url: qdrant.url });
+    const anonymous = new QdrantDatabases(nullLogger(), { timeoutSeconds: 5 }).connect({ url: qdrant.url });
     expect(await failure(anonymous.count('nope'))).toMatchObject({ kind: 'AccessDenied', message: 'vectordb count points nope: AccessDenied: Must provide an API key or an Authorization bearer token' });
     await anonymous.health(); // /healthz needs no key, as in Qdrant
     await db().createCollection('c4', { size: 2, distance: 'Cosine' });
@@ -82,7 +96,8 @@ describe('Qdrant adapter', () => {
 });
 
 describe('embeddings adapter', () => {
-  const embeddings = (apiKey = 'sk-abcd-9876') => new HttpEmbeddings({ baseUrl: api.url, apiKey, timeoutSeconds: 5 }, nullLogger());
+  const adapter = new HttpEmbeddings({ timeoutSeconds: 5 }, nullLogger());
+  const embeddings = (apiKey = 'sk-abcd-9876') => ({ embed: (request: EmbeddingsRequest) => adapter.embed({ baseUrl: api.url, apiKey }, request) });
 
   test('POST {url}/embeddings with the model and texts; one vector per text, in order', async () => {
     expect(await embeddings().embed({ model: 'm', input: ['a', 'b'] })).toEqual([vectorOf('a', 4), vectorOf('b', 4)]);
@@ -98,5 +113,17 @@ describe('embeddings adapter', () => {
     api.failNext(500);
     expect(await failure(embeddings().embed({ model: 'm', input: ['a'] }))).toMatchObject({ kind: 'Unavailable' });
     expect(api.calls.length).toBe(before);
+  });
+
+  test("each call goes to its endpoint's URL with its key: two providers through one adapter", async () => {
+    const other = await startEmbeddingsStandIn({ apiKey: 'sk-other-1111', dimension: 3 });
+    try {
+      expect(await adapter.embed({ baseUrl: other.url, apiKey: 'sk-other-1111' }, { model: 'm2', input: ['a'] })).toEqual([vectorOf('a', 3)]);
+      expect(await adapter.embed({ baseUrl: `${api.url}/`, apiKey: 'sk-abcd-9876' }, { model: 'm1', input: ['a'] })).toEqual([vectorOf('a', 4)]);
+      expect(other.calls.map((c) => [c.model, c.authorization])).toEqual([['m2', 'Bearer sk-other-1111']]);
+      expect(api.calls.at(-1)).toMatchObject({ model: 'm1', authorization: 'Bearer sk-abcd-9876' });
+    } finally {
+      await other.stop();
+    }
   });
 });

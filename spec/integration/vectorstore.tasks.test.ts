@@ -1,7 +1,10 @@
 /**
  * Smarter's five vectorstore tasks on a real MariaDB with Smarter's tables, through the real Qdrant client
- * (@qdrant/js-client-rest) against the Qdrant stand-in, and the real embeddings adapter (fetch) against the
- * OpenAI-compatible stand-in; Kubernetes (a self-hosted server's StatefulSet) from the in-memory FakeCloud.
+ * (@qdrant/js-client-rest) against the Qdrant stand-in, Pinecone's official client against the Pinecone
+ * stand-in, and the real embeddings adapter (fetch) against the OpenAI-compatible stand-in; Kubernetes (a
+ * self-hosted server's StatefulSet) from the in-memory FakeCloud. Every vectorstore's keys are its own, as
+ * Smarter stores them: Fernet-encrypted Secrets of its ApiConnection, of its Provider, or generated for a
+ * self-hosted server (smarter/apps/vectorstore/backends/qdrant.py, backends/pinecone.py, embeddings.py).
  */
 import net from 'node:net';
 import { nullLogger } from '../../lib/logger.js';
@@ -9,55 +12,97 @@ import { bindArguments } from '../../lib/registry/args.js';
 import type { ApplyOptions, TaskContext } from '../../lib/registry/context.js';
 import type { AnyTask } from '../../lib/registry/define-task.js';
 import { HttpEmbeddings } from '../../tasks/cloud/embeddings.js';
+import { SdkPineconeProjects } from '../../tasks/cloud/pinecone.js';
 import { CloudError, type CloudDeps } from '../../tasks/cloud/ports.js';
 import { QdrantDatabases } from '../../tasks/cloud/vectordb.js';
 import type { SmarterDeps } from '../../tasks/deps.js';
 import { chunkId } from '../../tasks/vectorstore/chunk-ids.js';
+import { NO_OVERRIDES, type VectorstoreEnv, type VectorstoreOverrides } from '../../tasks/vectorstore/env.js';
 import { vectorstoreTasks } from '../../tasks/vectorstore/index.js';
 import { TASK } from '../../tasks/vectorstore/names.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { type EmbeddingsStandIn, startEmbeddingsStandIn, vectorOf } from '../support/embeddings-standin.js';
 import { FakeCloud } from '../support/fake-cloud.js';
+import { type PineconeStandIn, startPineconeStandIn } from '../support/pinecone-standin.js';
 import { type QdrantStandIn, startQdrantStandIn } from '../support/qdrant-standin.js';
+import { fernetKey, insertSecret } from '../support/secrets.js';
 import { testContext } from '../support/task-context.js';
 
 const OP = 'default_celery_task_queue';
 const INFRA = 'infrastructure_celery_task_queue';
 const NS = 'smarter-platform-alpha';
 const DIM = 8;
-const tasks = vectorstoreTasks({ operationalQueue: OP, infrastructureQueue: INFRA, namespace: NS });
+const KEY = fernetKey();
+const envWith = (overrides: VectorstoreOverrides = NO_OVERRIDES, fernetEncryptionKey = KEY): VectorstoreEnv => ({
+  operationalQueue: OP,
+  infrastructureQueue: INFRA,
+  namespace: NS,
+  platformName: 'smarter',
+  fernetEncryptionKey,
+  overrides,
+});
+let tasks = vectorstoreTasks(envWith());
 
 let t: TestDatabase;
 let profileId: number;
 let qdrant: QdrantStandIn;
 let api: EmbeddingsStandIn;
+let pinecone: PineconeStandIn;
 let fake: FakeCloud;
 let deps: SmarterDeps;
 let applied: { task: string; args: unknown[]; queue?: string }[];
 let seq = 0;
 let closedUrl: string;
+/** The Provider, ApiConnections and Secret that most tests' vectorstores use. */
+let shared: { profileId: number; providerId: number; qdrantConnection: number; pineconeConnection: number; selfHostedSecret: number };
+
+const secret = (value: string) => insertSecret(t.db, shared.profileId, KEY, value);
+
+/** An ApiConnection (`connection_apiconnection`) with its URL and, unless null, a Secret holding its key. */
+async function apiConnection(baseUrl: string, apiKey: string | null): Promise<number> {
+  seq += 1;
+  const keyId = apiKey === null ? null : await secret(apiKey);
+  await t.db.execute('INSERT INTO connection_apiconnection (connectionbase_ptr_id, base_url, auth_method, timeout, api_key_id) VALUES (?, ?, ?, 30, ?)', [seq, baseUrl, 'token', keyId]);
+  return seq;
+}
+
+/** A Provider with its base URL (none: OpenAI's) and, unless null, a Secret holding its API key. */
+async function provider(baseUrl: string | null, apiKey: string | null): Promise<number> {
+  seq += 1;
+  const keyId = apiKey === null ? null : await secret(apiKey);
+  const r = await t.db.execute("INSERT INTO provider_provider (name, user_profile_id, status, base_url, api_key_id, created_at, updated_at) VALUES (?, ?, 'verified', ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))", [`provider${seq}`, shared.profileId, baseUrl, keyId]);
+  return r.insertId;
+}
 
 beforeAll(async () => {
   t = await createTestDatabase('vs');
   qdrant = await startQdrantStandIn({ apiKey: 'qdrant-key' });
   api = await startEmbeddingsStandIn({ apiKey: 'sk-test-key-1234', dimension: DIM });
+  pinecone = await startPineconeStandIn({ apiKey: 'pc-key' });
   // a port that was free a moment ago: connecting to it is refused
   const probe = net.createServer();
   await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
   closedUrl = `http://127.0.0.1:${(probe.address() as net.AddressInfo).port}`;
   await new Promise((resolve) => probe.close(resolve));
-});
+  shared = { profileId: (await seed(t.db)).profileId, providerId: 0, qdrantConnection: 0, pineconeConnection: 0, selfHostedSecret: 0 };
+  shared.providerId = await provider(api.url, 'sk-test-key-1234');
+  shared.qdrantConnection = await apiConnection(qdrant.url, 'qdrant-key');
+  shared.pineconeConnection = await apiConnection('https://api.pinecone.io', 'pc-key');
+  shared.selfHostedSecret = await secret('qdrant-key');
+}, 60_000);
 afterAll(async () => {
   await qdrant.stop();
   await api.stop();
+  await pinecone.stop();
   await t.drop();
 });
 
-function cloudWith(qdrantKey = 'qdrant-key', embeddingsKey = 'sk-test-key-1234'): CloudDeps {
+function cloud(): CloudDeps {
   return {
     ...fake.deps,
-    vectordb: new QdrantDatabases(nullLogger(), { apiKey: qdrantKey, timeoutSeconds: 5 }),
-    embeddings: new HttpEmbeddings({ baseUrl: api.url, apiKey: embeddingsKey, timeoutSeconds: 5 }, nullLogger()),
+    vectordb: new QdrantDatabases(nullLogger(), { timeoutSeconds: 5 }),
+    pinecone: new SdkPineconeProjects(nullLogger(), { controllerUrl: pinecone.controllerUrl, timeoutSeconds: 5, maxRetries: 0, fetch: pinecone.fetch }),
+    embeddings: new HttpEmbeddings({ timeoutSeconds: 5 }, nullLogger()),
   };
 }
 
@@ -66,7 +111,8 @@ beforeEach(async () => {
   // each test sees only its own vectorstores: the tasks walk every deployed or ready one in the database
   await t.db.execute("UPDATE vectorstore_vectorstoremeta SET status = 'stopped'");
   fake = new FakeCloud();
-  deps = { db: t.db, cloud: cloudWith() };
+  deps = { db: t.db, cloud: cloud() };
+  tasks = vectorstoreTasks(envWith());
   applied = [];
   api.calls.length = 0;
 });
@@ -87,29 +133,49 @@ interface VsOptions {
   status?: string;
   backend?: string;
   hosting?: string;
+  /** A managed database's ApiConnection (the shared one of its backend by default; null for none). */
+  connection?: number | null;
+  /** A self-hosted server's URL as Smarter's deploy records it, and its generated key's Secret. */
   endpoint?: string;
+  apiKeySecret?: number | null;
+  provider?: number | null;
   deployed?: boolean;
+  deletionProtection?: boolean;
   spec?: Record<string, unknown>;
   lastSnapshotHoursAgo?: number;
   withCollection?: boolean;
 }
 
-/** A vectorstore row, and (by default) its collection in the stand-in, as Smarter's deploy + reconcile leave them. */
+/** A vectorstore row, and (by default) its collection or index in the stand-in, as Smarter's deploy + reconcile leave them. */
 async function vectorstore(o: VsOptions = {}): Promise<{ id: number; name: string; collection: string }> {
   seq += 1;
   const name = `kb${seq}`;
-  const collection = `${name}-3141`;
+  const backend = o.backend ?? 'qdrant';
+  const hosting = o.hosting ?? 'managed';
+  const collection = backend === 'pinecone' ? `kb${seq}-3141-${process.pid}` : `${name}-3141`;
+  const selfHosted = hosting === 'self_hosted';
+  const connection = selfHosted ? null : o.connection === undefined ? (backend === 'pinecone' ? shared.pineconeConnection : shared.qdrantConnection) : o.connection;
+  const apiKeySecret = selfHosted ? (o.apiKeySecret === undefined ? shared.selfHostedSecret : o.apiKeySecret) : null;
   const res = await t.db.execute(
-    `INSERT INTO vectorstore_vectorstoremeta (name, user_profile_id, spec, backend, hosting, dimension, metric, embeddings_provider_id, embeddings_model,
-       status, index_name, endpoint_url, stats, deployed_at, last_snapshot_at, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, 'cosine', 1, 'text-embedding-3-small', ?, ?, ?, '{}', ${o.deployed === false ? 'NULL' : 'UTC_TIMESTAMP(6)'},
+    `INSERT INTO vectorstore_vectorstoremeta (name, user_profile_id, spec, backend, hosting, connection_id, dimension, metric, deletion_protection, embeddings_provider_id, embeddings_model,
+       status, index_name, endpoint_url, api_key_secret_id, stats, deployed_at, last_snapshot_at, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 'cosine', ?, ?, 'text-embedding-3-small', ?, ?, ?, ?, '{}', ${o.deployed === false ? 'NULL' : 'UTC_TIMESTAMP(6)'},
        ${o.lastSnapshotHoursAgo === undefined ? 'NULL' : `UTC_TIMESTAMP(6) - INTERVAL ${o.lastSnapshotHoursAgo * 60} MINUTE`}, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
-    [name, profileId, JSON.stringify(o.spec ?? {}), o.backend ?? 'qdrant', o.hosting ?? 'managed', DIM, o.status ?? 'ready', collection, o.endpoint ?? qdrant.url],
+    [name, profileId, JSON.stringify(o.spec ?? {}), backend, hosting, connection, DIM, o.deletionProtection ? 1 : 0, o.provider === undefined ? shared.providerId : o.provider,
+      o.status ?? 'ready', collection, selfHosted ? (o.endpoint ?? qdrant.url) : '', apiKeySecret],
   );
   if (o.withCollection ?? (o.status ?? 'ready') === 'ready') {
-    qdrant.collections.set(collection, { size: DIM, distance: 'Cosine', points: new Map(), snapshots: [], payloadSchema: {} });
+    if (backend === 'pinecone') await pineconeIndex(collection);
+    else qdrant.collections.set(collection, { size: DIM, distance: 'Cosine', points: new Map(), snapshots: [], payloadSchema: {} });
   }
   return { id: res.insertId, name, collection };
+}
+
+/** A Pinecone index in the stand-in, created as Pinecone's console would. */
+async function pineconeIndex(name: string): Promise<void> {
+  await new SdkPineconeProjects(nullLogger(), { controllerUrl: pinecone.controllerUrl, timeoutSeconds: 5, fetch: pinecone.fetch })
+    .connect({ apiKey: 'pc-key' })
+    .createIndex({ name, dimension: DIM, metric: 'cosine', cloud: 'aws', region: 'us-east-1', deletionProtection: 'disabled', tags: {} });
 }
 
 async function documentRow(vectorstoreId: number, content: string, o: { status?: string; minutesAgo?: number; chunkCount?: number; name?: string } = {}): Promise<number> {
@@ -125,6 +191,7 @@ async function documentRow(vectorstoreId: number, content: string, o: { status?:
 const vsRow = async (id: number) => (await t.db.select('SELECT status, status_message, vector_count, stats, last_checked_at, last_snapshot_at, last_maintenance_at FROM vectorstore_vectorstoremeta WHERE id = ?', [id]))[0];
 const docRow = async (id: number) => (await t.db.select('SELECT status, status_message, chunk_count, loaded_at FROM vectorstore_vectorstoredocument WHERE id = ?', [id]))[0];
 const points = (collection: string) => [...(qdrant.collections.get(collection)?.points.values() ?? [])];
+const records = (index: string) => [...(pinecone.indexes.get(index)?.namespaces.get('')?.values() ?? [])];
 
 /** Words, so the splitter has spaces to split at: `n` of them, about 6 characters each. */
 const words = (n: number, tag = 'w') => Array.from({ length: n }, (_, i) => `${tag}${String(i).padStart(4, '0')}`).join(' ');
@@ -186,23 +253,50 @@ describe('reconcile_vectorstores', () => {
   });
 
   test('an unreachable server or a wrong API key is recorded as failed, naming the service, verb, collection and cause', async () => {
-    const down = await vectorstore({ status: 'ready', endpoint: closedUrl, withCollection: false });
-    const keyed = await vectorstore({ status: 'ready' });
-    await run(TASK.reconcile, [], { db: t.db, cloud: cloudWith('wrong-key') });
+    const down = await vectorstore({ status: 'ready', connection: await apiConnection(closedUrl, 'qdrant-key'), withCollection: false });
+    const keyed = await vectorstore({ status: 'ready', connection: await apiConnection(qdrant.url, 'wrong-key') });
+    await run(TASK.reconcile);
     const a = await vsRow(down.id);
     expect(a?.status).toBe('failed');
     expect(a?.status_message).toMatch(new RegExp(`^vectordb get collection ${down.collection}: Unavailable: .*ECONNREFUSED`));
     expect(await vsRow(keyed.id)).toMatchObject({ status: 'failed', status_message: `vectordb get collection ${keyed.collection}: AccessDenied: Invalid API key or JWT` });
     // failed, deployed vectorstores are reconciled again, and recover
+    await t.db.execute('UPDATE vectorstore_vectorstoremeta SET connection_id = ? WHERE id = ?', [shared.qdrantConnection, keyed.id]);
     await run(TASK.reconcile);
     expect((await vsRow(keyed.id))?.status).toBe('ready');
   });
 
-  test('a Pinecone vectorstore is not touched, and its entry says this worker does not implement Pinecone', async () => {
-    const v = await vectorstore({ backend: 'pinecone', status: 'provisioning', withCollection: false });
+  test('a managed database without an ApiConnection URL is failed, in Smarter\'s words; an unknown backend too', async () => {
+    const none = await vectorstore({ status: 'provisioning', connection: null, withCollection: false });
+    const odd = await vectorstore({ status: 'provisioning', backend: 'weaviate', withCollection: false });
     const out = (await run(TASK.reconcile)) as Record<string, string>;
-    expect(out[`${v.name} (pinecone, managed)`]).toMatch(/^provisioning: not reconciled: .*"pinecone", which smarter-worker does not implement/);
-    expect(await vsRow(v.id)).toMatchObject({ status: 'provisioning', last_checked_at: null });
+    expect(out[`${none.name} (qdrant, managed)`]).toBe('failed');
+    expect(await vsRow(none.id)).toMatchObject({ status: 'failed', status_message: `Vectorstore ${none.name} has no ApiConnection URL.` });
+    expect(await vsRow(odd.id)).toMatchObject({ status: 'failed', status_message: 'Unsupported vectorstore backend: weaviate' });
+  });
+
+  test('a Pinecone index is created as Smarter creates it (serverless, its spec.pinecone, protection, tags), then ready with its statistics', async () => {
+    const v = await vectorstore({ backend: 'pinecone', status: 'provisioning', withCollection: false, deletionProtection: true, spec: { pinecone: { cloud: 'gcp', region: 'europe-west4' } } });
+    const out = (await run(TASK.reconcile)) as Record<string, string>;
+    expect(out[`${v.name} (pinecone, managed)`]).toBe('ready');
+    expect(pinecone.indexes.get(v.collection)).toMatchObject({ dimension: DIM, metric: 'cosine', cloud: 'gcp', region: 'europe-west4', deletionProtection: 'enabled', tags: { created_by: 'smarter', vectorstore: String(v.id) } });
+    const row = await vsRow(v.id);
+    expect(row).toMatchObject({ status: 'ready', status_message: '', vector_count: '0' });
+    expect(JSON.parse(String(row?.stats))).toEqual({ vector_count: 0, dimension: DIM, index_fullness: 0 });
+    expect(pinecone.keys.at(-1)).toBe('pc-key');
+  });
+
+  test('a Pinecone index still initializing keeps the vectorstore provisioning; no ApiConnection key is failed as Smarter words it', async () => {
+    const v = await vectorstore({ backend: 'pinecone', status: 'provisioning', withCollection: true });
+    const ix = pinecone.indexes.get(v.collection);
+    if (ix) ix.status = { ready: false, state: 'Initializing' };
+    const keyless = await vectorstore({ backend: 'pinecone', status: 'provisioning', connection: await apiConnection('https://api.pinecone.io', null), withCollection: false });
+    await run(TASK.reconcile);
+    expect(await vsRow(v.id)).toMatchObject({ status: 'provisioning', status_message: 'Pinecone is initializing the index.' });
+    expect(await vsRow(keyless.id)).toMatchObject({ status: 'failed', status_message: `Pinecone is unreachable: Vectorstore ${keyless.name} has no ApiConnection with a Pinecone API key.` });
+    if (ix) ix.status = { ready: true, state: 'Ready' };
+    await run(TASK.reconcile);
+    expect((await vsRow(v.id))?.status).toBe('ready');
   });
 
   test('vectorstores never deployed, or stopped, are not reconciled', async () => {
@@ -305,16 +399,114 @@ describe('load_vectorstore_document', () => {
     expect((await docRow(id))?.status_message).toBe(`vectordb upsert points ${v.collection}: Invalid: Wrong input: Vector dimension error: expected dim: 3, got ${DIM}`);
   });
 
-  test('no text, no such document, a Pinecone vectorstore: None, and the document says why', async () => {
+  test('no text, no such document: None, and the document says why', async () => {
     const v = await vectorstore();
     const empty = await documentRow(v.id, '  \f \n ', { name: 'blank.pdf' });
     expect(await run(TASK.loadDocument, [empty])).toBeNull();
     expect(await docRow(empty)).toMatchObject({ status: 'failed', status_message: 'blank.pdf has no text to load.' });
     expect(await run(TASK.loadDocument, [987654321])).toBeNull();
-    const p = await vectorstore({ backend: 'pinecone', withCollection: false });
-    const pd = await documentRow(p.id, 'text');
-    expect(await run(TASK.loadDocument, [pd])).toBeNull();
-    expect(String((await docRow(pd))?.status_message)).toMatch(/uses backend "pinecone", which smarter-worker does not implement/);
+  });
+
+  test("a Pinecone document: its chunks upserted to the index's default namespace with Smarter's ids, vectors and metadata (text in `text`)", async () => {
+    const v = await vectorstore({ backend: 'pinecone', spec: { embeddings: { chunkSize: 100, chunkOverlap: 20, batchSize: 2 } } });
+    const id = await documentRow(v.id, `${words(20, 'p')}\f${words(5, 'q')}`, { name: 'pine.pdf' });
+    const count = (await run(TASK.loadDocument, [id])) as number;
+    expect(count).toBeGreaterThan(2);
+    expect(await docRow(id)).toMatchObject({ status: 'loaded', status_message: '', chunk_count: count });
+    expect([...(pinecone.indexes.get(v.collection)?.namespaces.keys() ?? [])]).toEqual(['']);
+    const stored = records(v.collection);
+    expect(stored.map((r) => r.id).sort()).toEqual(Array.from({ length: count }, (_, i) => chunkId(v.id, id, i)).sort());
+    const first = stored.find((r) => r.id === chunkId(v.id, id, 0));
+    const text = String(first?.metadata?.text);
+    expect(text.startsWith('p0000 p0001')).toBe(true);
+    expect(first?.values).toEqual(vectorOf(text, DIM));
+    expect(first?.metadata).toEqual({ team: 'docs', document_id: id, document: 'pine.pdf', source: 'upload', chunk: 0, page: 1, text });
+    // one upsert per embedded batch, each with the ApiConnection's key; the Provider's key for the embeddings
+    expect(pinecone.requests.filter((r) => r === `${v.collection}: POST /vectors/upsert`).length).toBe(Math.ceil(count / 2));
+    expect(api.calls.every((c) => c.authorization === 'Bearer sk-test-key-1234')).toBe(true);
+    // loaded again with one chunk a page: the others are deleted by id
+    await t.db.execute('UPDATE vectorstore_vectorstoremeta SET spec = ? WHERE id = ?', [JSON.stringify({ embeddings: { chunkSize: 1000, chunkOverlap: 10 } }), v.id]);
+    expect(await run(TASK.loadDocument, [id])).toBe(2);
+    expect(records(v.collection).map((r) => r.id).sort()).toEqual([chunkId(v.id, id, 0), chunkId(v.id, id, 1)].sort());
+  });
+
+  test('Pinecone refusing a record (a null metadata value) fails the document with its words', async () => {
+    const v = await vectorstore({ backend: 'pinecone' });
+    const id = await documentRow(v.id, 'text');
+    await t.db.execute('UPDATE vectorstore_vectorstoredocument SET metadata = \'{"owner": null}\' WHERE id = ?', [id]);
+    expect(await run(TASK.loadDocument, [id])).toBeNull();
+    expect(await docRow(id)).toMatchObject({ status: 'failed', status_message: `pinecone upsert vectors ${v.collection}: Invalid: Metadata value must be a string, number, boolean or list of strings, got 'null' for field 'owner'` });
+  });
+});
+
+describe("each vectorstore's own credentials", () => {
+  const lastAccessed = async (id: number) => (await t.db.select('SELECT last_accessed FROM secret_secret WHERE id = ?', [id]))[0]?.last_accessed;
+
+  test('two self-hosted Qdrant servers, each with the key Smarter generated for it, and two Providers: each document goes to its own database with its key, embedded by its own Provider', async () => {
+    const second = await startQdrantStandIn({ apiKey: 'generated-key-2' });
+    const otherApi = await startEmbeddingsStandIn({ apiKey: 'sk-other-5678', dimension: DIM });
+    try {
+      const key1 = await secret('qdrant-key');
+      const key2 = await secret('generated-key-2');
+      const a = await vectorstore({ hosting: 'self_hosted', endpoint: qdrant.url, apiKeySecret: key1 });
+      const b = await vectorstore({ hosting: 'self_hosted', endpoint: second.url, apiKeySecret: key2, provider: await provider(otherApi.url, 'sk-other-5678'), withCollection: false });
+      second.collections.set(b.collection, { size: DIM, distance: 'Cosine', points: new Map(), snapshots: [], payloadSchema: {} });
+      const da = await documentRow(a.id, 'first database');
+      const db = await documentRow(b.id, 'second database');
+      expect(await run(TASK.loadDocument, [da])).toBe(1);
+      expect(await run(TASK.loadDocument, [db])).toBe(1);
+      expect(points(a.collection).map((p) => p.id)).toEqual([chunkId(a.id, da, 0)]);
+      expect([...(second.collections.get(b.collection)?.points.keys() ?? [])]).toEqual([chunkId(b.id, db, 0)]);
+      expect(api.calls.map((c) => c.input)).toEqual([['first database']]);
+      expect(otherApi.calls.map((c) => [c.input, c.authorization])).toEqual([[['second database'], 'Bearer sk-other-5678']]);
+      // Secret.get_secret() moves last_accessed
+      expect(await lastAccessed(key1)).not.toBeNull();
+      expect(await lastAccessed(key2)).not.toBeNull();
+    } finally {
+      await second.stop();
+      await otherApi.stop();
+    }
+  });
+
+  test("a managed Qdrant is reached at its ApiConnection's base_url with its key; endpoint_url is not read", async () => {
+    const v = await vectorstore();
+    await t.db.execute('UPDATE vectorstore_vectorstoremeta SET endpoint_url = ? WHERE id = ?', [closedUrl, v.id]);
+    expect(await run(TASK.loadDocument, [await documentRow(v.id, 'managed')])).toBe(1);
+    expect(points(v.collection)).toHaveLength(1);
+  });
+
+  test('a Provider without an API key or without a base URL, and a Secret the worker cannot decrypt, as Smarter words them', async () => {
+    const keyless = await vectorstore({ provider: await provider(api.url, null) });
+    const d1 = await documentRow(keyless.id, 'x');
+    expect(await run(TASK.loadDocument, [d1])).toBeNull();
+    expect(await docRow(d1)).toMatchObject({ status: 'failed', status_message: expect.stringMatching(/^Provider provider\d+ has no API key\.$/) as unknown });
+    const none = await vectorstore({ provider: null });
+    const d2 = await documentRow(none.id, 'x');
+    expect(await run(TASK.loadDocument, [d2])).toBeNull();
+    expect((await docRow(d2))?.status_message).toBe(`Vectorstore ${none.name} has no embeddings provider or model.`);
+    // no base_url: OpenAI's API, which the loopback test cannot reach; the error names its URL
+    const openai = await vectorstore({ provider: await provider(null, 'sk-test-key-1234') });
+    const d3 = await documentRow(openai.id, 'x');
+    expect(await run(TASK.loadDocument, [d3], { db: t.db, cloud: { ...deps.cloud, embeddings: { embed: (endpoint) => Promise.reject(new Error(`would call ${endpoint.baseUrl}`)) } } })).toBeNull();
+    expect((await docRow(d3))?.status_message).toBe('would call https://api.openai.com/v1');
+    tasks = vectorstoreTasks(envWith(NO_OVERRIDES, ''));
+    const d4 = await documentRow(keyless.id, 'x');
+    await t.db.execute('UPDATE vectorstore_vectorstoremeta SET embeddings_provider_id = ? WHERE id = ?', [shared.providerId, keyless.id]);
+    expect(await run(TASK.loadDocument, [d4])).toBeNull();
+    expect((await docRow(d4))?.status_message).toMatch(/^Secret secret\w+: Failed to decrypt the secret: FERNET_ENCRYPTION_KEY is not set on the worker$/);
+  });
+
+  test("the operator's overrides, when set, replace the row's Qdrant key and the Provider's URL and key", async () => {
+    const otherApi = await startEmbeddingsStandIn({ apiKey: 'sk-override-0000', dimension: DIM });
+    try {
+      tasks = vectorstoreTasks(envWith({ qdrantApiKey: 'qdrant-key', embeddingsUrl: otherApi.url, embeddingsApiKey: 'sk-override-0000' }));
+      const v = await vectorstore({ connection: await apiConnection(qdrant.url, 'stale-key'), provider: await provider(closedUrl, null) });
+      expect(await run(TASK.loadDocument, [await documentRow(v.id, 'overridden')])).toBe(1);
+      expect(otherApi.calls.map((c) => c.authorization)).toEqual(['Bearer sk-override-0000']);
+      expect(points(v.collection)).toHaveLength(1);
+    } finally {
+      await otherApi.stop();
+    }
   });
 });
 
@@ -332,6 +524,20 @@ describe('delete_vectorstore_document', () => {
     expect(await run(TASK.deleteDocument, [gone])).toBe(true);
     expect(await docRow(gone)).toBeUndefined();
     expect(points(v.collection).map((p) => (p.payload.metadata as { document_id: number }).document_id)).toEqual(Array(keptCount).fill(kept));
+  });
+
+  test("a Pinecone document's chunks are deleted by their ids (only its own), then its row; True", async () => {
+    const v = await vectorstore({ backend: 'pinecone', spec: { embeddings: { chunkSize: 50, chunkOverlap: 5 } } });
+    const gone = await documentRow(v.id, words(30, 'g'));
+    const kept = await documentRow(v.id, words(10, 'k'));
+    await run(TASK.loadDocument, [gone]);
+    await run(TASK.loadDocument, [kept]);
+    const keptCount = Number((await docRow(kept))?.chunk_count);
+    await t.db.execute("UPDATE vectorstore_vectorstoredocument SET status = 'deleting' WHERE id = ?", [gone]);
+    expect(await run(TASK.deleteDocument, [gone])).toBe(true);
+    expect(await docRow(gone)).toBeUndefined();
+    expect(records(v.collection).map((r) => r.metadata?.document_id)).toEqual(Array(keptCount).fill(kept));
+    expect(pinecone.requests.filter((r) => r === `${v.collection}: POST /vectors/delete`)).toHaveLength(1);
   });
 
   test('no such document: False', async () => {
@@ -415,6 +621,33 @@ describe('snapshot_vectorstore', () => {
   });
 });
 
+describe('snapshot_vectorstore for Pinecone', () => {
+  const snapshotRows = async (id: number) => t.db.select('SELECT name, status, status_message, size_bytes FROM vectorstore_vectorstoresnapshot WHERE vectorstore_id = ? ORDER BY created_at DESC, id DESC', [id]);
+
+  test("a Pinecone backup: asked for with Smarter's name and description, recorded by its backup_id and size; creating until Pinecone says ready", async () => {
+    const v = await vectorstore({ backend: 'pinecone' });
+    const id = String(await run(TASK.snapshot, [v.id]));
+    const backup = pinecone.backups.get(id);
+    expect(backup?.name).toMatch(new RegExp(`^${v.collection}-\\d{8}-\\d{6}$`));
+    expect(backup?.description).toBe('smarter backup');
+    expect(await snapshotRows(v.id)).toMatchObject([{ name: id, status: 'ready', status_message: '', size_bytes: String(backup?.size_bytes) }]);
+    pinecone.backupStatus = 'Initializing';
+    try {
+      const later = String(await run(TASK.snapshot, [v.id]));
+      expect((await snapshotRows(v.id))[0]).toMatchObject({ name: later, status: 'creating' });
+    } finally {
+      pinecone.backupStatus = 'Ready';
+    }
+  });
+
+  test("Pinecone refusing a backup (the Starter plan) fails the task in Smarter's words, and the row says why", async () => {
+    const v = await vectorstore({ backend: 'pinecone' });
+    pinecone.failNext({ status: 403, path: /backups/, message: 'Backups are not available on the Starter plan' });
+    await expect(run(TASK.snapshot, [v.id])).rejects.toMatchObject({ pyType: 'VectorStoreBackendError', message: `Pinecone did not back up ${v.collection}: pinecone create backup ${v.collection}: Invalid: Backups are not available on the Starter plan` });
+    expect(await snapshotRows(v.id)).toMatchObject([{ status: 'failed', status_message: `Pinecone did not back up ${v.collection}: pinecone create backup ${v.collection}: Invalid: Backups are not available on the Starter plan` }]);
+  });
+});
+
 describe('maintain_vectorstores', () => {
   test('snapshots when due, prunes, and queues lost documents again: deleting → delete, pending/loading → load', async () => {
     const v = await vectorstore();
@@ -447,14 +680,27 @@ describe('maintain_vectorstores', () => {
     expect(out[`${due.name} (qdrant, managed)`]?.snapshot).toMatch(/\.snapshot$/);
   });
 
-  test('a vectorstore that turns out unreachable is recorded failed and not snapshotted; a Pinecone one is left alone, saying why', async () => {
-    const down = await vectorstore({ endpoint: closedUrl });
-    const pine = await vectorstore({ backend: 'pinecone', withCollection: false });
+  test('a vectorstore that turns out unreachable is recorded failed and not snapshotted; the others are maintained', async () => {
+    const down = await vectorstore({ connection: await apiConnection(closedUrl, 'qdrant-key') });
     const ok = await vectorstore();
     const out = (await run(TASK.maintain)) as Record<string, Record<string, unknown>>;
     expect(out[`${down.name} (qdrant, managed)`]).toMatchObject({ status: 'failed', snapshot: null, retry: [] });
-    expect(String(out[`${pine.name} (pinecone, managed)`]?.error)).toMatch(/"pinecone", which smarter-worker does not implement/);
-    expect((await vsRow(pine.id))?.status).toBe('ready');
     expect(out[`${ok.name} (qdrant, managed)`]).toMatchObject({ status: 'ready' });
+  });
+
+  test('a Pinecone vectorstore is maintained as Smarter does: reconciled, backed up when due, pruned, lost documents queued again', async () => {
+    const v = await vectorstore({ backend: 'pinecone', spec: { maintenance: { snapshotRetention: 1 } } });
+    const lost = await documentRow(v.id, 'lost', { status: 'pending', minutesAgo: 40 });
+    const first = (await run(TASK.maintain)) as Record<string, { status: string; snapshot: string | null; pruned: number; retry: number[] }>;
+    const entry = first[`${v.name} (pinecone, managed)`];
+    expect(entry).toMatchObject({ status: 'ready', pruned: 0, retry: [lost] });
+    expect(pinecone.backups.get(String(entry?.snapshot))).toMatchObject({ source_index_name: v.collection, description: 'smarter backup' });
+    expect(applied).toEqual([{ task: TASK.loadDocument, args: [lost], queue: OP }]);
+    await t.db.execute('UPDATE vectorstore_vectorstoremeta SET last_snapshot_at = UTC_TIMESTAMP(6) - INTERVAL 25 HOUR WHERE id = ?', [v.id]);
+    await t.db.execute("UPDATE vectorstore_vectorstoresnapshot SET created_at = created_at - INTERVAL 1 HOUR WHERE vectorstore_id = ?", [v.id]);
+    const second = (await run(TASK.maintain)) as Record<string, { snapshot: string | null; pruned: number }>;
+    expect(second[`${v.name} (pinecone, managed)`]?.pruned).toBe(1);
+    expect(pinecone.backups.has(String(entry?.snapshot))).toBe(false);
+    expect(pinecone.backups.has(String(second[`${v.name} (pinecone, managed)`]?.snapshot))).toBe(true);
   });
 });

@@ -18,6 +18,7 @@ import { type EmbeddingsStandIn, startEmbeddingsStandIn } from '../support/embed
 import { FakeCloud } from '../support/fake-cloud.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type QdrantStandIn, startQdrantStandIn } from '../support/qdrant-standin.js';
+import { fernetKey, insertSecret } from '../support/secrets.js';
 
 const exec = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
@@ -50,20 +51,26 @@ beforeAll(async () => {
   qdrant = await startQdrantStandIn({ apiKey: 'qk' });
   api = await startEmbeddingsStandIn({ apiKey: 'sk-interop', dimension: 6 });
   const { profileId } = await seed(t.db);
+  // the keys as Smarter stores them: Secrets of the ApiConnection and of the Provider, encrypted by Python's Fernet
+  const key = fernetKey();
+  const qdrantKey = await insertSecret(t.db, profileId, key, 'qk');
+  await t.db.execute("INSERT INTO connection_apiconnection (connectionbase_ptr_id, base_url, auth_method, api_key_id) VALUES (1, ?, 'token', ?)", [qdrant.url, qdrantKey]);
+  const providerKey = await insertSecret(t.db, profileId, key, 'sk-interop');
+  const provider = await t.db.execute("INSERT INTO provider_provider (name, user_profile_id, status, base_url, api_key_id, created_at, updated_at) VALUES ('embedder', ?, 'verified', ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))", [profileId, api.url, providerKey]);
   const res = await t.db.execute(
-    `INSERT INTO vectorstore_vectorstoremeta (name, user_profile_id, spec, backend, hosting, dimension, embeddings_provider_id, embeddings_model, status, index_name, endpoint_url, stats, deployed_at, created_at, updated_at)
-     VALUES ('handbook', ?, '{"embeddings": {"chunkSize": 40, "chunkOverlap": 8}}', 'qdrant', 'managed', 6, 1, 'text-embedding-3-small', 'ready', 'handbook-3141', ?, '{}', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
-    [profileId, qdrant.url],
+    `INSERT INTO vectorstore_vectorstoremeta (name, user_profile_id, spec, backend, hosting, connection_id, dimension, embeddings_provider_id, embeddings_model, status, index_name, endpoint_url, stats, deployed_at, created_at, updated_at)
+     VALUES ('handbook', ?, '{"embeddings": {"chunkSize": 40, "chunkOverlap": 8}}', 'qdrant', 'managed', 1, 6, ?, 'text-embedding-3-small', 'ready', 'handbook-3141', ?, '{}', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
+    [profileId, provider.insertId, qdrant.url],
   );
   vectorstoreId = res.insertId;
   qdrant.collections.set('handbook-3141', { size: 6, distance: 'Cosine', points: new Map(), snapshots: [], payloadSchema: {} });
-  const settings = { operationalQueue: uniqueName('op'), infrastructureQueue: uniqueName('infra'), maxRetries: 3, retryBackoff: true };
+  const settings = { operationalQueue: uniqueName('op'), infrastructureQueue: uniqueName('infra'), maxRetries: 3, retryBackoff: true, fernetEncryptionKey: key };
   const deps: SmarterDeps = {
     db: t.db,
     cloud: {
       ...new FakeCloud().deps,
-      vectordb: new QdrantDatabases(nullLogger(), { apiKey: 'qk', timeoutSeconds: 10 }),
-      embeddings: new HttpEmbeddings({ baseUrl: api.url, apiKey: 'sk-interop', timeoutSeconds: 10 }, nullLogger()),
+      vectordb: new QdrantDatabases(nullLogger(), { timeoutSeconds: 10 }),
+      embeddings: new HttpEmbeddings({ timeoutSeconds: 10 }, nullLogger()),
     },
   };
   const env = { CELERY_RESULT_BACKEND: REDIS_URL };

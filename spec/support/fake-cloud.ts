@@ -167,6 +167,7 @@ export class FakeCloud {
     },
     // The vectorstore tasks are tested against the Qdrant and embeddings stand-ins through the real clients.
     vectordb: { connect: () => { throw new Error('FakeCloud has no vector database: use spec/support/qdrant-standin.ts'); } },
+    pinecone: { connect: () => { throw new Error('FakeCloud has no Pinecone: use spec/support/pinecone-standin.ts'); } },
     embeddings: { embed: () => Promise.reject(new Error('FakeCloud has no embeddings: use spec/support/embeddings-standin.ts')) },
     // The LLMClient tasks never call EKS; the llmhost tests drive the real EKS client against moto instead.
     eks: new Proxy({} as CloudDeps['eks'], {

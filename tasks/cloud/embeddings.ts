@@ -6,13 +6,11 @@
  */
 import type { Logger } from '../../lib/logger.js';
 import { cloudCall, isNetworkError } from './call.js';
-import type { Embeddings, EmbeddingsRequest } from './embeddings-port.js';
+import type { Embeddings, EmbeddingsEndpoint, EmbeddingsRequest } from './embeddings-port.js';
 import { CloudError, type CloudErrorKind } from './ports.js';
 import { textOf } from './vectordb.js';
 
 export interface EmbeddingsConfig {
-  baseUrl: string;
-  apiKey: string;
   timeoutSeconds: number;
 }
 
@@ -49,17 +47,14 @@ function isVectorList(value: unknown, count: number): value is { data: { index: 
 }
 
 export class HttpEmbeddings implements Embeddings {
-  private readonly url: string;
-
   constructor(
     private readonly config: EmbeddingsConfig,
     private readonly log: Logger,
-  ) {
-    this.url = `${config.baseUrl.replace(/\/+$/, '')}/embeddings`;
-  }
+  ) {}
 
-  embed(request: EmbeddingsRequest): Promise<number[][]> {
-    const resource = `${this.url} (${request.model})`;
+  embed(endpoint: EmbeddingsEndpoint, request: EmbeddingsRequest): Promise<number[][]> {
+    const url = `${endpoint.baseUrl.replace(/\/+$/, '')}/embeddings`;
+    const resource = `${url} (${request.model})`;
     // fetch's failures before an answer (refused, unresolved, timed out) are a TypeError or a TimeoutError.
     const classify = (err: unknown) => {
       const name = (err as { name?: unknown } | null)?.name;
@@ -67,12 +62,12 @@ export class HttpEmbeddings implements Embeddings {
       return new CloudError('embeddings', 'create embeddings', resource, network ? 'Unavailable' : 'Invalid', textOf(err), { cause: err });
     };
     return cloudCall(this.log, 'embeddings', 'create embeddings', resource, classify, async () => {
-      if (!this.config.apiKey) throw new CloudError('embeddings', 'create embeddings', resource, 'AccessDenied', 'no API key: set SMARTER_WORKER_EMBEDDINGS_API_KEY (or OPENAI_API_KEY)');
+      if (!endpoint.apiKey) throw new CloudError('embeddings', 'create embeddings', resource, 'AccessDenied', 'no API key');
       const body: Record<string, unknown> = { model: request.model, input: request.input, encoding_format: 'float' };
       if (request.dimensions !== undefined) body.dimensions = request.dimensions;
-      const res = await fetch(this.url, {
+      const res = await fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${this.config.apiKey}` },
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${endpoint.apiKey}` },
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(this.config.timeoutSeconds * 1000),
       });

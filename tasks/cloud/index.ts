@@ -11,6 +11,7 @@ import type { AutoScalingGroups } from './autoscaling-port.js';
 import type { ManagedNodeGroups } from './eks-port.js';
 import type { LlmProviders } from './llm-port.js';
 import type { McpServers } from './mcp-port.js';
+import type { PineconeProject, PineconeProjects } from './pinecone-port.js';
 import type { CLOUD_SETTINGS } from './settings.js';
 import type { VectorDatabases, VectorDb } from './vectordb-port.js';
 import { VECTORSTORE_CLOUD_DEFAULTS, type VECTORSTORE_CLOUD_SETTINGS } from './vectorstore-settings.js';
@@ -92,13 +93,18 @@ export function openCloud(config: CloudConfig & Partial<McpLlmConfig>, logger: L
         log,
       );
     }),
+    // Keys and URLs are each vectorstore's (the vectorstore tasks read them, with the operator's overrides).
     vectordb: lazyVectorDatabases(async () => {
       const { QdrantDatabases } = await import('./vectordb.js');
-      return new QdrantDatabases(log, { apiKey: vs.qdrantApiKey, timeoutSeconds: vs.qdrantTimeout });
+      return new QdrantDatabases(log, { timeoutSeconds: vs.qdrantTimeout });
+    }),
+    pinecone: lazyPinecone(async () => {
+      const { SdkPineconeProjects } = await import('./pinecone.js');
+      return new SdkPineconeProjects(log, { controllerUrl: vs.pineconeControllerUrl, timeoutSeconds: vs.pineconeTimeout });
     }),
     embeddings: lazy<Embeddings>(async () => {
       const { HttpEmbeddings } = await import('./embeddings.js');
-      return new HttpEmbeddings({ baseUrl: vs.embeddingsUrl, apiKey: vs.embeddingsApiKey, timeoutSeconds: vs.embeddingsTimeout }, log);
+      return new HttpEmbeddings({ timeoutSeconds: vs.embeddingsTimeout }, log);
     }),
     mcp: lazy<McpServers>(async () => {
       const { SdkMcpServers } = await import('./mcp.js');
@@ -117,6 +123,21 @@ function lazyVectorDatabases(make: () => Promise<VectorDatabases>): VectorDataba
   return {
     connect: (target) =>
       lazy<VectorDb>(async () => {
+        made ??= make().catch((err: unknown) => {
+          made = undefined;
+          throw err;
+        });
+        return (await made).connect(target);
+      }),
+  };
+}
+
+/** As `lazyVectorDatabases`, for Pinecone's client. */
+function lazyPinecone(make: () => Promise<PineconeProjects>): PineconeProjects {
+  let made: Promise<PineconeProjects> | undefined;
+  return {
+    connect: (target) =>
+      lazy<PineconeProject>(async () => {
         made ??= make().catch((err: unknown) => {
           made = undefined;
           throw err;

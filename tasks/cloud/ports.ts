@@ -12,6 +12,7 @@
  */
 import { PythonException } from '../../lib/errors.js';
 import type { Embeddings } from './embeddings-port.js';
+import type { PineconeProjects } from './pinecone-port.js';
 import type { VectorDatabases } from './vectordb-port.js';
 import type { AutoScalingGroups } from './autoscaling-port.js';
 import type { ManagedNodeGroups } from './eks-port.js';
@@ -127,6 +128,7 @@ export interface CloudDeps {
   resolver: Resolver;
   mailer: Mailer;
   vectordb: VectorDatabases;
+  pinecone: PineconeProjects;
   embeddings: Embeddings;
   eks: ManagedNodeGroups;
   autoscaling: AutoScalingGroups;
@@ -134,7 +136,7 @@ export interface CloudDeps {
   llm: LlmProviders;
 }
 
-export type CloudService = 'route53' | 'acm' | 'eks' | 'autoscaling' | 'kubernetes' | 'dns' | 'smtp' | 'vectordb' | 'embeddings';
+export type CloudService = 'route53' | 'acm' | 'eks' | 'autoscaling' | 'kubernetes' | 'dns' | 'smtp' | 'vectordb' | 'pinecone' | 'embeddings';
 
 export type CloudErrorKind = 'NotFound' | 'AccessDenied' | 'Conflict' | 'Throttled' | 'Invalid' | 'Unavailable';
 

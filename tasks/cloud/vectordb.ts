@@ -172,15 +172,14 @@ export class QdrantDatabases implements VectorDatabases {
 
   constructor(
     private readonly log: Logger,
-    private readonly options: { apiKey: string; timeoutSeconds: number },
+    private readonly options: { timeoutSeconds: number },
   ) {}
 
   connect(target: VectorDbTarget): VectorDb {
-    const apiKey = target.apiKey ?? (this.options.apiKey || undefined);
-    const key = `${target.url}\u0000${apiKey ?? ''}`;
+    const key = `${target.url}\u0000${target.apiKey ?? ''}`;
     let db = this.clients.get(key);
     if (!db) {
-      db = new QdrantVectorDb({ url: target.url, apiKey }, this.log, this.options.timeoutSeconds);
+      db = new QdrantVectorDb(target, this.log, this.options.timeoutSeconds);
       this.clients.set(key, db);
     }
     return db;

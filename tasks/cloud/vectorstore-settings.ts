@@ -1,8 +1,8 @@
 /**
- * Settings of the vector database and embeddings adapters. Smarter reads a managed database's URL and key from
- * the vectorstore's ApiConnection, a self-hosted one's from its generated Secret, and the embeddings URL and key
- * from its Provider; those Secrets are encrypted with Django's key, so the worker takes the keys as its own
- * secret settings, and the URL of each database from the row's `endpoint_url` (see README "Vectorstore tasks").
+ * Settings of the vector database, Pinecone and embeddings adapters. The keys and URLs themselves are each
+ * vectorstore's, read as Smarter reads them (its ApiConnection, its generated Secret, its Provider); the three
+ * credential settings here are an operator's explicit override of those, empty (not set) by default, and read
+ * only under the worker's own names, so a deployment's `OPENAI_API_KEY` never replaces a Provider's key.
  */
 import { parsers, type Setting } from '../../lib/config/settings.js';
 
@@ -10,29 +10,46 @@ const setting = <T>(s: Setting<T>): Setting<T> => s;
 
 export const VECTORSTORE_CLOUD_SETTINGS = {
   qdrantApiKey: setting({
-    env: ['SMARTER_WORKER_QDRANT_API_KEY', 'QDRANT_API_KEY'],
+    env: ['SMARTER_WORKER_QDRANT_API_KEY'],
     default: '',
     shownDefault: 'none',
     parse: parsers.string,
     secret: true,
-    doc: 'API key sent to every Qdrant server (self-hosted or Qdrant Cloud) as `api-key` (never logged).',
+    doc: 'Override: the API key sent to every Qdrant server as `api-key`, instead of each vectorstore\'s own (never logged).',
   }),
   qdrantTimeout: setting({ env: ['SMARTER_WORKER_QDRANT_TIMEOUT'], default: 30, parse: parsers.seconds, doc: 'Seconds a Qdrant request may take (Smarter\'s `TIMEOUT`).' }),
+  pineconeControllerUrl: setting({
+    env: ['SMARTER_WORKER_PINECONE_CONTROLLER_URL'],
+    default: '',
+    shownDefault: 'Pinecone\'s (`https://api.pinecone.io`)',
+    parse: parsers.string,
+    doc: 'Pinecone\'s control plane (its client\'s `controllerHostUrl`); each index\'s data plane is the host Pinecone names.',
+  }),
+  pineconeTimeout: setting({ env: ['SMARTER_WORKER_PINECONE_TIMEOUT'], default: 30, parse: parsers.seconds, doc: 'Seconds a Pinecone request may take.' }),
   embeddingsUrl: setting({
     env: ['SMARTER_WORKER_EMBEDDINGS_URL'],
-    default: 'https://api.openai.com/v1',
+    default: '',
+    shownDefault: 'none',
     parse: parsers.string,
-    doc: 'Base URL of the OpenAI-compatible embeddings API (`POST {url}/embeddings`).',
+    doc: 'Override: the OpenAI-compatible embeddings API (`POST {url}/embeddings`) of every vectorstore, instead of its Provider\'s.',
   }),
   embeddingsApiKey: setting({
-    env: ['SMARTER_WORKER_EMBEDDINGS_API_KEY', 'OPENAI_API_KEY', 'SMARTER_OPENAI_API_KEY'],
+    env: ['SMARTER_WORKER_EMBEDDINGS_API_KEY'],
     default: '',
     shownDefault: 'none',
     parse: parsers.string,
     secret: true,
-    doc: 'Bearer key of the embeddings API (never logged).',
+    doc: 'Override: the embeddings API\'s bearer key, instead of each Provider\'s (never logged).',
   }),
   embeddingsTimeout: setting({ env: ['SMARTER_WORKER_EMBEDDINGS_TIMEOUT'], default: 60, parse: parsers.seconds, doc: 'Seconds an embeddings request may take.' }),
 };
 
-export const VECTORSTORE_CLOUD_DEFAULTS = { qdrantApiKey: '', qdrantTimeout: 30, embeddingsUrl: 'https://api.openai.com/v1', embeddingsApiKey: '', embeddingsTimeout: 60 };
+export const VECTORSTORE_CLOUD_DEFAULTS = {
+  qdrantApiKey: '',
+  qdrantTimeout: 30,
+  pineconeControllerUrl: '',
+  pineconeTimeout: 30,
+  embeddingsUrl: '',
+  embeddingsApiKey: '',
+  embeddingsTimeout: 60,
+};

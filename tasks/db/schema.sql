@@ -279,6 +279,21 @@ CREATE TABLE guardrail_guardrailevent (
   KEY (created_at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
+-- connection 0001 (ApiConnection, a child of ConnectionBase: its primary key is connectionbase_ptr_id). Only read,
+-- for a managed vectorstore's URL and API key Secret; ConnectionBase's own table is not part of this schema.
+CREATE TABLE connection_apiconnection (
+  connectionbase_ptr_id BIGINT NOT NULL PRIMARY KEY,
+  base_url VARCHAR(200) NOT NULL,
+  auth_method VARCHAR(50) NULL,
+  timeout INT NULL,
+  proxy_protocol VARCHAR(10) NULL,
+  proxy_host VARCHAR(255) NULL,
+  proxy_port INT NULL,
+  proxy_username VARCHAR(255) NULL,
+  api_key_id BIGINT NULL,
+  proxy_password_id BIGINT NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
 -- vectorstore (line B's models: models/vectorstore_meta.py, document.py, snapshot.py). VectorstoreMeta is a
 -- MetaDataWithOwnershipModel (name, description, version, user_profile) on a TimestampedModel. Its ForeignKeys to
 -- ApiConnection, Provider and Secret are kept as the nullable *_id columns Django writes, without the FOREIGN KEY,

@@ -8,20 +8,23 @@ export class VectorstoreServiceError extends PythonException {
   }
 }
 
-/** `smarter.common.exceptions.SmarterConfigurationError`: e.g. no embeddings model, or no URL for the database. */
+/** `smarter.common.exceptions.SmarterConfigurationError`: e.g. no embeddings model, or an unknown backend. */
 export class SmarterConfigurationError extends PythonException {
   constructor(message: string) {
     super('SmarterConfigurationError', 'smarter.common.exceptions', message);
   }
 }
 
-/** A backend Smarter supports that this worker does not (Pinecone): said plainly, never faked. */
-export class BackendNotImplemented extends PythonException {
-  constructor(vectorstore: string, backend: string) {
-    super(
-      'NotImplementedError',
-      'builtins',
-      `Vectorstore ${vectorstore} uses backend ${JSON.stringify(backend)}, which smarter-worker does not implement (it implements qdrant, self-hosted and Qdrant Cloud); run Smarter's Python worker for it`,
-    );
+/** `backends.base.VectorStoreBackendError`: a vector database operation failed. */
+export class VectorStoreBackendError extends PythonException {
+  constructor(message: string, type = 'VectorStoreBackendError') {
+    super(type, 'smarter.apps.vectorstore.backends.base', message);
+  }
+}
+
+/** `backends.base.VectorStoreBackendConnectionError`: the database cannot be reached, or has no URL or key. */
+export class VectorStoreBackendConnectionError extends VectorStoreBackendError {
+  constructor(message: string) {
+    super(message, 'VectorStoreBackendConnectionError');
   }
 }

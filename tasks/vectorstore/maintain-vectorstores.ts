@@ -3,15 +3,13 @@
  * `spec.maintenance.snapshotIntervalHours` (24) has passed, prune to the retention, and queue again the documents
  * whose task was lost (pending, loading or deleting for 30 minutes): `delete_vectorstore_document.delay(pk)` for
  * a deleting one, `load_vectorstore_document.delay(pk)` for the others. One vectorstore's failure is its entry's
- * `{error}`, and the others are still maintained; a Pinecone one is left as it is, its entry saying that this
- * worker does not implement Pinecone.
+ * `{error}`, and the others are still maintained. A Pinecone vectorstore's snapshots are Pinecone backups.
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { messageOf } from '../cloud/call.js';
 import type { SmarterDeps } from '../deps.js';
 import { type VectorstoreEnv, serviceDeps } from './env.js';
-import { BackendNotImplemented } from './errors.js';
 import { DOC, TASK } from './names.js';
 import { describe, readyVectorstores } from './rows.js';
 import { VectorstoreService } from './service.js';
@@ -24,11 +22,6 @@ export const maintainVectorstores = (env: VectorstoreEnv) =>
     async run(_p, ctx) {
       const out: Record<string, unknown> = {};
       for (const v of await readyVectorstores(ctx.deps.db)) {
-        if (v.backend !== 'qdrant') {
-          // Smarter's reconcile would record any failure as `failed`; a backend we lack is not the database failing.
-          out[describe(v)] = { error: new BackendNotImplemented(v.name, v.backend).message };
-          continue;
-        }
         try {
           const { retryStatus, ...result } = await new VectorstoreService(v, serviceDeps(env, ctx)).maintain();
           for (const id of result.retry) {

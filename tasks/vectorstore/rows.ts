@@ -14,6 +14,11 @@ export interface VectorstoreRow {
   isActive: boolean;
   dimension: number;
   metric: string;
+  deletionProtection: boolean;
+  /** The ApiConnection of a managed database (`connection_apiconnection.connectionbase_ptr_id`). */
+  connectionId: number | null;
+  /** The Secret Smarter generated for a self-hosted server's API key. */
+  apiKeySecretId: number | null;
   embeddingsProviderId: number | null;
   embeddingsModel: string;
   status: string;
@@ -55,8 +60,10 @@ export const describe = (v: VectorstoreRow): string => `${v.name} (${v.backend},
 /** `VectorstoreDocument.__str__`. */
 export const describeDocument = (v: VectorstoreRow, d: DocumentRow): string => `${v.name}: ${d.name} (${d.status})`;
 
-const VS_SELECT = `SELECT id, name, backend, hosting, is_active, dimension, metric, embeddings_provider_id, embeddings_model,
-  status, index_name, endpoint_url, vector_count, spec, deployed_at, last_snapshot_at FROM vectorstore_vectorstoremeta`;
+const VS_SELECT = `SELECT id, name, backend, hosting, is_active, dimension, metric, deletion_protection, connection_id, api_key_secret_id,
+  embeddings_provider_id, embeddings_model, status, index_name, endpoint_url, vector_count, spec, deployed_at, last_snapshot_at FROM vectorstore_vectorstoremeta`;
+
+const idOf = (c: Row[string] | undefined): number | null => (c === null || c === undefined ? null : num(c));
 
 function toVectorstore(r: Row): VectorstoreRow {
   return {
@@ -67,7 +74,10 @@ function toVectorstore(r: Row): VectorstoreRow {
     isActive: num(r.is_active) === 1,
     dimension: num(r.dimension),
     metric: str(r.metric),
-    embeddingsProviderId: r.embeddings_provider_id === null || r.embeddings_provider_id === undefined ? null : num(r.embeddings_provider_id),
+    deletionProtection: num(r.deletion_protection) === 1,
+    connectionId: idOf(r.connection_id),
+    apiKeySecretId: idOf(r.api_key_secret_id),
+    embeddingsProviderId: idOf(r.embeddings_provider_id),
     embeddingsModel: str(r.embeddings_model),
     status: str(r.status),
     indexName: str(r.index_name),
@@ -166,7 +176,7 @@ export async function insertSnapshot(db: Queryable, vectorstoreId: number, name:
   return res.insertId;
 }
 
-export async function updateSnapshot(db: Queryable, id: number, set: { name?: string; size_bytes?: number; status: string; status_message?: string }): Promise<void> {
+export async function updateSnapshot(db: Queryable, id: number, set: { name?: string; size_bytes?: number | null; status: string; status_message?: string }): Promise<void> {
   const cols = Object.keys(set).map((k) => `${k} = ?`);
   await db.execute(`UPDATE vectorstore_vectorstoresnapshot SET ${cols.join(', ')}, updated_at = ${NOW} WHERE id = ?`, [...Object.values(set), id]);
 }

@@ -3,23 +3,20 @@
  * and prune, maintain. Same order of writes, same status strings and messages, so a row reads the same whichever
  * worker ran the task.
  */
-import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../cloud/call.js';
-import type { CloudDeps } from '../cloud/ports.js';
 import type { Database } from '../db/database.js';
 import { NOW } from '../db/django.js';
-import { type Chunk, QdrantBackend, embeddingsSpec } from './backend.js';
+import { type BackendDeps, type Chunk, type VectorstoreBackend, getBackend } from './backend.js';
 import { chunkId, chunkIds } from './chunk-ids.js';
+import { VectorstoreEmbeddings } from './embeddings.js';
 import { VectorstoreServiceError } from './errors.js';
 import { DEFAULTS, DOC, PAGE_BREAK, SNAP, STUCK_AFTER_MINUTES, VS } from './names.js';
 import * as rows from './rows.js';
+import { embeddingsSpec, maintenanceSpec } from './spec.js';
 import { RecursiveCharacterTextSplitter } from './splitter.js';
 
-export interface ServiceDeps {
+export interface ServiceDeps extends BackendDeps {
   db: Database;
-  cloud: CloudDeps;
-  namespace: string;
-  logger: Logger;
 }
 
 export interface MaintainResult {
@@ -30,16 +27,19 @@ export interface MaintainResult {
 }
 
 export class VectorstoreService {
-  private made: QdrantBackend | undefined;
+  private made: Promise<VectorstoreBackend> | undefined;
+  private readonly embeddings: VectorstoreEmbeddings;
 
   constructor(
     private vectorstore: rows.VectorstoreRow,
     private readonly deps: ServiceDeps,
-  ) {}
+  ) {
+    this.embeddings = new VectorstoreEmbeddings(vectorstore, deps);
+  }
 
-  /** Built on first use, so a Pinecone vectorstore fails where Smarter's `get_backend` would be first called. */
-  get backend(): QdrantBackend {
-    this.made ??= new QdrantBackend(this.vectorstore, this.deps.cloud, this.deps.namespace);
+  /** Built on first use, so an unsupported backend fails where Smarter's `get_backend` is first called. */
+  backend(): Promise<VectorstoreBackend> {
+    this.made ??= getBackend(this.vectorstore, this.deps, this.embeddings);
     return this.made;
   }
 
@@ -61,13 +61,14 @@ export class VectorstoreService {
     if (!([VS.PROVISIONING, VS.READY, VS.FAILED] as string[]).includes(v.status)) return v.status;
     if (v.status === VS.FAILED && !v.deployedAt) return v.status;
     try {
-      const [ready, message] = await this.backend.infrastructureReady();
+      const backend = await this.backend();
+      const [ready, message] = await backend.infrastructureReady();
       if (!ready) {
         await this.setStatus(VS.PROVISIONING, message);
         return this.vectorstore.status;
       }
-      if (!(await this.backend.exists())) {
-        await this.backend.create();
+      if (!(await backend.exists())) {
+        await backend.create();
         this.deps.logger.info('vectorstore collection created', { vectorstore: rows.describe(v), collection: v.indexName });
       }
       await this.refreshStats();
@@ -82,7 +83,7 @@ export class VectorstoreService {
   }
 
   async refreshStats(): Promise<Record<string, unknown>> {
-    const stats = await this.backend.stats();
+    const stats = await (await this.backend()).stats();
     const count = Number(stats.vector_count ?? 0);
     await rows.updateVectorstore(this.deps.db, this.vectorstore.id, { stats, vector_count: count });
     this.vectorstore = { ...this.vectorstore, vectorCount: count };
@@ -114,9 +115,12 @@ export class VectorstoreService {
     try {
       const chunks = this.chunks(document);
       if (chunks.length === 0) throw new VectorstoreServiceError(`${document.name} has no text to load.`);
-      await this.backend.upsert(chunks);
+      // `_with_embeddings`: the backend, then the Provider's credentials, before anything is written.
+      const backend = await this.backend();
+      await this.embeddings.ready();
+      await backend.upsert(chunks, embeddingsSpec(this.vectorstore).batchSize ?? DEFAULTS.batchSize);
       // it had more chunks before, e.g. with a smaller chunkSize.
-      if (document.chunkCount > chunks.length) await this.backend.deletePoints(chunkIds(this.vectorstore.id, document.id, document.chunkCount).slice(chunks.length));
+      if (document.chunkCount > chunks.length) await backend.delete(chunkIds(this.vectorstore.id, document.id, document.chunkCount).slice(chunks.length));
       count = chunks.length;
     } catch (err) {
       await rows.setDocumentStatus(db, document.id, DOC.FAILED, messageOf(err));
@@ -128,33 +132,32 @@ export class VectorstoreService {
 
   /** Remove a document's chunks from a ready database, then the document. */
   async deleteDocument(document: rows.DocumentRow): Promise<void> {
-    if (this.vectorstore.status === VS.READY) await this.backend.deleteDocument(document.id);
+    if (this.vectorstore.status === VS.READY) await (await this.backend()).deleteDocument(document);
     await rows.deleteDocumentRow(this.deps.db, document.id);
   }
 
-  /** A Qdrant snapshot; its row is `ready`, named as Qdrant named it. */
+  /** A Qdrant snapshot or a Pinecone backup, its row named as the database named it; `creating` until ready. */
   async snapshot(scheduled: boolean): Promise<string> {
     this.requireReady();
     const { db } = this.deps;
     const v = this.vectorstore;
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-    const id = await rows.insertSnapshot(db, v.id, `${v.indexName}-${stamp}`, scheduled, v.vectorCount);
-    let info: { name: string; size: number };
+    const name = `${v.indexName}-${stamp}`;
+    const id = await rows.insertSnapshot(db, v.id, name, scheduled, v.vectorCount);
+    let info: { name: string; sizeBytes: number | null; ready: boolean };
     try {
-      info = await this.backend.createSnapshot();
+      info = await (await this.backend()).createSnapshot(name);
     } catch (err) {
       await rows.updateSnapshot(db, id, { status: SNAP.FAILED, status_message: messageOf(err) });
       throw err;
     }
-    await rows.updateSnapshot(db, id, { name: info.name, size_bytes: info.size, status: SNAP.READY });
+    await rows.updateSnapshot(db, id, { name: info.name, size_bytes: info.sizeBytes, status: info.ready ? SNAP.READY : SNAP.CREATING });
     await rows.updateVectorstore(db, v.id, { last_snapshot_at: NOW });
     return info.name;
   }
 
-  /** `spec.maintenance` of the manifest. */
   private maintenance(): Record<string, unknown> {
-    const m = this.vectorstore.spec.maintenance;
-    return m !== null && typeof m === 'object' ? (m as Record<string, unknown>) : {};
+    return maintenanceSpec(this.vectorstore);
   }
 
   private positive(key: string): number | undefined {
@@ -162,7 +165,7 @@ export class VectorstoreService {
     return typeof x === 'number' && x > 0 ? x : undefined;
   }
 
-  /** Deletes failed snapshots' rows, then the oldest beyond the retention (in Qdrant, then the row). */
+  /** Deletes failed snapshots' rows, then the oldest beyond the retention (in the database, then the row). */
   async pruneSnapshots(): Promise<number> {
     const retention = Math.floor(this.positive('snapshotRetention') ?? DEFAULTS.snapshotRetention);
     const { db } = this.deps;
@@ -174,7 +177,7 @@ export class VectorstoreService {
     }
     for (const s of all.filter((x) => x.status !== SNAP.FAILED).slice(retention)) {
       try {
-        await this.backend.deleteSnapshot(s.name);
+        await (await this.backend()).deleteSnapshot(s.name);
       } catch (err) {
         this.deps.logger.warn('prune snapshot failed', { vectorstore: rows.describe(this.vectorstore), snapshot: s.name, error: messageOf(err) });
         continue;

@@ -1,7 +1,8 @@
 /**
  * `snapshot_vectorstore(vectorstore_id)`: takes a snapshot on request (`scheduled` false), then prunes to the
- * manifest's `spec.maintenance.snapshotRetention` (7). Returns the snapshot's name as Qdrant named it, or None
- * when there is no such vectorstore. Not ready, or Qdrant failing, is the task's FAILURE.
+ * manifest's `spec.maintenance.snapshotRetention` (7). Returns the snapshot's name as the database named it (a
+ * Qdrant snapshot's name, a Pinecone backup's `backup_id`), or None when there is no such vectorstore. Not ready,
+ * or the database failing, is the task's FAILURE.
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
