@@ -138,6 +138,25 @@ describe('the receivers\' rows (InfrastructureResource.record_created / record_d
     ]);
   });
 
+  test('the Kubernetes service\'s rows (services/kubernetes.py): billable kinds applied, any kind deleted, by name', async () => {
+    const pvc = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'model-cache' } };
+    await ledger.kubernetesApplied([
+      pvc,
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'lb' }, spec: { type: 'LoadBalancer' } },
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'internal' }, spec: { type: 'ClusterIP' } },
+      { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db' }, spec: { volumeClaimTemplates: [{}] } },
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'engine' } },
+    ]);
+    await ledger.kubernetesDeleted('PersistentVolumeClaim', 'model-cache');
+    await ledger.kubernetesDeleted('Ingress', 'bot.example.com');
+    expect((await rows()).map((r) => [r.service, r.resource_type, r.resource_name, r.resource_id, r.billable, r.status])).toEqual([
+      ['kubernetes', 'kubernetes.persistentvolumeclaim', 'model-cache', 'model-cache', 1, 'destroyed'],
+      ['kubernetes', 'kubernetes.service', 'lb', 'lb', 1, 'active'],
+      ['kubernetes', 'kubernetes.statefulset', 'db', 'db', 1, 'active'],
+      ['kubernetes', 'kubernetes.ingress', 'bot.example.com', 'bot.example.com', 0, 'destroyed'],
+    ]);
+  });
+
   test('a ledger that cannot be written is logged and never fails the operation', async () => {
     const failing = new InfrastructureLedger({ select: () => Promise.reject(new Error('database down')), execute: () => Promise.reject(new Error('database down')) }, logs);
     logs.lines.length = 0;

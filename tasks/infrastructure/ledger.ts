@@ -8,6 +8,7 @@
  * The tasks reach it as `ctx.deps.cloud.ledger` (absent where nothing wires one, e.g. tests of other things).
  */
 import type { Logger } from '../../lib/logger.js';
+import type { KubeObject } from '../cloud/ports.js';
 import type { Queryable } from '../db/database.js';
 import { type LedgerEntry, recordCreated, recordDestroyed } from './rows.js';
 
@@ -69,6 +70,20 @@ export class InfrastructureLedger {
     return this.created(acmCertificate(certificate));
   }
 
+  /**
+   * `KubernetesService.apply_manifest`: each applied resource that provisions a billable cloud resource (see
+   * `billableResources`), as `kubernetes.<kind>`, its name also its id.
+   */
+  async kubernetesApplied(objects: readonly KubeObject[]): Promise<void> {
+    for (const [kind, name] of billableResources(objects)) await this.created({ service: 'kubernetes', type: `kubernetes.${kind}`, name, id: name, billable: true });
+  }
+
+  /** `KubernetesService.delete_resource`: any kind, billable when it is a PersistentVolumeClaim. */
+  kubernetesDeleted(kind: string, name: string): Promise<void> {
+    const k = kind.toLowerCase();
+    return this.destroyed({ service: 'kubernetes', type: `kubernetes.${k}`, name, id: name, billable: BILLABLE_KINDS.has(k) });
+  }
+
   /** `CertificateService.delete_certificate`. */
   certificateDestroyed(certificate: { arn: string; domain: string }): Promise<void> {
     return this.destroyed(acmCertificate(certificate));
@@ -86,3 +101,22 @@ const dnsRecord = (zoneId: string, name: string, type: string): LedgerEntry => (
 });
 
 const acmCertificate = (c: { arn: string; domain: string }): LedgerEntry => ({ service: 'certificates', type: 'certificate', name: bare(c.domain), id: c.arn, billable: false });
+
+/** Smarter's `BILLABLE_KUBERNETES_KINDS`: kinds that provision a billable cloud resource of their own. */
+const BILLABLE_KINDS = new Set(['persistentvolumeclaim']);
+
+/**
+ * Smarter's `billable_resources(manifest)`: the (lowercase kind, name) of each PersistentVolumeClaim, StatefulSet
+ * with volume claim templates, and Service of type LoadBalancer.
+ */
+export function billableResources(objects: readonly KubeObject[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (const o of objects) {
+    const kind = o.kind.toLowerCase();
+    const spec = (o.spec ?? {}) as { volumeClaimTemplates?: unknown[]; type?: string };
+    if (BILLABLE_KINDS.has(kind) || (kind === 'statefulset' && (spec.volumeClaimTemplates ?? []).length > 0) || (kind === 'service' && spec.type === 'LoadBalancer')) {
+      out.push([kind, o.metadata.name]);
+    }
+  }
+  return out;
+}
