@@ -13,6 +13,7 @@ import { formatDuration, nextDueWithinSeconds } from '../lib/broker/delayed.js';
 import { installSignalHandlers } from '../lib/app/signals.js';
 import { isCommand } from './cli/names.js';
 import { openCloud } from './cloud/index.js';
+import { InfrastructureLedger } from './infrastructure/ledger.js';
 import { openDatabase } from './db/database.js';
 import { smarterTasks } from './index.js';
 import { SETTINGS } from './settings.js';
@@ -59,7 +60,7 @@ async function main(argv: string[]): Promise<number> {
   const { app } = createWorker({
     config,
     tasks: smarterTasks(config),
-    deps: { db, cloud: openCloud(config, logger) },
+    deps: { db, cloud: { ...openCloud(config, logger), ledger: new InfrastructureLedger(db, logger.child({ component: 'ledger' })) } },
     logger,
     defaultQueue: config.operationalQueue,
     conf: describeConfig(SETTINGS, config),

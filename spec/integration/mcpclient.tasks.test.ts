@@ -1,13 +1,14 @@
 /**
  * `refresh_mcpclient` and `refresh_mcpclients` on a real MariaDB with Smarter's tables, through the real MCP
  * client (`@modelcontextprotocol/sdk`) against a real MCP server on loopback (spec/support/mcp-server.ts):
- * the catalog and status written, credentials from Fernet Secrets made by Python, and every failure of the
- * server recorded on the row, never raised.
+ * the catalog and status written, credentials from Fernet Secrets made by Python, every failure of the
+ * server recorded on the row, never raised, and a misconfigured MCPClient left as it is.
  */
 import type { TaskContext } from '../../lib/registry/context.js';
 import { nullLogger } from '../../lib/logger.js';
 import { bindArguments } from '../../lib/registry/args.js';
 import type { AnyTask } from '../../lib/registry/define-task.js';
+import { McpConnectionError } from '../../tasks/cloud/mcp-port.js';
 import { SdkMcpServers } from '../../tasks/cloud/mcp.js';
 import type { SmarterDeps } from '../../tasks/deps.js';
 import { smarterTasks } from '../../tasks/index.js';
@@ -171,21 +172,46 @@ describe('refresh_mcpclient', () => {
     expect((await row(id)).last_error).toMatch(/timed out after 1 seconds/);
   }, 15_000);
 
+  // Smarter's smarter/smarter/apps/mcpclient/tasks/__init__.py catches SmarterMCPClientException: only a
+  // connection error is recorded (caching.py record_connection_failure); a configuration error is logged and the
+  // task returns the MCPClient's status as it was.
   test.each([
-    [{ endpoint_url: null }, /has no endpointUrl\.$/],
-    [{ transport: 'stdio' }, /transport stdio is not supported\.$/],
-    [{ auth_type: 'bearer_token' }, /requires a credentials Secret for authType bearer_token\.$/],
-  ])('a misconfigured MCPClient (%o) is recorded as an error', async (cols, message) => {
-    const id = await mcpclient(cols);
-    await expect(refresh(id)).resolves.toBe('error');
-    expect((await row(id)).last_error).toMatch(message);
+    [{ endpoint_url: null }],
+    [{ transport: 'stdio' }],
+    [{ auth_type: 'bearer_token' }],
+  ])('a misconfigured MCPClient (%o) is left as it is, and its status returned', async (cols) => {
+    const id = await mcpclient();
+    await expect(refresh(id)).resolves.toBe('connected');
+    const keys = Object.keys(cols);
+    await t.db.execute(`UPDATE mcpclient_mcpclient SET ${keys.map((k) => `${k} = ?`).join(', ')} WHERE id = ?`, [...Object.values(cols), id]);
+    const before = await t.db.select('SELECT * FROM mcpclient_mcpclient WHERE id = ?', [id]);
+    await expect(refresh(id)).resolves.toBe('connected');
+    expect(await t.db.select('SELECT * FROM mcpclient_mcpclient WHERE id = ?', [id])).toEqual(before);
   });
 
-  test('a Secret the worker\'s key cannot decrypt is recorded, naming the Secret', async () => {
+  test('a Secret the worker\'s key cannot decrypt fails the task with SmarterValueError, naming the Secret, and changes nothing', async () => {
+    // Smarter's Secret.get_secret raises SmarterValueError, which the task does not catch.
     const secret = await insertSecret(t.db, profileId, fernetKey(), 'tok', 'other-key-secret');
     const id = await mcpclient({ auth_type: 'bearer_token', credentials_id: secret });
-    await expect(refresh(id)).resolves.toBe('error');
-    expect((await row(id)).last_error).toMatch(/Secret other-key-secret: Failed to decrypt the secret: invalid token/);
+    const before = await row(id);
+    await expect(refresh(id)).rejects.toMatchObject({ pyType: 'SmarterValueError', message: expect.stringMatching(/Secret other-key-secret: Failed to decrypt the secret: invalid token/) as unknown });
+    expect(await row(id)).toEqual(before);
+  });
+
+  test('the status is written as Smarter\'s .update() writes it: updated_at stays, last_error is cut to 2000 characters', async () => {
+    // smarter/smarter/apps/mcpclient/caching.py: record_connection and record_connection_failure (error[:2000]).
+    const id = await mcpclient();
+    await t.db.execute("UPDATE mcpclient_mcpclient SET updated_at = '2026-01-01 00:00:00' WHERE id = ?", [id]);
+    await refresh(id);
+    // The cut falls after the first astral character: a UTF-16 slice would split it in two.
+    const prefix = `MCPClient client${n} could not list its tools: `;
+    const detail = `${'x'.repeat(2000 - prefix.length - 1)}${'\u{1F329}'.repeat(5)}`;
+    const failing: SmarterDeps = { ...deps, cloud: { ...deps.cloud, mcp: { discover: (target) => Promise.reject(new McpConnectionError(target.url, 'list tools of', detail)) } } };
+    await expect(refresh(id, failing)).resolves.toBe('error');
+    const [r] = await t.db.select('SELECT status, last_error, updated_at FROM mcpclient_mcpclient WHERE id = ?', [id]);
+    expect(r?.updated_at).toBe('2026-01-01 00:00:00.000000');
+    expect(r?.last_error).toBe(`${prefix}${'x'.repeat(2000 - prefix.length - 1)}\u{1F329}`);
+    expect(Array.from(String(r?.last_error))).toHaveLength(2000);
   });
 
   test('Smarter\'s public-URL rule: http and loopback endpoints are refused unless allowed', async () => {

@@ -5,7 +5,7 @@
 import { Dec } from '../../tasks/db/decimal.js';
 import { sqlTime } from '../../tasks/account/budget-periods.js';
 import { aggregateCharges, rollUpLastMonth } from '../../tasks/account/aggregate-records.js';
-import { evaluateBudgets } from '../../tasks/account/budgets.js';
+import { evaluateBudgets, resourceLockMessage } from '../../tasks/account/budgets.js';
 import { type TestDatabase, createTestDatabase } from '../support/db.js';
 
 let t: TestDatabase;
@@ -96,12 +96,27 @@ describe('evaluate_budget_constraints', () => {
   let n = 0;
   async function budget(fields: Record<string, unknown>, locator: string, start = 'UTC_TIMESTAMP(6)'): Promise<{ budgetId: number; constraintId: number }> {
     n += 1;
-    const cols = { name: `budget_${n}`, message: '', ...fields };
+    // Every NOT NULL column, with Django's Python defaults: Smarter's table has no database defaults.
+    const cols = {
+      name: `budget_${n}`,
+      duration: 0,
+      periodic_limit: '0.00',
+      absolute_limit: '0.00',
+      action: 'block',
+      message: '',
+      period: 'month',
+      unit: 'cost',
+      warning_threshold: 80,
+      ...fields,
+    };
     const b = await t.db.execute(
       `INSERT INTO account_budget (${Object.keys(cols).join(', ')}, created_at, updated_at) VALUES (${Object.keys(cols).map(() => '?').join(', ')}, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
       Object.values(cols),
     );
-    const c = await t.db.execute(`INSERT INTO account_resourceconstraint (resource_locator, budget_id, start_date) VALUES (?, ?, ${start})`, [locator, b.insertId]);
+    const c = await t.db.execute(
+      `INSERT INTO account_resourceconstraint (resource_locator, budget_id, is_active, start_date, created_at, updated_at) VALUES (?, ?, 1, ${start}, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
+      [locator, b.insertId],
+    );
     return { budgetId: b.insertId, constraintId: c.insertId };
   }
   const locks = (locator: string) => t.db.select('SELECT expiration_date, reason FROM account_resourcelock WHERE resource_locator = ?', [locator]);
@@ -122,7 +137,9 @@ describe('evaluate_budget_constraints', () => {
     const now = new Date();
     expect(lock?.expiration_date).toBe(sqlTime(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1))));
     expect(lock?.reason).toContain('monthly limit of $1.00');
-    expect(lock?.reason).toContain('Your allowance is used up.');
+    // Smarter's ResourceLock.message shows the budget's message; the reason is the limit text alone.
+    expect(lock?.reason).not.toContain('Your allowance is used up.');
+    await expect(resourceLockMessage(t.db, 'u1')).resolves.toBe('Your allowance is used up.');
     expect((await constraint(constraintId))?.warned_at).toBe(warned);
 
     await expect(evaluateBudgets(t.db)).resolves.toBe(1);
@@ -131,7 +148,9 @@ describe('evaluate_budget_constraints', () => {
     await t.db.execute("UPDATE account_budget SET periodic_limit = '5.00' WHERE id = ?", [budgetId]);
     await expect(evaluateBudgets(t.db)).resolves.toBe(0);
     expect(await locks('u1')).toHaveLength(0);
-    expect((await constraint(constraintId))?.exceeded_at).toBeNull();
+    await expect(resourceLockMessage(t.db, 'u1')).resolves.toBeNull();
+    // Smarter sets exceeded_at when a limit is exceeded and never clears it.
+    expect((await constraint(constraintId))?.exceeded_at).not.toBeNull();
   });
 
   test('an absolute token limit locks with no expiry; charges before the start date do not count', async () => {
@@ -179,6 +198,85 @@ describe('evaluate_budget_constraints', () => {
     );
     await expect(evaluateBudgets(t.db)).resolves.toBe(0);
     expect(await locks('u6')).toHaveLength(0);
+  });
+
+  // The cases below follow Smarter's smarter/smarter/apps/account/models/budget.py (ResourceConstraint.evaluate,
+  // expires_at, evaluate_budgets) and charge.py (get_actuals), at a fixed `now`.
+  const at = (iso: string) => `'${iso}'`;
+
+  test('a budget\'s duration counts from the start of the period that holds its start date', async () => {
+    // Monthly, one month, attached on March 15: Smarter's budget ends on April 1, not April 15.
+    await budget({ period: 'month', duration: 1, periodic_limit: '1.00' }, 'd1', at('2026-03-15 12:00:00'));
+    await charge('d1', '2.00', 0, at('2026-04-01 08:00:00'));
+    await expect(evaluateBudgets(t.db, { now: new Date('2026-04-02T10:00:00Z') })).resolves.toBe(0);
+    expect(await locks('d1')).toHaveLength(0);
+    // Before April 1 it applies, and its lock ends when the budget does.
+    await charge('d1', '2.00', 0, at('2026-03-20 08:00:00'));
+    await expect(evaluateBudgets(t.db, { locator: 'd1', now: new Date('2026-03-31T10:00:00Z') })).resolves.toBe(1);
+    expect((await locks('d1'))[0]?.expiration_date).toBe('2026-04-01 00:00:00.000000');
+  });
+
+  test('the lock reason is Smarter\'s text, word for word, without the budget\'s message', async () => {
+    await budget({ name: 'student_monthly', periodic_limit: '10.00', message: 'Ask your teacher for more.' }, 'w1', at('2026-11-02 09:00:00'));
+    await charge('w1', '6.25', 0, at('2026-11-10 09:00:00'));
+    await charge('w1', '4.255', 0, at('2026-11-12 09:00:00'));
+    await evaluateBudgets(t.db, { now: new Date('2026-11-20T10:00:00Z') });
+    expect((await locks('w1'))[0]?.reason).toBe(
+      'Budget student_monthly: the monthly limit of $10.00 has been reached ($10.50 this month). It renews at 2026-12-01 00:00 UTC.',
+    );
+    await expect(resourceLockMessage(t.db, 'w1', new Date('2026-11-20T10:00:00Z'))).resolves.toBe('Ask your teacher for more.');
+
+    await budget({ name: 'daily_allowance', period: 'day', periodic_limit: '1234.00' }, 'w2', at('2026-11-20 01:00:00'));
+    await charge('w2', '1500', 0, at('2026-11-20 02:00:00'));
+    await evaluateBudgets(t.db, { now: new Date('2026-11-20T10:00:00Z') });
+    expect((await locks('w2'))[0]?.reason).toBe(
+      'Budget daily_allowance: the dayly limit of $1,234.00 has been reached ($1,500.00 this day). It renews at 2026-11-21 00:00 UTC.',
+    );
+    await expect(resourceLockMessage(t.db, 'w2', new Date('2026-11-20T10:00:00Z'))).resolves.toBe((await locks('w2'))[0]?.reason);
+
+    await budget({ name: 'project_tokens', unit: 'tokens', absolute_limit: '1000.75', periodic_limit: '10' }, 'w3', at('2026-08-22 23:30:00'));
+    await charge('w3', '0', 1100, at('2026-11-19 09:00:00'));
+    await evaluateBudgets(t.db, { now: new Date('2026-11-20T10:00:00Z') });
+    expect((await locks('w3'))[0]?.reason).toBe('Budget project_tokens: the limit of 1,000 tokens has been reached (1,100 tokens since 2026-08-22).');
+  });
+
+  test('the absolute actuals include the aggregated hour that holds the start date', async () => {
+    await budget({ absolute_limit: '1.00' }, 'h1', at('2026-11-20 09:30:00'));
+    await t.db.execute(
+      `INSERT INTO account_aggregatedcharges (year, month, day, hour, resource_locator, charge_type, records, prompt_tokens, completion_tokens, total_tokens, total_cost)
+       VALUES (2026, 11, 20, 9, 'h1', 'completion', 3, 0, 0, 0, '1.00000')`,
+    );
+    await expect(evaluateBudgets(t.db, { now: new Date('2026-11-20T10:15:00Z') })).resolves.toBe(1);
+  });
+
+  test('exceeded_at is set when a lock is made and by a warn-only budget once a period, and never cleared', async () => {
+    const { budgetId, constraintId } = await budget({ period: 'day', periodic_limit: '1.00', action: 'warn' }, 'x1', at('2026-11-18 00:00:00'));
+    await charge('x1', '2.00', 0, at('2026-11-18 08:00:00'));
+    await evaluateBudgets(t.db, { now: new Date('2026-11-18T09:00:00Z') });
+    expect((await constraint(constraintId))?.exceeded_at).toBe('2026-11-18 09:00:00.000000');
+    await evaluateBudgets(t.db, { now: new Date('2026-11-18T10:00:00Z') });
+    expect((await constraint(constraintId))?.exceeded_at).toBe('2026-11-18 09:00:00.000000');
+    await charge('x1', '2.00', 0, at('2026-11-19 08:00:00'));
+    await evaluateBudgets(t.db, { now: new Date('2026-11-19T09:00:00Z') });
+    expect((await constraint(constraintId))?.exceeded_at).toBe('2026-11-19 09:00:00.000000');
+    // Under the limit: left as it is, as is the constraint's updated_at (Smarter writes it with .update()).
+    await t.db.execute("UPDATE account_budget SET periodic_limit = '50.00' WHERE id = ?", [budgetId]);
+    await t.db.execute("UPDATE account_resourceconstraint SET updated_at = '2026-01-01 00:00:00' WHERE id = ?", [constraintId]);
+    await evaluateBudgets(t.db, { now: new Date('2026-11-19T10:00:00Z') });
+    const [row] = await t.db.select('SELECT exceeded_at, updated_at FROM account_resourceconstraint WHERE id = ?', [constraintId]);
+    expect(row).toEqual({ exceeded_at: '2026-11-19 09:00:00.000000', updated_at: '2026-01-01 00:00:00.000000' });
+  });
+
+  test('a threshold of 0 never warns; evaluate_budget_constraints returns the number of locking constraints', async () => {
+    const { constraintId } = await budget({ periodic_limit: '100.00', warning_threshold: 0 }, 'r1', at('2026-11-01 00:00:00'));
+    await charge('r1', '99.00', 0, at('2026-11-10 00:00:00'));
+    await evaluateBudgets(t.db, { now: new Date('2026-11-20T10:00:00Z') });
+    expect((await constraint(constraintId))?.warned_at).toBeNull();
+    // One resource locked by two budgets: Smarter counts the constraints, 2.
+    await budget({ periodic_limit: '1.00' }, 'r2', at('2026-11-01 00:00:00'));
+    await budget({ absolute_limit: '1.00' }, 'r2', at('2026-11-01 00:00:00'));
+    await charge('r2', '5.00', 0, at('2026-11-10 00:00:00'));
+    await expect(evaluateBudgets(t.db, { now: new Date('2026-11-20T10:00:00Z') })).resolves.toBe(2);
   });
 
   test('an inactive constraint releases its lock; evaluating concurrently gives one lock, not two', async () => {

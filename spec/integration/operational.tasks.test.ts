@@ -147,6 +147,7 @@ describe('create_charge', () => {
     ]);
   });
 
+  // Smarter's LLMPrices.cost_of (smarter/smarter/apps/account/models/llm_prices.py) and its test_llm_prices_cost_of.
   test('without total_cost, tokens are priced per million from account_llmprices; provider case does not matter; no price costs nothing', async () => {
     await t.db.execute("INSERT INTO account_llmprices (charge_type, provider, model, price) VALUES ('completion', 'openai', 'gpt-test', '2.5')");
     await call(task(name), deps, [], { ...base, total_tokens: 200000, resource_locator: 'charge-priced', provider: 'OpenAI', model: 'gpt-test' });

@@ -1,8 +1,6 @@
 /** Billing periods of Smarter's budgets, in UTC: hour, day, week (from Monday) and month. Pure, for tests. */
 export type BudgetPeriod = 'hour' | 'day' | 'week' | 'month';
 
-export const PERIOD_ADJECTIVE: Record<BudgetPeriod, string> = { hour: 'hourly', day: 'daily', week: 'weekly', month: 'monthly' };
-
 export function isPeriod(v: string): v is BudgetPeriod {
   return v === 'hour' || v === 'day' || v === 'week' || v === 'month';
 }
@@ -40,6 +38,19 @@ export function addPeriods(period: BudgetPeriod, when: Date, n: number): Date {
       return new Date(Date.UTC(y, m, Math.min(when.getUTCDate(), last), when.getUTCHours(), when.getUTCMinutes(), when.getUTCSeconds(), when.getUTCMilliseconds()));
     }
   }
+}
+
+/**
+ * `ResourceConstraint.expires_at`: a budget's `duration` counts whole periods from the start of the period that
+ * holds its start date, so a monthly budget attached on the 15th for one month ends on the 1st. Null: no end.
+ */
+export function budgetExpiresAt(period: BudgetPeriod, startDate: Date, duration: number): Date | null {
+  return duration > 0 ? addPeriods(period, periodStart(period, startDate), duration) : null;
+}
+
+/** `charge.py`'s `_hour_key`: an aggregated charge's year, month, day and hour as one sortable number (UTC). */
+export function hourKey(when: Date): number {
+  return when.getUTCFullYear() * 1_000_000 + (when.getUTCMonth() + 1) * 10_000 + when.getUTCDate() * 100 + when.getUTCHours();
 }
 
 /** MariaDB DATETIME(6) text in UTC, as Django writes it. */

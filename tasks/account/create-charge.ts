@@ -38,7 +38,11 @@ const params = z.object({
   model: z.string().nullish(),
 });
 
-/** `LLMPrices.cost_of`: price per million tokens × tokens, exact. */
+/**
+ * `LLMPrices.cost_of` (`account/models/llm_prices.py`): price per million tokens × tokens, exact here and rounded
+ * half-even to the column's 8 places on insert, as Smarter's `quantize(Decimal("0.00000001"))` rounds it. The
+ * provider is matched without regard to case (`provider__iexact`), the model as the column's collation compares it.
+ */
 export async function costOf(db: Queryable, chargeType: string, provider: string | null | undefined, model: string | null | undefined, totalTokens: number): Promise<Dec> {
   if (!provider || !model) return Dec.zero();
   const rows = await db.select('SELECT price FROM account_llmprices WHERE charge_type = ? AND LOWER(provider) = LOWER(?) AND model = ? LIMIT 1', [chargeType, provider, model]);

@@ -1,4 +1,7 @@
-/** `evaluate_budget_constraints()`: hourly; see budgets.ts. Returns the number of locked resources. */
+/**
+ * `evaluate_budget_constraints()`: hourly; see budgets.ts. Returns what Smarter's `evaluate_budgets()` returns:
+ * the number of constraints that lock their resource (Smarter's docstring says "locked resources").
+ */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
@@ -12,7 +15,7 @@ export const evaluateBudgetConstraints = (env: TaskEnv) =>
     params: z.strictObject({}),
     async run(_p, ctx) {
       const locked = await evaluateBudgets(ctx.deps.db);
-      ctx.logger.info('evaluate_budget_constraints', { locked_resources: locked });
+      ctx.logger.info('evaluate_budget_constraints', { locking_constraints: locked });
       return locked;
     },
   });

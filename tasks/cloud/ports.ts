@@ -18,6 +18,7 @@ import type { AutoScalingGroups } from './autoscaling-port.js';
 import type { ManagedNodeGroups } from './eks-port.js';
 import type { LlmProviders } from './llm-port.js';
 import type { McpServers } from './mcp-port.js';
+import type { InfrastructureLedger } from '../infrastructure/ledger.js';
 
 export type RecordType = 'A' | 'AAAA' | 'CNAME' | 'NS' | 'TXT' | 'MX';
 
@@ -134,6 +135,8 @@ export interface CloudDeps {
   autoscaling: AutoScalingGroups;
   mcp: McpServers;
   llm: LlmProviders;
+  /** Where zones, records and certificates created or destroyed are recorded, as Smarter's signal receivers record them; absent, nothing is. */
+  ledger?: InfrastructureLedger;
 }
 
 export type CloudService = 'route53' | 'acm' | 'eks' | 'autoscaling' | 'kubernetes' | 'dns' | 'smtp' | 'vectordb' | 'pinecone' | 'embeddings';

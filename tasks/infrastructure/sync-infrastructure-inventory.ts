@@ -9,15 +9,13 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { KubeObject } from '../cloud/ports.js';
-import { NOW } from '../db/django.js';
+import type { Queryable } from '../db/database.js';
 import type { InfraDeps } from '../llmclient/env.js';
 import type { LlmhostEnv } from '../llmhost/env.js';
+import { InfrastructureLedger } from './ledger.js';
+import { activeRows, setResourceId } from './rows.js';
 
 export const SYNC_INVENTORY_TASK = 'smarter.apps.infrastructure.tasks.sync_infrastructure_inventory';
-
-/** The provider and service names the Kubernetes service's resource signals carry into the ledger. */
-const PROVIDER = 'aws';
-const SERVICE = 'kubernetes';
 
 export interface Discovered {
   name: string;
@@ -94,28 +92,29 @@ async function discover(deps: InfraDeps, env: LlmhostEnv, warn: (m: string) => v
   return out;
 }
 
-async function reconcile(deps: InfraDeps, type: string, resources: Discovered[]): Promise<{ found: number; created: number; destroyed: number }> {
+/**
+ * Smarter's `reconcile`: what the ledger does not know is recorded created, an active row whose resource is gone
+ * is recorded destroyed (through the Kubernetes service's resource signals, so with its provider's name), and an
+ * active row whose resource now has an id gets it.
+ */
+async function reconcile(db: Queryable, ledger: InfrastructureLedger, type: string, resources: Discovered[]): Promise<{ found: number; created: number; destroyed: number }> {
   const found = new Map(resources.map((r) => [r.name, r]));
-  const rows = await deps.db.select("SELECT id, resource_name, resource_id FROM infrastructure_infrastructureresource WHERE provider = ? AND resource_type = ? AND status = 'active'", [PROVIDER, type]);
-  const active = new Map(rows.map((r) => [String(r.resource_name), r]));
+  const active = new Map((await activeRows(db, ledger.provider, type)).map((r) => [r.name, r]));
   let created = 0;
   let destroyed = 0;
   for (const [name, r] of found) {
     const row = active.get(name);
     if (!row) {
-      await deps.db.execute(
-        `INSERT INTO infrastructure_infrastructureresource (created_at, updated_at, provider, service, resource_type, resource_name, resource_id, billable, status) VALUES (${NOW}, ${NOW}, ?, ?, ?, ?, ?, ?, 'active')`,
-        [PROVIDER, SERVICE, type, name, r.id, r.billable ? 1 : 0],
-      );
+      await ledger.created({ service: 'kubernetes', type, name, id: r.id, billable: r.billable });
       created++;
-    } else if (r.id && String(row.resource_id) !== r.id) {
+    } else if (r.id && row.resourceId !== r.id) {
       // e.g. an Ingress recorded by name, which now has its load balancer.
-      await deps.db.execute(`UPDATE infrastructure_infrastructureresource SET resource_id = ?, updated_at = ${NOW} WHERE id = ?`, [r.id, row.id]);
+      await setResourceId(db, row.id, r.id);
     }
   }
   for (const [name, row] of active) {
     if (found.has(name)) continue;
-    await deps.db.execute(`UPDATE infrastructure_infrastructureresource SET status = 'destroyed', destroyed_at = ${NOW}, updated_at = ${NOW} WHERE id = ?`, [row.id]);
+    await ledger.destroyed({ service: 'kubernetes', type, name, id: row.resourceId, billable: row.billable });
     destroyed++;
   }
   return { found: found.size, created, destroyed };
@@ -128,8 +127,9 @@ export const syncInfrastructureInventory = (env: LlmhostEnv) =>
     params: z.strictObject({}),
     async run(_p, ctx) {
       const out: Record<string, { found: number; created: number; destroyed: number }> = {};
+      const ledger = new InfrastructureLedger(ctx.deps.db, ctx.logger);
       for (const [type, resources] of await discover(ctx.deps, env, (m) => ctx.logger.warn(`sync_infrastructure_inventory() ${m}`))) {
-        out[type] = await reconcile(ctx.deps, type, resources);
+        out[type] = await reconcile(ctx.deps.db, ledger, type, resources);
       }
       ctx.logger.info('sync_infrastructure_inventory()', { result: out });
       return out;

@@ -7,8 +7,10 @@ import type { Certificate, CloudDeps } from '../cloud/ports.js';
 
 export async function ensureCertificate(cloud: CloudDeps, zoneId: string, domain: string, ttl: number): Promise<Certificate> {
   const cert = (await cloud.acm.find(domain)) ?? (await cloud.acm.request(domain));
+  await cloud.ledger?.certificateCreated(cert);
   if (cert.status === 'PENDING_VALIDATION') {
     for (const r of cert.validationRecords) await cloud.route53.upsertRecord(zoneId, { ...r, ttl: r.ttl || ttl });
+    for (const r of cert.validationRecords) await cloud.ledger?.recordCreated(zoneId, r.name, r.type);
   }
   return cert;
 }

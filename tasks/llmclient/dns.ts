@@ -36,6 +36,7 @@ export async function copyApiARecord(
     ? { name: o.hostname, type: 'A', ttl: o.ttl, values: [], alias: source.alias }
     : { name: o.hostname, type: 'A', ttl: o.ttl, values: source.values };
   await cloud.route53.upsertRecord(zoneId, record);
+  await cloud.ledger?.recordCreated(zoneId, o.hostname, 'A');
   return { zoneId, created: true };
 }
 

@@ -33,6 +33,7 @@ export const registerCustomDomain = (env: InfraEnv) =>
         throw new LLMClientCustomDomainExists(`register_custom_domain: Account ${account.accountNumber} attempted to register ${domain} but it is already registered to another account`);
       }
       const zone = await cloud.route53.getOrCreateZone(domain);
+      await cloud.ledger?.zoneCreated(zone);
       const id = await upsertCustomDomain(db, profileId, domain, zone.id);
       await setDomainStatus(db, id, DOMAIN.VERIFYING, `Registered. Delegate ${domain} to these name servers: ${zone.nameServers.join(', ')}`);
       const cert = await ensureCertificate(cloud, zone.id, domain, env.settings.defaultTtl);

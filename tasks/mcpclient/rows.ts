@@ -13,6 +13,7 @@ export const AUTH = { NONE: 'none', API_KEY: 'api_key', OAUTH2: 'oauth2', BEARER
 export interface McpClientRow {
   id: number;
   name: string;
+  status: string;
   transport: string | null;
   endpointUrl: string | null;
   authType: string;
@@ -34,7 +35,7 @@ function json(v: unknown): unknown {
 
 export async function loadMcpClient(db: Queryable, id: number): Promise<McpClientRow | null> {
   const [r] = await db.select(
-    'SELECT id, name, transport, endpoint_url, auth_type, credentials_id, api_key_header, headers, timeout, allowed_tools FROM mcpclient_mcpclient WHERE id = ?',
+    'SELECT id, name, status, transport, endpoint_url, auth_type, credentials_id, api_key_header, headers, timeout, allowed_tools FROM mcpclient_mcpclient WHERE id = ?',
     [id],
   );
   if (!r) return null;
@@ -43,6 +44,7 @@ export async function loadMcpClient(db: Queryable, id: number): Promise<McpClien
   return {
     id: Number(r.id),
     name: String(r.name),
+    status: String(r.status ?? MCP_STATUS.UNCONFIGURED),
     transport: r.transport === null ? null : String(r.transport),
     endpointUrl: r.endpoint_url === null || r.endpoint_url === '' ? null : String(r.endpoint_url),
     authType: String(r.auth_type ?? AUTH.NONE),
@@ -77,17 +79,29 @@ export function globMatch(value: string, pattern: string): boolean {
 
 export const isToolAllowed = (row: McpClientRow, tool: string) => row.allowedTools.length === 0 || row.allowedTools.some((p) => globMatch(tool, p));
 
+/** Python's `text[:n]`: the first `n` code points (a JS slice counts UTF-16 units and could split a pair). */
+export function pyPrefix(text: string, n: number): string {
+  return text.length <= n ? text : Array.from(text).slice(0, n).join('');
+}
+
+/** Python's `(value or "")[:n] or None`. */
+const cut = (value: string | null, n: number) => (value ? pyPrefix(value, n) : null);
+
+/*
+ * Both writes are Smarter's queryset `.update()` (`mcpclient/caching.py` `record_connection` and
+ * `record_connection_failure`): a status change, not a configuration change, so `updated_at` stays as it is.
+ */
 export async function recordConnected(db: Queryable, row: McpClientRow, catalog: McpCatalog): Promise<void> {
   const offered = catalog.tools.map((t) => t.name).filter((n) => isToolAllowed(row, n));
   await db.execute(
     `UPDATE mcpclient_mcpclient
         SET status = ?, protocol_version = ?, server_name = ?, server_version = ?, tools = ?, last_error = NULL,
-            last_connected_at = ${NOW}, updated_at = ${NOW}
+            last_connected_at = ${NOW}
       WHERE id = ?`,
-    [MCP_STATUS.CONNECTED, catalog.protocolVersion?.slice(0, 16) ?? null, catalog.serverName?.slice(0, 255) ?? null, catalog.serverVersion?.slice(0, 64) ?? null, djangoJson(offered), row.id],
+    [MCP_STATUS.CONNECTED, cut(catalog.protocolVersion, 16), cut(catalog.serverName, 255), cut(catalog.serverVersion, 64), djangoJson(offered), row.id],
   );
 }
 
 export async function recordError(db: Queryable, id: number, message: string): Promise<void> {
-  await db.execute(`UPDATE mcpclient_mcpclient SET status = ?, last_error = ?, updated_at = ${NOW} WHERE id = ?`, [MCP_STATUS.ERROR, message, id]);
+  await db.execute('UPDATE mcpclient_mcpclient SET status = ?, last_error = ? WHERE id = ?', [MCP_STATUS.ERROR, pyPrefix(message, 2000), id]);
 }

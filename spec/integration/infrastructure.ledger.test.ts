@@ -1,0 +1,167 @@
+/**
+ * The ledger of cloud resources (`infrastructure_infrastructureresource`) on a real MariaDB: the rows Smarter's
+ * signal receivers write (smarter/smarter/apps/infrastructure/receivers.py, models.py and tests/test_signals.py)
+ * and the moments its DNS and certificate services signal them (services/dns.py, services/certificates.py), as
+ * register_custom_domain and deploy_default_api reach them here.
+ */
+import { InfrastructureLedger, LEDGER_PROVIDER } from '../../tasks/infrastructure/ledger.js';
+import { type InfraDeps, infraEnv } from '../../tasks/llmclient/env.js';
+import { llmclientTasks } from '../../tasks/llmclient/index.js';
+import { TASK } from '../../tasks/llmclient/names.js';
+import { INFRASTRUCTURE_DEFAULTS } from '../../tasks/llmclient/settings.js';
+import { taskEnv } from '../../tasks/index.js';
+import { CheckRunner } from '../support/check-runner.js';
+import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
+import { FakeCloud } from '../support/fake-cloud.js';
+import { recordingLogger } from '../support/logs.js';
+
+const API = 'alpha.api.example.com';
+const env = infraEnv(
+  taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true }),
+  { ...INFRASTRUCTURE_DEFAULTS, environment: 'alpha', rootDomain: 'example.com' },
+);
+
+let t: TestDatabase;
+let ids: Awaited<ReturnType<typeof seed>>;
+let cloud: FakeCloud;
+let ledger: InfrastructureLedger;
+let runner: CheckRunner<InfraDeps>;
+const logs = recordingLogger();
+
+beforeAll(async () => {
+  t = await createTestDatabase('ledger');
+});
+afterAll(async () => t.drop());
+
+beforeEach(async () => {
+  await t.db.execute('DELETE FROM infrastructure_infrastructureresource');
+  ids = await seed(t.db);
+  cloud = new FakeCloud();
+  const apiZone = cloud.addZone(API);
+  cloud.setRecord(apiZone.id, { name: API, type: 'A', ttl: 300, values: ['192.0.2.10'] });
+  ledger = new InfrastructureLedger(t.db, logs);
+  runner = new CheckRunner(llmclientTasks(env), { db: t.db, cloud: { ...cloud.deps, ledger } });
+});
+
+const rows = async () =>
+  (await t.db.select('SELECT provider, service, resource_type, resource_name, resource_id, billable, status, destroyed_at FROM infrastructure_infrastructureresource ORDER BY id')).map((r) => ({
+    provider: String(r.provider),
+    service: String(r.service),
+    resource_type: String(r.resource_type),
+    resource_name: String(r.resource_name),
+    resource_id: String(r.resource_id),
+    billable: Number(r.billable),
+    status: String(r.status),
+    destroyed_at: r.destroyed_at,
+  }));
+
+describe('the moments the DNS and certificate services signal', () => {
+  const domain = () => `bots${ids.accountId}.example.net`;
+
+  test('register_custom_domain records its billable hosted zone, its certificate and its validation record, once', async () => {
+    runner.send(TASK.registerCustomDomain, { account_id: ids.accountId, domain_name: domain() });
+    expect((await runner.runOne(runner.pending.shift()!))?.result).toBe(true);
+    const zone = [...cloud.zones.values()].find((z) => z.name === domain())!;
+    const cert = cloud.certificates.find((c) => c.domain === domain())!;
+    const validation = cert.validationRecords[0]!;
+    const expected = [
+      { provider: 'aws', service: 'dns', resource_type: 'dns.zone', resource_name: domain(), resource_id: zone.id, billable: 1, status: 'active', destroyed_at: null },
+      { provider: 'aws', service: 'certificates', resource_type: 'certificate', resource_name: domain(), resource_id: cert.arn, billable: 0, status: 'active', destroyed_at: null },
+      {
+        provider: 'aws',
+        service: 'dns',
+        resource_type: 'dns.record',
+        resource_name: `${validation.name.replace(/\.$/, '').toLowerCase()} CNAME`,
+        resource_id: zone.id,
+        billable: 0,
+        status: 'active',
+        destroyed_at: null,
+      },
+    ];
+    expect(await rows()).toEqual(expected);
+
+    // Registered again (the zone and certificate exist, the validation record already points there): no new row.
+    runner.pending.length = 0;
+    runner.send(TASK.registerCustomDomain, { account_id: ids.accountId, domain_name: domain() });
+    await runner.runOne(runner.pending.shift()!);
+    expect(await rows()).toEqual(expected);
+  });
+
+  test('deploy_default_api records the A record it writes for the LLMClient\'s host, in the API domain\'s zone', async () => {
+    runner.send(TASK.deployDefaultApi, { llmclient_id: ids.llmclientId });
+    await runner.runOne(runner.pending.shift()!);
+    const apiZone = [...cloud.zones.values()].find((z) => z.name === API)!;
+    const records = (await rows()).filter((r) => r.resource_type === 'dns.record');
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ provider: LEDGER_PROVIDER, service: 'dns', resource_id: apiZone.id, billable: 0, status: 'active' });
+    const name = String(records[0]?.resource_name);
+    expect(name.endsWith(`.${API} A`)).toBe(true);
+    expect(cloud.record(apiZone.id, name.slice(0, -' A'.length), 'A')).toMatchObject({ values: ['192.0.2.10'] });
+  });
+});
+
+describe('the receivers\' rows (InfrastructureResource.record_created / record_destroyed)', () => {
+  const zone = { id: 'Z1LEDGER', name: 'Ledger.Example.com.' };
+
+  test('created, created again (one row), destroyed, re-created (a new row)', async () => {
+    await ledger.zoneCreated(zone);
+    await ledger.zoneCreated(zone);
+    expect(await rows()).toEqual([
+      { provider: 'aws', service: 'dns', resource_type: 'dns.zone', resource_name: 'ledger.example.com', resource_id: 'Z1LEDGER', billable: 1, status: 'active', destroyed_at: null },
+    ]);
+    await ledger.zoneDestroyed(zone);
+    const [destroyed] = await rows();
+    expect(destroyed).toMatchObject({ status: 'destroyed' });
+    expect(destroyed?.destroyed_at).not.toBeNull();
+    await ledger.zoneCreated({ ...zone, id: 'Z2LEDGER' });
+    expect((await rows()).map((r) => [r.resource_id, r.status])).toEqual([
+      ['Z1LEDGER', 'destroyed'],
+      ['Z2LEDGER', 'active'],
+    ]);
+  });
+
+  test('a resource the ledger does not know is recorded destroyed; no id is stored as \'\', as Smarter\'s model stores it', async () => {
+    await ledger.destroyed({ service: 'dns', type: 'dns.record', name: 'old.ledger.example.com A', id: null, billable: false });
+    expect(await rows()).toEqual([
+      expect.objectContaining({ resource_type: 'dns.record', resource_name: 'old.ledger.example.com A', resource_id: '', billable: 0, status: 'destroyed' }),
+    ]);
+    expect((await rows())[0]?.destroyed_at).not.toBeNull();
+  });
+
+  test('a record is named "<name> <TYPE>" with its zone\'s id; a certificate by its domain with its ARN', async () => {
+    await ledger.recordCreated('Z9', 'WWW.Ledger.Example.com.', 'cname');
+    await ledger.certificateCreated({ arn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc', domain: 'ledger.example.com' });
+    await ledger.recordDestroyed('Z9', 'www.ledger.example.com', 'CNAME');
+    expect((await rows()).map((r) => [r.service, r.resource_type, r.resource_name, r.resource_id, r.status])).toEqual([
+      ['dns', 'dns.record', 'www.ledger.example.com CNAME', 'Z9', 'destroyed'],
+      ['certificates', 'certificate', 'ledger.example.com', 'arn:aws:acm:us-east-1:123456789012:certificate/abc', 'active'],
+    ]);
+  });
+
+  test('the Kubernetes service\'s rows (services/kubernetes.py): billable kinds applied, any kind deleted, by name', async () => {
+    const pvc = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'model-cache' } };
+    await ledger.kubernetesApplied([
+      pvc,
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'lb' }, spec: { type: 'LoadBalancer' } },
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'internal' }, spec: { type: 'ClusterIP' } },
+      { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db' }, spec: { volumeClaimTemplates: [{}] } },
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'engine' } },
+    ]);
+    await ledger.kubernetesDeleted('PersistentVolumeClaim', 'model-cache');
+    await ledger.kubernetesDeleted('Ingress', 'bot.example.com');
+    expect((await rows()).map((r) => [r.service, r.resource_type, r.resource_name, r.resource_id, r.billable, r.status])).toEqual([
+      ['kubernetes', 'kubernetes.persistentvolumeclaim', 'model-cache', 'model-cache', 1, 'destroyed'],
+      ['kubernetes', 'kubernetes.service', 'lb', 'lb', 1, 'active'],
+      ['kubernetes', 'kubernetes.statefulset', 'db', 'db', 1, 'active'],
+      ['kubernetes', 'kubernetes.ingress', 'bot.example.com', 'bot.example.com', 0, 'destroyed'],
+    ]);
+  });
+
+  test('a ledger that cannot be written is logged and never fails the operation', async () => {
+    const failing = new InfrastructureLedger({ select: () => Promise.reject(new Error('database down')), execute: () => Promise.reject(new Error('database down')) }, logs);
+    logs.lines.length = 0;
+    await expect(failing.zoneCreated(zone)).resolves.toBeUndefined();
+    await expect(failing.zoneDestroyed(zone)).resolves.toBeUndefined();
+    expect(logs.lines.filter((l) => l.level === 'error').map((l) => l.meta.error)).toEqual(['Error: database down', 'Error: database down']);
+  });
+});
