@@ -101,7 +101,10 @@ describe('evaluate_budget_constraints', () => {
       `INSERT INTO account_budget (${Object.keys(cols).join(', ')}, created_at, updated_at) VALUES (${Object.keys(cols).map(() => '?').join(', ')}, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
       Object.values(cols),
     );
-    const c = await t.db.execute(`INSERT INTO account_resourceconstraint (resource_locator, budget_id, start_date) VALUES (?, ?, ${start})`, [locator, b.insertId]);
+    const c = await t.db.execute(
+      `INSERT INTO account_resourceconstraint (resource_locator, budget_id, is_active, start_date, created_at, updated_at) VALUES (?, ?, 1, ${start}, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
+      [locator, b.insertId],
+    );
     return { budgetId: b.insertId, constraintId: c.insertId };
   }
   const locks = (locator: string) => t.db.select('SELECT expiration_date, reason FROM account_resourcelock WHERE resource_locator = ?', [locator]);

@@ -14,6 +14,7 @@ import { smarterTasks } from '../../tasks/index.js';
 import { chunkId } from '../../tasks/vectorstore/chunk-ids.js';
 import { AMQP_URL, REDIS_URL, uniqueName, waitFor } from '../support/amqp.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
+import { insertRow } from '../support/django-rows.js';
 import { type EmbeddingsStandIn, startEmbeddingsStandIn } from '../support/embeddings-standin.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { type Harness, startWorker } from '../support/harness.js';
@@ -36,8 +37,8 @@ async function python(mode: string, id = 0): Promise<{ id: string; result?: unkn
 
 async function documentRow(content: string, status = 'pending', minutesAgo = 0): Promise<number> {
   const res = await t.db.execute(
-    `INSERT INTO vectorstore_vectorstoredocument (vectorstore_id, name, source, content, sha256, metadata, status, created_at, updated_at)
-     VALUES (?, 'manual.pdf', 'upload', ?, SHA2(?, 256), '{}', ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) - INTERVAL ? MINUTE)`,
+    `INSERT INTO vectorstore_vectorstoredocument (vectorstore_id, name, source, content_type, content, sha256, size_bytes, metadata, status, status_message, chunk_count, created_at, updated_at)
+     VALUES (?, 'manual.pdf', 'upload', '', ?, SHA2(?, 256), 0, '{}', ?, '', 0, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) - INTERVAL ? MINUTE)`,
     [vectorstoreId, content, `${content}${Math.random()}`, status, minutesAgo],
   );
   return res.insertId;
@@ -50,12 +51,19 @@ beforeAll(async () => {
   qdrant = await startQdrantStandIn({ apiKey: 'qk' });
   api = await startEmbeddingsStandIn({ apiKey: 'sk-interop', dimension: 6 });
   const { profileId } = await seed(t.db);
-  const res = await t.db.execute(
-    `INSERT INTO vectorstore_vectorstoremeta (name, user_profile_id, spec, backend, hosting, dimension, embeddings_provider_id, embeddings_model, status, index_name, endpoint_url, stats, deployed_at, created_at, updated_at)
-     VALUES ('handbook', ?, '{"embeddings": {"chunkSize": 40, "chunkOverlap": 8}}', 'qdrant', 'managed', 6, 1, 'text-embedding-3-small', 'ready', 'handbook-3141', ?, '{}', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
-    [profileId, qdrant.url],
-  );
-  vectorstoreId = res.insertId;
+  vectorstoreId = await insertRow(t.db, 'vectorstore_vectorstoremeta', {
+    name: 'handbook',
+    user_profile_id: profileId,
+    spec: '{"embeddings": {"chunkSize": 40, "chunkOverlap": 8}}',
+    backend: 'qdrant',
+    dimension: 6,
+    embeddings_provider_id: 1,
+    embeddings_model: 'text-embedding-3-small',
+    status: 'ready',
+    index_name: 'handbook-3141',
+    endpoint_url: qdrant.url,
+    deployed_at: new Date().toISOString().replace('T', ' ').replace('Z', ''),
+  });
   qdrant.collections.set('handbook-3141', { size: 6, distance: 'Cosine', points: new Map(), snapshots: [], payloadSchema: {} });
   const settings = { operationalQueue: uniqueName('op'), infrastructureQueue: uniqueName('infra'), maxRetries: 3, retryBackoff: true };
   const deps: SmarterDeps = {

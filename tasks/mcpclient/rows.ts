@@ -77,17 +77,23 @@ export function globMatch(value: string, pattern: string): boolean {
 
 export const isToolAllowed = (row: McpClientRow, tool: string) => row.allowedTools.length === 0 || row.allowedTools.some((p) => globMatch(tool, p));
 
+/**
+ * Smarter records a connection with a queryset `.update()`, which leaves `updated_at` as it is, and keeps the
+ * first 2,000 characters of a failure's message.
+ */
+const LAST_ERROR_CHARS = 2000;
+
 export async function recordConnected(db: Queryable, row: McpClientRow, catalog: McpCatalog): Promise<void> {
   const offered = catalog.tools.map((t) => t.name).filter((n) => isToolAllowed(row, n));
   await db.execute(
     `UPDATE mcpclient_mcpclient
         SET status = ?, protocol_version = ?, server_name = ?, server_version = ?, tools = ?, last_error = NULL,
-            last_connected_at = ${NOW}, updated_at = ${NOW}
+            last_connected_at = ${NOW}
       WHERE id = ?`,
     [MCP_STATUS.CONNECTED, catalog.protocolVersion?.slice(0, 16) ?? null, catalog.serverName?.slice(0, 255) ?? null, catalog.serverVersion?.slice(0, 64) ?? null, djangoJson(offered), row.id],
   );
 }
 
 export async function recordError(db: Queryable, id: number, message: string): Promise<void> {
-  await db.execute(`UPDATE mcpclient_mcpclient SET status = ?, last_error = ?, updated_at = ${NOW} WHERE id = ?`, [MCP_STATUS.ERROR, message, id]);
+  await db.execute('UPDATE mcpclient_mcpclient SET status = ?, last_error = ? WHERE id = ?', [MCP_STATUS.ERROR, [...message].slice(0, LAST_ERROR_CHARS).join(''), id]);
 }
