@@ -318,10 +318,10 @@ CREATE TABLE guardrail_guardrailevent (
   KEY (created_at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
--- vectorstore: Smarter's vectorstore migration for these models was not found in the reference index; the columns
+-- vectorstore: Smarter's vectorstore migration for these models could not be read; the columns
 -- are those of its models (models/vectorstore_meta.py, document.py @b904c24, snapshot.py @f38edd0). VectorstoreMeta
 -- is a MetaDataWithOwnershipModel. Its foreign keys to ApiConnection and Provider are the *_id columns Django
--- writes, without the FOREIGN KEY, since those apps' tables are not part of this schema; so is its Secret's.
+-- writes, without the FOREIGN KEY, since those apps' tables are not part of this schema.
 CREATE TABLE vectorstore_vectorstoremeta (
   id BIGINT AUTO_INCREMENT PRIMARY KEY,
   created_at DATETIME(6) NULL, updated_at DATETIME(6) NULL,
@@ -353,7 +353,8 @@ CREATE TABLE vectorstore_vectorstoremeta (
   last_maintenance_at DATETIME(6) NULL,
   UNIQUE KEY (user_profile_id, name),
   KEY (created_at), KEY (updated_at),
-  FOREIGN KEY (user_profile_id) REFERENCES account_userprofile (id)
+  FOREIGN KEY (user_profile_id) REFERENCES account_userprofile (id),
+  FOREIGN KEY (api_key_secret_id) REFERENCES secret_secret (id) ON DELETE SET NULL
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
 CREATE TABLE vectorstore_vectorstoredocument (
@@ -451,7 +452,6 @@ CREATE TABLE llmhost_llmhost (
   last_health_ok TINYINT(1) NULL,
   cost_per_hour DECIMAL(10,4) NULL,
   user_profile_id BIGINT NOT NULL,
-  -- Its Secret's FOREIGN KEY is left out: the tests record LLMHosts whose Secret they do not create.
   api_key_secret_id BIGINT NULL,
   deployed_at DATETIME(6) NULL,
   model_source VARCHAR(20) NOT NULL,
@@ -467,6 +467,7 @@ CREATE TABLE llmhost_llmhost (
   UNIQUE KEY llmhost_profile_name (user_profile_id, name),
   KEY (status), KEY (is_active), KEY (created_at), KEY (updated_at),
   FOREIGN KEY (user_profile_id) REFERENCES account_userprofile (id) ON DELETE CASCADE,
+  FOREIGN KEY (api_key_secret_id) REFERENCES secret_secret (id) ON DELETE SET NULL,
   FOREIGN KEY (compute_id) REFERENCES llmhost_llmhostcompute (id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
