@@ -12,6 +12,7 @@ import { INFRASTRUCTURE_DEFAULTS } from '../../tasks/llmclient/settings.js';
 import { taskEnv } from '../../tasks/index.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
+import { insertRow } from '../support/django-rows.js';
 import { recordingLogger } from '../support/logs.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 
@@ -334,10 +335,7 @@ describe('custom domains', () => {
 
   test('verify_custom_domain out of attempts: Failed with the blocker, and an e-mail to every contact', async () => {
     const zone = cloud.addZone(domain());
-    await t.db.execute(
-      "INSERT INTO llmclient_llmclientcustomdomain (aws_hosted_zone_id, domain_name, name, user_profile_id, created_at, updated_at) VALUES (?, ?, 'd', ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
-      [zone.id, domain(), ids.profileId],
-    );
+    await insertRow(t.db, 'llmclient_llmclientcustomdomain', { aws_hosted_zone_id: zone.id, domain_name: domain(), name: 'd', user_profile_id: ids.profileId });
     runner.send(TASK.verifyCustomDomain, { hosted_zone_id: zone.id, sleep_interval: 60, max_attempts: 3 });
     const runs = await runner.drain();
     expect(runs.map((r) => [r.countdown, r.result instanceof Object ? 'again' : r.result])).toEqual([[0, 'again'], [60, 'again'], [60, false]]);
@@ -348,10 +346,7 @@ describe('custom domains', () => {
   });
 
   test('verify_custom_domain by custom_domain_id of a domain never registered: Failed at once, telling to run smarter deploy', async () => {
-    const { insertId } = await t.db.execute(
-      "INSERT INTO llmclient_llmclientcustomdomain (domain_name, name, user_profile_id, created_at, updated_at) VALUES (?, 'u', ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
-      [domain(), ids.profileId],
-    );
+    const insertId = await insertRow(t.db, 'llmclient_llmclientcustomdomain', { domain_name: domain(), name: 'u', user_profile_id: ids.profileId });
     runner.send(TASK.verifyCustomDomain, { custom_domain_id: insertId });
     const [run] = await runner.drain();
     expect(run?.result).toBe(false);
@@ -380,10 +375,7 @@ describe('custom domains', () => {
 
   test('create_custom_domain_dns_record: the record in the domain\'s zone and its row; an unknown domain fails', async () => {
     const zone = cloud.addZone(domain());
-    const { insertId } = await t.db.execute(
-      "INSERT INTO llmclient_llmclientcustomdomain (aws_hosted_zone_id, domain_name, name, user_profile_id, created_at, updated_at) VALUES (?, ?, 'c', ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
-      [zone.id, domain(), ids.profileId],
-    );
+    const insertId = await insertRow(t.db, 'llmclient_llmclientcustomdomain', { aws_hosted_zone_id: zone.id, domain_name: domain(), name: 'c', user_profile_id: ids.profileId });
     runner.send(TASK.createCustomDomainDnsRecord, {}, [insertId, `_dmarc.${domain()}`, 'txt', '"v=DMARC1; p=none"']);
     runner.send(TASK.createCustomDomainDnsRecord, {}, [insertId, `_dmarc.${domain()}`, 'TXT', '"v=DMARC1; p=none"', 600]);
     runner.send(TASK.createCustomDomainDnsRecord, { llmclient_custom_domain_id: 99999999, record_name: `a.${domain()}`, record_type: 'A', record_value: '192.0.2.1' });

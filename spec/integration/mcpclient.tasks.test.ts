@@ -12,7 +12,9 @@ import { McpConnectionError } from '../../tasks/cloud/mcp-port.js';
 import { SdkMcpServers } from '../../tasks/cloud/mcp.js';
 import type { SmarterDeps } from '../../tasks/deps.js';
 import { smarterTasks } from '../../tasks/index.js';
+import { recordError } from '../../tasks/mcpclient/rows.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
+import { insertRow } from '../support/django-rows.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { type McpStandIn, startMcpServer } from '../support/mcp-server.js';
 import { fernetKey, insertSecret } from '../support/secrets.js';
@@ -53,10 +55,7 @@ beforeEach(() => {
 
 let n = 0;
 async function mcpclient(cols: Record<string, unknown> = {}): Promise<number> {
-  const row = { name: `client${++n}`, user_profile_id: profileId, endpoint_url: mcp.url, transport: 'http', ...cols };
-  const keys = Object.keys(row);
-  const r = await t.db.execute(`INSERT INTO mcpclient_mcpclient (${keys.join(', ')}, created_at, updated_at) VALUES (${keys.map(() => '?').join(', ')}, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`, Object.values(row));
-  return r.insertId;
+  return insertRow(t.db, 'mcpclient_mcpclient', { name: `client${++n}`, user_profile_id: profileId, endpoint_url: mcp.url, transport: 'http', ...cols });
 }
 
 async function row(id: number): Promise<Record<string, unknown>> {
@@ -235,6 +234,27 @@ describe('refresh_mcpclient', () => {
 
   test('an id that is not an integer is refused naming mcpclient_id', () => {
     expect(() => bindArguments(task(REFRESH), ['abc'], {})).toThrow(/mcpclient_id/);
+  });
+});
+
+// Smarter's mcpclient/tasks/__init__.py records a connection with a queryset .update(), so updated_at stays
+// as it was, and keeps the first 2,000 characters of a failure's message.
+describe('refresh_mcpclient: row writes as Smarter\'s', () => {
+  const LONG_AGO = '2020-01-02 03:04:05.000000';
+  const stamp = async (id: number) => (await t.db.select('SELECT updated_at, last_error FROM mcpclient_mcpclient WHERE id = ?', [id]))[0];
+
+  test('a connection leaves updated_at as it was', async () => {
+    const id = await mcpclient({ updated_at: LONG_AGO });
+    await expect(refresh(id)).resolves.toBe('connected');
+    expect((await stamp(id))?.updated_at).toBe(LONG_AGO);
+  });
+
+  test('a failure leaves updated_at as it was, and a message keeps its first 2,000 characters', async () => {
+    const id = await mcpclient({ updated_at: LONG_AGO });
+    await expect(refresh(id, publicOnly)).resolves.toBe('error');
+    expect((await stamp(id))?.updated_at).toBe(LONG_AGO);
+    await recordError(t.db, id, `${'é'.repeat(1999)}xyz`);
+    expect([...String((await stamp(id))?.last_error)]).toEqual([...'é'.repeat(1999), 'x']);
   });
 });
 

@@ -8,6 +8,7 @@ import { testCloud } from '../support/cloud.js';
 import type { SmarterDeps } from '../../tasks/deps.js';
 import { smarterTasks } from '../../tasks/index.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
+import { insertRow } from '../support/django-rows.js';
 import { call } from '../support/task-context.js';
 
 const tasks = new Map(
@@ -128,9 +129,11 @@ describe('create_plugin_charge', () => {
 });
 
 describe('create_prompt', () => {
-  test('inserts a prompt for the LLMClient', async () => {
-    await call(task('create_prompt'), deps, ['session-xyz', ids.llmclientId]);
-    expect(await rows("SELECT llmclient_id, version FROM prompt_prompt WHERE session_key = 'session-xyz'")).toEqual([{ llmclient_id: String(ids.llmclientId), version: '1.0.0' }]);
+  // Smarter's prompt/tasks.py: Prompt.objects.create(session_key=…, llmclient=…) leaves Prompt.ip_address and
+  // Prompt.user_profile None, both NOT NULL in prompt/migrations/0001_initial.py: its database refuses the row.
+  test('fails as on Smarter\'s database: the row Django writes has no ip_address nor user_profile', async () => {
+    await expect(call(task('create_prompt'), deps, ['session-xyz', ids.llmclientId])).rejects.toMatchObject({ pyType: 'IntegrityError', sqlCode: 'ER_BAD_NULL_ERROR' });
+    expect(await rows("SELECT id FROM prompt_prompt WHERE session_key = 'session-xyz'")).toEqual([]);
   });
 });
 
@@ -192,8 +195,9 @@ describe('create_llmclient_request', () => {
 
 describe('charge_llmhost_computes', () => {
   test('2 ready nodes at 1.25/hour: returns {"name": "2.5000"} and charges the compute, its owner and their account', async () => {
-    const c = await t.db.execute("INSERT INTO llmhost_llmhostcompute (name, user_profile_id, ready_nodes, price_per_hour) VALUES ('gpu-pool', ?, 2, '1.25')", [ids.profileId]);
-    await t.db.execute("INSERT INTO llmhost_llmhostcompute (name, user_profile_id, ready_nodes, price_per_hour) VALUES ('idle', ?, 0, '9.00'), ('free', ?, 3, NULL)", [ids.profileId, ids.profileId]);
+    const c = { insertId: await insertRow(t.db, 'llmhost_llmhostcompute', { name: 'gpu-pool', user_profile_id: ids.profileId, instance_type: 'g6.2xlarge', ready_nodes: 2, price_per_hour: '1.25' }) };
+    await insertRow(t.db, 'llmhost_llmhostcompute', { name: 'idle', user_profile_id: ids.profileId, instance_type: 'g6.2xlarge', ready_nodes: 0, price_per_hour: '9.00' });
+    await insertRow(t.db, 'llmhost_llmhostcompute', { name: 'free', user_profile_id: ids.profileId, instance_type: 'g6.2xlarge', ready_nodes: 3, price_per_hour: null });
     await expect(call(task('charge_llmhost_computes'), deps)).resolves.toEqual({ 'gpu-pool': '2.5000' });
     const charges = await rows("SELECT resource_locator, charge_type, total_tokens, total_cost FROM account_charge WHERE charge_type = 'compute' ORDER BY id");
     const b64 = (n: number) => Buffer.from(String(n + 1_000_000)).toString('base64url');

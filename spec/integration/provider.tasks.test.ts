@@ -11,6 +11,7 @@ import { FetchLlmProviders } from '../../tasks/cloud/llm.js';
 import type { SmarterDeps } from '../../tasks/deps.js';
 import { smarterTasks } from '../../tasks/index.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
+import { insertRow } from '../support/django-rows.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { type LlmStandIn, startLlmStandIn } from '../support/llm-standin.js';
 import { fernetKey, insertSecret } from '../support/secrets.js';
@@ -64,9 +65,7 @@ async function provider(cols: Record<string, unknown> = {}): Promise<number> {
     connectivity_test_path: 'models',
     ...cols,
   };
-  const keys = Object.keys(row);
-  const r = await t.db.execute(`INSERT INTO provider_provider (${keys.join(', ')}, created_at, updated_at) VALUES (${keys.map(() => '?').join(', ')}, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`, Object.values(row));
-  return r.insertId;
+  return insertRow(t.db, 'provider_provider', row);
 }
 
 /** A provider every check of the provider bank passes, already `verified` (Smarter's can_activate needs it). */
@@ -90,12 +89,8 @@ const goodProvider = async (cols: Record<string, unknown> = {}) =>
   });
 
 async function model(providerId: number, name: string, supports: Record<string, number> = {}): Promise<number> {
-  const cols = Object.keys(supports).map((c) => `supports_${c}`);
-  const r = await t.db.execute(
-    `INSERT INTO provider_providermodel (provider_id, name, ${[...cols, ''].join(', ')} created_at, updated_at) VALUES (?, ?, ${[...cols.map(() => '?'), ''].join(', ')} UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
-    [providerId, name, ...Object.values(supports)],
-  );
-  return r.insertId;
+  const flags = Object.fromEntries(Object.entries(supports).map(([c, v]) => [`supports_${c}`, v]));
+  return insertRow(t.db, 'provider_providermodel', { provider_id: providerId, name, ...flags });
 }
 
 const run = (name: string, kwargs: Record<string, unknown>) => {
@@ -204,7 +199,8 @@ describe('verify_provider_model', () => {
     const b = await model(p, 'gpt-4o-mini', { text_input: 0, text_generation: 0, summarization: 0, code_interpreter: 1 });
     await run(VERIFY_MODEL, { provider_model_id: b });
     expect((await modelChecks(b)).code_interpreter).toEqual({ ok: 0, error: 'not one of the known code interpreter models: gpt-4o, gpt-4-turbo' });
-    const c = await model(p, 'gpt-4o', { text_input: 0, text_generation: 0, translation: 0, summarization: 0, search: 1 });
+    // Another provider: a provider's model names are unique (provider 0002_initial's unique_together).
+    const c = await model(await provider(), 'gpt-4o', { text_input: 0, text_generation: 0, translation: 0, summarization: 0, search: 1 });
     await run(VERIFY_MODEL, { provider_model_id: c });
     expect(await modelChecks(c)).toEqual({ search: { ok: 0, error: 'the search endpoint is deprecated' } });
   });

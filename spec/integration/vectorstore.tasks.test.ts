@@ -157,9 +157,10 @@ async function vectorstore(o: VsOptions = {}): Promise<{ id: number; name: strin
   const connection = selfHosted ? null : o.connection === undefined ? (backend === 'pinecone' ? shared.pineconeConnection : shared.qdrantConnection) : o.connection;
   const apiKeySecret = selfHosted ? (o.apiKeySecret === undefined ? shared.selfHostedSecret : o.apiKeySecret) : null;
   const res = await t.db.execute(
-    `INSERT INTO vectorstore_vectorstoremeta (name, user_profile_id, spec, backend, hosting, connection_id, dimension, metric, deletion_protection, embeddings_provider_id, embeddings_model,
-       status, index_name, endpoint_url, api_key_secret_id, stats, deployed_at, last_snapshot_at, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, 'cosine', ?, ?, 'text-embedding-3-small', ?, ?, ?, ?, '{}', ${o.deployed === false ? 'NULL' : 'UTC_TIMESTAMP(6)'},
+    `INSERT INTO vectorstore_vectorstoremeta (name, description, version, annotations, user_profile_id, spec, backend, hosting, connection_id, is_active, dimension, metric,
+       deletion_protection, embeddings_provider_id, embeddings_model, status, status_message, index_name, endpoint_url, api_key_secret_id, vector_count, stats, deployed_at,
+       last_snapshot_at, created_at, updated_at)
+     VALUES (?, '', '1.0.0', '[]', ?, ?, ?, ?, ?, 1, ?, 'cosine', ?, ?, 'text-embedding-3-small', ?, '', ?, ?, ?, 0, '{}', ${o.deployed === false ? 'NULL' : 'UTC_TIMESTAMP(6)'},
        ${o.lastSnapshotHoursAgo === undefined ? 'NULL' : `UTC_TIMESTAMP(6) - INTERVAL ${o.lastSnapshotHoursAgo * 60} MINUTE`}, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
     [name, profileId, JSON.stringify(o.spec ?? {}), backend, hosting, connection, DIM, o.deletionProtection ? 1 : 0, o.provider === undefined ? shared.providerId : o.provider,
       o.status ?? 'ready', collection, selfHosted ? (o.endpoint ?? qdrant.url) : '', apiKeySecret],
@@ -181,8 +182,8 @@ async function pineconeIndex(name: string): Promise<void> {
 async function documentRow(vectorstoreId: number, content: string, o: { status?: string; minutesAgo?: number; chunkCount?: number; name?: string } = {}): Promise<number> {
   seq += 1;
   const res = await t.db.execute(
-    `INSERT INTO vectorstore_vectorstoredocument (vectorstore_id, name, source, content_type, content, sha256, metadata, status, chunk_count, created_at, updated_at)
-     VALUES (?, ?, 'upload', 'application/pdf', ?, SHA2(?, 256), '{"team": "docs"}', ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) - INTERVAL ? MINUTE)`,
+    `INSERT INTO vectorstore_vectorstoredocument (vectorstore_id, name, source, content_type, content, sha256, size_bytes, metadata, status, status_message, chunk_count, created_at, updated_at)
+     VALUES (?, ?, 'upload', 'application/pdf', ?, SHA2(?, 256), 0, '{"team": "docs"}', ?, '', ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) - INTERVAL ? MINUTE)`,
     [vectorstoreId, o.name ?? `manual${seq}.pdf`, content, `${content}${seq}`, o.status ?? 'pending', o.chunkCount ?? 0, o.minutesAgo ?? 0],
   );
   return res.insertId;
@@ -567,7 +568,7 @@ describe('snapshot_vectorstore', () => {
 
   async function olderSnapshot(v: { id: number; collection: string }, name: string, hoursAgo: number, status = 'ready'): Promise<void> {
     await t.db.execute(
-      `INSERT INTO vectorstore_vectorstoresnapshot (vectorstore_id, name, status, scheduled, created_at, updated_at) VALUES (?, ?, ?, 1, UTC_TIMESTAMP(6) - INTERVAL ? HOUR, UTC_TIMESTAMP(6))`,
+      `INSERT INTO vectorstore_vectorstoresnapshot (vectorstore_id, name, status, status_message, scheduled, created_at, updated_at) VALUES (?, ?, ?, '', 1, UTC_TIMESTAMP(6) - INTERVAL ? HOUR, UTC_TIMESTAMP(6))`,
       [v.id, name, status, hoursAgo],
     );
     if (status !== 'failed') qdrant.collections.get(v.collection)?.snapshots.push({ name, creation_time: '2026-01-01T00:00:00', size: 10, checksum: 'x' });
@@ -600,7 +601,7 @@ describe('snapshot_vectorstore', () => {
   test('a snapshot Qdrant no longer has is skipped by the pruning, its row kept, the rest pruned', async () => {
     const v = await vectorstore({ spec: { maintenance: { snapshotRetention: 1 } } });
     await olderSnapshot(v, 'a.snapshot', 3);
-    await t.db.execute("INSERT INTO vectorstore_vectorstoresnapshot (vectorstore_id, name, status, scheduled, created_at, updated_at) VALUES (?, 'lost.snapshot', 'ready', 1, UTC_TIMESTAMP(6) - INTERVAL 2 HOUR, UTC_TIMESTAMP(6))", [v.id]);
+    await t.db.execute("INSERT INTO vectorstore_vectorstoresnapshot (vectorstore_id, name, status, status_message, scheduled, created_at, updated_at) VALUES (?, 'lost.snapshot', 'ready', '', 1, UTC_TIMESTAMP(6) - INTERVAL 2 HOUR, UTC_TIMESTAMP(6))", [v.id]);
     qdrant.failNext({ status: 500, path: /DELETE .*lost\.snapshot/ });
     await run(TASK.snapshot, [v.id]);
     expect((await snapshotRows(v.id)).map((r) => r.name)).toContain('lost.snapshot');

@@ -12,6 +12,7 @@ import type { SmarterDeps } from '../../tasks/deps.js';
 import { smarterTasks } from '../../tasks/index.js';
 import { AMQP_URL, REDIS_URL, uniqueName, waitFor } from '../support/amqp.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
+import { insertRow } from '../support/django-rows.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { type Harness, startWorker } from '../support/harness.js';
@@ -52,7 +53,7 @@ afterAll(async () => {
 });
 
 const insert = async (name: string, url: string) =>
-  (await t.db.execute("INSERT INTO mcpclient_mcpclient (name, user_profile_id, endpoint_url, transport, created_at, updated_at) VALUES (?, ?, ?, 'http', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))", [name, profileId, url])).insertId;
+  insertRow(t.db, 'mcpclient_mcpclient', { name, user_profile_id: profileId, endpoint_url: url, transport: 'http' });
 const status = async (id: number) => (await t.db.select('SELECT status, tools, last_error FROM mcpclient_mcpclient WHERE id = ?', [id]))[0];
 
 test('refresh_mcpclient.delay(id) from Python: the worker connects to the MCP server and Python gets "connected"', async () => {
@@ -92,7 +93,7 @@ test.each([
 }, 60_000);
 
 test('verify_provider(provider_id=…) with no base_url: autoretried, then SmarterValueError reaches Python', async () => {
-  const r = await t.db.execute("INSERT INTO provider_provider (name, user_profile_id, status, created_at, updated_at) VALUES ('nourl', ?, 'verified', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))", [profileId]);
+  const r = { insertId: await insertRow(t.db, 'provider_provider', { name: 'nourl', user_profile_id: profileId, status: 'verified' }) };
   await expect(python('verify_provider', { id: r.insertId })).resolves.toEqual({ state: 'FAILURE', exc_type: 'SmarterValueError', message: 'base_url is not set for this provider.' });
   // max_retries=3: three retries with Celery's backoff, then the failure.
   const retries = lines.filter((l) => l.message.startsWith('Task smarter.apps.provider.tasks.verify_provider[') && l.meta.outcome === 'retry');

@@ -14,6 +14,7 @@ import { smarterTasks } from '../../tasks/index.js';
 import { chunkId } from '../../tasks/vectorstore/chunk-ids.js';
 import { AMQP_URL, REDIS_URL, uniqueName, waitFor } from '../support/amqp.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
+import { insertRow } from '../support/django-rows.js';
 import { type EmbeddingsStandIn, startEmbeddingsStandIn } from '../support/embeddings-standin.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { type Harness, startWorker } from '../support/harness.js';
@@ -37,8 +38,8 @@ async function python(mode: string, id = 0): Promise<{ id: string; result?: unkn
 
 async function documentRow(content: string, status = 'pending', minutesAgo = 0): Promise<number> {
   const res = await t.db.execute(
-    `INSERT INTO vectorstore_vectorstoredocument (vectorstore_id, name, source, content, sha256, metadata, status, created_at, updated_at)
-     VALUES (?, 'manual.pdf', 'upload', ?, SHA2(?, 256), '{}', ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) - INTERVAL ? MINUTE)`,
+    `INSERT INTO vectorstore_vectorstoredocument (vectorstore_id, name, source, content_type, content, sha256, size_bytes, metadata, status, status_message, chunk_count, created_at, updated_at)
+     VALUES (?, 'manual.pdf', 'upload', '', ?, SHA2(?, 256), 0, '{}', ?, '', 0, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) - INTERVAL ? MINUTE)`,
     [vectorstoreId, content, `${content}${Math.random()}`, status, minutesAgo],
   );
   return res.insertId;
@@ -56,13 +57,22 @@ beforeAll(async () => {
   const qdrantKey = await insertSecret(t.db, profileId, key, 'qk');
   await t.db.execute("INSERT INTO connection_apiconnection (connectionbase_ptr_id, base_url, auth_method, api_key_id) VALUES (1, ?, 'token', ?)", [qdrant.url, qdrantKey]);
   const providerKey = await insertSecret(t.db, profileId, key, 'sk-interop');
-  const provider = await t.db.execute("INSERT INTO provider_provider (name, user_profile_id, status, base_url, api_key_id, created_at, updated_at) VALUES ('embedder', ?, 'verified', ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))", [profileId, api.url, providerKey]);
-  const res = await t.db.execute(
-    `INSERT INTO vectorstore_vectorstoremeta (name, user_profile_id, spec, backend, hosting, connection_id, dimension, embeddings_provider_id, embeddings_model, status, index_name, endpoint_url, stats, deployed_at, created_at, updated_at)
-     VALUES ('handbook', ?, '{"embeddings": {"chunkSize": 40, "chunkOverlap": 8}}', 'qdrant', 'managed', 1, 6, ?, 'text-embedding-3-small', 'ready', 'handbook-3141', ?, '{}', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
-    [profileId, provider.insertId, qdrant.url],
-  );
-  vectorstoreId = res.insertId;
+  const provider = await insertRow(t.db, 'provider_provider', { name: 'embedder', user_profile_id: profileId, status: 'verified', base_url: api.url, api_key_id: providerKey });
+  vectorstoreId = await insertRow(t.db, 'vectorstore_vectorstoremeta', {
+    name: 'handbook',
+    user_profile_id: profileId,
+    spec: '{"embeddings": {"chunkSize": 40, "chunkOverlap": 8}}',
+    backend: 'qdrant',
+    hosting: 'managed',
+    connection_id: 1,
+    dimension: 6,
+    embeddings_provider_id: provider,
+    embeddings_model: 'text-embedding-3-small',
+    status: 'ready',
+    index_name: 'handbook-3141',
+    endpoint_url: qdrant.url,
+    deployed_at: new Date().toISOString().replace('T', ' ').replace('Z', ''),
+  });
   qdrant.collections.set('handbook-3141', { size: 6, distance: 'Cosine', points: new Map(), snapshots: [], payloadSchema: {} });
   const settings = { operationalQueue: uniqueName('op'), infrastructureQueue: uniqueName('infra'), maxRetries: 3, retryBackoff: true, fernetEncryptionKey: key };
   const deps: SmarterDeps = {

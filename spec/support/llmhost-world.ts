@@ -15,6 +15,7 @@ import { type LlmhostEnv, llmhostEnv } from '../../tasks/llmhost/env.js';
 import { LLMHOST_DEFAULTS } from '../../tasks/llmhost/settings.js';
 import { testCloud } from './cloud.js';
 import { type TestDatabase, createTestDatabase, seed } from './db.js';
+import { insertRow } from './django-rows.js';
 import { type KubeStandIn, startKubeStandIn } from './kube-standin.js';
 import { type Moto, startMoto, useMotoEnv } from './moto.js';
 import { fernetKey } from './secrets.js';
@@ -135,19 +136,27 @@ export async function startLlmhostWorld(settings: { queue?: string; healthProbes
       kube.put({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: NS }, status: { readyReplicas: ready } }, 'kube-controller-manager');
     },
     async newCompute(o = {}) {
-      const r = await t.db.execute(
-        `INSERT INTO llmhost_llmhostcompute (created_at, updated_at, name, user_profile_id, instance_type, cpu, memory_gb, gpu_type, gpu_count, gpu_memory_gb, max_nodes, price_per_hour, spec)
-         VALUES (UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), ?, ?, 'g6.2xlarge', ?, ?, 'L4', ?, ?, ?, ?, '{}')`,
-        [o.name ?? 'gpu-l4-1x', ids.profileId, o.cpu ?? 8, o.memoryGb ?? 32, o.gpuCount ?? 1, o.gpuMemoryGb ?? 24, o.maxNodes ?? 4, o.price === undefined ? '0.9800' : o.price],
-      );
-      return r.insertId;
+      return insertRow(t.db, 'llmhost_llmhostcompute', {
+        name: o.name ?? 'gpu-l4-1x',
+        user_profile_id: ids.profileId,
+        instance_type: 'g6.2xlarge',
+        cpu: o.cpu ?? 8,
+        memory_gb: o.memoryGb ?? 32,
+        gpu_type: 'L4',
+        gpu_count: o.gpuCount ?? 1,
+        gpu_memory_gb: o.gpuMemoryGb ?? 24,
+        max_nodes: o.maxNodes ?? 4,
+        price_per_hour: o.price === undefined ? '0.9800' : o.price,
+      });
     },
     async newLlmhost(o) {
-      const r = await t.db.execute(
-        `INSERT INTO llmhost_llmhost (created_at, updated_at, name, user_profile_id, spec, compute_id, status) VALUES (UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), ?, ?, ?, ?, ?)`,
-        [o.name, ids.profileId, JSON.stringify(o.spec), o.computeId ?? null, o.status ?? 'inactive'],
-      );
-      return r.insertId;
+      return insertRow(t.db, 'llmhost_llmhost', {
+        name: o.name,
+        user_profile_id: ids.profileId,
+        spec: JSON.stringify(o.spec),
+        compute_id: o.computeId ?? null,
+        status: o.status ?? 'inactive',
+      });
     },
     async stop() {
       restoreAws();

@@ -1,6 +1,7 @@
 /** `create_prompt(session_key, llmclient_id)`: Smarter has no caller left, but a queued message still runs. */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
+import { pythonDefaults } from '../db/django-defaults.js';
 import { insertModel } from '../db/django.js';
 import { type SmarterDeps, type TaskEnv, pk } from '../deps.js';
 
@@ -12,14 +13,13 @@ export const createPrompt = (env: TaskEnv) =>
     retry: env.autoretry,
     params: z.strictObject({ session_key: z.string().min(1).max(255), llmclient_id: pk() }),
     async run(p, ctx) {
-      // Django fills the other CharFields with '' and `version` with its default.
+      // `Prompt.objects.create(session_key=…, llmclient=…)`: Django's defaults for the rest, which leave the NOT NULL
+      // `ip_address` and `user_profile` NULL, so Smarter's database refuses the row (error 1048), and so does this.
       await insertModel(ctx.deps.db, 'prompt_prompt', {
-        name: '',
-        version: '1.0.0',
+        ...pythonDefaults('prompt_prompt'),
         session_key: p.session_key,
         llmclient_id: p.llmclient_id,
-        user_agent: '',
-        url: '',
+        user_profile_id: null,
       });
       return null;
     },

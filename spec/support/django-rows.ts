@@ -1,0 +1,18 @@
+/**
+ * Fixture rows as `Model.objects.create(**values)` writes them: Django's Python defaults for what is not given,
+ * both timestamps from MariaDB's clock unless given. Smarter's tables have no column defaults, so a fixture
+ * that leaves a NOT NULL column out is refused, as Django would refuse it.
+ */
+import type { Queryable } from '../../tasks/db/database.js';
+import { type DjangoTable, pythonDefaults } from '../../tasks/db/django-defaults.js';
+
+export async function insertRow(db: Queryable, table: DjangoTable, values: Record<string, unknown>): Promise<number> {
+  const row: Record<string, unknown> = { ...pythonDefaults(table), ...values };
+  const cols = Object.keys(row);
+  const stamps = ['created_at', 'updated_at'].filter((c) => !(c in row));
+  const sql = `INSERT INTO \`${table}\` (${[...cols, ...stamps].map((c) => `\`${c}\``).join(', ')}) VALUES (${[
+    ...cols.map(() => '?'),
+    ...stamps.map(() => 'UTC_TIMESTAMP(6)'),
+  ].join(', ')})`;
+  return (await db.execute(sql, Object.values(row))).insertId;
+}
