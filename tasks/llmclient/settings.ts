@@ -65,7 +65,7 @@ export const INFRASTRUCTURE_SETTINGS = {
     env: both('ROOT_DOMAIN'),
     default: 'example.com',
     parse: domain,
-    doc: 'Smarter\'s root domain: the API domain is `api.<platform subdomain>.<root>` in prod, `<environment>.api.<platform subdomain>.<root>` in alpha, beta and next; the platform name is its first label.',
+    doc: 'Smarter\'s root domain: the API domain is `api.<platform subdomain>.<root>` in prod, `<environment>.api.<platform subdomain>.<root>` in alpha, beta and next; in `local`, LLMClients\' hosts are under `api.local.<root>` and LLMHosts\' under `local.api.<root>`; the platform name is its first label.',
   }),
   platformSubdomain: setting({
     env: both('PLATFORM_SUBDOMAIN'),
