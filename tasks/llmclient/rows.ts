@@ -226,9 +226,9 @@ export async function accountByNumber(db: Queryable, accountNumber: string): Pro
  */
 export async function registrationOwnerProfile(db: Queryable, accountId: number): Promise<number | null> {
   const [r] = await db.select(
-    `SELECT p.id FROM account_userprofile p WHERE p.account_id = ?
-     ORDER BY p.user_id <=> ${ADMIN_USER_OF_ACCOUNT('?')} DESC, p.id LIMIT 1`,
-    [accountId, accountId],
+    `SELECT p.id FROM account_userprofile p JOIN auth_user u ON u.id = p.user_id WHERE p.account_id = ?
+     ORDER BY u.is_staff DESC, p.id LIMIT 1`,
+    [accountId],
   );
   return r ? num(r.id) : null;
 }
