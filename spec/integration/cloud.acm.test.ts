@@ -81,3 +81,21 @@ test('an invalid domain is a CloudError Invalid from ACM, not a crash', async ()
   const err = await cloudFailure(acm.request('not a domain'));
   expect(err).toMatchObject({ service: 'acm', verb: 'RequestCertificate', kind: 'Invalid' });
 });
+
+// smarter/smarter/apps/infrastructure/providers/aws/helpers/base.py: the boto3 session (and so ACM) is in
+// `smarter_settings.aws_region`.
+test('certificates are requested and found in AWS_REGION, not in a fixed region', async () => {
+  const saved = process.env.AWS_REGION;
+  process.env.AWS_REGION = 'eu-west-1';
+  try {
+    const regional = testCloud().acm;
+    const d = domain();
+    const cert = await regional.request(d);
+    expect(cert.arn).toMatch(/^arn:aws:acm:eu-west-1:\d+:certificate\//);
+    expect((await regional.find(d))?.arn).toBe(cert.arn);
+    // us-east-1's ACM does not have it.
+    expect(await acm.find(d)).toBeNull();
+  } finally {
+    process.env.AWS_REGION = saved;
+  }
+});

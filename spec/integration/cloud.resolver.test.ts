@@ -34,6 +34,15 @@ test('found: A, AAAA, NS, CNAME and TXT values as the server has them', async ()
   expect(await resolver.lookup('_smarter.example.com', 'TXT')).toEqual({ status: 'found', values: ['token=abc'] });
 });
 
+// smarter/smarter/apps/llmclient/tasks/verify_domain.py resolves the record types Route 53 holds, MX and SRV too.
+test('found: MX and SRV answers in Route 53\'s presentation form', async () => {
+  dns.set('example.com', 'MX', ['10 Mail.Example.com.', '20 backup.example.com']);
+  dns.set('_sip._tcp.example.com', 'SRV', ['10 5 5060 sip.example.com']);
+  expect(await resolver.lookup('example.com', 'MX')).toEqual({ status: 'found', values: ['10 mail.example.com', '20 backup.example.com'] });
+  expect(await resolver.lookup('_sip._tcp.example.com', 'SRV')).toEqual({ status: 'found', values: ['10 5 5060 sip.example.com'] });
+  expect(await resolver.lookup('example.com', 'SRV')).toEqual({ status: 'nodata' });
+});
+
 test('a name that does not exist is nxdomain; one without records of that type is nodata', async () => {
   dns.set('api.example.com', 'A', ['192.0.2.10']);
   expect(await resolver.lookup('nothing.example.com', 'A')).toEqual({ status: 'nxdomain' });

@@ -73,6 +73,25 @@ describe('records', () => {
     expect((await zones.getRecord(zone.id, `_smarter.${d}`, 'TXT'))?.values).toEqual([txt]);
   });
 
+  // smarter/smarter/apps/infrastructure/providers/aws/dns.py: `to_record_set` sends a quoted TXT value as it is.
+  test('a TXT value that comes quoted is one string, read back without its quotes', async () => {
+    const d = domain();
+    const zone = await zones.getOrCreateZone(d);
+    await zones.upsertRecord(zone.id, { name: `_dmarc.${d}`, type: 'TXT', ttl: 60, values: ['"v=DMARC1; p=none"'] });
+    expect((await zones.getRecord(zone.id, `_dmarc.${d}`, 'TXT'))?.values).toEqual(['v=DMARC1; p=none']);
+  });
+
+  test('the other types Route 53 holds (MX, SRV, CAA) are written and read back', async () => {
+    const d = domain();
+    const zone = await zones.getOrCreateZone(d);
+    await zones.upsertRecord(zone.id, { name: d, type: 'MX', ttl: 300, values: [`10 mail.${d}`] });
+    await zones.upsertRecord(zone.id, { name: `_sip._tcp.${d}`, type: 'SRV', ttl: 300, values: [`10 5 5060 sip.${d}`] });
+    await zones.upsertRecord(zone.id, { name: d, type: 'CAA', ttl: 300, values: ['0 issue "amazon.com"'] });
+    expect((await zones.getRecord(zone.id, d, 'MX'))?.values).toEqual([`10 mail.${d}`]);
+    expect((await zones.getRecord(zone.id, `_sip._tcp.${d}`, 'SRV'))?.values).toEqual([`10 5 5060 sip.${d}`]);
+    expect((await zones.getRecord(zone.id, d, 'CAA'))?.values).toEqual(['0 issue "amazon.com"']);
+  });
+
   test('getRecord of a name or type that is not there is null (the next name in the zone is not it)', async () => {
     const d = domain();
     const zone = await zones.getOrCreateZone(d);

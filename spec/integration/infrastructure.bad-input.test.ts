@@ -13,7 +13,7 @@ import { type Harness, startWorker } from '../support/harness.js';
 import { type World, startWorld } from '../support/infra-world.js';
 import { ResultReader } from '../support/results.js';
 
-const API = 'alpha.api.example.com';
+const API = 'alpha.api.platform.example.com';
 const NS = 'example-platform-alpha';
 
 let t: TestDatabase;
@@ -48,6 +48,8 @@ async function call(name: string, kwargs: Record<string, unknown>): Promise<{ st
 async function llmclient(): Promise<{ id: number; host: string; contact: string }> {
   const ids = await seed(t.db);
   await t.db.execute("UPDATE llmclient_llmclient SET name = CONCAT('bot', id) WHERE id = ?", [ids.llmclientId]);
+  // Owned by the account's admin, whose LLMClients' hosts carry no user name.
+  await t.db.execute('UPDATE auth_user SET is_staff = 1 WHERE id = ?', [ids.userId]);
   const [a] = await t.db.select('SELECT account_number FROM account_account WHERE id = ?', [ids.accountId]);
   const contact = `owner${ids.accountId}@example.org`;
   await t.db.execute("INSERT INTO account_accountcontact (first_name, last_name, email, is_primary, account_id) VALUES ('A', 'B', ?, 1, ?)", [contact, ids.accountId]);

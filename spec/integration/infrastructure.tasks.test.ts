@@ -16,7 +16,7 @@ import { insertRow } from '../support/django-rows.js';
 import { recordingLogger } from '../support/logs.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 
-const API = 'alpha.api.example.com';
+const API = 'alpha.api.platform.example.com';
 const NS = 'example-platform-alpha';
 const LB = ['192.0.2.10'];
 const env = infraEnv(
@@ -38,11 +38,23 @@ beforeAll(async () => {
 });
 afterAll(async () => t.drop());
 
+/** A Smarter account number (`\d{4}-\d{4}-\d{4}`) no other account of the test database has. */
+const validAccountNumber = (accountId: number) => `3141-${String(Math.floor(accountId / 10000) % 10000).padStart(4, '0')}-${String(accountId % 10000).padStart(4, '0')}`;
+
+/** A user of the account who is not its admin, with a profile in it: `{ profileId, username }`. */
+async function addMember(accountId: number, username: string): Promise<{ profileId: number; username: string }> {
+  const u = await t.db.execute('INSERT INTO auth_user (username, is_staff) VALUES (?, 0)', [username]);
+  const p = await t.db.execute('INSERT INTO account_userprofile (user_id, account_id, created_at, updated_at) VALUES (?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))', [u.insertId, accountId]);
+  return { profileId: p.insertId, username };
+}
+
 beforeEach(async () => {
   ids = await seed(t.db);
   await t.db.execute("UPDATE llmclient_llmclient SET name = CONCAT('Support_Bot', id) WHERE id = ?", [ids.llmclientId]);
-  const [a] = await t.db.select('SELECT account_number FROM account_account WHERE id = ?', [ids.accountId]);
-  accountNumber = String(a?.account_number);
+  // The seeded owner is the account's admin (its first staff profile), whose LLMClients' hosts carry no user name.
+  await t.db.execute('UPDATE auth_user SET is_staff = 1 WHERE id = ?', [ids.userId]);
+  accountNumber = validAccountNumber(ids.accountId);
+  await t.db.execute('UPDATE account_account SET account_number = ? WHERE id = ?', [accountNumber, ids.accountId]);
   host = `support-bot${ids.llmclientId}.${accountNumber}.${API}`;
   await t.db.execute(
     "INSERT INTO account_accountcontact (first_name, last_name, email, is_primary, account_id, created_at, updated_at) VALUES ('Ada', 'L', ?, 1, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6)), ('Bob', 'M', ?, 0, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
@@ -122,6 +134,8 @@ describe('deploy_default_api → continue_default_api_deployment', () => {
       'traefik.ingress.kubernetes.io/router.entrypoints': 'websecure',
       'traefik.ingress.kubernetes.io/router.middlewares': `${NS}-cors@kubernetescrd,${NS}-https-redirect@kubernetescrd`,
     });
+    // smarter/smarter/apps/llmclient/k8s/ingress.yaml.tpl
+    expect(ing?.metadata.labels).toEqual({ 'app.kubernetes.io/application-group': 'example', 'app.kubernetes.io/name': 'example' });
     expect(ing?.spec).toMatchObject({
       ingressClassName: 'traefik',
       tls: [{ hosts: [host], secretName: `${host}-tls` }],
@@ -162,6 +176,52 @@ describe('deploy_default_api → continue_default_api_deployment', () => {
     const first = await runner.runOne(runner.pending.shift()!);
     expect(first.error).toBeUndefined();
     expect(runner.pending.map((m) => [m.kwargs.stage, m.kwargs.attempt])).toEqual([['certificate', 1]]);
+  });
+
+  // smarter/smarter/apps/infrastructure/services/kubernetes.py: `get_resource` reads any failure as "not there".
+  test('a 403 reading the Certificate counts as not ready: checked again, and after 30 checks TLS Failed, never a FAILURE', async () => {
+    cloud.failNext('kube.get', new CloudError('kubernetes', 'get', `Certificate ${NS}/${host}-tls`, 'AccessDenied', 'certificates.cert-manager.io is forbidden'), 1000);
+    await t.db.execute("UPDATE llmclient_llmclient SET tls_certificate_issuance_status = 'Requested' WHERE id = ?", [ids.llmclientId]);
+    runner.send(TASK.continueDefaultApiDeployment, { llmclient_id: ids.llmclientId, stage: 'certificate' });
+    const runs = await runner.drain();
+    expect(runs).toHaveLength(30);
+    expect(runs.map((r) => r.error)).toEqual(Array.from({ length: 30 }, () => undefined));
+    expect((await llmclient())?.tls).toBe('Failed');
+  });
+
+  // smarter/smarter/apps/llmclient/models/llmclient.py: `rfc1034_compliant_name` appends the owner's user name
+  // unless the owner is the account's admin (smarter/smarter/apps/account/utils.py, `get_cached_admin_user_for_account`).
+  test('a member\'s LLMClient is deployed at <name>-<username>.<account>.<API domain>: A record, Ingress, Certificate', async () => {
+    const member = await addMember(ids.accountId, `jane.doe${ids.accountId}`);
+    await t.db.execute('UPDATE llmclient_llmclient SET user_profile_id = ? WHERE id = ?', [member.profileId, ids.llmclientId]);
+    const memberHost = `support-bot${ids.llmclientId}-janedoe${ids.accountId}.${accountNumber}.${API}`;
+    runner.send(TASK.deployDefaultApi, { llmclient_id: ids.llmclientId });
+    await runner.drain((msg) => {
+      if (msg.kwargs.stage === 'certificate' && msg.kwargs.attempt === 1) cloud.issueTls(memberHost, NS);
+      if (msg.kwargs.stage === 'domain') cloud.answer(memberHost, 'A', { status: 'found', values: LB });
+    });
+    expect(cloud.record(apiZoneId(), memberHost, 'A')).toMatchObject({ values: LB });
+    expect(cloud.record(apiZoneId(), host, 'A')).toBeUndefined();
+    expect(cloud.object('Ingress', memberHost, NS)).toBeDefined();
+    expect(cloud.calls).toContain(`kube.get Certificate/${NS}/${memberHost}-tls`);
+    expect(await llmclient()).toEqual({ deployed: 1, dns: 'Verified', tls: 'Issued' });
+  });
+
+  test('the admin is the first staff profile of the account: a later staff user, and anyone in an account without staff, is a member', async () => {
+    const [u] = await t.db.select('SELECT username FROM auth_user WHERE id = ?', [ids.userId]);
+    const later = await addMember(ids.accountId, `Ops_Lead${ids.accountId}`);
+    await t.db.execute('UPDATE auth_user SET is_staff = 1 WHERE username = ?', [later.username]);
+    await t.db.execute('UPDATE llmclient_llmclient SET user_profile_id = ? WHERE id = ?', [later.profileId, ids.llmclientId]);
+    runner.send(TASK.deployDefaultApi, { llmclient_id: ids.llmclientId });
+    await runner.runOne(runner.pending.shift()!);
+    expect(cloud.record(apiZoneId(), `support-bot${ids.llmclientId}-ops-lead${ids.accountId}.${accountNumber}.${API}`, 'A')).toBeDefined();
+
+    await t.db.execute('UPDATE auth_user SET is_staff = 0 WHERE id = ? OR username = ?', [ids.userId, later.username]);
+    await t.db.execute('UPDATE llmclient_llmclient SET user_profile_id = ? WHERE id = ?', [ids.profileId, ids.llmclientId]);
+    runner.send(TASK.deployDefaultApi, { llmclient_id: ids.llmclientId });
+    await runner.runOne(runner.pending.pop()!);
+    expect(cloud.record(apiZoneId(), `support-bot${ids.llmclientId}-${String(u?.username)}.${accountNumber}.${API}`, 'A')).toBeDefined();
+    expect(cloud.record(apiZoneId(), host, 'A')).toBeUndefined();
   });
 
   test('an API domain whose A record is an alias of its load balancer: the host gets the same alias', async () => {
@@ -280,6 +340,28 @@ describe('verify_domain', () => {
     expect(runs.at(-1)?.result).toBe(false);
   });
 
+  // smarter/smarter/apps/llmclient/tasks/verify_domain.py takes any record_type.
+  test('an MX record is resolved like any other: PENDING until public DNS answers it', async () => {
+    const mx = `mail.${API}`;
+    cloud.setRecord(apiZoneId(), { name: mx, type: 'MX', ttl: 600, values: ['10 mx.example.org'] });
+    runner.send(TASK.verifyDomain, { domain_name: mx, record_type: 'mx' });
+    const runs = await runner.drain((msg) => {
+      if (msg.kwargs.attempt === 1) cloud.answer(mx, 'MX', { status: 'found', values: ['10 mx.example.org'] });
+    });
+    expect(runs.map((r) => (r.result instanceof Object ? 'again' : r.result))).toEqual(['again', true]);
+    expect(cloud.calls.filter((c) => c.startsWith('resolver.lookup'))).toEqual([`resolver.lookup ${mx} MX`, `resolver.lookup ${mx} MX`]);
+  });
+
+  test('a type node:dns cannot ask for (TLSA) is checked with an A lookup, as Smarter\'s resolver query', async () => {
+    const name = `tlsa.${API}`;
+    cloud.setRecord(apiZoneId(), { name, type: 'TLSA', ttl: 600, values: ['3 1 1 0123456789abcdef'] });
+    cloud.answer(name, 'A', { status: 'found', values: LB });
+    runner.send(TASK.verifyDomain, { domain_name: name, record_type: 'TLSA' });
+    const runs = await runner.drain();
+    expect(runs.map((r) => r.result)).toEqual([true]);
+    expect(cloud.calls.filter((c) => c.startsWith('resolver.lookup'))).toEqual([`resolver.lookup ${name} A`]);
+  });
+
   test('a malformed domain is a FAILURE naming the argument', async () => {
     runner.send(TASK.verifyDomain, { domain_name: 'not a domain..' });
     const [run] = await runner.drain();
@@ -290,18 +372,85 @@ describe('verify_domain', () => {
 describe('custom domains', () => {
   const domain = () => `bots${ids.accountId}.example.net`;
   const domainRow = async () => (await t.db.select('SELECT * FROM llmclient_llmclientcustomdomain WHERE domain_name = ?', [domain()]))[0];
+  const domainRows = async () => t.db.select('SELECT * FROM llmclient_llmclientcustomdomain WHERE domain_name = ? ORDER BY id', [domain()]);
+  /** A CustomDomain row as `smarter apply` leaves it, owned by `profileId`. */
+  const insertDomainRow = async (profileId: number, o: { zoneId?: string; status?: string; verifiedAt?: boolean } = {}) =>
+    (
+      await t.db.execute(
+        `INSERT INTO llmclient_llmclientcustomdomain (aws_hosted_zone_id, domain_name, name, description, version, annotations, user_profile_id,
+           verification_status, verified_at, verification_message, created_at, updated_at)
+         VALUES (?, ?, ?, '', '1.0.0', '[]', ?, ?, ${o.verifiedAt ? "'2026-01-02 03:04:05.000000'" : 'NULL'}, '', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
+        [o.zoneId ?? '', domain(), `d${profileId}`, profileId, o.status ?? 'Not Verified'],
+      )
+    ).insertId;
+  /** An ACM certificate for the domain, as a previous registration left it. */
+  const certificate = (status: 'ISSUED' | 'PENDING_VALIDATION') => {
+    const cert = { arn: `arn:aws:acm:us-east-1:123456789012:certificate/${domain()}`, domain: domain(), status, validationRecords: [] };
+    cloud.certificates.push(cert);
+    return cert;
+  };
 
-  test('register_custom_domain: hosted zone, row Verifying with its zone id, certificate and its validation record, then verify_custom_domain', async () => {
+  // smarter/smarter/apps/llmclient/tasks/register_custom_domain.py, smarter/smarter/apps/infrastructure/services/certificates.py
+  test('register_custom_domain: hosted zone, row Verifying with its zone id, certificate and its validation record (TTL 300), then verify_custom_domain', async () => {
+    // ACM's own records carry no TTL that Smarter uses: its validation records are written with VALIDATION_RECORD_TTL.
+    cloud.certificates.push({
+      arn: 'arn:aws:acm:us-east-1:123456789012:certificate/pending',
+      domain: domain(),
+      status: 'PENDING_VALIDATION',
+      validationRecords: [{ name: `_v.${domain()}`, type: 'CNAME', ttl: 0, values: ['_w.acm-validations.aws'] }],
+    });
     runner.send(TASK.registerCustomDomain, {}, [ids.accountId, domain().toUpperCase()]);
     const run = await runner.runOne(runner.pending.shift()!);
     expect(run?.result).toBe(true);
     const zone = [...cloud.zones.values()].find((z) => z.name === domain());
     const row = await domainRow();
-    expect(row).toMatchObject({ aws_hosted_zone_id: zone?.id, verification_status: 'Verifying', user_profile_id: String(ids.profileId) });
-    const cert = cloud.certificates.find((c) => c.domain === domain());
-    expect(cert?.status).toBe('PENDING_VALIDATION');
-    expect(cloud.record(zone!.id, cert!.validationRecords[0]!.name, 'CNAME')).toBeDefined();
+    expect(row).toMatchObject({ aws_hosted_zone_id: zone?.id, verification_status: 'Verifying', verification_message: 'Verification has started.', user_profile_id: String(ids.profileId) });
+    expect(cloud.record(zone!.id, `_v.${domain()}`, 'CNAME')).toMatchObject({ ttl: 300, values: ['_w.acm-validations.aws'] });
     expect(runner.pending).toEqual([expect.objectContaining({ name: TASK.verifyCustomDomain, kwargs: { hosted_zone_id: zone?.id } })]);
+  });
+
+  test('register_custom_domain of a domain a member applied: that row gets the zone; no admin-owned duplicate', async () => {
+    const member = await addMember(ids.accountId, `member${ids.accountId}`);
+    const id = await insertDomainRow(member.profileId);
+    runner.send(TASK.registerCustomDomain, { account_id: ids.accountId, domain_name: domain() });
+    expect((await runner.runOne(runner.pending.shift()!)).result).toBe(true);
+    const zone = [...cloud.zones.values()].find((z) => z.name === domain());
+    const rows = await domainRows();
+    expect(rows.map((r) => [Number(r.id), Number(r.user_profile_id), r.aws_hosted_zone_id, r.verification_status])).toEqual([[id, member.profileId, zone?.id, 'Verifying']]);
+  });
+
+  test('register_custom_domain of a Verified domain whose certificate is ISSUED: True, and nothing touched', async () => {
+    const zone = cloud.addZone(domain());
+    await insertDomainRow(ids.profileId, { zoneId: zone.id, status: 'Verified', verifiedAt: true });
+    certificate('ISSUED');
+    const before = await domainRow();
+    runner.send(TASK.registerCustomDomain, { account_id: ids.accountId, domain_name: domain() });
+    const run = await runner.runOne(runner.pending.shift()!);
+    expect(run.result).toBe(true);
+    expect(await domainRow()).toEqual(before);
+    expect(runner.pending).toEqual([]);
+    expect(cloud.calls.filter((c) => !c.startsWith('acm.find'))).toEqual([]);
+  });
+
+  test('register_custom_domain of an unverified domain whose certificate is ISSUED: Verifying, verify_custom_domain, nothing else', async () => {
+    const zone = cloud.addZone(domain());
+    await insertDomainRow(ids.profileId, { zoneId: zone.id, status: 'Failed' });
+    certificate('ISSUED');
+    runner.send(TASK.registerCustomDomain, { account_id: ids.accountId, domain_name: domain() });
+    expect((await runner.runOne(runner.pending.shift()!)).result).toBe(true);
+    expect(await domainRow()).toMatchObject({ verification_status: 'Verifying', verification_message: 'Verification has started.', verified_at: null });
+    expect(runner.pending).toEqual([expect.objectContaining({ name: TASK.verifyCustomDomain, kwargs: { hosted_zone_id: zone.id } })]);
+    expect(cloud.calls.filter((c) => !c.startsWith('acm.find'))).toEqual([]);
+  });
+
+  // smarter/smarter/apps/llmclient/models/llmclient_custom_domain.py, `set_verification_status`.
+  test('re-registering a Verified domain whose certificate is not issued: Verifying, and verified_at cleared', async () => {
+    const zone = cloud.addZone(domain());
+    await insertDomainRow(ids.profileId, { zoneId: zone.id, status: 'Verified', verifiedAt: true });
+    certificate('PENDING_VALIDATION');
+    runner.send(TASK.registerCustomDomain, { account_id: ids.accountId, domain_name: domain() });
+    expect((await runner.runOne(runner.pending.shift()!)).result).toBe(true);
+    expect(await domainRows()).toEqual([expect.objectContaining({ aws_hosted_zone_id: zone.id, verification_status: 'Verifying', verified_at: null })]);
   });
 
   test('the whole walk: register → verify (NS delegation, then an ISSUED certificate) → deploy_custom_api on the custom host', async () => {
@@ -350,8 +499,12 @@ describe('custom domains', () => {
     runner.send(TASK.verifyCustomDomain, { custom_domain_id: insertId });
     const [run] = await runner.drain();
     expect(run?.result).toBe(false);
-    expect((await domainRow())?.verification_status).toBe('Failed');
-    expect((await domainRow())?.verification_message).toMatch(/Run smarter deploy/);
+    // smarter/smarter/apps/llmclient/tasks/verify_custom_domain.py
+    expect(await domainRow()).toMatchObject({
+      verification_status: 'Failed',
+      verification_message: `${domain()} has no DNS zone, because it is not registered. Run smarter deploy to register it.`,
+      verified_at: null,
+    });
   });
 
   test('a domain registered to another account is refused, naming it', async () => {
@@ -390,6 +543,89 @@ describe('custom domains', () => {
   });
 });
 
+describe('custom domain records and hosts', () => {
+  const domain = () => `bots${ids.accountId}.example.net`;
+  let zoneId: string;
+  let domainId: number;
+  beforeEach(async () => {
+    zoneId = cloud.addZone(domain()).id;
+    domainId = (
+      await t.db.execute(
+        `INSERT INTO llmclient_llmclientcustomdomain (aws_hosted_zone_id, domain_name, name, description, version, annotations, user_profile_id,
+           verification_status, verified_at, verification_message, created_at, updated_at)
+         VALUES (?, ?, 'c', '', '1.0.0', '[]', ?, 'Verified', UTC_TIMESTAMP(6), '', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
+        [zoneId, domain(), ids.profileId],
+      )
+    ).insertId;
+  });
+  const dnsRows = async () => t.db.select('SELECT record_name, record_type, record_value, record_ttl FROM llmclient_llmclientcustomdomaindns WHERE custom_domain_id = ? ORDER BY id', [domainId]);
+
+  // smarter/smarter/apps/llmclient/tasks/create_custom_domain_dns_record.py
+  test('create_custom_domain_dns_record takes any Route 53 type: SRV and CAA records and their rows', async () => {
+    runner.send(TASK.createCustomDomainDnsRecord, {}, [domainId, `_sip._tcp.${domain()}`, 'srv', `10 5 5060 sip.${domain()}`, 300]);
+    runner.send(TASK.createCustomDomainDnsRecord, { llmclient_custom_domain_id: domainId, record_name: `${domain()}.`, record_type: 'CAA', record_value: '0 issue "amazon.com"' });
+    const runs = await runner.drain();
+    expect(runs.map((r) => r.error)).toEqual([undefined, undefined]);
+    expect(cloud.record(zoneId, `_sip._tcp.${domain()}`, 'SRV')).toMatchObject({ values: [`10 5 5060 sip.${domain()}`], ttl: 300 });
+    expect(cloud.record(zoneId, domain(), 'CAA')).toMatchObject({ values: ['0 issue "amazon.com"'], ttl: 600 });
+    expect(await dnsRows()).toEqual([
+      { record_name: `_sip._tcp.${domain()}`, record_type: 'SRV', record_value: `10 5 5060 sip.${domain()}`, record_ttl: 300 },
+      { record_name: domain(), record_type: 'CAA', record_value: '0 issue "amazon.com"', record_ttl: 600 },
+    ]);
+  });
+
+  test('create_custom_domain_dns_record stores the record as Route 53 holds it: an existing record of the same target keeps its TTL', async () => {
+    cloud.setRecord(zoneId, { name: `www.${domain()}`, type: 'A', ttl: 3600, values: ['192.0.2.7'] });
+    cloud.setRecord(zoneId, { name: `api.${domain()}`, type: 'A', ttl: 60, values: ['192.0.2.8', '192.0.2.9'] });
+    runner.send(TASK.createCustomDomainDnsRecord, { llmclient_custom_domain_id: domainId, record_name: `www.${domain()}`, record_type: 'A', record_value: '192.0.2.7', record_ttl: 600 });
+    runner.send(TASK.createCustomDomainDnsRecord, { llmclient_custom_domain_id: domainId, record_name: `api.${domain()}`, record_type: 'A', record_value: '192.0.2.8', record_ttl: 600 });
+    await runner.drain();
+    expect(cloud.calls.filter((c) => c.startsWith('route53.upsertRecord'))).toEqual([`route53.upsertRecord api.${domain()} A`]);
+    expect(await dnsRows()).toEqual([
+      { record_name: `www.${domain()}`, record_type: 'A', record_value: '192.0.2.7', record_ttl: 3600 },
+      { record_name: `api.${domain()}`, record_type: 'A', record_value: '192.0.2.8', record_ttl: 600 },
+    ]);
+  });
+
+  test('create_custom_domain_dns_record refuses a local host, and an unknown type, at once', async () => {
+    runner.send(TASK.createCustomDomainDnsRecord, { llmclient_custom_domain_id: domainId, record_name: 'localhost', record_type: 'A', record_value: '127.0.0.1' });
+    runner.send(TASK.createCustomDomainDnsRecord, { llmclient_custom_domain_id: domainId, record_name: `x.${domain()}`, record_type: 'WKS', record_value: 'x' });
+    const runs = await runner.drain();
+    expect(runs[0]?.error).toMatchObject({ pyType: 'SmarterValueError', message: 'create_custom_domain_dns_record record_name: Domain localhost is prohibited.' });
+    expect(isPermanent(runs[1]!.error!)).toBe(true);
+    expect(cloud.calls.filter((c) => c.startsWith('route53.upsertRecord'))).toEqual([]);
+  });
+
+  // smarter/smarter/apps/llmclient/tasks/deploy_custom_api.py honours llmclient_tasks_create_dns_record.
+  test('deploy_custom_api with LLM_CLIENT_TASKS_CREATE_DNS_RECORD off: the Ingress of the custom host, no A record', async () => {
+    const off = llmclientTasks(infraEnv(
+      taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true }),
+      { ...INFRASTRUCTURE_DEFAULTS, environment: 'alpha', rootDomain: 'example.com', createDnsRecord: false },
+    ));
+    await t.db.execute('UPDATE llmclient_llmclient SET deployed = 1, custom_domain_id = ? WHERE id = ?', [domainId, ids.llmclientId]);
+    const custom = `support-bot${ids.llmclientId}.${domain()}`;
+    const r = new CheckRunner(off, { db: t.db, cloud: cloud.deps });
+    r.send(TASK.deployCustomApi, { llmclient_id: ids.llmclientId });
+    const [run] = await r.drain();
+    expect(run?.result).toBe(custom);
+    expect(cloud.record(zoneId, custom, 'A')).toBeUndefined();
+    expect(cloud.object('Ingress', custom, NS)).toBeDefined();
+    runner.send(TASK.deployCustomApi, { llmclient_id: ids.llmclientId });
+    await runner.drain();
+    expect(cloud.record(zoneId, custom, 'A')).toMatchObject({ values: LB });
+  });
+
+  test('deploy_custom_api of a member\'s LLMClient: <name>-<username>.<custom domain>', async () => {
+    const member = await addMember(ids.accountId, `Kim_Ng${ids.accountId}`);
+    await t.db.execute('UPDATE llmclient_llmclient SET deployed = 1, custom_domain_id = ?, user_profile_id = ? WHERE id = ?', [domainId, member.profileId, ids.llmclientId]);
+    runner.send(TASK.deployCustomApi, { llmclient_id: ids.llmclientId });
+    const [run] = await runner.drain();
+    const custom = `support-bot${ids.llmclientId}-kim-ng${ids.accountId}.${domain()}`;
+    expect(run?.result).toBe(custom);
+    expect(cloud.record(zoneId, custom, 'A')).toMatchObject({ values: LB });
+  });
+});
+
 describe('teardown', () => {
   test('delete_default_api (positional, with the deprecated account_id): A record, Ingress, Certificate and Secret gone', async () => {
     cloud.setRecord(apiZoneId(), { name: host, type: 'A', ttl: 600, values: LB });
@@ -402,12 +638,33 @@ describe('teardown', () => {
     expect([cloud.object('Ingress', host, NS), cloud.object('Certificate', `${host}-tls`, NS), cloud.object('Secret', `${host}-tls`, NS)]).toEqual([undefined, undefined, undefined]);
   });
 
-  test('delete_default_api of a URL that is not the LLMClient\'s default URL deletes nothing', async () => {
+  // smarter/smarter/apps/llmclient/tasks/delete_default_api.py checks only the account number of the URL's host.
+  test('delete_default_api deletes every host Smarter accepts: a member\'s, and a name that sanitises differently', async () => {
+    const hosts = [`mybot-janedoe.${accountNumber}.${API}`, `a--b.${accountNumber}.${API}`];
+    for (const h of hosts) {
+      cloud.setRecord(apiZoneId(), { name: h, type: 'A', ttl: 600, values: LB });
+      cloud.issueTls(h, NS);
+      await cloud.deps.kube.apply({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: h, namespace: NS } });
+    }
+    runner.send(TASK.deleteDefaultApi, { name: 'My Bot', api_url: `https://${hosts[0]}/`, account_number: accountNumber });
+    runner.send(TASK.deleteDefaultApi, { name: 'a__b', api_url: `https://${hosts[1]}/`, account_id: ids.accountId });
+    const runs = await runner.drain();
+    expect(runs.map((r) => r.error)).toEqual([undefined, undefined]);
+    for (const h of hosts) {
+      expect(cloud.record(apiZoneId(), h, 'A')).toBeUndefined();
+      expect([cloud.object('Ingress', h, NS), cloud.object('Certificate', `${h}-tls`, NS), cloud.object('Secret', `${h}-tls`, NS)]).toEqual([undefined, undefined, undefined]);
+    }
+  });
+
+  test('delete_default_api of a URL of another account, or without a valid account number, or without a scheme, deletes nothing', async () => {
     cloud.setRecord(apiZoneId(), { name: host, type: 'A', ttl: 600, values: LB });
-    runner.send(TASK.deleteDefaultApi, { name: 'other', api_url: `https://${host}/` });
-    const [run] = await runner.drain();
-    expect(run?.result).toBeNull();
+    runner.send(TASK.deleteDefaultApi, { name: 'x', api_url: `https://${host}/`, account_number: '9999-9999-9999' });
+    runner.send(TASK.deleteDefaultApi, { name: 'x', api_url: `https://x.3141-abc.${API}/` });
+    runner.send(TASK.deleteDefaultApi, { name: 'x', api_url: host });
+    const runs = await runner.drain();
+    expect(runs.map((r) => r.result)).toEqual([null, null, null]);
     expect(cloud.record(apiZoneId(), host, 'A')).toBeDefined();
+    expect(cloud.calls).toEqual([]);
   });
 
   test('destroy_domain_A_record: deleted, then already gone is success; an unknown zone is a FAILURE naming it', async () => {
@@ -417,6 +674,16 @@ describe('teardown', () => {
     runner.send(TASK.destroyDomainARecord, { hostname: host, api_host_domain: 'nowhere.example.org' });
     const runs = await runner.drain();
     expect(runs.map((r) => r.error?.message ?? r.result)).toEqual([null, null, expect.stringMatching(/^route53 find hosted zone nowhere\.example\.org: NotFound/)]);
+  });
+
+  test('undeploy_default_api of a member\'s LLMClient deletes its <name>-<username> host', async () => {
+    const member = await addMember(ids.accountId, `jane.doe${ids.accountId}`);
+    await t.db.execute('UPDATE llmclient_llmclient SET user_profile_id = ? WHERE id = ?', [member.profileId, ids.llmclientId]);
+    const memberHost = `support-bot${ids.llmclientId}-janedoe${ids.accountId}.${accountNumber}.${API}`;
+    cloud.setRecord(apiZoneId(), { name: memberHost, type: 'A', ttl: 600, values: LB });
+    runner.send(TASK.undeployDefaultApi, { llmclient_id: ids.llmclientId });
+    await runner.drain();
+    expect(cloud.record(apiZoneId(), memberHost, 'A')).toBeUndefined();
   });
 
   test('undeploy_default_api: the A record goes; not deployed, Not Verified', async () => {
@@ -429,8 +696,10 @@ describe('teardown', () => {
   });
 });
 
+// smarter/smarter/apps/infrastructure/services/certificates.py: `wait_until_issued`, 20 checks 30 s apart; the
+// task (smarter/smarter/apps/llmclient/tasks/verify_certificate.py) returns None.
 describe('verify_certificate (check once and reschedule, not a blocking wait)', () => {
-  test('PENDING_VALIDATION checks again every 60 s; ISSUED is True; an unknown ARN is a FAILURE naming it', async () => {
+  test('PENDING_VALIDATION checks again every 30 s; ISSUED ends with None; an unknown ARN is a FAILURE naming it', async () => {
     const cert = await cloud.deps.acm.request('cert.example.net');
     runner.send(TASK.verifyCertificate, {}, [cert.arn]);
     runner.send(TASK.verifyCertificate, { certificate_arn: 'arn:aws:acm:us-east-1:1:certificate/none' });
@@ -438,7 +707,15 @@ describe('verify_certificate (check once and reschedule, not a blocking wait)', 
       if (msg.kwargs.attempt === 2) cert.status = 'ISSUED';
     });
     const mine = runner.runs.filter((r) => r.args[0] === cert.arn || r.kwargs.certificate_arn === cert.arn);
-    expect(mine.map((r) => [r.countdown, r.result instanceof Object ? 'again' : r.result])).toEqual([[0, 'again'], [60, 'again'], [60, true]]);
+    expect(mine.map((r) => [r.countdown, r.result instanceof Object ? 'again' : r.result])).toEqual([[0, 'again'], [30, 'again'], [30, null]]);
     expect(runner.runs.find((r) => r.error)?.error?.message).toBe('acm describe certificate arn:aws:acm:us-east-1:1:certificate/none: NotFound: no such certificate');
+  });
+
+  test('a certificate never issued: 20 checks, then None', async () => {
+    const cert = await cloud.deps.acm.request('never.example.net');
+    runner.send(TASK.verifyCertificate, { certificate_arn: cert.arn });
+    const runs = await runner.drain();
+    expect(runs).toHaveLength(20);
+    expect(runs.at(-1)?.result).toBeNull();
   });
 });

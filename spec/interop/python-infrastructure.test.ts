@@ -15,7 +15,7 @@ import { type World, startWorld } from '../support/infra-world.js';
 
 const exec = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
-const API = 'alpha.api.example.com';
+const API = 'alpha.api.platform.example.com';
 const NS = 'example-platform-alpha';
 
 let t: TestDatabase;
@@ -55,16 +55,18 @@ afterAll(async () => {
   await t?.drop();
 });
 
-async function newLlmclient(): Promise<{ id: number; accountId: number; host: string; contact: string }> {
+/** An LLMClient `bot<id>` of a new account, owned by the account's admin (its first staff profile). */
+async function newLlmclient(): Promise<{ id: number; accountId: number; accountNumber: string; host: string; contact: string }> {
   const ids = await seed(t.db);
   await t.db.execute("UPDATE llmclient_llmclient SET name = CONCAT('bot', id) WHERE id = ?", [ids.llmclientId]);
+  await t.db.execute('UPDATE auth_user SET is_staff = 1 WHERE id = ?', [ids.userId]);
   const [a] = await t.db.select('SELECT account_number FROM account_account WHERE id = ?', [ids.accountId]);
   const contact = `owner${ids.accountId}@example.org`;
   await t.db.execute(
     "INSERT INTO account_accountcontact (first_name, last_name, email, is_primary, account_id, created_at, updated_at) VALUES ('Ada', 'L', ?, 1, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
     [contact, ids.accountId],
   );
-  return { id: ids.llmclientId, accountId: ids.accountId, host: `bot${ids.llmclientId}.${String(a?.account_number)}.${API}`, contact };
+  return { id: ids.llmclientId, accountId: ids.accountId, accountNumber: String(a?.account_number), host: `bot${ids.llmclientId}.${String(a?.account_number)}.${API}`, contact };
 }
 
 const row = async (id: number) => (await t.db.select('SELECT deployed, dns_verification_status AS dns, tls_certificate_issuance_status AS tls FROM llmclient_llmclient WHERE id = ?', [id]))[0];
@@ -100,6 +102,27 @@ test('deploy_default_api from Python: certificate then domain stages, deployed a
   expect(world.mails().filter((m) => m.to.includes(l.contact)).map((m) => m.subject)).toEqual([`Your LLMClient bot${l.id} is live at https://${l.host}/`]);
   expect(await world.aRecord(l.host)).toEqual(world.loadBalancer);
 }, 120_000);
+
+// smarter/smarter/apps/llmclient/models/llmclient.py: `rfc1034_compliant_name` is `<name>-<username>` for an
+// LLMClient its account's admin does not own (smarter/smarter/common/utils/rfc1034_compliance.py sanitises it).
+test('deploy_default_api from Python of a member\'s LLMClient: deployed at <name>-<username>.<account>.<API domain> in Route 53', async () => {
+  const l = await newLlmclient();
+  const username = `Jane_Doe.${l.accountId}`;
+  const u = await t.db.execute('INSERT INTO auth_user (username, is_staff) VALUES (?, 0)', [username]);
+  const p = await t.db.execute('INSERT INTO account_userprofile (user_id, account_id, created_at, updated_at) VALUES (?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))', [u.insertId, l.accountId]);
+  await t.db.execute('UPDATE llmclient_llmclient SET user_profile_id = ? WHERE id = ?', [p.insertId, l.id]);
+  const memberHost = `bot${l.id}-jane-doe${l.accountId}.${l.accountNumber}.${API}`;
+  await python('deploy', { llmclient_id: l.id });
+  // The Ingress of the member's host is applied; cert-manager and public DNS are ready before the first check, 6 s later.
+  await waitFor(async () => (await row(l.id))?.tls === 'Requested', 20_000);
+  expect(world.ingress(memberHost)).toBe(true);
+  world.issueTls(memberHost);
+  world.resolve(memberHost);
+  await waitFor(async () => (await row(l.id))?.dns === 'Verified', 30_000, 200);
+  expect(await row(l.id)).toEqual({ deployed: 1, dns: 'Verified', tls: 'Issued' });
+  expect(await world.aRecord(memberHost)).toEqual(world.loadBalancer);
+  expect(await world.aRecord(l.host)).toEqual([]);
+}, 60_000);
 
 test('a certificate that never becomes Ready: TLS Failed after exactly 30 checks, and the failure e-mail', async () => {
   const l = await newLlmclient();

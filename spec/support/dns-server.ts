@@ -12,7 +12,7 @@
  */
 import dns2 from 'dns2';
 
-export type StandInRecordType = 'A' | 'AAAA' | 'CNAME' | 'NS' | 'TXT';
+export type StandInRecordType = 'A' | 'AAAA' | 'CNAME' | 'NS' | 'TXT' | 'MX' | 'SRV';
 export type DnsMode = 'answer' | 'silent' | 'servfail';
 
 export interface DnsStandIn {
@@ -31,7 +31,15 @@ export interface DnsStandIn {
 }
 
 const { Packet } = dns2;
-const TYPES: Record<StandInRecordType, number> = { A: Packet.TYPE.A, AAAA: Packet.TYPE.AAAA, CNAME: Packet.TYPE.CNAME, NS: Packet.TYPE.NS, TXT: Packet.TYPE.TXT };
+const TYPES: Record<StandInRecordType, number> = {
+  A: Packet.TYPE.A,
+  AAAA: Packet.TYPE.AAAA,
+  CNAME: Packet.TYPE.CNAME,
+  NS: Packet.TYPE.NS,
+  TXT: Packet.TYPE.TXT,
+  MX: Packet.TYPE.MX,
+  SRV: Packet.TYPE.SRV,
+};
 /** RFC 1035 §4.1.1 response codes (dns2 has them at run time but not in its types). */
 const RCODE = { SERVFAIL: 2, NXDOMAIN: 3 } as const;
 const TYPE_NAMES = new Map<number, string>(Object.entries(Packet.TYPE).map(([k, v]) => [v as number, k]));
@@ -54,6 +62,15 @@ export async function startDnsServer(): Promise<DnsStandIn> {
         return { ns: norm(value) };
       case 'TXT':
         return { data: value };
+      // Presentation form, as Route 53 holds them: `10 mail.example.com`, `10 5 5060 sip.example.com`.
+      case 'MX': {
+        const [priority, exchange] = value.split(' ');
+        return { priority: Number(priority), exchange: norm(exchange ?? '') };
+      }
+      case 'SRV': {
+        const [priority, weight, port, target] = value.split(' ');
+        return { priority: Number(priority), weight: Number(weight), port: Number(port), target: norm(target ?? '') };
+      }
     }
   };
   const answersFor = (name: string, type: StandInRecordType): dns2.Packet.Resource[] => {

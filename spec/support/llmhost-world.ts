@@ -21,7 +21,7 @@ import { type Moto, startMoto, useMotoEnv } from './moto.js';
 import { fernetKey } from './secrets.js';
 
 export const CLUSTER = 'smarter-test-cluster';
-export const API = 'alpha.api.example.com';
+export const API = 'alpha.api.platform.example.com';
 export const NS = 'example-platform-alpha';
 export const PLATFORM_ROLE = 'arn:aws:iam::123456789012:role/platform-nodes';
 export const PLATFORM_SUBNETS = ['subnet-0aaa', 'subnet-0bbb'];

@@ -1,5 +1,6 @@
 /**
- * Certificates on ACM (`@aws-sdk/client-acm`), always in us-east-1 where CloudFront and Smarter look for them.
+ * Certificates on ACM (`@aws-sdk/client-acm`), in the client's region: AWS_REGION, where Smarter's certificate
+ * service (`providers/aws/helpers/acm.py`, on a boto3 session in `smarter_settings.aws_region`) looks for them.
  * A request carries an idempotency token made from its names, so the same request repeated within ACM's
  * hour (a task re-run after a crash) returns the certificate it already made instead of a second one.
  */
@@ -16,8 +17,6 @@ import type { Logger } from '../../lib/logger.js';
 import { awsClassifier } from './aws-errors.js';
 import { checkDnsName, cloudCall } from './call.js';
 import type { Certificate, Certificates, DnsRecord } from './ports.js';
-
-export const ACM_REGION = 'us-east-1';
 
 const ALL_STATUSES: AcmStatus[] = ['PENDING_VALIDATION', 'ISSUED', 'INACTIVE', 'EXPIRED', 'VALIDATION_TIMED_OUT', 'REVOKED', 'FAILED'];
 const norm = (name: string) => name.replace(/\.$/, '').toLowerCase();

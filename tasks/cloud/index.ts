@@ -54,9 +54,10 @@ export function openCloud(config: CloudConfig & Partial<McpLlmConfig>, logger: L
       const [{ Route53Client }, { Route53Zones }] = await Promise.all([import('@aws-sdk/client-route-53'), import('./route53.js')]);
       return new Route53Zones(new Route53Client({ region: ROUTE53_REGION }), log);
     }),
+    // Region (AWS_REGION) from the SDK's chain: ACM is regional, and Smarter uses it in `smarter_settings.aws_region`.
     acm: lazy<Certificates>(async () => {
-      const [{ ACMClient }, { ACM_REGION, AcmCertificates }] = await Promise.all([import('@aws-sdk/client-acm'), import('./acm.js')]);
-      return new AcmCertificates(new ACMClient({ region: ACM_REGION }), log);
+      const [{ ACMClient }, { AcmCertificates }] = await Promise.all([import('@aws-sdk/client-acm'), import('./acm.js')]);
+      return new AcmCertificates(new ACMClient({}), log);
     }),
     kube: lazy<Kubernetes>(async () => {
       const { KubeClient, loadKubeConfig } = await import('./kubernetes.js');

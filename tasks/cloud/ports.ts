@@ -20,7 +20,13 @@ import type { LlmProviders } from './llm-port.js';
 import type { McpServers } from './mcp-port.js';
 import type { InfrastructureLedger } from '../infrastructure/ledger.js';
 
-export type RecordType = 'A' | 'AAAA' | 'CNAME' | 'NS' | 'TXT' | 'MX';
+/** Every record type Route 53 accepts (its `RRType`). */
+export const RECORD_TYPES = ['A', 'AAAA', 'CAA', 'CNAME', 'DS', 'HTTPS', 'MX', 'NAPTR', 'NS', 'PTR', 'SOA', 'SPF', 'SRV', 'SSHFP', 'SVCB', 'TLSA', 'TXT'] as const;
+export type RecordType = (typeof RECORD_TYPES)[number];
+
+/** The record types public DNS is asked for through node:dns. */
+export const LOOKUP_TYPES = ['A', 'AAAA', 'CAA', 'CNAME', 'MX', 'NAPTR', 'NS', 'PTR', 'SOA', 'SRV', 'TXT'] as const;
+export type LookupType = (typeof LOOKUP_TYPES)[number];
 
 export interface DnsRecord {
   /** Fully qualified, without the trailing dot (`api.example.com`). */
@@ -71,7 +77,7 @@ export interface Certificate {
   validationRecords: DnsRecord[];
 }
 
-/** ACM (certificates live in us-east-1, where CloudFront and Smarter look for them). */
+/** ACM, in the region of AWS_REGION, where Smarter's certificate service looks for them. */
 export interface Certificates {
   /** The newest certificate for exactly `domain`, or null. */
   find(domain: string): Promise<Certificate | null>;
@@ -108,7 +114,7 @@ export type LookupResult = { status: 'found'; values: string[] } | { status: 'nx
 
 /** Public DNS, as the world sees it (not Route 53's API). */
 export interface Resolver {
-  lookup(name: string, type: 'A' | 'AAAA' | 'CNAME' | 'NS' | 'TXT'): Promise<LookupResult>;
+  lookup(name: string, type: LookupType): Promise<LookupResult>;
 }
 
 export interface Mail {

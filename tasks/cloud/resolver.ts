@@ -8,9 +8,10 @@
 import { promises as dns } from 'node:dns';
 import type { Logger } from '../../lib/logger.js';
 import { cloudCall, messageOf } from './call.js';
-import { CloudError, type LookupResult, type Resolver } from './ports.js';
+import { CloudError, type LookupResult, type LookupType, type Resolver } from './ports.js';
 
-type LookupType = 'A' | 'AAAA' | 'CNAME' | 'NS' | 'TXT';
+const dot = (v: string) => v.replace(/\.$/, '');
+const CAA_TAGS = ['issue', 'issuewild', 'iodef', 'contactemail', 'contactphone'] as const;
 
 export interface ResolverOptions {
   /** `setServers` form: `1.2.3.4`, `1.2.3.4:5353`, `[::1]:53`; empty for the system's. */
@@ -57,19 +58,38 @@ export class DnsResolver implements Resolver {
     );
   }
 
+  /** The answers in Route 53's presentation form (`10 mail.example.com` for an MX), names without the trailing dot. */
   private async resolve(host: string, type: LookupType): Promise<string[]> {
+    const r = this.resolver;
     switch (type) {
       case 'A':
-        return this.resolver.resolve4(host);
+        return r.resolve4(host);
       case 'AAAA':
-        return this.resolver.resolve6(host);
+        return r.resolve6(host);
+      case 'CAA':
+        return (await r.resolveCaa(host)).map((c) => {
+          const tag = CAA_TAGS.find((k) => c[k] !== undefined);
+          return tag ? `${c.critical} ${tag} "${c[tag] ?? ''}"` : `${c.critical}`;
+        });
       case 'CNAME':
-        return (await this.resolver.resolveCname(host)).map((v) => v.replace(/\.$/, ''));
+        return (await r.resolveCname(host)).map(dot);
+      case 'MX':
+        return (await r.resolveMx(host)).map((m) => `${m.priority} ${dot(m.exchange).toLowerCase()}`);
+      case 'NAPTR':
+        return (await r.resolveNaptr(host)).map((n) => `${n.order} ${n.preference} "${n.flags}" "${n.service}" "${n.regexp}" ${n.replacement || '.'}`);
       case 'NS':
-        return (await this.resolver.resolveNs(host)).map((v) => v.replace(/\.$/, '').toLowerCase());
+        return (await r.resolveNs(host)).map((v) => dot(v).toLowerCase());
+      case 'PTR':
+        return (await r.resolvePtr(host)).map(dot);
+      case 'SOA': {
+        const o = await r.resolveSoa(host);
+        return [`${o.nsname} ${o.hostmaster} ${o.serial} ${o.refresh} ${o.retry} ${o.expire} ${o.minttl}`];
+      }
+      case 'SRV':
+        return (await r.resolveSrv(host)).map((v) => `${v.priority} ${v.weight} ${v.port} ${dot(v.name)}`);
       case 'TXT':
         // A TXT record is a list of strings that together make one value.
-        return (await this.resolver.resolveTxt(host)).map((chunks) => chunks.join(''));
+        return (await r.resolveTxt(host)).map((chunks) => chunks.join(''));
     }
   }
 }

@@ -26,8 +26,11 @@ export function fromRoute53Name(name: string): string {
 const fqdn = (name: string) => `${name.replace(/\.$/, '').toLowerCase()}.`;
 const zoneIdOf = (id: string) => id.replace(/^\/hostedzone\//, '');
 
-/** TXT strings are quoted on the wire (`"v=spf1 -all"`), with `"` and `\` escaped. */
-const quoteTxt = (v: string) => `"${v.replace(/(["\\])/g, '\\$1')}"`;
+/**
+ * TXT strings are quoted on the wire (`"v=spf1 -all"`), with `"` and `\` escaped; a value that comes quoted is
+ * sent as it is, as Smarter's `to_record_set` does, so that `"v=DMARC1; p=none"` is one string, not one with quotes.
+ */
+const quoteTxt = (v: string) => (/^"[\s\S]*"$/.test(v) ? v : `"${v.replace(/(["\\])/g, '\\$1')}"`);
 function unquoteTxt(v: string): string {
   const strings = [...v.matchAll(/"((?:[^"\\]|\\.)*)"/g)];
   return strings.length === 0 ? v : strings.map((m) => (m[1] ?? '').replace(/\\(.)/g, '$1')).join('');

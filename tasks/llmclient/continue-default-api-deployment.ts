@@ -49,17 +49,18 @@ export const continueDefaultApiDeployment = (env: InfraEnv) =>
       const { db } = ctx.deps;
       const cloud = ctx.deps.cloud;
       const l = await getLlmclient(db, p.llmclient_id, 'continue_default_api_deployment');
-      const host = defaultHost(l, env.apiDomain);
+      const host = defaultHost(l, env.llmclientApiDomain);
       const contacts = () => primaryContact(db, l.accountId);
       const failed = async (why: string) => notify(cloud.mailer, ctx.logger, await contacts(), MAIL.deployFailed(l.name, host, why), 'deploy failed');
       let attempt = p.attempt;
 
       if (p.stage === 'certificate') {
         const refs = ingressResources(host, env.namespace);
-        // As Smarter's `get_resource`, an unavailable cluster reads as "not there yet": check again later.
+        // As Smarter's `get_resource`, any failure to read (an unavailable cluster, a 403) reads as "not there
+        // yet": checked again, and after the last check TLS Failed, rather than a FAILURE that leaves it Requested.
         const read = (ref: KubeRef) =>
           cloud.kube.get(ref).catch((err: unknown) => {
-            if (err instanceof CloudError && (err.kind === 'Unavailable' || err.kind === 'Throttled')) {
+            if (err instanceof CloudError) {
               ctx.logger.warn(`could not read ${ref.kind} ${ref.name}: ${err.message}`);
               return null;
             }
@@ -80,7 +81,7 @@ export const continueDefaultApiDeployment = (env: InfraEnv) =>
 
       if (p.with_domain_verification) {
         if (attempt === 0) await updateLlmclient(db, l.id, { dns_verification_status: DNS.VERIFYING });
-        const result = await checkDomain(cloud, { name: host, type: 'A', apiDomain: env.apiDomain });
+        const result = await checkDomain(cloud, { name: host, type: 'A', apiDomain: env.llmclientApiDomain });
         if (result === 'pending') {
           const again = await orGaveUp(() =>
             ctx.checkAgain({ after: env.wait(VERIFY_DOMAIN_INTERVAL), update: { stage: 'domain' }, attempt, maxAttempts: VERIFY_DOMAIN_MAX_ATTEMPTS }),

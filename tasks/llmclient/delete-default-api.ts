@@ -2,28 +2,19 @@
  * `delete_default_api(name, api_url, account_number=None, account_id=None)`: an LLMClient was deleted, so its
  * default host goes: the A record (Smarter calls destroy_domain_A_record synchronously) and the host's Ingress,
  * Certificate and Secret. `account_id` is deprecated but still accepted (tasks queued by earlier versions pass
- * it); the account number comes from the argument, else the account, else the URL's second label. A URL that is
- * not `<name>.<account number>.<API domain>` is logged and dropped, as in Smarter.
+ * it); the account number comes from the argument, else the account, else the URL's second label. As in Smarter,
+ * the URL's host is deleted when its second label is that account number, whatever the rest of it; any other URL
+ * is logged and dropped.
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../deps.js';
 import { type InfraDeps, type InfraEnv } from './env.js';
 import { destroyARecord } from './destroy-domain-a-record.js';
-import { rfc1034Name } from './hosts.js';
+import { accountNumberOfHost, netlocOf } from './hosts.js';
 import { ingressResources } from './ingress.js';
 import { TASK } from './names.js';
 import { accountById } from './rows.js';
-import { isDomainName } from './settings.js';
-
-function hostOf(url: string): string | null {
-  try {
-    const h = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? url : `https://${url}`).hostname.toLowerCase();
-    return isDomainName(h) ? h : null;
-  } catch {
-    return null;
-  }
-}
 
 export const deleteDefaultApi = (env: InfraEnv) =>
   defineTask<{ name: string; api_url: string; account_number: string | null; account_id: number | null }, null, InfraDeps>({
@@ -37,15 +28,19 @@ export const deleteDefaultApi = (env: InfraEnv) =>
       account_id: pk().nullable().default(null),
     }),
     async run(p, ctx) {
-      const host = hostOf(p.api_url);
-      const labels = host?.split('.') ?? [];
-      const accountNumber =
-        p.account_number ?? (p.account_id !== null ? (await accountById(ctx.deps.db, p.account_id))?.accountNumber : undefined) ?? labels[1] ?? null;
-      const expected = `.${accountNumber}.${env.apiDomain}`;
-      if (!host || !host.endsWith(expected) || !labels[0]?.startsWith(rfc1034Name(p.name)) || labels.length !== expected.split('.').length) {
-        ctx.logger.error(`delete_default_api: ${JSON.stringify(p.api_url)} is not the default URL of LLMClient ${JSON.stringify(p.name)} (<name>${expected}); nothing deleted`);
+      // Smarter's only check: the host's second label is a valid account number, the account's in use.
+      const netloc = netlocOf(p.api_url);
+      let accountNumber = p.account_number;
+      if (accountNumber === null && p.account_id !== null) {
+        accountNumber = (await accountById(ctx.deps.db, p.account_id))?.accountNumber ?? null;
+        if (accountNumber === null) ctx.logger.warn(`delete_default_api: account ${p.account_id} no longer exists; using the account number of ${p.api_url}`);
+      }
+      accountNumber = accountNumber || accountNumberOfHost(netloc);
+      if (!accountNumber || accountNumberOfHost(netloc) !== accountNumber) {
+        ctx.logger.error(`delete_default_api: ${JSON.stringify(p.api_url)} is not the default API URL of an LLMClient of account ${String(accountNumber)}; nothing deleted`);
         return null;
       }
+      const host = netloc.toLowerCase();
       const cloud = ctx.deps.cloud;
       await destroyARecord(cloud, host, env.apiDomain);
       const refs = ingressResources(host, env.namespace);

@@ -1,7 +1,8 @@
 /**
  * `deploy_custom_api(llmclient_id)` → the custom host, or None: for a deployed LLMClient whose custom domain is
  * verified, the A record `<llmclient>.<custom domain>` in the custom domain's zone (a copy of the API domain's)
- * and the Ingress of that host (cert-manager issues its certificate). Otherwise nothing to do.
+ * when LLM_CLIENT_TASKS_CREATE_DNS_RECORD is on, and the Ingress of that host (cert-manager issues its
+ * certificate) when LLM_CLIENT_TASKS_CREATE_INGRESS_MANIFEST is. Otherwise nothing to do.
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
@@ -28,7 +29,9 @@ export const deployCustomApi = (env: InfraEnv) =>
         return null;
       }
       const cloud = ctx.deps.cloud;
-      await copyApiARecord(cloud, { hostname: host, apiDomain: env.apiDomain, ttl: env.settings.defaultTtl, zoneId: l.customDomain.zoneId });
+      if (env.settings.createDnsRecord) {
+        await copyApiARecord(cloud, { hostname: host, apiDomain: env.llmclientApiDomain, ttl: env.settings.defaultTtl, zoneId: l.customDomain.zoneId });
+      }
       if (env.settings.createIngressManifest) {
         await cloud.kube.apply(ingressManifest({ host, namespace: env.namespace, platformName: env.platformName, clusterIssuer: env.apiDomain }));
       }

@@ -32,9 +32,9 @@ export const deployDefaultApi = (env: InfraEnv) => {
       const { db } = ctx.deps;
       const cloud = ctx.deps.cloud;
       const l = await getLlmclient(db, p.llmclient_id, 'deploy_default_api');
-      const host = defaultHost(l, env.apiDomain);
+      const host = defaultHost(l, env.llmclientApiDomain);
       if (env.settings.createDnsRecord) {
-        const { created } = await copyApiARecord(cloud, { hostname: host, apiDomain: env.apiDomain, ttl: env.settings.defaultTtl });
+        const { created } = await copyApiARecord(cloud, { hostname: host, apiDomain: env.llmclientApiDomain, ttl: env.settings.defaultTtl });
         ctx.logger.info(`${created ? 'created' : 'found'} the A record of ${host}`);
       }
       if (l.deployed && l.dnsStatus === DNS.VERIFIED) {

@@ -3,7 +3,7 @@
  * `create_domain_a_record` (point a host at the API domain's load balancer by copying its A record),
  * `check_domain` (the record exists and resolves) and the NS delegation check of a custom domain.
  */
-import { CloudError, type CloudDeps, type DnsRecord, type HostedZone, type RecordType } from '../cloud/ports.js';
+import { CloudError, type CloudDeps, type DnsRecord, type HostedZone, LOOKUP_TYPES, type LookupType, type RecordType } from '../cloud/ports.js';
 
 const bare = (n: string) => n.trim().toLowerCase().replace(/\.$/, '');
 
@@ -41,7 +41,7 @@ export async function copyApiARecord(
 }
 
 /** Smarter's `DNSRecord.same_target`: the same alias, or the same set of values. */
-function sameTarget(a: DnsRecord, b: DnsRecord): boolean {
+export function sameTarget(a: DnsRecord, b: DnsRecord): boolean {
   if (a.alias || b.alias) return JSON.stringify(a.alias ?? null) === JSON.stringify(b.alias ?? null);
   const x = new Set(a.values.map(bare));
   const y = new Set(b.values.map(bare));
@@ -52,7 +52,9 @@ export type DomainCheck = 'verified' | 'missing' | 'pending';
 
 /**
  * Smarter's `check_domain`: MISSING when the record is not in its zone (checking again cannot help), PENDING
- * while it exists but does not resolve yet (NXDOMAIN, no answer or a timeout), VERIFIED once it resolves.
+ * while it exists but does not resolve yet (NXDOMAIN, no answer or a timeout), VERIFIED once it resolves. The
+ * name is asked for the record's own type; a type node:dns cannot ask for (DS, HTTPS, SPF, SSHFP, SVCB, TLSA)
+ * is checked with an A lookup, as Smarter's `dns.resolver.query(name)` does for every type.
  */
 export async function checkDomain(
   cloud: CloudDeps,
@@ -61,9 +63,9 @@ export async function checkDomain(
   const zoneId = o.zoneId || (await cloud.route53.findZone(o.apiDomain))?.id;
   if (!zoneId) return 'missing';
   if (!(await cloud.route53.getRecord(zoneId, o.name, o.type))) return 'missing';
-  if (o.type === 'MX') return 'verified';
+  const asked: LookupType = (LOOKUP_TYPES as readonly string[]).includes(o.type) ? (o.type as LookupType) : 'A';
   try {
-    const r = await cloud.resolver.lookup(o.name, o.type);
+    const r = await cloud.resolver.lookup(o.name, asked);
     return r.status === 'found' ? 'verified' : 'pending';
   } catch (err) {
     if (err instanceof CloudError && err.kind === 'Unavailable') return 'pending';

@@ -22,7 +22,7 @@ export function ingressManifest(v: IngressValues): KubeObject {
     metadata: {
       name: v.host,
       namespace: v.namespace,
-      labels: { 'app.kubernetes.io/name': v.platformName, 'app.kubernetes.io/part-of': v.platformName },
+      labels: { 'app.kubernetes.io/application-group': v.platformName, 'app.kubernetes.io/name': v.platformName },
       annotations: {
         'kubernetes.io/tls-acme': 'true',
         'cert-manager.io/cluster-issuer': v.clusterIssuer,

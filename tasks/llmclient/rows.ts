@@ -25,6 +25,10 @@ export interface CustomDomainRow {
 export interface LlmclientRow {
   id: number;
   name: string;
+  /** The owner's `auth_user.username`: part of the host of an LLMClient the account's admin does not own. */
+  ownerUsername: string;
+  /** The owner's user is the account's admin (`get_cached_admin_user_for_account`). */
+  ownerIsAdmin: boolean;
   deployed: boolean;
   dnsStatus: string | null;
   tlsStatus: string | null;
@@ -53,12 +57,22 @@ function toDomain(r: Row): CustomDomainRow {
   };
 }
 
-/** The LLMClient with its account and custom domain, or null. */
+/**
+ * The user of the account's first UserProfile (by primary key) whose user is staff: Smarter's
+ * `get_cached_admin_user_for_account`. Smarter creates such a user when the account has none; the worker creates
+ * no users, so then nobody is the admin.
+ */
+const ADMIN_USER_OF_ACCOUNT = (account: string) => `(SELECT ap.user_id FROM account_userprofile ap JOIN auth_user au ON au.id = ap.user_id
+  WHERE ap.account_id = ${account} AND au.is_staff = 1 ORDER BY ap.id LIMIT 1)`;
+
+/** The LLMClient with its account, its owner (and whether the owner is the account's admin) and custom domain, or null. */
 export async function findLlmclient(db: Queryable, id: number): Promise<LlmclientRow | null> {
   const [r] = await db.select(
     `SELECT l.id, l.name, l.deployed, l.dns_verification_status, l.tls_certificate_issuance_status, l.custom_domain_id,
-       a.id AS account_id, a.account_number
+       a.id AS account_id, a.account_number, u.username AS owner_username,
+       COALESCE(p.user_id = ${ADMIN_USER_OF_ACCOUNT('p.account_id')}, 0) AS owner_is_admin
      FROM llmclient_llmclient l JOIN account_userprofile p ON p.id = l.user_profile_id JOIN account_account a ON a.id = p.account_id
+       JOIN auth_user u ON u.id = p.user_id
      WHERE l.id = ?`,
     [id],
   );
@@ -67,6 +81,8 @@ export async function findLlmclient(db: Queryable, id: number): Promise<Llmclien
   return {
     id: num(r.id),
     name: str(r.name),
+    ownerUsername: str(r.owner_username),
+    ownerIsAdmin: num(r.owner_is_admin) === 1,
     deployed: num(r.deployed) === 1,
     dnsStatus: r.dns_verification_status === null ? null : str(r.dns_verification_status),
     tlsStatus: r.tls_certificate_issuance_status === null ? null : str(r.tls_certificate_issuance_status),
@@ -105,18 +121,26 @@ export async function customDomainByZone(db: Queryable, zoneId: string): Promise
   return r ? toDomain(r) : null;
 }
 
-export async function customDomainsByName(db: Queryable, domainName: string): Promise<CustomDomainRow[]> {
-  return (await db.select(`${DOMAIN_SELECT} WHERE d.domain_name = ? ORDER BY d.id`, [domainName])).map(toDomain);
+/** The account's row for a domain, whoever in the account owns it (`filter(user_profile__account=…, domain_name=…)`). */
+export async function accountCustomDomain(db: Queryable, accountId: number, domainName: string): Promise<CustomDomainRow | null> {
+  const [r] = await db.select(`${DOMAIN_SELECT} WHERE p.account_id = ? AND d.domain_name = ? ORDER BY d.id LIMIT 1`, [accountId, domainName]);
+  return r ? toDomain(r) : null;
+}
+
+/** Another account's row for a domain (`filter(domain_name=…).exclude(user_profile__account=…).first()`). */
+export async function otherAccountCustomDomain(db: Queryable, accountId: number, domainName: string): Promise<CustomDomainRow | null> {
+  const [r] = await db.select(`${DOMAIN_SELECT} WHERE d.domain_name = ? AND p.account_id <> ? ORDER BY d.id LIMIT 1`, [domainName, accountId]);
+  return r ? toDomain(r) : null;
 }
 
 /**
- * `LLMClientCustomDomain.set_verification_status`: the status and its message; `verified_at` is set when it
- * becomes Verified and kept otherwise.
+ * `LLMClientCustomDomain.set_verification_status`: the status and its message; `verified_at` is now when the
+ * domain becomes Verified and NULL for every other status.
  */
 export async function setDomainStatus(db: Queryable, id: number, status: string, message = ''): Promise<void> {
-  const verified = status === DOMAIN.VERIFIED ? `, verified_at = ${NOW}` : '';
   await db.execute(
-    `UPDATE llmclient_llmclientcustomdomain SET verification_status = ?, verification_message = ?${verified}, updated_at = ${NOW} WHERE id = ?`,
+    `UPDATE llmclient_llmclientcustomdomain SET verification_status = ?, verification_message = ?,
+       verified_at = ${status === DOMAIN.VERIFIED ? NOW : 'NULL'}, updated_at = ${NOW} WHERE id = ?`,
     [status, message.slice(0, 1024), id],
   );
 }
@@ -126,13 +150,13 @@ export function customDomainName(domainName: string): string {
   return domainName.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '') || 'custom_domain';
 }
 
-/** `get_or_create(user_profile=…, domain_name=…)`, then the hosted zone and status Smarter writes. */
-export async function upsertCustomDomain(db: Queryable, userProfileId: number, domainName: string, zoneId: string): Promise<number> {
-  const [existing] = await db.select('SELECT id FROM llmclient_llmclientcustomdomain WHERE user_profile_id = ? AND domain_name = ? LIMIT 1', [userProfileId, domainName]);
-  if (existing) {
-    await db.execute(`UPDATE llmclient_llmclientcustomdomain SET aws_hosted_zone_id = ?, updated_at = ${NOW} WHERE id = ?`, [zoneId, existing.id]);
-    return num(existing.id);
-  }
+/** Records the domain's hosted zone on its row (`host.aws_hosted_zone_id = …; host.save()`). */
+export async function setCustomDomainZone(db: Queryable, id: number, zoneId: string): Promise<void> {
+  await db.execute(`UPDATE llmclient_llmclientcustomdomain SET aws_hosted_zone_id = ?, updated_at = ${NOW} WHERE id = ?`, [zoneId, id]);
+}
+
+/** `LLMClientCustomDomain.objects.create(user_profile=…, domain_name=…)`, with its hosted zone. */
+export async function createCustomDomain(db: Queryable, userProfileId: number, domainName: string, zoneId: string): Promise<number> {
   // `name` is unique per owner; two domains can share a snake-case name (`a-b.com`, `a.b.com`): number them,
   // as migration 0006 does.
   const base = customDomainName(domainName);
@@ -197,10 +221,10 @@ export async function accountByNumber(db: Queryable, accountNumber: string): Pro
 }
 
 /**
- * The profile a registration is owned by: Smarter takes the account's admin user's profile
- * (`get_cached_admin_user_for_account`); ours is its staff user's, else its first profile.
+ * The profile a new custom domain row is owned by: the admin user's (`get_cached_admin_user_for_account`), else,
+ * since the worker creates no users where Smarter would create an admin, the account's first profile.
  */
-export async function adminProfileOf(db: Queryable, accountId: number): Promise<number | null> {
+export async function registrationOwnerProfile(db: Queryable, accountId: number): Promise<number | null> {
   const [r] = await db.select(
     `SELECT p.id FROM account_userprofile p JOIN auth_user u ON u.id = p.user_id WHERE p.account_id = ?
      ORDER BY u.is_staff DESC, p.id LIMIT 1`,

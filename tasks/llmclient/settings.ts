@@ -1,7 +1,8 @@
 /**
  * What the infrastructure tasks read, under the environment variables Smarter's settings read (`get_env(NAME)`
- * tries NAME, then SMARTER_NAME), plus our time scale. Smarter derives its API domain, Kubernetes namespace
- * and platform name from ENVIRONMENT and ROOT_DOMAIN (`smarter/common/conf/settings.py`); `derived()` does the same.
+ * tries NAME, then SMARTER_NAME), plus our time scale. Smarter derives its API domains, Kubernetes namespace
+ * and platform name from ENVIRONMENT, ROOT_DOMAIN and PLATFORM_SUBDOMAIN (`smarter/common/conf/settings.py`);
+ * `derived()` does the same.
  */
 import { ParseError, type Setting, type ValuesOf } from '../../lib/config/settings.js';
 import { both, pyBool } from '../smarter-env.js';
@@ -64,7 +65,17 @@ export const INFRASTRUCTURE_SETTINGS = {
     env: both('ROOT_DOMAIN'),
     default: 'example.com',
     parse: domain,
-    doc: 'Smarter\'s root domain: the API domain is `api.<root>` in prod, else `<environment>.api.<root>`; the platform name is its first label.',
+    doc: 'Smarter\'s root domain: the API domain is `api.<platform subdomain>.<root>` in prod, `<environment>.api.<platform subdomain>.<root>` in alpha, beta and next; in `local`, LLMClients\' hosts are under `api.local.<root>` and LLMHosts\' under `local.api.<root>`; the platform name is its first label.',
+  }),
+  platformSubdomain: setting({
+    env: both('PLATFORM_SUBDOMAIN'),
+    default: 'platform',
+    parse: (t: string) => {
+      const v = t.trim().toLowerCase();
+      if (!/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(v)) throw new ParseError('expected one DNS label, e.g. platform');
+      return v;
+    },
+    doc: 'Smarter\'s platform subdomain (`SMARTER_PLATFORM_DEFAULT_SUBDOMAIN` is `platform`): part of the API domain and of the namespace `<platform name>-<platform subdomain>-<environment>`.',
   }),
   checkTimeScale: setting({
     env: ['SMARTER_WORKER_CHECK_TIME_SCALE'],
@@ -81,18 +92,36 @@ export const INFRASTRUCTURE_DEFAULTS: InfrastructureSettings = Object.fromEntrie
 ) as InfrastructureSettings;
 
 export interface Derived {
-  /** `smarter_settings.environment_api_domain`, as it exists in DNS. */
+  /**
+   * `smarter_settings.environment_api_domain` as it exists in DNS: in `local`, whose own API domain is
+   * `api.localhost:9357`, the DNS service's proxy domain `local.api.<root>`. LLMHosts, the Ingress's cluster issuer
+   * and `verify_domain`'s default zone use it.
+   */
   apiDomain: string;
+  /**
+   * `LLMClient.base_api_domain`, under which an LLMClient's default host lives: the environment's API domain in
+   * alpha, beta, next and prod, else `smarter_settings.proxy_api_domain`, `api.local.<root>`.
+   */
+  llmclientApiDomain: string;
   /** `smarter_settings.platform_name`. */
   platformName: string;
   /** `smarter_settings.environment_namespace`. */
   namespace: string;
 }
 
-export function derived(s: Pick<InfrastructureSettings, 'environment' | 'rootDomain'>): Derived {
+/** `SmarterEnvironments.aws_environments`. */
+const AWS_ENVIRONMENTS = new Set(['alpha', 'beta', 'next', 'prod']);
+const LOCAL = 'local';
+
+export function derived(s: Pick<InfrastructureSettings, 'environment' | 'rootDomain'> & { platformSubdomain?: string }): Derived {
+  const sub = s.platformSubdomain ?? INFRASTRUCTURE_DEFAULTS.platformSubdomain;
   const platformName = s.rootDomain.split('.')[0] ?? s.rootDomain;
-  // Smarter's local API domain is `api.localhost:8000`, which DNS cannot serve; its DNS service uses the
-  // proxy domain `local.api.<root>` instead, which is what this gives for every environment but prod.
-  const apiDomain = s.environment === 'prod' ? `api.${s.rootDomain}` : `${s.environment}.api.${s.rootDomain}`;
-  return { apiDomain, platformName, namespace: `${platformName}-platform-${s.environment}` };
+  const rootApiDomain = `api.${sub}.${s.rootDomain}`;
+  let apiDomain: string;
+  if (s.environment === 'prod') apiDomain = rootApiDomain;
+  else if (s.environment === LOCAL) apiDomain = `${LOCAL}.api.${s.rootDomain}`;
+  else apiDomain = `${s.environment}.${rootApiDomain}`;
+  const llmclientApiDomain = AWS_ENVIRONMENTS.has(s.environment) ? apiDomain : `api.${LOCAL}.${s.rootDomain}`;
+  const namespace = s.environment === LOCAL ? `${platformName}-${LOCAL}` : `${platformName}-${sub}-${s.environment}`;
+  return { apiDomain, llmclientApiDomain, platformName, namespace };
 }

@@ -21,7 +21,7 @@ export const undeployDefaultApi = (env: InfraEnv) =>
     async run(p, ctx) {
       const { db } = ctx.deps;
       const l = await getLlmclient(db, p.llmclient_id, 'undeploy_default_api');
-      await destroyARecord(ctx.deps.cloud, defaultHost(l, env.apiDomain), env.apiDomain);
+      await destroyARecord(ctx.deps.cloud, defaultHost(l, env.llmclientApiDomain), env.llmclientApiDomain);
       await updateLlmclient(db, l.id, { deployed: false, dns_verification_status: DNS.NOT_VERIFIED });
       return null;
     },

@@ -1,7 +1,9 @@
 /**
- * `verify_certificate(certificate_arn)` → True/False/None. Smarter blocks in `wait_until_issued` (boto3's waiter:
- * every 60 s, 40 times); we check once and `checkAgain` on the same schedule. The reschedule carries an `attempt`
- * keyword, which Smarter's function lacks: a Python worker would refuse it, so run this task on our workers only.
+ * `verify_certificate(certificate_arn)` → None. Smarter blocks in `CertificateService.wait_until_issued`: 20
+ * checks, 30 s apart (`issue_wait_attempts`, `issue_wait_seconds`), then logs whether the certificate was issued.
+ * We check once and `checkAgain` on the same schedule. The reschedule carries an `attempt` keyword, which
+ * Smarter's function lacks: a Python worker would refuse it, so run this task on our workers only. A certificate
+ * in a state it cannot leave (FAILED, REVOKED, …) ends at once, with the error Smarter logs after its last check.
  * Smarter has no caller of it left.
  */
 import * as z from 'zod';
@@ -12,11 +14,11 @@ import { type InfraDeps, type InfraEnv } from './env.js';
 import { orGaveUp } from './gave-up.js';
 import { TASK } from './names.js';
 
-export const CERTIFICATE_WAIT_INTERVAL = 60;
-export const CERTIFICATE_WAIT_ATTEMPTS = 40;
+export const CERTIFICATE_WAIT_INTERVAL = 30;
+export const CERTIFICATE_WAIT_ATTEMPTS = 20;
 
 export const verifyCertificate = (env: InfraEnv) =>
-  defineTask<{ certificate_arn: string; attempt: number }, Rescheduled | boolean, InfraDeps>({
+  defineTask<{ certificate_arn: string; attempt: number }, Rescheduled | null, InfraDeps>({
     name: TASK.verifyCertificate,
     queue: env.queue,
     retry: env.retry,
@@ -25,14 +27,17 @@ export const verifyCertificate = (env: InfraEnv) =>
     async run(p, ctx) {
       const cert = await ctx.deps.cloud.acm.describe(p.certificate_arn);
       if (!cert) throw new CloudError('acm', 'describe certificate', p.certificate_arn, 'NotFound', 'no such certificate');
-      if (cert.status === 'ISSUED') return true;
+      if (cert.status === 'ISSUED') {
+        ctx.logger.info(`certificate ${cert.arn} for ${cert.domain} verified`);
+        return null;
+      }
       if (cert.status !== 'PENDING_VALIDATION') {
-        ctx.logger.error(`certificate ${cert.arn} for ${cert.domain} is ${cert.status}; it will not be issued`);
-        return false;
+        ctx.logger.error(`certificate ${cert.arn} for ${cert.domain} verification failed: it is ${cert.status}, and will not be issued`);
+        return null;
       }
       const again = await orGaveUp(() => ctx.checkAgain({ after: env.wait(CERTIFICATE_WAIT_INTERVAL) }));
       if (again) return again;
-      ctx.logger.error(`certificate ${cert.arn} for ${cert.domain} still not issued after ${CERTIFICATE_WAIT_ATTEMPTS} checks`);
-      return false;
+      ctx.logger.error(`certificate ${cert.arn} for ${cert.domain} verification failed: not issued after ${CERTIFICATE_WAIT_ATTEMPTS} checks`);
+      return null;
     },
   });

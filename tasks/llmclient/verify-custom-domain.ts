@@ -59,7 +59,7 @@ export const verifyCustomDomain = (env: InfraEnv) =>
           return false;
         }
         if (!cd.zoneId) {
-          const message = `${cd.domainName} has no AWS Route53 hosted zone, because it is not registered. Run smarter deploy to register it.`;
+          const message = `${cd.domainName} has no DNS zone, because it is not registered. Run smarter deploy to register it.`;
           await setDomainStatus(db, cd.id, DOMAIN.FAILED, message);
           ctx.logger.warn(message);
           return false;
@@ -79,7 +79,7 @@ export const verifyCustomDomain = (env: InfraEnv) =>
       if (!(await nsDelegated(cloud, zone, domain))) {
         blocker = `The NS records of ${domain} are not delegated to Smarter yet. Add these NS records to your root domain's DNS settings: ${zone.nameServers.join(', ')}`;
       } else {
-        const cert = await ensureCertificate(cloud, zone.id, domain, env.settings.defaultTtl);
+        const cert = await ensureCertificate(cloud, zone.id, domain);
         if (cert.status !== 'ISSUED') blocker = `The TLS certificate of ${domain} is not issued yet. Its status is ${cert.status}.`;
       }
 

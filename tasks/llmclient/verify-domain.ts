@@ -8,6 +8,7 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
+import { RECORD_TYPES, type RecordType } from '../cloud/ports.js';
 import { pk } from '../deps.js';
 import { type InfraDeps, type InfraEnv } from './env.js';
 import { checkDomain } from './dns.js';
@@ -19,14 +20,15 @@ import { DNS, findLlmclient, updateLlmclient } from './rows.js';
 export const VERIFY_DOMAIN_INTERVAL = 300;
 export const VERIFY_DOMAIN_MAX_ATTEMPTS = 48;
 
+/** Any type Route 53 accepts, in any case, as Smarter's `record_type`. */
 const recordType = z
   .string()
   .transform((t) => t.toUpperCase())
-  .pipe(z.enum(['A', 'AAAA', 'CNAME', 'NS', 'TXT', 'MX']));
+  .pipe(z.enum(RECORD_TYPES));
 
 export const verifyDomain = (env: InfraEnv) =>
   defineTask<
-    { domain_name: string; record_type: 'A' | 'AAAA' | 'CNAME' | 'NS' | 'TXT' | 'MX'; llmclient_id: number | null; activate_llmclient: boolean; hosted_zone_id: string | null; task_id: string | null; attempt: number },
+    { domain_name: string; record_type: RecordType; llmclient_id: number | null; activate_llmclient: boolean; hosted_zone_id: string | null; task_id: string | null; attempt: number },
     Rescheduled | boolean,
     InfraDeps
   >({
