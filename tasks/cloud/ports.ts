@@ -16,6 +16,7 @@ import type { VectorDatabases } from './vectordb-port.js';
 import type { ManagedNodeGroups } from './eks-port.js';
 import type { LlmProviders } from './llm-port.js';
 import type { McpServers } from './mcp-port.js';
+import type { Readiness } from './readiness.js';
 
 export type RecordType = 'A' | 'AAAA' | 'CNAME' | 'NS' | 'TXT' | 'MX';
 
@@ -116,10 +117,13 @@ export interface Mail {
 }
 
 export interface Mailer {
-  send(mail: Mail): Promise<void>;
+  /** True once the server accepted it; false when SMTP is not configured (nothing sent, logged). */
+  send(mail: Mail): Promise<boolean>;
 }
 
 export interface CloudDeps {
+  /** Whether the cloud provider, its DNS and its certificate service are ready (Smarter's `is_taskable`). */
+  readiness: Readiness;
   route53: DnsZones;
   acm: Certificates;
   kube: Kubernetes;
