@@ -51,11 +51,22 @@ test('wrong credentials are AccessDenied, and the password is never logged', asy
   expect(JSON.stringify(log.lines)).not.toContain(password);
 });
 
-test('without SMTP credentials (as Smarter: not configured) nothing is sent and a warning names the mail', async () => {
+test('without SMTP credentials (as Smarter: not configured) nothing is sent, the answer is false, and an error names the mail', async () => {
   const log = recordingLogger();
   const { SMTP_USERNAME: _u, SMTP_PASSWORD: _p, ...unconfigured } = smtp.env;
   const { mailer } = testCloud(unconfigured, log);
-  await mailer.send({ to: ['owner@example.com'], subject: 'Deployed', text: 'y' });
+  expect(await mailer.send({ to: ['owner@example.com'], subject: 'Deployed', text: 'y' })).toBe(false);
   expect(smtp.messages).toHaveLength(0);
-  expect(log.lines.filter((l) => l.level === 'warn').map((l) => l.meta.subject)).toEqual(['Deployed']);
+  expect(log.lines.filter((l) => l.level === 'error').map((l) => l.meta.subject)).toEqual(['Deployed']);
+});
+
+// infrastructure/services/email.py, EmailService.admin_bcc: no copy to an admin who is a recipient, or not an address.
+test.each([
+  ['Admin@Smarter.test', ['owner@example.com', 'admin@smarter.test'], ['admin@smarter.test', 'owner@example.com']],
+  ['not an address', ['owner@example.com'], ['owner@example.com']],
+  ['', ['owner@example.com'], ['owner@example.com']],
+])('EMAIL_ADMIN %j, recipients %j: the envelope is %j', async (admin, to, envelope) => {
+  const { mailer } = testCloud({ ...smtp.env, EMAIL_ADMIN: admin });
+  expect(await mailer.send({ to, subject: 's', text: 't' })).toBe(true);
+  expect(smtp.messages.map((m) => [...m.to].sort())).toEqual([envelope]);
 });

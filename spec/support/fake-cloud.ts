@@ -30,6 +30,8 @@ export class FakeCloud {
   objects = new Map<string, KubeObject>();
   answers = new Map<string, LookupResult | CloudError>(); // `${name} ${type}`
   sent: Mail[] = [];
+  /** Whether the provider, its DNS and its certificate service answer ready (Smarter's `is_taskable`). */
+  ready = true;
   calls: string[] = [];
   private failures = new Map<string, Error[]>();
   private seq = 0;
@@ -81,6 +83,11 @@ export class FakeCloud {
   }
 
   readonly deps: CloudDeps = {
+    readiness: {
+      provider: async () => this.ready,
+      dns: async () => this.ready,
+      certificates: async () => this.ready,
+    },
     route53: {
       findZone: async (domain) => {
         this.enter('route53.findZone', domain);
@@ -163,6 +170,7 @@ export class FakeCloud {
       send: async (mail) => {
         this.enter('mailer.send', mail.to.join(','));
         this.sent.push(mail);
+        return true;
       },
     },
     // The vectorstore tasks are tested against the Qdrant and embeddings stand-ins through the real clients.

@@ -10,6 +10,7 @@ import type { Embeddings } from './embeddings-port.js';
 import type { AutoScalingGroups } from './autoscaling-port.js';
 import type { ManagedNodeGroups } from './eks-port.js';
 import type { LlmProviders } from './llm-port.js';
+import { AwsReadiness, stsWhoAmI } from './readiness.js';
 import type { McpServers } from './mcp-port.js';
 import type { PineconeProject, PineconeProjects } from './pinecone-port.js';
 import type { CLOUD_SETTINGS } from './settings.js';
@@ -49,6 +50,8 @@ export function openCloud(config: CloudConfig & Partial<McpLlmConfig>, logger: L
   const log = logger.child({ component: 'cloud' });
   const vs = { ...VECTORSTORE_CLOUD_DEFAULTS, ...definedOf(config) };
   return {
+    // Asks nothing of AWS until a task asks whether it is ready, and nothing at all without credentials.
+    readiness: new AwsReadiness(stsWhoAmI(), log),
     // Endpoint (AWS_ENDPOINT_URL[_ROUTE_53|_ACM]), credentials and retry mode come from the SDK's own chain.
     route53: lazy<DnsZones>(async () => {
       const [{ Route53Client }, { Route53Zones }] = await Promise.all([import('@aws-sdk/client-route-53'), import('./route53.js')]);

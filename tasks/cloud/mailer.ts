@@ -1,12 +1,14 @@
 /**
- * E-mail through nodemailer over SMTP with Smarter's SMTP settings. As Smarter's EmailHelper does, mail is
- * sent only when SMTP is configured (host, port, user, password and from address all set); otherwise the
- * message is logged and skipped, so a worker without SMTP runs its tasks all the same. A send that fails is a
- * CloudError('smtp', 'send', …): the caller decides whether a lost e-mail fails its task (Smarter's do not).
+ * E-mail through nodemailer over SMTP with Smarter's SMTP settings, as Smarter's `SMTPEmailService` sends it
+ * (`smarter/smarter/apps/infrastructure/services/email.py`): only when SMTP is configured (host, port, user,
+ * password and from address all set; otherwise the message is logged and skipped, so a worker without SMTP runs
+ * its tasks all the same), with the admin's blind copy in the envelope only. A send that fails is a
+ * CloudError('smtp', 'send', …): the caller decides whether a lost e-mail fails its task (Smarter's never do).
  */
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from '../../lib/logger.js';
 import { cloudCall, isNetworkError, messageOf } from './call.js';
+import { adminBcc } from './email-address.js';
 import { CloudError, type CloudErrorKind, type Mail, type Mailer } from './ports.js';
 
 export interface SmtpOptions {
@@ -17,7 +19,7 @@ export interface SmtpOptions {
   username: string;
   password: string;
   from: string;
-  /** Blind copy of every message (Smarter's EMAIL_ADMIN), or ''. */
+  /** Blind copy of every message (Smarter's EMAIL_ADMIN), or ''; see `adminBcc`. */
   bcc: string;
   timeoutSeconds: number;
 }
@@ -45,13 +47,19 @@ export class SmtpMailer implements Mailer {
     private readonly logger: Logger,
   ) {}
 
-  async send(mail: Mail): Promise<void> {
+  async send(mail: Mail): Promise<boolean> {
     const o = this.options;
     const resource = `${o.host}:${o.port}`;
     if (!smtpConfigured(o)) {
-      this.logger.warn('SMTP is not configured; e-mail not sent', { subject: mail.subject, to: mail.to });
-      return;
+      // Smarter logs this at error level, for each e-mail, with how to configure SMTP.
+      this.logger.error(
+        `[EMAIL NOT SENT] SMTP is not configured, so '${mail.subject}' was not sent to: ${mail.to.join(', ')}. ` +
+          'To send email, set SMTP_HOST, SMTP_PORT, SMTP_USERNAME, SMTP_PASSWORD and SMTP_FROM_EMAIL (or SMARTER_SMTP_*).',
+        { subject: mail.subject, to: mail.to },
+      );
+      return false;
     }
+    const bcc = adminBcc(o.bcc, mail.to);
     await cloudCall(
       this.logger,
       'smtp',
@@ -62,13 +70,14 @@ export class SmtpMailer implements Mailer {
         await this.transporter().sendMail({
           from: o.from,
           to: mail.to,
-          ...(o.bcc ? { bcc: o.bcc } : {}),
+          ...(bcc.length > 0 ? { bcc } : {}),
           subject: mail.subject,
           text: mail.text,
           ...(mail.html === undefined ? {} : { html: mail.html }),
         });
       },
     );
+    return true;
   }
 
   close(): void {

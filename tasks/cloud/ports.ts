@@ -19,6 +19,7 @@ import type { ManagedNodeGroups } from './eks-port.js';
 import type { LlmProviders } from './llm-port.js';
 import type { McpServers } from './mcp-port.js';
 import type { InfrastructureLedger } from '../infrastructure/ledger.js';
+import type { Readiness } from './readiness.js';
 
 /** Every record type Route 53 accepts (its `RRType`). */
 export const RECORD_TYPES = ['A', 'AAAA', 'CAA', 'CNAME', 'DS', 'HTTPS', 'MX', 'NAPTR', 'NS', 'PTR', 'SOA', 'SPF', 'SRV', 'SSHFP', 'SVCB', 'TLSA', 'TXT'] as const;
@@ -125,10 +126,13 @@ export interface Mail {
 }
 
 export interface Mailer {
-  send(mail: Mail): Promise<void>;
+  /** True once the server accepted it; false when SMTP is not configured (nothing sent, logged). */
+  send(mail: Mail): Promise<boolean>;
 }
 
 export interface CloudDeps {
+  /** Whether the cloud provider, its DNS and its certificate service are ready (Smarter's `is_taskable`). */
+  readiness: Readiness;
   route53: DnsZones;
   acm: Certificates;
   kube: Kubernetes;

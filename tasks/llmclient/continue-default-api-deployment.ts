@@ -3,7 +3,9 @@
  * attempt=0)`: one check, then `checkAgain`. Stage `certificate`: the Ingress, its cert-manager Certificate
  * (Ready) and its TLS Secret exist; every 60 s, 30 checks in all, then TLS Failed. Stage `domain` (its checks
  * counted from 0 again, as Smarter resets `attempt`): the A record exists and resolves; every 300 s, 48 checks,
- * then DNS Failed. Then deployed, Verified, and the success e-mail to the account's primary contact.
+ * then DNS Failed. Then deployed, Verified, and the success e-mail to the account's primary contact. As Smarter's
+ * (`smarter/smarter/apps/llmclient/tasks/deploy_default_api.py`), an LLMClient that no longer exists is logged and
+ * dropped, and a deployment that fails sends no e-mail.
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
@@ -13,9 +15,10 @@ import { pk } from '../deps.js';
 import { type InfraDeps, type InfraEnv } from './env.js';
 import { defaultHost } from './hosts.js';
 import { certificateReady, ingressResources } from './ingress.js';
-import { MAIL, notify } from './mail.js';
+import { MAIL, sendToPrimaryContact } from './mail.js';
 import { TASK } from './names.js';
-import { DNS, TLS, getLlmclient, primaryContact, updateLlmclient } from './rows.js';
+import { DNS, TLS, findLlmclient, updateLlmclient } from './rows.js';
+import { llmclientUrl } from './url.js';
 import { checkDomain } from './dns.js';
 import { orGaveUp } from './gave-up.js';
 
@@ -48,10 +51,12 @@ export const continueDefaultApiDeployment = (env: InfraEnv) =>
     async run(p, ctx) {
       const { db } = ctx.deps;
       const cloud = ctx.deps.cloud;
-      const l = await getLlmclient(db, p.llmclient_id, 'continue_default_api_deployment');
+      const l = await findLlmclient(db, p.llmclient_id);
+      if (!l) {
+        ctx.logger.error(`continue_default_api_deployment() LLMClient ${p.llmclient_id} not found (llmclient_llmclient). Nothing to do, returning.`, { task_id: p.task_id });
+        return null;
+      }
       const host = defaultHost(l, env.llmclientApiDomain);
-      const contacts = () => primaryContact(db, l.accountId);
-      const failed = async (why: string) => notify(cloud.mailer, ctx.logger, await contacts(), MAIL.deployFailed(l.name, host, why), 'deploy failed');
       let attempt = p.attempt;
 
       if (p.stage === 'certificate') {
@@ -71,8 +76,8 @@ export const continueDefaultApiDeployment = (env: InfraEnv) =>
           ctx.logger.info(`${host}: ingress ${ingress ? 'found' : 'missing'}, certificate ${certificateReady(certificate) ? 'ready' : 'not ready'}, secret ${secret ? 'found' : 'missing'}; check ${attempt + 1} of ${CERTIFICATE_MAX_ATTEMPTS}`, { task_id: p.task_id });
           const again = await orGaveUp(() => ctx.checkAgain({ after: env.wait(CERTIFICATE_CHECK_INTERVAL) }));
           if (again) return again;
+          ctx.logger.error(`${host}: one or more resources were not created after ${CERTIFICATE_MAX_ATTEMPTS} checks; TLS Failed`, { task_id: p.task_id });
           await updateLlmclient(db, l.id, { tls_certificate_issuance_status: TLS.FAILED });
-          await failed(`its TLS certificate was not issued after ${CERTIFICATE_MAX_ATTEMPTS} checks`);
           return null;
         }
         await updateLlmclient(db, l.id, { tls_certificate_issuance_status: TLS.ISSUED });
@@ -89,15 +94,19 @@ export const continueDefaultApiDeployment = (env: InfraEnv) =>
           if (again) return again;
         }
         if (result !== 'verified') {
+          const why = result === 'missing' ? 'its A record does not exist' : `it did not resolve after ${VERIFY_DOMAIN_MAX_ATTEMPTS} checks`;
+          ctx.logger.error(`unable to verify domain ${host} (${why}). LLMClient ${l.name} will not be deployed.`, { task_id: p.task_id });
           await updateLlmclient(db, l.id, { dns_verification_status: DNS.FAILED });
-          await failed(result === 'missing' ? `its DNS record ${host} does not exist` : `${host} did not resolve after ${VERIFY_DOMAIN_MAX_ATTEMPTS} checks`);
           return null;
         }
         // Smarter activates the LLMClient only once its domain resolves.
         if (!l.deployed) await updateLlmclient(db, l.id, { deployed: true });
       }
       await updateLlmclient(db, l.id, { dns_verification_status: DNS.VERIFIED });
-      await notify(cloud.mailer, ctx.logger, await contacts(), MAIL.deployed(l.name, `https://${host}/`), 'deployed');
+      ctx.logger.info(`LLMClient ${l.name} has been deployed to ${host}`, { task_id: p.task_id });
+      // Smarter's LLMClient is activated just above when its domain was verified; its `url` follows.
+      const url = llmclientUrl(l, l.deployed || p.with_domain_verification, env.llmclientApiDomain, env.settings);
+      await sendToPrimaryContact(db, cloud.mailer, ctx.logger, l.accountId, MAIL.deployed(l.name, url, env.settings.customerSupportEmail), 'deployed');
       return null;
     },
   });

@@ -42,7 +42,7 @@ export const deleteDefaultApi = (env: InfraEnv) =>
       }
       const host = netloc.toLowerCase();
       const cloud = ctx.deps.cloud;
-      await destroyARecord(cloud, host, env.apiDomain);
+      await destroyARecord(cloud, host, env.apiDomain, ctx.logger);
       const refs = ingressResources(host, env.namespace);
       const deleted = await Promise.all([cloud.kube.delete(refs.ingress), cloud.kube.delete(refs.certificate), cloud.kube.delete(refs.secret)]);
       ctx.logger.info(`deleted the resources of ${host}: ingress ${deleted[0]}, certificate ${deleted[1]}, secret ${deleted[2]}`);

@@ -12,7 +12,7 @@ import { type InfraDeps, type InfraEnv } from './env.js';
 import { customHost } from './hosts.js';
 import { ingressManifest } from './ingress.js';
 import { TASK } from './names.js';
-import { getLlmclient } from './rows.js';
+import { findLlmclient } from './rows.js';
 
 export const deployCustomApi = (env: InfraEnv) =>
   defineTask<{ llmclient_id: number }, string | null, InfraDeps>({
@@ -22,7 +22,12 @@ export const deployCustomApi = (env: InfraEnv) =>
     params: z.strictObject({ llmclient_id: pk() }),
     async run(p, ctx) {
       const { db } = ctx.deps;
-      const l = await getLlmclient(db, p.llmclient_id, 'deploy_custom_api');
+      // As Smarter's (`smarter/smarter/apps/llmclient/tasks/deploy_custom_api.py`): a missing LLMClient is dropped.
+      const l = await findLlmclient(db, p.llmclient_id);
+      if (!l) {
+        ctx.logger.warn(`deploy_custom_api() LLMClient ${p.llmclient_id} not found (llmclient_llmclient). Nothing to do.`);
+        return null;
+      }
       const host = customHost(l);
       if (!host || !l.customDomain?.zoneId || !l.deployed) {
         ctx.logger.warn(`LLMClient ${l.id}: not deployed, or its custom domain is missing or not verified; nothing to do`);

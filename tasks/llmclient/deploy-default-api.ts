@@ -4,6 +4,10 @@
  * off to `continue_default_api_deployment`, which checks the certificate 600 s later. Smarter continues inline
  * when the certificate is already issued; we send the continuation with no countdown instead, so that a check
  * always runs, and reschedules, as the task whose name it carries.
+ *
+ * As Smarter's (`smarter/smarter/apps/llmclient/tasks/deploy_default_api.py`), it returns None, logging an error,
+ * when the LLMClient does not exist, when the DNS service is not ready, and when the Ingress cannot be applied
+ * (TLS then Failed; no retry, no e-mail).
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
@@ -12,9 +16,8 @@ import { pk } from '../deps.js';
 import { type InfraDeps, type InfraEnv } from './env.js';
 import { defaultHost } from './hosts.js';
 import { ingressManifest } from './ingress.js';
-import { MAIL, notify } from './mail.js';
 import { TASK } from './names.js';
-import { DNS, TLS, getLlmclient, primaryContact, updateLlmclient } from './rows.js';
+import { DNS, TLS, findLlmclient, updateLlmclient } from './rows.js';
 import { continueDefaultApiDeployment } from './continue-default-api-deployment.js';
 import { copyApiARecord } from './dns.js';
 
@@ -31,7 +34,15 @@ export const deployDefaultApi = (env: InfraEnv) => {
     async run(p, ctx) {
       const { db } = ctx.deps;
       const cloud = ctx.deps.cloud;
-      const l = await getLlmclient(db, p.llmclient_id, 'deploy_default_api');
+      const l = await findLlmclient(db, p.llmclient_id);
+      if (!l) {
+        ctx.logger.error(`deploy_default_api() LLMClient ${p.llmclient_id} not found (llmclient_llmclient). Nothing to do, returning.`);
+        return null;
+      }
+      if (!(await cloud.readiness.dns())) {
+        ctx.logger.error(`deploy_default_api() the DNS service is not ready. Cannot deploy llmclient ${l.name}.`);
+        return null;
+      }
       const host = defaultHost(l, env.llmclientApiDomain);
       if (env.settings.createDnsRecord) {
         const { created } = await copyApiARecord(cloud, { hostname: host, apiDomain: env.llmclientApiDomain, ttl: env.settings.defaultTtl });
@@ -51,11 +62,11 @@ export const deployDefaultApi = (env: InfraEnv) => {
       try {
         await cloud.kube.apply(ingressManifest({ host, namespace: env.namespace, platformName: env.platformName, clusterIssuer: env.apiDomain }));
       } catch (err) {
-        if (err instanceof CloudError && err.kind !== 'Throttled' && err.kind !== 'Unavailable') {
-          await updateLlmclient(db, l.id, { tls_certificate_issuance_status: TLS.FAILED });
-          await notify(cloud.mailer, ctx.logger, await primaryContact(db, l.accountId), MAIL.deployFailed(l.name, host, `its Ingress was refused (${err.message})`), 'deploy failed');
-        }
-        throw err;
+        // Smarter catches every failure of `apply_ingress_manifest`, a cluster that does not answer included.
+        if (!(err instanceof CloudError)) throw err;
+        ctx.logger.error(`deploy_default_api() failed to apply the Ingress of LLMClient ${l.name} at ${host}: ${err.message}`);
+        await updateLlmclient(db, l.id, { tls_certificate_issuance_status: TLS.FAILED });
+        return null;
       }
       if (l.tlsStatus !== TLS.ISSUED) {
         await updateLlmclient(db, l.id, { tls_certificate_issuance_status: TLS.REQUESTED });

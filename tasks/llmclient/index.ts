@@ -1,8 +1,13 @@
 /**
  * Smarter's `llmclient` app: the eleven infrastructure tasks (`smarter.apps.llmclient.tasks.<module>.<name>`, on the
  * infrastructure queue) and `create_llmclient_request` (operational).
+ *
+ * Each infrastructure task begins, as Smarter's do, with `is_taskable()` (`tasks/cloud/readiness.ts`): when the cloud
+ * is not ready it returns at once, successfully, with Smarter's value (None; False for `register_custom_domain` and
+ * `verify_domain`). `verify_custom_domain` asks inside, after its lookup by `custom_domain_id`, as Smarter's does.
  */
 import type { AnyTask } from '../../lib/registry/define-task.js';
+import { whenTaskable } from '../cloud/readiness.js';
 import { continueDefaultApiDeployment } from './continue-default-api-deployment.js';
 import { createCustomDomainDnsRecord } from './create-custom-domain-dns-record.js';
 import { deleteDefaultApi } from './delete-default-api.js';
@@ -20,16 +25,16 @@ import { verifyDomain } from './verify-domain.js';
 export function llmclientTasks(env: InfraEnv): AnyTask<InfraDeps>[] {
   return [
     createLlmclientRequest(env),
-    deployDefaultApi(env),
-    continueDefaultApiDeployment(env),
-    verifyDomain(env),
+    whenTaskable(deployDefaultApi(env), null),
+    whenTaskable(continueDefaultApiDeployment(env), null),
+    whenTaskable(verifyDomain(env), false),
     verifyCustomDomain(env),
-    registerCustomDomain(env),
-    deployCustomApi(env),
-    createCustomDomainDnsRecord(env),
-    deleteDefaultApi(env),
-    destroyDomainARecord(env),
-    undeployDefaultApi(env),
-    verifyCertificate(env),
+    whenTaskable(registerCustomDomain(env), false),
+    whenTaskable(deployCustomApi(env), null),
+    whenTaskable(createCustomDomainDnsRecord(env), null),
+    whenTaskable(deleteDefaultApi(env), null),
+    whenTaskable(destroyDomainARecord(env), null),
+    whenTaskable(undeployDefaultApi(env), null),
+    whenTaskable(verifyCertificate(env), null),
   ];
 }

@@ -1,13 +1,22 @@
 /**
- * The e-mails the infrastructure tasks send, at the moments Smarter sends its own (our wording): an LLMClient
- * deployed or not, a custom domain verified or given up on. Sending never fails a task: a deployment that worked
- * stays done when the mail server is down; the failure is logged and counted.
+ * The e-mails the LLMClient tasks send, as Smarter sends them: the same three moments (an LLMClient deployed, a
+ * custom domain verified, a custom domain given up on), the same recipients, and Smarter's subjects and plain-text
+ * bodies word for word. Smarter sends no e-mail when a deployment fails; its `llmclient_deploy_failed` receiver
+ * only logs (`smarter/smarter/apps/llmclient/receivers.py`).
+ *
+ * Sending follows `AccountContact.send_email*` (`smarter/smarter/apps/account/models/account.py`) and
+ * `EmailService.send_email` (`smarter/smarter/apps/infrastructure/services/email.py`): one message per contact, a
+ * test contact (`is_test`) not mailed, invalid addresses dropped, and a failed send logged and answered false,
+ * never raised, so that a deployment that worked stays done when the mail server is down.
  */
 import type { Counter } from 'prom-client';
 import { promClient } from '../../lib/control/prom-client.js';
 import { coerceError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
-import type { Mail, Mailer } from '../cloud/ports.js';
+import type { Mailer } from '../cloud/ports.js';
+import { isValidEmail } from '../cloud/email-address.js';
+import type { Queryable } from '../db/database.js';
+import { type Contact, accountContacts, primaryContact } from './rows.js';
 
 let failures: Counter<'subject'> | undefined;
 
@@ -25,45 +34,74 @@ export const mailFailures = {
   get: () => failureCounter().get(),
 };
 
-/** Sends one notification; returns whether it went out. */
-export async function notify(mailer: Mailer, log: Logger, to: string[], mail: Omit<Mail, 'to'>, kind: string): Promise<boolean> {
-  if (to.length === 0) {
-    log.warn(`no contact to notify of ${kind}: ${mail.subject}`);
+export interface Message {
+  subject: string;
+  body: string;
+}
+
+/** `EmailService.send_email(subject, body, to, quiet=…)`: whether the message went out; never throws. */
+export async function sendEmail(mailer: Mailer, log: Logger, message: Message, to: string, o: { quiet: boolean; kind: string }): Promise<boolean> {
+  if (o.quiet) {
+    log.debug(`quiet mode. Would have sent '${message.subject}' to: ${to}`);
+    return false;
+  }
+  if (!isValidEmail(to)) {
+    log.warn(`no valid email addresses found in send list: ${JSON.stringify(to)}`, { subject: message.subject });
     return false;
   }
   try {
-    await mailer.send({ ...mail, to });
-    log.info(`notified ${to.join(', ')}: ${mail.subject}`);
-    return true;
+    if (!(await mailer.send({ to: [to], subject: message.subject, text: message.body }))) return false;
   } catch (err) {
-    mailFailures.inc({ subject: kind });
-    log.error(`could not send the ${kind} e-mail to ${to.join(', ')}: ${coerceError(err).message}`, { subject: mail.subject });
+    mailFailures.inc({ subject: o.kind });
+    log.error(`could not send '${message.subject}' to ${to}: ${coerceError(err).message}`, { subject: message.subject });
     return false;
   }
+  log.info(`sent '${message.subject}' to ${to}`);
+  return true;
 }
 
-const html = (paragraphs: string[]) => paragraphs.map((p) => `<p>${p.replace(/&/g, '&amp;').replace(/</g, '&lt;')}</p>`).join('\n');
-const mail = (subject: string, paragraphs: string[]): Omit<Mail, 'to'> => ({ subject, text: paragraphs.join('\n\n'), html: html(paragraphs) });
+const sendTo = (mailer: Mailer, log: Logger, message: Message, contact: Contact, kind: string) =>
+  sendEmail(mailer, log, message, contact.email, { quiet: contact.isTest, kind });
 
+/** `AccountContact.send_email_to_primary_contact`: none found is logged at error level, as in Smarter. */
+export async function sendToPrimaryContact(db: Queryable, mailer: Mailer, log: Logger, accountId: number, message: Message, kind: string): Promise<void> {
+  const contact = await primaryContact(db, accountId);
+  if (!contact) {
+    log.error(`No primary contact found for account ${accountId}; '${message.subject}' not sent`);
+    return;
+  }
+  await sendTo(mailer, log, message, contact, kind);
+}
+
+/** `AccountContact.send_email_to_account`: one message to each contact of the account, in turn. */
+export async function sendToAccount(db: Queryable, mailer: Mailer, log: Logger, accountId: number, message: Message, kind: string): Promise<void> {
+  for (const contact of await accountContacts(db, accountId)) await sendTo(mailer, log, message, contact, kind);
+}
+
+/** Smarter's `verify_custom_domain` writes "24 hours" whatever the interval between its checks. */
+const VERIFICATION_HOURS = 24;
+
+/** Subjects and bodies of `deploy_default_api.py` and `verify_custom_domain.py`, word for word. */
 export const MAIL = {
-  deployed: (name: string, url: string) =>
-    mail(`Your LLMClient ${name} is live at ${url}`, [
-      `${name} is deployed at ${url}: its DNS record resolves and its TLS certificate is issued, so it answers prompts now.`,
-      'If it also has a custom domain, a separate message will tell you when that domain is verified.',
-    ]),
-  deployFailed: (name: string, host: string, why: string) =>
-    mail(`Your LLMClient ${name} could not be deployed`, [
-      `We could not deploy ${name} at ${host}: ${why}`,
-      'It stays available in the workbench. Deploying it again starts over.',
-    ]),
-  domainVerified: (domain: string) =>
-    mail(`${domain} is verified`, [
-      `${domain} is delegated to Smarter and its TLS certificate is issued.`,
-      'Your LLMClients can now use it.',
-    ]),
-  domainFailed: (domain: string, why: string, attempts: number, hours: number) =>
-    mail(`${domain} could not be verified`, [
-      `We could not verify ${domain}: ${why}`,
-      `We checked ${attempts} times over ${hours} hours. Once the records are in place, run smarter deploy again.`,
-    ]),
+  deployed: (name: string, url: string, support: string): Message => ({
+    subject: `Your Smarter llmclient ${url} has been deployed`,
+    body:
+      `Your llmclient, ${name}, has been deployed to ${url}. It is now activated and able to respond to prompts.\n\n` +
+      "If you also created a custom domain for your llmclient then you'll be separately notified once it has been verified. " +
+      `If you have any questions, please contact us at ${support}.`,
+  }),
+  domainVerified: (domain: string, support: string): Message => ({
+    subject: `Domain Verification for ${domain} Successful`,
+    body:
+      `Your domain ${domain} has been verified: its DNS is delegated to Smarter, and its TLS certificate is issued.\n\n` +
+      'Your custom domain is now active and ready to use with your LLMClients.\n' +
+      `If you have any questions, please contact us at ${support}.`,
+  }),
+  domainFailed: (domain: string, blocker: string, maxAttempts: number, support: string): Message => ({
+    subject: `Domain Verification Failure for ${domain}`,
+    body:
+      `We were unable to verify your domain ${domain}: ${blocker}\n\n` +
+      `We made ${maxAttempts} attempts over a period of ${VERIFICATION_HOURS} hours to verify the domain.\n` +
+      `If you have any questions, please contact us at ${support}.`,
+  }),
 };

@@ -233,14 +233,21 @@ export async function registrationOwnerProfile(db: Queryable, accountId: number)
   return r ? num(r.id) : null;
 }
 
-/** `AccountContact.get_primary_contact(account).email`, or none. */
-export async function primaryContact(db: Queryable, accountId: number): Promise<string[]> {
-  const rows = await db.select('SELECT email FROM account_accountcontact WHERE account_id = ? AND is_primary = 1 ORDER BY id LIMIT 1', [accountId]);
-  return rows.map((r) => str(r.email));
+/** An `AccountContact`: its address, and whether it is a test contact, which Smarter mails quietly (not at all). */
+export interface Contact {
+  email: string;
+  isTest: boolean;
 }
 
-/** Every contact of the account (`AccountContact.send_email_to_account`). */
-export async function accountContacts(db: Queryable, accountId: number): Promise<string[]> {
-  const rows = await db.select('SELECT email FROM account_accountcontact WHERE account_id = ? ORDER BY id', [accountId]);
-  return rows.map((r) => str(r.email));
+const toContact = (r: Row): Contact => ({ email: str(r.email), isTest: num(r.is_test) === 1 });
+
+/** `AccountContact.get_primary_contact(account)`: the first primary contact, or null. */
+export async function primaryContact(db: Queryable, accountId: number): Promise<Contact | null> {
+  const [r] = await db.select('SELECT email, is_test FROM account_accountcontact WHERE account_id = ? AND is_primary = 1 ORDER BY id LIMIT 1', [accountId]);
+  return r ? toContact(r) : null;
+}
+
+/** Every contact of the account (`AccountContact.objects.filter(account=account)`), test contacts included. */
+export async function accountContacts(db: Queryable, accountId: number): Promise<Contact[]> {
+  return (await db.select('SELECT email, is_test FROM account_accountcontact WHERE account_id = ? ORDER BY id', [accountId])).map(toContact);
 }

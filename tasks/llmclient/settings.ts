@@ -9,6 +9,9 @@ import { both, pyBool } from '../smarter-env.js';
 
 const setting = <T>(s: Setting<T>): Setting<T> => s;
 
+/** `smarter.common.const.SMARTER_CUSTOMER_SUPPORT_EMAIL` in Smarter's newest version (older ones: support@smarter.sh). */
+export const SMARTER_CUSTOMER_SUPPORT_EMAIL = 'lpm0073@gmail.com';
+
 function positive(t: string): number {
   const n = Number(t.trim());
   if (!Number.isFinite(n) || n <= 0) throw new ParseError('expected a positive number');
@@ -82,6 +85,16 @@ export const INFRASTRUCTURE_SETTINGS = {
     default: 1,
     parse: positive,
     doc: 'Multiplies every interval the infrastructure tasks wait between checks (0.01 runs a 10-minute wait in 6 s; for tests).',
+  }),
+  customerSupportEmail: setting({
+    env: ['SMARTER_CUSTOMER_SUPPORT_EMAIL'],
+    default: SMARTER_CUSTOMER_SUPPORT_EMAIL,
+    parse: (t: string) => {
+      const v = t.trim();
+      if (!/^[^\s@]+@[^\s@]+$/.test(v)) throw new ParseError('expected an e-mail address');
+      return v;
+    },
+    doc: 'The support address the LLMClient e-mails give (Smarter\'s constant `SMARTER_CUSTOMER_SUPPORT_EMAIL`, `smarter/common/const.py`).',
   }),
 };
 

@@ -1,7 +1,9 @@
 /**
  * `undeploy_default_api(llmclient_id)`: deletes the default host's A record (Route 53, so on the infrastructure
  * queue, as ADR-030 puts every task that calls the cloud; Smarter's last version seen still declared the
- * operational one) and sets the LLMClient not deployed, Not Verified.
+ * operational one) and sets the LLMClient not deployed, Not Verified. As Smarter's
+ * (`smarter/smarter/apps/llmclient/tasks/undeploy_default_api.py`), an LLMClient that does not exist is logged and
+ * dropped.
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
@@ -10,7 +12,7 @@ import { type InfraDeps, type InfraEnv } from './env.js';
 import { destroyARecord } from './destroy-domain-a-record.js';
 import { defaultHost } from './hosts.js';
 import { TASK } from './names.js';
-import { DNS, getLlmclient, updateLlmclient } from './rows.js';
+import { DNS, findLlmclient, updateLlmclient } from './rows.js';
 
 export const undeployDefaultApi = (env: InfraEnv) =>
   defineTask<{ llmclient_id: number }, null, InfraDeps>({
@@ -20,8 +22,12 @@ export const undeployDefaultApi = (env: InfraEnv) =>
     params: z.strictObject({ llmclient_id: pk() }),
     async run(p, ctx) {
       const { db } = ctx.deps;
-      const l = await getLlmclient(db, p.llmclient_id, 'undeploy_default_api');
-      await destroyARecord(ctx.deps.cloud, defaultHost(l, env.llmclientApiDomain), env.llmclientApiDomain);
+      const l = await findLlmclient(db, p.llmclient_id);
+      if (!l) {
+        ctx.logger.error(`undeploy_default_api() LLMClient ${p.llmclient_id} not found (llmclient_llmclient).`);
+        return null;
+      }
+      await destroyARecord(ctx.deps.cloud, defaultHost(l, env.llmclientApiDomain), env.llmclientApiDomain, ctx.logger);
       await updateLlmclient(db, l.id, { deployed: false, dns_verification_status: DNS.NOT_VERIFIED });
       return null;
     },

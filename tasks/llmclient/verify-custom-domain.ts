@@ -5,20 +5,22 @@
  * when it has none). Each run checks once; not yet: Verifying with the blocker as its message, and a check again
  * in `sleep_interval` (default 1800 s) up to `max_attempts` (default 24 h of them). Verified: `verified_at`,
  * `deploy_custom_api` for the deployed LLMClient on the domain, and an e-mail to the account; out of attempts:
- * Failed and an e-mail.
+ * Failed and an e-mail. As Smarter's (`smarter/smarter/apps/llmclient/tasks/verify_custom_domain.py`), the lookup by
+ * `custom_domain_id` comes before `is_taskable()`, which answers False when the cloud is not ready.
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
 import { CloudError } from '../cloud/ports.js';
 import { pk } from '../deps.js';
+import { isTaskable } from '../cloud/readiness.js';
 import { ensureCertificate } from './certificates.js';
 import { type InfraDeps, type InfraEnv } from './env.js';
 import { nsDelegated } from './dns.js';
 import { orGaveUp } from './gave-up.js';
-import { MAIL, notify } from './mail.js';
+import { MAIL, sendToAccount } from './mail.js';
 import { TASK } from './names.js';
-import { DOMAIN, accountContacts, customDomainById, customDomainByZone, deployedLlmclientOn, setDomainStatus } from './rows.js';
+import { DOMAIN, customDomainById, customDomainByZone, deployedLlmclientOn, setDomainStatus } from './rows.js';
 
 export const DEFAULT_SLEEP_INTERVAL = 1800;
 const HOURS = 24;
@@ -66,6 +68,7 @@ export const verifyCustomDomain = (env: InfraEnv) =>
         }
         zoneId = cd.zoneId;
       }
+      if (!(await isTaskable(cloud.readiness, ctx.logger))) return false;
       const interval = p.sleep_interval ?? DEFAULT_SLEEP_INTERVAL;
       const maxAttempts = p.max_attempts ?? Math.trunc((HOURS * 3600) / interval);
       const zone = await cloud.route53.getZone(zoneId);
@@ -89,7 +92,7 @@ export const verifyCustomDomain = (env: InfraEnv) =>
           await setDomainStatus(db, cd.id, DOMAIN.VERIFIED, '');
           const llmclientId = await deployedLlmclientOn(db, cd.id);
           if (llmclientId !== null) await ctx.applyAsync(TASK.deployCustomApi, [], { llmclient_id: llmclientId }, { queue: env.queue });
-          await notify(cloud.mailer, ctx.logger, await accountContacts(db, cd.accountId), MAIL.domainVerified(domain), 'domain verified');
+          await sendToAccount(db, cloud.mailer, ctx.logger, cd.accountId, MAIL.domainVerified(domain, env.settings.customerSupportEmail), 'domain verified');
         }
         return true;
       }
@@ -101,7 +104,7 @@ export const verifyCustomDomain = (env: InfraEnv) =>
       if (again) return again;
       if (cd) {
         await setDomainStatus(db, cd.id, DOMAIN.FAILED, blocker);
-        await notify(cloud.mailer, ctx.logger, await accountContacts(db, cd.accountId), MAIL.domainFailed(domain, blocker, maxAttempts, Math.round((maxAttempts * interval) / 3600)), 'domain failed');
+        await sendToAccount(db, cloud.mailer, ctx.logger, cd.accountId, MAIL.domainFailed(domain, blocker, maxAttempts, env.settings.customerSupportEmail), 'domain failed');
       }
       return false;
     },

@@ -27,7 +27,8 @@ export const destroyLlmhost = (env: LlmhostEnv) =>
       }
       const status = await destroy(ctx.deps, env, host, p.purge, (m) => ctx.logger.info(m));
       const hostname = managedHostname(env, host);
-      if (hostname && env.settings.createDnsRecord) {
+      // As Smarter: only when the cloud's DNS is ready (`infrastructure.dns.ready`, tasks/cloud/readiness.ts).
+      if (hostname && env.settings.createDnsRecord && (await ctx.deps.cloud.readiness.dns())) {
         await ctx.applyAsync(INFRA_TASK.destroyDomainARecord, [], { hostname, api_host_domain: env.apiDomain }, { queue: env.queue });
       }
       // A node still starting when the LLMHost was destroyed is removed once it joins.

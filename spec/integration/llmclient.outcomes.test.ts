@@ -1,0 +1,115 @@
+/**
+ * Where Smarter's LLMClient tasks log and return rather than fail (real MariaDB, in-memory FakeCloud): a missing
+ * LLMClient (`deploy_default_api.py`, `undeploy_default_api.py`, `deploy_custom_api.py`), and a missing API zone,
+ * which `destroy_domain_A_record.py` logs as "Nothing to do" so that `delete_default_api.py` and
+ * `undeploy_default_api.py`, which call it synchronously, go on.
+ */
+import { type InfraDeps, infraEnv } from '../../tasks/llmclient/env.js';
+import { defaultHost } from '../../tasks/llmclient/hosts.js';
+import { llmclientTasks } from '../../tasks/llmclient/index.js';
+import { TASK } from '../../tasks/llmclient/names.js';
+import { findLlmclient } from '../../tasks/llmclient/rows.js';
+import { INFRASTRUCTURE_DEFAULTS } from '../../tasks/llmclient/settings.js';
+import { taskEnv } from '../../tasks/index.js';
+import { CheckRunner } from '../support/check-runner.js';
+import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
+import { FakeCloud } from '../support/fake-cloud.js';
+import { type LogLine, recordingLogger } from '../support/logs.js';
+
+const API = 'alpha.api.example.com';
+const NS = 'example-platform-alpha';
+const env = infraEnv(
+  taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true }),
+  { ...INFRASTRUCTURE_DEFAULTS, environment: 'alpha', rootDomain: 'example.com' },
+);
+const tasks = llmclientTasks(env);
+
+let t: TestDatabase;
+let ids: Awaited<ReturnType<typeof seed>>;
+let fake: FakeCloud;
+let lines: LogLine[];
+let runner: CheckRunner<InfraDeps>;
+
+beforeAll(async () => {
+  t = await createTestDatabase('llc_outcome');
+});
+afterAll(async () => t?.drop());
+
+beforeEach(async () => {
+  ids = await seed(t.db);
+  fake = new FakeCloud();
+  const logger = recordingLogger();
+  lines = logger.lines;
+  runner = new CheckRunner(tasks, { db: t.db, cloud: fake.deps }, logger);
+});
+
+const at = (level: string) => lines.filter((l) => l.level === level).map((l) => l.message);
+
+test.each([
+  [TASK.deployDefaultApi, 'error', 'deploy_default_api() LLMClient 987654321 not found (llmclient_llmclient). Nothing to do, returning.'],
+  [TASK.continueDefaultApiDeployment, 'error', 'continue_default_api_deployment() LLMClient 987654321 not found (llmclient_llmclient). Nothing to do, returning.'],
+  [TASK.undeployDefaultApi, 'error', 'undeploy_default_api() LLMClient 987654321 not found (llmclient_llmclient).'],
+  [TASK.deployCustomApi, 'warn', 'deploy_custom_api() LLMClient 987654321 not found (llmclient_llmclient). Nothing to do.'],
+])('%s of an LLMClient that does not exist: logged, None, nothing else done', async (name, level, message) => {
+  runner.send(name, { llmclient_id: 987654321 });
+  const runs = await runner.drain();
+  expect(runs.map((r) => [r.result, r.error])).toEqual([[null, undefined]]);
+  expect(at(level)).toEqual([message]);
+  expect(fake.calls).toEqual([]);
+});
+
+describe('the API domain\'s zone is missing', () => {
+  test('destroy_domain_A_record: logged, success', async () => {
+    runner.send(TASK.destroyDomainARecord, { hostname: `x.${API}`, api_host_domain: API });
+    const runs = await runner.drain();
+    expect(runs.map((r) => [r.result, r.error])).toEqual([[null, undefined]]);
+    expect(at('error')).toEqual([`destroy_domain_A_record() DNS zone not found for ${API}. Nothing to do, returning.`]);
+  });
+
+  test('delete_default_api: logged, then the Ingress, Certificate and Secret are deleted all the same', async () => {
+    const l = (await findLlmclient(t.db, ids.llmclientId))!;
+    const host = defaultHost(l, API);
+    fake.issueTls(host, NS);
+    await fake.deps.kube.apply({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: host, namespace: NS } });
+    runner.send(TASK.deleteDefaultApi, { name: l.name, api_url: `https://${host}/`, account_number: l.accountNumber });
+    const runs = await runner.drain();
+    expect(runs.map((r) => [r.result, r.error])).toEqual([[null, undefined]]);
+    expect(at('error')).toEqual([`destroy_domain_A_record() DNS zone not found for ${API}. Nothing to do, returning.`]);
+    expect([fake.object('Ingress', host, NS), fake.object('Certificate', `${host}-tls`, NS), fake.object('Secret', `${host}-tls`, NS)]).toEqual([undefined, undefined, undefined]);
+  });
+
+  test('undeploy_default_api: logged, then the LLMClient is not deployed, Not Verified, all the same', async () => {
+    await t.db.execute("UPDATE llmclient_llmclient SET deployed = 1, dns_verification_status = 'Verified' WHERE id = ?", [ids.llmclientId]);
+    runner.send(TASK.undeployDefaultApi, { llmclient_id: ids.llmclientId });
+    const runs = await runner.drain();
+    expect(runs.map((r) => [r.result, r.error])).toEqual([[null, undefined]]);
+    expect((await t.db.select('SELECT deployed, dns_verification_status AS dns FROM llmclient_llmclient WHERE id = ?', [ids.llmclientId]))[0]).toEqual({ deployed: 0, dns: 'Not Verified' });
+  });
+});
+
+describe('the cloud is not ready (utils.is_taskable)', () => {
+  test('deploy_default_api: the gate answers first: None, logged at info, nothing called', async () => {
+    fake.ready = false;
+    runner.send(TASK.deployDefaultApi, { llmclient_id: ids.llmclientId });
+    const runs = await runner.drain();
+    expect(runs.map((r) => [r.result, r.error])).toEqual([[null, undefined]]);
+    expect(at('info')).toEqual(['is_taskable() the cloud provider is not ready. Request is not taskable.']);
+    expect(fake.calls).toEqual([]);
+  });
+
+  test('verify_custom_domain looks its row up before the gate: unknown → False; not registered → Failed; registered but not ready → False', async () => {
+    fake.ready = false;
+    const { insertId } = await t.db.execute(
+      "INSERT INTO llmclient_llmclientcustomdomain (aws_hosted_zone_id, domain_name, name, description, version, annotations, user_profile_id, verification_status, verification_message, created_at, updated_at) VALUES ('', ?, 'u', '', '1.0.0', '[]', ?, 'Not Verified', '', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
+      [`never${ids.accountId}.example.net`, ids.profileId],
+    );
+    runner.send(TASK.verifyCustomDomain, { custom_domain_id: 987654321 });
+    runner.send(TASK.verifyCustomDomain, { custom_domain_id: insertId });
+    runner.send(TASK.verifyCustomDomain, { hosted_zone_id: 'Z0000000000000000000' });
+    const runs = await runner.drain();
+    expect(runs.map((r) => [r.result, r.error])).toEqual([[false, undefined], [false, undefined], [false, undefined]]);
+    expect((await t.db.select('SELECT verification_status AS s FROM llmclient_llmclientcustomdomain WHERE id = ?', [insertId]))[0]?.s).toBe('Failed');
+    expect(at('info')).toEqual(['is_taskable() the cloud provider is not ready. Request is not taskable.']);
+    expect(fake.calls).toEqual([]);
+  });
+});
