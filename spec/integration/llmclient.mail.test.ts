@@ -23,8 +23,6 @@ import { FakeCloud } from '../support/fake-cloud.js';
 import { recordingLogger } from '../support/logs.js';
 import { type ReceivedMail, type SmtpStandIn, startSmtpServer } from '../support/smtp.js';
 
-const API = 'alpha.api.example.com';
-const NS = 'example-platform-alpha';
 const LB = ['192.0.2.10'];
 const ADMIN = 'admin@smarter.test';
 const SUPPORT = 'lpm0073@gmail.com';
@@ -33,6 +31,9 @@ const env = infraEnv(
   { ...INFRASTRUCTURE_DEFAULTS, environment: 'alpha', rootDomain: 'example.com' },
 );
 const tasks = llmclientTasks(env);
+// Derived as Smarter's settings derive them (`<env>.api.<platform subdomain>.<root>`).
+const API = env.llmclientApiDomain;
+const NS = env.namespace;
 
 let t: TestDatabase;
 let smtp: SmtpStandIn;

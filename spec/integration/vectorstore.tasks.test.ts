@@ -21,6 +21,7 @@ import { NO_OVERRIDES, type VectorstoreEnv, type VectorstoreOverrides } from '..
 import { vectorstoreTasks } from '../../tasks/vectorstore/index.js';
 import { TASK } from '../../tasks/vectorstore/names.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
+import { insertRow } from '../support/django-rows.js';
 import { type EmbeddingsStandIn, startEmbeddingsStandIn, vectorOf } from '../support/embeddings-standin.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { type PineconeStandIn, startPineconeStandIn } from '../support/pinecone-standin.js';
@@ -70,8 +71,7 @@ async function apiConnection(baseUrl: string, apiKey: string | null): Promise<nu
 async function provider(baseUrl: string | null, apiKey: string | null): Promise<number> {
   seq += 1;
   const keyId = apiKey === null ? null : await secret(apiKey);
-  const r = await t.db.execute("INSERT INTO provider_provider (name, user_profile_id, status, base_url, api_key_id, created_at, updated_at) VALUES (?, ?, 'verified', ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))", [`provider${seq}`, shared.profileId, baseUrl, keyId]);
-  return r.insertId;
+  return insertRow(t.db, 'provider_provider', { name: `provider${seq}`, user_profile_id: shared.profileId, status: 'verified', base_url: baseUrl, api_key_id: keyId });
 }
 
 beforeAll(async () => {
