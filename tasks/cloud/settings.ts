@@ -58,7 +58,7 @@ export const CLOUD_SETTINGS = {
     parse: parsers.string,
     doc: 'From address of the e-mails. As in Smarter, mail is sent only when host, port, user, password and this are all set; otherwise it is logged and skipped.',
   }),
-  emailAdmin: setting({ env: both('EMAIL_ADMIN'), default: '', shownDefault: 'none', parse: parsers.string, doc: 'Blind copy of every e-mail, as Smarter sends.' }),
+  emailAdmin: setting({ env: both('EMAIL_ADMIN'), default: '', shownDefault: 'none', parse: parsers.string, doc: 'Blind copy of every e-mail, unless the admin is a recipient, as Smarter sends.' }),
   smtpTimeout: setting({
     env: ['SMARTER_WORKER_SMTP_TIMEOUT'],
     default: 30,
