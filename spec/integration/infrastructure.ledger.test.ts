@@ -12,14 +12,15 @@ import { INFRASTRUCTURE_DEFAULTS } from '../../tasks/llmclient/settings.js';
 import { taskEnv } from '../../tasks/index.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
+import { insertRow } from '../support/django-rows.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { recordingLogger } from '../support/logs.js';
 
-const API = 'alpha.api.example.com';
 const env = infraEnv(
   taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true }),
   { ...INFRASTRUCTURE_DEFAULTS, environment: 'alpha', rootDomain: 'example.com' },
 );
+const API = env.llmclientApiDomain;
 
 let t: TestDatabase;
 let ids: Awaited<ReturnType<typeof seed>>;
@@ -97,6 +98,37 @@ describe('the moments the DNS and certificate services signal', () => {
     const name = String(records[0]?.resource_name);
     expect(name.endsWith(`.${API} A`)).toBe(true);
     expect(cloud.record(apiZone.id, name.slice(0, -' A'.length), 'A')).toMatchObject({ values: ['192.0.2.10'] });
+  });
+
+  // smarter/smarter/apps/infrastructure/services/dns.py (delete_record) via destroy_domain_a_record.py.
+  test('destroy_domain_A_record records the A record it deletes as destroyed; one already gone records nothing', async () => {
+    const apiZone = [...cloud.zones.values()].find((z) => z.name === API)!;
+    const host = `gone${ids.accountId}.${API}`;
+    cloud.setRecord(apiZone.id, { name: host, type: 'A', ttl: 300, values: ['192.0.2.10'] });
+    await ledger.recordCreated(apiZone.id, host, 'A');
+    runner.send(TASK.destroyDomainARecord, { hostname: host, api_host_domain: API });
+    await runner.runOne(runner.pending.shift()!);
+    expect((await rows()).map((r) => [r.resource_name, r.status])).toEqual([[`${host} A`, 'destroyed']]);
+    runner.send(TASK.destroyDomainARecord, { hostname: host, api_host_domain: API });
+    await runner.runOne(runner.pending.shift()!);
+    expect(await rows()).toHaveLength(1);
+  });
+
+  // smarter/smarter/apps/infrastructure/services/dns.py (get_or_create_record) via create_custom_domain_dns_record.py.
+  test('create_custom_domain_dns_record records the record it creates, named "<name> <TYPE>" in the domain\'s zone', async () => {
+    const zone = cloud.addZone(domain());
+    const [r] = await t.db.select('SELECT id FROM account_userprofile WHERE account_id = ? ORDER BY id LIMIT 1', [ids.accountId]);
+    const cd = await insertRow(t.db, 'llmclient_llmclientcustomdomain', {
+      user_profile_id: Number(r?.id),
+      domain_name: domain(),
+      aws_hosted_zone_id: zone.id,
+      verification_status: 'Verified',
+      verification_message: '',
+    });
+    runner.send(TASK.createCustomDomainDnsRecord, { llmclient_custom_domain_id: cd, record_name: `_sip._tcp.${domain()}`, record_type: 'SRV', record_value: '10 5 5060 sip.example.net', record_ttl: 600 });
+    const run = await runner.runOne(runner.pending.shift()!);
+    expect(run?.error).toBeUndefined();
+    expect((await rows()).map((x) => [x.resource_type, x.resource_name, x.resource_id, x.status])).toEqual([['dns.record', `_sip._tcp.${domain()} SRV`, zone.id, 'active']]);
   });
 });
 

@@ -39,6 +39,7 @@ export const createCustomDomainDnsRecord = (env: InfraEnv) =>
       let record = await cloud.route53.getRecord(cd.zoneId, name, p.record_type);
       if (!(record && sameTarget(record, wanted))) {
         await cloud.route53.upsertRecord(cd.zoneId, wanted);
+        await cloud.ledger?.recordCreated(cd.zoneId, name, p.record_type);
         record = (await cloud.route53.getRecord(cd.zoneId, name, p.record_type)) ?? wanted;
       }
       await upsertCustomDomainDns(db, { customDomainId: cd.id, name: record.name, type: record.type, value: record.values.join(','), ttl: record.ttl || p.record_ttl });

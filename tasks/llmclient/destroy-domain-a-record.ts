@@ -23,6 +23,7 @@ export async function destroyARecord(cloud: CloudDeps, hostname: string, apiHost
     return 'no zone';
   }
   if (await cloud.route53.deleteRecord(zone.id, hostname, 'A')) {
+    await cloud.ledger?.recordDestroyed(zone.id, hostname, 'A');
     log.info(`destroy_domain_A_record() deleted the A record of ${hostname} from zone ${zone.id}`);
     return 'deleted';
   }
