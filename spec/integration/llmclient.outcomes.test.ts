@@ -16,12 +16,15 @@ import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 
-const API = 'alpha.api.example.com';
-const NS = 'example-platform-alpha';
 const env = infraEnv(
   taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true }),
   { ...INFRASTRUCTURE_DEFAULTS, environment: 'alpha', rootDomain: 'example.com' },
 );
+// As Smarter's settings derive them (`<env>.api.<platform subdomain>.<root>`).
+const API = env.apiDomain;
+const NS = env.namespace;
+/** An account number Smarter's check accepts (`dddd-dddd-dddd`), unique per seeded account. */
+const validAccountNumber = (accountId: number) => `3141-${String(Math.floor(accountId / 10000) % 10000).padStart(4, '0')}-${String(accountId % 10000).padStart(4, '0')}`;
 const tasks = llmclientTasks(env);
 
 let t: TestDatabase;
@@ -37,6 +40,7 @@ afterAll(async () => t?.drop());
 
 beforeEach(async () => {
   ids = await seed(t.db);
+  await t.db.execute('UPDATE account_account SET account_number = ? WHERE id = ?', [validAccountNumber(ids.accountId), ids.accountId]);
   fake = new FakeCloud();
   const logger = recordingLogger();
   lines = logger.lines;

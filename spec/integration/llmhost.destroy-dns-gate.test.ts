@@ -11,7 +11,8 @@ import { API, type LlmhostWorld, startLlmhostWorld } from '../support/llmhost-wo
 
 const DESTROY = 'smarter.apps.llmhost.tasks.destroy_llmhost';
 const DESTROY_A = 'smarter.apps.llmclient.tasks.destroy_domain_a_record.destroy_domain_A_record';
-const SPEC = { engine: { name: 'vllm' }, model: { repository: 'meta-llama/Llama-3.1-8B-Instruct' }, resources: { cpu: '4', memory: '16Gi' }, network: { ingress: true } };
+// A spec Smarter's parser accepts (vLLM needs a GPU), or destroy_llmhost finds no hostname of Smarter's choosing.
+const SPEC = { engine: { name: 'vllm' }, model: { repository: 'meta-llama/Llama-3.1-8B-Instruct' }, resources: { cpu: '4', memory: '16Gi', gpuCount: 1 }, network: { ingress: true } };
 
 let w: LlmhostWorld;
 
