@@ -18,6 +18,7 @@ import { type LogLine, recordingLogger } from '../support/logs.js';
 import { freePort } from '../support/moto.js';
 import { fernetDecryptPython, insertSecret } from '../support/secrets.js';
 import { recordLocator } from '../../tasks/db/django.js';
+import { insertRow } from '../support/django-rows.js';
 import { API, CLUSTER, type LlmhostWorld, NS, PLATFORM_ROLE, PLATFORM_SUBNETS, startLlmhostWorld } from '../support/llmhost-world.js';
 
 const LAUNCH = 'smarter.apps.llmhost.tasks.launch_llmhost';
@@ -195,20 +196,28 @@ test('launch_llmhost refused by a budget lock on the owner: LLMHostBudgetExceede
     `INSERT INTO account_budget (created_at, updated_at, name, description, version, annotations, duration, periodic_limit, absolute_limit, action, message, period, unit, warning_threshold)
      VALUES (UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), 'llmhost-broke', '', '1.0.0', '[]', 0, 0, 10, 'block', 'Ask your admin for more GPU budget.', 'month', 'cost', 80)`,
   );
-  const c = await w.t.db.execute(
-    `INSERT INTO account_resourceconstraint (created_at, updated_at, resource_locator, budget_id, is_active, start_date, warned_at, exceeded_at)
-     VALUES (UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), ?, ?, 1, UTC_TIMESTAMP(6), NULL, UTC_TIMESTAMP(6))`,
-    [recordLocator('UserProfile', p.insertId), b.insertId],
-  );
-  await w.t.db.execute(
-    'INSERT INTO account_resourcelock (created_at, updated_at, resource_locator, expiration_date, resource_constraint_id, reason) VALUES (UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), ?, NULL, ?, ?)',
-    [recordLocator('UserProfile', p.insertId), c.insertId, 'Budget llmhost-broke: the limit of $10.00 has been reached.'],
-  );
-  const r2 = await w.t.db.execute(
-    `INSERT INTO llmhost_llmhost (created_at, updated_at, name, user_profile_id, spec, compute_id, status) VALUES (UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), 'broke', ?, ?, NULL, 'inactive')`,
-    [p.insertId, JSON.stringify({ ...GPU_SPEC, compute: 'gpu-l4-broke' })],
-  );
-  const id = r2.insertId;
+  const now = new Date().toISOString().replace('T', ' ').replace('Z', '');
+  const c = await insertRow(w.t.db, 'account_resourceconstraint', {
+    resource_locator: recordLocator('UserProfile', p.insertId),
+    budget_id: b.insertId,
+    is_active: 1,
+    start_date: now,
+    warned_at: null,
+    exceeded_at: now,
+  });
+  await insertRow(w.t.db, 'account_resourcelock', {
+    resource_locator: recordLocator('UserProfile', p.insertId),
+    expiration_date: null,
+    resource_constraint_id: c,
+    reason: 'Budget llmhost-broke: the limit of $10.00 has been reached.',
+  });
+  const id = await insertRow(w.t.db, 'llmhost_llmhost', {
+    name: 'broke',
+    user_profile_id: p.insertId,
+    spec: JSON.stringify({ ...GPU_SPEC, compute: 'gpu-l4-broke' }),
+    compute_id: null,
+    status: 'inactive',
+  });
   const r = runner();
   r.send(LAUNCH, {}, [id]);
   const [run] = await steps(r, 1);
