@@ -5,7 +5,6 @@
  */
 import type { Queryable, Row } from '../db/database.js';
 import { NOW, insertModel } from '../db/django.js';
-import { DoesNotExist } from '../errors.js';
 
 export const DNS = { VERIFYING: 'Verifying', NOT_VERIFIED: 'Not Verified', VERIFIED: 'Verified', FAILED: 'Failed' } as const;
 export const TLS = { NO_CERTIFICATE: 'No Certificate', REQUESTED: 'Requested', ISSUED: 'Issued', FAILED: 'Failed' } as const;
@@ -93,12 +92,6 @@ export async function findLlmclient(db: Queryable, id: number): Promise<Llmclien
 }
 
 /** Django's `LLMClient.objects.get(id=…)`: DoesNotExist names the row and what the task was doing. */
-export async function getLlmclient(db: Queryable, id: number, doing: string): Promise<LlmclientRow> {
-  const row = await findLlmclient(db, id);
-  if (!row) throw new DoesNotExist('llmclient.models.LLMClient', `${doing}: LLMClient ${id} does not exist (llmclient_llmclient)`);
-  return row;
-}
-
 export async function updateLlmclient(
   db: Queryable,
   id: number,
