@@ -2,8 +2,8 @@
  * The worker notices a stalled delay level by itself (lib/control/delay-canary.ts): on a RabbitMQ node of the
  * test's own, the last level is stalled as delay-level-stall.test.ts stalls it (queues deleted outright while
  * countdowns are dead-lettered into them); the worker's canary of that level is then late, which sets
- * smarter_worker_delay_canary_late_seconds, turns /healthz to "degraded" and logs the level; healing the level
- * (.ci/heal-delay-levels.erl) clears all three.
+ * smarter_worker_delay_canary_late_seconds, turns /healthz to "degraded" and logs the level, and
+ * `smarter-worker doctor`'s probe fails; healing the level (.ci/heal-delay-levels.erl) clears the canary's three.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -11,6 +11,9 @@ import type { ConfirmChannel } from 'amqplib';
 import { retireQueues } from '../../bench/retire-queue.js';
 import amqp from '../../lib/broker/amqp/amqplib.js';
 import { DELAY_DELIVERY_EXCHANGE, delayBinding, delayEntryExchange, delayRoutingKey, delayTopology } from '../../lib/broker/amqp/topology.js';
+import { loadConfig } from '../../lib/config/settings.js';
+import { doctorCommand } from '../../tasks/cli/doctor.js';
+import { SETTINGS } from '../../tasks/settings.js';
 import { terminate } from '../support/child.js';
 import { type RabbitNode, freePort, startRabbitNode } from '../support/rabbit-node.js';
 
@@ -141,6 +144,14 @@ test('a stalled last delay level: its canary is late, the metric is set, /health
   process.stdout.write(`stalled after ${attempts} attempt(s); /healthz degraded ${noticedMs} ms after the probe; level 0 late by ${late} s\n`);
   expect(late).toBeGreaterThan(0);
   expect(logs).toMatch(/delay level 0 is late/);
+
+  // `smarter-worker doctor` (tasks/cli/doctor.ts) sees it too: its probe countdown does not come out.
+  const lines: string[] = [];
+  const config = loadConfig(SETTINGS, { CELERY_BROKER_URL: node.url, CELERY_RESULT_BACKEND: '' }, ['-Q', 'canary_work']).values;
+  const code = await doctorCommand([], { timeout: '5' }, config, (s) => lines.push(...s.split('\n')));
+  process.stdout.write(`doctor on the stalled node:\n${lines.join('\n')}\n`);
+  expect(lines.find((l) => l.startsWith('FAIL  delay probe: a 1 s countdown did not arrive'))).toBeDefined();
+  expect(code).toBe(1);
 
   const healed = (await node.ctl('eval', fs.readFileSync('.ci/heal-delay-levels.erl', 'utf8'))).trim();
   const clearedMs = await until('/healthz ok again after the heal', async () => (await get('/healthz')) === 'ok\n', 120_000);
