@@ -25,9 +25,9 @@ celery() { "$CELERY_PYTHON" -m celery "$@"; }
 node() { if [[ "$1" == dist/*.js ]]; then local f="\${1#dist/}"; shift; command node --import tsx "\${f%.js}.ts" "$@"; else command node "$@"; fi; }
 `;
 
-/** The commands of a page's ```sh blocks, one per line; `\` continuations joined, comments dropped. */
+/** The commands of a page's ```sh (or bash, shell) blocks, one per line; `\` continuations joined, comments dropped. */
 export function shellCommands(markdown: string): string[] {
-  const blocks = [...markdown.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+  const blocks = [...markdown.matchAll(/```(?:sh|bash|shell)\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
   return blocks
     .flatMap((b) => b.replace(/\\\n/g, ' ').split('\n'))
     .map((l) => l.replace(/(^|\s)#.*$/, '').trim())

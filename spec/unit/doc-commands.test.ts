@@ -1,7 +1,7 @@
 /** How the docs' command tests (spec/support/doc-commands.ts) read a page: which lines are commands, which serve. */
 import { serves, shellCommands } from '../support/doc-commands.js';
 
-test('the commands of a page are the lines of its sh blocks, continuations joined, comments and other blocks left out', () => {
+test('the commands of a page are the lines of its sh (or bash) blocks, continuations joined, comments and other blocks left out', () => {
   const page = [
     'text `not a command`',
     '```sh',
@@ -11,6 +11,9 @@ test('the commands of a page are the lines of its sh blocks, continuations joine
     '',
     'smarter-beat check',
     '```',
+    '```bash',
+    'smarter-worker delayed',
+    '```',
     '```text',
     'output, not a command',
     '```',
@@ -18,7 +21,7 @@ test('the commands of a page are the lines of its sh blocks, continuations joine
     'print(1)',
     '```',
   ].join('\n');
-  expect(shellCommands(page)).toEqual(["CELERY_BROKER_URL='amqp://a'  smarter-worker -Q q", 'smarter-beat check']);
+  expect(shellCommands(page)).toEqual(["CELERY_BROKER_URL='amqp://a'  smarter-worker -Q q", 'smarter-beat check', 'smarter-worker delayed']);
 });
 
 test('a worker, Beat or a Python worker serves; a subcommand, curl or celery inspect answers and exits', () => {
