@@ -1,4 +1,4 @@
-%% Run: rabbitmqctl eval "<this file's text>" (README: "A deleted queue and RabbitMQ 3.10's delay levels"). No dollar signs or backticks:
+%% Run: rabbitmqctl eval "<this file's text>" (docs/delayed-delivery.md: "A deleted queue and RabbitMQ 3.10's delay levels"). No dollar signs or backticks:
 %% Debian's rabbitmqctl wrapper passes its arguments through sh -c as root.
 %% Restarts the at-least-once dead-letter worker of each delay level (celery_delayed_*) that holds a message
 %% whose every target has settled but which it never acked for more than 10 s: RabbitMQ 3.10's stall after a

@@ -4,7 +4,7 @@
  * (every target settled, never acked), and once 32 are pending (its prefetch) nothing leaves that level, for
  * any queue. Unbinding first lets the deliveries in flight be confirmed by the live queue, and what comes
  * later routes to the sink alone, which settles; then the queue can go. Tests and benchmarks delete many
- * queues with checks still waiting, so they all delete through here (README: "A deleted queue and RabbitMQ
+ * queues with checks still waiting, so they all delete through here (docs/delayed-delivery.md: "A deleted queue and RabbitMQ
  * 3.10's delay levels").
  */
 import type amqp from 'amqplib';

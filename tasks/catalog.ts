@@ -1,5 +1,5 @@
 /**
- * Every task Smarter registers (smarter-contract.md §3), with the queue kind it declares. During a migration
+ * Every task Smarter registers (the `@app.task` declarations under `smarter/smarter/apps/<app>/tasks`), with the queue kind it declares. During a migration
  * Python workers still serve the tasks this worker does not implement yet; `smarter-beat check` uses this
  * catalog to know that a Beat entry names a real task and its queue, and says who serves it.
  */

@@ -13,7 +13,7 @@ export interface SmarterDeps {
 export interface TaskEnv {
   operationalQueue: string;
   infrastructureQueue: string;
-  /** Smarter's `autoretry_for=(Exception,), retry_backoff=…, max_retries=…` ("AR" in the contract). */
+  /** Smarter's `autoretry_for=(Exception,), retry_backoff=…, max_retries=…` (the `@app.task` decorators under Smarter's `smarter/smarter/apps/<app>/tasks`). */
   autoretry: RetryPolicy;
 }
 

@@ -22,7 +22,7 @@ import { SETTINGS } from './settings.js';
 /** The subcommands, for `--help`; the first is what runs without one. */
 const COMMANDS: Subcommand[] = [
   { name: 'worker', summary: 'Consume the queues and run the tasks (the default).' },
-  { name: 'settings', summary: 'Print the configuration table (README) and exit.' },
+  { name: 'settings', summary: 'Print the configuration table (docs/configuration.md) and exit.' },
   { name: 'delayed', summary: 'List what waits in the delay topology, without consuming it.' },
   { name: 'tasks', summary: "List the registered tasks; --contract: each of Smarter's 39 names and who serves it." },
   { name: 'doctor', summary: 'Check the broker, queues, delay topology, dead letters, result backend, database and cloud credentials; one line per problem; exit 1 on a failure.' },

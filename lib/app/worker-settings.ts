@@ -163,10 +163,10 @@ export const WORKER_SETTINGS = {
     flag: { long: 'concurrency', short: 'c' },
     // Not Celery's CPU count: a slot here is a promise, not a process. 32 slots × the multiplier of 4 keep a
     // prefetch window of 128 in flight, which is what drains a queue as fast as a bare amqplib consumer
-    // (prefetch 100); at 2 slots (CPUs on the CI machine) the worker waits on the broker (README, Benchmarks).
+    // (prefetch 100); at 2 slots (CPUs on the CI machine) the worker waits on the broker (docs/performance.md).
     default: DEFAULT_CONCURRENCY,
     parse: parsers.int(1, 10_000),
-    doc: 'Tasks run at once by this process (Celery `-c`). Default 32: slots are async, not processes (README, Benchmarks).',
+    doc: 'Tasks run at once by this process (Celery `-c`). Default 32: slots are async, not processes (docs/performance.md).',
   }),
   prefetchMultiplier: setting({
     env: ['CELERY_WORKER_PREFETCH_MULTIPLIER'],

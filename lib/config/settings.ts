@@ -12,7 +12,7 @@ export interface Setting<T> {
   /** Long flag name (without `--`) and optional one-letter short flag. */
   flag?: { long: string; short?: string; boolean?: boolean };
   default: T;
-  /** How the README shows a default that depends on the machine. */
+  /** How the manual (docs/configuration.md) shows a default that depends on the machine. */
   shownDefault?: string;
   parse(text: string): T;
   secret?: boolean;
@@ -177,7 +177,7 @@ export function describeConfig<S extends Settings>(settings: S, values: ValuesOf
   return out;
 }
 
-/** The configuration table for the README, generated from the declarations so it cannot drift. */
+/** The configuration table of docs/configuration.md (build/docs.ts), generated from the declarations so it cannot drift. */
 export function settingsTable(settings: Settings): string {
   const rows = Object.entries(settings).map(([, s]) => {
     const flag = s.flag ? `\`--${s.flag.long}\`${s.flag.short ? ` / \`-${s.flag.short}\`` : ''}` : '';

@@ -5,7 +5,7 @@
  * the shared broker's celery_delayed_0 held 6,413 such messages and every 1-second countdown was late for
  * ever. On a node of the test's own: what deletes queues this way (tests, benchmarks, an operator) must
  * unbind them first (bench/retire-queue.ts), and a stalled level is healed without losing anything by
- * restarting its dead-letter worker (.ci/heal-delay-levels.erl, in the README).
+ * restarting its dead-letter worker (.ci/heal-delay-levels.erl, in docs/delayed-delivery.md).
  */
 import fs from 'node:fs';
 import type { Channel, ConfirmChannel } from 'amqplib';

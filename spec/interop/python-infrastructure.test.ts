@@ -152,7 +152,8 @@ test('register_custom_domain → verify_custom_domain → deploy_custom_api from
   await waitFor(async () => (await t.db.select("SELECT 1 FROM llmclient_llmclientcustomdomain WHERE id = ? AND verification_status = 'Verified' AND verified_at IS NOT NULL", [cd.id])).length === 1, 60_000, 200);
   const custom = `bot${l.id}.${domain}`;
   await waitFor(async () => (await world.aRecord(custom, String(cd.aws_hosted_zone_id))).length > 0, 20_000);
-  expect(world.ingress(custom)).toBe(true);
+  // deploy_custom_api.py writes the A record first and the Ingress after it: wait for the second write too.
+  await waitFor(() => world.ingress(custom), 10_000);
   const subject = `Domain Verification for ${domain} Successful`;
   await waitFor(() => world.mails().some((m) => m.subject === subject), 10_000);
   expect(world.mails().filter((m) => m.subject === subject).map((m) => m.to)).toEqual([[l.contact]]);

@@ -1,7 +1,7 @@
 /**
  * Deployment files, tested as far as this machine allows (no Docker, no Kubernetes): the chart's structure,
  * compose.yaml against the Compose specification's JSON schema and the CLI's flags, the Dockerfile against the
- * README. When a `helm` binary is on PATH, `helm lint` and `helm template` run too.
+ * deployment page (docs/deployment.md). When a `helm` binary is on PATH, `helm lint` and `helm template` run too.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -126,7 +126,7 @@ describe('compose.yaml', () => {
 
 describe('Dockerfile', () => {
   const docker = read('Dockerfile');
-  const readme = read('README.md');
+  const page = read('docs/deployment.md');
 
   test('multi-stage, production dependencies only, non-root, tini as PID 1, a healthcheck on /healthz', () => {
     expect(docker.match(/^FROM /gm)).toHaveLength(2);
@@ -136,12 +136,12 @@ describe('Dockerfile', () => {
     expect(docker).toMatch(/HEALTHCHECK[\s\S]*\/healthz/);
   });
 
-  test('its commands are the ones the README documents, and the ones the chart runs', () => {
+  test('its commands are the ones docs/deployment.md documents, and the ones the chart runs', () => {
     const cmd = /^CMD \[(.*)\]$/m.exec(docker)?.[1]?.replace(/"/g, '').split(', ').join(' ');
     expect(cmd).toBe('node dist/tasks/main.js');
-    expect(readme).toContain(cmd);
-    expect(readme).toContain('node dist/beat/main.js');
-    expect(readme).toContain('docker build -t smarter-worker .');
+    expect(page).toContain(cmd);
+    expect(page).toContain('node dist/beat/main.js');
+    expect(page).toContain('docker build -t smarter-worker .');
     expect(templates['deployment-worker.yaml']).toContain('command: ["/usr/bin/tini", "--", "node", "dist/tasks/main.js"]');
     expect(templates['deployment-beat.yaml']).toContain('command: ["/usr/bin/tini", "--", "node", "dist/beat/main.js"]');
   });

@@ -6,7 +6,7 @@ const INFRA = 'infrastructure_celery_task_queue';
 const all = smarterTasks({ operationalQueue: OP, infrastructureQueue: INFRA, maxRetries: 3, retryBackoff: true });
 const tasks = all.filter((t) => t.queue === OP);
 
-// smarter-contract.md §3.1: registered name → whether Smarter autoretries it (AR).
+// Smarter's `@app.task` declarations (smarter/smarter/apps/<app>/tasks): registered name → whether Smarter autoretries it (AR).
 const CONTRACT: Record<string, boolean> = {
   'smarter.apps.prompt.tasks.create_prompt_history': true,
   'smarter.apps.prompt.tasks.aggregate_prompt_history': true,

@@ -59,7 +59,7 @@ export function tasksTable(c: TasksConfig): string {
   return table(['task', 'queue', 'retry', 'time limits', 'waits', 'dead-letter on failure'], rows);
 }
 
-/** Smarter's task names (contract §3), each implemented here, forwarded, or rejected. */
+/** Smarter's task names (tasks/catalog.ts), each implemented here, forwarded, or rejected. */
 /** `ours`: the names implemented here (every Smarter task now; a test passes fewer to see forwarding). */
 export function contractTable(c: TasksConfig, ours: ReadonlySet<string> = new Set(smarterTasks(c).map((t) => t.name))): string {
   const rows = [...SMARTER_CATALOG].map(([name, kind]) => {

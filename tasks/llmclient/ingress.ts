@@ -1,6 +1,6 @@
 /**
  * The Ingress of an LLMClient's host, with the content of Smarter's `llmclient/k8s/ingress.yaml.tpl`
- * (smarter-contract.md §4.1): traefik on `websecure` with the namespace's CORS and HTTPS-redirect middlewares,
+ * (Smarter's `smarter/smarter/apps/llmclient/k8s/ingress.yaml.tpl`): traefik on `websecure` with the namespace's CORS and HTTPS-redirect middlewares,
  * cert-manager's cluster issuer (named after the API domain) issuing the TLS secret `<host>-tls`, backend
  * `smarter:8000`. cert-manager's ingress-shim names the Certificate after that secret.
  */

@@ -1,4 +1,4 @@
-/** Smarter's five vectorstore tasks (smarter-contract.md §3.1, §3.2): documents on the operational queue, databases on the infrastructure one; none autoretries. */
+/** Smarter's five vectorstore tasks (Smarter's `smarter/smarter/apps/vectorstore/tasks.py`): documents on the operational queue, databases on the infrastructure one; none autoretries. */
 import type { AnyTask } from '../../lib/registry/define-task.js';
 import type { SmarterDeps } from '../deps.js';
 import { deleteVectorstoreDocument } from './delete-vectorstore-document.js';
