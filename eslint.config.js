@@ -42,15 +42,17 @@ export default tseslint.config(
   // and lib/logger.ts (base) none.
   ...libLayers({
     app: [],
-    control: ['app'],
-    deadletter: ['app', 'control'],
-    worker: ['app', 'control', 'deadletter'],
-    backend: ['app', 'control', 'deadletter', 'worker', 'registry'],
-    registry: ['app', 'control', 'deadletter', 'worker', 'backend', 'broker', 'config'],
-    broker: ['app', 'control', 'deadletter', 'worker', 'backend', 'registry'],
-    protocol: ['app', 'control', 'deadletter', 'worker', 'backend', 'registry', 'broker', 'config'],
-    config: ['app', 'control', 'deadletter', 'worker', 'backend', 'registry', 'broker', 'protocol'],
-    base: ['app', 'control', 'deadletter', 'worker', 'backend', 'registry', 'broker', 'protocol', 'config'],
+    // doctor/ (one-shot checks for `doctor`) reads through the broker and the dead-letter tools.
+    doctor: ['app'],
+    control: ['app', 'doctor'],
+    deadletter: ['app', 'control', 'doctor'],
+    worker: ['app', 'doctor', 'control', 'deadletter'],
+    backend: ['app', 'doctor', 'control', 'deadletter', 'worker', 'registry'],
+    registry: ['app', 'doctor', 'control', 'deadletter', 'worker', 'backend', 'broker', 'config'],
+    broker: ['app', 'doctor', 'control', 'deadletter', 'worker', 'backend', 'registry'],
+    protocol: ['app', 'doctor', 'control', 'deadletter', 'worker', 'backend', 'registry', 'broker', 'config'],
+    config: ['app', 'doctor', 'control', 'deadletter', 'worker', 'backend', 'registry', 'broker', 'protocol'],
+    base: ['app', 'doctor', 'control', 'deadletter', 'worker', 'backend', 'registry', 'broker', 'protocol', 'config'],
   }),
   {
     // Never wait in a task (ADR-030): a task that needs time reschedules itself instead of sleeping.

@@ -25,6 +25,7 @@ const COMMANDS: Subcommand[] = [
   { name: 'settings', summary: 'Print the configuration table (docs/configuration.md) and exit.' },
   { name: 'delayed', summary: 'List what waits in the delay topology, without consuming it.' },
   { name: 'tasks', summary: "List the registered tasks; --contract: each of Smarter's 39 names and who serves it." },
+  { name: 'doctor', summary: 'Check the broker, queues, delay topology, dead letters, result backend, database and cloud credentials; one line per problem; exit 1 on a failure.' },
   { name: 'dead-letter', summary: 'list <queue> | replay <queue> [--task N] [--reason T] [--limit N] [--to Q]: read or replay a dead-letter queue.' },
 ];
 

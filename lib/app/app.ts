@@ -18,6 +18,7 @@ import { EventDispatcher, eventExchange } from '../control/events.js';
 import { Pidbox } from '../control/pidbox.js';
 import { TaskMetrics, fanOut, startHttp } from '../control/http.js';
 import type { Server } from 'node:http';
+import { DelayCanary } from '../control/delay-canary.js';
 
 export type { WorkerConfig } from './worker-config.js';
 
@@ -53,19 +54,31 @@ export class WorkerApp<D> {
     private readonly httpPort: number,
     private readonly logger: Logger,
     private readonly httpHost = '0.0.0.0',
+    /** Only with /metrics and /healthz: they are where a late delay level is told. */
+    readonly canary?: DelayCanary,
+    private readonly deadLetterSuffix?: string,
   ) {}
 
   async start(): Promise<void> {
     // Liveness answers from the start; readiness only once we consume.
-    if (this.metrics) this.http = startHttp(this.broker, this.worker, this.metrics, this.logger, { port: this.httpPort, host: this.httpHost });
+    if (this.metrics) {
+      this.http = startHttp(this.broker, this.worker, this.metrics, this.logger, {
+        port: this.httpPort,
+        host: this.httpHost,
+        ...(this.canary ? { canary: this.canary } : {}),
+        ...(this.deadLetterSuffix !== undefined ? { deadLetterSuffix: this.deadLetterSuffix } : {}),
+      });
+    }
     await this.broker.connect();
     await this.broker.declareExchange(eventExchange);
     await this.worker.start();
     await this.pidbox.start();
     this.events.startHeartbeat();
+    this.canary?.start();
   }
 
   private async quiesce(): Promise<void> {
+    await this.canary?.stop();
     this.events.stopHeartbeat();
     await this.pidbox.stop();
   }
@@ -134,6 +147,7 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
     control: compiled.control,
     onShutdown: () => void app.shutdown().then(() => spec.onRemoteShutdown?.()),
   });
-  const app = new WorkerApp(worker, broker, pidbox, events, metrics, compiled.httpPort, logger, compiled.httpHost);
+  const canary = metrics && compiled.delayCanary && broker.capabilities.nativeDelay ? new DelayCanary(broker, logger, compiled.delayCanary) : undefined;
+  const app = new WorkerApp(worker, broker, pidbox, events, metrics, compiled.httpPort, logger, compiled.httpHost, canary, compiled.worker.deadLetterSuffix);
   return { worker, broker, registry, app };
 }

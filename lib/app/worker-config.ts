@@ -27,6 +27,8 @@ export interface WorkerConfiguration {
   readonly httpPort: number;
   readonly httpHost: string;
   readonly control: ControlPolicy;
+  /** null: no canary (turned off, or no delay topology used). */
+  readonly delayCanary: { readonly intervalMs: number; readonly marginMs: number; readonly levels: readonly number[] } | null;
   readonly worker: Readonly<WorkerOptions>;
 }
 
@@ -55,6 +57,10 @@ export function compileWorkerConfig(config: WorkerConfig, o: { defaultQueue: str
     httpPort: config.httpPort,
     httpHost: config.httpHost,
     control: config.control,
+    delayCanary:
+      config.delayCanaryInterval > 0 && config.delayedDelivery && config.delayCanaryLevels.length > 0
+        ? { intervalMs: config.delayCanaryInterval * 1000, marginMs: config.delayCanaryMargin * 1000, levels: [...config.delayCanaryLevels] }
+        : null,
     worker: {
       nodeName,
       queues: config.queues.length > 0 ? [...config.queues] : [o.defaultQueue],

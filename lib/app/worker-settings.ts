@@ -275,6 +275,30 @@ export const WORKER_SETTINGS = {
     parse: parsers.oneOf('quorum', 'classic'),
     doc: 'Type of the `celery_delayed_*` queues, as Celery\'s `broker_native_delayed_delivery_queue_type`.',
   }),
+  delayCanaryInterval: setting({
+    env: ['SMARTER_WORKER_DELAY_CANARY_INTERVAL'],
+    default: 60,
+    parse: parsers.seconds,
+    doc: 'Seconds between two canary countdowns sent through each watched delay level by the one replica holding the canary lock (needs the HTTP endpoint; 0 = off). A canary later than its level\'s bound by more than the margin is logged, exported and makes /healthz "degraded".',
+  }),
+  delayCanaryMargin: setting({
+    env: ['SMARTER_WORKER_DELAY_CANARY_MARGIN'],
+    default: 30,
+    parse: parsers.seconds,
+    doc: 'Seconds a canary countdown may arrive after its level\'s bound (2^level s) before the level is reported late.',
+  }),
+  delayCanaryLevels: setting<number[]>({
+    env: ['SMARTER_WORKER_DELAY_CANARY_LEVELS'],
+    default: [0, 1, 2, 3, 4, 5],
+    shownDefault: '`0,1,2,3,4,5`',
+    parse: (t) =>
+      parsers.list(t).map((x) => {
+        const n = Number(x);
+        if (!Number.isInteger(n) || n < 0 || n > 27) throw new ParseError(`expected delay levels from 0 to 27, got ${JSON.stringify(x)}`);
+        return n;
+      }),
+    doc: 'Delay levels the canary watches, comma-separated; the canary of level L is a countdown of 2^L s (the levels that carry short countdowns are the ones a stall hurts first).',
+  }),
   etaHoldMax: setting({
     env: ['SMARTER_WORKER_ETA_HOLD_MAX'],
     default: 5,

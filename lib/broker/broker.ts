@@ -134,6 +134,18 @@ export interface DelayLevelStats {
   dueWithinSeconds: number;
 }
 
+/** What a broker that keeps its own bookkeeping of unacked and delayed messages (Redis) tells of them. */
+export interface BrokerBacklog {
+  visibilityTimeoutSeconds: number;
+  /** Unacked messages delivered longer ago than the visibility timeout (their worker died; a worker restores them). */
+  unackedOverdue: number;
+  /** How long ago the oldest unacked message was delivered, ms; null when none is unacked. */
+  oldestUnackedAgeMs: number | null;
+  /** Messages in the delayed set, and when the earliest falls due (epoch ms; null when empty). */
+  delayed: number;
+  earliestDueAt: number | null;
+}
+
 /** What this broker does itself; the worker does the rest. */
 export interface BrokerCapabilities {
   /** `sendLater` holds messages in the broker (else the consuming worker holds them until due). */
@@ -251,6 +263,9 @@ export interface Broker {
   subscribe(exchange: string, spec: SubscriptionSpec, handler: DeliveryHandler): Promise<void>;
   /** What waits in the native delay store, without consuming it; [] when the broker has none. */
   delayedStats(): Promise<DelayLevelStats[]>;
+
+  /** Only brokers that keep unacked and delayed messages in their own structures (Redis); for `doctor`. */
+  backlog?(): Promise<BrokerBacklog>;
 
   /** A named lock held through this broker's datastore (its own connection: it dies with its holder). */
   lock(name: string): BrokerLock;

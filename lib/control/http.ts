@@ -15,6 +15,7 @@ import type { WorkerControl } from '../worker/control.js';
 import { promClient } from './prom-client.js';
 import { readOnly } from './read-only.js';
 import { StallWatch, healthOf } from './stall-watch.js';
+import type { DelayCanary } from './delay-canary.js';
 
 /** The label of every task name this worker does not implement. */
 export const NOT_REGISTERED_LABEL = '(not registered)';
@@ -114,6 +115,10 @@ export interface HttpOptions {
   stallReportMs?: number;
   /** How long /healthz says "degraded" after such a block. */
   degradedForMs?: number;
+  /** Watches the delay levels (when this broker has them): its late levels make /healthz "degraded". */
+  canary?: DelayCanary;
+  /** The dead-letter queue of queue Q is Q + this suffix; their depths are exported. */
+  deadLetterSuffix?: string;
 }
 
 export function startHttp(broker: Broker, worker: WorkerControl, metrics: TaskMetrics, logger: Logger, opts: HttpOptions): http.Server {
@@ -139,6 +144,15 @@ export function startHttp(broker: Broker, worker: WorkerControl, metrics: TaskMe
   gauge('smarter_worker_event_loop_delay_seconds', 'Event-loop delay, p99 over the last interval', () => loop.percentile(99) / 1e9);
   const overBudget = new client.Gauge({ name: 'smarter_worker_over_wait_budget', help: 'Runs reported as waiting past their budget', labelNames: ['task'], registers: [reg] });
   const delayed = new client.Gauge({ name: 'smarter_worker_delayed_messages', help: 'Messages waiting in each delay level', labelNames: ['level'], registers: [reg] });
+  const isReady = () => broker.connected && worker.state === 'RUNNING' && worker.queues.every((q) => broker.isConsuming(q));
+  gauge('smarter_worker_ready', '1 while /readyz says ready (connected, running, consuming every queue)', () => (isReady() ? 1 : 0));
+  const queueMessages = new client.Gauge({ name: 'smarter_worker_queue_messages', help: 'Messages ready in each consumed queue (not those delivered and unacked), as of the last scrape', labelNames: ['queue'], registers: [reg] });
+  const queueConsumers = new client.Gauge({ name: 'smarter_worker_queue_consumers', help: 'Consumers of each consumed queue, every worker counted, as of the last scrape', labelNames: ['queue'], registers: [reg] });
+  const deadLetters = new client.Gauge({ name: 'smarter_worker_dead_letter_messages', help: 'Messages in the dead-letter queue of each consumed queue', labelNames: ['queue'], registers: [reg] });
+  const canary = opts.canary;
+  const canaryLate = new client.Gauge({ name: 'smarter_worker_delay_canary_late_seconds', help: 'How late past its bound the last canary of each watched delay level is (0: in time); set by the replica holding the canary lock', labelNames: ['level'], registers: [reg] });
+  const canaryTransit = new client.Gauge({ name: 'smarter_worker_delay_canary_transit_seconds', help: 'Send-to-arrival time of the last canary countdown of each watched delay level (bound: 2^level s)', labelNames: ['level'], registers: [reg] });
+  gauge('smarter_worker_delay_canary_holder', '1 while this replica holds the delay canary lock and sends the canaries', () => (canary?.holder ? 1 : 0));
   const stalls = new client.Counter({ name: 'smarter_worker_event_loop_stalls_total', help: 'Times the event loop was blocked past the stall threshold', registers: [reg] });
   const lastStall = new client.Gauge({ name: 'smarter_worker_event_loop_last_stall_seconds', help: 'How long the last stall blocked the event loop', registers: [reg] });
   // Whatever held the loop ran between two ticks: a run active at the previous tick, or one started since.
@@ -166,11 +180,12 @@ export function startHttp(broker: Broker, worker: WorkerControl, metrics: TaskMe
     if (path === '/healthz') {
       const maxDelayMs = loop.max / 1e6;
       loop.reset();
-      const health = healthOf({ maxDelayMs, livenessMs: opts.maxLoopDelayMs ?? 5000, lastStall: watch.lastStall, now: Date.now(), degradedForMs: opts.degradedForMs ?? 60_000 });
+      const lateDelayLevels = canary?.lateLevels().map((l) => l.level) ?? [];
+      const health = healthOf({ maxDelayMs, livenessMs: opts.maxLoopDelayMs ?? 5000, lastStall: watch.lastStall, now: Date.now(), degradedForMs: opts.degradedForMs ?? 60_000, lateDelayLevels });
       send(health.code, health.body);
     } else if (path === '/readyz') {
       const idle = worker.queues.filter((q) => !broker.isConsuming(q));
-      const ready = broker.connected && worker.state === 'RUNNING' && idle.length === 0;
+      const ready = isReady();
       const why = idle.length > 0 && broker.connected ? `, not consuming ${idle.join(', ')}` : '';
       send(ready ? 200 : 503, ready ? 'ready\n' : `not ready: broker ${broker.connected ? 'connected' : 'disconnected'}, worker ${worker.state}${why}\n`);
     } else if (path === '/metrics') {
@@ -178,6 +193,24 @@ export function startHttp(broker: Broker, worker: WorkerControl, metrics: TaskMe
         for (const [task, n] of worker.counters().overWaitBudget) overBudget.set({ task }, n);
         if (broker.connected) {
           for (const l of await broker.delayedStats().catch(() => [])) delayed.set({ level: String(l.level) }, l.messages);
+          for (const queue of worker.queues) {
+            const q = await broker.inspectQueue(queue).catch(() => null);
+            if (q) {
+              queueMessages.set({ queue }, q.messageCount);
+              queueConsumers.set({ queue }, q.consumerCount);
+            }
+            const dl = await broker.inspectQueue(queue + (opts.deadLetterSuffix ?? '.dead_letter')).catch(() => null);
+            deadLetters.set({ queue }, dl?.messageCount ?? 0);
+          }
+        }
+        if (canary) {
+          canary.checkOverdue();
+          const late = new Map(canary.lateLevels().map((l) => [l.level, l.lateMs]));
+          for (const level of canary.levels) {
+            canaryLate.set({ level: String(level) }, (late.get(level) ?? 0) / 1000);
+            const t = canary.lastTransitMs.get(level);
+            if (t !== undefined) canaryTransit.set({ level: String(level) }, t / 1000);
+          }
         }
         send(200, await reg.metrics(), reg.contentType);
       })().catch(() => send(500, 'metrics failed\n'));

@@ -3,12 +3,13 @@ import { loadCommandLine } from '../../lib/config/settings.js';
 import { BrokerError } from '../../lib/errors.js';
 import { SETTINGS } from '../settings.js';
 import { DEAD_LETTER_FLAGS, deadLetterCommand } from './dead-letter.js';
+import { DOCTOR_FLAGS, doctorCommand } from './doctor.js';
 import { type CommandFlags, UsageError, takeCommandFlags } from './options.js';
 import { TASKS_FLAGS, tasksCommand } from './tasks.js';
 
 import { type CommandName, isCommand } from './names.js';
 
-const COMMANDS: Record<CommandName, CommandFlags> = { 'dead-letter': DEAD_LETTER_FLAGS, tasks: TASKS_FLAGS };
+const COMMANDS: Record<CommandName, CommandFlags> = { 'dead-letter': DEAD_LETTER_FLAGS, tasks: TASKS_FLAGS, doctor: DOCTOR_FLAGS };
 
 export { isCommand };
 
@@ -23,6 +24,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
       if (loaded.positionals.length > 0) throw new UsageError('usage: smarter-worker tasks [--contract]');
       return tasksCommand(own, loaded.values, out);
     }
+    if (name === 'doctor') return await doctorCommand(loaded.positionals, own, loaded.values, out);
     return await deadLetterCommand(loaded.positionals, own, loaded.values, out);
   } catch (err) {
     // A queue that does not exist or a broker that cannot be reached is said in one line, not a stack.

@@ -15,6 +15,7 @@ import type { PublishProperties } from '../../protocol/encode.js';
 import type {
   Broker,
   BrokerCapabilities,
+  BrokerBacklog,
   BrokerEvents,
   BrokerLock,
   ConsumeOptions,
@@ -435,6 +436,24 @@ export class RedisBroker implements Broker, Settler {
   }
 
   /** The delayed set in buckets like RabbitMQ's delay levels: bucket L holds what is due within 2^(L+1) − 1 s. */
+  async backlog(): Promise<BrokerBacklog> {
+    const now = Date.now();
+    // kombu scores unacked_index with time.time() (seconds); the delayed set is scored in ms.
+    const [overdue, oldest, delayed, earliest] = await Promise.all([
+      this.cmd.zcount(this.keys.unackedIndex, '-inf', now / 1000 - this.visibilityTimeoutSeconds),
+      this.cmd.zrange(this.keys.unackedIndex, 0, 0, 'WITHSCORES'),
+      this.cmd.zcard(this.keys.delayed),
+      this.cmd.zrange(this.keys.delayed, 0, 0, 'WITHSCORES'),
+    ]);
+    return {
+      visibilityTimeoutSeconds: this.visibilityTimeoutSeconds,
+      unackedOverdue: overdue,
+      oldestUnackedAgeMs: oldest[1] === undefined ? null : Math.max(0, now - Number(oldest[1]) * 1000),
+      delayed,
+      earliestDueAt: earliest[1] === undefined ? null : Number(earliest[1]),
+    };
+  }
+
   async delayedStats(): Promise<DelayLevelStats[]> {
     const now = Date.now();
     const p = this.cmd.pipeline();
