@@ -1,6 +1,6 @@
 /**
  * The scheduler: while it holds the lock, it sends each due entry as a Celery task message (accepted by our
- * worker and by Python's), records the send at once, and sleeps until the next entry is due. It warns, and
+ * worker and by Python's), records each send as it makes it, and sleeps until the next entry is due. It warns, and
  * says so in a metric, when it sends to a queue that no consumer reads.
  */
 import type { Broker, BrokerLock } from '../lib/broker/broker.js';
@@ -137,9 +137,16 @@ export class Beat {
       // Never run (RedBeat's meta without a last run): due at once, as RedBeat has it.
       const { due, nextInMs } = s ? isDue(e.schedule, s.lastRunAt, now) : { due: true, nextInMs: nextRun(e.schedule, now) - now };
       if (due) {
+        // Recorded before it is sent, as Celery's `reserve` and RedBeat do: a sender killed in between skips
+        // this run rather than letting the next holder send it again. A failed send is put back, to be retried.
         const ran = { lastRunAt: now, totalRunCount: (s?.totalRunCount ?? 0) + 1 };
-        await this.send(e, ran.totalRunCount);
         await this.store.ran(e, ran);
+        try {
+          await this.send(e, ran.totalRunCount);
+        } catch (err) {
+          if (s) await this.store.ran(e, s);
+          throw err;
+        }
       }
       next = Math.min(next, nextInMs);
     }

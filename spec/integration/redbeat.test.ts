@@ -14,31 +14,14 @@ import { nullLogger } from '../../lib/logger.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
 import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
 import { waitFor } from '../support/amqp.js';
+import { pyDatetime, redBeatEntry as written } from '../support/redbeat-fixtures.js';
+
+const redBeatEntry = (s: RedisScope, prefix: string, o: Parameters<typeof written>[2]) => written(s.redis, prefix, o);
 
 const logger = nullLogger();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const entry = (name: string, schedule: Schedule = every(3600)): BeatEntry => ({ name, task: `test.${name}`, schedule, args: [], kwargs: {}, options: { queue: 'q' } });
-
-/** A datetime as RedBeat's encoder writes one from Celery's UTC `app.now()` (offset 0.0). */
-function pyDatetime(ms: number): string {
-  const d = new Date(ms);
-  return `{"__type__": "datetime", "year": ${d.getUTCFullYear()}, "month": ${d.getUTCMonth() + 1}, "day": ${d.getUTCDate()}, "hour": ${d.getUTCHours()}, "minute": ${d.getUTCMinutes()}, "second": ${d.getUTCSeconds()}, "microsecond": ${d.getUTCMilliseconds() * 1000}, "timezone": 0.0}`;
-}
-
-/** An entry as RedBeat's `RedBeatSchedulerEntry.save()` and `_next_instance()` leave it. */
-async function redBeatEntry(
-  s: RedisScope,
-  prefix: string,
-  o: { name: string; schedule: string; lastRunAt: number | null; count?: number; enabled?: boolean; score: number; static?: boolean },
-): Promise<void> {
-  const key = `${prefix}${o.name}`;
-  const definition = `{"name": "${o.name}", "task": "test.${o.name}", "args": [], "kwargs": {}, "options": {"queue": "q"}, "schedule": ${o.schedule}, "enabled": ${o.enabled === false ? 'false' : 'true'}}`;
-  await s.redis.hset(key, 'definition', definition);
-  if (o.lastRunAt !== null) await s.redis.hset(key, 'meta', `{"last_run_at": ${pyDatetime(o.lastRunAt)}${o.count !== undefined ? `, "total_run_count": ${o.count}` : ''}}`);
-  await s.redis.zadd(`${prefix}:schedule`, o.score, key);
-  if (o.static) await s.redis.sadd(`${prefix}:statics`, o.name);
-}
 
 const HOURLY = '{"__type__": "interval", "every": 3600.0, "relative": false}';
 
