@@ -18,7 +18,7 @@ import { checkSchedule } from './check.js';
 import { deploymentConsumers } from './deployments.js';
 import { BEAT_SETTINGS } from './settings.js';
 import { smarterSchedule } from './smarter-schedule.js';
-import { redBeat } from './redbeat.js';
+import { lockTimeoutMs, redBeat } from './redbeat.js';
 import { FileStore } from './store.js';
 
 const BEAT_PATHS = new Set(['/healthz', '/metrics']);
@@ -69,7 +69,7 @@ async function main(argv: string[]): Promise<number> {
         url: config.redisUrl,
         keyPrefix: config.redbeatKeyPrefix,
         lockKey: config.redbeatLockKey,
-        lockTimeoutMs: (config.redbeatLockTimeout ?? 5 * config.maxLoopInterval) * 1000,
+        lockTimeoutMs: lockTimeoutMs(config.redbeatLockTimeout, config.maxLoopInterval),
         logger,
       })
     : { store: new FileStore(config.scheduleFile), lock: broker.lock(config.lockName) };

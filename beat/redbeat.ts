@@ -222,6 +222,11 @@ export class RedBeatStore implements EntryStore {
   }
 }
 
+/** RedBeat's lock timeout: `redbeat_lock_timeout`, else five times the loop interval (`max_interval * 5`). */
+export function lockTimeoutMs(lockTimeoutSeconds: number | null, maxLoopIntervalSeconds: number): number {
+  return Math.round((lockTimeoutSeconds ?? 5 * maxLoopIntervalSeconds) * 1000);
+}
+
 export interface RedBeatOptions {
   url: string;
   keyPrefix?: string;
