@@ -13,7 +13,7 @@ import type { Logger } from '../lib/logger.js';
 import { decodeDefinition, decodeMeta, encodeDefinition, encodeMeta } from './redbeat-json.js';
 import { type Schedule, nextRun } from './schedules.js';
 import type { BeatEntry } from './smarter-schedule.js';
-import type { EntryState, EntryStore, PlannedEntry } from './store.js';
+import { type EntryState, type EntryStore, type PlannedEntry, LEGACY_REDIS_KEY, legacyState } from './store.js';
 
 export interface RedBeatKeys {
   /** `redbeat_key_prefix`: every key starts with it (default `redbeat:`). */
@@ -133,6 +133,8 @@ export class RedBeatStore implements EntryStore {
     private readonly redis: Redis,
     readonly keys: RedBeatKeys,
     private readonly logger: Logger,
+    /** Where an older smarter-beat kept last runs: an entry RedBeat has no meta for continues from there. */
+    private readonly legacyKey: string | null = null,
   ) {}
 
   get description(): string {
@@ -163,11 +165,13 @@ export class RedBeatStore implements EntryStore {
           await this.redis.hdel(key, 'meta');
         }
       }
+      const old = meta || !this.legacyKey ? null : await legacyState(this.redis, this.legacyKey, e.name);
+      if (old) last = old.lastRunAt;
       const definition = encodeDefinition({ ...e, options: { ...e.options }, enabled: true });
       await this.redis
         .multi()
         .hset(key, 'definition', definition)
-        .hsetnx(key, 'meta', encodeMeta({ lastRunAt: now }))
+        .hsetnx(key, 'meta', encodeMeta(old ?? { lastRunAt: now }))
         .zadd(this.keys.schedule, score(e.schedule, last, now), key)
         .exec();
     }
@@ -233,11 +237,13 @@ export interface RedBeatOptions {
   lockKey?: string;
   lockTimeoutMs: number;
   logger: Logger;
+  /** The hash an older smarter-beat kept its last runs in (default `smarter-beat:schedule`; null: none). */
+  legacyKey?: string | null;
 }
 
 /** The store and the lock on one connection (the store closes it, after Beat released the lock). */
 export function redBeat(o: RedBeatOptions): { store: RedBeatStore; lock: RedBeatLock } {
   const redis = new Redis(o.url, { maxRetriesPerRequest: 3 });
   const keys = redBeatKeys(o.keyPrefix, o.lockKey);
-  return { store: new RedBeatStore(redis, keys, o.logger), lock: new RedBeatLock(redis, keys.lock, o.lockTimeoutMs, o.logger) };
+  return { store: new RedBeatStore(redis, keys, o.logger, o.legacyKey === undefined ? LEGACY_REDIS_KEY : o.legacyKey), lock: new RedBeatLock(redis, keys.lock, o.lockTimeoutMs, o.logger) };
 }

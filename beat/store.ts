@@ -140,11 +140,20 @@ export class FileStore implements ScheduleStore {
   async close(): Promise<void> {}
 }
 
+/** The hash of last runs smarter-beat kept in Redis before it kept RedBeat's keys (read once, on upgrade). */
+export const LEGACY_REDIS_KEY = 'smarter-beat:schedule';
+
+/** One entry's last run in the legacy hash, or null. */
+export async function legacyState(redis: Redis, key: string, name: string): Promise<EntryState | null> {
+  const text = await redis.hget(key, name);
+  return text === null ? null : decode(name, parse(text));
+}
+
 export class RedisStore implements ScheduleStore {
   private readonly redis: Redis;
   constructor(
     url: string,
-    private readonly key = 'smarter-beat:schedule',
+    private readonly key = LEGACY_REDIS_KEY,
   ) {
     this.redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3 });
   }

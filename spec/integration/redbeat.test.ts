@@ -8,6 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { Beat } from '../../beat/beat.js';
 import { redBeat } from '../../beat/redbeat.js';
+import { RedisStore } from '../../beat/store.js';
 import { type Schedule, crontab, every } from '../../beat/schedules.js';
 import type { BeatEntry } from '../../beat/smarter-schedule.js';
 import { nullLogger } from '../../lib/logger.js';
@@ -25,8 +26,8 @@ const entry = (name: string, schedule: Schedule = every(3600)): BeatEntry => ({ 
 
 const HOURLY = '{"__type__": "interval", "every": 3600.0, "relative": false}';
 
-function beatOn(prefix: string, entries: BeatEntry[], o: { loopMs?: number; lockTimeoutMs?: number; now?: () => number } = {}) {
-  const { store, lock } = redBeat({ url: REDIS_URL, keyPrefix: prefix, lockTimeoutMs: o.lockTimeoutMs ?? 2500, logger });
+function beatOn(prefix: string, entries: BeatEntry[], o: { loopMs?: number; lockTimeoutMs?: number; now?: () => number; legacyKey?: string } = {}) {
+  const { store, lock } = redBeat({ url: REDIS_URL, keyPrefix: prefix, lockTimeoutMs: o.lockTimeoutMs ?? 2500, logger, legacyKey: o.legacyKey ?? null });
   const mem = new MemoryStore();
   const beat = new Beat({ entries, store, lock, broker: new MemoryBroker(mem), logger, maxLoopMs: o.loopMs ?? 300, ...(o.now ? { now: o.now } : {}) });
   const sent = (task: string) => mem.sent.filter((m) => m.message.properties.headers?.task === task).length;
@@ -163,4 +164,25 @@ test("the hashes smarter-beat writes decode with RedBeat's decoder rules (Python
   expect(out.statics).toEqual(['cron', 'hourly']);
   // A new entry's score is its first due second: one interval after it was installed.
   expect(Number(out[`${prefix}hourly`]?.score) - Date.now() / 1000).toBeGreaterThan(3500);
+});
+
+test("upgrading from smarter-beat's own Redis hash: the last runs kept there carry over into RedBeat's meta (run 10 s ago: not sent; overdue: sent once)", async () => {
+  const legacyKey = `${scope.prefix}smarter-beat:schedule`;
+  const old = new RedisStore(REDIS_URL, legacyKey);
+  const now = Date.now();
+  await old.save('recent', { lastRunAt: now - 10_000, totalRunCount: 12 });
+  await old.save('overdue', { lastRunAt: now - 3_700_000, totalRunCount: 4 });
+  await old.close();
+  const { beat, sent } = beatOn(prefix, [entry('recent'), entry('overdue')], { legacyKey });
+  await beat.start();
+  try {
+    await waitFor(() => (sent('test.overdue') === 1 ? true : undefined), 10_000);
+    await sleep(1500);
+  } finally {
+    await beat.stop();
+  }
+  expect(sent('test.recent')).toBe(0);
+  expect(sent('test.overdue')).toBe(1);
+  expect(await scope.redis.hget(`${prefix}recent`, 'meta')).toBe(`{"last_run_at": ${pyDatetime(now - 10_000)}, "total_run_count": 12}`);
+  expect(await scope.redis.hget(`${prefix}overdue`, 'meta')).toContain('"total_run_count": 5');
 });
