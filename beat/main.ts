@@ -63,13 +63,17 @@ async function main(argv: string[]): Promise<number> {
     tls: config.brokerUseSsl,
     connectTimeoutMs: config.brokerConnectionTimeout * 1000,
   });
+  const lockMs = lockTimeoutMs(config.redbeatLockTimeout, config.maxLoopInterval);
+  if (config.redisUrl && lockMs <= config.maxLoopInterval * 1000) {
+    logger.warn(`smarter-beat: the lock timeout (${lockMs / 1000} s) is not longer than the loop interval (${config.maxLoopInterval} s): the lock may expire between two extensions, and the sender change`);
+  }
   // With Redis, RedBeat's keys and lock (one scheduler with any RedBeat there); otherwise a file and the broker's lock.
   const where = config.redisUrl
     ? redBeat({
         url: config.redisUrl,
         keyPrefix: config.redbeatKeyPrefix,
         lockKey: config.redbeatLockKey,
-        lockTimeoutMs: lockTimeoutMs(config.redbeatLockTimeout, config.maxLoopInterval),
+        lockTimeoutMs: lockMs,
         logger,
       })
     : { store: new FileStore(config.scheduleFile), lock: broker.lock(config.lockName) };
