@@ -28,7 +28,7 @@ const broker = brokerUrl
 const redbeatPrefix = process.env.BEAT_REDBEAT_PREFIX;
 const names = (process.env.BEAT_ENTRIES ?? 'tick').split(',');
 const where = redbeatPrefix
-  ? redBeat({ url: env('REDIS_URL'), keyPrefix: redbeatPrefix, lockTimeoutMs: Number(process.env.BEAT_LOCK_TIMEOUT_MS ?? 2500), logger })
+  ? redBeat({ url: env('REDIS_URL'), keyPrefix: redbeatPrefix, lockTimeoutMs: Number(process.env.BEAT_LOCK_TIMEOUT_MS ?? 2500), logger, legacyKey: null })
   : {
       store: new RedisStore(env('REDIS_URL'), env('BEAT_STORE_KEY')),
       lock: brokerUrl ? broker.lock(env('BEAT_LOCK')) : new AmqpLock(env('AMQP_URL'), env('BEAT_LOCK'), logger),
