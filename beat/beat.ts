@@ -1,6 +1,6 @@
 /**
  * The scheduler: while it holds the lock, it sends each due entry as a Celery task message (accepted by our
- * worker and by Python's), records the send at once, and sleeps until the next entry is due. It warns, and
+ * worker and by Python's), records each send as it makes it, and sleeps until the next entry is due. It warns, and
  * says so in a metric, when it sends to a queue that no consumer reads.
  */
 import type { Broker, BrokerLock } from '../lib/broker/broker.js';
@@ -9,11 +9,17 @@ import { TaskPublisher } from '../lib/worker/publisher.js';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { randomUUID } from 'node:crypto';
 import type { BeatEntry } from './smarter-schedule.js';
-import { type EntryState, type ScheduleStore } from './store.js';
-import { isDue } from './schedules.js';
+import { type EntryStore, KeptState, type ScheduleStore } from './store.js';
+import { isDue, nextRun } from './schedules.js';
 
-/** The sender lock: the broker's (`Broker.lock`), or any lock with the same promise. */
-export type Lock = Pick<BrokerLock, 'held' | 'tryAcquire' | 'release' | 'on'>;
+/**
+ * The sender lock: the broker's (`Broker.lock`, renewed on its own), or one renewed on each tick as RedBeat
+ * renews its lock (`extend`, false once it is lost).
+ */
+export type Lock = Pick<BrokerLock, 'held' | 'tryAcquire' | 'release' | 'on'> & { extend?(): Promise<boolean> };
+
+/** How long a disabled entry waits before it is looked at again (RedBeat's 5 s). */
+const DISABLED_RECHECK_MS = 5000;
 
 export class BeatMetrics {
   readonly registry = new Registry();
@@ -23,8 +29,10 @@ export class BeatMetrics {
 }
 
 export interface BeatOptions {
+  /** The entries this Beat ships (Celery's `beat_schedule`). */
   entries: BeatEntry[];
-  store: ScheduleStore;
+  /** Last runs only (file, hash), or the whole schedule (RedBeat's keys). */
+  store: ScheduleStore | EntryStore;
   broker: Broker;
   lock: Lock;
   logger: Logger;
@@ -35,7 +43,7 @@ export interface BeatOptions {
 }
 
 export class Beat {
-  private state = new Map<string, EntryState>();
+  private readonly store: EntryStore;
   private stopping = false;
   private wake: (() => void) | null = null;
   private loopDone: Promise<void> | null = null;
@@ -46,6 +54,7 @@ export class Beat {
   constructor(private readonly o: BeatOptions) {
     this.now = o.now ?? Date.now;
     this.metrics = o.metrics ?? new BeatMetrics();
+    this.store = 'plan' in o.store ? o.store : new KeptState(o.store);
     this.publisher = new TaskPublisher(o.broker, {
       defaultQueue: 'celery',
       queueOf: () => undefined,
@@ -71,7 +80,7 @@ export class Beat {
     await this.loopDone;
     await this.o.lock.release();
     this.metrics.lockHeld.set(0);
-    await this.o.store.close();
+    await this.store.close();
     await this.o.broker.close();
   }
 
@@ -97,6 +106,8 @@ export class Beat {
           }
           this.metrics.lockHeld.set(1);
           await this.takeOver();
+        } else if (this.o.lock.extend && !(await this.o.lock.extend())) {
+          continue;
         }
         const next = await this.tick();
         await this.sleep(Math.min(next, maxLoop));
@@ -107,40 +118,42 @@ export class Beat {
     }
   }
 
-  /** On taking the lock: the store is the truth (another replica may have sent); new entries start now, as in Celery. */
+  /** On taking the lock: the store is the truth (another replica, or RedBeat, may have sent). */
   private async takeOver(): Promise<void> {
-    this.state = await this.o.store.load();
-    const now = this.now();
-    for (const e of this.o.entries) {
-      if (!this.state.has(e.name)) {
-        const s = { lastRunAt: now, totalRunCount: 0 };
-        this.state.set(e.name, s);
-        await this.o.store.save(e.name, s);
-      }
-    }
-    this.o.logger.info(`beat: holding the lock; schedule from ${this.o.store.description}`, { entries: this.o.entries.length });
+    await this.store.install(this.o.entries, this.now());
+    this.o.logger.info(`beat: holding the lock; schedule from ${this.store.description}`, { entries: this.o.entries.length });
   }
 
   /** Sends what is due; returns the milliseconds until the next entry is due. */
   async tick(): Promise<number> {
     let next = Number.POSITIVE_INFINITY;
-    for (const e of this.o.entries) {
+    for (const { entry: e, state: s, enabled } of await this.store.plan()) {
       if (!this.o.lock.held || this.stopping) break;
-      const s = this.state.get(e.name) ?? { lastRunAt: this.now(), totalRunCount: 0 };
+      if (!enabled) {
+        next = Math.min(next, DISABLED_RECHECK_MS);
+        continue;
+      }
       const now = this.now();
-      const { due, nextInMs } = isDue(e.schedule, s.lastRunAt, now);
+      // Never run (RedBeat's meta without a last run): due at once, as RedBeat has it.
+      const { due, nextInMs } = s ? isDue(e.schedule, s.lastRunAt, now) : { due: true, nextInMs: nextRun(e.schedule, now) - now };
       if (due) {
-        await this.send(e);
-        const ran = { lastRunAt: now, totalRunCount: s.totalRunCount + 1 };
-        this.state.set(e.name, ran);
-        await this.o.store.save(e.name, ran);
+        // Recorded before it is sent, as Celery's `reserve` and RedBeat do: a sender killed in between skips
+        // this run rather than letting the next holder send it again. A failed send is put back, to be retried.
+        const ran = { lastRunAt: now, totalRunCount: (s?.totalRunCount ?? 0) + 1 };
+        await this.store.ran(e, ran);
+        try {
+          await this.send(e, ran.totalRunCount);
+        } catch (err) {
+          if (s) await this.store.ran(e, s);
+          throw err;
+        }
       }
       next = Math.min(next, nextInMs);
     }
     return next;
   }
 
-  private async send(e: BeatEntry): Promise<void> {
+  private async send(e: BeatEntry, run: number): Promise<void> {
     const queue = e.options.queue ?? 'celery';
     const stats = await this.o.broker.inspectQueue(queue);
     const consumers = stats?.consumerCount ?? 0;
@@ -154,6 +167,6 @@ export class Beat {
       ...(e.options.priority !== undefined ? { priority: e.options.priority } : {}),
     });
     this.metrics.sent.inc({ entry: e.name, task: e.task, queue });
-    this.o.logger.info(`beat: sending due task ${e.name} (${e.task})`, { id, queue });
+    this.o.logger.info(`beat: sending due task ${e.name} (${e.task})`, { id, queue, run });
   }
 }

@@ -18,7 +18,8 @@ import { checkSchedule } from './check.js';
 import { deploymentConsumers } from './deployments.js';
 import { BEAT_SETTINGS } from './settings.js';
 import { smarterSchedule } from './smarter-schedule.js';
-import { FileStore, RedisStore } from './store.js';
+import { lockTimeoutMs, redBeat } from './redbeat.js';
+import { FileStore } from './store.js';
 
 const BEAT_PATHS = new Set(['/healthz', '/metrics']);
 
@@ -54,7 +55,6 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   logger.info('smarter-beat starting', { config: describeConfig(BEAT_SETTINGS, config) });
-  const store = config.redisUrl ? new RedisStore(config.redisUrl) : new FileStore(config.scheduleFile);
   const broker = createBroker({
     url: config.brokerUrl,
     logger,
@@ -63,11 +63,25 @@ async function main(argv: string[]): Promise<number> {
     tls: config.brokerUseSsl,
     connectTimeoutMs: config.brokerConnectionTimeout * 1000,
   });
+  const lockMs = lockTimeoutMs(config.redbeatLockTimeout, config.maxLoopInterval);
+  if (config.redisUrl && lockMs <= config.maxLoopInterval * 1000) {
+    logger.warn(`smarter-beat: the lock timeout (${lockMs / 1000} s) is not longer than the loop interval (${config.maxLoopInterval} s): the lock may expire between two extensions, and the sender change`);
+  }
+  // With Redis, RedBeat's keys and lock (one scheduler with any RedBeat there); otherwise a file and the broker's lock.
+  const where = config.redisUrl
+    ? redBeat({
+        url: config.redisUrl,
+        keyPrefix: config.redbeatKeyPrefix,
+        lockKey: config.redbeatLockKey,
+        lockTimeoutMs: lockMs,
+        logger,
+      })
+    : { store: new FileStore(config.scheduleFile), lock: broker.lock(config.lockName) };
   const beat = new Beat({
     entries,
-    store,
+    store: where.store,
     broker,
-    lock: broker.lock(config.lockName),
+    lock: where.lock,
     logger,
     maxLoopMs: config.maxLoopInterval * 1000,
   });

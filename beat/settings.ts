@@ -26,13 +26,31 @@ export const BEAT_SETTINGS = {
     default: '',
     parse: parsers.string,
     secret: true,
-    doc: 'Keep the last runs in Redis instead (shared by every replica, like RedBeat).',
+    doc: "Keep the schedule in Redis as RedBeat keeps it, and take RedBeat's lock: replicas, and a Python Beat with RedBeat on the same Redis, are one scheduler.",
+  }),
+  redbeatKeyPrefix: setting({
+    env: ['CELERY_REDBEAT_KEY_PREFIX'],
+    default: 'redbeat:',
+    parse: parsers.string,
+    doc: "RedBeat's `redbeat_key_prefix`: every RedBeat key starts with it (with a Redis store).",
+  }),
+  redbeatLockKey: setting({
+    env: ['CELERY_REDBEAT_LOCK_KEY'],
+    default: '',
+    parse: parsers.string,
+    doc: "RedBeat's `redbeat_lock_key` (empty: `<prefix>:lock`; prefixed when it does not start with the prefix). smarter-beat always takes a lock.",
+  }),
+  redbeatLockTimeout: setting({
+    env: ['CELERY_REDBEAT_LOCK_TIMEOUT'],
+    default: null,
+    parse: parsers.optSeconds,
+    doc: "RedBeat's `redbeat_lock_timeout`: how long the lock outlives a holder that stops extending it (None: five times the loop interval).",
   }),
   lockName: setting({
     env: ['SMARTER_BEAT_LOCK'],
     default: 'smarter-beat.lock',
     parse: parsers.string,
-    doc: 'Exclusive queue in the broker that only the sending replica holds.',
+    doc: 'Without a Redis store: the lock in the broker that only the sending replica holds (an exclusive queue on RabbitMQ).',
   }),
   maxLoopInterval: setting({
     env: ['CELERY_BEAT_MAX_LOOP_INTERVAL'],

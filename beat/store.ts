@@ -5,6 +5,7 @@
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { Redis } from 'ioredis';
+import type { BeatEntry } from './smarter-schedule.js';
 
 export interface EntryState {
   lastRunAt: number;
@@ -16,6 +17,64 @@ export interface ScheduleStore {
   save(name: string, state: EntryState): Promise<void>;
   close(): Promise<void>;
   readonly description: string;
+}
+
+/** One entry as the scheduler sees it on a tick: what to send, and its last run (null: never, so due at once). */
+export interface PlannedEntry {
+  entry: BeatEntry;
+  state: EntryState | null;
+  enabled: boolean;
+}
+
+/**
+ * What the scheduler asks of where the schedule lives: `install` when it takes the lock (the entries it ships),
+ * `plan` on each tick (every entry to consider, as of now), `ran` after each send.
+ */
+export interface EntryStore {
+  readonly description: string;
+  install(statics: BeatEntry[], now: number): Promise<void>;
+  plan(): Promise<PlannedEntry[]>;
+  ran(entry: BeatEntry, state: EntryState): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The shipped entries over a store of last runs (file or hash): the store is read when the lock is taken
+ * (another replica may have sent), and new entries start then, as in Celery.
+ */
+export class KeptState implements EntryStore {
+  private state = new Map<string, EntryState>();
+  private statics: BeatEntry[] = [];
+  constructor(private readonly store: ScheduleStore) {}
+
+  get description(): string {
+    return this.store.description;
+  }
+
+  async install(statics: BeatEntry[], now: number): Promise<void> {
+    this.statics = statics;
+    this.state = await this.store.load();
+    for (const e of statics) {
+      if (!this.state.has(e.name)) {
+        const s = { lastRunAt: now, totalRunCount: 0 };
+        this.state.set(e.name, s);
+        await this.store.save(e.name, s);
+      }
+    }
+  }
+
+  plan(): Promise<PlannedEntry[]> {
+    return Promise.resolve(this.statics.map((entry) => ({ entry, state: this.state.get(entry.name) ?? null, enabled: true })));
+  }
+
+  async ran(entry: BeatEntry, state: EntryState): Promise<void> {
+    this.state.set(entry.name, state);
+    await this.store.save(entry.name, state);
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
 }
 
 interface Persisted {
@@ -81,11 +140,20 @@ export class FileStore implements ScheduleStore {
   async close(): Promise<void> {}
 }
 
+/** The hash of last runs smarter-beat kept in Redis before it kept RedBeat's keys (read once, on upgrade). */
+export const LEGACY_REDIS_KEY = 'smarter-beat:schedule';
+
+/** One entry's last run in the legacy hash, or null. */
+export async function legacyState(redis: Redis, key: string, name: string): Promise<EntryState | null> {
+  const text = await redis.hget(key, name);
+  return text === null ? null : decode(name, parse(text));
+}
+
 export class RedisStore implements ScheduleStore {
   private readonly redis: Redis;
   constructor(
     url: string,
-    private readonly key = 'smarter-beat:schedule',
+    private readonly key = LEGACY_REDIS_KEY,
   ) {
     this.redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3 });
   }

@@ -5,6 +5,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 export interface BeatSend {
   id: string;
   at: number;
+  /** The entry's name, and which run of it this is (its total run count once sent). */
+  entry?: string;
+  run?: number;
 }
 
 /**
@@ -19,13 +22,16 @@ export function spawnBeat(env: Record<string, string>, onSend: (send: BeatSend, 
     for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
       const line = buf.slice(0, nl);
       buf = buf.slice(nl + 1);
-      let rec: { message?: string; id?: string } = {};
+      let rec: { message?: string; id?: string; run?: number } = {};
       try {
         rec = JSON.parse(line) as typeof rec;
       } catch {
         continue;
       }
-      if (rec.message?.startsWith('beat: sending due task') && rec.id) onSend({ id: rec.id, at: Date.now() }, beat);
+      if (rec.message?.startsWith('beat: sending due task') && rec.id) {
+        const entry = /^beat: sending due task (\S+)/.exec(rec.message)?.[1];
+        onSend({ id: rec.id, at: Date.now(), ...(entry ? { entry } : {}), ...(rec.run !== undefined ? { run: rec.run } : {}) }, beat);
+      }
     }
   });
   return beat;
