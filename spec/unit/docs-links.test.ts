@@ -7,9 +7,6 @@ import path from 'node:path';
 import { docPages } from '../../build/docs.js';
 
 const PAGES = ['README.md', 'CHANGELOG.md', ...docPages()].filter((p) => existsSync(p));
-// Pages other authors add beside this manual: links to them are checked as soon as they exist.
-const WRITTEN_ALONGSIDE = new Set(['docs/beat.md', 'docs/runbook.md']);
-
 /** The text outside fenced blocks and inline code, where a link is a link. */
 function prose(markdown: string): string {
   return markdown.replace(/^```[\s\S]*?^```/gm, '').replace(/`[^`\n]*`/g, '');
@@ -41,7 +38,7 @@ function links(page: string): Array<{ target: string; problem: string | null }> 
     .map((target) => {
       const [file = '', anchor] = target.split('#');
       const resolved = file === '' ? page : path.normalize(path.join(path.dirname(page), file));
-      if (!existsSync(resolved)) return { target, problem: WRITTEN_ALONGSIDE.has(resolved) ? null : `${resolved} does not exist` };
+      if (!existsSync(resolved)) return { target, problem: `${resolved} does not exist` };
       if (anchor === undefined || statSync(resolved).isDirectory()) return { target, problem: null };
       return { target, problem: anchors(readFileSync(resolved, 'utf8')).has(anchor) ? null : `no heading #${anchor} in ${resolved}` };
     });
