@@ -255,6 +255,8 @@ export class AmqpBroker implements Broker {
     const resent = this.publisher.resendDetached(publishCh);
     this.publishesResentOnRenewal += resent;
     if (resent > 0) this.opts.logger.info(`sent again ${resent} publish(es) left unconfirmed on the renewed connection`, { resent });
+    // Nacks heard on a previous connection say nothing of this one.
+    this.stuck.renewed('connection');
     this.watchStuck();
     const waiters = this.readyWaiters;
     this.readyWaiters = [];
