@@ -272,4 +272,7 @@ export interface Broker {
 
   /** Settles that could not be sent because their connection had closed (each was logged). */
   readonly staleSettles: number;
+
+  /** Stuck publish channels renewed since start, by a new channel or a new connection (RabbitMQ only). */
+  readonly publishRenewals?: Readonly<Record<'channel' | 'connection', number>>;
 }

@@ -142,6 +142,15 @@ export function startHttp(broker: Broker, worker: WorkerControl, metrics: TaskMe
   gauge('smarter_worker_dead_letter_unsent', 'Messages left unacked because their dead-letter copy failed every attempt', () => worker.counters().deadLetterUnsent);
   gauge('smarter_worker_delay_offloaded', 'Far-ETA messages moved into the delay topology since start', () => worker.counters().offloaded);
   gauge('smarter_worker_event_loop_delay_seconds', 'Event-loop delay, p99 over the last interval', () => loop.percentile(99) / 1e9);
+  new client.Gauge({
+    name: 'smarter_worker_publish_renewals',
+    help: 'Stuck publish channels (nothing confirmed past a bound) renewed since start, by a new channel or a new connection',
+    labelNames: ['by'],
+    registers: [reg],
+    collect() {
+      for (const by of ['channel', 'connection'] as const) this.set({ by }, broker.publishRenewals?.[by] ?? 0);
+    },
+  });
   const overBudget = new client.Gauge({ name: 'smarter_worker_over_wait_budget', help: 'Runs reported as waiting past their budget', labelNames: ['task'], registers: [reg] });
   const delayed = new client.Gauge({ name: 'smarter_worker_delayed_messages', help: 'Messages waiting in each delay level', labelNames: ['level'], registers: [reg] });
   const isReady = () => broker.connected && worker.state === 'RUNNING' && worker.queues.every((q) => broker.isConsuming(q));

@@ -24,7 +24,7 @@ test('/healthz and /readyz answer 200 while the worker consumes', async () => {
   expect(ready.status).toBe(200);
 });
 
-test('/metrics counts tasks by name and outcome, and shows in-flight, prefetch and delay levels', async () => {
+test('/metrics counts tasks by name and outcome, and shows in-flight, prefetch, delay levels and stuck publish channels renewed', async () => {
   await results.ready(await h.worker.publisher.apply('test.add', [1, 2], {}));
   await results.ready(await h.worker.publisher.apply('test.fail', ['x'], {}));
   const text = await (await fetch(`${base}/metrics`)).text();
@@ -34,6 +34,8 @@ test('/metrics counts tasks by name and outcome, and shows in-flight, prefetch a
   expect(text).toMatch(/smarter_worker_prefetch 16/);
   expect(text).toMatch(/smarter_worker_delayed_messages\{level="0"\} \d+/);
   expect(text).toMatch(/smarter_worker_task_runtime_seconds_count\{task="test.add"\} 1/);
+  expect(text).toMatch(/smarter_worker_publish_renewals\{by="channel"\} 0/);
+  expect(text).toMatch(/smarter_worker_publish_renewals\{by="connection"\} 0/);
 });
 
 test('/readyz says 503 while the broker connection is down, and 200 again after the reconnect', async () => {

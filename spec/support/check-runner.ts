@@ -3,6 +3,7 @@
  * becomes a pending message (planned by the worker's own `planCheckAgain`, its kwargs JSON round-tripped as on
  * the wire), and `drain` runs them in order, so a test walks a whole deployment in milliseconds.
  */
+import { randomUUID } from 'node:crypto';
 import { type Logger, nullLogger } from '../../lib/logger.js';
 import { bindArguments } from '../../lib/registry/args.js';
 import { planCheckAgain } from '../../lib/registry/checks.js';
@@ -28,6 +29,8 @@ export class CheckRunner<D> {
   readonly pending: Sent[] = [];
   readonly runs: Run[] = [];
   private seq = 0;
+  /** Ids unique across runners on one database: charges are written once per task id (tasks/db/once.ts). */
+  private readonly tag = randomUUID().slice(0, 8);
 
   constructor(
     private readonly tasks: readonly AnyTask<D>[],
@@ -42,7 +45,7 @@ export class CheckRunner<D> {
   }
 
   send(name: string, kwargs: Record<string, unknown> = {}, args: unknown[] = [], countdown = 0, queue?: string): string {
-    const id = `run-${++this.seq}`;
+    const id = `run-${this.tag}-${++this.seq}`;
     this.pending.push({ id, name, args, kwargs: JSON.parse(JSON.stringify(kwargs)) as Record<string, unknown>, countdown, queue });
     return id;
   }

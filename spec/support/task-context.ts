@@ -1,4 +1,5 @@
 /** Runs one task in-process, the way the worker would bind its Celery arguments, with a context for tests. */
+import { randomUUID } from 'node:crypto';
 import { nullLogger } from '../../lib/logger.js';
 import { bindArguments } from '../../lib/registry/args.js';
 import type { TaskContext } from '../../lib/registry/context.js';
@@ -6,12 +7,14 @@ import type { AnyTask } from '../../lib/registry/define-task.js';
 
 export function testContext<D>(deps: D, name = 'test'): TaskContext<D> {
   const refuse = () => Promise.reject(new Error('not available in an in-process test'));
+  // Each run its own task id, as each message has: effects written once per task id (tasks/db/once.ts) need it.
+  const id = randomUUID();
   return {
-    id: 'test-id',
+    id,
     name,
     queue: 'test',
     retries: 0,
-    rootId: 'test-id',
+    rootId: id,
     parentId: null,
     group: null,
     eta: null,

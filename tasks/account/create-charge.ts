@@ -12,6 +12,7 @@ import { Batcher } from '../db/batcher.js';
 import type { Database, Queryable } from '../db/database.js';
 import { Dec } from '../db/decimal.js';
 import { insertModels } from '../db/django.js';
+import { type EffectKey, writeOnce } from '../db/once.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
 import { evaluateBudgets } from './budgets.js';
 
@@ -61,13 +62,15 @@ const CHARGE_COLUMNS = ['resource_locator', 'charge_type', 'prompt_tokens', 'com
  * batch, and the budget lookup is one query per batch too. Each task still resolves only once its own row
  * is committed, and learns whether its resource has a budget attached.
  */
-const writers = new WeakMap<Database, Batcher<ChargeRow, boolean>>();
+const writers = new WeakMap<Database, Batcher<[EffectKey, ChargeRow], boolean>>();
 
-function writerFor(db: Database): Batcher<ChargeRow, boolean> {
+function writerFor(db: Database): Batcher<[EffectKey, ChargeRow], boolean> {
   let w = writers.get(db);
   if (!w) {
-    w = new Batcher(async (rows) => {
-      await insertModels(db, 'account_charge', CHARGE_COLUMNS, rows);
+    w = new Batcher(async (items) => {
+      // Once per task id (tasks/db/once.ts): a redelivered charge finds its marker and is not written again.
+      await writeOnce(db, items, ([key]) => key, (tx, fresh) => insertModels(tx, 'account_charge', CHARGE_COLUMNS, fresh.map(([, row]) => row)).then(() => undefined));
+      const rows = items.map(([, row]) => row);
       const locators = [...new Set(rows.map((r) => r[0]))];
       const attached = await db
         .select('SELECT DISTINCT resource_locator FROM account_resourceconstraint WHERE is_active = 1 AND resource_locator IN (?)', [locators])
@@ -93,16 +96,12 @@ export const createCharge = (env: TaskEnv) =>
       const { db } = ctx.deps;
       const cost = p.total_cost ?? (await costOf(db, p.charge_type, p.provider, p.model, p.total_tokens));
       const attached = await writerFor(db).submit([
-        p.resource_locator,
-        p.charge_type,
-        p.prompt_tokens,
-        p.completion_tokens,
-        p.total_tokens,
-        cost.quantize(CHARGE_COST_PLACES).toString(),
+        { taskId: ctx.id, taskName: ctx.name },
+        [p.resource_locator, p.charge_type, p.prompt_tokens, p.completion_tokens, p.total_tokens, cost.quantize(CHARGE_COST_PLACES).toString()],
       ]);
       if (attached) {
-        // The charge is committed: a retry now would record it twice. A budget left unevaluated here is
-        // evaluated again by the hourly evaluate_budget_constraints.
+        // The charge is committed: failing the task here would only retry an evaluation. A budget left
+        // unevaluated here is evaluated again by the hourly evaluate_budget_constraints.
         await evaluateBudgets(db, { locator: p.resource_locator }).catch((err: unknown) =>
           ctx.logger.error('create_charge: charge recorded, budget evaluation failed', { resource_locator: p.resource_locator, error: String(err) }),
         );

@@ -1,10 +1,11 @@
 /**
  * A first run on a fresh machine (`npm run system`): when the database host is this machine and Smarter's
- * database does not exist, create it with Smarter's tables and a user for the workers, as compose.yaml's
- * MariaDB does. Never touches a database that exists, nor a remote server.
+ * database does not exist, create it with Smarter's tables (and the worker's own, tasks/db/once.ts) and a user
+ * for the workers, as compose.yaml's MariaDB does. Never touches a database that exists, nor a remote server.
  */
 import mysql from 'mysql2/promise';
 import type { Logger } from '../../lib/logger.js';
+import { ONCE_TABLE_DDL } from './once.js';
 import { smarterSchema } from './schema.js';
 
 export interface BootstrapConfig {
@@ -57,7 +58,7 @@ export async function ensureLocalDatabase(c: BootstrapConfig, logger: Logger): P
     }
     await admin.query(`CREATE DATABASE ${ident(c.database)} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
     try {
-      await admin.query(`USE ${ident(c.database)}; ${smarterSchema()}`);
+      await admin.query(`USE ${ident(c.database)}; ${smarterSchema()}\n${ONCE_TABLE_DDL};`);
     } catch (err) {
       // Half a schema would pass for a database next time: take it away again.
       await admin.query(`DROP DATABASE ${ident(c.database)}`).catch(() => undefined);

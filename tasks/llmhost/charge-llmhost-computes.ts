@@ -4,6 +4,8 @@
  * As Smarter's `Charge.objects.create` with its `new_charge_created` receiver: each charge is committed on its
  * own and the charged resource's budgets are evaluated right after it, so a budget locks within the hour; a
  * failed charge is logged and the others are still made. Returns `{compute name: cost}` as Smarter does.
+ * A redelivered run (same task id) writes none of the charges the first run committed, evaluates their budgets
+ * again and returns the same map.
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
@@ -11,6 +13,7 @@ import { evaluateBudgets } from '../account/budgets.js';
 import { CHARGE_COST_PLACES } from '../account/create-charge.js';
 import { Dec } from '../db/decimal.js';
 import { insertModel, recordLocator } from '../db/django.js';
+import { once } from '../db/once.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
 
 export const chargeLlmhostComputes = (env: TaskEnv) =>
@@ -32,14 +35,17 @@ export const chargeLlmhostComputes = (env: TaskEnv) =>
         const locators = [recordLocator('LLMHostCompute', Number(c.id)), recordLocator('UserProfile', Number(c.profile_id)), recordLocator('Account', Number(c.account_id))];
         for (const resource_locator of locators) {
           try {
-            await insertModel(db, 'account_charge', {
-              resource_locator,
-              charge_type: 'compute',
-              prompt_tokens: 0,
-              completion_tokens: 0,
-              total_tokens: 0,
-              total_cost: cost.quantize(CHARGE_COST_PLACES).toString(),
-            });
+            // Once per task id and charge (tasks/db/once.ts): a redelivered run skips the charges it committed.
+            await once(db, { taskId: ctx.id, taskName: ctx.name, effect: `${String(c.id)} ${resource_locator}` }, (tx) =>
+              insertModel(tx, 'account_charge', {
+                resource_locator,
+                charge_type: 'compute',
+                prompt_tokens: 0,
+                completion_tokens: 0,
+                total_tokens: 0,
+                total_cost: cost.quantize(CHARGE_COST_PLACES).toString(),
+              }).then(() => undefined),
+            );
           } catch (err) {
             ctx.logger.error(`charge_llmhost_computes() failed to charge ${resource_locator}: ${(err as Error).message}`);
             continue;

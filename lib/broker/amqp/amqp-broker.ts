@@ -43,6 +43,7 @@ import { AmqpLock } from './amqp-lock.js';
 import { delayedStats } from './delayed-stats.js';
 import { AmqpDeclarations, scratch, statsOn } from './amqp-declare.js';
 import { ConfirmPublisher } from './amqp-publish.js';
+import { DEFAULT_STUCK_BOUNDS, type Renewal, type StuckBounds, StuckPublishWatch } from './stuck-publish.js';
 import { MAX_DELAY_SECONDS, type Topology, delayEntryExchange, delayRoutingKey, subscriptionTopology } from './topology.js';
 
 export interface AmqpBrokerOptions {
@@ -64,6 +65,8 @@ export interface AmqpBrokerOptions {
   connectTimeoutMs?: number | undefined;
   /** Type of the task queues declared here when they do not exist (Celery's `task_default_queue_type`). */
   queueType?: DelayQueueType | undefined;
+  /** When a publish channel that confirms nothing is renewed (stuck-publish.ts). */
+  stuckPublish?: StuckBounds | undefined;
 }
 
 const AMQP_CAPABILITIES: BrokerCapabilities = Object.freeze({
@@ -83,7 +86,16 @@ export class AmqpBroker implements Broker {
   private consumeCh: Channel | undefined;
   private acks: AckBatcher<AckMeta> | undefined;
   private publishCh: ConfirmChannel | undefined;
-  private readonly publisher = new ConfirmPublisher();
+  private readonly stuck: StuckPublishWatch;
+  private readonly publisher: ConfirmPublisher;
+  private stuckTimer: NodeJS.Timeout | undefined;
+  private renewing = false;
+  /** Publish channels closed on purpose (renewed): their closing is not a lost connection. */
+  private readonly retired = new WeakSet<Channel>();
+  /** Stuck publish channels renewed since start: by a new channel, or by a new connection. */
+  readonly publishRenewals: Record<Renewal, number> = { channel: 0, connection: 0 };
+  /** Publishes sent again on a renewed channel or connection (each may reach the queue twice). */
+  publishesResentOnRenewal = 0;
   private readonly declared: AmqpDeclarations;
   private readonly liveChannels = new WeakSet<Channel>();
   private readonly consumers: AmqpConsumers;
@@ -103,6 +115,14 @@ export class AmqpBroker implements Broker {
 
   constructor(private readonly opts: AmqpBrokerOptions) {
     this.failover = new FailoverList(opts.url);
+    this.stuck = new StuckPublishWatch(opts.stuckPublish ?? DEFAULT_STUCK_BOUNDS);
+    this.publisher = new ConfirmPublisher({
+      acked: () => this.stuck.acked(),
+      nacked: () => {
+        this.stuck.nacked();
+        this.checkStuck();
+      },
+    });
     this.declared = new AmqpDeclarations({ logger: opts.logger, queueType: opts.queueType }, async () => (await this.ready()).model);
     const host: ConsumerHost = {
       isLive: (ch) => this.isLive(ch),
@@ -210,15 +230,7 @@ export class AmqpBroker implements Broker {
     const consumeCh = await model.createChannel();
     const publishCh = await model.createConfirmChannel();
     this.publisher.watch(publishCh);
-    for (const ch of [consumeCh, publishCh]) {
-      this.liveChannels.add(ch);
-      ch.on('error', (err: Error) => this.opts.logger.warn('broker channel error', { error: err.message }));
-      ch.on('close', () => {
-        this.liveChannels.delete(ch);
-        // A channel-only closure: restart the whole connection so consumers and prefetch are restored.
-        if (!this.closing && this.model === model) void model.close().catch(() => undefined);
-      });
-    }
+    for (const ch of [consumeCh, publishCh]) this.guard(model, ch);
     const acks = this.ackBatcher(consumeCh);
     consumeCh.on('close', () => this.dropAcks(acks));
     this.model = model;
@@ -239,10 +251,85 @@ export class AmqpBroker implements Broker {
       this.opts.logger.info(`${what} ${(awayMs / 1000).toFixed(1)} s${this.everConnected ? ' away' : ''}`, { away_ms: awayMs });
     }
     this.everConnected = true;
+    // Publishes taken off a stuck connection's channel go out again on this one.
+    const resent = this.publisher.resendDetached(publishCh);
+    this.publishesResentOnRenewal += resent;
+    if (resent > 0) this.opts.logger.info(`sent again ${resent} publish(es) left unconfirmed on the renewed connection`, { resent });
+    // Nacks heard on a previous connection say nothing of this one.
+    this.stuck.renewed('connection');
+    this.watchStuck();
     const waiters = this.readyWaiters;
     this.readyWaiters = [];
     for (const w of waiters) w();
     this.events.emit('connected');
+  }
+
+  private guard(model: ChannelModel, ch: Channel): void {
+    this.liveChannels.add(ch);
+    ch.on('error', (err: Error) => this.opts.logger.warn('broker channel error', { error: err.message }));
+    ch.on('close', () => {
+      this.liveChannels.delete(ch);
+      // A channel-only closure: restart the whole connection so consumers and prefetch are restored.
+      if (!this.closing && this.model === model && !this.retired.has(ch)) void model.close().catch(() => undefined);
+    });
+  }
+
+  private watchStuck(): void {
+    if (this.stuckTimer) clearInterval(this.stuckTimer);
+    const b = this.stuck.bounds;
+    this.stuckTimer = setInterval(() => this.checkStuck(), Math.max(100, Math.min(b.channelMs, b.connectionMs) / 4));
+    this.stuckTimer.unref();
+  }
+
+  /** A publish channel that has confirmed nothing for too long is renewed (stuck-publish.ts). */
+  private checkStuck(): void {
+    const ch = this.publishCh;
+    if (!this.connected || !ch || this.renewing || this.closing) return;
+    const what = this.stuck.check(this.publisher.oldestUnconfirmed(ch));
+    if (!what) return;
+    this.renewing = true;
+    (what === 'channel' ? this.renewPublishChannel(ch) : this.renewConnection(ch))
+      .catch((err: unknown) => this.opts.logger.warn(`could not renew a stuck publish ${what}`, { error: coerceError(err).message }))
+      .finally(() => (this.renewing = false));
+  }
+
+  private async renewPublishChannel(old: ConfirmChannel): Promise<void> {
+    const model = this.model;
+    if (!model) return;
+    const fresh = await model.createConfirmChannel();
+    if (this.model !== model || this.publishCh !== old) {
+      // The connection changed meanwhile: its own channel stands.
+      await fresh.close().catch(() => undefined);
+      return;
+    }
+    this.publisher.watch(fresh);
+    this.guard(model, fresh);
+    this.retired.add(old);
+    this.liveChannels.delete(old);
+    this.publishCh = fresh;
+    const moved = this.publisher.detach(old);
+    this.publishesResentOnRenewal += this.publisher.resendDetached(fresh);
+    this.stuck.renewed('channel');
+    this.publishRenewals.channel++;
+    this.opts.logger.warn(
+      `publish channel stuck: nothing confirmed for more than ${this.stuck.bounds.channelMs} ms; opened a new channel and sent again ${moved} unconfirmed publish(es)`,
+      { resent: moved, broker_url: this.connectedTo },
+    );
+    await old.close().catch(() => undefined);
+  }
+
+  private async renewConnection(old: ConfirmChannel): Promise<void> {
+    const model = this.model;
+    if (!model) return;
+    const moved = this.publisher.detach(old);
+    this.stuck.renewed('connection');
+    this.publishRenewals.connection++;
+    this.opts.logger.warn(
+      `publish channels stuck: nothing confirmed for more than ${this.stuck.bounds.connectionMs} ms on renewed channels; opening a new connection, ${moved} unconfirmed publish(es) to send again`,
+      { resent: moved, broker_url: this.connectedTo },
+    );
+    // As a lost connection: reconnected (to the next URL of a failover list), where the detached publishes go out.
+    await model.close();
   }
 
   /** Acks of the consume channel, one `multiple` ack per event-loop turn (ack-batcher.ts). */
@@ -269,6 +356,8 @@ export class AmqpBroker implements Broker {
 
   private lost(model: ChannelModel, err: Error | undefined): void {
     if (this.model !== model) return;
+    if (this.stuckTimer) clearInterval(this.stuckTimer);
+    this.stuckTimer = undefined;
     // Lost while being set up: open() fails with it and its caller tries the next URL.
     const established = this.connected;
     // Before anyone hears of the loss, so that what they check next (Delivery.live) already says so.
@@ -446,6 +535,9 @@ export class AmqpBroker implements Broker {
     this.closing = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.reconnectTimer = undefined;
+    if (this.stuckTimer) clearInterval(this.stuckTimer);
+    this.stuckTimer = undefined;
+    this.publisher.failDetached(new BrokerError('broker connection closed'));
     const model = this.model;
     this.connected = false;
     this.model = undefined;

@@ -1,17 +1,27 @@
 /**
  * Publishing on the AMQP broker's confirm channel: every publish waits for its confirm, and a `mandatory`
  * one that no queue takes fails with UnroutableError instead of vanishing (the broker's basic.return).
+ *
+ * The publishes waiting for their confirm are kept here, so that when the broker renews a stuck channel
+ * (stuck-publish.ts) they are sent again on the new one and their callers hear the new channel's confirm.
  */
 import type { ConfirmChannel } from 'amqplib';
 import { BrokerError, UnroutableError } from '../../errors.js';
 import type { PublishProperties } from '../../protocol/encode.js';
 import { toAmqpTable } from './amqp-table.js';
 
-interface PendingMandatory {
+interface Pending {
   exchange: string;
   routingKey: string;
   body: Buffer;
+  properties: PublishProperties;
+  mandatory: boolean;
+  /** The channel it was last sent on; undefined while it waits for a new connection. */
+  ch: ConfirmChannel | undefined;
+  sentAt: number;
+  /** Set when the broker routed a mandatory publish nowhere. */
   returned?: string;
+  settle(err: Error | undefined): void;
 }
 
 interface ReturnedMessage {
@@ -19,17 +29,23 @@ interface ReturnedMessage {
   content: Buffer;
 }
 
+export interface ConfirmHooks {
+  acked?(): void;
+  nacked?(): void;
+}
+
 export class ConfirmPublisher {
-  /** Mandatory publishes awaiting their confirm; `returned` is set when the broker routed one nowhere. */
-  private readonly mandatory = new Set<PendingMandatory>();
+  private readonly pending = new Set<Pending>();
+
+  constructor(private readonly hooks: ConfirmHooks = {}) {}
 
   /** Hears the returns of a fresh confirm channel. */
   watch(ch: ConfirmChannel): void {
     // RabbitMQ sends a mandatory message's basic.return before its basic.ack: the publish it belongs to is
     // still pending when the return arrives, and fails when its confirm does.
     ch.on('return', (m: ReturnedMessage) => {
-      for (const p of this.mandatory) {
-        if (!p.returned && p.exchange === m.fields.exchange && p.routingKey === m.fields.routingKey && p.body.equals(m.content)) {
+      for (const p of this.pending) {
+        if (p.ch === ch && p.mandatory && !p.returned && p.exchange === m.fields.exchange && p.routingKey === m.fields.routingKey && p.body.equals(m.content)) {
           p.returned = m.fields.replyText ?? 'NO_ROUTE';
           return;
         }
@@ -38,35 +54,96 @@ export class ConfirmPublisher {
   }
 
   /** Publishes with confirm; `mandatory` ones that no queue takes fail with UnroutableError instead of vanishing. */
-  async publish(ch: ConfirmChannel, exchange: string, routingKey: string, body: Buffer, p: PublishProperties, mandatory = false): Promise<void> {
-    const pending: PendingMandatory | undefined = mandatory ? { exchange, routingKey, body } : undefined;
-    if (pending) this.mandatory.add(pending);
+  async publish(ch: ConfirmChannel, exchange: string, routingKey: string, body: Buffer, properties: PublishProperties, mandatory = false): Promise<void> {
     await new Promise<void>((resolve, reject) => {
-      const confirmed = (err: unknown) => {
-        if (pending) this.mandatory.delete(pending);
-        const returned = pending?.returned;
-        if (err) reject(new BrokerError('publish was not confirmed', { cause: err }));
-        else if (returned !== undefined) reject(new UnroutableError(exchange, routingKey, returned));
-        else resolve();
-      };
-      ch.publish(
+      const p: Pending = {
         exchange,
         routingKey,
         body,
-        {
-          contentType: p.contentType,
-          contentEncoding: p.contentEncoding,
-          headers: toAmqpTable(p.headers),
-          deliveryMode: p.deliveryMode,
-          priority: p.priority,
-          ...(p.correlationId !== undefined ? { correlationId: p.correlationId } : {}),
-          ...(p.replyTo !== undefined ? { replyTo: p.replyTo } : {}),
-          ...(p.expiration !== undefined ? { expiration: p.expiration } : {}),
-          ...p.passthrough,
-          mandatory,
+        properties,
+        mandatory,
+        ch,
+        sentAt: Date.now(),
+        settle: (err) => {
+          this.pending.delete(p);
+          const returned = p.returned;
+          if (err) reject(err);
+          else if (returned !== undefined) reject(new UnroutableError(exchange, routingKey, returned));
+          else resolve();
         },
-        confirmed,
-      );
+      };
+      this.pending.add(p);
+      this.send(p, ch);
     });
+  }
+
+  private send(p: Pending, ch: ConfirmChannel): void {
+    p.ch = ch;
+    p.sentAt = Date.now();
+    delete p.returned;
+    const props = p.properties;
+    try {
+      ch.publish(
+        p.exchange,
+        p.routingKey,
+        p.body,
+        {
+          contentType: props.contentType,
+          contentEncoding: props.contentEncoding,
+          headers: toAmqpTable(props.headers),
+          deliveryMode: props.deliveryMode,
+          priority: props.priority,
+          ...(props.correlationId !== undefined ? { correlationId: props.correlationId } : {}),
+          ...(props.replyTo !== undefined ? { replyTo: props.replyTo } : {}),
+          ...(props.expiration !== undefined ? { expiration: props.expiration } : {}),
+          ...props.passthrough,
+          mandatory: p.mandatory,
+        },
+        (err: unknown) => {
+          // Sent again on another channel since: this channel's answer is no longer the caller's.
+          if (p.ch !== ch) return;
+          if (err) {
+            this.hooks.nacked?.();
+            p.settle(new BrokerError('publish was not confirmed', { cause: err }));
+          } else {
+            this.hooks.acked?.();
+            p.settle(undefined);
+          }
+        },
+      );
+    } catch (err) {
+      p.settle(new BrokerError('publish was not confirmed', { cause: err }));
+    }
+  }
+
+  /** When the oldest publish still waiting for a confirm on `ch` was sent. */
+  oldestUnconfirmed(ch: ConfirmChannel): number | undefined {
+    let oldest: number | undefined;
+    for (const p of this.pending) if (p.ch === ch && (oldest === undefined || p.sentAt < oldest)) oldest = p.sentAt;
+    return oldest;
+  }
+
+  /** Takes the publishes waiting on `old` off it (its answers are ignored from now); returns how many. */
+  detach(old: ConfirmChannel): number {
+    let n = 0;
+    for (const p of this.pending) {
+      if (p.ch === old) {
+        p.ch = undefined;
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Sends every detached publish again on `ch`; returns how many. */
+  resendDetached(ch: ConfirmChannel): number {
+    const todo = [...this.pending].filter((p) => p.ch === undefined);
+    for (const p of todo) this.send(p, ch);
+    return todo.length;
+  }
+
+  /** The broker is closing: detached publishes will not be sent again. */
+  failDetached(err: Error): void {
+    for (const p of [...this.pending]) if (p.ch === undefined) p.settle(err);
   }
 }

@@ -1,0 +1,130 @@
+/**
+ * The renewal of a stuck publish channel (lib/broker/amqp/stuck-publish.ts, amqp-publish.ts): when nothing sent
+ * on a channel is confirmed past a bound, a new channel, past a second bound a new connection; the publishes
+ * still waiting go out again on the new channel and their callers hear its confirm.
+ */
+import { EventEmitter } from 'node:events';
+import type { ConfirmChannel } from 'amqplib';
+import { ConfirmPublisher } from '../../lib/broker/amqp/amqp-publish.js';
+import { StuckPublishWatch } from '../../lib/broker/amqp/stuck-publish.js';
+import type { PublishProperties } from '../../lib/protocol/encode.js';
+
+const bounds = { channelMs: 1000, connectionMs: 3000 };
+
+function watchAt(): { w: StuckPublishWatch; at: (ms: number) => void } {
+  let now = 0;
+  const w = new StuckPublishWatch(bounds, () => now);
+  return { w, at: (ms) => void (now = ms) };
+}
+
+describe('StuckPublishWatch', () => {
+  test('nacks for longer than the channel bound, no ack: a new channel; not before the bound', () => {
+    const { w, at } = watchAt();
+    at(100);
+    w.nacked();
+    at(1000);
+    w.nacked();
+    expect(w.check(undefined)).toBeUndefined();
+    at(1101);
+    expect(w.check(undefined)).toBe('channel');
+  });
+
+  test('an ack in between clears the trouble: nacks that alternate with acks renew nothing', () => {
+    const { w, at } = watchAt();
+    for (let t = 0; t < 10_000; t += 500) {
+      at(t);
+      w.nacked();
+      at(t + 250);
+      w.acked();
+      expect(w.check(undefined)).toBeUndefined();
+    }
+  });
+
+  test('a publish unconfirmed past the bound with no ack since it was sent: a new channel; one with acks after it: not', () => {
+    const { w, at } = watchAt();
+    at(10);
+    expect(w.check(10)).toBeUndefined();
+    at(1011);
+    expect(w.check(10)).toBe('channel');
+    const other = watchAt();
+    other.at(10);
+    other.w.acked();
+    other.at(5000);
+    other.w.acked();
+    expect(other.w.check(10)).toBeUndefined();
+  });
+
+  test('still stuck on renewed channels past the connection bound: a new connection, then a fresh start', () => {
+    const { w, at } = watchAt();
+    at(0);
+    w.nacked();
+    at(1001);
+    expect(w.check(undefined)).toBe('channel');
+    w.renewed('channel');
+    at(1100);
+    w.nacked();
+    at(2101);
+    expect(w.check(undefined)).toBe('channel');
+    w.renewed('channel');
+    at(2200);
+    w.nacked();
+    at(3001);
+    expect(w.check(undefined)).toBe('connection');
+    w.renewed('connection');
+    expect(w.check(undefined)).toBeUndefined();
+    at(3100);
+    w.nacked();
+    at(4200);
+    // After a new connection: a channel first again.
+    expect(w.check(undefined)).toBe('channel');
+  });
+});
+
+type Callback = (err: unknown) => void;
+class FakeChannel extends EventEmitter {
+  readonly sent: Array<{ routingKey: string; cb: Callback }> = [];
+  publish(_exchange: string, routingKey: string, _body: Buffer, _options: unknown, cb: Callback): boolean {
+    this.sent.push({ routingKey, cb });
+    return true;
+  }
+}
+const props: PublishProperties = { contentType: 'application/json', contentEncoding: 'utf-8', headers: {}, deliveryMode: 2, priority: 0, passthrough: {} } as unknown as PublishProperties;
+const asConfirm = (c: FakeChannel) => c as unknown as ConfirmChannel;
+
+describe('ConfirmPublisher on a renewed channel', () => {
+  test('publishes waiting on a stuck channel are sent again on the new one; the caller hears the new confirm, never the old channel\'s', async () => {
+    const hooks = { acks: 0, nacks: 0 };
+    const p = new ConfirmPublisher({ acked: () => void hooks.acks++, nacked: () => void hooks.nacks++ });
+    const stuck = new FakeChannel();
+    const sends = [p.publish(asConfirm(stuck), '', 'q', Buffer.from('a'), props, true), p.publish(asConfirm(stuck), '', 'q', Buffer.from('b'), props, true)];
+    expect(p.oldestUnconfirmed(asConfirm(stuck))).toEqual(expect.any(Number));
+    expect(p.detach(asConfirm(stuck))).toBe(2);
+    const fresh = new FakeChannel();
+    expect(p.resendDetached(asConfirm(fresh))).toBe(2);
+    expect(p.oldestUnconfirmed(asConfirm(stuck))).toBeUndefined();
+    // The old channel closes and fails what it had: ignored.
+    for (const s of stuck.sent) s.cb(new Error('channel closed'));
+    for (const s of fresh.sent) s.cb(null);
+    await expect(Promise.all(sends)).resolves.toEqual([undefined, undefined]);
+    expect(hooks).toEqual({ acks: 2, nacks: 0 });
+  });
+
+  test('a nack fails its publish (the caller decides) and is heard by the watch', async () => {
+    let nacks = 0;
+    const p = new ConfirmPublisher({ nacked: () => void nacks++ });
+    const ch = new FakeChannel();
+    const send = p.publish(asConfirm(ch), '', 'q', Buffer.from('a'), props);
+    ch.sent[0]?.cb(new Error('nack'));
+    await expect(send).rejects.toThrow('publish was not confirmed');
+    expect(nacks).toBe(1);
+  });
+
+  test('detached publishes fail when the broker closes before a new connection', async () => {
+    const p = new ConfirmPublisher();
+    const ch = new FakeChannel();
+    const send = p.publish(asConfirm(ch), '', 'q', Buffer.from('a'), props);
+    p.detach(asConfirm(ch));
+    p.failDetached(new Error('broker connection closed'));
+    await expect(send).rejects.toThrow('broker connection closed');
+  });
+});
