@@ -16,6 +16,8 @@ import { Worker } from '../worker/worker.js';
 import { LamportClock } from '../control/clock.js';
 import { EventDispatcher, eventExchange } from '../control/events.js';
 import { Pidbox } from '../control/pidbox.js';
+import { mingle } from '../control/mingle.js';
+import { coerceError } from '../errors.js';
 import { TaskMetrics, fanOut, startHttp } from '../control/http.js';
 import type { Server } from 'node:http';
 import { DelayCanary } from '../control/delay-canary.js';
@@ -57,6 +59,8 @@ export class WorkerApp<D> {
     /** Only with /metrics and /healthz: they are where a late delay level is told. */
     readonly canary?: DelayCanary,
     private readonly deadLetterSuffix?: string,
+    /** Celery's mingle, before the worker consumes: revoked ids and clock learnt from the running workers. */
+    private readonly sync: () => Promise<unknown> = async () => undefined,
   ) {}
 
   async start(): Promise<void> {
@@ -71,6 +75,7 @@ export class WorkerApp<D> {
     }
     await this.broker.connect();
     await this.broker.declareExchange(eventExchange);
+    await this.sync();
     await this.worker.start();
     await this.pidbox.start();
     this.events.startHeartbeat();
@@ -148,6 +153,15 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
     onShutdown: () => void app.shutdown().then(() => spec.onRemoteShutdown?.()),
   });
   const canary = metrics && compiled.delayCanary && broker.capabilities.nativeDelay ? new DelayCanary(broker, logger, compiled.delayCanary) : undefined;
-  const app = new WorkerApp(worker, broker, pidbox, events, metrics, compiled.httpPort, logger, compiled.httpHost, canary, compiled.worker.deadLetterSuffix);
+  const sync = async () => {
+    if (!compiled.mingle) return;
+    try {
+      await mingle(broker, clock, nodeName, { revokedEntries: () => worker.revoked.entries(), learnRevoked: (e) => worker.learnRevoked(e) }, logger);
+    } catch (err) {
+      // Celery logs a failed sync and starts anyway: the worker still serves, it only knows fewer revokes.
+      logger.error(`mingle: sync failed: ${coerceError(err).message}`);
+    }
+  };
+  const app = new WorkerApp(worker, broker, pidbox, events, metrics, compiled.httpPort, logger, compiled.httpHost, canary, compiled.worker.deadLetterSuffix, sync);
   return { worker, broker, registry, app };
 }

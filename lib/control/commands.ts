@@ -4,6 +4,7 @@
  */
 import os from 'node:os';
 import { coerceError } from '../errors.js';
+import { isRecord } from '../protocol/fields.js';
 import type { Logger } from '../logger.js';
 import type { TaskMessage } from '../protocol/types.js';
 import type { WorkerControl } from '../worker/control.js';
@@ -23,6 +24,30 @@ export interface CommandContext {
   conf: Record<string, unknown>;
   brokerUrl: string;
   onShutdown: () => void;
+}
+
+/** The `revoked` of a `hello` request or reply (LimitedSet `_data`: id → seconds since the epoch) as entries in ms. */
+export function revokedOfReply(reply: unknown): Array<[string, number]> {
+  if (!isRecord(reply) || !isRecord(reply.revoked)) return [];
+  const out: Array<[string, number]> = [];
+  for (const [id, t] of Object.entries(reply.revoked)) {
+    // Celery 5.x sends a number; a value of another shape is taken as "now", as LimitedSet.update does for a plain id.
+    out.push([id, typeof t === 'number' && Number.isFinite(t) ? t * 1000 : Date.now()]);
+  }
+  return out;
+}
+
+/**
+ * Revoked ids as `hello` carries them (LimitedSet `_data`): id → seconds since the epoch, always a float
+ * in JSON, since Celery's `LimitedSet.update` refuses an integer timestamp (whole seconds are moved by 1 µs).
+ */
+export function revokedForHello(entries: Iterable<[string, number]>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [id, t] of entries) {
+    const s = t / 1000;
+    out[id] = Number.isInteger(s) ? s + 1e-6 : s;
+  }
+  return out;
 }
 
 const ok = (x: unknown) => ({ ok: x });
@@ -74,7 +99,13 @@ const info = (m: TaskMessage, extra?: { started?: number; acknowledged?: boolean
   return {
     ping: () => ok('pong'),
     clock: () => ({ clock: c.clock.current }),
-    hello: () => ({ revoked: Object.fromEntries([...w.revoked.entries()].map(([id, t]) => [id, t / 1000])), clock: c.clock.current }),
+    // Celery's `hello` (mingle): take the caller's revoked ids, answer with ours and the clock; our own hello is answered null.
+    hello: (a) => {
+      if (a.from_node === c.nodeName) return null;
+      const learned = w.learnRevoked(revokedOfReply(a));
+      c.logger.info(`sync with ${String(a.from_node)}`, { learnedRevoked: learned });
+      return { revoked: revokedForHello(w.revoked.entries()), clock: c.clock.forward() };
+    },
     heartbeat: () => {
       c.events.heartbeatNow();
       return null;

@@ -4,7 +4,7 @@
  */
 import { ConfigError, coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { loadRevoked, saveRevoked } from './state-db.js';
+import { REVOKE_EXPIRES_MS, loadRevoked, saveRevoked } from './state-db.js';
 
 export const REVOKES_MAX = 50_000;
 
@@ -63,6 +63,31 @@ export class RevokedSet implements RevokedView {
       if (oldest === undefined) break;
       this.byId.delete(oldest);
     }
+  }
+
+  /**
+   * Celery's `revoked.update(...)` with what another worker knows (mingle `hello`): ids with when they were
+   * revoked (epoch ms). An id already known keeps the later time; one older than Celery's revoke expiry (3 h)
+   * is not taken. Returns how many ids were new here.
+   */
+  merge(entries: Iterable<readonly [string, number]>): number {
+    const now = this.now();
+    let added = 0;
+    for (const [id, t] of entries) {
+      if (!Number.isFinite(t) || now - t >= REVOKE_EXPIRES_MS) continue;
+      const known = this.byId.get(id);
+      if (known === undefined) added++;
+      if (known === undefined || known < t) {
+        this.byId.delete(id);
+        this.byId.set(id, t);
+      }
+    }
+    while (this.byId.size > this.max) {
+      const oldest = this.byId.keys().next().value;
+      if (oldest === undefined) break;
+      this.byId.delete(oldest);
+    }
+    return added;
   }
 
   /** Writes the state file, if there is one; a failure is logged, never thrown. */
