@@ -5,6 +5,7 @@
  */
 import { createWorker } from '../lib/app/app.js';
 import { describeConfig, loadCommandLine, settingsTable } from '../lib/config/settings.js';
+import { celeryConf } from '../lib/config/celery-conf.js';
 import { type Subcommand, answerInfoFlags } from '../lib/config/usage.js';
 import { type Logger, createLogger, exitFatal, exitFlushed } from '../lib/logger.js';
 import { type RedisTransport, createBroker, redisOptionsOf } from '../lib/broker/create-broker.js';
@@ -64,7 +65,7 @@ async function main(argv: string[]): Promise<number> {
     deps: { db, cloud: { ...openCloud(config, logger), ledger: new InfrastructureLedger(db, logger.child({ component: 'ledger' })) } },
     logger,
     defaultQueue: config.operationalQueue,
-    conf: describeConfig(SETTINGS, config),
+    conf: (withDefaults) => celeryConf(SETTINGS, config, withDefaults),
     onRemoteShutdown: () => remoteStop?.(),
   });
   const exit = new Promise<number>((resolve) => {

@@ -17,6 +17,8 @@ import { LamportClock } from '../control/clock.js';
 import { EventDispatcher, eventExchange } from '../control/events.js';
 import { Pidbox } from '../control/pidbox.js';
 import { mingle } from '../control/mingle.js';
+import { celeryConf } from '../config/celery-conf.js';
+import { WORKER_SETTINGS } from './worker-settings.js';
 import { coerceError } from '../errors.js';
 import { TaskMetrics, fanOut, startHttp } from '../control/http.js';
 import type { Server } from 'node:http';
@@ -33,8 +35,8 @@ export interface AppSpec<D> {
   defaultQueue: string;
   events?: TaskEvents;
   broker?: Broker;
-  /** The redacted configuration shown by `celery inspect conf`. */
-  conf?: Record<string, unknown>;
+  /** The configuration `celery inspect conf` shows (Celery's names, secrets censored); default: the worker's settings. */
+  conf?: (withDefaults: boolean) => Record<string, unknown>;
   /** Called after a `shutdown` control command stopped the worker (the process should exit). */
   onRemoteShutdown?: () => void;
 }
@@ -147,7 +149,7 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
   ref.worker = worker;
   const pidbox = new Pidbox(broker, worker, clock, events, logger, {
     nodeName,
-    conf: spec.conf ?? {},
+    conf: spec.conf ?? ((withDefaults) => celeryConf(WORKER_SETTINGS, spec.config, withDefaults)),
     brokerUrl: compiled.broker.url,
     control: compiled.control,
     onShutdown: () => void app.shutdown().then(() => spec.onRemoteShutdown?.()),

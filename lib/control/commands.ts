@@ -20,8 +20,8 @@ export interface CommandContext {
   events: EventDispatcher;
   logger: Logger;
   nodeName: string;
-  /** The resolved configuration, secrets already redacted, for `inspect conf`. */
-  conf: Record<string, unknown>;
+  /** The configuration as `inspect conf` shows it (Celery's names, secrets censored), with or without the defaults. */
+  conf: (withDefaults: boolean) => Record<string, unknown>;
   brokerUrl: string;
   onShutdown: () => void;
 }
@@ -115,9 +115,19 @@ const info = (m: TaskMessage, extra?: { started?: number; acknowledged?: boolean
     reserved: () => w.reservedMessages().map((m) => info(m)),
     scheduled: () => w.heldMessages().map((m) => ({ eta: m.eta?.iso ?? null, priority: 6, request: info(m) })),
     revoked: () => w.revoked.ids(),
+    // Celery's `query_task`: {id: [state, request info]} for the ids known here; a held ETA shows as 'scheduled'
+    // (Celery keeps those outside its `requests` and leaves them out), an unknown id is left out.
+    query_task: (a) => {
+      const wanted = new Set(ids(a.ids));
+      const out: Record<string, [string, ReturnType<typeof info>]> = {};
+      for (const m of w.heldMessages()) if (wanted.has(m.id)) out[m.id] = ['scheduled', info(m)];
+      for (const m of w.reservedMessages()) if (wanted.has(m.id)) out[m.id] = ['reserved', info(m)];
+      for (const r of w.activeRuns()) if (wanted.has(r.msg.id)) out[r.msg.id] = ['active', info(r.msg, { started: r.startedAt, acknowledged: r.acknowledged, queue: r.queue })];
+      return out;
+    },
     active_queues: () => w.activeQueues().map((q) => activeQueueInfo(q)),
     stats: () => stats(c),
-    conf: () => c.conf,
+    conf: (a) => c.conf(a.with_defaults === true || (typeof a.with_defaults === 'string' && /^(1|true|yes|on|y|t)$/i.test(a.with_defaults))),
     report: () => ok(`software -> ${'smarter-worker'} node ${process.version} ${os.type()} ${os.release()}\nnode: ${c.nodeName}\n`),
     revoke: (a) => {
       const list = ids(a.task_id);

@@ -43,8 +43,8 @@ function globMatch(pattern: string, text: string): boolean {
 
 export interface PidboxOptions {
   nodeName: string;
-  /** The resolved configuration, secrets already redacted, for `inspect conf`. */
-  conf: Record<string, unknown>;
+  /** The configuration as `inspect conf` shows it (Celery's names, secrets censored), with or without the defaults. */
+  conf: (withDefaults: boolean) => Record<string, unknown>;
   brokerUrl: string;
   onShutdown: () => void;
   /** Which commands are obeyed; default all, as Celery. */

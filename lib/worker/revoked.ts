@@ -19,6 +19,8 @@ export interface RevokedView {
 
 export class RevokedSet implements RevokedView {
   private readonly byId = new Map<string, number>();
+  /** The state file was read: a write before would replace its ids with the few learnt before (mingle). */
+  private loaded = false;
 
   constructor(
     private readonly file: string | null,
@@ -46,12 +48,18 @@ export class RevokedSet implements RevokedView {
   /** Reads the state file, if there is one, and proves it can be written (Celery fails at start when it cannot). */
   load(): void {
     if (!this.file) return;
-    for (const [id, t] of loadRevoked(this.file, this.now())) this.byId.set(id, t);
+    this.readFile(this.file);
     try {
       saveRevoked(this.file, this.byId);
     } catch (err) {
       throw new ConfigError([`CELERY_WORKER_STATE_DB / --statedb: cannot write ${this.file}: ${coerceError(err).message}`]);
     }
+  }
+
+  /** Merges the file's ids into what is known (a later time wins). */
+  private readFile(file: string): void {
+    for (const [id, t] of loadRevoked(file, this.now())) if ((this.byId.get(id) ?? 0) < t) this.byId.set(id, t);
+    this.loaded = true;
   }
 
   /** Remembers an id as revoked now (moved to the newest end if it was there). */
@@ -94,6 +102,7 @@ export class RevokedSet implements RevokedView {
   persist(): void {
     if (!this.file) return;
     try {
+      if (!this.loaded) this.readFile(this.file);
       saveRevoked(this.file, this.byId);
     } catch (err) {
       this.logger.error(`could not write the state file ${this.file}`, { error: coerceError(err).message });
