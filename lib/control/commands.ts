@@ -24,6 +24,8 @@ export interface CommandContext {
   conf: (withDefaults: boolean) => Record<string, unknown>;
   brokerUrl: string;
   onShutdown: () => void;
+  /** Countdowns parked in the broker's delay store for the queues consumed here, where it can be read (Redis). */
+  parked: () => Promise<Array<{ dueMs: number; msg: TaskMessage }>>;
 }
 
 /** The `revoked` of a `hello` request or reply (LimitedSet `_data`: id → seconds since the epoch) as entries in ms. */
@@ -113,7 +115,11 @@ const info = (m: TaskMessage, extra?: { started?: number; acknowledged?: boolean
     registered: (a) => w.registeredNames().filter((n) => a.builtins === true || !n.startsWith('celery.')),
     active: () => w.activeRuns().map((r) => info(r.msg, { started: r.startedAt, acknowledged: r.acknowledged, queue: r.queue })),
     reserved: () => w.reservedMessages().map((m) => info(m)),
-    scheduled: () => w.heldMessages().map((m) => ({ eta: m.eta?.iso ?? null, priority: 6, request: info(m) })),
+    // Celery's held ETA requests, then the countdowns parked in the broker for our queues (held by nobody yet).
+    scheduled: async () => [
+      ...w.heldMessages().map((m) => ({ eta: m.eta?.iso ?? null, priority: 6, request: info(m) })),
+      ...(await c.parked()).map((p) => ({ eta: p.msg.eta?.iso ?? new Date(p.dueMs).toISOString(), priority: 6, request: info(p.msg) })),
+    ],
     revoked: () => w.revoked.ids(),
     // Celery's `query_task`: {id: [state, request info]} for the ids known here; a held ETA shows as 'scheduled'
     // (Celery keeps those outside its `requests` and leaves them out), an unknown id is left out.
