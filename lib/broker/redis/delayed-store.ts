@@ -89,7 +89,8 @@ export async function listDelayed(k: KombuRedis, queues: readonly string[], limi
         const entry = JSON.parse(page[i] ?? '') as unknown;
         if (!Array.isArray(entry)) continue;
         const [message, exchange, rk] = entry as [unknown, unknown, unknown];
-        const queue = (await routeOf(String(exchange ?? ''), String(rk ?? ''))).find((q) => wanted.has(q));
+        const text = (v: unknown) => (typeof v === 'string' ? v : '');
+        const queue = (await routeOf(text(exchange), text(rk))).find((q) => wanted.has(q));
         if (queue === undefined) continue;
         out.push({ queue, dueMs: Number(page[i + 1]), raw: decodeEnvelope(JSON.stringify(message)).raw });
       } catch {
