@@ -17,6 +17,7 @@ import { LamportClock } from '../control/clock.js';
 import { EventDispatcher, eventExchange } from '../control/events.js';
 import { Pidbox } from '../control/pidbox.js';
 import { mingle } from '../control/mingle.js';
+import { refusal } from '../control/policy.js';
 import { celeryConf } from '../config/celery-conf.js';
 import { WORKER_SETTINGS } from './worker-settings.js';
 import { coerceError } from '../errors.js';
@@ -157,8 +158,12 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
   const canary = metrics && compiled.delayCanary && broker.capabilities.nativeDelay ? new DelayCanary(broker, logger, compiled.delayCanary) : undefined;
   const sync = async () => {
     if (!compiled.mingle) return;
+    // The state file first, as Celery's Persistence step precedes mingle: its revokes go out with our hello.
+    worker.revoked.load();
     try {
-      await mingle(broker, clock, nodeName, { revokedEntries: () => worker.revoked.entries(), learnRevoked: (e) => worker.learnRevoked(e) }, logger);
+      // Revokes learnt from others are revokes by broker message: not taken where the control policy refuses `revoke`.
+      const learn = refusal(compiled.control, 'revoke') === null;
+      await mingle(broker, clock, nodeName, { revokedEntries: () => worker.revoked.entries(), learnRevoked: (e) => (learn ? worker.learnRevoked(e) : 0) }, logger);
     } catch (err) {
       // Celery logs a failed sync and starts anyway: the worker still serves, it only knows fewer revokes.
       logger.error(`mingle: sync failed: ${coerceError(err).message}`);

@@ -24,6 +24,8 @@ export interface CommandContext {
   conf: (withDefaults: boolean) => Record<string, unknown>;
   brokerUrl: string;
   onShutdown: () => void;
+  /** Revoked ids sent by others (`hello`) are taken: false when the control policy refuses `revoke`, which they would bypass. */
+  learnRevokes: boolean;
   /** Countdowns parked in the broker's delay store for the queues consumed here, where it can be read (Redis). */
   parked: () => Promise<Array<{ dueMs: number; msg: TaskMessage }>>;
 }
@@ -104,7 +106,7 @@ const info = (m: TaskMessage, extra?: { started?: number; acknowledged?: boolean
     // Celery's `hello` (mingle): take the caller's revoked ids, answer with ours and the clock; our own hello is answered null.
     hello: (a) => {
       if (a.from_node === c.nodeName) return null;
-      const learned = w.learnRevoked(revokedOfReply(a));
+      const learned = c.learnRevokes ? w.learnRevoked(revokedOfReply(a)) : 0;
       c.logger.info(`sync with ${String(a.from_node)}`, { learnedRevoked: learned });
       return { revoked: revokedForHello(w.revoked.entries()), clock: c.clock.forward() };
     },

@@ -78,7 +78,9 @@ export class Pidbox {
       }
       return out;
     };
-    this.handlers = controlCommands({ worker, clock, events, logger, nodeName: opts.nodeName, conf: opts.conf, brokerUrl: opts.brokerUrl, onShutdown: opts.onShutdown, parked });
+    this.handlers = controlCommands({ worker, clock, events, logger, nodeName: opts.nodeName, conf: opts.conf, brokerUrl: opts.brokerUrl, onShutdown: opts.onShutdown, parked,
+      learnRevokes: refusal(opts.control ?? { mode: 'all' }, 'revoke') === null,
+    });
   }
 
   async start(): Promise<void> {

@@ -4,6 +4,7 @@
  * and on Redis a revoked countdown parked in the delayed set, where it would otherwise run it.
  */
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
 import { REDIS_URL, uniqueName } from '../support/amqp.js';
@@ -73,4 +74,27 @@ test('--without-mingle: the late worker asks nobody and runs the revoked task (C
   expect(late.worker.revoked.has(revoked)).toBe(false);
   await late.worker.publisher.apply('test.add', [1, 2], {}, { queue, taskId: revoked });
   expect((await results.ready(revoked)).result).toBe(3);
+}, 60_000);
+
+test('with SMARTER_WORKER_CONTROL=inspect (revoke refused) a worker takes no revokes from hello, at start or answering, since they would bypass the policy', async () => {
+  const holder = await startRedisWorker();
+  stops.push(() => holder.stop());
+  const revoked = randomUUID();
+  holder.worker.revokeTasks([revoked], false);
+  const queue = uniqueName('rqinspect');
+  const late = await startRedisWorker({ scope: holder.scope, env: { SMARTER_WORKER_QUEUES: queue, CELERY_WORKER_HOSTNAME: `${queue}@%h`, SMARTER_WORKER_CONTROL: 'inspect' } });
+  stops.push(() => late.app.shutdown());
+  expect(late.worker.revoked.has(revoked)).toBe(false);
+  // A third worker's start-up hello offers its revokes (from its state file): the locked-down worker refuses them, the other takes them.
+  const fromFile = randomUUID();
+  const stateDb = `/tmp/smarter-worker-test-${randomUUID()}.state`;
+  fs.writeFileSync(stateDb, JSON.stringify({ revoked: { [fromFile]: Date.now() } }));
+  const third = await startRedisWorker({ scope: holder.scope, env: { SMARTER_WORKER_QUEUES: uniqueName('rqthird'), CELERY_WORKER_STATE_DB: stateDb } });
+  stops.push(async () => {
+    await third.app.shutdown();
+    fs.rmSync(stateDb, { force: true });
+  });
+  expect(third.worker.revoked.has(revoked)).toBe(true);
+  expect(holder.worker.revoked.has(fromFile)).toBe(true);
+  expect(late.worker.revoked.has(fromFile)).toBe(false);
 }, 60_000);
