@@ -33,19 +33,24 @@ afterAll(async () => {
   await a.stop();
 });
 
-test('celery inspect query_task: an active task and a held countdown with their state and request info; an unknown id left out', async () => {
+test('celery inspect query_task: active, reserved and held tasks with their state and request info; an unknown id left out', async () => {
   const node = h.worker.options.nodeName;
-  const active = await h.worker.publisher.apply('test.sleep', [], { seconds: 20 }, { queue: h.queue });
+  // Concurrency 4: four sleeps run, the fifth waits for a slot (reserved).
+  const sleeps: string[] = [];
+  for (let i = 0; i < 5; i++) sleeps.push(await h.worker.publisher.apply('test.sleep', [], { seconds: 30 }, { queue: h.queue }));
   const held = await h.worker.publisher.apply('test.add', [1, 2], {}, { queue: h.queue, countdown: 4 });
-  await waitFor(() => (h.worker.active.size === 1 && h.worker.heldMessages().length === 1 ? true : undefined));
-  const out = JSON.parse(await celery(REDIS_URL, h.pythonEnv, 'inspect', 'query_task', active, held, randomUUID(), '-d', node, '-j')) as Record<string, Record<string, [string, Record<string, unknown>]>>;
+  await waitFor(() => (h.worker.active.size === 4 && h.worker.reservedMessages().length === 1 && h.worker.heldMessages().length === 1 ? true : undefined));
+  const active = sleeps[0] ?? '';
+  const reserved = h.worker.reservedMessages()[0]?.id ?? '';
+  const out = JSON.parse(await celery(REDIS_URL, h.pythonEnv, 'inspect', 'query_task', active, reserved, held, randomUUID(), '-d', node, '-j')) as Record<string, Record<string, [string, Record<string, unknown>]>>;
   const mine = out[node] ?? {};
-  expect(Object.keys(mine).sort()).toEqual([active, held].sort());
+  expect(Object.keys(mine).sort()).toEqual([active, reserved, held].sort());
   expect(mine[active]?.[0]).toBe('active');
-  expect(mine[active]?.[1]).toMatchObject({ id: active, name: 'test.sleep', type: 'test.sleep', kwargs: { seconds: 20 }, hostname: node, worker_pid: process.pid });
+  expect(mine[active]?.[1]).toMatchObject({ id: active, name: 'test.sleep', type: 'test.sleep', kwargs: { seconds: 30 }, hostname: node, worker_pid: process.pid });
   expect(mine[active]?.[1].time_start).toEqual(expect.any(Number));
+  expect(mine[reserved]).toEqual(['reserved', expect.objectContaining({ id: reserved, name: 'test.sleep', time_start: null })]);
   expect(mine[held]).toEqual(['scheduled', expect.objectContaining({ id: held, name: 'test.add', args: [1, 2], time_start: null })]);
-  h.worker.revokeTasks([active], true);
+  h.worker.revokeTasks(sleeps, true);
 }, 60_000);
 
 test('celery inspect conf: Celery names, only what differs from the defaults, broker and backend passwords masked; with_defaults adds the rest', async () => {
