@@ -5,6 +5,7 @@
  */
 import { createWorker } from '../lib/app/app.js';
 import { describeConfig, loadCommandLine, settingsTable } from '../lib/config/settings.js';
+import { celeryConf } from '../lib/config/celery-conf.js';
 import { type Subcommand, answerInfoFlags } from '../lib/config/usage.js';
 import { type Logger, createLogger, exitFatal, exitFlushed } from '../lib/logger.js';
 import { type RedisTransport, createBroker, redisOptionsOf } from '../lib/broker/create-broker.js';
@@ -23,7 +24,7 @@ import { SETTINGS } from './settings.js';
 const COMMANDS: Subcommand[] = [
   { name: 'worker', summary: 'Consume the queues and run the tasks (the default).' },
   { name: 'settings', summary: 'Print the configuration table (docs/configuration.md) and exit.' },
-  { name: 'delayed', summary: 'List what waits in the delay topology, without consuming it.' },
+  { name: 'delayed', summary: 'List what waits in the delay topology; `delayed purge [--queue Q]` removes it, `delayed release [--queue Q]` moves it back into its queue now, unchanged (rollback to Python workers).' },
   { name: 'tasks', summary: "List the registered tasks; --contract: each of Smarter's 39 names and who serves it." },
   { name: 'doctor', summary: 'Check the broker, queues, delay topology, dead letters, result backend, database and cloud credentials; one line per problem; exit 1 on a failure.' },
   { name: 'dead-letter', summary: 'list <queue> | replay <queue> [--task N] [--reason T] [--limit N] [--to Q]: read or replay a dead-letter queue.' },
@@ -31,7 +32,9 @@ const COMMANDS: Subcommand[] = [
 
 async function main(argv: string[]): Promise<number> {
   if (isCommand(argv[0])) return (await import('./cli/commands.js')).runCommand(argv);
-  const args = argv[0] === 'worker' ? argv.slice(1) : argv;
+  const given = argv[0] === 'worker' ? argv.slice(1) : argv;
+  // `delayed purge|release --queue Q`: --queue is the subcommand's own flag, not a setting.
+  const { rest: args, queue: delayedQueue } = given[0] === 'delayed' ? takeQueueFlag(given) : { rest: given, queue: undefined };
   const info = answerInfoFlags(args, { program: 'smarter-worker', summary: "Smarter's Celery worker (Celery's wire protocol, in TypeScript).", settings: SETTINGS, commands: COMMANDS });
   if (info !== null) return info;
   const loaded = loadCommandLine('smarter-worker', SETTINGS, process.env, args);
@@ -46,7 +49,15 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const logger = createLogger({ level: config.logLevel });
-  if (positionals[0] === 'delayed') return printDelayed(config.brokerUrl, logger, redisOptionsOf(config.brokerTransportOptions), config.brokerUseSsl);
+  if (positionals[0] === 'delayed') {
+    const action = positionals[1];
+    if (action === undefined) return printDelayed(config.brokerUrl, logger, redisOptionsOf(config.brokerTransportOptions), config.brokerUseSsl);
+    if (action !== 'purge' && action !== 'release') {
+      process.stderr.write(`smarter-worker: delayed takes purge or release, not ${JSON.stringify(action)}\n`);
+      return 2;
+    }
+    return actOnDelayed(action, delayedQueue, config.brokerUrl, logger, redisOptionsOf(config.brokerTransportOptions), config.brokerUseSsl);
+  }
   logger.info('smarter-worker starting', { config: describeConfig(SETTINGS, config) });
   let remoteStop: (() => void) | undefined;
   // The pool connects lazily: a worker that only serves infrastructure tasks never opens it.
@@ -64,7 +75,7 @@ async function main(argv: string[]): Promise<number> {
     deps: { db, cloud: { ...openCloud(config, logger), ledger: new InfrastructureLedger(db, logger.child({ component: 'ledger' })) } },
     logger,
     defaultQueue: config.operationalQueue,
-    conf: describeConfig(SETTINGS, config),
+    conf: (withDefaults) => celeryConf(SETTINGS, config, withDefaults),
     onRemoteShutdown: () => remoteStop?.(),
   });
   const exit = new Promise<number>((resolve) => {
@@ -90,6 +101,37 @@ async function printDelayed(url: string, logger: Logger, redis: RedisTransport, 
     }
     const next = nextDueWithinSeconds(levels);
     process.stdout.write(`${total} delayed message(s)${next === null ? '' : `; the next is due within ${formatDuration(next)}`}\n`);
+    return 0;
+  } finally {
+    await broker.close();
+  }
+}
+
+function takeQueueFlag(argv: readonly string[]): { rest: string[]; queue: string | undefined } {
+  const rest: string[] = [];
+  let queue: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] ?? '';
+    if (a === '--queue') queue = argv[++i];
+    else if (a.startsWith('--queue=')) queue = a.slice('--queue='.length);
+    else rest.push(a);
+  }
+  return { rest, queue };
+}
+
+/** `smarter-worker delayed purge|release [--queue Q]`: what is parked for a queue (or all) removed, or moved back into its queue now. */
+async function actOnDelayed(action: 'purge' | 'release', queue: string | undefined, url: string, logger: Logger, redis: RedisTransport, tls: TlsSettings): Promise<number> {
+  const broker = createBroker({ url, logger, redis, tls });
+  await broker.connect();
+  try {
+    const run = action === 'purge' ? broker.purgeDelayed?.bind(broker) : broker.releaseDelayed?.bind(broker);
+    if (!run) {
+      process.stderr.write(`smarter-worker: this broker (${broker.kind}) has no delay store to ${action}\n`);
+      return 2;
+    }
+    const n = await run(queue);
+    const where = queue === undefined ? '' : ` for ${queue}`;
+    process.stdout.write(action === 'purge' ? `purged ${n} delayed message(s)${where}\n` : `released ${n} delayed message(s)${where} into their queues\n`);
     return 0;
   } finally {
     await broker.close();

@@ -16,6 +16,11 @@ import { Worker } from '../worker/worker.js';
 import { LamportClock } from '../control/clock.js';
 import { EventDispatcher, eventExchange } from '../control/events.js';
 import { Pidbox } from '../control/pidbox.js';
+import { mingle } from '../control/mingle.js';
+import { refusal } from '../control/policy.js';
+import { celeryConf } from '../config/celery-conf.js';
+import { WORKER_SETTINGS } from './worker-settings.js';
+import { coerceError } from '../errors.js';
 import { TaskMetrics, fanOut, startHttp } from '../control/http.js';
 import type { Server } from 'node:http';
 import { DelayCanary } from '../control/delay-canary.js';
@@ -31,8 +36,8 @@ export interface AppSpec<D> {
   defaultQueue: string;
   events?: TaskEvents;
   broker?: Broker;
-  /** The redacted configuration shown by `celery inspect conf`. */
-  conf?: Record<string, unknown>;
+  /** The configuration `celery inspect conf` shows (Celery's names, secrets censored); default: the worker's settings. */
+  conf?: (withDefaults: boolean) => Record<string, unknown>;
   /** Called after a `shutdown` control command stopped the worker (the process should exit). */
   onRemoteShutdown?: () => void;
 }
@@ -57,6 +62,8 @@ export class WorkerApp<D> {
     /** Only with /metrics and /healthz: they are where a late delay level is told. */
     readonly canary?: DelayCanary,
     private readonly deadLetterSuffix?: string,
+    /** Celery's mingle, before the worker consumes: revoked ids and clock learnt from the running workers. */
+    private readonly sync: () => Promise<unknown> = async () => undefined,
   ) {}
 
   async start(): Promise<void> {
@@ -71,6 +78,7 @@ export class WorkerApp<D> {
     }
     await this.broker.connect();
     await this.broker.declareExchange(eventExchange);
+    await this.sync();
     await this.worker.start();
     await this.pidbox.start();
     this.events.startHeartbeat();
@@ -142,12 +150,25 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
   ref.worker = worker;
   const pidbox = new Pidbox(broker, worker, clock, events, logger, {
     nodeName,
-    conf: spec.conf ?? {},
+    conf: spec.conf ?? ((withDefaults) => celeryConf(WORKER_SETTINGS, spec.config, withDefaults)),
     brokerUrl: compiled.broker.url,
     control: compiled.control,
     onShutdown: () => void app.shutdown().then(() => spec.onRemoteShutdown?.()),
   });
   const canary = metrics && compiled.delayCanary && broker.capabilities.nativeDelay ? new DelayCanary(broker, logger, compiled.delayCanary) : undefined;
-  const app = new WorkerApp(worker, broker, pidbox, events, metrics, compiled.httpPort, logger, compiled.httpHost, canary, compiled.worker.deadLetterSuffix);
+  const sync = async () => {
+    if (!compiled.mingle) return;
+    // The state file first, as Celery's Persistence step precedes mingle: its revokes go out with our hello.
+    worker.revoked.load();
+    try {
+      // Revokes learnt from others are revokes by broker message: not taken where the control policy refuses `revoke`.
+      const learn = refusal(compiled.control, 'revoke') === null;
+      await mingle(broker, clock, nodeName, { revokedEntries: () => worker.revoked.entries(), learnRevoked: (e) => (learn ? worker.learnRevoked(e) : 0) }, logger);
+    } catch (err) {
+      // Celery logs a failed sync and starts anyway: the worker still serves, it only knows fewer revokes.
+      logger.error(`mingle: sync failed: ${coerceError(err).message}`);
+    }
+  };
+  const app = new WorkerApp(worker, broker, pidbox, events, metrics, compiled.httpPort, logger, compiled.httpHost, canary, compiled.worker.deadLetterSuffix, sync);
   return { worker, broker, registry, app };
 }

@@ -24,6 +24,8 @@ export interface WorkerConfiguration {
   };
   readonly resultBackend: { readonly url: string; readonly expiresSeconds: number | null; readonly tls: TlsSettings };
   readonly taskEvents: boolean;
+  /** Celery's mingle at start (false with `--without-mingle`). */
+  readonly mingle: boolean;
   readonly httpPort: number;
   readonly httpHost: string;
   readonly control: ControlPolicy;
@@ -54,6 +56,7 @@ export function compileWorkerConfig(config: WorkerConfig, o: { defaultQueue: str
     },
     resultBackend: { url: config.resultBackend, expiresSeconds: config.resultExpires, tls: { ...config.redisBackendUseSsl } },
     taskEvents: config.taskEvents,
+    mingle: !config.withoutMingle,
     httpPort: config.httpPort,
     httpHost: config.httpHost,
     control: config.control,

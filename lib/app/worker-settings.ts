@@ -189,6 +189,13 @@ export const WORKER_SETTINGS = {
     parse: parsers.bool,
     doc: 'Send task events for Flower and `celery events` (Celery `-E`).',
   }),
+  withoutMingle: setting({
+    env: ['SMARTER_WORKER_WITHOUT_MINGLE'],
+    flag: { long: 'without-mingle', boolean: true },
+    default: false,
+    parse: parsers.bool,
+    doc: "Skip the start-up sync (Celery's mingle, `--without-mingle`): by default the worker asks the running workers, Python's or ours, for their revoked ids and clock for 1 s before it consumes.",
+  }),
   logLevel: setting<LogLevel>({
     env: ['CELERY_WORKER_LOGLEVEL', 'LOG_LEVEL'],
     flag: { long: 'loglevel', short: 'l' },

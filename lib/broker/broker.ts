@@ -146,6 +146,14 @@ export interface BrokerBacklog {
   earliestDueAt: number | null;
 }
 
+/** A message parked in the native delay store, as `inspect scheduled` shows it. */
+export interface ParkedMessage {
+  /** The queue it goes back to when due. */
+  readonly queue: string;
+  readonly dueMs: number;
+  readonly raw: RawMessage;
+}
+
 /** What this broker does itself; the worker does the rest. */
 export interface BrokerCapabilities {
   /** `sendLater` holds messages in the broker (else the consuming worker holds them until due). */
@@ -263,6 +271,12 @@ export interface Broker {
   subscribe(exchange: string, spec: SubscriptionSpec, handler: DeliveryHandler): Promise<void>;
   /** What waits in the native delay store, without consuming it; [] when the broker has none. */
   delayedStats(): Promise<DelayLevelStats[]>;
+  /** The first `limit` parked messages for any of `queues`, soonest due first, where the store can be read without consuming it (Redis). */
+  listDelayed?(queues: readonly string[], limit: number): Promise<ParkedMessage[]>;
+  /** Removes what is parked for a queue (for every queue when none); returns how many. */
+  purgeDelayed?(queue?: string): Promise<number>;
+  /** Moves what is parked for a queue (every queue when none) back into it now, unchanged (ETA header kept); returns how many. */
+  releaseDelayed?(queue?: string): Promise<number>;
 
   /** Only brokers that keep unacked and delayed messages in their own structures (Redis); for `doctor`. */
   backlog?(): Promise<BrokerBacklog>;

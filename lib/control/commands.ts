@@ -4,6 +4,7 @@
  */
 import os from 'node:os';
 import { coerceError } from '../errors.js';
+import { isRecord } from '../protocol/fields.js';
 import type { Logger } from '../logger.js';
 import type { TaskMessage } from '../protocol/types.js';
 import type { WorkerControl } from '../worker/control.js';
@@ -19,10 +20,38 @@ export interface CommandContext {
   events: EventDispatcher;
   logger: Logger;
   nodeName: string;
-  /** The resolved configuration, secrets already redacted, for `inspect conf`. */
-  conf: Record<string, unknown>;
+  /** The configuration as `inspect conf` shows it (Celery's names, secrets censored), with or without the defaults. */
+  conf: (withDefaults: boolean) => Record<string, unknown>;
   brokerUrl: string;
   onShutdown: () => void;
+  /** Revoked ids sent by others (`hello`) are taken: false when the control policy refuses `revoke`, which they would bypass. */
+  learnRevokes: boolean;
+  /** Countdowns parked in the broker's delay store for the queues consumed here, where it can be read (Redis). */
+  parked: () => Promise<Array<{ dueMs: number; msg: TaskMessage }>>;
+}
+
+/** The `revoked` of a `hello` request or reply (LimitedSet `_data`: id → seconds since the epoch) as entries in ms. */
+export function revokedOfReply(reply: unknown): Array<[string, number]> {
+  if (!isRecord(reply) || !isRecord(reply.revoked)) return [];
+  const out: Array<[string, number]> = [];
+  for (const [id, t] of Object.entries(reply.revoked)) {
+    // Celery 5.x sends a number; a value of another shape is taken as "now", as LimitedSet.update does for a plain id.
+    out.push([id, typeof t === 'number' && Number.isFinite(t) ? t * 1000 : Date.now()]);
+  }
+  return out;
+}
+
+/**
+ * Revoked ids as `hello` carries them (LimitedSet `_data`): id → seconds since the epoch, always a float
+ * in JSON, since Celery's `LimitedSet.update` refuses an integer timestamp (whole seconds are moved by 1 µs).
+ */
+export function revokedForHello(entries: Iterable<[string, number]>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [id, t] of entries) {
+    const s = t / 1000;
+    out[id] = Number.isInteger(s) ? s + 1e-6 : s;
+  }
+  return out;
 }
 
 const ok = (x: unknown) => ({ ok: x });
@@ -74,7 +103,13 @@ const info = (m: TaskMessage, extra?: { started?: number; acknowledged?: boolean
   return {
     ping: () => ok('pong'),
     clock: () => ({ clock: c.clock.current }),
-    hello: () => ({ revoked: Object.fromEntries([...w.revoked.entries()].map(([id, t]) => [id, t / 1000])), clock: c.clock.current }),
+    // Celery's `hello` (mingle): take the caller's revoked ids, answer with ours and the clock; our own hello is answered null.
+    hello: (a) => {
+      if (a.from_node === c.nodeName) return null;
+      const learned = c.learnRevokes ? w.learnRevoked(revokedOfReply(a)) : 0;
+      c.logger.info(`sync with ${String(a.from_node)}`, { learnedRevoked: learned });
+      return { revoked: revokedForHello(w.revoked.entries()), clock: c.clock.forward() };
+    },
     heartbeat: () => {
       c.events.heartbeatNow();
       return null;
@@ -82,11 +117,25 @@ const info = (m: TaskMessage, extra?: { started?: number; acknowledged?: boolean
     registered: (a) => w.registeredNames().filter((n) => a.builtins === true || !n.startsWith('celery.')),
     active: () => w.activeRuns().map((r) => info(r.msg, { started: r.startedAt, acknowledged: r.acknowledged, queue: r.queue })),
     reserved: () => w.reservedMessages().map((m) => info(m)),
-    scheduled: () => w.heldMessages().map((m) => ({ eta: m.eta?.iso ?? null, priority: 6, request: info(m) })),
+    // Celery's held ETA requests, then the countdowns parked in the broker for our queues (held by nobody yet).
+    scheduled: async () => [
+      ...w.heldMessages().map((m) => ({ eta: m.eta?.iso ?? null, priority: 6, request: info(m) })),
+      ...(await c.parked()).map((p) => ({ eta: p.msg.eta?.iso ?? new Date(p.dueMs).toISOString(), priority: 6, request: info(p.msg) })),
+    ],
     revoked: () => w.revoked.ids(),
+    // Celery's `query_task`: {id: [state, request info]} for the ids known here; a held ETA shows as 'scheduled'
+    // (Celery keeps those outside its `requests` and leaves them out), an unknown id is left out.
+    query_task: (a) => {
+      const wanted = new Set(ids(a.ids));
+      const out: Record<string, [string, ReturnType<typeof info>]> = {};
+      for (const m of w.heldMessages()) if (wanted.has(m.id)) out[m.id] = ['scheduled', info(m)];
+      for (const m of w.reservedMessages()) if (wanted.has(m.id)) out[m.id] = ['reserved', info(m)];
+      for (const r of w.activeRuns()) if (wanted.has(r.msg.id)) out[r.msg.id] = ['active', info(r.msg, { started: r.startedAt, acknowledged: r.acknowledged, queue: r.queue })];
+      return out;
+    },
     active_queues: () => w.activeQueues().map((q) => activeQueueInfo(q)),
     stats: () => stats(c),
-    conf: () => c.conf,
+    conf: (a) => c.conf(a.with_defaults === true || (typeof a.with_defaults === 'string' && /^(1|true|yes|on|y|t)$/i.test(a.with_defaults))),
     report: () => ok(`software -> ${'smarter-worker'} node ${process.version} ${os.type()} ${os.release()}\nnode: ${c.nodeName}\n`),
     revoke: (a) => {
       const list = ids(a.task_id);

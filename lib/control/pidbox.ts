@@ -12,6 +12,8 @@ import type { Logger } from '../logger.js';
 import { encodeContent } from '../protocol/content.js';
 import { isRecord } from '../protocol/fields.js';
 import { parseKombuJson } from '../protocol/json.js';
+import { decodeTaskMessage } from '../protocol/decode.js';
+import type { TaskMessage } from '../protocol/types.js';
 import type { WorkerControl } from '../worker/control.js';
 import type { LamportClock } from './clock.js';
 import { type ControlHandler, controlCommands, nok } from './commands.js';
@@ -19,6 +21,8 @@ import { type ControlPolicy, refusal } from './policy.js';
 import type { EventDispatcher } from './events.js';
 
 export const PIDBOX_EXCHANGE = 'celery.pidbox';
+/** At most this many parked countdowns in one `inspect scheduled` reply (the reply is one message). */
+export const PARKED_SHOWN_MAX = 1000;
 export const REPLY_EXCHANGE = 'reply.celery.pidbox';
 
 export function pidboxQueue(nodeName: string): string {
@@ -43,8 +47,8 @@ function globMatch(pattern: string, text: string): boolean {
 
 export interface PidboxOptions {
   nodeName: string;
-  /** The resolved configuration, secrets already redacted, for `inspect conf`. */
-  conf: Record<string, unknown>;
+  /** The configuration as `inspect conf` shows it (Celery's names, secrets censored), with or without the defaults. */
+  conf: (withDefaults: boolean) => Record<string, unknown>;
   brokerUrl: string;
   onShutdown: () => void;
   /** Which commands are obeyed; default all, as Celery. */
@@ -62,7 +66,21 @@ export class Pidbox {
     private readonly logger: Logger,
     private readonly opts: PidboxOptions,
   ) {
-    this.handlers = controlCommands({ worker, clock, events, logger, nodeName: opts.nodeName, conf: opts.conf, brokerUrl: opts.brokerUrl, onShutdown: opts.onShutdown });
+    const parked = async () => {
+      if (!broker.listDelayed) return [];
+      const out: Array<{ dueMs: number; msg: TaskMessage }> = [];
+      for (const p of await broker.listDelayed(worker.activeQueues(), PARKED_SHOWN_MAX)) {
+        try {
+          out.push({ dueMs: p.dueMs, msg: decodeTaskMessage(p.raw, { accept: ['json', 'msgpack', 'yaml'] }) });
+        } catch {
+          // Not a task message we can read: it is dead-lettered with its reason when it falls due.
+        }
+      }
+      return out;
+    };
+    this.handlers = controlCommands({ worker, clock, events, logger, nodeName: opts.nodeName, conf: opts.conf, brokerUrl: opts.brokerUrl, onShutdown: opts.onShutdown, parked,
+      learnRevokes: refusal(opts.control ?? { mode: 'all' }, 'revoke') === null,
+    });
   }
 
   async start(): Promise<void> {

@@ -44,6 +44,8 @@ export interface WorkerControl {
   registeredNames(): string[];
   activeQueues(): string[];
   revokeTasks(ids: readonly string[], terminate: boolean): string[];
+  /** Revoked ids another worker knows (mingle, `hello`), with when they were revoked (epoch ms); returns how many were new. */
+  learnRevoked(entries: Iterable<readonly [string, number]>): number;
   setRateLimit(taskName: string, rate: string | null): boolean;
   setTimeLimits(taskName: string, soft: number | null, hard: number | null): boolean;
   addConsumer(queue: string): Promise<void>;

@@ -4,7 +4,7 @@
  */
 import { ConfigError, coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { loadRevoked, saveRevoked } from './state-db.js';
+import { REVOKE_EXPIRES_MS, loadRevoked, saveRevoked } from './state-db.js';
 
 export const REVOKES_MAX = 50_000;
 
@@ -19,6 +19,8 @@ export interface RevokedView {
 
 export class RevokedSet implements RevokedView {
   private readonly byId = new Map<string, number>();
+  /** The state file was read: a write before would replace its ids with the few learnt before (mingle). */
+  private loaded = false;
 
   constructor(
     private readonly file: string | null,
@@ -46,12 +48,18 @@ export class RevokedSet implements RevokedView {
   /** Reads the state file, if there is one, and proves it can be written (Celery fails at start when it cannot). */
   load(): void {
     if (!this.file) return;
-    for (const [id, t] of loadRevoked(this.file, this.now())) this.byId.set(id, t);
+    this.readFile(this.file);
     try {
       saveRevoked(this.file, this.byId);
     } catch (err) {
       throw new ConfigError([`CELERY_WORKER_STATE_DB / --statedb: cannot write ${this.file}: ${coerceError(err).message}`]);
     }
+  }
+
+  /** Merges the file's ids into what is known (a later time wins). */
+  private readFile(file: string): void {
+    for (const [id, t] of loadRevoked(file, this.now())) if ((this.byId.get(id) ?? 0) < t) this.byId.set(id, t);
+    this.loaded = true;
   }
 
   /** Remembers an id as revoked now (moved to the newest end if it was there). */
@@ -65,10 +73,36 @@ export class RevokedSet implements RevokedView {
     }
   }
 
+  /**
+   * Celery's `revoked.update(...)` with what another worker knows (mingle `hello`): ids with when they were
+   * revoked (epoch ms). An id already known keeps the later time; one older than Celery's revoke expiry (3 h)
+   * is not taken. Returns how many ids were new here.
+   */
+  merge(entries: Iterable<readonly [string, number]>): number {
+    const now = this.now();
+    let added = 0;
+    for (const [id, t] of entries) {
+      if (!Number.isFinite(t) || now - t >= REVOKE_EXPIRES_MS) continue;
+      const known = this.byId.get(id);
+      if (known === undefined) added++;
+      if (known === undefined || known < t) {
+        this.byId.delete(id);
+        this.byId.set(id, t);
+      }
+    }
+    while (this.byId.size > this.max) {
+      const oldest = this.byId.keys().next().value;
+      if (oldest === undefined) break;
+      this.byId.delete(oldest);
+    }
+    return added;
+  }
+
   /** Writes the state file, if there is one; a failure is logged, never thrown. */
   persist(): void {
     if (!this.file) return;
     try {
+      if (!this.loaded) this.readFile(this.file);
       saveRevoked(this.file, this.byId);
     } catch (err) {
       this.logger.error(`could not write the state file ${this.file}`, { error: coerceError(err).message });

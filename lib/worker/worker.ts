@@ -199,6 +199,12 @@ export class Worker<D = unknown> implements WorkerControl {
     return this.held.jobs().map((j) => j.msg);
   }
 
+  learnRevoked(entries: Iterable<readonly [string, number]>): number {
+    const added = this.revoked.merge(entries);
+    if (added > 0) this.revoked.persist();
+    return added;
+  }
+
   /**
    * Celery's `revoke`: remember the ids (queued, reserved and held copies are discarded when reached);
    * with `terminate`, abort running ones now. Returns the ids that were running.

@@ -172,12 +172,13 @@ test('no password (broker, Redis, database) appears in anything the worker print
     }
     await conn.close();
 
-    for (const cmd of ['conf', 'report', 'stats', 'registered', 'active_queues', 'ping']) {
-      const r = await exec(PYTHON, ['-m', 'celery', '-b', brokerUrl, 'inspect', cmd, '-d', node, '-j'], { timeout: 60_000 });
-      record(`celery inspect ${cmd}`, r.stdout + r.stderr);
+    // `conf true`: every setting, defaults included (plain `conf` shows only what differs from them, as Celery).
+    for (const cmd of [['conf', 'true'], ['conf'], ['report'], ['stats'], ['registered'], ['active_queues'], ['ping']]) {
+      const r = await exec(PYTHON, ['-m', 'celery', '-b', brokerUrl, 'inspect', ...cmd, '-d', node, '-j'], { timeout: 60_000 });
+      record(`celery inspect ${cmd.join(' ')}`, r.stdout + r.stderr);
       expect(r.stdout).toContain(node);
     }
-    const conf = JSON.parse(seen.find(([w]) => w === 'celery inspect conf')?.[1] ?? '{}') as Record<string, Record<string, unknown>>;
+    const conf = JSON.parse(seen.find(([w]) => w === 'celery inspect conf true')?.[1] ?? '{}') as Record<string, Record<string, unknown>>;
     expect(Object.keys(conf[node] ?? {}).length).toBeGreaterThan(10);
 
     for (const p of ['/metrics', '/healthz', '/readyz']) record(`GET ${p}`, await (await fetch(`http://127.0.0.1:${httpPort}${p}`)).text());

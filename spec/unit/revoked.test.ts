@@ -49,3 +49,24 @@ test('a state file that cannot be written stops the worker at start with a sente
   expect(fs.existsSync(nested)).toBe(true);
   fs.rmSync(dir, { recursive: true, force: true });
 });
+
+test('ids learnt from other workers (mingle) before the state file is read join the file\'s ids rather than replace them; stale and older times are not taken', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'revoked-'));
+  const file = path.join(dir, 'worker.db');
+  try {
+    const first = new RevokedSet(file, nullLogger());
+    first.load();
+    first.add('from-file');
+    first.persist();
+    const now = Date.now();
+    const second = new RevokedSet(file, nullLogger());
+    expect(second.merge([['learnt', now - 1000], ['stale', now - 4 * 3600_000]])).toBe(1);
+    second.persist();
+    second.load();
+    expect(second.ids().sort()).toEqual(['from-file', 'learnt']);
+    expect(second.merge([['learnt', now - 5000]])).toBe(0);
+    expect(new Map(second.entries()).get('learnt')).toBe(now - 1000);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

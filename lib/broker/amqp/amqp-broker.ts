@@ -41,6 +41,7 @@ import { sendOrDeclare } from '../send-or-declare.js';
 import { FailoverList, connectTo } from './amqp-connect.js';
 import { AmqpLock } from './amqp-lock.js';
 import { delayedStats } from './delayed-stats.js';
+import { actOnDelayLevels } from './delayed-tools.js';
 import { AmqpDeclarations, scratch, statsOn } from './amqp-declare.js';
 import { ConfirmPublisher } from './amqp-publish.js';
 import { DEFAULT_STUCK_BOUNDS, type Renewal, type StuckBounds, StuckPublishWatch } from './stuck-publish.js';
@@ -498,6 +499,14 @@ export class AmqpBroker implements Broker {
 
   async delayedStats(): Promise<DelayLevelStats[]> {
     return delayedStats(this);
+  }
+
+  purgeDelayed(queue?: string): Promise<number> {
+    return actOnDelayLevels(this, 'purge', queue);
+  }
+
+  releaseDelayed(queue?: string): Promise<number> {
+    return actOnDelayLevels(this, 'release', queue);
   }
 
   isConsuming(queue: string): boolean {

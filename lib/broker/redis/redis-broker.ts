@@ -21,6 +21,7 @@ import type {
   ConsumeOptions,
   DeadLetterReason,
   DelayLevelStats,
+  ParkedMessage,
   Delivery,
   DeliveryHandler,
   ExchangeSpec,
@@ -39,6 +40,7 @@ import { RedisDelivery, type Settler } from './delivery.js';
 import { RedisFanout } from './fanout.js';
 import { KombuKeys } from './keys.js';
 import { KombuRedis, type Popped } from './transport.js';
+import { listDelayed, purgeDelayed, releaseDelayed } from './delayed-store.js';
 
 export interface RedisBrokerOptions {
   url: string;
@@ -433,6 +435,18 @@ export class RedisBroker implements Broker, Settler {
       return r;
     };
     return new RedisLeaseLock(connect, `${this.keys.prefix}${name}`, this.opts.logger, this.opts.lockLeaseMs);
+  }
+
+  listDelayed(queues: readonly string[], limit: number): Promise<ParkedMessage[]> {
+    return listDelayed(this.transport, queues, limit);
+  }
+
+  purgeDelayed(queue?: string): Promise<number> {
+    return purgeDelayed(this.transport, queue);
+  }
+
+  releaseDelayed(queue?: string): Promise<number> {
+    return releaseDelayed(this.transport, queue);
   }
 
   /** The delayed set in buckets like RabbitMQ's delay levels: bucket L holds what is due within 2^(L+1) − 1 s. */

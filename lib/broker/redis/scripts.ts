@@ -6,7 +6,7 @@
 import { LuaScript } from './script.js';
 
 /** Shared Lua: kombu's priority step, its binding lookup for a direct exchange, and the redelivered mark. */
-const COMMON = `
+export const COMMON = `
 local SEP = '\\6\\22'
 local function step(p)
   p = tonumber(p) or 0
