@@ -25,11 +25,15 @@ export class RedisDelivery implements Delivery {
   readonly routingKey: string;
   readonly redelivered: boolean;
 
+  readonly deliveryTag: string;
+
+  /** Keeps the decoded message, not the envelope text: a heavy message is not held twice while it is handled. */
   constructor(
     private readonly settler: Settler | null,
     readonly queue: string,
-    readonly popped: Popped,
+    popped: Popped,
   ) {
+    this.deliveryTag = popped.deliveryTag;
     this.raw = rawOf(popped);
     this.exchange = popped.envelope?.exchange ?? '';
     this.routingKey = popped.envelope?.routingKey ?? queue;
@@ -42,11 +46,7 @@ export class RedisDelivery implements Delivery {
    * live once this client's close restored it to the queue for another consumer.
    */
   get live(): boolean {
-    return this.settler === null || this.settled || this.settler.owns(this.popped.deliveryTag);
-  }
-
-  get deliveryTag(): string {
-    return this.popped.deliveryTag;
+    return this.settler === null || this.settled || this.settler.owns(this.deliveryTag);
   }
 
   ack(): void {
@@ -60,6 +60,6 @@ export class RedisDelivery implements Delivery {
   private settle(what: 'ack' | 'requeue' | 'drop'): void {
     if (this.settled) return;
     this.settled = true;
-    this.settler?.settle(this.popped.deliveryTag, what);
+    this.settler?.settle(this.deliveryTag, what);
   }
 }

@@ -60,6 +60,8 @@ export interface RedisBrokerOptions {
   schedulerIntervalMs?: number;
   /** Exchanges that are fanout even before a topology declares them (Celery's, as kombu's Redis sees them). */
   fanoutExchanges?: readonly string[];
+  /** Bytes of message envelopes held unsettled at once (see DEFAULT_HELD_BYTES). */
+  heldBytesMax?: number;
 }
 
 interface Consumer {
@@ -76,6 +78,13 @@ interface Consumer {
 const WAIT_SECONDS = 0.25;
 /** A settle that failed (its connection was cut mid-pipeline) is sent again this many times before it is left to the visibility timeout. */
 const SETTLE_ATTEMPTS = 5;
+/**
+ * What the worker holds at once, whatever the messages weigh: the envelopes taken and not yet settled add
+ * up to at most this many bytes, or are a single message when it alone is heavier (taken only when nothing
+ * else is held). Without it a pop of 100 messages of 20 MB each would be held at once (the body-size limit
+ * protects decoding, not the fetch).
+ */
+export const DEFAULT_HELD_BYTES = 16 * 1024 * 1024;
 /** Buckets of `delayedStats`, as many as RabbitMQ's delay levels so both read alike. */
 const STAT_LEVELS = 28;
 
@@ -110,8 +119,10 @@ export class RedisBroker implements Broker, Settler {
   /** Fanout queue → the exchange and routing key it is bound with. */
   private readonly fanoutQueues = new Map<string, { exchange: string; routingKey: string }>();
   private readonly loops = new Map<boolean, Promise<void>>();
-  /** Unsettled deliveries: tag → queue (kombu's QoS counts them per channel; we count per consumer). */
-  private readonly unsettled = new Map<string, string>();
+  /** Unsettled deliveries: tag → queue and envelope size (kombu's QoS counts them per channel; we count per consumer). */
+  private readonly unsettled = new Map<string, { queue: string; bytes: number }>();
+  private heldBytes = 0;
+  private readonly heldBytesMax: number;
   private readonly exchanges = new Map<string, ExchangeSpec>();
   private readonly waiters = new Set<() => void>();
   private closing = false;
@@ -126,6 +137,7 @@ export class RedisBroker implements Broker, Settler {
     const target = redisTarget(opts.url, opts.masterName, opts.tls);
     this.keys = new KombuKeys({ prefix: opts.keyPrefix ?? '', db: target.db });
     this.visibilityTimeoutSeconds = opts.visibilityTimeoutSeconds ?? 3600;
+    this.heldBytesMax = opts.heldBytesMax ?? DEFAULT_HELD_BYTES;
     this.capabilities = Object.freeze({ ...REDIS_CAPABILITIES, delayResolutionMs: opts.holdMaxMs ?? DEFAULT_HOLD_MAX_MS });
     const make = (name: string) => {
       // Auto-pipelining sends the acks of many deliveries settled together in one round trip.
@@ -256,7 +268,7 @@ export class RedisBroker implements Broker, Settler {
 
   private held(queue: string): number {
     let n = 0;
-    for (const q of this.unsettled.values()) if (q === queue) n++;
+    for (const u of this.unsettled.values()) if (u.queue === queue) n++;
     return n;
   }
 
@@ -300,17 +312,22 @@ export class RedisBroker implements Broker, Settler {
     let forget: string | undefined;
     while (!this.closing) {
       const queues = this.listQueues(noAck);
-      if (queues.length === 0) {
+      // The byte budget is spent: wait for a settle (which wakes this loop).
+      if (queues.length === 0 || (!noAck && this.heldBytes >= this.heldBytesMax)) {
         await this.idle(1000);
         continue;
       }
       let batch: Popped[] = [];
       try {
         pending ??= randomUUID();
-        batch = await this.transport.popMany(queues, this.freeSlots(queues, noAck), noAck, { id: pending, ...(forget ? { forget } : {}) });
+        const budget = noAck ? { bytes: this.heldBytesMax, alone: true } : { bytes: this.heldBytesMax - this.heldBytes, alone: this.unsettled.size === 0 };
+        const got = await this.transport.popBatch(queues, this.freeSlots(queues, noAck), noAck, { id: pending, ...(forget ? { forget } : {}) }, budget);
+        batch = got.popped;
         forget = batch.length > 0 ? pending : undefined;
         pending = undefined;
-        if (batch.length === 0) await this.transport.waitReady(blocking, queues, WAIT_SECONDS);
+        // A message waits that the budget cannot take yet: wait for a settle rather than for the list.
+        if (batch.length === 0 && got.full) await this.idle(1000);
+        else if (batch.length === 0) await this.transport.waitReady(blocking, queues, WAIT_SECONDS);
       } catch (err) {
         if (this.closing) break;
         this.opts.logger.debug(`redis consume failed: ${coerceError(err).message}`);
@@ -346,8 +363,21 @@ export class RedisBroker implements Broker, Settler {
       if (!noAck) await this.transport.restore(popped.deliveryTag).catch(() => undefined);
       return;
     }
-    if (!noAck) this.unsettled.set(popped.deliveryTag, popped.queue);
+    if (!noAck) this.hold(popped.deliveryTag, popped.queue, popped.text.length);
     consumer.handler(new RedisDelivery(noAck ? null : this, popped.queue, popped));
+  }
+
+  private hold(tag: string, queue: string, bytes: number): void {
+    this.release(tag);
+    this.unsettled.set(tag, { queue, bytes });
+    this.heldBytes += bytes;
+  }
+
+  private release(tag: string): void {
+    const u = this.unsettled.get(tag);
+    if (!u) return;
+    this.unsettled.delete(tag);
+    this.heldBytes -= u.bytes;
   }
 
   owns(tag: string): boolean {
@@ -358,7 +388,7 @@ export class RedisBroker implements Broker, Settler {
     const done = what === 'requeue' ? this.transport.restore(tag, true) : this.transport.ack(tag);
     done.then(
       () => {
-        this.unsettled.delete(tag);
+        this.release(tag);
         this.wake();
       },
       (err: unknown) => {
@@ -367,7 +397,7 @@ export class RedisBroker implements Broker, Settler {
           setTimeout(() => this.settleTag(tag, what, attempt + 1), 100 * attempt).unref();
           return;
         }
-        this.unsettled.delete(tag);
+        this.release(tag);
         this.staleSettles++;
         this.opts.logger.warn(`could not ${what} message ${tag}: ${coerceError(err).message}; it is restored after the visibility timeout`);
         this.wake();
@@ -503,7 +533,7 @@ export class RedisBroker implements Broker, Settler {
       }
     }
     delivery.settled = true;
-    this.unsettled.delete(tag);
+    this.release(tag);
     this.wake();
   }
 
@@ -527,6 +557,7 @@ export class RedisBroker implements Broker, Settler {
     // kombu restore_at_shutdown: what this process took and did not settle goes back to the front.
     for (const tag of this.unsettled.keys()) await this.transport.restore(tag).catch(() => undefined);
     this.unsettled.clear();
+    this.heldBytes = 0;
     this.connected = false;
     this.subscriber.disconnect();
     // QUIT on a connection that never became ready waits in ioredis's offline queue for ever.
