@@ -125,6 +125,8 @@ export class RedisBroker implements Broker, Settler {
   private readonly heldBytesMax: number;
   private readonly exchanges = new Map<string, ExchangeSpec>();
   private readonly waiters = new Set<() => void>();
+  /** Loop (by ack mode) → why its last pop failed; its queues are not consumed (readiness) until a pop succeeds. */
+  private readonly failing = new Map<boolean, string>();
   private closing = false;
   private timers: NodeJS.Timeout[] = [];
   private cycle = 0;
@@ -242,7 +244,24 @@ export class RedisBroker implements Broker, Settler {
   }
 
   isConsuming(queue: string): boolean {
-    return this.connected && this.consumers.has(queue);
+    const c = this.consumers.get(queue);
+    if (!this.connected || !c) return false;
+    return this.fanoutQueues.has(queue) || !this.failing.has(c.noAck);
+  }
+
+  /** Logged at error once per cause (the loop retries every half second), and at info once it consumes again. */
+  private consumeFailed(noAck: boolean, queues: readonly string[], err: unknown): void {
+    const cause = coerceError(err).message;
+    if (this.failing.get(noAck) !== cause) {
+      this.opts.logger.error(`consuming from ${queues.join(', ')} failed: ${cause}; not ready, retrying every 0.5 s`, { error: cause });
+    }
+    this.failing.set(noAck, cause);
+  }
+
+  private consumeOk(noAck: boolean, queues: readonly string[]): void {
+    if (!this.failing.has(noAck)) return;
+    this.failing.delete(noAck);
+    this.opts.logger.info(`consuming again from ${queues.join(', ')}`);
   }
 
   async consume(queue: string, handler: DeliveryHandler, options: ConsumeOptions = {}): Promise<void> {
@@ -323,6 +342,7 @@ export class RedisBroker implements Broker, Settler {
         const budget = noAck ? { bytes: this.heldBytesMax, alone: true } : { bytes: this.heldBytesMax - this.heldBytes, alone: this.unsettled.size === 0 };
         const got = await this.transport.popBatch(queues, this.freeSlots(queues, noAck), noAck, { id: pending, ...(forget ? { forget } : {}) }, budget);
         batch = got.popped;
+        this.consumeOk(noAck, queues);
         forget = batch.length > 0 ? pending : undefined;
         pending = undefined;
         // A message waits that the budget cannot take yet: wait for a settle rather than for the list.
@@ -330,7 +350,7 @@ export class RedisBroker implements Broker, Settler {
         else if (batch.length === 0) await this.transport.waitReady(blocking, queues, WAIT_SECONDS);
       } catch (err) {
         if (this.closing) break;
-        this.opts.logger.debug(`redis consume failed: ${coerceError(err).message}`);
+        this.consumeFailed(noAck, queues, err);
         await this.idle(500);
         continue;
       }

@@ -144,6 +144,14 @@ end
 export const POP = (lists: number) =>
   new LuaScript(
     `${ENTRY_OF}
+-- Every check before the first write: Redis keeps the writes of a script that fails, so a pop failing on
+-- its third list would leave what it took from the first two in unacked, delivered to nobody.
+for i = 5, #KEYS do
+  local t = redis.call('TYPE', KEYS[i]).ok
+  if t ~= 'list' and t ~= 'none' then
+    return redis.error_reply('queue key ' .. KEYS[i] .. ' holds a ' .. t .. ', not a list: nothing was taken')
+  end
+end
 if KEYS[4] ~= KEYS[3] then redis.call('DEL', KEYS[4]) end
 local done = redis.call('GET', KEYS[3])
 if done then return cjson.decode(done) end
