@@ -9,6 +9,7 @@ import { RedisBroker } from '../../lib/broker/redis/redis-broker.js';
 import { encodeTaskMessage } from '../../lib/protocol/index.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
+import { startRedisNode } from '../support/redis-node.js';
 
 let s: RedisScope;
 const brokers: RedisBroker[] = [];
@@ -61,3 +62,33 @@ test('a queue key of the wrong type: the pop moves nothing, one error line, not 
   await until(() => got === 50 && b.isConsuming('good') && b.isConsuming('pq'));
   expect(lines.some((l) => l.level === 'info' && /consuming again/.test(l.message))).toBe(true);
 }, 30_000);
+
+test('Redis stopped for 3 s: the loss is logged at warn, the reconnect at info with how long the broker was away', async () => {
+  const server = await startRedisNode();
+  try {
+    const lines: LogLine[] = [];
+    const b = new RedisBroker({ url: server.url, logger: recordingLogger(lines) });
+    brokers.push(b);
+    await b.connect();
+    await b.declareQueue({ name: 'q' });
+    await b.consume('q', (d) => d.ack());
+    await server.stop();
+    try {
+      await until(() => lines.some((l) => l.level === 'warn' && /broker connection lost/.test(l.message)));
+      await new Promise((r) => setTimeout(r, 3000));
+    } finally {
+      // Back up whatever happened: the broker's close waits for its blocked wait, which needs the server.
+      await server.start();
+    }
+    await until(() => lines.some((l) => l.level === 'info' && /restored after/.test(l.message)), 20_000);
+    const back = lines.find((l) => /restored after/.test(l.message));
+    const awayMs = Number(back?.meta.away_ms);
+    expect(awayMs).toBeGreaterThanOrEqual(3000);
+    expect(awayMs).toBeLessThan(20_000);
+    expect(back?.message).toMatch(/restored after \d+\.\d s away/);
+    expect(lines.filter((l) => /broker connection lost/.test(l.message))).toHaveLength(1);
+  } finally {
+    for (const b of brokers.splice(0)) await b.close();
+    await server.remove();
+  }
+}, 60_000);

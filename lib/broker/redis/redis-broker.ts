@@ -134,6 +134,8 @@ export class RedisBroker implements Broker, Settler {
   staleSettles = 0;
   readonly visibilityTimeoutSeconds: number;
   private lastConnectionError: string | undefined;
+  /** When the command connection was lost (undefined while connected), for the reconnect's log line. */
+  private lostAt: number | undefined;
 
   constructor(private readonly opts: RedisBrokerOptions) {
     const target = redisTarget(opts.url, opts.masterName, opts.tls);
@@ -159,12 +161,21 @@ export class RedisBroker implements Broker, Settler {
     this.cmd.on('ready', () => {
       const was = this.connected;
       this.connected = true;
+      if (this.lostAt !== undefined) {
+        // Logged as the RabbitMQ broker logs it, so an outage reads the same on either broker.
+        const awayMs = Date.now() - this.lostAt;
+        this.lostAt = undefined;
+        this.opts.logger.info(`broker connection restored after ${(awayMs / 1000).toFixed(1)} s away`, { away_ms: awayMs });
+      }
       if (!was) this.events.emit('connected');
     });
     this.cmd.on('close', () => {
       if (!this.connected) return;
       this.connected = false;
-      if (!this.closing) this.events.emit('disconnected', new BrokerError('redis connection lost'));
+      if (this.closing) return;
+      this.lostAt = Date.now();
+      this.opts.logger.warn('broker connection lost; reconnecting', { error: this.lastConnectionError ?? 'connection closed' });
+      this.events.emit('disconnected', new BrokerError('redis connection lost'));
     });
   }
 
