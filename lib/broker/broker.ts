@@ -154,6 +154,11 @@ export interface BrokerCapabilities {
   readonly delayResolutionMs: number;
   /** The longest delay `sendLater` accepts, in ms. */
   readonly maxDelayMs: number;
+  /**
+   * The longest a consumer may hold a message unsettled for an ETA before the broker gives it to another
+   * (half of Redis's visibility timeout); absent: no limit. A longer wait is parked in the broker instead.
+   */
+  readonly maxHoldMs?: number;
   /** Queues can dead-letter rejected messages by themselves (AMQP `x-dead-letter-exchange`). */
   readonly deadLetterExchange: boolean;
   /** Messages of one queue are delivered in the order they were sent (when nothing is requeued). */

@@ -95,7 +95,7 @@ export class Intake<D> {
     this.events.received(msg);
     const job: Job = { delivery, msg, task };
     const delayMs = msg.eta ? msg.eta.epochMs - Date.now() : 0;
-    switch (planEta(delayMs, this.options.delayedDelivery, this.broker.capabilities.maxDelayMs)) {
+    switch (planEta(delayMs, this.delayed(), this.broker.capabilities.maxDelayMs)) {
       case 'beyond-range':
         return this.beyondDelayRange(job, delayMs);
       case 'offload':
@@ -105,6 +105,13 @@ export class Intake<D> {
       case 'now':
         return this.host.enqueue(job);
     }
+  }
+
+  /** The hold bound of the settings, lowered to what the broker lets a consumer hold (its `maxHoldMs`). */
+  private delayed(): { holdMaxMs: number } | null {
+    const d = this.options.delayedDelivery;
+    const cap = this.broker.capabilities.maxHoldMs;
+    return d && cap !== undefined && cap < d.holdMaxMs ? { holdMaxMs: cap } : d;
   }
 
   /**

@@ -142,7 +142,15 @@ export class RedisBroker implements Broker, Settler {
     this.keys = new KombuKeys({ prefix: opts.keyPrefix ?? '', db: target.db });
     this.visibilityTimeoutSeconds = opts.visibilityTimeoutSeconds ?? 3600;
     this.heldBytesMax = opts.heldBytesMax ?? DEFAULT_HELD_BYTES;
-    this.capabilities = Object.freeze({ ...REDIS_CAPABILITIES, delayResolutionMs: opts.holdMaxMs ?? DEFAULT_HOLD_MAX_MS });
+    // Held past the visibility timeout, a message is restored and runs twice: hold at most half of it.
+    const maxHoldMs = (this.visibilityTimeoutSeconds * 1000) / 2;
+    const holdMs = Math.min(opts.holdMaxMs ?? DEFAULT_HOLD_MAX_MS, maxHoldMs);
+    this.capabilities = Object.freeze({ ...REDIS_CAPABILITIES, delayResolutionMs: holdMs, maxHoldMs });
+    if (maxHoldMs < DEFAULT_HOLD_MAX_MS) {
+      opts.logger.warn(
+        `visibility_timeout is ${this.visibilityTimeoutSeconds} s: ETAs are held at most ${maxHoldMs / 1000} s (half of it), longer waits go to the delayed set`,
+      );
+    }
     const make = (name: string) => {
       // Auto-pipelining sends the acks of many deliveries settled together in one round trip.
       const r = new (ioredis().Redis)({ ...target.options, lazyConnect: true, connectionName: name, enableAutoPipelining: true });
