@@ -32,6 +32,11 @@ export interface Delivery {
    * (Celery drops what it reserved from a dead connection). A noAck delivery has nothing to redeliver.
    */
   readonly live: boolean;
+  /**
+   * Set when the broker could not read the message's own envelope (Redis: the JSON kombu wraps it in), with
+   * why: the message is refused for that reason, whatever its stand-in properties say.
+   */
+  readonly unreadable?: string;
   /** Settles at most once; a settle after its connection is gone is counted and logged (the broker redelivers). */
   ack(): void;
   /** `requeue` true puts it back at the head of its queue (restore); false drops it (or the broker dead-letters it). */

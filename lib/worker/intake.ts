@@ -8,8 +8,7 @@
 import type { ResultBackend } from '../backend/backend.js';
 import { exceptionInfo } from '../backend/meta.js';
 import type { Broker, Delivery } from '../broker/broker.js';
-import type { ProtocolError } from '../errors.js';
-import { NotRegisteredError, TaskRevokedError, coerceError, hasCode } from '../errors.js';
+import { NotRegisteredError, ProtocolError, TaskRevokedError, coerceError, hasCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Serializer } from '../protocol/content.js';
 import { decodeTaskMessage } from '../protocol/decode.js';
@@ -62,6 +61,7 @@ export class Intake<D> {
   async receive(delivery: Delivery): Promise<void> {
     let msg: TaskMessage;
     try {
+      if (delivery.unreadable !== undefined) throw new ProtocolError('PROTOCOL_DECODE', 'the broker could not read the message', delivery.unreadable);
       msg = decodeTaskMessage(delivery.raw, { accept: this.options.acceptContent, maxBodyBytes: this.options.maxBodyBytes ?? 0 });
     } catch (err) {
       const e = coerceError(err);

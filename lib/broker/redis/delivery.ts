@@ -26,6 +26,7 @@ export class RedisDelivery implements Delivery {
   readonly redelivered: boolean;
 
   readonly deliveryTag: string;
+  readonly unreadable?: string;
 
   /** Keeps the decoded message, not the envelope text: a heavy message is not held twice while it is handled. */
   constructor(
@@ -34,6 +35,7 @@ export class RedisDelivery implements Delivery {
     popped: Popped,
   ) {
     this.deliveryTag = popped.deliveryTag;
+    if (!popped.envelope) this.unreadable = popped.error?.message ?? 'unreadable envelope';
     this.raw = rawOf(popped);
     this.exchange = popped.envelope?.exchange ?? '';
     this.routingKey = popped.envelope?.routingKey ?? queue;

@@ -98,7 +98,8 @@ export const DEFAULT_HOLD_MAX_MS = 5000;
 const REDIS_CAPABILITIES: BrokerCapabilities = Object.freeze({
   nativeDelay: true,
   delayResolutionMs: DEFAULT_HOLD_MAX_MS,
-  maxDelayMs: Number.MAX_SAFE_INTEGER,
+  // RabbitMQ's delay range (2^28 − 1 s, about 8.5 years): an ETA beyond it is refused alike on either broker.
+  maxDelayMs: (2 ** 28 - 1) * 1000,
   deadLetterExchange: false,
   ordered: true,
   atomicDefer: true,
