@@ -39,6 +39,11 @@ export interface Delivery {
   readonly unreadable?: string;
   /** Settles at most once; a settle after its connection is gone is counted and logged (the broker redelivers). */
   ack(): void;
+  /**
+   * Resolves once the ack is with the broker (or given up on, and logged): an early-acked task starts only
+   * then. Absent where the broker takes an ack as it is sent (AMQP, on the channel the message came on).
+   */
+  acked?(): Promise<void>;
   /** `requeue` true puts it back at the head of its queue (restore); false drops it (or the broker dead-letters it). */
   reject(requeue: boolean): void;
   readonly settled: boolean;

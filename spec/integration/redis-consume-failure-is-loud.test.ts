@@ -92,3 +92,26 @@ test('Redis stopped for 3 s: the loss is logged at warn, the reconnect at info w
     await server.remove();
   }
 }, 60_000);
+
+test('an early ack is in Redis once acked() resolves: the message is gone from unacked before the task may start', async () => {
+  const b = new RedisBroker({ url: REDIS_URL, logger: recordingLogger([]), keyPrefix: s.prefix });
+  brokers.push(b);
+  await b.connect();
+  await b.declareQueue({ name: 'early' });
+  for (let i = 0; i < 20; i++) {
+    const m = encodeTaskMessage({ id: randomUUID(), task: 'tasks.add', args: [i], kwargs: {} });
+    await b.send('early', { body: m.body, properties: m.properties });
+  }
+  const inRedisAtStart: number[] = [];
+  let n = 0;
+  await b.consume('early', (d) => {
+    d.ack();
+    void (async () => {
+      await d.acked?.();
+      inRedisAtStart.push(await s.redis.hexists(s.keys.unacked, (d as { deliveryTag?: string }).deliveryTag ?? ''));
+      n++;
+    })();
+  });
+  await until(() => n === 20);
+  expect(inRedisAtStart).toEqual(Array.from({ length: 20 }, () => 0));
+});

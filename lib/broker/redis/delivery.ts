@@ -4,7 +4,8 @@ import type { Delivery } from '../broker.js';
 import type { Popped } from './transport.js';
 
 export interface Settler {
-  settle(tag: string, what: 'ack' | 'requeue' | 'drop'): void;
+  /** Resolves once Redis has the settle (or it was given up on). */
+  settleByTag(tag: string, what: 'ack' | 'requeue' | 'drop'): Promise<void> | void;
   /** Whether the message is still this client's to run: false once its close restored it for others. */
   owns(tag: string): boolean;
 }
@@ -51,8 +52,15 @@ export class RedisDelivery implements Delivery {
     return this.settler === null || this.settled || this.settler.owns(this.deliveryTag);
   }
 
+  private done: Promise<void> | void = undefined;
+
   ack(): void {
     this.settle('ack');
+  }
+
+  /** Acks are sent as they come, and auto-pipelining sends those of deliveries acked together in one round trip. */
+  async acked(): Promise<void> {
+    await this.done;
   }
 
   reject(requeue: boolean): void {
@@ -62,6 +70,6 @@ export class RedisDelivery implements Delivery {
   private settle(what: 'ack' | 'requeue' | 'drop'): void {
     if (this.settled) return;
     this.settled = true;
-    this.settler?.settle(this.deliveryTag, what);
+    this.done = this.settler?.settleByTag(this.deliveryTag, what);
   }
 }

@@ -424,18 +424,19 @@ export class RedisBroker implements Broker, Settler {
     return !this.closing || this.unsettled.has(tag);
   }
 
-  private settleTag(tag: string, what: 'ack' | 'requeue', attempt = 1): void {
+  /** Resolves once Redis has it, or once it is given up on (logged). */
+  private settleTag(tag: string, what: 'ack' | 'requeue', attempt = 1): Promise<void> {
     const done = what === 'requeue' ? this.transport.restore(tag, true) : this.transport.ack(tag);
-    done.then(
+    return done.then(
       () => {
         this.release(tag);
         this.wake();
       },
-      (err: unknown) => {
+      async (err: unknown) => {
         // Acks and restores by tag can be sent again; ioredis aborts those of a pipeline cut in the middle.
         if (attempt < SETTLE_ATTEMPTS && !this.closing) {
-          setTimeout(() => this.settleTag(tag, what, attempt + 1), 100 * attempt).unref();
-          return;
+          await new Promise((r) => setTimeout(r, 100 * attempt));
+          return this.settleTag(tag, what, attempt + 1);
         }
         this.release(tag);
         this.staleSettles++;
@@ -463,17 +464,18 @@ export class RedisBroker implements Broker, Settler {
     await sendDeadLetter({ send: (queue, m) => this.publish('', queue, m.body, m.properties), declare: (queue) => this.declareQueue({ name: queue }) }, delivery, why);
   }
 
-  settle(deliveries: readonly Delivery[], how: Settlement): void;
-  settle(tag: string, what: 'ack' | 'requeue' | 'drop'): void;
-  settle(a: readonly Delivery[] | string, how: Settlement | 'drop'): void {
-    if (typeof a === 'string') return this.settleTag(a, how === 'requeue' ? 'requeue' : 'ack');
-    settleEach(a, how === 'drop' ? 'reject' : how);
+  settle(deliveries: readonly Delivery[], how: Settlement): void {
+    settleEach(deliveries, how);
+  }
+
+  settleByTag(tag: string, what: 'ack' | 'requeue' | 'drop'): Promise<void> {
+    return this.settleTag(tag, what === 'requeue' ? 'requeue' : 'ack');
   }
 
   async take(queue: string, max: number, visit: (delivery: Delivery) => Promise<void>): Promise<void> {
     const taken: RedisDelivery[] = [];
     const settler: Settler = {
-      settle: (tag, what) => void (what === 'requeue' ? this.transport.restore(tag, true) : this.transport.ack(tag)),
+      settleByTag: (tag, what) => void (what === 'requeue' ? this.transport.restore(tag, true) : this.transport.ack(tag)),
       owns: () => true,
     };
     // Each pop forgets the one before it, so a long walk leaves no pop requests behind (transport.ts popMany).
