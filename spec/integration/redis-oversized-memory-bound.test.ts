@@ -1,7 +1,7 @@
 /**
  * What a Redis worker holds in memory at once is bounded whatever the messages weigh: with 20 queued messages
  * of 20 MB (over the 8 MiB body limit) and 20 good ones, the worker process holds one heavy message at a
- * time: its kernel high-water mark (VmHWM) stays under 600 MB (about 430 MB measured; 1.45 GB with twenty
+ * time: its kernel high-water mark (VmHWM) stays under 600 MB (430–480 MB measured; 1.45 GB with twenty
  * held at once), the 20 heavy ones are dead-lettered with the size reason and the 20 good ones run.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
