@@ -32,8 +32,18 @@ export interface Delivery {
    * (Celery drops what it reserved from a dead connection). A noAck delivery has nothing to redeliver.
    */
   readonly live: boolean;
+  /**
+   * Set when the broker could not read the message's own envelope (Redis: the JSON kombu wraps it in), with
+   * why: the message is refused for that reason, whatever its stand-in properties say.
+   */
+  readonly unreadable?: string;
   /** Settles at most once; a settle after its connection is gone is counted and logged (the broker redelivers). */
   ack(): void;
+  /**
+   * Resolves once the ack is with the broker (or given up on, and logged): an early-acked task starts only
+   * then. Absent where the broker takes an ack as it is sent (AMQP, on the channel the message came on).
+   */
+  acked?(): Promise<void>;
   /** `requeue` true puts it back at the head of its queue (restore); false drops it (or the broker dead-letters it). */
   reject(requeue: boolean): void;
   readonly settled: boolean;
@@ -162,6 +172,11 @@ export interface BrokerCapabilities {
   readonly delayResolutionMs: number;
   /** The longest delay `sendLater` accepts, in ms. */
   readonly maxDelayMs: number;
+  /**
+   * The longest a consumer may hold a message unsettled for an ETA before the broker gives it to another
+   * (half of Redis's visibility timeout); absent: no limit. A longer wait is parked in the broker instead.
+   */
+  readonly maxHoldMs?: number;
   /** Queues can dead-letter rejected messages by themselves (AMQP `x-dead-letter-exchange`). */
   readonly deadLetterExchange: boolean;
   /** Messages of one queue are delivered in the order they were sent (when nothing is requeued). */

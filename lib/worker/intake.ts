@@ -8,8 +8,7 @@
 import type { ResultBackend } from '../backend/backend.js';
 import { exceptionInfo } from '../backend/meta.js';
 import type { Broker, Delivery } from '../broker/broker.js';
-import type { ProtocolError } from '../errors.js';
-import { NotRegisteredError, TaskRevokedError, coerceError, hasCode } from '../errors.js';
+import { NotRegisteredError, ProtocolError, TaskRevokedError, coerceError, hasCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Serializer } from '../protocol/content.js';
 import { decodeTaskMessage } from '../protocol/decode.js';
@@ -62,6 +61,7 @@ export class Intake<D> {
   async receive(delivery: Delivery): Promise<void> {
     let msg: TaskMessage;
     try {
+      if (delivery.unreadable !== undefined) throw new ProtocolError('PROTOCOL_DECODE', 'the broker could not read the message', delivery.unreadable);
       msg = decodeTaskMessage(delivery.raw, { accept: this.options.acceptContent, maxBodyBytes: this.options.maxBodyBytes ?? 0 });
     } catch (err) {
       const e = coerceError(err);
@@ -95,7 +95,7 @@ export class Intake<D> {
     this.events.received(msg);
     const job: Job = { delivery, msg, task };
     const delayMs = msg.eta ? msg.eta.epochMs - Date.now() : 0;
-    switch (planEta(delayMs, this.options.delayedDelivery, this.broker.capabilities.maxDelayMs)) {
+    switch (planEta(delayMs, this.delayed(), this.broker.capabilities.maxDelayMs)) {
       case 'beyond-range':
         return this.beyondDelayRange(job, delayMs);
       case 'offload':
@@ -105,6 +105,13 @@ export class Intake<D> {
       case 'now':
         return this.host.enqueue(job);
     }
+  }
+
+  /** The hold bound of the settings, lowered to what the broker lets a consumer hold (its `maxHoldMs`). */
+  private delayed(): { holdMaxMs: number } | null {
+    const d = this.options.delayedDelivery;
+    const cap = this.broker.capabilities.maxHoldMs;
+    return d && cap !== undefined && cap < d.holdMaxMs ? { holdMaxMs: cap } : d;
   }
 
   /**

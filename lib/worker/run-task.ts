@@ -97,7 +97,11 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun, options: RunOption
     }
   };
 
-  if (ackOnStart(run.policy)) delivery.ack();
+  if (ackOnStart(run.policy)) {
+    // The ack is in the broker before the task runs: a worker killed now loses the run, never runs it twice.
+    delivery.ack();
+    await delivery.acked?.();
+  }
   events.started(msg);
   if (options.trackStarted) await store('STARTED', { pid: process.pid, hostname: input.nodeName }, null, null);
 

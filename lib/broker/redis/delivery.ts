@@ -4,7 +4,8 @@ import type { Delivery } from '../broker.js';
 import type { Popped } from './transport.js';
 
 export interface Settler {
-  settle(tag: string, what: 'ack' | 'requeue' | 'drop'): void;
+  /** Resolves once Redis has the settle (or it was given up on). */
+  settleByTag(tag: string, what: 'ack' | 'requeue' | 'drop'): Promise<void> | void;
   /** Whether the message is still this client's to run: false once its close restored it for others. */
   owns(tag: string): boolean;
 }
@@ -25,11 +26,17 @@ export class RedisDelivery implements Delivery {
   readonly routingKey: string;
   readonly redelivered: boolean;
 
+  readonly deliveryTag: string;
+  readonly unreadable?: string;
+
+  /** Keeps the decoded message, not the envelope text: a heavy message is not held twice while it is handled. */
   constructor(
     private readonly settler: Settler | null,
     readonly queue: string,
-    readonly popped: Popped,
+    popped: Popped,
   ) {
+    this.deliveryTag = popped.deliveryTag;
+    if (!popped.envelope) this.unreadable = popped.error?.message ?? 'unreadable envelope';
     this.raw = rawOf(popped);
     this.exchange = popped.envelope?.exchange ?? '';
     this.routingKey = popped.envelope?.routingKey ?? queue;
@@ -42,15 +49,18 @@ export class RedisDelivery implements Delivery {
    * live once this client's close restored it to the queue for another consumer.
    */
   get live(): boolean {
-    return this.settler === null || this.settled || this.settler.owns(this.popped.deliveryTag);
+    return this.settler === null || this.settled || this.settler.owns(this.deliveryTag);
   }
 
-  get deliveryTag(): string {
-    return this.popped.deliveryTag;
-  }
+  private done: Promise<void> | void = undefined;
 
   ack(): void {
     this.settle('ack');
+  }
+
+  /** Acks are sent as they come, and auto-pipelining sends those of deliveries acked together in one round trip. */
+  async acked(): Promise<void> {
+    await this.done;
   }
 
   reject(requeue: boolean): void {
@@ -60,6 +70,6 @@ export class RedisDelivery implements Delivery {
   private settle(what: 'ack' | 'requeue' | 'drop'): void {
     if (this.settled) return;
     this.settled = true;
-    this.settler?.settle(this.popped.deliveryTag, what);
+    this.done = this.settler?.settleByTag(this.deliveryTag, what);
   }
 }

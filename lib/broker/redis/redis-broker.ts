@@ -62,6 +62,8 @@ export interface RedisBrokerOptions {
   schedulerIntervalMs?: number;
   /** Exchanges that are fanout even before a topology declares them (Celery's, as kombu's Redis sees them). */
   fanoutExchanges?: readonly string[];
+  /** Bytes of message envelopes held unsettled at once (see DEFAULT_HELD_BYTES). */
+  heldBytesMax?: number;
 }
 
 interface Consumer {
@@ -78,6 +80,13 @@ interface Consumer {
 const WAIT_SECONDS = 0.25;
 /** A settle that failed (its connection was cut mid-pipeline) is sent again this many times before it is left to the visibility timeout. */
 const SETTLE_ATTEMPTS = 5;
+/**
+ * What the worker holds at once, whatever the messages weigh: the envelopes taken and not yet settled add
+ * up to at most this many bytes, or are a single message when it alone is heavier (taken only when nothing
+ * else is held). Without it a pop of 100 messages of 20 MB each would be held at once (the body-size limit
+ * protects decoding, not the fetch).
+ */
+export const DEFAULT_HELD_BYTES = 16 * 1024 * 1024;
 /** Buckets of `delayedStats`, as many as RabbitMQ's delay levels so both read alike. */
 const STAT_LEVELS = 28;
 
@@ -91,7 +100,8 @@ export const DEFAULT_HOLD_MAX_MS = 5000;
 const REDIS_CAPABILITIES: BrokerCapabilities = Object.freeze({
   nativeDelay: true,
   delayResolutionMs: DEFAULT_HOLD_MAX_MS,
-  maxDelayMs: Number.MAX_SAFE_INTEGER,
+  // RabbitMQ's delay range (2^28 − 1 s, about 8.5 years): an ETA beyond it is refused alike on either broker.
+  maxDelayMs: (2 ** 28 - 1) * 1000,
   deadLetterExchange: false,
   ordered: true,
   atomicDefer: true,
@@ -112,10 +122,14 @@ export class RedisBroker implements Broker, Settler {
   /** Fanout queue → the exchange and routing key it is bound with. */
   private readonly fanoutQueues = new Map<string, { exchange: string; routingKey: string }>();
   private readonly loops = new Map<boolean, Promise<void>>();
-  /** Unsettled deliveries: tag → queue (kombu's QoS counts them per channel; we count per consumer). */
-  private readonly unsettled = new Map<string, string>();
+  /** Unsettled deliveries: tag → queue and envelope size (kombu's QoS counts them per channel; we count per consumer). */
+  private readonly unsettled = new Map<string, { queue: string; bytes: number }>();
+  private heldBytes = 0;
+  private readonly heldBytesMax: number;
   private readonly exchanges = new Map<string, ExchangeSpec>();
   private readonly waiters = new Set<() => void>();
+  /** Loop (by ack mode) → why its last pop failed; its queues are not consumed (readiness) until a pop succeeds. */
+  private readonly failing = new Map<boolean, string>();
   private closing = false;
   private timers: NodeJS.Timeout[] = [];
   private cycle = 0;
@@ -123,12 +137,23 @@ export class RedisBroker implements Broker, Settler {
   staleSettles = 0;
   readonly visibilityTimeoutSeconds: number;
   private lastConnectionError: string | undefined;
+  /** When the command connection was lost (undefined while connected), for the reconnect's log line. */
+  private lostAt: number | undefined;
 
   constructor(private readonly opts: RedisBrokerOptions) {
     const target = redisTarget(opts.url, opts.masterName, opts.tls);
     this.keys = new KombuKeys({ prefix: opts.keyPrefix ?? '', db: target.db });
     this.visibilityTimeoutSeconds = opts.visibilityTimeoutSeconds ?? 3600;
-    this.capabilities = Object.freeze({ ...REDIS_CAPABILITIES, delayResolutionMs: opts.holdMaxMs ?? DEFAULT_HOLD_MAX_MS });
+    this.heldBytesMax = opts.heldBytesMax ?? DEFAULT_HELD_BYTES;
+    // Held past the visibility timeout, a message is restored and runs twice: hold at most half of it.
+    const maxHoldMs = (this.visibilityTimeoutSeconds * 1000) / 2;
+    const holdMs = Math.min(opts.holdMaxMs ?? DEFAULT_HOLD_MAX_MS, maxHoldMs);
+    this.capabilities = Object.freeze({ ...REDIS_CAPABILITIES, delayResolutionMs: holdMs, maxHoldMs });
+    if (maxHoldMs < DEFAULT_HOLD_MAX_MS) {
+      opts.logger.warn(
+        `visibility_timeout is ${this.visibilityTimeoutSeconds} s: ETAs are held at most ${maxHoldMs / 1000} s (half of it), longer waits go to the delayed set`,
+      );
+    }
     const make = (name: string) => {
       // Auto-pipelining sends the acks of many deliveries settled together in one round trip.
       const r = new (ioredis().Redis)({ ...target.options, lazyConnect: true, connectionName: name, enableAutoPipelining: true });
@@ -147,12 +172,21 @@ export class RedisBroker implements Broker, Settler {
     this.cmd.on('ready', () => {
       const was = this.connected;
       this.connected = true;
+      if (this.lostAt !== undefined) {
+        // Logged as the RabbitMQ broker logs it, so an outage reads the same on either broker.
+        const awayMs = Date.now() - this.lostAt;
+        this.lostAt = undefined;
+        this.opts.logger.info(`broker connection restored after ${(awayMs / 1000).toFixed(1)} s away`, { away_ms: awayMs });
+      }
       if (!was) this.events.emit('connected');
     });
     this.cmd.on('close', () => {
       if (!this.connected) return;
       this.connected = false;
-      if (!this.closing) this.events.emit('disconnected', new BrokerError('redis connection lost'));
+      if (this.closing) return;
+      this.lostAt = Date.now();
+      this.opts.logger.warn('broker connection lost; reconnecting', { error: this.lastConnectionError ?? 'connection closed' });
+      this.events.emit('disconnected', new BrokerError('redis connection lost'));
     });
   }
 
@@ -232,7 +266,24 @@ export class RedisBroker implements Broker, Settler {
   }
 
   isConsuming(queue: string): boolean {
-    return this.connected && this.consumers.has(queue);
+    const c = this.consumers.get(queue);
+    if (!this.connected || !c) return false;
+    return this.fanoutQueues.has(queue) || !this.failing.has(c.noAck);
+  }
+
+  /** Logged at error once per cause (the loop retries every half second), and at info once it consumes again. */
+  private consumeFailed(noAck: boolean, queues: readonly string[], err: unknown): void {
+    const cause = coerceError(err).message;
+    if (this.failing.get(noAck) !== cause) {
+      this.opts.logger.error(`consuming from ${queues.join(', ')} failed: ${cause}; not ready, retrying every 0.5 s`, { error: cause });
+    }
+    this.failing.set(noAck, cause);
+  }
+
+  private consumeOk(noAck: boolean, queues: readonly string[]): void {
+    if (!this.failing.has(noAck)) return;
+    this.failing.delete(noAck);
+    this.opts.logger.info(`consuming again from ${queues.join(', ')}`);
   }
 
   async consume(queue: string, handler: DeliveryHandler, options: ConsumeOptions = {}): Promise<void> {
@@ -258,7 +309,7 @@ export class RedisBroker implements Broker, Settler {
 
   private held(queue: string): number {
     let n = 0;
-    for (const q of this.unsettled.values()) if (q === queue) n++;
+    for (const u of this.unsettled.values()) if (u.queue === queue) n++;
     return n;
   }
 
@@ -302,20 +353,26 @@ export class RedisBroker implements Broker, Settler {
     let forget: string | undefined;
     while (!this.closing) {
       const queues = this.listQueues(noAck);
-      if (queues.length === 0) {
+      // The byte budget is spent: wait for a settle (which wakes this loop).
+      if (queues.length === 0 || (!noAck && this.heldBytes >= this.heldBytesMax)) {
         await this.idle(1000);
         continue;
       }
       let batch: Popped[] = [];
       try {
         pending ??= randomUUID();
-        batch = await this.transport.popMany(queues, this.freeSlots(queues, noAck), noAck, { id: pending, ...(forget ? { forget } : {}) });
+        const budget = noAck ? { bytes: this.heldBytesMax, alone: true } : { bytes: this.heldBytesMax - this.heldBytes, alone: this.unsettled.size === 0 };
+        const got = await this.transport.popBatch(queues, this.freeSlots(queues, noAck), noAck, { id: pending, ...(forget ? { forget } : {}) }, budget);
+        batch = got.popped;
+        this.consumeOk(noAck, queues);
         forget = batch.length > 0 ? pending : undefined;
         pending = undefined;
-        if (batch.length === 0) await this.transport.waitReady(blocking, queues, WAIT_SECONDS);
+        // A message waits that the budget cannot take yet: wait for a settle rather than for the list.
+        if (batch.length === 0 && got.full) await this.idle(1000);
+        else if (batch.length === 0) await this.transport.waitReady(blocking, queues, WAIT_SECONDS);
       } catch (err) {
         if (this.closing) break;
-        this.opts.logger.debug(`redis consume failed: ${coerceError(err).message}`);
+        this.consumeFailed(noAck, queues, err);
         await this.idle(500);
         continue;
       }
@@ -348,28 +405,42 @@ export class RedisBroker implements Broker, Settler {
       if (!noAck) await this.transport.restore(popped.deliveryTag).catch(() => undefined);
       return;
     }
-    if (!noAck) this.unsettled.set(popped.deliveryTag, popped.queue);
+    if (!noAck) this.hold(popped.deliveryTag, popped.queue, popped.text.length);
     consumer.handler(new RedisDelivery(noAck ? null : this, popped.queue, popped));
+  }
+
+  private hold(tag: string, queue: string, bytes: number): void {
+    this.release(tag);
+    this.unsettled.set(tag, { queue, bytes });
+    this.heldBytes += bytes;
+  }
+
+  private release(tag: string): void {
+    const u = this.unsettled.get(tag);
+    if (!u) return;
+    this.unsettled.delete(tag);
+    this.heldBytes -= u.bytes;
   }
 
   owns(tag: string): boolean {
     return !this.closing || this.unsettled.has(tag);
   }
 
-  private settleTag(tag: string, what: 'ack' | 'requeue', attempt = 1): void {
+  /** Resolves once Redis has it, or once it is given up on (logged). */
+  private settleTag(tag: string, what: 'ack' | 'requeue', attempt = 1): Promise<void> {
     const done = what === 'requeue' ? this.transport.restore(tag, true) : this.transport.ack(tag);
-    done.then(
+    return done.then(
       () => {
-        this.unsettled.delete(tag);
+        this.release(tag);
         this.wake();
       },
-      (err: unknown) => {
+      async (err: unknown) => {
         // Acks and restores by tag can be sent again; ioredis aborts those of a pipeline cut in the middle.
         if (attempt < SETTLE_ATTEMPTS && !this.closing) {
-          setTimeout(() => this.settleTag(tag, what, attempt + 1), 100 * attempt).unref();
-          return;
+          await new Promise((r) => setTimeout(r, 100 * attempt));
+          return this.settleTag(tag, what, attempt + 1);
         }
-        this.unsettled.delete(tag);
+        this.release(tag);
         this.staleSettles++;
         this.opts.logger.warn(`could not ${what} message ${tag}: ${coerceError(err).message}; it is restored after the visibility timeout`);
         this.wake();
@@ -395,17 +466,18 @@ export class RedisBroker implements Broker, Settler {
     await sendDeadLetter({ send: (queue, m) => this.publish('', queue, m.body, m.properties), declare: (queue) => this.declareQueue({ name: queue }) }, delivery, why);
   }
 
-  settle(deliveries: readonly Delivery[], how: Settlement): void;
-  settle(tag: string, what: 'ack' | 'requeue' | 'drop'): void;
-  settle(a: readonly Delivery[] | string, how: Settlement | 'drop'): void {
-    if (typeof a === 'string') return this.settleTag(a, how === 'requeue' ? 'requeue' : 'ack');
-    settleEach(a, how === 'drop' ? 'reject' : how);
+  settle(deliveries: readonly Delivery[], how: Settlement): void {
+    settleEach(deliveries, how);
+  }
+
+  settleByTag(tag: string, what: 'ack' | 'requeue' | 'drop'): Promise<void> {
+    return this.settleTag(tag, what === 'requeue' ? 'requeue' : 'ack');
   }
 
   async take(queue: string, max: number, visit: (delivery: Delivery) => Promise<void>): Promise<void> {
     const taken: RedisDelivery[] = [];
     const settler: Settler = {
-      settle: (tag, what) => void (what === 'requeue' ? this.transport.restore(tag, true) : this.transport.ack(tag)),
+      settleByTag: (tag, what) => void (what === 'requeue' ? this.transport.restore(tag, true) : this.transport.ack(tag)),
       owns: () => true,
     };
     // Each pop forgets the one before it, so a long walk leaves no pop requests behind (transport.ts popMany).
@@ -517,7 +589,7 @@ export class RedisBroker implements Broker, Settler {
       }
     }
     delivery.settled = true;
-    this.unsettled.delete(tag);
+    this.release(tag);
     this.wake();
   }
 
@@ -541,6 +613,7 @@ export class RedisBroker implements Broker, Settler {
     // kombu restore_at_shutdown: what this process took and did not settle goes back to the front.
     for (const tag of this.unsettled.keys()) await this.transport.restore(tag).catch(() => undefined);
     this.unsettled.clear();
+    this.heldBytes = 0;
     this.connected = false;
     this.subscriber.disconnect();
     // QUIT on a connection that never became ready waits in ioredis's offline queue for ever.

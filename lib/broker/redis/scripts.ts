@@ -135,20 +135,39 @@ end
  * of the same loop forgets it, and a request sent again (its reply was lost to a cut connection or a Redis
  * restart, and ioredis or the loop resends it) gets the same messages back instead of taking more. Without
  * this, the messages of a pop whose reply was lost waited in `unacked` for the visibility timeout.
+ * The pop also stops before the message that would take what it returns past `budget` bytes (of envelope
+ * text), so one pop never holds many heavy messages; with `alone` 1 its first message is taken whatever it
+ * weighs (the caller holds nothing else). A pop stopped by the budget ends its reply with 'full'.
  * KEYS: unacked, unacked_index, request, request to forget, list... ARGV: now (s), fallback tag prefix,
- * noAck (1 = do not record), max, request ttl (s).
+ * noAck (1 = do not record), max, request ttl (s), budget (bytes), alone (1/0).
  */
 export const POP = (lists: number) =>
   new LuaScript(
     `${ENTRY_OF}
+-- Every check before the first write: Redis keeps the writes of a script that fails, so a pop failing on
+-- its third list would leave what it took from the first two in unacked, delivered to nobody.
+for i = 5, #KEYS do
+  local t = redis.call('TYPE', KEYS[i]).ok
+  if t ~= 'list' and t ~= 'none' then
+    return redis.error_reply('queue key ' .. KEYS[i] .. ' holds a ' .. t .. ', not a list: nothing was taken')
+  end
+end
 if KEYS[4] ~= KEYS[3] then redis.call('DEL', KEYS[4]) end
 local done = redis.call('GET', KEYS[3])
 if done then return cjson.decode(done) end
 local out, n, max = {}, 0, tonumber(ARGV[4])
+local budget, bytes, full = tonumber(ARGV[6]), 0, false
 for i = 5, #KEYS do
   while n < max do
     local item = redis.call('RPOP', KEYS[i])
     if not item then break end
+    -- Over the byte budget: back where it was, unless it is the first of a pop that may take one alone.
+    if bytes + #item > budget and not (n == 0 and ARGV[7] == '1') then
+      redis.call('RPUSH', KEYS[i], item)
+      full = true
+      break
+    end
+    bytes = bytes + #item
     n = n + 1
     local tag, entry = entry_of(item, ARGV[2] .. n)
     if ARGV[3] ~= '1' then
@@ -159,8 +178,9 @@ for i = 5, #KEYS do
     table.insert(out, item)
     table.insert(out, tag)
   end
-  if n >= max then break end
+  if n >= max or full then break end
 end
+if full then table.insert(out, 'full') end
 if n > 0 then redis.call('SET', KEYS[3], cjson.encode(out), 'EX', tonumber(ARGV[5])) end
 return out`,
     4 + lists,

@@ -33,6 +33,14 @@ export interface PopRequest {
   forget?: string;
 }
 
+/** How many bytes of envelopes one pop may return, and whether its first may be heavier (nothing else is held). */
+export interface PopBudget {
+  bytes: number;
+  alone: boolean;
+}
+
+const UNBOUNDED: PopBudget = { bytes: Number.MAX_SAFE_INTEGER, alone: true };
+
 const POP_SCRIPTS = new Map<number, ReturnType<typeof POP>>();
 const popScript = (lists: number) => {
   let s = POP_SCRIPTS.get(lists);
@@ -88,22 +96,40 @@ export class KombuRedis {
 
   /**
    * Takes up to `max` messages in one script (kombu's order), each recorded unacked in the same step. With
-   * a request, sending it again after an error (its reply may have been lost) returns what it took.
+   * a request, sending it again after an error (its reply may have been lost) returns what it took. What it
+   * returns weighs at most `budget.bytes` (of envelope text), or is one message when `budget.alone`.
    */
-  async popMany(queues: readonly string[], max: number, noAck = false, request: PopRequest = { id: randomUUID() }): Promise<Popped[]> {
-    if (queues.length === 0 || max < 1) return [];
+  async popMany(
+    queues: readonly string[],
+    max: number,
+    noAck = false,
+    request: PopRequest = { id: randomUUID() },
+    budget: PopBudget = UNBOUNDED,
+  ): Promise<Popped[]> {
+    return (await this.popBatch(queues, max, noAck, request, budget)).popped;
+  }
+
+  /** `popMany`, saying also whether the byte budget stopped it before a message waiting in a list (`full`). */
+  async popBatch(
+    queues: readonly string[],
+    max: number,
+    noAck = false,
+    request: PopRequest = { id: randomUUID() },
+    budget: PopBudget = UNBOUNDED,
+  ): Promise<{ popped: Popped[]; full: boolean }> {
+    if (queues.length === 0 || max < 1) return { popped: [], full: false };
     const lists = this.listsOf(queues);
     const key = this.keys.popRequest(request.id);
     const res = await popScript(lists.length).run(
       this.redis,
       [this.keys.unacked, this.keys.unackedIndex, key, request.forget ? this.keys.popRequest(request.forget) : key, ...lists],
-      [Date.now() / 1000, `${randomUUID()}-`, noAck ? 1 : 0, max, POP_REQUEST_TTL_S],
+      [Date.now() / 1000, `${randomUUID()}-`, noAck ? 1 : 0, max, POP_REQUEST_TTL_S, Math.max(0, Math.floor(budget.bytes)), budget.alone ? 1 : 0],
     );
-    if (!Array.isArray(res)) return [];
+    if (!Array.isArray(res)) return { popped: [], full: false };
     const out: Popped[] = [];
     const flat = res as string[];
     for (let i = 0; i + 2 < flat.length; i += 3) out.push(toPopped(this.keys, flat[i] ?? '', flat[i + 1] ?? '', flat[i + 2] ?? ''));
-    return out;
+    return { popped: out, full: flat.length % 3 === 1 && flat[flat.length - 1] === 'full' };
   }
 
   /**
