@@ -5,28 +5,23 @@
  * register_custom_domain and deploy_default_api reach them here.
  */
 import { InfrastructureLedger, LEDGER_PROVIDER } from '../../tasks/infrastructure/ledger.js';
-import { type InfraDeps, infraEnv } from '../../tasks/llmclient/env.js';
 import { llmclientTasks } from '../../tasks/llmclient/index.js';
 import { TASK } from '../../tasks/llmclient/names.js';
-import { INFRASTRUCTURE_DEFAULTS } from '../../tasks/llmclient/settings.js';
-import { taskEnv } from '../../tasks/index.js';
+import { type SmarterDeps, taskEnv } from '../../tasks/deps.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { insertRow } from '../support/django-rows.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { recordingLogger } from '../support/logs.js';
 
-const env = infraEnv(
-  taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true }),
-  { ...INFRASTRUCTURE_DEFAULTS, environment: 'alpha', rootDomain: 'example.com' },
-);
+const env = taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com' });
 const API = env.llmclientApiDomain;
 
 let t: TestDatabase;
 let ids: Awaited<ReturnType<typeof seed>>;
 let cloud: FakeCloud;
 let ledger: InfrastructureLedger;
-let runner: CheckRunner<InfraDeps>;
+let runner: CheckRunner<SmarterDeps>;
 const logs = recordingLogger();
 
 beforeAll(async () => {

@@ -4,12 +4,10 @@
  * worker's own reschedule planning (spec/support/check-runner.ts).
  */
 import { CloudError } from '../../tasks/cloud/ports.js';
-import { type InfraDeps, infraEnv, isPermanent } from '../../tasks/llmclient/env.js';
 import { llmclientTasks } from '../../tasks/llmclient/index.js';
 import { mailFailures } from '../../tasks/llmclient/mail.js';
 import { TASK } from '../../tasks/llmclient/names.js';
-import { INFRASTRUCTURE_DEFAULTS } from '../../tasks/llmclient/settings.js';
-import { taskEnv } from '../../tasks/index.js';
+import { isPermanent, type SmarterDeps, taskEnv } from '../../tasks/deps.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { insertRow } from '../support/django-rows.js';
@@ -19,10 +17,7 @@ import { FakeCloud } from '../support/fake-cloud.js';
 const API = 'alpha.api.platform.example.com';
 const NS = 'example-platform-alpha';
 const LB = ['192.0.2.10'];
-const env = infraEnv(
-  taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true }),
-  { ...INFRASTRUCTURE_DEFAULTS, environment: 'alpha', rootDomain: 'example.com' },
-);
+const env = taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com' });
 // The llmclient app's eleven infrastructure tasks; its twelfth, create_llmclient_request, is operational.
 const tasks = llmclientTasks(env).filter((x) => (Object.values(TASK) as string[]).includes(x.name));
 
@@ -31,7 +26,7 @@ let ids: Awaited<ReturnType<typeof seed>>;
 let accountNumber: string;
 let host: string;
 let cloud: FakeCloud;
-let runner: CheckRunner<InfraDeps>;
+let runner: CheckRunner<SmarterDeps>;
 
 beforeAll(async () => {
   t = await createTestDatabase('infra');
@@ -614,10 +609,7 @@ describe('custom domain records and hosts', () => {
 
   // smarter/smarter/apps/llmclient/tasks/deploy_custom_api.py honours llmclient_tasks_create_dns_record.
   test('deploy_custom_api with LLM_CLIENT_TASKS_CREATE_DNS_RECORD off: the Ingress of the custom host, no A record', async () => {
-    const off = llmclientTasks(infraEnv(
-      taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true }),
-      { ...INFRASTRUCTURE_DEFAULTS, environment: 'alpha', rootDomain: 'example.com', createDnsRecord: false },
-    ));
+    const off = llmclientTasks(taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com', createDnsRecord: false }));
     await t.db.execute('UPDATE llmclient_llmclient SET deployed = 1, custom_domain_id = ? WHERE id = ?', [domainId, ids.llmclientId]);
     const custom = `support-bot${ids.llmclientId}.${domain()}`;
     const r = new CheckRunner(off, { db: t.db, cloud: cloud.deps });

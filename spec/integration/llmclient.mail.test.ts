@@ -7,15 +7,13 @@
  * in-memory FakeCloud: only the mail is real here.
  */
 import { CloudError, type Mailer } from '../../tasks/cloud/ports.js';
-import { type InfraDeps, infraEnv } from '../../tasks/llmclient/env.js';
 import { defaultHost } from '../../tasks/llmclient/hosts.js';
 import { llmclientTasks } from '../../tasks/llmclient/index.js';
 import { MAIL, sendEmail, sendToAccount } from '../../tasks/llmclient/mail.js';
 import { TASK } from '../../tasks/llmclient/names.js';
 import { findLlmclient } from '../../tasks/llmclient/rows.js';
-import { INFRASTRUCTURE_DEFAULTS } from '../../tasks/llmclient/settings.js';
 import { hashedId } from '../../tasks/llmclient/url.js';
-import { taskEnv } from '../../tasks/index.js';
+import { type SmarterDeps, taskEnv } from '../../tasks/deps.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { testCloud } from '../support/cloud.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
@@ -26,10 +24,7 @@ import { type ReceivedMail, type SmtpStandIn, startSmtpServer } from '../support
 const LB = ['192.0.2.10'];
 const ADMIN = 'admin@smarter.test';
 const SUPPORT = 'lpm0073@gmail.com';
-const env = infraEnv(
-  taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true }),
-  { ...INFRASTRUCTURE_DEFAULTS, environment: 'alpha', rootDomain: 'example.com' },
-);
+const env = taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com' });
 const tasks = llmclientTasks(env);
 // Derived as Smarter's settings derive them (`<env>.api.<platform subdomain>.<root>`).
 const API = env.llmclientApiDomain;
@@ -40,7 +35,7 @@ let smtp: SmtpStandIn;
 let mailer: Mailer;
 let ids: Awaited<ReturnType<typeof seed>>;
 let fake: FakeCloud;
-let runner: CheckRunner<InfraDeps>;
+let runner: CheckRunner<SmarterDeps>;
 
 beforeAll(async () => {
   t = await createTestDatabase('llc_mail');

@@ -4,22 +4,17 @@
  * which `destroy_domain_A_record.py` logs as "Nothing to do" so that `delete_default_api.py` and
  * `undeploy_default_api.py`, which call it synchronously, go on.
  */
-import { type InfraDeps, infraEnv } from '../../tasks/llmclient/env.js';
 import { defaultHost } from '../../tasks/llmclient/hosts.js';
 import { llmclientTasks } from '../../tasks/llmclient/index.js';
 import { TASK } from '../../tasks/llmclient/names.js';
 import { findLlmclient } from '../../tasks/llmclient/rows.js';
-import { INFRASTRUCTURE_DEFAULTS } from '../../tasks/llmclient/settings.js';
-import { taskEnv } from '../../tasks/index.js';
+import { type SmarterDeps, taskEnv } from '../../tasks/deps.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 
-const env = infraEnv(
-  taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true }),
-  { ...INFRASTRUCTURE_DEFAULTS, environment: 'alpha', rootDomain: 'example.com' },
-);
+const env = taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com' });
 // As Smarter's settings derive them (`<env>.api.<platform subdomain>.<root>`).
 const API = env.apiDomain;
 const NS = env.namespace;
@@ -31,7 +26,7 @@ let t: TestDatabase;
 let ids: Awaited<ReturnType<typeof seed>>;
 let fake: FakeCloud;
 let lines: LogLine[];
-let runner: CheckRunner<InfraDeps>;
+let runner: CheckRunner<SmarterDeps>;
 
 beforeAll(async () => {
   t = await createTestDatabase('llc_outcome');

@@ -15,9 +15,9 @@ import { HttpEmbeddings } from '../../tasks/cloud/embeddings.js';
 import { SdkPineconeProjects } from '../../tasks/cloud/pinecone.js';
 import { CloudError, type CloudDeps } from '../../tasks/cloud/ports.js';
 import { QdrantDatabases } from '../../tasks/cloud/vectordb.js';
-import type { SmarterDeps } from '../../tasks/deps.js';
+import { type SmarterDeps, type TaskEnv, taskEnv } from '../../tasks/deps.js';
 import { chunkId } from '../../tasks/vectorstore/chunk-ids.js';
-import { NO_OVERRIDES, type VectorstoreEnv, type VectorstoreOverrides } from '../../tasks/vectorstore/env.js';
+import { NO_OVERRIDES, type VectorstoreOverrides } from '../../tasks/vectorstore/env.js';
 import { vectorstoreTasks } from '../../tasks/vectorstore/index.js';
 import { TASK } from '../../tasks/vectorstore/names.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
@@ -34,14 +34,9 @@ const INFRA = 'infrastructure_celery_task_queue';
 const NS = 'smarter-platform-alpha';
 const DIM = 8;
 const KEY = fernetKey();
-const envWith = (overrides: VectorstoreOverrides = NO_OVERRIDES, fernetEncryptionKey = KEY): VectorstoreEnv => ({
-  operationalQueue: OP,
-  infrastructureQueue: INFRA,
-  namespace: NS,
-  platformName: 'smarter',
-  fernetEncryptionKey,
-  overrides,
-});
+// Namespace `smarter-platform-alpha` and platform name `smarter`, as Smarter derives them from these settings.
+const envWith = (overrides: VectorstoreOverrides = NO_OVERRIDES, fernetEncryptionKey = KEY): TaskEnv =>
+  taskEnv({ operationalQueue: OP, infrastructureQueue: INFRA, maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'smarter.sh', fernetEncryptionKey, ...overrides });
 let tasks = vectorstoreTasks(envWith());
 
 let t: TestDatabase;

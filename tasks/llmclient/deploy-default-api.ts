@@ -12,8 +12,7 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { CloudError } from '../cloud/ports.js';
-import { pk } from '../deps.js';
-import { type InfraDeps, type InfraEnv } from './env.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { defaultHost } from './hosts.js';
 import { ingressManifest } from './ingress.js';
 import { TASK } from './names.js';
@@ -23,13 +22,13 @@ import { copyApiARecord } from './dns.js';
 
 export const CERTIFICATE_FIRST_CHECK_SECONDS = 600;
 
-export const deployDefaultApi = (env: InfraEnv) => {
+export const deployDefaultApi = (env: TaskEnv) => {
   // By its definition, not its name: the compiler checks the continuation's keyword arguments.
   const continuation = continueDefaultApiDeployment(env);
-  return defineTask<{ llmclient_id: number; with_domain_verification: boolean }, null, InfraDeps>({
+  return defineTask<{ llmclient_id: number; with_domain_verification: boolean }, null, SmarterDeps>({
     name: TASK.deployDefaultApi,
-    queue: env.queue,
-    retry: env.retry,
+    queue: env.infrastructureQueue,
+    retry: env.infrastructureRetry,
     params: z.strictObject({ llmclient_id: pk(), with_domain_verification: z.boolean().default(true) }),
     async run(p, ctx) {
       const { db } = ctx.deps;

@@ -7,8 +7,8 @@
 import * as z from 'zod';
 import type { Logger } from '../../lib/logger.js';
 import { defineTask } from '../../lib/registry/define-task.js';
+import type { SmarterDeps, TaskEnv } from '../deps.js';
 import type { CloudDeps } from '../cloud/ports.js';
-import { type InfraDeps, type InfraEnv } from './env.js';
 import { domainName } from './hosts.js';
 import { TASK } from './names.js';
 
@@ -31,11 +31,11 @@ export async function destroyARecord(cloud: CloudDeps, hostname: string, apiHost
   return 'absent';
 }
 
-export const destroyDomainARecord = (env: InfraEnv) =>
-  defineTask<{ hostname: string; api_host_domain: string; task_id: string | null }, null, InfraDeps>({
+export const destroyDomainARecord = (env: TaskEnv) =>
+  defineTask<{ hostname: string; api_host_domain: string; task_id: string | null }, null, SmarterDeps>({
     name: TASK.destroyDomainARecord,
-    queue: env.queue,
-    retry: env.retry,
+    queue: env.infrastructureQueue,
+    retry: env.infrastructureRetry,
     params: z.strictObject({ hostname: z.string(), api_host_domain: z.string(), task_id: z.string().nullable().default(null) }),
     async run(p, ctx) {
       const host = domainName(p.hostname, 'destroy_domain_A_record hostname');

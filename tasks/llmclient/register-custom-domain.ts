@@ -9,10 +9,9 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { pk } from '../deps.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { DoesNotExist, LLMClientCustomDomainExists } from '../errors.js';
 import { ensureCertificate } from './certificates.js';
-import { type InfraDeps, type InfraEnv } from './env.js';
 import { domainName } from './hosts.js';
 import { TASK } from './names.js';
 import {
@@ -28,11 +27,11 @@ import {
 
 export const VERIFICATION_STARTED = 'Verification has started.';
 
-export const registerCustomDomain = (env: InfraEnv) =>
-  defineTask<{ account_id: number; domain_name: string }, boolean, InfraDeps>({
+export const registerCustomDomain = (env: TaskEnv) =>
+  defineTask<{ account_id: number; domain_name: string }, boolean, SmarterDeps>({
     name: TASK.registerCustomDomain,
-    queue: env.queue,
-    retry: env.retry,
+    queue: env.infrastructureQueue,
+    retry: env.infrastructureRetry,
     params: z.strictObject({ account_id: pk(), domain_name: z.string() }),
     async run(p, ctx) {
       const { db } = ctx.deps;
@@ -40,7 +39,7 @@ export const registerCustomDomain = (env: InfraEnv) =>
       const account = await accountById(db, p.account_id);
       if (!account) throw new DoesNotExist('account.models.Account', `register_custom_domain: Account ${p.account_id} does not exist (account_account)`);
       const domain = domainName(p.domain_name, 'register_custom_domain domain_name');
-      const verify = (zoneId: string) => ctx.applyAsync(TASK.verifyCustomDomain, [], { hosted_zone_id: zoneId }, { queue: env.queue });
+      const verify = (zoneId: string) => ctx.applyAsync(TASK.verifyCustomDomain, [], { hosted_zone_id: zoneId }, { queue: env.infrastructureQueue });
 
       const existing = await accountCustomDomain(db, account.id, domain);
       if (existing) {

@@ -12,10 +12,9 @@ import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
 import { CloudError } from '../cloud/ports.js';
-import { pk } from '../deps.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { isTaskable } from '../cloud/readiness.js';
 import { ensureCertificate } from './certificates.js';
-import { type InfraDeps, type InfraEnv } from './env.js';
 import { nsDelegated } from './dns.js';
 import { orGaveUp } from './gave-up.js';
 import { MAIL, sendToAccount } from './mail.js';
@@ -34,11 +33,11 @@ interface Params {
   custom_domain_id: number | null;
 }
 
-export const verifyCustomDomain = (env: InfraEnv) =>
-  defineTask<Params, Rescheduled | boolean, InfraDeps>({
+export const verifyCustomDomain = (env: TaskEnv) =>
+  defineTask<Params, Rescheduled | boolean, SmarterDeps>({
     name: TASK.verifyCustomDomain,
-    queue: env.queue,
-    retry: env.retry,
+    queue: env.infrastructureQueue,
+    retry: env.infrastructureRetry,
     // Each check passes its own limit (`max_attempts`, or 24 h of `sleep_interval`); 48 is the default's.
     checks: { maxAttempts: 48, firstRunIdParam: 'task_id' },
     argNames: ['hosted_zone_id', 'sleep_interval', 'max_attempts', 'attempt', 'task_id', 'custom_domain_id'],
@@ -91,7 +90,7 @@ export const verifyCustomDomain = (env: InfraEnv) =>
         if (cd) {
           await setDomainStatus(db, cd.id, DOMAIN.VERIFIED, '');
           const llmclientId = await deployedLlmclientOn(db, cd.id);
-          if (llmclientId !== null) await ctx.applyAsync(TASK.deployCustomApi, [], { llmclient_id: llmclientId }, { queue: env.queue });
+          if (llmclientId !== null) await ctx.applyAsync(TASK.deployCustomApi, [], { llmclient_id: llmclientId }, { queue: env.infrastructureQueue });
           await sendToAccount(db, cloud.mailer, ctx.logger, cd.accountId, MAIL.domainVerified(domain, env.settings.customerSupportEmail), 'domain verified');
         }
         return true;

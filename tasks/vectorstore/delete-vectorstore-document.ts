@@ -5,13 +5,13 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { type SmarterDeps, pk } from '../deps.js';
-import { type VectorstoreEnv, serviceDeps } from './env.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { serviceDeps } from './env.js';
 import { TASK } from './names.js';
 import { deleteDocumentRow, findDocument, findVectorstore } from './rows.js';
 import { VectorstoreService } from './service.js';
 
-export const deleteVectorstoreDocument = (env: VectorstoreEnv) =>
+export const deleteVectorstoreDocument = (env: TaskEnv) =>
   defineTask<{ document_id: number }, boolean, SmarterDeps>({
     name: TASK.deleteDocument,
     queue: env.operationalQueue,

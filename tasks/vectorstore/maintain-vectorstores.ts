@@ -8,13 +8,13 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { messageOf } from '../cloud/call.js';
-import type { SmarterDeps } from '../deps.js';
-import { type VectorstoreEnv, serviceDeps } from './env.js';
+import type { SmarterDeps, TaskEnv } from '../deps.js';
+import { serviceDeps } from './env.js';
 import { DOC, TASK } from './names.js';
 import { describe, readyVectorstores } from './rows.js';
 import { VectorstoreService } from './service.js';
 
-export const maintainVectorstores = (env: VectorstoreEnv) =>
+export const maintainVectorstores = (env: TaskEnv) =>
   defineTask<Record<string, never>, Record<string, unknown>, SmarterDeps>({
     name: TASK.maintain,
     queue: env.infrastructureQueue,

@@ -6,13 +6,13 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { type SmarterDeps, pk } from '../deps.js';
-import { type VectorstoreEnv, serviceDeps } from './env.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { serviceDeps } from './env.js';
 import { TASK } from './names.js';
 import { findVectorstore } from './rows.js';
 import { VectorstoreService } from './service.js';
 
-export const snapshotVectorstore = (env: VectorstoreEnv) =>
+export const snapshotVectorstore = (env: TaskEnv) =>
   defineTask<{ vectorstore_id: number }, string | null, SmarterDeps>({
     name: TASK.snapshot,
     queue: env.infrastructureQueue,
