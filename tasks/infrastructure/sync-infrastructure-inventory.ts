@@ -14,8 +14,6 @@ import type { Queryable } from '../db/database.js';
 import { InfrastructureLedger } from './ledger.js';
 import { activeRows, setResourceId } from './rows.js';
 
-export const SYNC_INVENTORY_TASK = 'smarter.apps.infrastructure.tasks.sync_infrastructure_inventory';
-
 export interface Discovered {
   name: string;
   id: string;
@@ -121,7 +119,7 @@ async function reconcile(db: Queryable, ledger: InfrastructureLedger, type: stri
 
 export const syncInfrastructureInventory = (env: TaskEnv) =>
   defineTask<Record<string, never>, Record<string, { found: number; created: number; destroyed: number }>, SmarterDeps>({
-    name: SYNC_INVENTORY_TASK,
+    name: 'smarter.apps.infrastructure.tasks.sync_infrastructure_inventory',
     queue: env.infrastructureQueue,
     params: z.strictObject({}),
     async run(_p, ctx) {

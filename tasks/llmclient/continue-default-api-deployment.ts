@@ -15,7 +15,6 @@ import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { defaultHost } from './hosts.js';
 import { certificateReady, ingressResources } from './ingress.js';
 import { MAIL, sendToPrimaryContact } from './mail.js';
-import { TASK } from './names.js';
 import { DNS, TLS, findLlmclient, updateLlmclient } from './rows.js';
 import { llmclientUrl } from './url.js';
 import { checkDomain } from './dns.js';
@@ -36,7 +35,7 @@ interface Params {
 
 export const continueDefaultApiDeployment = (env: TaskEnv) =>
   defineTask<Params, Rescheduled | null, SmarterDeps>({
-    name: TASK.continueDefaultApiDeployment,
+    name: 'smarter.apps.llmclient.tasks.deploy_default_api.continue_default_api_deployment',
     queue: env.infrastructureQueue,
     retry: env.infrastructureRetry,
     checks: { maxAttempts: CERTIFICATE_MAX_ATTEMPTS, firstRunIdParam: 'task_id' },

@@ -12,12 +12,11 @@ import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { LLMClientCustomDomainNotFound, SmarterValueError } from '../errors.js';
 import { sameTarget } from './dns.js';
 import { recordName } from './hosts.js';
-import { TASK } from './names.js';
 import { customDomainById, upsertCustomDomainDns } from './rows.js';
 
 export const createCustomDomainDnsRecord = (env: TaskEnv) =>
   defineTask<{ llmclient_custom_domain_id: number; record_name: string; record_type: RecordType; record_value: string; record_ttl: number }, null, SmarterDeps>({
-    name: TASK.createCustomDomainDnsRecord,
+    name: 'smarter.apps.llmclient.tasks.create_custom_domain_dns_record.create_custom_domain_dns_record',
     queue: env.infrastructureQueue,
     retry: env.infrastructureRetry,
     params: z.strictObject({

@@ -12,12 +12,11 @@ import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { destroyARecord } from './destroy-domain-a-record.js';
 import { accountNumberOfHost, netlocOf } from './hosts.js';
 import { ingressResources } from './ingress.js';
-import { TASK } from './names.js';
 import { accountById } from './rows.js';
 
 export const deleteDefaultApi = (env: TaskEnv) =>
   defineTask<{ name: string; api_url: string; account_number: string | null; account_id: number | null }, null, SmarterDeps>({
-    name: TASK.deleteDefaultApi,
+    name: 'smarter.apps.llmclient.tasks.delete_default_api.delete_default_api',
     queue: env.infrastructureQueue,
     retry: env.infrastructureRetry,
     params: z.strictObject({

@@ -10,12 +10,11 @@ import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { copyApiARecord } from './dns.js';
 import { customHost } from './hosts.js';
 import { ingressManifest } from './ingress.js';
-import { TASK } from './names.js';
 import { findLlmclient } from './rows.js';
 
 export const deployCustomApi = (env: TaskEnv) =>
   defineTask<{ llmclient_id: number }, string | null, SmarterDeps>({
-    name: TASK.deployCustomApi,
+    name: 'smarter.apps.llmclient.tasks.deploy_custom_api.deploy_custom_api',
     queue: env.infrastructureQueue,
     retry: env.infrastructureRetry,
     params: z.strictObject({ llmclient_id: pk() }),

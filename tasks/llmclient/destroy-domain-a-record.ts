@@ -10,7 +10,6 @@ import { defineTask } from '../../lib/registry/define-task.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
 import type { CloudDeps } from '../cloud/ports.js';
 import { domainName } from './hosts.js';
-import { TASK } from './names.js';
 
 /**
  * Shared with delete_default_api and undeploy_default_api, which Smarter has call this task synchronously, and
@@ -33,7 +32,7 @@ export async function destroyARecord(cloud: CloudDeps, hostname: string, apiHost
 
 export const destroyDomainARecord = (env: TaskEnv) =>
   defineTask<{ hostname: string; api_host_domain: string; task_id: string | null }, null, SmarterDeps>({
-    name: TASK.destroyDomainARecord,
+    name: 'smarter.apps.llmclient.tasks.destroy_domain_a_record.destroy_domain_A_record',
     queue: env.infrastructureQueue,
     retry: env.infrastructureRetry,
     params: z.strictObject({ hostname: z.string(), api_host_domain: z.string(), task_id: z.string().nullable().default(null) }),

@@ -38,3 +38,7 @@ export function llmclientTasks(env: TaskEnv): AnyTask<SmarterDeps>[] {
     whenTaskable(verifyCertificate(env), null),
   ];
 }
+
+/** What the llmhost app uses of this one: the A record of a host under the API domain, and its removal. */
+export { copyApiARecord } from './dns.js';
+export { destroyDomainARecord } from './destroy-domain-a-record.js';

@@ -13,7 +13,6 @@ import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { DoesNotExist, LLMClientCustomDomainExists } from '../errors.js';
 import { ensureCertificate } from './certificates.js';
 import { domainName } from './hosts.js';
-import { TASK } from './names.js';
 import {
   DOMAIN,
   accountById,
@@ -24,12 +23,15 @@ import {
   setCustomDomainZone,
   setDomainStatus,
 } from './rows.js';
+import { verifyCustomDomain } from './verify-custom-domain.js';
 
 export const VERIFICATION_STARTED = 'Verification has started.';
 
-export const registerCustomDomain = (env: TaskEnv) =>
-  defineTask<{ account_id: number; domain_name: string }, boolean, SmarterDeps>({
-    name: TASK.registerCustomDomain,
+export const registerCustomDomain = (env: TaskEnv) => {
+  // Referred to by its definition: the name is the one the task declares.
+  const verification = verifyCustomDomain(env);
+  return defineTask<{ account_id: number; domain_name: string }, boolean, SmarterDeps>({
+    name: 'smarter.apps.llmclient.tasks.register_custom_domain.register_custom_domain',
     queue: env.infrastructureQueue,
     retry: env.infrastructureRetry,
     params: z.strictObject({ account_id: pk(), domain_name: z.string() }),
@@ -39,7 +41,7 @@ export const registerCustomDomain = (env: TaskEnv) =>
       const account = await accountById(db, p.account_id);
       if (!account) throw new DoesNotExist('account.models.Account', `register_custom_domain: Account ${p.account_id} does not exist (account_account)`);
       const domain = domainName(p.domain_name, 'register_custom_domain domain_name');
-      const verify = (zoneId: string) => ctx.applyAsync(TASK.verifyCustomDomain, [], { hosted_zone_id: zoneId }, { queue: env.infrastructureQueue });
+      const verify = (zoneId: string) => ctx.applyAsync(verification.name, [], { hosted_zone_id: zoneId }, { queue: env.infrastructureQueue });
 
       const existing = await accountCustomDomain(db, account.id, domain);
       if (existing) {
@@ -76,3 +78,4 @@ export const registerCustomDomain = (env: TaskEnv) =>
       return true;
     },
   });
+};

@@ -10,12 +10,11 @@ import { defineTask } from '../../lib/registry/define-task.js';
 import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { destroyARecord } from './destroy-domain-a-record.js';
 import { defaultHost } from './hosts.js';
-import { TASK } from './names.js';
 import { DNS, findLlmclient, updateLlmclient } from './rows.js';
 
 export const undeployDefaultApi = (env: TaskEnv) =>
   defineTask<{ llmclient_id: number }, null, SmarterDeps>({
-    name: TASK.undeployDefaultApi,
+    name: 'smarter.apps.llmclient.tasks.undeploy_default_api.undeploy_default_api',
     queue: env.infrastructureQueue,
     retry: env.infrastructureRetry,
     params: z.strictObject({ llmclient_id: pk() }),

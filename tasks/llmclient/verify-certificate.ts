@@ -12,14 +12,13 @@ import type { Rescheduled } from '../../lib/registry/context.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
 import { CloudError } from '../cloud/ports.js';
 import { orGaveUp } from './gave-up.js';
-import { TASK } from './names.js';
 
 export const CERTIFICATE_WAIT_INTERVAL = 30;
 export const CERTIFICATE_WAIT_ATTEMPTS = 20;
 
 export const verifyCertificate = (env: TaskEnv) =>
   defineTask<{ certificate_arn: string; attempt: number }, Rescheduled | null, SmarterDeps>({
-    name: TASK.verifyCertificate,
+    name: 'smarter.apps.llmclient.tasks.verify_certificate.verify_certificate',
     queue: env.infrastructureQueue,
     retry: env.infrastructureRetry,
     checks: { maxAttempts: CERTIFICATE_WAIT_ATTEMPTS },

@@ -18,8 +18,8 @@ import { ensureCertificate } from './certificates.js';
 import { nsDelegated } from './dns.js';
 import { orGaveUp } from './gave-up.js';
 import { MAIL, sendToAccount } from './mail.js';
-import { TASK } from './names.js';
 import { DOMAIN, customDomainById, customDomainByZone, deployedLlmclientOn, setDomainStatus } from './rows.js';
+import { deployCustomApi } from './deploy-custom-api.js';
 
 export const DEFAULT_SLEEP_INTERVAL = 1800;
 const HOURS = 24;
@@ -33,9 +33,11 @@ interface Params {
   custom_domain_id: number | null;
 }
 
-export const verifyCustomDomain = (env: TaskEnv) =>
-  defineTask<Params, Rescheduled | boolean, SmarterDeps>({
-    name: TASK.verifyCustomDomain,
+export const verifyCustomDomain = (env: TaskEnv) => {
+  // Referred to by its definition: the name is the one the task declares.
+  const deploy = deployCustomApi(env);
+  return defineTask<Params, Rescheduled | boolean, SmarterDeps>({
+    name: 'smarter.apps.llmclient.tasks.verify_custom_domain.verify_custom_domain',
     queue: env.infrastructureQueue,
     retry: env.infrastructureRetry,
     // Each check passes its own limit (`max_attempts`, or 24 h of `sleep_interval`); 48 is the default's.
@@ -90,7 +92,7 @@ export const verifyCustomDomain = (env: TaskEnv) =>
         if (cd) {
           await setDomainStatus(db, cd.id, DOMAIN.VERIFIED, '');
           const llmclientId = await deployedLlmclientOn(db, cd.id);
-          if (llmclientId !== null) await ctx.applyAsync(TASK.deployCustomApi, [], { llmclient_id: llmclientId }, { queue: env.infrastructureQueue });
+          if (llmclientId !== null) await ctx.applyAsync(deploy.name, [], { llmclient_id: llmclientId }, { queue: env.infrastructureQueue });
           await sendToAccount(db, cloud.mailer, ctx.logger, cd.accountId, MAIL.domainVerified(domain, env.settings.customerSupportEmail), 'domain verified');
         }
         return true;
@@ -108,3 +110,4 @@ export const verifyCustomDomain = (env: TaskEnv) =>
       return false;
     },
   });
+};

@@ -13,7 +13,6 @@ import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { checkDomain } from './dns.js';
 import { orGaveUp } from './gave-up.js';
 import { domainName } from './hosts.js';
-import { TASK } from './names.js';
 import { DNS, findLlmclient, updateLlmclient } from './rows.js';
 
 export const VERIFY_DOMAIN_INTERVAL = 300;
@@ -31,7 +30,7 @@ export const verifyDomain = (env: TaskEnv) =>
     Rescheduled | boolean,
     SmarterDeps
   >({
-    name: TASK.verifyDomain,
+    name: 'smarter.apps.llmclient.tasks.verify_domain.verify_domain',
     queue: env.infrastructureQueue,
     retry: env.infrastructureRetry,
     checks: { maxAttempts: VERIFY_DOMAIN_MAX_ATTEMPTS, firstRunIdParam: 'task_id' },

@@ -8,13 +8,12 @@ import { defineTask } from '../../lib/registry/define-task.js';
 import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { type ComputeState, reconcileCompute, settled } from './compute.js';
 import { DEPLOYED_STATUSES, RECONCILE_INTERVAL_SECONDS, RECONCILE_MAX_ATTEMPTS } from './const.js';
-import { LLMHOST_TASK } from './names.js';
 import { findCompute, llmhostsWithStatus } from './rows.js';
 import { observe } from './service.js';
 
 export const reconcileLlmhostCompute = (env: TaskEnv) =>
   defineTask<{ compute_id: number; attempt: number }, ComputeState | null, SmarterDeps>({
-    name: LLMHOST_TASK.reconcile,
+    name: 'smarter.apps.llmhost.tasks.reconcile_llmhost_compute',
     queue: env.infrastructureQueue,
     // Attempts count from 1, so the 60th run is attempt 60; the task stops itself there (no FAILURE).
     checks: { maxAttempts: RECONCILE_MAX_ATTEMPTS + 1, positional: true },

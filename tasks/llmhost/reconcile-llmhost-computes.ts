@@ -7,12 +7,11 @@ import { defineTask } from '../../lib/registry/define-task.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
 import { reconcileCompute } from './compute.js';
 import { DEPLOYED_STATUSES } from './const.js';
-import { LLMHOST_TASK } from './names.js';
 import { computesInUse } from './rows.js';
 
 export const reconcileLlmhostComputes = (env: TaskEnv) =>
   defineTask<Record<string, never>, Record<string, string>, SmarterDeps>({
-    name: LLMHOST_TASK.reconcileAll,
+    name: 'smarter.apps.llmhost.tasks.reconcile_llmhost_computes',
     queue: env.infrastructureQueue,
     params: z.strictObject({}),
     async run(_p, ctx) {

@@ -7,13 +7,12 @@ import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { DEPLOYED_STATUSES } from './const.js';
-import { LLMHOST_TASK } from './names.js';
 import { findLlmhost, llmhostsWithStatus } from './rows.js';
 import { clusterReady, observe } from './service.js';
 
 export const refreshLlmhostStatus = (env: TaskEnv) =>
   defineTask<{ llmhost_id: number | null }, Record<string, string>, SmarterDeps>({
-    name: LLMHOST_TASK.refresh,
+    name: 'smarter.apps.llmhost.tasks.refresh_llmhost_status',
     queue: env.infrastructureQueue,
     params: z.strictObject({ llmhost_id: pk().nullable().default(null) }),
     async run(p, ctx) {
