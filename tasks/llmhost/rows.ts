@@ -2,6 +2,7 @@
 import type { Queryable, Row } from '../db/database.js';
 import { NOW, djangoJson } from '../db/django.js';
 import type { ComputeRow } from './spec.js';
+import { json } from '../db/columns.js';
 
 export interface LlmhostRow {
   id: number;
@@ -20,8 +21,6 @@ export interface LlmhostRow {
   healthCheckUrl: string;
   apiKeySecretId: number | null;
 }
-
-const json = (v: unknown): unknown => (typeof v === 'string' ? (JSON.parse(v) as unknown) : v);
 
 function toLlmhost(r: Row): LlmhostRow {
   return {
