@@ -120,3 +120,9 @@ export async function saveComputeState(db: Queryable, id: number, s: { nodegroup
     [s.nodegroupStatus, s.desired, s.ready, s.message, id],
   );
 }
+
+/** The account of a user profile (0 when the profile is gone). */
+export async function accountIdOfProfile(db: Queryable, userProfileId: number): Promise<number> {
+  const rows = await db.select('SELECT account_id FROM account_userprofile WHERE id = ?', [userProfileId]);
+  return Number(rows[0]?.account_id ?? 0);
+}

@@ -15,7 +15,7 @@ import { estimatedCost, probeHealth, uptimeHours } from './health.js';
 import { interpret } from './interpret.js';
 import { ensureApiKey, hfTokenOf } from './keys.js';
 import { endpoints, engineOf, labelSelector, renderResources, resourceName } from './render.js';
-import { type LlmhostRow, allComputes, findCompute, recordEvent, updateLlmhost } from './rows.js';
+import { type LlmhostRow, accountIdOfProfile, allComputes, findCompute, recordEvent, updateLlmhost } from './rows.js';
 import { type ComputeRow, LLMHostConfigurationError, type LlmhostSpec, compute, fits, parseSpec, podRequests } from './spec.js';
 
 type Log = (m: string) => void;
@@ -61,8 +61,7 @@ async function computeOf(deps: SmarterDeps, host: LlmhostRow, spec: LlmhostSpec,
 }
 
 async function accountIdOf(deps: SmarterDeps, host: LlmhostRow): Promise<number> {
-  const rows = await deps.db.select('SELECT account_id FROM account_userprofile WHERE id = ?', [host.userProfileId]);
-  return Number(rows[0]?.account_id ?? 0);
+  return accountIdOfProfile(deps.db, host.userProfileId);
 }
 
 /**

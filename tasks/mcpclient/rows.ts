@@ -106,3 +106,9 @@ export async function recordConnected(db: Queryable, row: McpClientRow, catalog:
 export async function recordError(db: Queryable, id: number, message: string): Promise<void> {
   await db.execute('UPDATE mcpclient_mcpclient SET status = ?, last_error = ? WHERE id = ?', [MCP_STATUS.ERROR, pyPrefix(message, 2000), id]);
 }
+
+/** The active MCPClients' ids, in order. */
+export async function activeMcpclientIds(db: Queryable): Promise<number[]> {
+  const rows = await db.select('SELECT id FROM mcpclient_mcpclient WHERE is_active = 1 ORDER BY id');
+  return rows.map((r) => Number(r.id));
+}

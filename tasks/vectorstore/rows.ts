@@ -196,3 +196,14 @@ export async function snapshotOlderThan(db: Queryable, vectorstoreId: number, ho
   const [r] = await db.select('SELECT last_snapshot_at IS NULL OR last_snapshot_at <= UTC_TIMESTAMP(6) - INTERVAL ? SECOND AS due FROM vectorstore_vectorstoremeta WHERE id = ?', [Math.round(hours * 3600), vectorstoreId]);
   return bool(r?.due);
 }
+
+/** A vectorstore's ApiConnection row (`connection_apiconnection`, a child table of `connection_connectionbase`): its URL and key's Secret. */
+export async function apiConnectionRow(db: Queryable, connectionId: number): Promise<Row | undefined> {
+  const [r] = await db.select('SELECT base_url, api_key_id FROM connection_apiconnection WHERE connectionbase_ptr_id = ?', [connectionId]);
+  return r;
+}
+
+/** The embeddings Provider's name, API URL and key's Secret (no row when it is gone). */
+export function embeddingsProviderRows(db: Queryable, providerId: number): Promise<Row[]> {
+  return db.select('SELECT name, base_url, api_key_id FROM provider_provider WHERE id = ?', [providerId]);
+}
