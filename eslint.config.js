@@ -17,6 +17,41 @@ function libLayers(above) {
   }));
 }
 
+/** Smarter's apps under tasks/: each a room that reaches another only through that one's index.ts. */
+const APPS = ['account', 'guardrail', 'infrastructure', 'llmclient', 'llmhost', 'mcpclient', 'plugin', 'prompt', 'provider', 'vectorstore'];
+/** The shared rooms of tasks/, below every app: they import no app at all. */
+const SHARED = ['cloud', 'db', 'secret'];
+const NEVER_WAIT = [
+  { name: 'node:timers/promises', message: 'Never wait in a task: use ctx.checkAgain().' },
+  { name: 'timers/promises', message: 'Never wait in a task: use ctx.checkAgain().' },
+];
+
+/** tasks/<app> imports another app only by its index; tasks/{cloud,db,secret} import no app (the timers rule repeated: one rule per file). */
+function taskRooms() {
+  const app = (room) => ({
+    files: [`tasks/${room}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: NEVER_WAIT,
+        patterns: [{
+          group: APPS.filter((o) => o !== room).flatMap((o) => [`../${o}/*`, `!../${o}/index.js`]),
+          message: `tasks/${room}/ reaches another app only through its index.ts (or a shared room: tasks/db, tasks/cloud, tasks/secret).`,
+        }],
+      }],
+    },
+  });
+  const shared = (room) => ({
+    files: [`tasks/${room}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: NEVER_WAIT,
+        patterns: [{ group: APPS.map((o) => `../${o}/*`), message: `tasks/${room}/ is shared by the apps and sits below them: it imports none (name a port here instead).` }],
+      }],
+    },
+  });
+  return [...APPS.map(app), ...SHARED.map(shared)];
+}
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'charts/**'] },
   js.configs.recommended,
@@ -59,18 +94,15 @@ export default tseslint.config(
     files: ['tasks/**/*.ts'],
     rules: {
       'no-restricted-globals': ['error', { name: 'setTimeout', message: 'Never wait in a task: use ctx.checkAgain().' }],
-      'no-restricted-imports': ['error', {
-        paths: [
-          { name: 'node:timers/promises', message: 'Never wait in a task: use ctx.checkAgain().' },
-          { name: 'timers/promises', message: 'Never wait in a task: use ctx.checkAgain().' },
-        ],
-      }],
+      'no-restricted-imports': ['error', { paths: NEVER_WAIT }],
       'no-restricted-syntax': ['error', {
         selector: "CallExpression[callee.property.name='setTimeout']",
         message: 'Never wait in a task: use ctx.checkAgain().',
       }],
     },
   },
+  // Inside tasks/, each app is a room: another app is reached through its index.ts, and the shared rooms import no app.
+  ...taskRooms(),
   {
     // amqplib's codec extension (lib/broker/amqp/amqp-codec.ts) must load before amqplib: one way in.
     files: ['lib/broker/amqp/**/*.ts', 'spec/**/*.ts'],

@@ -97,15 +97,8 @@ export interface DeadLetterReason {
   at?: Date;
 }
 
-/** The headers a dead-letter copy carries, on every broker (the dead-letter tools read them). */
-export const DEAD_LETTER_HEADER = {
-  reason: 'x-dead-letter-reason',
-  originalQueue: 'x-original-queue',
-  originalExchange: 'x-original-exchange',
-  originalRoutingKey: 'x-original-routing-key',
-  by: 'x-dead-lettered-by',
-  at: 'x-dead-lettered-at',
-} as const;
+/** The headers a dead-letter copy carries, on every broker (named in lib/protocol/headers.ts). */
+export { DEAD_LETTER_HEADER } from '../protocol/headers.js';
 
 /**
  * A named exchange, in kombu's model (every kombu transport has the three kinds, Redis by key sets and

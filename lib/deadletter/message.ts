@@ -4,8 +4,7 @@
  * …) or by RabbitMQ's own dead-lettering (`x-death`), and readable without decoding a body that may be
  * the very reason the message is here.
  */
-import { FORWARDED_BY_HEADER, FORWARDED_FROM_HEADER } from '../worker/forward.js';
-import { DEAD_LETTER_HEADER } from '../broker/broker.js';
+import { DEAD_LETTER_HEADER, FORWARDED_BY_HEADER, FORWARDED_FROM_HEADER, RABBITMQ_DEATH_HEADER } from '../protocol/headers.js';
 import { headersOf } from '../broker/republish.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../protocol/content.js';
 import { decodeTaskMessage } from '../protocol/decode.js';
@@ -44,7 +43,7 @@ function text(v: unknown): string | null {
 
 /** RabbitMQ's newest `x-death` entry, for messages it dead-lettered itself (expired, rejected, maxlen). */
 function lastDeath(headers: Record<string, unknown>): Record<string, unknown> | null {
-  const deaths = headers['x-death'];
+  const deaths = headers[RABBITMQ_DEATH_HEADER];
   const first: unknown = Array.isArray(deaths) ? deaths[0] : undefined;
   return typeof first === 'object' && first !== null ? (first as Record<string, unknown>) : null;
 }
@@ -64,9 +63,9 @@ function taskOf(raw: RawMessage, headers: Record<string, unknown>): string {
 export function describeDeadLetter(raw: RawMessage): DeadLetter {
   const headers = headersOf(raw);
   const death = lastDeath(headers);
-  const reason = text(headers['x-dead-letter-reason']) ?? (death ? `rabbitmq: ${text(death.reason) ?? 'dead-lettered'}` : '(no reason recorded)');
-  const originalQueue = text(headers['x-original-queue']) ?? (death ? text(death.queue) : null);
-  const atText = text(headers['x-dead-lettered-at']);
+  const reason = text(headers[DEAD_LETTER_HEADER.reason]) ?? (death ? `rabbitmq: ${text(death.reason) ?? 'dead-lettered'}` : '(no reason recorded)');
+  const originalQueue = text(headers[DEAD_LETTER_HEADER.originalQueue]) ?? (death ? text(death.queue) : null);
+  const atText = text(headers[DEAD_LETTER_HEADER.at]);
   let at: number | null = atText ? Date.parse(atText) : null;
   if (at === null && death && typeof death.time === 'number') at = death.time * 1000;
   if (at !== null && Number.isNaN(at)) at = null;

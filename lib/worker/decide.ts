@@ -3,6 +3,11 @@
  * dead-letter queue first. Celery's rules (celery/worker/request.py, consumer.py), with one deliberate
  * difference: every message Celery would drop (undecodable, disallowed, invalid, unknown task) is first
  * copied to the queue's dead-letter queue, so nothing is lost without an operator being able to see it.
+ *
+ * Every settling of a message goes through `decide`, the ack of a message parked in the delay topology
+ * included (`offloaded`). Its one exception is early ack (`ackOnStart`): a task without `acks_late` is acked
+ * as it starts, as in Celery, so the outcome of its run settles nothing more (a settled delivery ignores a
+ * second settle; the dead-letter copy of a final failure is still made).
  */
 
 export type Outcome =
@@ -16,6 +21,8 @@ export type Outcome =
   | { kind: 'forwarded' }
   /** Unknown task name whose forward was not confirmed: it stays, for this or another worker to try again. */
   | { kind: 'forward-unpublished' }
+  /** A far ETA parked, confirmed, in the delay topology (never held unacked, ADR-030): this copy is done. */
+  | { kind: 'offloaded' }
   /** Expired or revoked before it ran (Celery: REVOKED, ack). */
   | { kind: 'revoked' }
   | { kind: 'succeeded' }
@@ -46,7 +53,7 @@ export interface Decision {
   deadLetter: boolean;
 }
 
-/** Early-ack tasks are acked when they start, as in Celery; everything after that settles nothing. */
+/** Early-ack tasks are acked when they start, as in Celery: the one settling outside `decide` (see the header). */
 export function ackOnStart(policy: AckPolicy): boolean {
   return !policy.acksLate;
 }
@@ -59,6 +66,7 @@ export function decide(outcome: Outcome, policy: AckPolicy): Decision {
     case 'not-registered':
       return { settle: 'reject', deadLetter: true };
     case 'forwarded':
+    case 'offloaded':
     case 'revoked':
     case 'succeeded':
     case 'retried':

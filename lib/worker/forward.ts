@@ -10,12 +10,12 @@ import { headersOf, republishProperties } from '../broker/republish.js';
 import { sendOrDeclare } from '../broker/send-or-declare.js';
 import { coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { FORWARDED_BY_HEADER, FORWARDED_FROM_HEADER } from '../protocol/headers.js';
 
 export type UnknownTaskPolicy = { mode: 'reject' } | { mode: 'forward'; queue: string };
 
 /** Set on every message we forward: the node that forwarded it and the queue it came from. */
-export const FORWARDED_BY_HEADER = 'x-smarter-forwarded-by';
-export const FORWARDED_FROM_HEADER = 'x-smarter-forwarded-from';
+export { FORWARDED_BY_HEADER, FORWARDED_FROM_HEADER };
 
 /** Parses `reject` or `forward:<queue>` (SMARTER_WORKER_UNKNOWN_TASKS); throws with what was expected. */
 export function parseUnknownTaskPolicy(text: string): UnknownTaskPolicy {

@@ -129,7 +129,7 @@ export class Intake<D> {
       return;
     }
     this.host.onOffloaded();
-    delivery.ack();
+    await this.host.settle(delivery, { kind: 'offloaded' }, '');
     this.logger.debug(`parked ${msg.task}[${msg.id}] until ${msg.eta?.iso ?? ''}`, { task: msg.task, id: msg.id, queue: delivery.queue });
   }
 

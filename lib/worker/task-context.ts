@@ -5,15 +5,13 @@
  */
 import type { ResultBackend } from '../backend/backend.js';
 import type { Delivery } from '../broker/broker.js';
-import { MaxRetriesExceededError, RetryTaskError, RetryUnpublishableError, coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { pyRepr } from '../protocol/repr.js';
 import type { TaskMessage } from '../protocol/types.js';
 import { planCheckAgain } from '../registry/checks.js';
-import { type ApplyOptions, type CheckAgainOptions, Rescheduled, type RetryOptions, type TaskContext } from '../registry/context.js';
+import { type ApplyOptions, type CheckAgainOptions, Rescheduled, type TaskContext } from '../registry/context.js';
 import { ANY_QUEUE, type AnyTask } from '../registry/define-task.js';
 import type { TaskPublisher } from './publisher.js';
-import { DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY, buildRetryMessage } from './retry.js';
+import { retryTask } from './retrying.js';
 
 export type ContextPublisher = Pick<TaskPublisher, 'send' | 'apply' | 'applySignature'>;
 
@@ -29,31 +27,6 @@ export interface ContextInput<D> {
   /** Holds the run's signal, read only when the task reads `ctx.signal` (an AbortController will do). */
   control: { readonly signal: AbortSignal };
   now?: () => number;
-}
-
-/**
- * Celery `self.retry()`: the same message again (same id, retries + 1) to the queue or exchange it came
- * from, confirmed; then a `RetryTaskError` ends the run. Past `maxRetries` the cause (or
- * MaxRetriesExceededError) is thrown instead; a retry that cannot be published is RetryUnpublishableError.
- */
-export async function retryTask(input: Pick<ContextInput<unknown>, 'msg' | 'task' | 'delivery' | 'publisher' | 'now'>, o: RetryOptions = {}): Promise<never> {
-  const { msg, task, delivery, publisher } = input;
-  const now = input.now ?? Date.now;
-  const max = o.maxRetries !== undefined ? o.maxRetries : (task.retry?.maxRetries ?? DEFAULT_MAX_RETRIES);
-  if (max !== null && msg.retries + 1 > max) {
-    if (o.exc !== undefined) throw coerceError(o.exc);
-    throw new MaxRetriesExceededError(`Can't retry ${msg.task}[${msg.id}] args:${msg.argsrepr} kwargs:${msg.kwargsrepr}`);
-  }
-  const countdown = o.eta ? Math.max(0, (o.eta.getTime() - now()) / 1000) : (o.countdown ?? task.retry?.defaultRetryDelay ?? DEFAULT_RETRY_DELAY);
-  const next = buildRetryMessage(msg, { etaMs: now() + countdown * 1000, args: o.args, kwargs: o.kwargs });
-  const route = delivery.exchange === '' ? { queue: delivery.routingKey } : { exchange: delivery.exchange, routingKey: delivery.routingKey };
-  try {
-    await publisher.send(next, route);
-  } catch (err) {
-    throw new RetryUnpublishableError(`retry of ${msg.task}[${msg.id}] could not be published: ${coerceError(err).message}`, { cause: err });
-  }
-  const excText = o.exc !== undefined ? pyRepr(coerceError(o.exc).message) : '';
-  throw new RetryTaskError(`Retry in ${countdown}s${excText ? `: ${excText}` : ''}`, o.exc, countdown);
 }
 
 /** Never wait: this task again, with `attempt + 1`, after `options.after` seconds, through the broker. */

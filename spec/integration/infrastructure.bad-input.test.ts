@@ -7,12 +7,15 @@
 import type { SmarterDeps } from '../../tasks/deps.js';
 import { smarterTasks } from '../../tasks/index.js';
 import { mailFailures } from '../../tasks/llmclient/mail.js';
-import { TASK } from '../../tasks/llmclient/names.js';
+import { deployDefaultApi } from '../../tasks/llmclient/deploy-default-api.js';
+import { destroyDomainARecord } from '../../tasks/llmclient/destroy-domain-a-record.js';
+import { registerCustomDomain } from '../../tasks/llmclient/register-custom-domain.js';
 import { REDIS_URL, uniqueName, waitFor } from '../support/amqp.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type World, startWorld } from '../support/infra-world.js';
 import { ResultReader } from '../support/results.js';
+import { nameOf } from '../support/task-names.js';
 
 const API = 'alpha.api.platform.example.com';
 const NS = 'example-platform-alpha';
@@ -61,12 +64,12 @@ const tls = async (id: number) => (await t.db.select('SELECT tls_certificate_iss
 
 // deploy_default_api.py: "LLMClient %s not found. Nothing to do, returning."
 test('an unknown LLMClient: SUCCESS, None, as Smarter', async () => {
-  expect(await call(TASK.deployDefaultApi, { llmclient_id: 987654321 })).toMatchObject({ status: 'SUCCESS', type: '' });
+  expect(await call(nameOf(deployDefaultApi), { llmclient_id: 987654321 })).toMatchObject({ status: 'SUCCESS', type: '' });
 });
 
 test('a malformed domain: FAILURE SmarterValueError naming the argument', async () => {
   const ids = await seed(t.db);
-  expect(await call(TASK.registerCustomDomain, { account_id: ids.accountId, domain_name: 'bad..domain' })).toEqual({
+  expect(await call(nameOf(registerCustomDomain), { account_id: ids.accountId, domain_name: 'bad..domain' })).toEqual({
     status: 'FAILURE',
     type: 'SmarterValueError',
     message: 'register_custom_domain domain_name: "bad..domain" is not a valid domain name',
@@ -75,12 +78,12 @@ test('a malformed domain: FAILURE SmarterValueError naming the argument', async 
 
 // destroy_domain_a_record.py: "DNS zone not found for %s. Nothing to do, returning."
 test('a hosted zone that does not exist: SUCCESS, nothing to delete, as Smarter', async () => {
-  expect(await call(TASK.destroyDomainARecord, { hostname: 'x.nozone.example.org', api_host_domain: 'nozone.example.org' })).toMatchObject({ status: 'SUCCESS', type: '' });
+  expect(await call(nameOf(destroyDomainARecord), { hostname: 'x.nozone.example.org', api_host_domain: 'nozone.example.org' })).toMatchObject({ status: 'SUCCESS', type: '' });
 });
 
 test('AWS throttling twice, then success: the SDK retries and the task succeeds', async () => {
   world.aws.failNext(2, 'Throttling');
-  expect((await call(TASK.destroyDomainARecord, { hostname: `gone.${API}`, api_host_domain: API })).status).toBe('SUCCESS');
+  expect((await call(nameOf(destroyDomainARecord), { hostname: `gone.${API}`, api_host_domain: API })).status).toBe('SUCCESS');
   expect(world.aws.faulted).toHaveLength(2);
 });
 
@@ -88,7 +91,7 @@ test('AWS 403: FAILURE naming Route 53, the verb and the resource, not retried',
   const l = await llmclient();
   const before = world.aws.forwarded.length + world.aws.faulted.length;
   world.aws.failNext(1, 'AccessDenied');
-  const r = await call(TASK.deployDefaultApi, { llmclient_id: l.id });
+  const r = await call(nameOf(deployDefaultApi), { llmclient_id: l.id });
   expect(r).toMatchObject({ status: 'FAILURE', type: 'CloudError' });
   expect(r.message).toMatch(new RegExp(`^route53 \\S.* ${API.replace(/\./g, '\\.')}.*: AccessDenied: AccessDenied.*not authorized to perform: route53:`));
   // One request, refused: no autoretry sent it again.
@@ -102,7 +105,7 @@ test.each([
 ] as const)('Kubernetes %i on the Ingress: SUCCESS, TLS Failed, no retry and no e-mail, as Smarter (%s)', async (status, _kind) => {
   const l = await llmclient();
   world.kube.failNext({ status, method: 'PATCH' });
-  const r = await call(TASK.deployDefaultApi, { llmclient_id: l.id });
+  const r = await call(nameOf(deployDefaultApi), { llmclient_id: l.id });
   expect(r).toMatchObject({ status: 'SUCCESS', type: '' });
   expect(await tls(l.id)).toBe('Failed');
   await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -115,7 +118,7 @@ test('SMTP down: the deployment still completes; the lost e-mail is logged and c
   await world.smtp.goDown();
   const count = async () => (await mailFailures.get()).values.reduce((n, v) => n + v.value, 0);
   const before = await count();
-  expect((await call(TASK.deployDefaultApi, { llmclient_id: l.id })).status).toBe('SUCCESS');
+  expect((await call(nameOf(deployDefaultApi), { llmclient_id: l.id })).status).toBe('SUCCESS');
   // The Ingress is applied and its Certificate made: cert-manager issues it before the first check.
   world.issueTls(l.host);
   await waitFor(async () => (await t.db.select("SELECT 1 FROM llmclient_llmclient WHERE id = ? AND deployed = 1 AND dns_verification_status = 'Verified'", [l.id])).length === 1, 30_000, 200);

@@ -5,28 +5,27 @@
  * register_custom_domain and deploy_default_api reach them here.
  */
 import { InfrastructureLedger, LEDGER_PROVIDER } from '../../tasks/infrastructure/ledger.js';
-import { type InfraDeps, infraEnv } from '../../tasks/llmclient/env.js';
 import { llmclientTasks } from '../../tasks/llmclient/index.js';
-import { TASK } from '../../tasks/llmclient/names.js';
-import { INFRASTRUCTURE_DEFAULTS } from '../../tasks/llmclient/settings.js';
-import { taskEnv } from '../../tasks/index.js';
+import { createCustomDomainDnsRecord } from '../../tasks/llmclient/create-custom-domain-dns-record.js';
+import { deployDefaultApi } from '../../tasks/llmclient/deploy-default-api.js';
+import { destroyDomainARecord } from '../../tasks/llmclient/destroy-domain-a-record.js';
+import { registerCustomDomain } from '../../tasks/llmclient/register-custom-domain.js';
+import { type SmarterDeps, taskEnv } from '../../tasks/deps.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { insertRow } from '../support/django-rows.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { recordingLogger } from '../support/logs.js';
+import { nameOf } from '../support/task-names.js';
 
-const env = infraEnv(
-  taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true }),
-  { ...INFRASTRUCTURE_DEFAULTS, environment: 'alpha', rootDomain: 'example.com' },
-);
+const env = taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com' });
 const API = env.llmclientApiDomain;
 
 let t: TestDatabase;
 let ids: Awaited<ReturnType<typeof seed>>;
 let cloud: FakeCloud;
 let ledger: InfrastructureLedger;
-let runner: CheckRunner<InfraDeps>;
+let runner: CheckRunner<SmarterDeps>;
 const logs = recordingLogger();
 
 beforeAll(async () => {
@@ -60,7 +59,7 @@ describe('the moments the DNS and certificate services signal', () => {
   const domain = () => `bots${ids.accountId}.example.net`;
 
   test('register_custom_domain records its billable hosted zone, its certificate and its validation record, once', async () => {
-    runner.send(TASK.registerCustomDomain, { account_id: ids.accountId, domain_name: domain() });
+    runner.send(nameOf(registerCustomDomain), { account_id: ids.accountId, domain_name: domain() });
     expect((await runner.runOne(runner.pending.shift()!))?.result).toBe(true);
     const zone = [...cloud.zones.values()].find((z) => z.name === domain())!;
     const cert = cloud.certificates.find((c) => c.domain === domain())!;
@@ -83,13 +82,13 @@ describe('the moments the DNS and certificate services signal', () => {
 
     // Registered again (the zone and certificate exist, the validation record already points there): no new row.
     runner.pending.length = 0;
-    runner.send(TASK.registerCustomDomain, { account_id: ids.accountId, domain_name: domain() });
+    runner.send(nameOf(registerCustomDomain), { account_id: ids.accountId, domain_name: domain() });
     await runner.runOne(runner.pending.shift()!);
     expect(await rows()).toEqual(expected);
   });
 
   test('deploy_default_api records the A record it writes for the LLMClient\'s host, in the API domain\'s zone', async () => {
-    runner.send(TASK.deployDefaultApi, { llmclient_id: ids.llmclientId });
+    runner.send(nameOf(deployDefaultApi), { llmclient_id: ids.llmclientId });
     await runner.runOne(runner.pending.shift()!);
     const apiZone = [...cloud.zones.values()].find((z) => z.name === API)!;
     const records = (await rows()).filter((r) => r.resource_type === 'dns.record');
@@ -106,10 +105,10 @@ describe('the moments the DNS and certificate services signal', () => {
     const host = `gone${ids.accountId}.${API}`;
     cloud.setRecord(apiZone.id, { name: host, type: 'A', ttl: 300, values: ['192.0.2.10'] });
     await ledger.recordCreated(apiZone.id, host, 'A');
-    runner.send(TASK.destroyDomainARecord, { hostname: host, api_host_domain: API });
+    runner.send(nameOf(destroyDomainARecord), { hostname: host, api_host_domain: API });
     await runner.runOne(runner.pending.shift()!);
     expect((await rows()).map((r) => [r.resource_name, r.status])).toEqual([[`${host} A`, 'destroyed']]);
-    runner.send(TASK.destroyDomainARecord, { hostname: host, api_host_domain: API });
+    runner.send(nameOf(destroyDomainARecord), { hostname: host, api_host_domain: API });
     await runner.runOne(runner.pending.shift()!);
     expect(await rows()).toHaveLength(1);
   });
@@ -125,7 +124,7 @@ describe('the moments the DNS and certificate services signal', () => {
       verification_status: 'Verified',
       verification_message: '',
     });
-    runner.send(TASK.createCustomDomainDnsRecord, { llmclient_custom_domain_id: cd, record_name: `_sip._tcp.${domain()}`, record_type: 'SRV', record_value: '10 5 5060 sip.example.net', record_ttl: 600 });
+    runner.send(nameOf(createCustomDomainDnsRecord), { llmclient_custom_domain_id: cd, record_name: `_sip._tcp.${domain()}`, record_type: 'SRV', record_value: '10 5 5060 sip.example.net', record_ttl: 600 });
     const run = await runner.runOne(runner.pending.shift()!);
     expect(run?.error).toBeUndefined();
     expect((await rows()).map((x) => [x.resource_type, x.resource_name, x.resource_id, x.status])).toEqual([['dns.record', `_sip._tcp.${domain()} SRV`, zone.id, 'active']]);

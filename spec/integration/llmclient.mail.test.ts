@@ -7,29 +7,26 @@
  * in-memory FakeCloud: only the mail is real here.
  */
 import { CloudError, type Mailer } from '../../tasks/cloud/ports.js';
-import { type InfraDeps, infraEnv } from '../../tasks/llmclient/env.js';
 import { defaultHost } from '../../tasks/llmclient/hosts.js';
 import { llmclientTasks } from '../../tasks/llmclient/index.js';
 import { MAIL, sendEmail, sendToAccount } from '../../tasks/llmclient/mail.js';
-import { TASK } from '../../tasks/llmclient/names.js';
+import { deployDefaultApi } from '../../tasks/llmclient/deploy-default-api.js';
+import { verifyCustomDomain } from '../../tasks/llmclient/verify-custom-domain.js';
 import { findLlmclient } from '../../tasks/llmclient/rows.js';
-import { INFRASTRUCTURE_DEFAULTS } from '../../tasks/llmclient/settings.js';
 import { hashedId } from '../../tasks/llmclient/url.js';
-import { taskEnv } from '../../tasks/index.js';
+import { type SmarterDeps, taskEnv } from '../../tasks/deps.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { testCloud } from '../support/cloud.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { recordingLogger } from '../support/logs.js';
 import { type ReceivedMail, type SmtpStandIn, startSmtpServer } from '../support/smtp.js';
+import { nameOf } from '../support/task-names.js';
 
 const LB = ['192.0.2.10'];
 const ADMIN = 'admin@smarter.test';
 const SUPPORT = 'lpm0073@gmail.com';
-const env = infraEnv(
-  taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true }),
-  { ...INFRASTRUCTURE_DEFAULTS, environment: 'alpha', rootDomain: 'example.com' },
-);
+const env = taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com' });
 const tasks = llmclientTasks(env);
 // Derived as Smarter's settings derive them (`<env>.api.<platform subdomain>.<root>`).
 const API = env.llmclientApiDomain;
@@ -40,7 +37,7 @@ let smtp: SmtpStandIn;
 let mailer: Mailer;
 let ids: Awaited<ReturnType<typeof seed>>;
 let fake: FakeCloud;
-let runner: CheckRunner<InfraDeps>;
+let runner: CheckRunner<SmarterDeps>;
 
 beforeAll(async () => {
   t = await createTestDatabase('llc_mail');
@@ -77,7 +74,7 @@ async function deploy(kwargs: Record<string, unknown> = {}): Promise<void> {
   const h = await host();
   fake.issueTls(h, NS);
   fake.answer(h, 'A', { status: 'found', values: LB });
-  runner.send(TASK.deployDefaultApi, { llmclient_id: ids.llmclientId, ...kwargs });
+  runner.send(nameOf(deployDefaultApi), { llmclient_id: ids.llmclientId, ...kwargs });
   const runs = await runner.drain();
   expect(runs.map((r) => r.error)).toEqual(runs.map(() => undefined));
 }
@@ -160,7 +157,7 @@ describe('custom domain (verify_custom_domain.py: AccountContact.send_email_to_a
     const zone = await customDomain();
     fake.answer(domain(), 'NS', { status: 'found', values: [`${zone.nameServers[0]}.`] });
     fake.certificates.push({ arn: `arn:aws:acm:us-east-1:123456789012:certificate/${ids.accountId}`, domain: domain(), status: 'ISSUED', validationRecords: [] });
-    runner.send(TASK.verifyCustomDomain, { hosted_zone_id: zone.zoneId });
+    runner.send(nameOf(verifyCustomDomain), { hosted_zone_id: zone.zoneId });
     const [run] = await runner.drain();
     expect(run?.result).toBe(true);
     expect(smtp.messages.map((m) => [toHeader(m), [...m.to].sort()])).toEqual([
@@ -181,7 +178,7 @@ describe('custom domain (verify_custom_domain.py: AccountContact.send_email_to_a
   test('given up: Smarter\'s subject and body, with the blocker, the attempts and "24 hours" whatever the interval', async () => {
     await contact(mail('ada'), { primary: true });
     const zone = await customDomain();
-    runner.send(TASK.verifyCustomDomain, { hosted_zone_id: zone.zoneId, sleep_interval: 60, max_attempts: 2 });
+    runner.send(nameOf(verifyCustomDomain), { hosted_zone_id: zone.zoneId, sleep_interval: 60, max_attempts: 2 });
     const runs = await runner.drain();
     expect(runs.at(-1)?.result).toBe(false);
     const [row] = await t.db.select('SELECT verification_status, verification_message FROM llmclient_llmclientcustomdomain WHERE aws_hosted_zone_id = ?', [zone.zoneId]);

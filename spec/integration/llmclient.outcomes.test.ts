@@ -4,22 +4,24 @@
  * which `destroy_domain_A_record.py` logs as "Nothing to do" so that `delete_default_api.py` and
  * `undeploy_default_api.py`, which call it synchronously, go on.
  */
-import { type InfraDeps, infraEnv } from '../../tasks/llmclient/env.js';
 import { defaultHost } from '../../tasks/llmclient/hosts.js';
 import { llmclientTasks } from '../../tasks/llmclient/index.js';
-import { TASK } from '../../tasks/llmclient/names.js';
+import { continueDefaultApiDeployment } from '../../tasks/llmclient/continue-default-api-deployment.js';
+import { deleteDefaultApi } from '../../tasks/llmclient/delete-default-api.js';
+import { deployCustomApi } from '../../tasks/llmclient/deploy-custom-api.js';
+import { deployDefaultApi } from '../../tasks/llmclient/deploy-default-api.js';
+import { destroyDomainARecord } from '../../tasks/llmclient/destroy-domain-a-record.js';
+import { undeployDefaultApi } from '../../tasks/llmclient/undeploy-default-api.js';
+import { verifyCustomDomain } from '../../tasks/llmclient/verify-custom-domain.js';
 import { findLlmclient } from '../../tasks/llmclient/rows.js';
-import { INFRASTRUCTURE_DEFAULTS } from '../../tasks/llmclient/settings.js';
-import { taskEnv } from '../../tasks/index.js';
+import { type SmarterDeps, taskEnv } from '../../tasks/deps.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
+import { nameOf } from '../support/task-names.js';
 
-const env = infraEnv(
-  taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true }),
-  { ...INFRASTRUCTURE_DEFAULTS, environment: 'alpha', rootDomain: 'example.com' },
-);
+const env = taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com' });
 // As Smarter's settings derive them (`<env>.api.<platform subdomain>.<root>`).
 const API = env.apiDomain;
 const NS = env.namespace;
@@ -31,7 +33,7 @@ let t: TestDatabase;
 let ids: Awaited<ReturnType<typeof seed>>;
 let fake: FakeCloud;
 let lines: LogLine[];
-let runner: CheckRunner<InfraDeps>;
+let runner: CheckRunner<SmarterDeps>;
 
 beforeAll(async () => {
   t = await createTestDatabase('llc_outcome');
@@ -50,10 +52,10 @@ beforeEach(async () => {
 const at = (level: string) => lines.filter((l) => l.level === level).map((l) => l.message);
 
 test.each([
-  [TASK.deployDefaultApi, 'error', 'deploy_default_api() LLMClient 987654321 not found (llmclient_llmclient). Nothing to do, returning.'],
-  [TASK.continueDefaultApiDeployment, 'error', 'continue_default_api_deployment() LLMClient 987654321 not found (llmclient_llmclient). Nothing to do, returning.'],
-  [TASK.undeployDefaultApi, 'error', 'undeploy_default_api() LLMClient 987654321 not found (llmclient_llmclient).'],
-  [TASK.deployCustomApi, 'warn', 'deploy_custom_api() LLMClient 987654321 not found (llmclient_llmclient). Nothing to do.'],
+  [nameOf(deployDefaultApi), 'error', 'deploy_default_api() LLMClient 987654321 not found (llmclient_llmclient). Nothing to do, returning.'],
+  [nameOf(continueDefaultApiDeployment), 'error', 'continue_default_api_deployment() LLMClient 987654321 not found (llmclient_llmclient). Nothing to do, returning.'],
+  [nameOf(undeployDefaultApi), 'error', 'undeploy_default_api() LLMClient 987654321 not found (llmclient_llmclient).'],
+  [nameOf(deployCustomApi), 'warn', 'deploy_custom_api() LLMClient 987654321 not found (llmclient_llmclient). Nothing to do.'],
 ])('%s of an LLMClient that does not exist: logged, None, nothing else done', async (name, level, message) => {
   runner.send(name, { llmclient_id: 987654321 });
   const runs = await runner.drain();
@@ -64,7 +66,7 @@ test.each([
 
 describe('the API domain\'s zone is missing', () => {
   test('destroy_domain_A_record: logged, success', async () => {
-    runner.send(TASK.destroyDomainARecord, { hostname: `x.${API}`, api_host_domain: API });
+    runner.send(nameOf(destroyDomainARecord), { hostname: `x.${API}`, api_host_domain: API });
     const runs = await runner.drain();
     expect(runs.map((r) => [r.result, r.error])).toEqual([[null, undefined]]);
     expect(at('error')).toEqual([`destroy_domain_A_record() DNS zone not found for ${API}. Nothing to do, returning.`]);
@@ -75,7 +77,7 @@ describe('the API domain\'s zone is missing', () => {
     const host = defaultHost(l, API);
     fake.issueTls(host, NS);
     await fake.deps.kube.apply({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: host, namespace: NS } });
-    runner.send(TASK.deleteDefaultApi, { name: l.name, api_url: `https://${host}/`, account_number: l.accountNumber });
+    runner.send(nameOf(deleteDefaultApi), { name: l.name, api_url: `https://${host}/`, account_number: l.accountNumber });
     const runs = await runner.drain();
     expect(runs.map((r) => [r.result, r.error])).toEqual([[null, undefined]]);
     expect(at('error')).toEqual([`destroy_domain_A_record() DNS zone not found for ${API}. Nothing to do, returning.`]);
@@ -84,7 +86,7 @@ describe('the API domain\'s zone is missing', () => {
 
   test('undeploy_default_api: logged, then the LLMClient is not deployed, Not Verified, all the same', async () => {
     await t.db.execute("UPDATE llmclient_llmclient SET deployed = 1, dns_verification_status = 'Verified' WHERE id = ?", [ids.llmclientId]);
-    runner.send(TASK.undeployDefaultApi, { llmclient_id: ids.llmclientId });
+    runner.send(nameOf(undeployDefaultApi), { llmclient_id: ids.llmclientId });
     const runs = await runner.drain();
     expect(runs.map((r) => [r.result, r.error])).toEqual([[null, undefined]]);
     expect((await t.db.select('SELECT deployed, dns_verification_status AS dns FROM llmclient_llmclient WHERE id = ?', [ids.llmclientId]))[0]).toEqual({ deployed: 0, dns: 'Not Verified' });
@@ -94,7 +96,7 @@ describe('the API domain\'s zone is missing', () => {
 describe('the cloud is not ready (utils.is_taskable)', () => {
   test('deploy_default_api: the gate answers first: None, logged at info, nothing called', async () => {
     fake.ready = false;
-    runner.send(TASK.deployDefaultApi, { llmclient_id: ids.llmclientId });
+    runner.send(nameOf(deployDefaultApi), { llmclient_id: ids.llmclientId });
     const runs = await runner.drain();
     expect(runs.map((r) => [r.result, r.error])).toEqual([[null, undefined]]);
     expect(at('info')).toEqual(['is_taskable() the cloud provider is not ready. Request is not taskable.']);
@@ -107,9 +109,9 @@ describe('the cloud is not ready (utils.is_taskable)', () => {
       "INSERT INTO llmclient_llmclientcustomdomain (aws_hosted_zone_id, domain_name, name, description, version, annotations, user_profile_id, verification_status, verification_message, created_at, updated_at) VALUES ('', ?, 'u', '', '1.0.0', '[]', ?, 'Not Verified', '', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
       [`never${ids.accountId}.example.net`, ids.profileId],
     );
-    runner.send(TASK.verifyCustomDomain, { custom_domain_id: 987654321 });
-    runner.send(TASK.verifyCustomDomain, { custom_domain_id: insertId });
-    runner.send(TASK.verifyCustomDomain, { hosted_zone_id: 'Z0000000000000000000' });
+    runner.send(nameOf(verifyCustomDomain), { custom_domain_id: 987654321 });
+    runner.send(nameOf(verifyCustomDomain), { custom_domain_id: insertId });
+    runner.send(nameOf(verifyCustomDomain), { hosted_zone_id: 'Z0000000000000000000' });
     const runs = await runner.drain();
     expect(runs.map((r) => [r.result, r.error])).toEqual([[false, undefined], [false, undefined], [false, undefined]]);
     expect((await t.db.select('SELECT verification_status AS s FROM llmclient_llmclientcustomdomain WHERE id = ?', [insertId]))[0]?.s).toBe('Failed');

@@ -7,7 +7,17 @@
  */
 import type { SmarterDeps } from '../../tasks/deps.js';
 import { smarterTasks } from '../../tasks/index.js';
-import { TASK } from '../../tasks/llmclient/names.js';
+import { continueDefaultApiDeployment } from '../../tasks/llmclient/continue-default-api-deployment.js';
+import { createCustomDomainDnsRecord } from '../../tasks/llmclient/create-custom-domain-dns-record.js';
+import { deleteDefaultApi } from '../../tasks/llmclient/delete-default-api.js';
+import { deployCustomApi } from '../../tasks/llmclient/deploy-custom-api.js';
+import { deployDefaultApi } from '../../tasks/llmclient/deploy-default-api.js';
+import { destroyDomainARecord } from '../../tasks/llmclient/destroy-domain-a-record.js';
+import { registerCustomDomain } from '../../tasks/llmclient/register-custom-domain.js';
+import { undeployDefaultApi } from '../../tasks/llmclient/undeploy-default-api.js';
+import { verifyCertificate } from '../../tasks/llmclient/verify-certificate.js';
+import { verifyCustomDomain } from '../../tasks/llmclient/verify-custom-domain.js';
+import { verifyDomain } from '../../tasks/llmclient/verify-domain.js';
 import { REDIS_URL, uniqueName, withChannel } from '../support/amqp.js';
 import { startFaultProxy, type FaultProxy } from '../support/aws-faults.js';
 import { testCloud } from '../support/cloud.js';
@@ -15,6 +25,7 @@ import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type Moto, startMoto } from '../support/moto.js';
 import { ResultReader } from '../support/results.js';
+import { nameOf } from '../support/task-names.js';
 
 const API = 'alpha.api.example.com';
 /** Every variable from which the AWS SDK or Smarter could take credentials. */
@@ -81,17 +92,17 @@ test('without AWS credentials every LLMClient task succeeds at once with Smarter
   const [a] = await t.db.select('SELECT account_number FROM account_account WHERE id = ?', [ids.accountId]);
   const host = `bot.${String(a?.account_number)}.${API}`;
   const cases: Array<[string, Record<string, unknown>, unknown]> = [
-    [TASK.deployDefaultApi, { llmclient_id: ids.llmclientId }, null],
-    [TASK.continueDefaultApiDeployment, { llmclient_id: ids.llmclientId, stage: 'certificate' }, null],
-    [TASK.verifyDomain, { domain_name: host, llmclient_id: ids.llmclientId }, false],
-    [TASK.verifyCustomDomain, { hosted_zone_id: 'Z0000000000000000000' }, false],
-    [TASK.registerCustomDomain, { account_id: ids.accountId, domain_name: 'customer.example.org' }, false],
-    [TASK.deployCustomApi, { llmclient_id: ids.llmclientId }, null],
-    [TASK.createCustomDomainDnsRecord, { llmclient_custom_domain_id: 1, record_name: 'www.customer.example.org', record_type: 'A', record_value: '192.0.2.1' }, null],
-    [TASK.deleteDefaultApi, { name: 'bot', api_url: `https://${host}/`, account_number: String(a?.account_number) }, null],
-    [TASK.destroyDomainARecord, { hostname: host, api_host_domain: API }, null],
-    [TASK.undeployDefaultApi, { llmclient_id: ids.llmclientId }, null],
-    [TASK.verifyCertificate, { certificate_arn: 'arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-0000-0000-000000000000' }, null],
+    [nameOf(deployDefaultApi), { llmclient_id: ids.llmclientId }, null],
+    [nameOf(continueDefaultApiDeployment), { llmclient_id: ids.llmclientId, stage: 'certificate' }, null],
+    [nameOf(verifyDomain), { domain_name: host, llmclient_id: ids.llmclientId }, false],
+    [nameOf(verifyCustomDomain), { hosted_zone_id: 'Z0000000000000000000' }, false],
+    [nameOf(registerCustomDomain), { account_id: ids.accountId, domain_name: 'customer.example.org' }, false],
+    [nameOf(deployCustomApi), { llmclient_id: ids.llmclientId }, null],
+    [nameOf(createCustomDomainDnsRecord), { llmclient_custom_domain_id: 1, record_name: 'www.customer.example.org', record_type: 'A', record_value: '192.0.2.1' }, null],
+    [nameOf(deleteDefaultApi), { name: 'bot', api_url: `https://${host}/`, account_number: String(a?.account_number) }, null],
+    [nameOf(destroyDomainARecord), { hostname: host, api_host_domain: API }, null],
+    [nameOf(undeployDefaultApi), { llmclient_id: ids.llmclientId }, null],
+    [nameOf(verifyCertificate), { certificate_arn: 'arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-0000-0000-000000000000' }, null],
   ];
   const before = await t.db.select('SELECT deployed, dns_verification_status, tls_certificate_issuance_status, updated_at FROM llmclient_llmclient WHERE id = ?', [ids.llmclientId]);
   for (const [name, kwargs, expected] of cases) {
@@ -111,8 +122,8 @@ test('with credentials, the same worker asks STS once, then does the work', asyn
   const zone = await testCloud().route53.getOrCreateZone(API);
   expect(zone.name).toBe(API);
   const seen = aws.forwarded.length;
-  expect(await call(TASK.destroyDomainARecord, { hostname: host, api_host_domain: API })).toEqual({ status: 'SUCCESS', result: null });
-  expect(await call(TASK.destroyDomainARecord, { hostname: host, api_host_domain: API })).toEqual({ status: 'SUCCESS', result: null });
+  expect(await call(nameOf(destroyDomainARecord), { hostname: host, api_host_domain: API })).toEqual({ status: 'SUCCESS', result: null });
+  expect(await call(nameOf(destroyDomainARecord), { hostname: host, api_host_domain: API })).toEqual({ status: 'SUCCESS', result: null });
   const sts = aws.forwarded.slice(seen).filter((a) => a === 'POST /');
   expect(sts).toHaveLength(1);
   expect(aws.forwarded.slice(seen).some((a) => a.includes('hostedzonesbyname'))).toBe(true);

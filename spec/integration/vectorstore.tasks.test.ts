@@ -15,11 +15,16 @@ import { HttpEmbeddings } from '../../tasks/cloud/embeddings.js';
 import { SdkPineconeProjects } from '../../tasks/cloud/pinecone.js';
 import { CloudError, type CloudDeps } from '../../tasks/cloud/ports.js';
 import { QdrantDatabases } from '../../tasks/cloud/vectordb.js';
-import type { SmarterDeps } from '../../tasks/deps.js';
+import { type SmarterDeps, type TaskEnv, taskEnv } from '../../tasks/deps.js';
 import { chunkId } from '../../tasks/vectorstore/chunk-ids.js';
-import { NO_OVERRIDES, type VectorstoreEnv, type VectorstoreOverrides } from '../../tasks/vectorstore/env.js';
+import { NO_OVERRIDES, type VectorstoreOverrides } from '../../tasks/vectorstore/env.js';
 import { vectorstoreTasks } from '../../tasks/vectorstore/index.js';
-import { TASK } from '../../tasks/vectorstore/names.js';
+import { deleteVectorstoreDocument } from '../../tasks/vectorstore/delete-vectorstore-document.js';
+import { loadVectorstoreDocument } from '../../tasks/vectorstore/load-vectorstore-document.js';
+import { maintainVectorstores } from '../../tasks/vectorstore/maintain-vectorstores.js';
+import { reconcileVectorstores } from '../../tasks/vectorstore/reconcile-vectorstores.js';
+import { snapshotVectorstore } from '../../tasks/vectorstore/snapshot-vectorstore.js';
+import { SMARTER_CATALOG } from '../../tasks/catalog.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { insertRow } from '../support/django-rows.js';
 import { type EmbeddingsStandIn, startEmbeddingsStandIn, vectorOf } from '../support/embeddings-standin.js';
@@ -28,20 +33,16 @@ import { type PineconeStandIn, startPineconeStandIn } from '../support/pinecone-
 import { type QdrantStandIn, startQdrantStandIn } from '../support/qdrant-standin.js';
 import { fernetKey, insertSecret } from '../support/secrets.js';
 import { testContext } from '../support/task-context.js';
+import { nameOf } from '../support/task-names.js';
 
 const OP = 'default_celery_task_queue';
 const INFRA = 'infrastructure_celery_task_queue';
 const NS = 'smarter-platform-alpha';
 const DIM = 8;
 const KEY = fernetKey();
-const envWith = (overrides: VectorstoreOverrides = NO_OVERRIDES, fernetEncryptionKey = KEY): VectorstoreEnv => ({
-  operationalQueue: OP,
-  infrastructureQueue: INFRA,
-  namespace: NS,
-  platformName: 'smarter',
-  fernetEncryptionKey,
-  overrides,
-});
+// Namespace `smarter-platform-alpha` and platform name `smarter`, as Smarter derives them from these settings.
+const envWith = (overrides: VectorstoreOverrides = NO_OVERRIDES, fernetEncryptionKey = KEY): TaskEnv =>
+  taskEnv({ operationalQueue: OP, infrastructureQueue: INFRA, maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'smarter.sh', fernetEncryptionKey, ...overrides });
 let tasks = vectorstoreTasks(envWith());
 
 let t: TestDatabase;
@@ -200,17 +201,17 @@ const words = (n: number, tag = 'w') => Array.from({ length: n }, (_, i) => `${t
 describe('registry', () => {
   test("the five tasks answer under Smarter's names and queues, take their argument positionally, and none autoretries", () => {
     const by = (n: string) => tasks.find((x) => x.name === n);
-    expect(tasks.map((x) => x.name).sort()).toEqual(Object.values(TASK).sort());
-    expect([by(TASK.loadDocument)?.queue, by(TASK.deleteDocument)?.queue]).toEqual([OP, OP]);
-    expect([by(TASK.snapshot)?.queue, by(TASK.reconcile)?.queue, by(TASK.maintain)?.queue]).toEqual([INFRA, INFRA, INFRA]);
-    expect(by(TASK.loadDocument)?.argNames).toEqual(['document_id']);
-    expect(by(TASK.deleteDocument)?.argNames).toEqual(['document_id']);
-    expect(by(TASK.snapshot)?.argNames).toEqual(['vectorstore_id']);
+    expect(tasks.map((x) => x.name).sort()).toEqual([...SMARTER_CATALOG.keys()].filter((n) => n.startsWith('smarter.apps.vectorstore.')).sort());
+    expect([by(nameOf(loadVectorstoreDocument))?.queue, by(nameOf(deleteVectorstoreDocument))?.queue]).toEqual([OP, OP]);
+    expect([by(nameOf(snapshotVectorstore))?.queue, by(nameOf(reconcileVectorstores))?.queue, by(nameOf(maintainVectorstores))?.queue]).toEqual([INFRA, INFRA, INFRA]);
+    expect(by(nameOf(loadVectorstoreDocument))?.argNames).toEqual(['document_id']);
+    expect(by(nameOf(deleteVectorstoreDocument))?.argNames).toEqual(['document_id']);
+    expect(by(nameOf(snapshotVectorstore))?.argNames).toEqual(['vectorstore_id']);
     for (const x of tasks) expect(x.retry?.autoretryFor).toBeUndefined();
   });
 
   test('a document id that is not an integer is a clear argument error, not a crash', () => {
-    const load = tasks.find((x) => x.name === TASK.loadDocument) as AnyTask<SmarterDeps>;
+    const load = tasks.find((x) => x.name === nameOf(loadVectorstoreDocument)) as AnyTask<SmarterDeps>;
     expect(() => bindArguments(load, ['seven'], {})).toThrow(/document_id/);
     expect(() => bindArguments(load, [], {})).toThrow(/document_id/);
   });
@@ -219,7 +220,7 @@ describe('registry', () => {
 describe('reconcile_vectorstores', () => {
   test('creates a missing collection (dimension, metric, document_id index) and records ready with its statistics', async () => {
     const v = await vectorstore({ status: 'provisioning', withCollection: false });
-    const out = (await run(TASK.reconcile)) as Record<string, string>;
+    const out = (await run(nameOf(reconcileVectorstores))) as Record<string, string>;
     expect(out[`${v.name} (qdrant, managed)`]).toBe('ready');
     const c = qdrant.collections.get(v.collection);
     expect(c).toMatchObject({ size: DIM, distance: 'Cosine' });
@@ -233,7 +234,7 @@ describe('reconcile_vectorstores', () => {
   test('a self-hosted server is provisioning until its StatefulSet has a ready replica, naming why, then ready', async () => {
     const v = await vectorstore({ status: 'provisioning', hosting: 'self_hosted', withCollection: false });
     const key = `${v.name} (qdrant, self_hosted)`;
-    expect(((await run(TASK.reconcile)) as Record<string, string>)[key]).toBe('provisioning');
+    expect(((await run(nameOf(reconcileVectorstores))) as Record<string, string>)[key]).toBe('provisioning');
     expect(await vsRow(v.id)).toMatchObject({ status: 'provisioning', status_message: 'The Qdrant server does not exist.' });
 
     const sts = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: `vectorstore-${v.id}`, namespace: NS }, status: { readyReplicas: 0 } };
@@ -244,33 +245,33 @@ describe('reconcile_vectorstores', () => {
       metadata: { name: `vectorstore-${v.id}-0`, namespace: NS, labels: { 'smarter.sh/vectorstore': `vectorstore-${v.id}` } },
       status: { containerStatuses: [{ state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "qdrant/qdrant:v1.19.1-unprivileged"' } } }] },
     });
-    await run(TASK.reconcile);
+    await run(nameOf(reconcileVectorstores));
     expect(await vsRow(v.id)).toMatchObject({ status: 'provisioning', status_message: 'ImagePullBackOff: Back-off pulling image "qdrant/qdrant:v1.19.1-unprivileged"' });
     expect(qdrant.collections.has(v.collection)).toBe(false);
 
     await fake.deps.kube.apply({ ...sts, status: { readyReplicas: 1 } });
-    expect(((await run(TASK.reconcile)) as Record<string, string>)[key]).toBe('ready');
+    expect(((await run(nameOf(reconcileVectorstores))) as Record<string, string>)[key]).toBe('ready');
     expect(qdrant.collections.has(v.collection)).toBe(true);
   });
 
   test('an unreachable server or a wrong API key is recorded as failed, naming the service, verb, collection and cause', async () => {
     const down = await vectorstore({ status: 'ready', connection: await apiConnection(closedUrl, 'qdrant-key'), withCollection: false });
     const keyed = await vectorstore({ status: 'ready', connection: await apiConnection(qdrant.url, 'wrong-key') });
-    await run(TASK.reconcile);
+    await run(nameOf(reconcileVectorstores));
     const a = await vsRow(down.id);
     expect(a?.status).toBe('failed');
     expect(a?.status_message).toMatch(new RegExp(`^vectordb get collection ${down.collection}: Unavailable: .*ECONNREFUSED`));
     expect(await vsRow(keyed.id)).toMatchObject({ status: 'failed', status_message: `vectordb get collection ${keyed.collection}: AccessDenied: Invalid API key or JWT` });
     // failed, deployed vectorstores are reconciled again, and recover
     await t.db.execute('UPDATE vectorstore_vectorstoremeta SET connection_id = ? WHERE id = ?', [shared.qdrantConnection, keyed.id]);
-    await run(TASK.reconcile);
+    await run(nameOf(reconcileVectorstores));
     expect((await vsRow(keyed.id))?.status).toBe('ready');
   });
 
   test('a managed database without an ApiConnection URL is failed, in Smarter\'s words; an unknown backend too', async () => {
     const none = await vectorstore({ status: 'provisioning', connection: null, withCollection: false });
     const odd = await vectorstore({ status: 'provisioning', backend: 'weaviate', withCollection: false });
-    const out = (await run(TASK.reconcile)) as Record<string, string>;
+    const out = (await run(nameOf(reconcileVectorstores))) as Record<string, string>;
     expect(out[`${none.name} (qdrant, managed)`]).toBe('failed');
     expect(await vsRow(none.id)).toMatchObject({ status: 'failed', status_message: `Vectorstore ${none.name} has no ApiConnection URL.` });
     expect(await vsRow(odd.id)).toMatchObject({ status: 'failed', status_message: 'Unsupported vectorstore backend: weaviate' });
@@ -278,7 +279,7 @@ describe('reconcile_vectorstores', () => {
 
   test('a Pinecone index is created as Smarter creates it (serverless, its spec.pinecone, protection, tags), then ready with its statistics', async () => {
     const v = await vectorstore({ backend: 'pinecone', status: 'provisioning', withCollection: false, deletionProtection: true, spec: { pinecone: { cloud: 'gcp', region: 'europe-west4' } } });
-    const out = (await run(TASK.reconcile)) as Record<string, string>;
+    const out = (await run(nameOf(reconcileVectorstores))) as Record<string, string>;
     expect(out[`${v.name} (pinecone, managed)`]).toBe('ready');
     expect(pinecone.indexes.get(v.collection)).toMatchObject({ dimension: DIM, metric: 'cosine', cloud: 'gcp', region: 'europe-west4', deletionProtection: 'enabled', tags: { created_by: 'smarter', vectorstore: String(v.id) } });
     const row = await vsRow(v.id);
@@ -292,18 +293,18 @@ describe('reconcile_vectorstores', () => {
     const ix = pinecone.indexes.get(v.collection);
     if (ix) ix.status = { ready: false, state: 'Initializing' };
     const keyless = await vectorstore({ backend: 'pinecone', status: 'provisioning', connection: await apiConnection('https://api.pinecone.io', null), withCollection: false });
-    await run(TASK.reconcile);
+    await run(nameOf(reconcileVectorstores));
     expect(await vsRow(v.id)).toMatchObject({ status: 'provisioning', status_message: 'Pinecone is initializing the index.' });
     expect(await vsRow(keyless.id)).toMatchObject({ status: 'failed', status_message: `Pinecone is unreachable: Vectorstore ${keyless.name} has no ApiConnection with a Pinecone API key.` });
     if (ix) ix.status = { ready: true, state: 'Ready' };
-    await run(TASK.reconcile);
+    await run(nameOf(reconcileVectorstores));
     expect((await vsRow(v.id))?.status).toBe('ready');
   });
 
   test('vectorstores never deployed, or stopped, are not reconciled', async () => {
     const never = await vectorstore({ status: 'failed', deployed: false });
     const stopped = await vectorstore({ status: 'stopped' });
-    const out = (await run(TASK.reconcile)) as Record<string, string>;
+    const out = (await run(nameOf(reconcileVectorstores))) as Record<string, string>;
     expect(Object.keys(out)).not.toContain(`${never.name} (qdrant, managed)`);
     expect(Object.keys(out)).not.toContain(`${stopped.name} (qdrant, managed)`);
     expect((await vsRow(never.id))?.last_checked_at).toBeNull();
@@ -314,7 +315,7 @@ describe('load_vectorstore_document', () => {
   test('splits page by page, embeds in batches, and loads chunks with deterministic ids, text and metadata', async () => {
     const v = await vectorstore({ spec: { embeddings: { chunkSize: 100, chunkOverlap: 20, batchSize: 2 } } });
     const id = await documentRow(v.id, `${words(20, 'a')}\f${words(10, 'b')}`, { name: 'guide.pdf' });
-    const count = (await run(TASK.loadDocument, [id])) as number;
+    const count = (await run(nameOf(loadVectorstoreDocument), [id])) as number;
     expect(count).toBeGreaterThan(2);
     expect(await docRow(id)).toMatchObject({ status: 'loaded', status_message: '', chunk_count: count });
     expect((await docRow(id))?.loaded_at).not.toBeNull();
@@ -341,9 +342,9 @@ describe('load_vectorstore_document', () => {
   test('loading again with a larger chunkSize replaces the chunks and removes the ones beyond the new count', async () => {
     const v = await vectorstore({ spec: { embeddings: { chunkSize: 60, chunkOverlap: 10 } } });
     const id = await documentRow(v.id, words(40));
-    const before = (await run(TASK.loadDocument, [id])) as number;
+    const before = (await run(nameOf(loadVectorstoreDocument), [id])) as number;
     await t.db.execute('UPDATE vectorstore_vectorstoremeta SET spec = ? WHERE id = ?', [JSON.stringify({ embeddings: { chunkSize: 1000, chunkOverlap: 10 } }), v.id]);
-    expect(await run(TASK.loadDocument, [id])).toBe(1);
+    expect(await run(nameOf(loadVectorstoreDocument), [id])).toBe(1);
     expect(before).toBeGreaterThan(1);
     expect(points(v.collection).map((p) => p.id)).toEqual([chunkId(v.id, id, 0)]);
   });
@@ -351,20 +352,20 @@ describe('load_vectorstore_document', () => {
   test("a chunkOverlap of 0 means the default 200, as Smarter's `or` reads it, which LangChain refuses for a smaller chunkSize", async () => {
     const v = await vectorstore({ spec: { embeddings: { chunkSize: 60, chunkOverlap: 0 } } });
     const id = await documentRow(v.id, words(40));
-    expect(await run(TASK.loadDocument, [id])).toBeNull();
+    expect(await run(nameOf(loadVectorstoreDocument), [id])).toBeNull();
     expect(await docRow(id)).toMatchObject({ status: 'failed', status_message: 'Got a larger chunk overlap (200) than chunk size (60), should be smaller.' });
   });
 
   test('spec.embeddings.dimensions is sent to the embeddings API', async () => {
     const v = await vectorstore({ spec: { embeddings: { dimensions: DIM } } });
-    await run(TASK.loadDocument, [await documentRow(v.id, 'short text')]);
+    await run(nameOf(loadVectorstoreDocument), [await documentRow(v.id, 'short text')]);
     expect(api.calls[0]?.dimensions).toBe(DIM);
   });
 
   test('a vectorstore that is not ready: None, the document stays pending, nothing is embedded', async () => {
     const v = await vectorstore({ status: 'provisioning', withCollection: true });
     const id = await documentRow(v.id, 'some text');
-    expect(await run(TASK.loadDocument, [id])).toBeNull();
+    expect(await run(nameOf(loadVectorstoreDocument), [id])).toBeNull();
     expect((await docRow(id))?.status).toBe('pending');
     expect(api.calls).toEqual([]);
   });
@@ -377,7 +378,7 @@ describe('load_vectorstore_document', () => {
     const v = await vectorstore();
     const id = await documentRow(v.id, 'text to embed');
     api.failNext(status);
-    expect(await run(TASK.loadDocument, [id])).toBeNull();
+    expect(await run(nameOf(loadVectorstoreDocument), [id])).toBeNull();
     const d = await docRow(id);
     expect(d?.status).toBe('failed');
     expect(String(d?.status_message)).toMatch(message);
@@ -388,7 +389,7 @@ describe('load_vectorstore_document', () => {
     const v = await vectorstore();
     const id = await documentRow(v.id, 'text');
     qdrant.failNext({ status: 500, path: /^PUT \/collections\/[^/]+\/points$/ });
-    expect(await run(TASK.loadDocument, [id])).toBeNull();
+    expect(await run(nameOf(loadVectorstoreDocument), [id])).toBeNull();
     expect(await docRow(id)).toMatchObject({ status: 'failed', status_message: `vectordb upsert points ${v.collection}: Unavailable: Service internal error: injected by the stand-in` });
   });
 
@@ -396,22 +397,22 @@ describe('load_vectorstore_document', () => {
     const v = await vectorstore();
     qdrant.collections.set(v.collection, { size: 3, distance: 'Cosine', points: new Map(), snapshots: [], payloadSchema: {} });
     const id = await documentRow(v.id, 'text');
-    expect(await run(TASK.loadDocument, [id])).toBeNull();
+    expect(await run(nameOf(loadVectorstoreDocument), [id])).toBeNull();
     expect((await docRow(id))?.status_message).toBe(`vectordb upsert points ${v.collection}: Invalid: Wrong input: Vector dimension error: expected dim: 3, got ${DIM}`);
   });
 
   test('no text, no such document: None, and the document says why', async () => {
     const v = await vectorstore();
     const empty = await documentRow(v.id, '  \f \n ', { name: 'blank.pdf' });
-    expect(await run(TASK.loadDocument, [empty])).toBeNull();
+    expect(await run(nameOf(loadVectorstoreDocument), [empty])).toBeNull();
     expect(await docRow(empty)).toMatchObject({ status: 'failed', status_message: 'blank.pdf has no text to load.' });
-    expect(await run(TASK.loadDocument, [987654321])).toBeNull();
+    expect(await run(nameOf(loadVectorstoreDocument), [987654321])).toBeNull();
   });
 
   test("a Pinecone document: its chunks upserted to the index's default namespace with Smarter's ids, vectors and metadata (text in `text`)", async () => {
     const v = await vectorstore({ backend: 'pinecone', spec: { embeddings: { chunkSize: 100, chunkOverlap: 20, batchSize: 2 } } });
     const id = await documentRow(v.id, `${words(20, 'p')}\f${words(5, 'q')}`, { name: 'pine.pdf' });
-    const count = (await run(TASK.loadDocument, [id])) as number;
+    const count = (await run(nameOf(loadVectorstoreDocument), [id])) as number;
     expect(count).toBeGreaterThan(2);
     expect(await docRow(id)).toMatchObject({ status: 'loaded', status_message: '', chunk_count: count });
     expect([...(pinecone.indexes.get(v.collection)?.namespaces.keys() ?? [])]).toEqual(['']);
@@ -427,7 +428,7 @@ describe('load_vectorstore_document', () => {
     expect(api.calls.every((c) => c.authorization === 'Bearer sk-test-key-1234')).toBe(true);
     // loaded again with one chunk a page: the others are deleted by id
     await t.db.execute('UPDATE vectorstore_vectorstoremeta SET spec = ? WHERE id = ?', [JSON.stringify({ embeddings: { chunkSize: 1000, chunkOverlap: 10 } }), v.id]);
-    expect(await run(TASK.loadDocument, [id])).toBe(2);
+    expect(await run(nameOf(loadVectorstoreDocument), [id])).toBe(2);
     expect(records(v.collection).map((r) => r.id).sort()).toEqual([chunkId(v.id, id, 0), chunkId(v.id, id, 1)].sort());
   });
 
@@ -435,7 +436,7 @@ describe('load_vectorstore_document', () => {
     const v = await vectorstore({ backend: 'pinecone' });
     const id = await documentRow(v.id, 'text');
     await t.db.execute('UPDATE vectorstore_vectorstoredocument SET metadata = \'{"owner": null}\' WHERE id = ?', [id]);
-    expect(await run(TASK.loadDocument, [id])).toBeNull();
+    expect(await run(nameOf(loadVectorstoreDocument), [id])).toBeNull();
     expect(await docRow(id)).toMatchObject({ status: 'failed', status_message: `pinecone upsert vectors ${v.collection}: Invalid: Metadata value must be a string, number, boolean or list of strings, got 'null' for field 'owner'` });
   });
 });
@@ -454,8 +455,8 @@ describe("each vectorstore's own credentials", () => {
       second.collections.set(b.collection, { size: DIM, distance: 'Cosine', points: new Map(), snapshots: [], payloadSchema: {} });
       const da = await documentRow(a.id, 'first database');
       const db = await documentRow(b.id, 'second database');
-      expect(await run(TASK.loadDocument, [da])).toBe(1);
-      expect(await run(TASK.loadDocument, [db])).toBe(1);
+      expect(await run(nameOf(loadVectorstoreDocument), [da])).toBe(1);
+      expect(await run(nameOf(loadVectorstoreDocument), [db])).toBe(1);
       expect(points(a.collection).map((p) => p.id)).toEqual([chunkId(a.id, da, 0)]);
       expect([...(second.collections.get(b.collection)?.points.keys() ?? [])]).toEqual([chunkId(b.id, db, 0)]);
       expect(api.calls.map((c) => c.input)).toEqual([['first database']]);
@@ -472,28 +473,28 @@ describe("each vectorstore's own credentials", () => {
   test("a managed Qdrant is reached at its ApiConnection's base_url with its key; endpoint_url is not read", async () => {
     const v = await vectorstore();
     await t.db.execute('UPDATE vectorstore_vectorstoremeta SET endpoint_url = ? WHERE id = ?', [closedUrl, v.id]);
-    expect(await run(TASK.loadDocument, [await documentRow(v.id, 'managed')])).toBe(1);
+    expect(await run(nameOf(loadVectorstoreDocument), [await documentRow(v.id, 'managed')])).toBe(1);
     expect(points(v.collection)).toHaveLength(1);
   });
 
   test('a Provider without an API key or without a base URL, and a Secret the worker cannot decrypt, as Smarter words them', async () => {
     const keyless = await vectorstore({ provider: await provider(api.url, null) });
     const d1 = await documentRow(keyless.id, 'x');
-    expect(await run(TASK.loadDocument, [d1])).toBeNull();
+    expect(await run(nameOf(loadVectorstoreDocument), [d1])).toBeNull();
     expect(await docRow(d1)).toMatchObject({ status: 'failed', status_message: expect.stringMatching(/^Provider provider\d+ has no API key\.$/) as unknown });
     const none = await vectorstore({ provider: null });
     const d2 = await documentRow(none.id, 'x');
-    expect(await run(TASK.loadDocument, [d2])).toBeNull();
+    expect(await run(nameOf(loadVectorstoreDocument), [d2])).toBeNull();
     expect((await docRow(d2))?.status_message).toBe(`Vectorstore ${none.name} has no embeddings provider or model.`);
     // no base_url: OpenAI's API, which the loopback test cannot reach; the error names its URL
     const openai = await vectorstore({ provider: await provider(null, 'sk-test-key-1234') });
     const d3 = await documentRow(openai.id, 'x');
-    expect(await run(TASK.loadDocument, [d3], { db: t.db, cloud: { ...deps.cloud, embeddings: { embed: (endpoint) => Promise.reject(new Error(`would call ${endpoint.baseUrl}`)) } } })).toBeNull();
+    expect(await run(nameOf(loadVectorstoreDocument), [d3], { db: t.db, cloud: { ...deps.cloud, embeddings: { embed: (endpoint) => Promise.reject(new Error(`would call ${endpoint.baseUrl}`)) } } })).toBeNull();
     expect((await docRow(d3))?.status_message).toBe('would call https://api.openai.com/v1');
     tasks = vectorstoreTasks(envWith(NO_OVERRIDES, ''));
     const d4 = await documentRow(keyless.id, 'x');
     await t.db.execute('UPDATE vectorstore_vectorstoremeta SET embeddings_provider_id = ? WHERE id = ?', [shared.providerId, keyless.id]);
-    expect(await run(TASK.loadDocument, [d4])).toBeNull();
+    expect(await run(nameOf(loadVectorstoreDocument), [d4])).toBeNull();
     expect((await docRow(d4))?.status_message).toMatch(/^Secret secret\w+: Failed to decrypt the secret: FERNET_ENCRYPTION_KEY is not set on the worker$/);
   });
 
@@ -502,7 +503,7 @@ describe("each vectorstore's own credentials", () => {
     try {
       tasks = vectorstoreTasks(envWith({ qdrantApiKey: 'qdrant-key', embeddingsUrl: otherApi.url, embeddingsApiKey: 'sk-override-0000' }));
       const v = await vectorstore({ connection: await apiConnection(qdrant.url, 'stale-key'), provider: await provider(closedUrl, null) });
-      expect(await run(TASK.loadDocument, [await documentRow(v.id, 'overridden')])).toBe(1);
+      expect(await run(nameOf(loadVectorstoreDocument), [await documentRow(v.id, 'overridden')])).toBe(1);
       expect(otherApi.calls.map((c) => c.authorization)).toEqual(['Bearer sk-override-0000']);
       expect(points(v.collection)).toHaveLength(1);
     } finally {
@@ -516,13 +517,13 @@ describe('delete_vectorstore_document', () => {
     const v = await vectorstore({ spec: { embeddings: { chunkSize: 50, chunkOverlap: 5 } } });
     const gone = await documentRow(v.id, words(30, 'g'));
     const kept = await documentRow(v.id, words(10, 'k'));
-    await run(TASK.loadDocument, [gone]);
-    await run(TASK.loadDocument, [kept]);
+    await run(nameOf(loadVectorstoreDocument), [gone]);
+    await run(nameOf(loadVectorstoreDocument), [kept]);
     const keptCount = Number((await docRow(kept))?.chunk_count);
     expect(keptCount).toBeGreaterThan(0);
     expect(points(v.collection).length).toBeGreaterThan(keptCount);
     await t.db.execute("UPDATE vectorstore_vectorstoredocument SET status = 'deleting' WHERE id = ?", [gone]);
-    expect(await run(TASK.deleteDocument, [gone])).toBe(true);
+    expect(await run(nameOf(deleteVectorstoreDocument), [gone])).toBe(true);
     expect(await docRow(gone)).toBeUndefined();
     expect(points(v.collection).map((p) => (p.payload.metadata as { document_id: number }).document_id)).toEqual(Array(keptCount).fill(kept));
   });
@@ -531,24 +532,24 @@ describe('delete_vectorstore_document', () => {
     const v = await vectorstore({ backend: 'pinecone', spec: { embeddings: { chunkSize: 50, chunkOverlap: 5 } } });
     const gone = await documentRow(v.id, words(30, 'g'));
     const kept = await documentRow(v.id, words(10, 'k'));
-    await run(TASK.loadDocument, [gone]);
-    await run(TASK.loadDocument, [kept]);
+    await run(nameOf(loadVectorstoreDocument), [gone]);
+    await run(nameOf(loadVectorstoreDocument), [kept]);
     const keptCount = Number((await docRow(kept))?.chunk_count);
     await t.db.execute("UPDATE vectorstore_vectorstoredocument SET status = 'deleting' WHERE id = ?", [gone]);
-    expect(await run(TASK.deleteDocument, [gone])).toBe(true);
+    expect(await run(nameOf(deleteVectorstoreDocument), [gone])).toBe(true);
     expect(await docRow(gone)).toBeUndefined();
     expect(records(v.collection).map((r) => r.metadata?.document_id)).toEqual(Array(keptCount).fill(kept));
     expect(pinecone.requests.filter((r) => r === `${v.collection}: POST /vectors/delete`)).toHaveLength(1);
   });
 
   test('no such document: False', async () => {
-    expect(await run(TASK.deleteDocument, [987654321])).toBe(false);
+    expect(await run(nameOf(deleteVectorstoreDocument), [987654321])).toBe(false);
   });
 
   test('a vectorstore that is not ready: the row is deleted without calling Qdrant', async () => {
     const v = await vectorstore({ status: 'stopped', endpoint: closedUrl });
     const id = await documentRow(v.id, 'x', { status: 'deleting' });
-    expect(await run(TASK.deleteDocument, [id])).toBe(true);
+    expect(await run(nameOf(deleteVectorstoreDocument), [id])).toBe(true);
     expect(await docRow(id)).toBeUndefined();
   });
 
@@ -556,7 +557,7 @@ describe('delete_vectorstore_document', () => {
     const v = await vectorstore();
     const id = await documentRow(v.id, 'x', { status: 'deleting' });
     qdrant.failNext({ status: 503, path: /points\/delete/, message: 'Service unavailable: shutting down' });
-    const err = await run(TASK.deleteDocument, [id]).catch((e: unknown) => e);
+    const err = await run(nameOf(deleteVectorstoreDocument), [id]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CloudError);
     expect((err as Error).message).toBe(`vectordb delete points ${v.collection}: Unavailable: Service unavailable: shutting down`);
     expect((await docRow(id))?.status).toBe('deleting');
@@ -580,7 +581,7 @@ describe('snapshot_vectorstore', () => {
     await olderSnapshot(v, 'old-2.snapshot', 20);
     await olderSnapshot(v, 'old-1.snapshot', 10);
     await olderSnapshot(v, 'broken.snapshot', 5, 'failed');
-    const name = String(await run(TASK.snapshot, [v.id]));
+    const name = String(await run(nameOf(snapshotVectorstore), [v.id]));
     expect(name).toMatch(new RegExp(`^${v.collection}-\\d+-\\d{4}-\\d\\d-\\d\\d-\\d\\d-\\d\\d-\\d\\d\\.snapshot$`));
     const kept = await snapshotRows(v.id);
     expect(kept.map((r) => r.name)).toEqual([name, 'old-1.snapshot']);
@@ -593,7 +594,7 @@ describe('snapshot_vectorstore', () => {
   test('the default retention is 7', async () => {
     const v = await vectorstore();
     for (let i = 9; i >= 1; i -= 1) await olderSnapshot(v, `s${i}.snapshot`, i);
-    await run(TASK.snapshot, [v.id]);
+    await run(nameOf(snapshotVectorstore), [v.id]);
     expect((await snapshotRows(v.id)).length).toBe(7);
     expect(qdrant.collections.get(v.collection)?.snapshots.length).toBe(7);
   });
@@ -603,21 +604,21 @@ describe('snapshot_vectorstore', () => {
     await olderSnapshot(v, 'a.snapshot', 3);
     await t.db.execute("INSERT INTO vectorstore_vectorstoresnapshot (vectorstore_id, name, status, status_message, scheduled, created_at, updated_at) VALUES (?, 'lost.snapshot', 'ready', '', 1, UTC_TIMESTAMP(6) - INTERVAL 2 HOUR, UTC_TIMESTAMP(6))", [v.id]);
     qdrant.failNext({ status: 500, path: /DELETE .*lost\.snapshot/ });
-    await run(TASK.snapshot, [v.id]);
+    await run(nameOf(snapshotVectorstore), [v.id]);
     expect((await snapshotRows(v.id)).map((r) => r.name)).toContain('lost.snapshot');
     expect((await snapshotRows(v.id)).map((r) => r.name)).not.toContain('a.snapshot');
   });
 
   test('not ready is a VectorstoreServiceError; no such vectorstore is None; Qdrant failing marks the row failed', async () => {
     const p = await vectorstore({ status: 'provisioning' });
-    await expect(run(TASK.snapshot, [p.id])).rejects.toMatchObject({ pyType: 'VectorstoreServiceError', message: `Vectorstore ${p.name} is provisioning, not ready. Deploy it first.` });
-    expect(await run(TASK.snapshot, [987654321])).toBeNull();
+    await expect(run(nameOf(snapshotVectorstore), [p.id])).rejects.toMatchObject({ pyType: 'VectorstoreServiceError', message: `Vectorstore ${p.name} is provisioning, not ready. Deploy it first.` });
+    expect(await run(nameOf(snapshotVectorstore), [987654321])).toBeNull();
     const v = await vectorstore();
     qdrant.failNext({ status: 500, path: /POST .*\/snapshots/, message: 'Service internal error: No space left on device' });
-    await expect(run(TASK.snapshot, [v.id])).rejects.toThrow(`vectordb create snapshot ${v.collection}: Unavailable: Service internal error: No space left on device`);
+    await expect(run(nameOf(snapshotVectorstore), [v.id])).rejects.toThrow(`vectordb create snapshot ${v.collection}: Unavailable: Service internal error: No space left on device`);
     // the failed row is kept, saying why, until the next pruning removes it (as in Smarter)
     expect(await snapshotRows(v.id)).toMatchObject([{ status: 'failed', status_message: `vectordb create snapshot ${v.collection}: Unavailable: Service internal error: No space left on device` }]);
-    await run(TASK.snapshot, [v.id]);
+    await run(nameOf(snapshotVectorstore), [v.id]);
     expect((await snapshotRows(v.id)).map((r) => r.status)).toEqual(['ready']);
   });
 });
@@ -627,14 +628,14 @@ describe('snapshot_vectorstore for Pinecone', () => {
 
   test("a Pinecone backup: asked for with Smarter's name and description, recorded by its backup_id and size; creating until Pinecone says ready", async () => {
     const v = await vectorstore({ backend: 'pinecone' });
-    const id = String(await run(TASK.snapshot, [v.id]));
+    const id = String(await run(nameOf(snapshotVectorstore), [v.id]));
     const backup = pinecone.backups.get(id);
     expect(backup?.name).toMatch(new RegExp(`^${v.collection}-\\d{8}-\\d{6}$`));
     expect(backup?.description).toBe('smarter backup');
     expect(await snapshotRows(v.id)).toMatchObject([{ name: id, status: 'ready', status_message: '', size_bytes: String(backup?.size_bytes) }]);
     pinecone.backupStatus = 'Initializing';
     try {
-      const later = String(await run(TASK.snapshot, [v.id]));
+      const later = String(await run(nameOf(snapshotVectorstore), [v.id]));
       expect((await snapshotRows(v.id))[0]).toMatchObject({ name: later, status: 'creating' });
     } finally {
       pinecone.backupStatus = 'Ready';
@@ -644,7 +645,7 @@ describe('snapshot_vectorstore for Pinecone', () => {
   test("Pinecone refusing a backup (the Starter plan) fails the task in Smarter's words, and the row says why", async () => {
     const v = await vectorstore({ backend: 'pinecone' });
     pinecone.failNext({ status: 403, path: /backups/, message: 'Backups are not available on the Starter plan' });
-    await expect(run(TASK.snapshot, [v.id])).rejects.toMatchObject({ pyType: 'VectorStoreBackendError', message: `Pinecone did not back up ${v.collection}: pinecone create backup ${v.collection}: Invalid: Backups are not available on the Starter plan` });
+    await expect(run(nameOf(snapshotVectorstore), [v.id])).rejects.toMatchObject({ pyType: 'VectorStoreBackendError', message: `Pinecone did not back up ${v.collection}: pinecone create backup ${v.collection}: Invalid: Backups are not available on the Starter plan` });
     expect(await snapshotRows(v.id)).toMatchObject([{ status: 'failed', status_message: `Pinecone did not back up ${v.collection}: pinecone create backup ${v.collection}: Invalid: Backups are not available on the Starter plan` }]);
   });
 });
@@ -657,16 +658,16 @@ describe('maintain_vectorstores', () => {
     const deleting = await documentRow(v.id, 'c', { status: 'deleting', minutesAgo: 60 });
     await documentRow(v.id, 'd', { status: 'pending', minutesAgo: 5 });
     await documentRow(v.id, 'e', { status: 'loaded', minutesAgo: 600 });
-    const out = (await run(TASK.maintain)) as Record<string, { status: string; snapshot: string | null; pruned: number; retry: number[] }>;
+    const out = (await run(nameOf(maintainVectorstores))) as Record<string, { status: string; snapshot: string | null; pruned: number; retry: number[] }>;
     const entry = out[`${v.name} (qdrant, managed)`];
     expect(entry).toMatchObject({ status: 'ready', pruned: 0, retry: [pending, loading, deleting] });
     expect(entry?.snapshot).toMatch(new RegExp(`^${v.collection}-`));
     const [snap] = await t.db.select('SELECT scheduled FROM vectorstore_vectorstoresnapshot WHERE vectorstore_id = ?', [v.id]);
     expect(snap?.scheduled).toBe(1);
     expect(applied).toEqual([
-      { task: TASK.loadDocument, args: [pending], queue: OP },
-      { task: TASK.loadDocument, args: [loading], queue: OP },
-      { task: TASK.deleteDocument, args: [deleting], queue: OP },
+      { task: nameOf(loadVectorstoreDocument), args: [pending], queue: OP },
+      { task: nameOf(loadVectorstoreDocument), args: [loading], queue: OP },
+      { task: nameOf(deleteVectorstoreDocument), args: [deleting], queue: OP },
     ]);
     expect((await vsRow(v.id))?.last_maintenance_at).not.toBeNull();
   });
@@ -675,7 +676,7 @@ describe('maintain_vectorstores', () => {
     const recent = await vectorstore({ lastSnapshotHoursAgo: 23 });
     const off = await vectorstore({ spec: { maintenance: { snapshots: false } } });
     const due = await vectorstore({ lastSnapshotHoursAgo: 3, spec: { maintenance: { snapshotIntervalHours: 2 } } });
-    const out = (await run(TASK.maintain)) as Record<string, { snapshot: string | null }>;
+    const out = (await run(nameOf(maintainVectorstores))) as Record<string, { snapshot: string | null }>;
     expect(out[`${recent.name} (qdrant, managed)`]?.snapshot).toBeNull();
     expect(out[`${off.name} (qdrant, managed)`]?.snapshot).toBeNull();
     expect(out[`${due.name} (qdrant, managed)`]?.snapshot).toMatch(/\.snapshot$/);
@@ -684,7 +685,7 @@ describe('maintain_vectorstores', () => {
   test('a vectorstore that turns out unreachable is recorded failed and not snapshotted; the others are maintained', async () => {
     const down = await vectorstore({ connection: await apiConnection(closedUrl, 'qdrant-key') });
     const ok = await vectorstore();
-    const out = (await run(TASK.maintain)) as Record<string, Record<string, unknown>>;
+    const out = (await run(nameOf(maintainVectorstores))) as Record<string, Record<string, unknown>>;
     expect(out[`${down.name} (qdrant, managed)`]).toMatchObject({ status: 'failed', snapshot: null, retry: [] });
     expect(out[`${ok.name} (qdrant, managed)`]).toMatchObject({ status: 'ready' });
   });
@@ -692,14 +693,14 @@ describe('maintain_vectorstores', () => {
   test('a Pinecone vectorstore is maintained as Smarter does: reconciled, backed up when due, pruned, lost documents queued again', async () => {
     const v = await vectorstore({ backend: 'pinecone', spec: { maintenance: { snapshotRetention: 1 } } });
     const lost = await documentRow(v.id, 'lost', { status: 'pending', minutesAgo: 40 });
-    const first = (await run(TASK.maintain)) as Record<string, { status: string; snapshot: string | null; pruned: number; retry: number[] }>;
+    const first = (await run(nameOf(maintainVectorstores))) as Record<string, { status: string; snapshot: string | null; pruned: number; retry: number[] }>;
     const entry = first[`${v.name} (pinecone, managed)`];
     expect(entry).toMatchObject({ status: 'ready', pruned: 0, retry: [lost] });
     expect(pinecone.backups.get(String(entry?.snapshot))).toMatchObject({ source_index_name: v.collection, description: 'smarter backup' });
-    expect(applied).toEqual([{ task: TASK.loadDocument, args: [lost], queue: OP }]);
+    expect(applied).toEqual([{ task: nameOf(loadVectorstoreDocument), args: [lost], queue: OP }]);
     await t.db.execute('UPDATE vectorstore_vectorstoremeta SET last_snapshot_at = UTC_TIMESTAMP(6) - INTERVAL 25 HOUR WHERE id = ?', [v.id]);
     await t.db.execute("UPDATE vectorstore_vectorstoresnapshot SET created_at = created_at - INTERVAL 1 HOUR WHERE vectorstore_id = ?", [v.id]);
-    const second = (await run(TASK.maintain)) as Record<string, { snapshot: string | null; pruned: number }>;
+    const second = (await run(nameOf(maintainVectorstores))) as Record<string, { snapshot: string | null; pruned: number }>;
     expect(second[`${v.name} (pinecone, managed)`]?.pruned).toBe(1);
     expect(pinecone.backups.has(String(entry?.snapshot))).toBe(false);
     expect(pinecone.backups.has(String(second[`${v.name} (pinecone, managed)`]?.snapshot))).toBe(true);

@@ -7,12 +7,7 @@
 import { AutoScalingClient, CreateAutoScalingGroupCommand, CreateLaunchConfigurationCommand, DescribeAutoScalingGroupsCommand, SetDesiredCapacityCommand } from '@aws-sdk/client-auto-scaling';
 import { CreateClusterCommand, CreateNodegroupCommand, EKSClient } from '@aws-sdk/client-eks';
 import type { CloudDeps } from '../../tasks/cloud/ports.js';
-import type { SmarterDeps } from '../../tasks/deps.js';
-import { infraEnv } from '../../tasks/llmclient/env.js';
-import { INFRASTRUCTURE_DEFAULTS } from '../../tasks/llmclient/settings.js';
-import { taskEnv } from '../../tasks/index.js';
-import { type LlmhostEnv, llmhostEnv } from '../../tasks/llmhost/env.js';
-import { LLMHOST_DEFAULTS } from '../../tasks/llmhost/settings.js';
+import { type SmarterDeps, type TaskEnv, taskEnv } from '../../tasks/deps.js';
 import { testCloud } from './cloud.js';
 import { type TestDatabase, createTestDatabase, seed } from './db.js';
 import { insertRow } from './django-rows.js';
@@ -32,7 +27,7 @@ export interface LlmhostWorld {
   kube: KubeStandIn;
   cloud: CloudDeps;
   deps: SmarterDeps;
-  env: LlmhostEnv;
+  env: TaskEnv;
   eks: EKSClient;
   autoscaling: AutoScalingClient;
   /** The FERNET_ENCRYPTION_KEY of `env`, as Smarter's Python side would have it. */
@@ -86,15 +81,17 @@ export async function startLlmhostWorld(settings: { queue?: string; healthProbes
   const loadBalancer = ['192.0.2.10'];
   const apiZone = await cloud.route53.getOrCreateZone(API);
   await cloud.route53.upsertRecord(apiZone.id, { name: API, type: 'A', ttl: 300, values: loadBalancer });
-  const env = llmhostEnv(
-    infraEnv(taskEnv({ operationalQueue: 'op', infrastructureQueue: settings.queue ?? 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true }), {
-      ...INFRASTRUCTURE_DEFAULTS,
-      environment: 'alpha',
-      rootDomain: 'example.com',
-    }),
-    { ...LLMHOST_DEFAULTS, awsEksClusterName: CLUSTER },
-    { fernetEncryptionKey: key, healthProbes: settings.healthProbes ?? false },
-  );
+  const env = taskEnv({
+    operationalQueue: 'op',
+    infrastructureQueue: settings.queue ?? 'infrastructure_celery_task_queue',
+    maxRetries: 3,
+    retryBackoff: true,
+    environment: 'alpha',
+    rootDomain: 'example.com',
+    awsEksClusterName: CLUSTER,
+    fernetEncryptionKey: key,
+    healthProbes: settings.healthProbes ?? false,
+  });
   const ids = await seed(t.db);
   const [a] = await t.db.select('SELECT account_number FROM account_account WHERE id = ?', [ids.accountId]);
   return {

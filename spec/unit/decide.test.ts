@@ -23,6 +23,7 @@ describe('decide: what happens to a message after each outcome', () => {
     [{ kind: 'cancelled' }, strict, 'requeue', false],
     [{ kind: 'forwarded' }, early, 'ack', false],
     [{ kind: 'forward-unpublished' }, early, 'requeue', false],
+    [{ kind: 'offloaded' }, strict, 'ack', false],
     [{ kind: 'failed' }, keepsRecords, 'ack', true],
     [{ kind: 'timed-out' }, keepsRecords, 'ack', true],
     [{ kind: 'retried' }, keepsRecords, 'ack', false],

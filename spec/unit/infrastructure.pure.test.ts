@@ -1,11 +1,10 @@
 /** The infrastructure tasks' pure parts: Smarter's derived settings, host names, the Ingress, the time scale. */
 import { SmarterValueError } from '../../tasks/errors.js';
 import { loadConfig } from '../../lib/config/settings.js';
-import { taskEnv } from '../../tasks/index.js';
-import { infraEnv } from '../../tasks/llmclient/env.js';
+import { taskEnv } from '../../tasks/deps.js';
 import { accountNumberOfHost, customHost, defaultHost, domainName, llmclientLabel, netlocOf, recordName, rfc1034CompliantStr } from '../../tasks/llmclient/hosts.js';
 import { certificateReady, ingressManifest } from '../../tasks/llmclient/ingress.js';
-import { INFRASTRUCTURE_DEFAULTS, derived } from '../../tasks/llmclient/settings.js';
+import { derived } from '../../tasks/llmclient/settings.js';
 import { SETTINGS } from '../../tasks/settings.js';
 
 // smarter/smarter/common/conf/settings.py (`environment_api_domain`, `root_api_domain`, `proxy_api_domain`,
@@ -26,7 +25,7 @@ test('Smarter\'s env names, with or without SMARTER_, and the time scale', () =>
   expect(loadConfig(SETTINGS, {}).values.platformSubdomain).toBe('platform');
   expect(() => loadConfig(SETTINGS, { PLATFORM_SUBDOMAIN: 'a.b' })).toThrow(/PLATFORM_SUBDOMAIN/);
   expect(() => loadConfig(SETTINGS, { SMARTER_WORKER_CHECK_TIME_SCALE: '0' })).toThrow(/SMARTER_WORKER_CHECK_TIME_SCALE/);
-  const env = infraEnv(taskEnv({ operationalQueue: 'o', infrastructureQueue: 'i', maxRetries: 3, retryBackoff: true }), { ...INFRASTRUCTURE_DEFAULTS, checkTimeScale: 0.01 });
+  const env = taskEnv({ operationalQueue: 'o', infrastructureQueue: 'i', maxRetries: 3, retryBackoff: true, checkTimeScale: 0.01 });
   expect([env.wait(600), env.wait(60), env.wait(1800)]).toEqual([6, 0.6, 18]);
 });
 

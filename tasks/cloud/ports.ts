@@ -18,7 +18,7 @@ import type { AutoScalingGroups } from './autoscaling-port.js';
 import type { ManagedNodeGroups } from './eks-port.js';
 import type { LlmProviders } from './llm-port.js';
 import type { McpServers } from './mcp-port.js';
-import type { InfrastructureLedger } from '../infrastructure/ledger.js';
+import type { ResourceLedger } from './ledger-port.js';
 import type { Readiness } from './readiness.js';
 
 /** Every record type Route 53 accepts (its `RRType`). */
@@ -146,7 +146,7 @@ export interface CloudDeps {
   mcp: McpServers;
   llm: LlmProviders;
   /** Where zones, records and certificates created or destroyed are recorded, as Smarter's signal receivers record them; absent, nothing is. */
-  ledger?: InfrastructureLedger;
+  ledger?: ResourceLedger;
 }
 
 export type CloudService = 'route53' | 'acm' | 'eks' | 'autoscaling' | 'kubernetes' | 'dns' | 'smtp' | 'vectordb' | 'pinecone' | 'embeddings';

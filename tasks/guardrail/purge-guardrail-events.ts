@@ -5,6 +5,7 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
+import { purgeEvents } from './rows.js';
 
 export const purgeGuardrailEvents = (env: TaskEnv) =>
   defineTask<{ days: number }, number, SmarterDeps>({
@@ -12,13 +13,8 @@ export const purgeGuardrailEvents = (env: TaskEnv) =>
     queue: env.operationalQueue,
     params: z.strictObject({ days: z.number().int().min(0).default(90) }),
     async run(p, ctx) {
-      const res = await ctx.deps.db.execute(
-        `DELETE FROM guardrail_guardrailevent
-          WHERE created_at < UTC_TIMESTAMP(6) - INTERVAL ? DAY
-            AND NOT (UPPER(disposition) IN ('FLAGGED', 'ESCALATED') AND reviewed = 0)`,
-        [p.days],
-      );
-      ctx.logger.info('purge_guardrail_events', { days: p.days, deleted: res.affectedRows });
-      return res.affectedRows;
+      const deleted = await purgeEvents(ctx.deps.db, p.days);
+      ctx.logger.info('purge_guardrail_events', { days: p.days, deleted });
+      return deleted;
     },
   });

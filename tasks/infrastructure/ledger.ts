@@ -8,6 +8,7 @@
  * The tasks reach it as `ctx.deps.cloud.ledger` (absent where nothing wires one, e.g. tests of other things).
  */
 import type { Logger } from '../../lib/logger.js';
+import type { ResourceLedger } from '../cloud/ledger-port.js';
 import type { KubeObject } from '../cloud/ports.js';
 import type { Queryable } from '../db/database.js';
 import { type LedgerEntry, recordCreated, recordDestroyed } from './rows.js';
@@ -21,7 +22,7 @@ export const LEDGER_PROVIDER = 'aws';
 
 const bare = (name: string) => name.trim().replace(/\.$/, '').toLowerCase();
 
-export class InfrastructureLedger {
+export class InfrastructureLedger implements ResourceLedger {
   constructor(
     private readonly db: Queryable,
     private readonly logger: Logger,

@@ -5,6 +5,7 @@
  */
 import type { Queryable, Row } from '../db/database.js';
 import { NOW } from '../db/django.js';
+import { bool } from '../db/columns.js';
 
 export const TABLE = 'infrastructure_infrastructureresource';
 
@@ -26,7 +27,7 @@ export interface ActiveRow {
   billable: boolean;
 }
 
-const toActive = (r: Row): ActiveRow => ({ id: Number(r.id), name: String(r.resource_name), resourceId: String(r.resource_id ?? ''), billable: Number(r.billable) === 1 });
+const toActive = (r: Row): ActiveRow => ({ id: Number(r.id), name: String(r.resource_name), resourceId: String(r.resource_id ?? ''), billable: bool(r.billable) });
 
 /** The active rows of a provider's resource type (the inventory reconciles them). */
 export async function activeRows(db: Queryable, provider: string, type: string): Promise<ActiveRow[]> {

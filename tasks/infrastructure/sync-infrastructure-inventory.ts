@@ -8,14 +8,11 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
+import type { SmarterDeps, TaskEnv } from '../deps.js';
 import type { KubeObject } from '../cloud/ports.js';
 import type { Queryable } from '../db/database.js';
-import type { InfraDeps } from '../llmclient/env.js';
-import type { LlmhostEnv } from '../llmhost/env.js';
 import { InfrastructureLedger } from './ledger.js';
 import { activeRows, setResourceId } from './rows.js';
-
-export const SYNC_INVENTORY_TASK = 'smarter.apps.infrastructure.tasks.sync_infrastructure_inventory';
 
 export interface Discovered {
   name: string;
@@ -55,7 +52,7 @@ const SOURCES: Source[] = [
   { type: 'kubernetes.certificate', apiVersion: 'cert-manager.io/v1', kind: 'Certificate', namespaced: true, billable: false, id: (o) => spec(o).secretName ?? '' },
 ];
 
-async function discover(deps: InfraDeps, env: LlmhostEnv, warn: (m: string) => void): Promise<Map<string, Discovered[]>> {
+async function discover(deps: SmarterDeps, env: TaskEnv, warn: (m: string) => void): Promise<Map<string, Discovered[]>> {
   const out = new Map<string, Discovered[]>();
   const cluster = env.llmhost.awsEksClusterName;
   const eks: [string, boolean, () => Promise<{ name: string; arn: string }[]>][] = [
@@ -120,10 +117,10 @@ async function reconcile(db: Queryable, ledger: InfrastructureLedger, type: stri
   return { found: found.size, created, destroyed };
 }
 
-export const syncInfrastructureInventory = (env: LlmhostEnv) =>
-  defineTask<Record<string, never>, Record<string, { found: number; created: number; destroyed: number }>, InfraDeps>({
-    name: SYNC_INVENTORY_TASK,
-    queue: env.queue,
+export const syncInfrastructureInventory = (env: TaskEnv) =>
+  defineTask<Record<string, never>, Record<string, { found: number; created: number; destroyed: number }>, SmarterDeps>({
+    name: 'smarter.apps.infrastructure.tasks.sync_infrastructure_inventory',
+    queue: env.infrastructureQueue,
     params: z.strictObject({}),
     async run(_p, ctx) {
       const out: Record<string, { found: number; created: number; destroyed: number }> = {};

@@ -11,12 +11,10 @@ import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
 import { CloudError, type KubeRef } from '../cloud/ports.js';
-import { pk } from '../deps.js';
-import { type InfraDeps, type InfraEnv } from './env.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { defaultHost } from './hosts.js';
 import { certificateReady, ingressResources } from './ingress.js';
 import { MAIL, sendToPrimaryContact } from './mail.js';
-import { TASK } from './names.js';
 import { DNS, TLS, findLlmclient, updateLlmclient } from './rows.js';
 import { llmclientUrl } from './url.js';
 import { checkDomain } from './dns.js';
@@ -35,11 +33,11 @@ interface Params {
   attempt: number;
 }
 
-export const continueDefaultApiDeployment = (env: InfraEnv) =>
-  defineTask<Params, Rescheduled | null, InfraDeps>({
-    name: TASK.continueDefaultApiDeployment,
-    queue: env.queue,
-    retry: env.retry,
+export const continueDefaultApiDeployment = (env: TaskEnv) =>
+  defineTask<Params, Rescheduled | null, SmarterDeps>({
+    name: 'smarter.apps.llmclient.tasks.deploy_default_api.continue_default_api_deployment',
+    queue: env.infrastructureQueue,
+    retry: env.infrastructureRetry,
     checks: { maxAttempts: CERTIFICATE_MAX_ATTEMPTS, firstRunIdParam: 'task_id' },
     params: z.strictObject({
       llmclient_id: pk(),

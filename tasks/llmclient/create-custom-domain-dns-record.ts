@@ -8,19 +8,17 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { type DnsRecord, RECORD_TYPES, type RecordType } from '../cloud/ports.js';
-import { pk } from '../deps.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { LLMClientCustomDomainNotFound, SmarterValueError } from '../errors.js';
 import { sameTarget } from './dns.js';
-import { type InfraDeps, type InfraEnv } from './env.js';
 import { recordName } from './hosts.js';
-import { TASK } from './names.js';
 import { customDomainById, upsertCustomDomainDns } from './rows.js';
 
-export const createCustomDomainDnsRecord = (env: InfraEnv) =>
-  defineTask<{ llmclient_custom_domain_id: number; record_name: string; record_type: RecordType; record_value: string; record_ttl: number }, null, InfraDeps>({
-    name: TASK.createCustomDomainDnsRecord,
-    queue: env.queue,
-    retry: env.retry,
+export const createCustomDomainDnsRecord = (env: TaskEnv) =>
+  defineTask<{ llmclient_custom_domain_id: number; record_name: string; record_type: RecordType; record_value: string; record_ttl: number }, null, SmarterDeps>({
+    name: 'smarter.apps.llmclient.tasks.create_custom_domain_dns_record.create_custom_domain_dns_record',
+    queue: env.infrastructureQueue,
+    retry: env.infrastructureRetry,
     params: z.strictObject({
       llmclient_custom_domain_id: pk(),
       record_name: z.string(),

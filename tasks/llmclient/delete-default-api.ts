@@ -8,19 +8,17 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { pk } from '../deps.js';
-import { type InfraDeps, type InfraEnv } from './env.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { destroyARecord } from './destroy-domain-a-record.js';
 import { accountNumberOfHost, netlocOf } from './hosts.js';
 import { ingressResources } from './ingress.js';
-import { TASK } from './names.js';
 import { accountById } from './rows.js';
 
-export const deleteDefaultApi = (env: InfraEnv) =>
-  defineTask<{ name: string; api_url: string; account_number: string | null; account_id: number | null }, null, InfraDeps>({
-    name: TASK.deleteDefaultApi,
-    queue: env.queue,
-    retry: env.retry,
+export const deleteDefaultApi = (env: TaskEnv) =>
+  defineTask<{ name: string; api_url: string; account_number: string | null; account_id: number | null }, null, SmarterDeps>({
+    name: 'smarter.apps.llmclient.tasks.delete_default_api.delete_default_api',
+    queue: env.infrastructureQueue,
+    retry: env.infrastructureRetry,
     params: z.strictObject({
       name: z.string(),
       api_url: z.string(),

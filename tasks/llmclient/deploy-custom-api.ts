@@ -6,19 +6,17 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { pk } from '../deps.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { copyApiARecord } from './dns.js';
-import { type InfraDeps, type InfraEnv } from './env.js';
 import { customHost } from './hosts.js';
 import { ingressManifest } from './ingress.js';
-import { TASK } from './names.js';
 import { findLlmclient } from './rows.js';
 
-export const deployCustomApi = (env: InfraEnv) =>
-  defineTask<{ llmclient_id: number }, string | null, InfraDeps>({
-    name: TASK.deployCustomApi,
-    queue: env.queue,
-    retry: env.retry,
+export const deployCustomApi = (env: TaskEnv) =>
+  defineTask<{ llmclient_id: number }, string | null, SmarterDeps>({
+    name: 'smarter.apps.llmclient.tasks.deploy_custom_api.deploy_custom_api',
+    queue: env.infrastructureQueue,
+    retry: env.infrastructureRetry,
     params: z.strictObject({ llmclient_id: pk() }),
     async run(p, ctx) {
       const { db } = ctx.deps;

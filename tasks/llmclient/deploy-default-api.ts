@@ -12,24 +12,22 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { CloudError } from '../cloud/ports.js';
-import { pk } from '../deps.js';
-import { type InfraDeps, type InfraEnv } from './env.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { defaultHost } from './hosts.js';
 import { ingressManifest } from './ingress.js';
-import { TASK } from './names.js';
 import { DNS, TLS, findLlmclient, updateLlmclient } from './rows.js';
 import { continueDefaultApiDeployment } from './continue-default-api-deployment.js';
 import { copyApiARecord } from './dns.js';
 
 export const CERTIFICATE_FIRST_CHECK_SECONDS = 600;
 
-export const deployDefaultApi = (env: InfraEnv) => {
+export const deployDefaultApi = (env: TaskEnv) => {
   // By its definition, not its name: the compiler checks the continuation's keyword arguments.
   const continuation = continueDefaultApiDeployment(env);
-  return defineTask<{ llmclient_id: number; with_domain_verification: boolean }, null, InfraDeps>({
-    name: TASK.deployDefaultApi,
-    queue: env.queue,
-    retry: env.retry,
+  return defineTask<{ llmclient_id: number; with_domain_verification: boolean }, null, SmarterDeps>({
+    name: 'smarter.apps.llmclient.tasks.deploy_default_api.deploy_default_api',
+    queue: env.infrastructureQueue,
+    retry: env.infrastructureRetry,
     params: z.strictObject({ llmclient_id: pk(), with_domain_verification: z.boolean().default(true) }),
     async run(p, ctx) {
       const { db } = ctx.deps;

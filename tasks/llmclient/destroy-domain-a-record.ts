@@ -7,10 +7,9 @@
 import * as z from 'zod';
 import type { Logger } from '../../lib/logger.js';
 import { defineTask } from '../../lib/registry/define-task.js';
+import type { SmarterDeps, TaskEnv } from '../deps.js';
 import type { CloudDeps } from '../cloud/ports.js';
-import { type InfraDeps, type InfraEnv } from './env.js';
 import { domainName } from './hosts.js';
-import { TASK } from './names.js';
 
 /**
  * Shared with delete_default_api and undeploy_default_api, which Smarter has call this task synchronously, and
@@ -31,11 +30,11 @@ export async function destroyARecord(cloud: CloudDeps, hostname: string, apiHost
   return 'absent';
 }
 
-export const destroyDomainARecord = (env: InfraEnv) =>
-  defineTask<{ hostname: string; api_host_domain: string; task_id: string | null }, null, InfraDeps>({
-    name: TASK.destroyDomainARecord,
-    queue: env.queue,
-    retry: env.retry,
+export const destroyDomainARecord = (env: TaskEnv) =>
+  defineTask<{ hostname: string; api_host_domain: string; task_id: string | null }, null, SmarterDeps>({
+    name: 'smarter.apps.llmclient.tasks.destroy_domain_a_record.destroy_domain_A_record',
+    queue: env.infrastructureQueue,
+    retry: env.infrastructureRetry,
     params: z.strictObject({ hostname: z.string(), api_host_domain: z.string(), task_id: z.string().nullable().default(null) }),
     async run(p, ctx) {
       const host = domainName(p.hostname, 'destroy_domain_A_record hostname');

@@ -7,6 +7,7 @@
  * `verify_domain`). `verify_custom_domain` asks inside, after its lookup by `custom_domain_id`, as Smarter's does.
  */
 import type { AnyTask } from '../../lib/registry/define-task.js';
+import type { SmarterDeps, TaskEnv } from '../deps.js';
 import { whenTaskable } from '../cloud/readiness.js';
 import { continueDefaultApiDeployment } from './continue-default-api-deployment.js';
 import { createCustomDomainDnsRecord } from './create-custom-domain-dns-record.js';
@@ -15,14 +16,13 @@ import { deployCustomApi } from './deploy-custom-api.js';
 import { deployDefaultApi } from './deploy-default-api.js';
 import { destroyDomainARecord } from './destroy-domain-a-record.js';
 import { createLlmclientRequest } from './create-llmclient-request.js';
-import type { InfraDeps, InfraEnv } from './env.js';
 import { registerCustomDomain } from './register-custom-domain.js';
 import { undeployDefaultApi } from './undeploy-default-api.js';
 import { verifyCertificate } from './verify-certificate.js';
 import { verifyCustomDomain } from './verify-custom-domain.js';
 import { verifyDomain } from './verify-domain.js';
 
-export function llmclientTasks(env: InfraEnv): AnyTask<InfraDeps>[] {
+export function llmclientTasks(env: TaskEnv): AnyTask<SmarterDeps>[] {
   return [
     createLlmclientRequest(env),
     whenTaskable(deployDefaultApi(env), null),
@@ -38,3 +38,7 @@ export function llmclientTasks(env: InfraEnv): AnyTask<InfraDeps>[] {
     whenTaskable(verifyCertificate(env), null),
   ];
 }
+
+/** What the llmhost app uses of this one: the A record of a host under the API domain, and its removal. */
+export { copyApiARecord } from './dns.js';
+export { destroyDomainARecord } from './destroy-domain-a-record.js';

@@ -9,12 +9,10 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { pk } from '../deps.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { DoesNotExist, LLMClientCustomDomainExists } from '../errors.js';
 import { ensureCertificate } from './certificates.js';
-import { type InfraDeps, type InfraEnv } from './env.js';
 import { domainName } from './hosts.js';
-import { TASK } from './names.js';
 import {
   DOMAIN,
   accountById,
@@ -25,14 +23,17 @@ import {
   setCustomDomainZone,
   setDomainStatus,
 } from './rows.js';
+import { verifyCustomDomain } from './verify-custom-domain.js';
 
 export const VERIFICATION_STARTED = 'Verification has started.';
 
-export const registerCustomDomain = (env: InfraEnv) =>
-  defineTask<{ account_id: number; domain_name: string }, boolean, InfraDeps>({
-    name: TASK.registerCustomDomain,
-    queue: env.queue,
-    retry: env.retry,
+export const registerCustomDomain = (env: TaskEnv) => {
+  // Referred to by its definition: the name is the one the task declares.
+  const verification = verifyCustomDomain(env);
+  return defineTask<{ account_id: number; domain_name: string }, boolean, SmarterDeps>({
+    name: 'smarter.apps.llmclient.tasks.register_custom_domain.register_custom_domain',
+    queue: env.infrastructureQueue,
+    retry: env.infrastructureRetry,
     params: z.strictObject({ account_id: pk(), domain_name: z.string() }),
     async run(p, ctx) {
       const { db } = ctx.deps;
@@ -40,7 +41,7 @@ export const registerCustomDomain = (env: InfraEnv) =>
       const account = await accountById(db, p.account_id);
       if (!account) throw new DoesNotExist('account.models.Account', `register_custom_domain: Account ${p.account_id} does not exist (account_account)`);
       const domain = domainName(p.domain_name, 'register_custom_domain domain_name');
-      const verify = (zoneId: string) => ctx.applyAsync(TASK.verifyCustomDomain, [], { hosted_zone_id: zoneId }, { queue: env.queue });
+      const verify = (zoneId: string) => ctx.applyAsync(verification.name, [], { hosted_zone_id: zoneId }, { queue: env.infrastructureQueue });
 
       const existing = await accountCustomDomain(db, account.id, domain);
       if (existing) {
@@ -77,3 +78,4 @@ export const registerCustomDomain = (env: InfraEnv) =>
       return true;
     },
   });
+};

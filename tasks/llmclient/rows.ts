@@ -5,6 +5,7 @@
  */
 import type { Queryable, Row } from '../db/database.js';
 import { NOW, insertModel } from '../db/django.js';
+import { bool, num, str } from '../db/columns.js';
 
 export const DNS = { VERIFYING: 'Verifying', NOT_VERIFIED: 'Not Verified', VERIFIED: 'Verified', FAILED: 'Failed' } as const;
 export const TLS = { NO_CERTIFICATE: 'No Certificate', REQUESTED: 'Requested', ISSUED: 'Issued', FAILED: 'Failed' } as const;
@@ -35,9 +36,6 @@ export interface LlmclientRow {
   accountNumber: string;
   customDomain: CustomDomainRow | null;
 }
-
-const str = (c: Row[string] | undefined): string => (c === null || c === undefined ? '' : String(c));
-const num = (c: Row[string] | undefined): number => Number(c);
 
 const DOMAIN_SELECT = `SELECT d.id, d.domain_name, d.aws_hosted_zone_id, d.verification_status, d.verification_message,
   d.verified_at, d.user_profile_id, p.account_id
@@ -81,8 +79,8 @@ export async function findLlmclient(db: Queryable, id: number): Promise<Llmclien
     id: num(r.id),
     name: str(r.name),
     ownerUsername: str(r.owner_username),
-    ownerIsAdmin: num(r.owner_is_admin) === 1,
-    deployed: num(r.deployed) === 1,
+    ownerIsAdmin: bool(r.owner_is_admin),
+    deployed: bool(r.deployed),
     dnsStatus: r.dns_verification_status === null ? null : str(r.dns_verification_status),
     tlsStatus: r.tls_certificate_issuance_status === null ? null : str(r.tls_certificate_issuance_status),
     accountId: num(r.account_id),
@@ -232,7 +230,7 @@ export interface Contact {
   isTest: boolean;
 }
 
-const toContact = (r: Row): Contact => ({ email: str(r.email), isTest: num(r.is_test) === 1 });
+const toContact = (r: Row): Contact => ({ email: str(r.email), isTest: bool(r.is_test) });
 
 /** `AccountContact.get_primary_contact(account)`: the first primary contact, or null. */
 export async function primaryContact(db: Queryable, accountId: number): Promise<Contact | null> {

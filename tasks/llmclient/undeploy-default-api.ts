@@ -7,18 +7,16 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { pk } from '../deps.js';
-import { type InfraDeps, type InfraEnv } from './env.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { destroyARecord } from './destroy-domain-a-record.js';
 import { defaultHost } from './hosts.js';
-import { TASK } from './names.js';
 import { DNS, findLlmclient, updateLlmclient } from './rows.js';
 
-export const undeployDefaultApi = (env: InfraEnv) =>
-  defineTask<{ llmclient_id: number }, null, InfraDeps>({
-    name: TASK.undeployDefaultApi,
-    queue: env.queue,
-    retry: env.retry,
+export const undeployDefaultApi = (env: TaskEnv) =>
+  defineTask<{ llmclient_id: number }, null, SmarterDeps>({
+    name: 'smarter.apps.llmclient.tasks.undeploy_default_api.undeploy_default_api',
+    queue: env.infrastructureQueue,
+    retry: env.infrastructureRetry,
     params: z.strictObject({ llmclient_id: pk() }),
     async run(p, ctx) {
       const { db } = ctx.deps;

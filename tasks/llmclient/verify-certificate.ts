@@ -9,19 +9,18 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
+import type { SmarterDeps, TaskEnv } from '../deps.js';
 import { CloudError } from '../cloud/ports.js';
-import { type InfraDeps, type InfraEnv } from './env.js';
 import { orGaveUp } from './gave-up.js';
-import { TASK } from './names.js';
 
 export const CERTIFICATE_WAIT_INTERVAL = 30;
 export const CERTIFICATE_WAIT_ATTEMPTS = 20;
 
-export const verifyCertificate = (env: InfraEnv) =>
-  defineTask<{ certificate_arn: string; attempt: number }, Rescheduled | null, InfraDeps>({
-    name: TASK.verifyCertificate,
-    queue: env.queue,
-    retry: env.retry,
+export const verifyCertificate = (env: TaskEnv) =>
+  defineTask<{ certificate_arn: string; attempt: number }, Rescheduled | null, SmarterDeps>({
+    name: 'smarter.apps.llmclient.tasks.verify_certificate.verify_certificate',
+    queue: env.infrastructureQueue,
+    retry: env.infrastructureRetry,
     checks: { maxAttempts: CERTIFICATE_WAIT_ATTEMPTS },
     params: z.strictObject({ certificate_arn: z.string().min(1), attempt: z.number().int().nonnegative().default(0) }),
     async run(p, ctx) {

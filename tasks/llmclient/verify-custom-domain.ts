@@ -12,15 +12,14 @@ import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
 import { CloudError } from '../cloud/ports.js';
-import { pk } from '../deps.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { isTaskable } from '../cloud/readiness.js';
 import { ensureCertificate } from './certificates.js';
-import { type InfraDeps, type InfraEnv } from './env.js';
 import { nsDelegated } from './dns.js';
 import { orGaveUp } from './gave-up.js';
 import { MAIL, sendToAccount } from './mail.js';
-import { TASK } from './names.js';
 import { DOMAIN, customDomainById, customDomainByZone, deployedLlmclientOn, setDomainStatus } from './rows.js';
+import { deployCustomApi } from './deploy-custom-api.js';
 
 export const DEFAULT_SLEEP_INTERVAL = 1800;
 const HOURS = 24;
@@ -34,11 +33,13 @@ interface Params {
   custom_domain_id: number | null;
 }
 
-export const verifyCustomDomain = (env: InfraEnv) =>
-  defineTask<Params, Rescheduled | boolean, InfraDeps>({
-    name: TASK.verifyCustomDomain,
-    queue: env.queue,
-    retry: env.retry,
+export const verifyCustomDomain = (env: TaskEnv) => {
+  // Referred to by its definition: the name is the one the task declares.
+  const deploy = deployCustomApi(env);
+  return defineTask<Params, Rescheduled | boolean, SmarterDeps>({
+    name: 'smarter.apps.llmclient.tasks.verify_custom_domain.verify_custom_domain',
+    queue: env.infrastructureQueue,
+    retry: env.infrastructureRetry,
     // Each check passes its own limit (`max_attempts`, or 24 h of `sleep_interval`); 48 is the default's.
     checks: { maxAttempts: 48, firstRunIdParam: 'task_id' },
     argNames: ['hosted_zone_id', 'sleep_interval', 'max_attempts', 'attempt', 'task_id', 'custom_domain_id'],
@@ -91,7 +92,7 @@ export const verifyCustomDomain = (env: InfraEnv) =>
         if (cd) {
           await setDomainStatus(db, cd.id, DOMAIN.VERIFIED, '');
           const llmclientId = await deployedLlmclientOn(db, cd.id);
-          if (llmclientId !== null) await ctx.applyAsync(TASK.deployCustomApi, [], { llmclient_id: llmclientId }, { queue: env.queue });
+          if (llmclientId !== null) await ctx.applyAsync(deploy.name, [], { llmclient_id: llmclientId }, { queue: env.infrastructureQueue });
           await sendToAccount(db, cloud.mailer, ctx.logger, cd.accountId, MAIL.domainVerified(domain, env.settings.customerSupportEmail), 'domain verified');
         }
         return true;
@@ -109,3 +110,4 @@ export const verifyCustomDomain = (env: InfraEnv) =>
       return false;
     },
   });
+};

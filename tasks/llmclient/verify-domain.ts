@@ -9,12 +9,10 @@ import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
 import { RECORD_TYPES, type RecordType } from '../cloud/ports.js';
-import { pk } from '../deps.js';
-import { type InfraDeps, type InfraEnv } from './env.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { checkDomain } from './dns.js';
 import { orGaveUp } from './gave-up.js';
 import { domainName } from './hosts.js';
-import { TASK } from './names.js';
 import { DNS, findLlmclient, updateLlmclient } from './rows.js';
 
 export const VERIFY_DOMAIN_INTERVAL = 300;
@@ -26,15 +24,15 @@ const recordType = z
   .transform((t) => t.toUpperCase())
   .pipe(z.enum(RECORD_TYPES));
 
-export const verifyDomain = (env: InfraEnv) =>
+export const verifyDomain = (env: TaskEnv) =>
   defineTask<
     { domain_name: string; record_type: RecordType; llmclient_id: number | null; activate_llmclient: boolean; hosted_zone_id: string | null; task_id: string | null; attempt: number },
     Rescheduled | boolean,
-    InfraDeps
+    SmarterDeps
   >({
-    name: TASK.verifyDomain,
-    queue: env.queue,
-    retry: env.retry,
+    name: 'smarter.apps.llmclient.tasks.verify_domain.verify_domain',
+    queue: env.infrastructureQueue,
+    retry: env.infrastructureRetry,
     checks: { maxAttempts: VERIFY_DOMAIN_MAX_ATTEMPTS, firstRunIdParam: 'task_id' },
     params: z.strictObject({
       domain_name: z.string(),

@@ -5,7 +5,7 @@
  * with the lock's message: the budget's own, else the lock's reason.
  */
 import { PythonException } from '../../lib/errors.js';
-import { resourceLockMessage } from '../account/budgets.js';
+import { resourceLockMessage } from '../account/index.js';
 import type { Queryable } from '../db/database.js';
 import { recordLocator } from '../db/django.js';
 import type { LlmhostRow } from './rows.js';

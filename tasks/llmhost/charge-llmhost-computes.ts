@@ -9,8 +9,7 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { evaluateBudgets } from '../account/budgets.js';
-import { CHARGE_COST_PLACES } from '../account/create-charge.js';
+import { CHARGE_COST_PLACES, evaluateBudgets } from '../account/index.js';
 import { Dec } from '../db/decimal.js';
 import { insertModel, recordLocator } from '../db/django.js';
 import { once } from '../db/once.js';

@@ -7,9 +7,8 @@
  */
 import { PythonException } from '../../lib/errors.js';
 import type { KubeObject } from '../cloud/ports.js';
-import type { SmarterDeps } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../deps.js';
 import { DEPLOYED_STATUSES, KINDS, LABEL_COMPUTE, NODEGROUP, NODEGROUP_FAILED } from './const.js';
-import type { LlmhostEnv } from './env.js';
 import { llmhostsWithStatus, saveComputeState } from './rows.js';
 import { type ComputeRow, type PodRequests, compute, nodesNeeded, parseSpec, podRequests } from './spec.js';
 
@@ -69,7 +68,7 @@ async function demand(deps: SmarterDeps, c: ComputeRow, log: (m: string) => void
 }
 
 /** The node role and subnets of a new node group: from settings, else from the platform's own node group. */
-async function nodegroupDefaults(deps: SmarterDeps, env: LlmhostEnv): Promise<{ role: string; subnets: string[] }> {
+async function nodegroupDefaults(deps: SmarterDeps, env: TaskEnv): Promise<{ role: string; subnets: string[] }> {
   const cluster = env.llmhost.awsEksClusterName;
   let role = env.llmhost.llmhostNodeRoleArn;
   let subnets = env.llmhost.llmhostNodeSubnetIds;
@@ -85,7 +84,7 @@ async function nodegroupDefaults(deps: SmarterDeps, env: LlmhostEnv): Promise<{ 
   return { role, subnets };
 }
 
-export async function reconcileCompute(deps: SmarterDeps, env: LlmhostEnv, c: ComputeRow, log: (m: string) => void): Promise<ComputeState> {
+export async function reconcileCompute(deps: SmarterDeps, env: TaskEnv, c: ComputeRow, log: (m: string) => void): Promise<ComputeState> {
   const cluster = env.llmhost.awsEksClusterName;
   const name = compute.nodegroupName(c, env.settings.environment);
   const needed = nodesNeeded(await demand(deps, c, log), c);

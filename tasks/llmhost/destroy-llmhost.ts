@@ -5,19 +5,20 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { pk } from '../deps.js';
-import type { InfraDeps } from '../llmclient/env.js';
-import { TASK as INFRA_TASK } from '../llmclient/names.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { RECONCILE_INTERVAL_SECONDS } from './const.js';
-import type { LlmhostEnv } from './env.js';
-import { LLMHOST_TASK } from './names.js';
 import { findLlmhost } from './rows.js';
 import { destroy, managedHostname } from './service.js';
+import { destroyDomainARecord } from '../llmclient/index.js';
+import { reconcileLlmhostCompute } from './reconcile-llmhost-compute.js';
 
-export const destroyLlmhost = (env: LlmhostEnv) =>
-  defineTask<{ llmhost_id: number; purge: boolean }, string | null, InfraDeps>({
-    name: LLMHOST_TASK.destroy,
-    queue: env.queue,
+export const destroyLlmhost = (env: TaskEnv) => {
+  // Referred to by their definitions: the names are the ones the tasks declare.
+  const destroyRecord = destroyDomainARecord(env);
+  const reconcile = reconcileLlmhostCompute(env);
+  return defineTask<{ llmhost_id: number; purge: boolean }, string | null, SmarterDeps>({
+    name: 'smarter.apps.llmhost.tasks.destroy_llmhost',
+    queue: env.infrastructureQueue,
     params: z.strictObject({ llmhost_id: pk(), purge: z.boolean().default(false) }),
     async run(p, ctx) {
       const host = await findLlmhost(ctx.deps.db, p.llmhost_id);
@@ -29,10 +30,11 @@ export const destroyLlmhost = (env: LlmhostEnv) =>
       const hostname = managedHostname(env, host);
       // As Smarter: only when the cloud's DNS is ready (`infrastructure.dns.ready`, tasks/cloud/readiness.ts).
       if (hostname && env.settings.createDnsRecord && (await ctx.deps.cloud.readiness.dns())) {
-        await ctx.applyAsync(INFRA_TASK.destroyDomainARecord, [], { hostname, api_host_domain: env.apiDomain }, { queue: env.queue });
+        await ctx.applyAsync(destroyRecord.name, [], { hostname, api_host_domain: env.apiDomain }, { queue: env.infrastructureQueue });
       }
       // A node still starting when the LLMHost was destroyed is removed once it joins.
-      if (host.computeId !== null) await ctx.applyAsync(LLMHOST_TASK.reconcile, [host.computeId], {}, { countdown: env.wait(RECONCILE_INTERVAL_SECONDS), queue: env.queue });
+      if (host.computeId !== null) await ctx.applyAsync(reconcile.name, [host.computeId], {}, { countdown: env.wait(RECONCILE_INTERVAL_SECONDS), queue: env.infrastructureQueue });
       return status;
     },
   });
+};

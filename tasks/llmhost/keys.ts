@@ -5,10 +5,9 @@
  * once, Fernet-encrypted with FERNET_ENCRYPTION_KEY.
  */
 import { randomBytes } from 'node:crypto';
-import type { SmarterDeps } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../deps.js';
 import { createSecret, ownSecretId, readSecret, readableSecretId } from '../secret/rows.js';
 import { API_KEY_BYTES } from './const.js';
-import type { LlmhostEnv } from './env.js';
 import type { LlmhostRow } from './rows.js';
 import { LLMHostConfigurationError, type LlmhostSpec } from './spec.js';
 
@@ -23,20 +22,20 @@ async function findSecret(deps: SmarterDeps, host: LlmhostRow, name: string): Pr
 }
 
 /** `get_secret()` (which records `last_accessed`), refusing an empty value. */
-async function valueOf(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRow, id: number, name: string): Promise<string> {
+async function valueOf(deps: SmarterDeps, env: TaskEnv, host: LlmhostRow, id: number, name: string): Promise<string> {
   const value = await readSecret(deps.db, env.fernetEncryptionKey, id, true);
   if (!value) throw new LLMHostConfigurationError(`Secret ${name} of LLMHost ${host.name} is empty or expired.`);
   return value;
 }
 
 /** The Hugging Face token of `model.tokenSecret`, or null without one. */
-export async function hfTokenOf(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRow, spec: LlmhostSpec): Promise<string | null> {
+export async function hfTokenOf(deps: SmarterDeps, env: TaskEnv, host: LlmhostRow, spec: LlmhostSpec): Promise<string | null> {
   const name = spec.model.tokenSecret;
   return name ? valueOf(deps, env, host, await findSecret(deps, host, name), name) : null;
 }
 
 /** `ensure_api_key`: the Secret holding the LLMHost's API key, and the key. */
-export async function ensureApiKey(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRow, spec: LlmhostSpec, log: (m: string) => void): Promise<{ secretId: number; value: string }> {
+export async function ensureApiKey(deps: SmarterDeps, env: TaskEnv, host: LlmhostRow, spec: LlmhostSpec, log: (m: string) => void): Promise<{ secretId: number; value: string }> {
   const chosen = spec.network.apiKeySecret;
   if (chosen) {
     const secretId = await findSecret(deps, host, chosen);

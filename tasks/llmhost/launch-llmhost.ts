@@ -4,19 +4,19 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { pk } from '../deps.js';
-import { copyApiARecord } from '../llmclient/dns.js';
-import type { InfraDeps } from '../llmclient/env.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { copyApiARecord } from '../llmclient/index.js';
 import { RECONCILE_INTERVAL_SECONDS } from './const.js';
-import type { LlmhostEnv } from './env.js';
-import { LLMHOST_TASK } from './names.js';
 import { findLlmhost } from './rows.js';
 import { launch, managedHostname } from './service.js';
+import { reconcileLlmhostCompute } from './reconcile-llmhost-compute.js';
 
-export const launchLlmhost = (env: LlmhostEnv) =>
-  defineTask<{ llmhost_id: number }, string | null, InfraDeps>({
-    name: LLMHOST_TASK.launch,
-    queue: env.queue,
+export const launchLlmhost = (env: TaskEnv) => {
+  // Referred to by its definition: the name is the one the task declares.
+  const reconcile = reconcileLlmhostCompute(env);
+  return defineTask<{ llmhost_id: number }, string | null, SmarterDeps>({
+    name: 'smarter.apps.llmhost.tasks.launch_llmhost',
+    queue: env.infrastructureQueue,
     params: z.strictObject({ llmhost_id: pk() }),
     async run(p, ctx) {
       const host = await findLlmhost(ctx.deps.db, p.llmhost_id);
@@ -35,7 +35,8 @@ export const launchLlmhost = (env: LlmhostEnv) =>
           ctx.logger.error(`failed to create the DNS record ${hostname} for ${host.name}: ${(err as Error).message}`);
         }
       }
-      if (host.computeId !== null) await ctx.applyAsync(LLMHOST_TASK.reconcile, [host.computeId], {}, { countdown: env.wait(RECONCILE_INTERVAL_SECONDS), queue: env.queue });
+      if (host.computeId !== null) await ctx.applyAsync(reconcile.name, [host.computeId], {}, { countdown: env.wait(RECONCILE_INTERVAL_SECONDS), queue: env.infrastructureQueue });
       return status;
     },
   });
+};

@@ -5,19 +5,16 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { pk } from '../deps.js';
-import type { InfraDeps } from '../llmclient/env.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { type ComputeState, reconcileCompute, settled } from './compute.js';
 import { DEPLOYED_STATUSES, RECONCILE_INTERVAL_SECONDS, RECONCILE_MAX_ATTEMPTS } from './const.js';
-import type { LlmhostEnv } from './env.js';
-import { LLMHOST_TASK } from './names.js';
 import { findCompute, llmhostsWithStatus } from './rows.js';
 import { observe } from './service.js';
 
-export const reconcileLlmhostCompute = (env: LlmhostEnv) =>
-  defineTask<{ compute_id: number; attempt: number }, ComputeState | null, InfraDeps>({
-    name: LLMHOST_TASK.reconcile,
-    queue: env.queue,
+export const reconcileLlmhostCompute = (env: TaskEnv) =>
+  defineTask<{ compute_id: number; attempt: number }, ComputeState | null, SmarterDeps>({
+    name: 'smarter.apps.llmhost.tasks.reconcile_llmhost_compute',
+    queue: env.infrastructureQueue,
     // Attempts count from 1, so the 60th run is attempt 60; the task stops itself there (no FAILURE).
     checks: { maxAttempts: RECONCILE_MAX_ATTEMPTS + 1, positional: true },
     params: z.strictObject({ compute_id: pk(), attempt: z.number().int().min(1).default(1) }),

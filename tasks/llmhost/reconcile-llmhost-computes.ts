@@ -4,17 +4,15 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import type { InfraDeps } from '../llmclient/env.js';
+import type { SmarterDeps, TaskEnv } from '../deps.js';
 import { reconcileCompute } from './compute.js';
 import { DEPLOYED_STATUSES } from './const.js';
-import type { LlmhostEnv } from './env.js';
-import { LLMHOST_TASK } from './names.js';
 import { computesInUse } from './rows.js';
 
-export const reconcileLlmhostComputes = (env: LlmhostEnv) =>
-  defineTask<Record<string, never>, Record<string, string>, InfraDeps>({
-    name: LLMHOST_TASK.reconcileAll,
-    queue: env.queue,
+export const reconcileLlmhostComputes = (env: TaskEnv) =>
+  defineTask<Record<string, never>, Record<string, string>, SmarterDeps>({
+    name: 'smarter.apps.llmhost.tasks.reconcile_llmhost_computes',
+    queue: env.infrastructureQueue,
     params: z.strictObject({}),
     async run(_p, ctx) {
       const out: Record<string, string> = {};

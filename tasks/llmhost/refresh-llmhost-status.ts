@@ -5,18 +5,15 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { pk } from '../deps.js';
-import type { InfraDeps } from '../llmclient/env.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { DEPLOYED_STATUSES } from './const.js';
-import type { LlmhostEnv } from './env.js';
-import { LLMHOST_TASK } from './names.js';
 import { findLlmhost, llmhostsWithStatus } from './rows.js';
 import { clusterReady, observe } from './service.js';
 
-export const refreshLlmhostStatus = (env: LlmhostEnv) =>
-  defineTask<{ llmhost_id: number | null }, Record<string, string>, InfraDeps>({
-    name: LLMHOST_TASK.refresh,
-    queue: env.queue,
+export const refreshLlmhostStatus = (env: TaskEnv) =>
+  defineTask<{ llmhost_id: number | null }, Record<string, string>, SmarterDeps>({
+    name: 'smarter.apps.llmhost.tasks.refresh_llmhost_status',
+    queue: env.infrastructureQueue,
     params: z.strictObject({ llmhost_id: pk().nullable().default(null) }),
     async run(p, ctx) {
       const hosts = p.llmhost_id !== null ? [await findLlmhost(ctx.deps.db, p.llmhost_id)].filter((h) => h !== null) : await llmhostsWithStatus(ctx.deps.db, DEPLOYED_STATUSES);

@@ -2,6 +2,7 @@
 import type { Queryable, Row } from '../db/database.js';
 import { NOW, djangoJson } from '../db/django.js';
 import type { ComputeRow } from './spec.js';
+import { json } from '../db/columns.js';
 
 export interface LlmhostRow {
   id: number;
@@ -20,8 +21,6 @@ export interface LlmhostRow {
   healthCheckUrl: string;
   apiKeySecretId: number | null;
 }
-
-const json = (v: unknown): unknown => (typeof v === 'string' ? (JSON.parse(v) as unknown) : v);
 
 function toLlmhost(r: Row): LlmhostRow {
   return {
@@ -120,4 +119,10 @@ export async function saveComputeState(db: Queryable, id: number, s: { nodegroup
     `UPDATE llmhost_llmhostcompute SET nodegroup_status = ?, desired_nodes = ?, ready_nodes = ?, status_message = ?, last_reconciled_at = ${NOW}, updated_at = ${NOW} WHERE id = ?`,
     [s.nodegroupStatus, s.desired, s.ready, s.message, id],
   );
+}
+
+/** The account of a user profile (0 when the profile is gone). */
+export async function accountIdOfProfile(db: Queryable, userProfileId: number): Promise<number> {
+  const rows = await db.select('SELECT account_id FROM account_userprofile WHERE id = ?', [userProfileId]);
+  return Number(rows[0]?.account_id ?? 0);
 }

@@ -7,25 +7,24 @@
  */
 import { CloudError } from '../cloud/ports.js';
 import { NOW } from '../db/django.js';
-import type { SmarterDeps } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../deps.js';
 import { type ComputeState, provisioning, reconcileCompute } from './compute.js';
 import { DEPLOYED_STATUSES, EVENT, KINDS, LABEL_LLMHOST, MANAGED_KINDS, NODEGROUP, STATUS, VOLUME_KIND } from './const.js';
-import type { LlmhostEnv } from './env.js';
 import { LLMHostBudgetExceeded, budgetRefusal } from './authorize.js';
 import { estimatedCost, probeHealth, uptimeHours } from './health.js';
 import { interpret } from './interpret.js';
 import { ensureApiKey, hfTokenOf } from './keys.js';
 import { endpoints, engineOf, labelSelector, renderResources, resourceName } from './render.js';
-import { type LlmhostRow, allComputes, findCompute, recordEvent, updateLlmhost } from './rows.js';
+import { type LlmhostRow, accountIdOfProfile, allComputes, findCompute, recordEvent, updateLlmhost } from './rows.js';
 import { type ComputeRow, LLMHostConfigurationError, type LlmhostSpec, compute, fits, parseSpec, podRequests } from './spec.js';
 
 type Log = (m: string) => void;
 
 /** `<base name>.<account number>.<API domain>`: the hostname Smarter picks, and whose DNS record it manages. */
-export const defaultHostname = (env: LlmhostEnv, host: LlmhostRow) => `${resourceName(host.id, host.name)}.${host.accountNumber}.${env.apiDomain}`;
+export const defaultHostname = (env: TaskEnv, host: LlmhostRow) => `${resourceName(host.id, host.name)}.${host.accountNumber}.${env.apiDomain}`;
 
 /** The Ingress hostname when Smarter chose it (an Ingress without `network.hostname`), else null. */
-export function managedHostname(env: LlmhostEnv, host: LlmhostRow): string | null {
+export function managedHostname(env: TaskEnv, host: LlmhostRow): string | null {
   try {
     const spec = parseSpec(host.name, host.spec);
     return spec.network.ingress && !spec.network.hostname ? defaultHostname(env, host) : null;
@@ -62,8 +61,7 @@ async function computeOf(deps: SmarterDeps, host: LlmhostRow, spec: LlmhostSpec,
 }
 
 async function accountIdOf(deps: SmarterDeps, host: LlmhostRow): Promise<number> {
-  const rows = await deps.db.select('SELECT account_id FROM account_userprofile WHERE id = ?', [host.userProfileId]);
-  return Number(rows[0]?.account_id ?? 0);
+  return accountIdOfProfile(deps.db, host.userProfileId);
 }
 
 /**
@@ -78,7 +76,7 @@ async function authorizeBudgets(deps: SmarterDeps, host: LlmhostRow, accountId: 
   throw new LLMHostBudgetExceeded(refusal);
 }
 
-export async function launch(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRow, log: Log): Promise<string> {
+export async function launch(deps: SmarterDeps, env: TaskEnv, host: LlmhostRow, log: Log): Promise<string> {
   const accountId = await accountIdOf(deps, host);
   await authorizeBudgets(deps, host, accountId);
   const spec = parseSpec(host.name, host.spec);
@@ -144,7 +142,7 @@ export async function launch(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRo
  * Smarter's `cluster.ready`: whether the Kubernetes API answers. Only an API that cannot be reached is "not
  * ready"; any answer, a refusal included, is a cluster the per-LLMHost calls report on.
  */
-export async function clusterReady(deps: SmarterDeps, env: LlmhostEnv): Promise<boolean> {
+export async function clusterReady(deps: SmarterDeps, env: TaskEnv): Promise<boolean> {
   try {
     await deps.cloud.kube.list({ ...KINDS.deployment, namespace: env.namespace, labelSelector: LABEL_LLMHOST });
     return true;
@@ -159,7 +157,7 @@ export async function clusterReady(deps: SmarterDeps, env: LlmhostEnv): Promise<
  * active LLMHost's health URL is called where the worker can reach it (`env.healthProbes`): a failed check makes
  * it `degraded`, and the result goes to `last_health_ok` and `last_health_check_at`.
  */
-export async function observe(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRow, options: { probe?: boolean } = {}): Promise<string> {
+export async function observe(deps: SmarterDeps, env: TaskEnv, host: LlmhostRow, options: { probe?: boolean } = {}): Promise<string> {
   const base = resourceName(host.id, host.name);
   const deployment = await deps.cloud.kube.get({ ...KINDS.deployment, name: base, namespace: env.namespace });
   const pods = await deps.cloud.kube.list({ ...KINDS.pod, namespace: env.namespace, labelSelector: labelSelector(base) });
@@ -185,7 +183,7 @@ export async function observe(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostR
   return status;
 }
 
-export async function destroy(deps: SmarterDeps, env: LlmhostEnv, host: LlmhostRow, purge: boolean, log: Log): Promise<string> {
+export async function destroy(deps: SmarterDeps, env: TaskEnv, host: LlmhostRow, purge: boolean, log: Log): Promise<string> {
   let spec: LlmhostSpec | null = null;
   try {
     spec = parseSpec(host.name, host.spec);

@@ -13,8 +13,7 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { McpConnectionError, type McpTransport } from '../cloud/mcp-port.js';
-import type { SmarterDeps } from '../deps.js';
-import type { CredentialEnv } from '../provider/env.js';
+import type { SmarterDeps, TaskEnv } from '../deps.js';
 import { pk } from '../deps.js';
 import { readSecret } from '../secret/rows.js';
 import { AUTH, MCP_STATUS, type McpClientRow, loadMcpClient, recordConnected, recordError } from './rows.js';
@@ -25,7 +24,7 @@ export const USER_AGENT = 'Smarter/smarter-worker MCPClient (+https://smarter.sh
 /** Smarter's `SmarterMCPClientConfigurationError`: the row itself is unusable. */
 class ConfigurationError extends Error {}
 
-export const refreshMcpclient = (env: CredentialEnv) =>
+export const refreshMcpclient = (env: TaskEnv) =>
   defineTask<{ mcpclient_id: number }, string | null, SmarterDeps>({
     name: REFRESH_MCPCLIENT,
     queue: env.operationalQueue,

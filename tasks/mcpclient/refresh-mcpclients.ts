@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
 import { REFRESH_MCPCLIENT } from './refresh-mcpclient.js';
+import { activeMcpclientIds } from './rows.js';
 
 export const refreshMcpclients = (env: TaskEnv) =>
   defineTask<Record<string, never>, number, SmarterDeps>({
@@ -10,10 +11,10 @@ export const refreshMcpclients = (env: TaskEnv) =>
     queue: env.operationalQueue,
     params: z.strictObject({}),
     async run(_p, ctx) {
-      const rows = await ctx.deps.db.select('SELECT id FROM mcpclient_mcpclient WHERE is_active = 1 ORDER BY id');
+      const ids = await activeMcpclientIds(ctx.deps.db);
       // Positional, as Smarter's `refresh_mcpclient.delay(mcpclient_id)`.
-      for (const r of rows) await ctx.applyAsync(REFRESH_MCPCLIENT, [Number(r.id)], {}, { queue: env.operationalQueue });
-      ctx.logger.info('refresh_mcpclients: queued', { count: rows.length });
-      return rows.length;
+      for (const id of ids) await ctx.applyAsync(REFRESH_MCPCLIENT, [id], {}, { queue: env.operationalQueue });
+      ctx.logger.info('refresh_mcpclients: queued', { count: ids.length });
+      return ids.length;
     },
   });

@@ -6,6 +6,7 @@
 import type { Queryable } from '../db/database.js';
 import { NOW, djangoJson } from '../db/django.js';
 import type { McpCatalog } from '../cloud/mcp-port.js';
+import { json } from '../db/columns.js';
 
 export const MCP_STATUS = { UNCONFIGURED: 'unconfigured', CONNECTED: 'connected', DISCONNECTED: 'disconnected', ERROR: 'error' } as const;
 export const AUTH = { NONE: 'none', API_KEY: 'api_key', OAUTH2: 'oauth2', BEARER_TOKEN: 'bearer_token' } as const;
@@ -24,10 +25,10 @@ export interface McpClientRow {
   allowedTools: string[];
 }
 
-function json(v: unknown): unknown {
-  if (typeof v !== 'string') return v;
+/** Invalid JSON in `headers` or `allowed_tools` reads as null (then no headers, no tools) rather than failing the task. */
+function jsonOrNull(c: Parameters<typeof json>[0]): unknown {
   try {
-    return JSON.parse(v) as unknown;
+    return json(c);
   } catch {
     return null;
   }
@@ -39,8 +40,8 @@ export async function loadMcpClient(db: Queryable, id: number): Promise<McpClien
     [id],
   );
   if (!r) return null;
-  const headers = json(r.headers);
-  const allowed = json(r.allowed_tools);
+  const headers = jsonOrNull(r.headers);
+  const allowed = jsonOrNull(r.allowed_tools);
   return {
     id: Number(r.id),
     name: String(r.name),
@@ -104,4 +105,10 @@ export async function recordConnected(db: Queryable, row: McpClientRow, catalog:
 
 export async function recordError(db: Queryable, id: number, message: string): Promise<void> {
   await db.execute('UPDATE mcpclient_mcpclient SET status = ?, last_error = ? WHERE id = ?', [MCP_STATUS.ERROR, pyPrefix(message, 2000), id]);
+}
+
+/** The active MCPClients' ids, in order. */
+export async function activeMcpclientIds(db: Queryable): Promise<number[]> {
+  const rows = await db.select('SELECT id FROM mcpclient_mcpclient WHERE is_active = 1 ORDER BY id');
+  return rows.map((r) => Number(r.id));
 }

@@ -8,6 +8,7 @@ import { defineTask } from '../../lib/registry/define-task.js';
 import { djangoJson, exists, insertModel } from '../db/django.js';
 import { SESSION_KEY_NAME, type SmarterDeps, type TaskEnv, pk } from '../deps.js';
 import { SmarterPluginError } from '../errors.js';
+import { firstProfileOfUser, selectorOfPlugin } from './rows.js';
 
 const params = z.object({
   user_profile_id: pk().nullish(),
@@ -37,8 +38,7 @@ export const createPluginSelectorHistory = (env: TaskEnv) =>
           ctx.logger.warn('create_plugin_selector_history: user was deleted; nothing recorded', { user_id: p.user_id });
           return null;
         }
-        const rows = await db.select('SELECT id FROM account_userprofile WHERE user_id = ? ORDER BY id LIMIT 1', [p.user_id]);
-        profileId = rows[0] ? Number(rows[0].id) : null;
+        profileId = await firstProfileOfUser(db, p.user_id);
       }
       if (profileId === null) {
         throw new SmarterPluginError(`could not resolve a user profile (user_profile_id=${p.user_profile_id ?? 'None'}, user_id=${p.user_id ?? 'None'})`);
@@ -47,13 +47,13 @@ export const createPluginSelectorHistory = (env: TaskEnv) =>
         ctx.logger.error('create_plugin_selector_history: plugin does not exist', { plugin_id: p.plugin_id });
         return null;
       }
-      const sel = await db.select('SELECT id FROM plugin_pluginselector WHERE plugin_id = ?', [p.plugin_id]);
-      if (!sel[0]) {
+      const selectorId = await selectorOfPlugin(db, p.plugin_id);
+      if (selectorId === null) {
         ctx.logger.error('create_plugin_selector_history: plugin has no selector', { plugin_id: p.plugin_id });
         return null;
       }
       await insertModel(db, 'plugin_pluginselectorhistory', {
-        plugin_selector_id: Number(sel[0].id),
+        plugin_selector_id: selectorId,
         search_term: p.search_term ?? '',
         messages: djangoJson(p.input_text ? { input_text: p.input_text } : (p.messages ?? [])),
         session_key: p[SESSION_KEY_NAME] ?? '',

@@ -1,8 +1,7 @@
 /** Smarter's `provider` app: `smarter.apps.provider.tasks.*`, on the operational queue. */
 import type { AnyTask } from '../../lib/registry/define-task.js';
-import type { SmarterDeps } from '../deps.js';
-import type { CredentialEnv } from './env.js';
+import type { SmarterDeps, TaskEnv } from '../deps.js';
 import { verifyProvider } from './verify-provider.js';
 import { verifyProviderModel } from './verify-provider-model.js';
 
-export const providerTasks = (credentials: CredentialEnv): AnyTask<SmarterDeps>[] => [verifyProviderModel(credentials), verifyProvider(credentials)];
+export const providerTasks = (env: TaskEnv): AnyTask<SmarterDeps>[] => [verifyProviderModel(env), verifyProvider(env)];

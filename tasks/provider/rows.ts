@@ -1,9 +1,9 @@
 /** Provider and ProviderModel rows as the test bank reads them; status strings are `ProviderStatus` values. */
 import type { Queryable, Row } from '../db/database.js';
+import { bool } from '../db/columns.js';
 
 export const PROVIDER_STATUS = { UNVERIFIED: 'unverified', VERIFYING: 'verifying', FAILED: 'failed', VERIFIED: 'verified', SUSPENDED: 'suspended', DEPRECATED: 'deprecated' } as const;
 
-const b = (v: unknown) => Number(v) === 1;
 function s(v: unknown): string | null {
   if (v === null || v === undefined) return null;
   if (v instanceof Date) return v.toISOString();
@@ -39,10 +39,10 @@ function provider(r: Row): ProviderRow {
     id: Number(r.id),
     name: String(r.name),
     status: String(r.status),
-    isActive: b(r.is_active),
-    isDeprecated: b(r.is_deprecated),
-    isSuspended: b(r.is_suspended),
-    isFlagged: b(r.is_flagged),
+    isActive: bool(r.is_active),
+    isDeprecated: bool(r.is_deprecated),
+    isSuspended: bool(r.is_suspended),
+    isFlagged: bool(r.is_flagged),
     baseUrl: s(r.base_url) || null,
     apiKeyId: r.api_key_id === null ? null : Number(r.api_key_id),
     connectivityTestPath: s(r.connectivity_test_path) ?? '',
@@ -92,7 +92,7 @@ export interface ProviderModelRow {
 export async function loadProviderModel(db: Queryable, id: number): Promise<ProviderModelRow | null> {
   const [r] = await db.select('SELECT * FROM provider_providermodel WHERE id = ?', [id]);
   if (!r) return null;
-  const supports = Object.fromEntries(CAPABILITIES.map((c) => [c, b(r[`supports_${c}`])])) as Record<Capability, boolean>;
+  const supports = Object.fromEntries(CAPABILITIES.map((c) => [c, bool(r[`supports_${c}`])])) as Record<Capability, boolean>;
   return { id: Number(r.id), name: String(r.name), providerId: Number(r.provider_id), supports };
 }
 

@@ -8,9 +8,8 @@ import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { ChatRequest, LlmEndpoint, LlmProviders } from '../cloud/llm-port.js';
 import type { Queryable } from '../db/database.js';
-import { pk, type SmarterDeps } from '../deps.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { readSecret } from '../secret/rows.js';
-import type { CredentialEnv } from './env.js';
 import { type Capability, type ProviderModelRow, loadProvider, loadProviderModel } from './rows.js';
 import { MODEL_VERIFICATIONS, check } from './verifications.js';
 
@@ -109,7 +108,7 @@ const BANK: [Capability, (b: Bank) => Promise<boolean>][] = [
   ],
 ];
 
-export const verifyProviderModel = (env: CredentialEnv) =>
+export const verifyProviderModel = (env: TaskEnv) =>
   defineTask<{ provider_model_id: number }, null, SmarterDeps>({
     name: 'smarter.apps.provider.tasks.verify_provider_model',
     queue: env.operationalQueue,

@@ -10,10 +10,9 @@ import { defineTask } from '../../lib/registry/define-task.js';
 import type { LlmProviders } from '../cloud/llm-port.js';
 import type { Queryable } from '../db/database.js';
 import { NOW } from '../db/django.js';
-import { pk, type SmarterDeps } from '../deps.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { SmarterValueError } from '../errors.js';
 import { PythonException } from '../../lib/errors.js';
-import type { CredentialEnv } from './env.js';
 import { PROVIDER_STATUS, type ProviderRow, canActivate, loadProvider, tosAccepted } from './rows.js';
 import { PROVIDER_VERIFICATIONS, check } from './verifications.js';
 
@@ -30,7 +29,7 @@ export function urljoin(base: string, path: string): string {
   return path ? new URL(path, base).toString() : base;
 }
 
-function productionApiKey(p: ProviderRow, env: CredentialEnv): string {
+function productionApiKey(p: ProviderRow, env: TaskEnv): string {
   const name = `${p.name.toUpperCase()}_API_KEY`;
   const key = env.environ(name);
   if (key === undefined) throw new SmarterConfigurationError(`Production API key for provider ${p.name} was accessed but is not set in environment variables.`);
@@ -41,7 +40,7 @@ interface Ctx {
   db: Queryable;
   llm: LlmProviders;
   p: ProviderRow;
-  env: CredentialEnv;
+  env: TaskEnv;
 }
 
 const run = (c: Ctx, type: string, fn: () => Promise<{ ok: boolean; error?: string }>) => check(c.db, PROVIDER_VERIFICATIONS, c.p.id, type, fn);
@@ -87,7 +86,7 @@ const BANK: ((c: Ctx) => Promise<boolean>)[] = [
   (c) => run(c, 'production_api_key', () => known(productionApiKey(c.p, c.env).length > 0, 'empty production API key')),
 ];
 
-export const verifyProvider = (env: CredentialEnv) =>
+export const verifyProvider = (env: TaskEnv) =>
   defineTask<{ provider_id: number }, null, SmarterDeps>({
     name: 'smarter.apps.provider.tasks.verify_provider',
     queue: env.operationalQueue,

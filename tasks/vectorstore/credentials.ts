@@ -10,7 +10,7 @@ import type { Queryable } from '../db/database.js';
 import { readSecret } from '../secret/rows.js';
 import type { VectorstoreOverrides } from './env.js';
 import { SmarterConfigurationError, VectorStoreBackendConnectionError } from './errors.js';
-import type { VectorstoreRow } from './rows.js';
+import { type VectorstoreRow, apiConnectionRow, embeddingsProviderRows } from './rows.js';
 
 /** `langchain_openai.OpenAIEmbeddings`' base URL when the Provider has none. */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -29,7 +29,7 @@ const idOf = (x: unknown): number | null => (x === null || x === undefined ? nul
 /** The vectorstore's ApiConnection (`connection_apiconnection`, a child table of `connection_connectionbase`). */
 async function connectionOf(db: Queryable, v: VectorstoreRow): Promise<{ baseUrl: string; apiKeyId: number | null } | null> {
   if (v.connectionId === null) return null;
-  const [r] = await db.select('SELECT base_url, api_key_id FROM connection_apiconnection WHERE connectionbase_ptr_id = ?', [v.connectionId]);
+  const r = await apiConnectionRow(db, v.connectionId);
   return r ? { baseUrl: r.base_url === null || r.base_url === undefined ? '' : String(r.base_url), apiKeyId: idOf(r.api_key_id) } : null;
 }
 
@@ -56,7 +56,7 @@ export async function pineconeApiKey(deps: CredentialDeps, v: VectorstoreRow): P
 
 /** `get_embeddings` (embeddings.py): the Provider's OpenAI-compatible API and key. */
 export async function embeddingsEndpoint(deps: CredentialDeps, v: VectorstoreRow): Promise<EmbeddingsEndpoint> {
-  const [provider] = v.embeddingsProviderId === null ? [] : await deps.db.select('SELECT name, base_url, api_key_id FROM provider_provider WHERE id = ?', [v.embeddingsProviderId]);
+  const [provider] = v.embeddingsProviderId === null ? [] : await embeddingsProviderRows(deps.db, v.embeddingsProviderId);
   if (!provider || !v.embeddingsModel) throw new SmarterConfigurationError(`Vectorstore ${v.name} has no embeddings provider or model.`);
   const { overrides } = deps;
   const apiKey = overrides.embeddingsApiKey || (await secret(deps, idOf(provider.api_key_id)));

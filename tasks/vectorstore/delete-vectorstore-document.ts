@@ -5,15 +5,14 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { type SmarterDeps, pk } from '../deps.js';
-import { type VectorstoreEnv, serviceDeps } from './env.js';
-import { TASK } from './names.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { serviceDeps } from './env.js';
 import { deleteDocumentRow, findDocument, findVectorstore } from './rows.js';
 import { VectorstoreService } from './service.js';
 
-export const deleteVectorstoreDocument = (env: VectorstoreEnv) =>
+export const deleteVectorstoreDocument = (env: TaskEnv) =>
   defineTask<{ document_id: number }, boolean, SmarterDeps>({
-    name: TASK.deleteDocument,
+    name: 'smarter.apps.vectorstore.tasks.delete_vectorstore_document',
     queue: env.operationalQueue,
     params: z.strictObject({ document_id: pk() }),
     async run(p, ctx) {

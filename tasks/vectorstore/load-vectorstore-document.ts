@@ -6,15 +6,14 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { messageOf } from '../cloud/call.js';
-import { type SmarterDeps, pk } from '../deps.js';
-import { type VectorstoreEnv, serviceDeps } from './env.js';
-import { TASK } from './names.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { serviceDeps } from './env.js';
 import { describeDocument, findDocument, findVectorstore } from './rows.js';
 import { VectorstoreService } from './service.js';
 
-export const loadVectorstoreDocument = (env: VectorstoreEnv) =>
+export const loadVectorstoreDocument = (env: TaskEnv) =>
   defineTask<{ document_id: number }, number | null, SmarterDeps>({
-    name: TASK.loadDocument,
+    name: 'smarter.apps.vectorstore.tasks.load_vectorstore_document',
     queue: env.operationalQueue,
     params: z.strictObject({ document_id: pk() }),
     async run(p, ctx) {

@@ -8,15 +8,20 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { messageOf } from '../cloud/call.js';
-import type { SmarterDeps } from '../deps.js';
-import { type VectorstoreEnv, serviceDeps } from './env.js';
-import { DOC, TASK } from './names.js';
+import type { SmarterDeps, TaskEnv } from '../deps.js';
+import { serviceDeps } from './env.js';
+import { DOC } from './const.js';
 import { describe, readyVectorstores } from './rows.js';
 import { VectorstoreService } from './service.js';
+import { deleteVectorstoreDocument } from './delete-vectorstore-document.js';
+import { loadVectorstoreDocument } from './load-vectorstore-document.js';
 
-export const maintainVectorstores = (env: VectorstoreEnv) =>
-  defineTask<Record<string, never>, Record<string, unknown>, SmarterDeps>({
-    name: TASK.maintain,
+export const maintainVectorstores = (env: TaskEnv) => {
+  // Referred to by their definitions: the names are the ones the tasks declare.
+  const load = loadVectorstoreDocument(env);
+  const remove = deleteVectorstoreDocument(env);
+  return defineTask<Record<string, never>, Record<string, unknown>, SmarterDeps>({
+    name: 'smarter.apps.vectorstore.tasks.maintain_vectorstores',
     queue: env.infrastructureQueue,
     params: z.strictObject({}),
     async run(_p, ctx) {
@@ -25,7 +30,7 @@ export const maintainVectorstores = (env: VectorstoreEnv) =>
         try {
           const { retryStatus, ...result } = await new VectorstoreService(v, serviceDeps(env, ctx)).maintain();
           for (const id of result.retry) {
-            const task = retryStatus.get(id) === DOC.DELETING ? TASK.deleteDocument : TASK.loadDocument;
+            const task = retryStatus.get(id) === DOC.DELETING ? remove.name : load.name;
             await ctx.applyAsync(task, [id], {}, { queue: env.operationalQueue });
           }
           out[describe(v)] = result;
@@ -37,3 +42,4 @@ export const maintainVectorstores = (env: VectorstoreEnv) =>
       return out;
     },
   });
+};

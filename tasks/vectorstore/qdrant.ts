@@ -11,7 +11,7 @@ import { indexName } from './backend.js';
 import { qdrantTarget } from './credentials.js';
 import type { VectorstoreEmbeddings } from './embeddings.js';
 import { VectorstoreServiceError } from './errors.js';
-import { DOCUMENT_ID_KEY, HOSTING, HTTP_PORT, LABEL } from './names.js';
+import { DOCUMENT_ID_KEY, HOSTING, HTTP_PORT, LABEL } from './const.js';
 import { type DocumentRow, type VectorstoreRow, describe } from './rows.js';
 
 const DISTANCES: Record<string, Distance> = { cosine: 'Cosine', euclidean: 'Euclid', dotproduct: 'Dot' };

@@ -6,15 +6,14 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import type { SmarterDeps } from '../deps.js';
-import { type VectorstoreEnv, serviceDeps } from './env.js';
-import { TASK } from './names.js';
+import type { SmarterDeps, TaskEnv } from '../deps.js';
+import { serviceDeps } from './env.js';
 import { deployedVectorstores, describe } from './rows.js';
 import { VectorstoreService } from './service.js';
 
-export const reconcileVectorstores = (env: VectorstoreEnv) =>
+export const reconcileVectorstores = (env: TaskEnv) =>
   defineTask<Record<string, never>, Record<string, string>, SmarterDeps>({
-    name: TASK.reconcile,
+    name: 'smarter.apps.vectorstore.tasks.reconcile_vectorstores',
     queue: env.infrastructureQueue,
     params: z.strictObject({}),
     async run(_p, ctx) {

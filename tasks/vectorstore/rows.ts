@@ -5,6 +5,7 @@
  */
 import type { Queryable, Row } from '../db/database.js';
 import { NOW, djangoJson } from '../db/django.js';
+import { bool, json, num, str } from '../db/columns.js';
 
 export interface VectorstoreRow {
   id: number;
@@ -47,11 +48,10 @@ export interface SnapshotRow {
   status: string;
 }
 
-const str = (c: Row[string] | undefined): string => (c === null || c === undefined ? '' : String(c));
-const num = (c: Row[string] | undefined): number => Number(c ?? 0);
+/** A JSON object column; '', NULL and any other JSON value read as {}. */
 const obj = (c: Row[string] | undefined): Record<string, unknown> => {
-  if (typeof c !== 'string' || c === '') return {};
-  const v: unknown = JSON.parse(c);
+  if (c === '') return {};
+  const v = json(c);
   return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 };
 
@@ -71,10 +71,10 @@ function toVectorstore(r: Row): VectorstoreRow {
     name: str(r.name),
     backend: str(r.backend),
     hosting: str(r.hosting),
-    isActive: num(r.is_active) === 1,
+    isActive: bool(r.is_active),
     dimension: num(r.dimension),
     metric: str(r.metric),
-    deletionProtection: num(r.deletion_protection) === 1,
+    deletionProtection: bool(r.deletion_protection),
     connectionId: idOf(r.connection_id),
     apiKeySecretId: idOf(r.api_key_secret_id),
     embeddingsProviderId: idOf(r.embeddings_provider_id),
@@ -194,5 +194,16 @@ export async function deleteSnapshotRow(db: Queryable, id: number): Promise<void
 /** Whether `last_snapshot_at` is at least `hours` ago, on MariaDB's clock. */
 export async function snapshotOlderThan(db: Queryable, vectorstoreId: number, hours: number): Promise<boolean> {
   const [r] = await db.select('SELECT last_snapshot_at IS NULL OR last_snapshot_at <= UTC_TIMESTAMP(6) - INTERVAL ? SECOND AS due FROM vectorstore_vectorstoremeta WHERE id = ?', [Math.round(hours * 3600), vectorstoreId]);
-  return num(r?.due) === 1;
+  return bool(r?.due);
+}
+
+/** A vectorstore's ApiConnection row (`connection_apiconnection`, a child table of `connection_connectionbase`): its URL and key's Secret. */
+export async function apiConnectionRow(db: Queryable, connectionId: number): Promise<Row | undefined> {
+  const [r] = await db.select('SELECT base_url, api_key_id FROM connection_apiconnection WHERE connectionbase_ptr_id = ?', [connectionId]);
+  return r;
+}
+
+/** The embeddings Provider's name, API URL and key's Secret (no row when it is gone). */
+export function embeddingsProviderRows(db: Queryable, providerId: number): Promise<Row[]> {
+  return db.select('SELECT name, base_url, api_key_id FROM provider_provider WHERE id = ?', [providerId]);
 }

@@ -10,7 +10,7 @@ import { type BackendDeps, type Chunk, type VectorstoreBackend, getBackend } fro
 import { chunkId, chunkIds } from './chunk-ids.js';
 import { VectorstoreEmbeddings } from './embeddings.js';
 import { VectorstoreServiceError } from './errors.js';
-import { DEFAULTS, DOC, PAGE_BREAK, SNAP, STUCK_AFTER_MINUTES, VS } from './names.js';
+import { DEFAULTS, DOC, PAGE_BREAK, SNAP, STUCK_AFTER_MINUTES, VS } from './const.js';
 import * as rows from './rows.js';
 import { embeddingsSpec, maintenanceSpec } from './spec.js';
 import { RecursiveCharacterTextSplitter } from './splitter.js';

@@ -6,15 +6,14 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { type SmarterDeps, pk } from '../deps.js';
-import { type VectorstoreEnv, serviceDeps } from './env.js';
-import { TASK } from './names.js';
+import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { serviceDeps } from './env.js';
 import { findVectorstore } from './rows.js';
 import { VectorstoreService } from './service.js';
 
-export const snapshotVectorstore = (env: VectorstoreEnv) =>
+export const snapshotVectorstore = (env: TaskEnv) =>
   defineTask<{ vectorstore_id: number }, string | null, SmarterDeps>({
-    name: TASK.snapshot,
+    name: 'smarter.apps.vectorstore.tasks.snapshot_vectorstore',
     queue: env.infrastructureQueue,
     params: z.strictObject({ vectorstore_id: pk() }),
     async run(p, ctx) {

@@ -1,12 +1,4 @@
-/** Smarter's vectorstore task names and its `TextChoices` values (models/vectorstore_meta.py, document.py, snapshot.py). */
-export const TASK = {
-  loadDocument: 'smarter.apps.vectorstore.tasks.load_vectorstore_document',
-  deleteDocument: 'smarter.apps.vectorstore.tasks.delete_vectorstore_document',
-  snapshot: 'smarter.apps.vectorstore.tasks.snapshot_vectorstore',
-  reconcile: 'smarter.apps.vectorstore.tasks.reconcile_vectorstores',
-  maintain: 'smarter.apps.vectorstore.tasks.maintain_vectorstores',
-} as const;
-
+/** Smarter's vectorstore `TextChoices` values (models/vectorstore_meta.py, document.py, snapshot.py) and constants. */
 export const VS = { PENDING: 'pending', PROVISIONING: 'provisioning', READY: 'ready', STOPPED: 'stopped', FAILED: 'failed', DELETING: 'deleting' } as const;
 export const DOC = { PENDING: 'pending', LOADING: 'loading', LOADED: 'loaded', FAILED: 'failed', DELETING: 'deleting' } as const;
 export const SNAP = { CREATING: 'creating', READY: 'ready', FAILED: 'failed' } as const;
