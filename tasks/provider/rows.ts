@@ -1,6 +1,7 @@
 /** Provider and ProviderModel rows as the test bank reads them; status strings are `ProviderStatus` values. */
 import type { Queryable, Row } from '../db/database.js';
 import { bool } from '../db/columns.js';
+import { NOW } from '../db/django.js';
 
 export const PROVIDER_STATUS = { UNVERIFIED: 'unverified', VERIFYING: 'verifying', FAILED: 'failed', VERIFIED: 'verified', SUSPENDED: 'suspended', DEPRECATED: 'deprecated' } as const;
 
@@ -99,3 +100,57 @@ export async function loadProviderModel(db: Queryable, id: number): Promise<Prov
 /** Smarter's `Provider.tos_accepted` and `can_activate`. */
 export const tosAccepted = (p: ProviderRow) => p.tosAcceptedAt !== null && p.tosAcceptedById !== null;
 export const canActivate = (p: ProviderRow) => p.status === PROVIDER_STATUS.VERIFIED && !p.isDeprecated && !p.isSuspended && !p.isFlagged && tosAccepted(p);
+
+/*
+ * The verification rows (`provider_providerverification`, `provider_providermodelverification`). Smarter never
+ * fills `error_message`; we write the failed call's message there.
+ */
+/** `provider/const.py`: ten calendar days. */
+export const VERIFICATION_LIFETIME_SECONDS = 60 * 60 * 24 * 10;
+
+export interface VerificationTable {
+  table: 'provider_providerverification' | 'provider_providermodelverification';
+  ownerColumn: 'provider_id' | 'provider_model_id';
+}
+
+export const PROVIDER_VERIFICATIONS: VerificationTable = { table: 'provider_providerverification', ownerColumn: 'provider_id' };
+export const MODEL_VERIFICATIONS: VerificationTable = { table: 'provider_providermodelverification', ownerColumn: 'provider_model_id' };
+
+export interface Verification {
+  id: number;
+  valid: boolean;
+}
+
+export async function getVerification(db: Queryable, t: VerificationTable, ownerId: number, type: string): Promise<Verification> {
+  const find = () =>
+    db.select(
+      `SELECT id, (is_successful = 1 AND updated_at > ${NOW} - INTERVAL ? SECOND) AS valid FROM ${t.table} WHERE ${t.ownerColumn} = ? AND verification_type = ? ORDER BY id LIMIT 1`,
+      [VERIFICATION_LIFETIME_SECONDS, ownerId, type],
+    );
+  let [row] = await find();
+  if (!row) {
+    await db.execute(`INSERT INTO ${t.table} (${t.ownerColumn}, verification_type, is_successful, created_at, updated_at) VALUES (?, ?, 0, ${NOW}, ${NOW})`, [ownerId, type]);
+    [row] = await find();
+  }
+  return { id: Number(row?.id), valid: Number(row?.valid) === 1 };
+}
+
+export async function setVerification(db: Queryable, t: VerificationTable, id: number, ok: boolean, error: string | null): Promise<void> {
+  await db.execute(`UPDATE ${t.table} SET is_successful = ?, error_message = ?, updated_at = ${NOW} WHERE id = ?`, [ok ? 1 : 0, ok ? null : error, id]);
+}
+
+/**
+ * `activate()` saves the whole row (so updated_at moves) only when it was inactive; then status and is_verified by
+ * update_fields. SET runs left to right: updated_at reads is_active before it changes.
+ */
+export async function markProviderVerified(db: Queryable, id: number): Promise<void> {
+  await db.execute(`UPDATE provider_provider SET updated_at = IF(is_active = 1, updated_at, ${NOW}), status = ?, is_verified = 1, is_active = 1 WHERE id = ?`, [PROVIDER_STATUS.VERIFIED, id]);
+}
+
+export async function markProviderFailed(db: Queryable, id: number): Promise<void> {
+  await db.execute('UPDATE provider_provider SET status = ?, is_verified = 0, is_active = 0 WHERE id = ?', [PROVIDER_STATUS.FAILED, id]);
+}
+
+export async function setProviderModelActive(db: Queryable, id: number, active: boolean): Promise<void> {
+  await db.execute('UPDATE provider_providermodel SET is_active = ? WHERE id = ?', [active ? 1 : 0, id]);
+}

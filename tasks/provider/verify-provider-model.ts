@@ -10,7 +10,7 @@ import type { ChatRequest, LlmEndpoint, LlmProviders } from '../cloud/llm-port.j
 import type { Queryable } from '../db/database.js';
 import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { readSecret } from '../secret/rows.js';
-import { type Capability, type ProviderModelRow, loadProvider, loadProviderModel } from './rows.js';
+import { type Capability, type ProviderModelRow, loadProvider, loadProviderModel, setProviderModelActive } from './rows.js';
 import { MODEL_VERIFICATIONS, check } from './verifications.js';
 
 /** 1×1 PNG, as Smarter's image-input check sends. */
@@ -133,7 +133,7 @@ export const verifyProviderModel = (env: TaskEnv) =>
       for (const [capability, test] of BANK) {
         if (model.supports[capability]) success = success && (await test(bank));
       }
-      await db.execute('UPDATE provider_providermodel SET is_active = ? WHERE id = ?', [success ? 1 : 0, model.id]);
+      await setProviderModelActive(db, model.id, success);
       ctx.logger[success ? 'info' : 'error'](success ? 'verify_provider_model: verified' : 'verify_provider_model: one or more verification tests failed', { provider_model: model.name });
       return null;
     },

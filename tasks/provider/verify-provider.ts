@@ -9,11 +9,10 @@ import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { LlmProviders } from '../cloud/llm-port.js';
 import type { Queryable } from '../db/database.js';
-import { NOW } from '../db/django.js';
 import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { SmarterValueError } from '../errors.js';
 import { PythonException } from '../../lib/errors.js';
-import { PROVIDER_STATUS, type ProviderRow, canActivate, loadProvider, tosAccepted } from './rows.js';
+import { type ProviderRow, canActivate, loadProvider, markProviderFailed, markProviderVerified, tosAccepted } from './rows.js';
 import { PROVIDER_VERIFICATIONS, check } from './verifications.js';
 
 export class SmarterConfigurationError extends PythonException {
@@ -105,12 +104,10 @@ export const verifyProvider = (env: TaskEnv) =>
       for (const test of BANK) success = success && (await test(c));
       if (!canActivate(provider)) success = false;
       if (success) {
-        // activate() saves the whole row (so updated_at moves) only when it was inactive; then status and
-        // is_verified by update_fields. SET runs left to right: updated_at reads is_active before it changes.
-        await db.execute(`UPDATE provider_provider SET updated_at = IF(is_active = 1, updated_at, ${NOW}), status = ?, is_verified = 1, is_active = 1 WHERE id = ?`, [PROVIDER_STATUS.VERIFIED, provider.id]);
+        await markProviderVerified(db, provider.id);
         ctx.logger.info('verify_provider: verified and active', { provider: provider.name });
       } else {
-        await db.execute('UPDATE provider_provider SET status = ?, is_verified = 0, is_active = 0 WHERE id = ?', [PROVIDER_STATUS.FAILED, provider.id]);
+        await markProviderFailed(db, provider.id);
         ctx.logger.error('verify_provider: verification failed', { provider: provider.name });
       }
       return null;
