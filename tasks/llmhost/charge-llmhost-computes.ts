@@ -14,6 +14,7 @@ import { Dec } from '../db/decimal.js';
 import { insertModel, recordLocator } from '../db/django.js';
 import { once } from '../db/once.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
+import { chargeableComputes } from './rows.js';
 
 export const chargeLlmhostComputes = (env: TaskEnv) =>
   defineTask<Record<string, never>, Record<string, string>, SmarterDeps>({
@@ -23,15 +24,11 @@ export const chargeLlmhostComputes = (env: TaskEnv) =>
     params: z.strictObject({}),
     async run(_p, ctx) {
       const { db } = ctx.deps;
-      const computes = await db.select(
-        `SELECT c.id, c.name, c.ready_nodes, c.price_per_hour, p.id AS profile_id, p.account_id
-           FROM llmhost_llmhostcompute c JOIN account_userprofile p ON p.id = c.user_profile_id
-          WHERE c.ready_nodes > 0 AND c.price_per_hour IS NOT NULL ORDER BY c.id`,
-      );
+      const computes = await chargeableComputes(db);
       const out: Record<string, string> = {};
       for (const c of computes) {
-        const cost = Dec.of(String(c.price_per_hour)).mul(Dec.of(Number(c.ready_nodes)));
-        const locators = [recordLocator('LLMHostCompute', Number(c.id)), recordLocator('UserProfile', Number(c.profile_id)), recordLocator('Account', Number(c.account_id))];
+        const cost = Dec.of(c.pricePerHour).mul(Dec.of(c.readyNodes));
+        const locators = [recordLocator('LLMHostCompute', c.id), recordLocator('UserProfile', c.profileId), recordLocator('Account', c.accountId)];
         for (const resource_locator of locators) {
           try {
             // Once per task id and charge (tasks/db/once.ts): a redelivered run skips the charges it committed.
@@ -54,7 +51,7 @@ export const chargeLlmhostComputes = (env: TaskEnv) =>
             ctx.logger.error(`charge_llmhost_computes() charged ${resource_locator}, and the evaluation of its budgets failed: ${(err as Error).message}`),
           );
         }
-        out[String(c.name)] = cost.toString();
+        out[c.name] = cost.toString();
       }
       return out;
     },

@@ -126,3 +126,29 @@ export async function accountIdOfProfile(db: Queryable, userProfileId: number): 
   const rows = await db.select('SELECT account_id FROM account_userprofile WHERE id = ?', [userProfileId]);
   return Number(rows[0]?.account_id ?? 0);
 }
+
+/** A compute with ready nodes and a price, and whose profile and account its charges go to. */
+export interface ChargeableCompute {
+  id: number;
+  name: string;
+  readyNodes: number;
+  pricePerHour: string;
+  profileId: number;
+  accountId: number;
+}
+
+export async function chargeableComputes(db: Queryable): Promise<ChargeableCompute[]> {
+  const rows = await db.select(
+    `SELECT c.id, c.name, c.ready_nodes, c.price_per_hour, p.id AS profile_id, p.account_id
+       FROM llmhost_llmhostcompute c JOIN account_userprofile p ON p.id = c.user_profile_id
+      WHERE c.ready_nodes > 0 AND c.price_per_hour IS NOT NULL ORDER BY c.id`,
+  );
+  return rows.map((c) => ({
+    id: Number(c.id),
+    name: String(c.name),
+    readyNodes: Number(c.ready_nodes),
+    pricePerHour: String(c.price_per_hour),
+    profileId: Number(c.profile_id),
+    accountId: Number(c.account_id),
+  }));
+}
