@@ -15,6 +15,7 @@ import { insertModels } from '../db/django.js';
 import { type EffectKey, writeOnce } from '../db/once.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
 import { evaluateBudgets } from './budgets.js';
+import { constrainedLocators, llmPrice } from './rows.js';
 
 const tokens = z.number().int().min(0).max(2_147_483_647);
 const amount = z
@@ -46,10 +47,9 @@ const params = z.object({
  */
 export async function costOf(db: Queryable, chargeType: string, provider: string | null | undefined, model: string | null | undefined, totalTokens: number): Promise<Dec> {
   if (!provider || !model) return Dec.zero();
-  const rows = await db.select('SELECT price FROM account_llmprices WHERE charge_type = ? AND LOWER(provider) = LOWER(?) AND model = ? LIMIT 1', [chargeType, provider, model]);
-  const price = rows[0]?.price;
-  if (price === undefined || price === null) return Dec.zero();
-  return Dec.of(String(price)).mul(Dec.of(totalTokens)).shift(6);
+  const price = await llmPrice(db, chargeType, provider, model);
+  if (price === null) return Dec.zero();
+  return Dec.of(price).mul(Dec.of(totalTokens)).shift(6);
 }
 
 export const CHARGE_COST_PLACES = 8;
@@ -72,11 +72,9 @@ function writerFor(db: Database): Batcher<[EffectKey, ChargeRow], boolean> {
       await writeOnce(db, items, ([key]) => key, (tx, fresh) => insertModels(tx, 'account_charge', CHARGE_COLUMNS, fresh.map(([, row]) => row)).then(() => undefined));
       const rows = items.map(([, row]) => row);
       const locators = [...new Set(rows.map((r) => r[0]))];
-      const attached = await db
-        .select('SELECT DISTINCT resource_locator FROM account_resourceconstraint WHERE is_active = 1 AND resource_locator IN (?)', [locators])
-        .then((found) => new Set(found.map((f) => f.resource_locator)))
+      const attached = await constrainedLocators(db, locators)
         // The rows are committed: a failed lookup must not fail (and so retry) their tasks.
-        .catch(() => new Set<string | number | null>(locators));
+        .catch(() => new Set(locators));
       return rows.map((r) => attached.has(r[0]));
     });
     writers.set(db, w);
