@@ -124,6 +124,7 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
       tls: compiled.broker.tls,
       connectTimeoutMs: compiled.broker.connectTimeoutMs,
       queueType: compiled.broker.queueType,
+      maxBodyBytes: compiled.worker.maxBodyBytes,
     });
   const backend = createBackend(compiled.resultBackend.url, broker, compiled.resultBackend.expiresSeconds, compiled.resultBackend.tls);
   const clock = new LamportClock();

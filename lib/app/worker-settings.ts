@@ -349,7 +349,7 @@ export const WORKER_SETTINGS = {
     default: DEFAULT_MAX_BODY_BYTES,
     shownDefault: '`8MiB`',
     parse: byteSize,
-    doc: 'Heaviest task message body taken, as sent and once decompressed (`8MiB`, `512KB`, bytes; 0 = no limit); a heavier one goes to the dead-letter queue undecoded.',
+    doc: 'Heaviest task message body taken, as sent and once decompressed (`8MiB`, `512KB`, bytes; 0 = no limit); a heavier one goes to the dead-letter queue undecoded (on Redis it is never fetched).',
   }),
   control: setting<ControlPolicy>({
     env: ['SMARTER_WORKER_CONTROL'],

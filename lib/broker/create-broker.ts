@@ -31,6 +31,8 @@ export interface BrokerOptions {
   connectTimeoutMs?: number;
   /** RabbitMQ only: type of the task queues it creates (Celery's `task_default_queue_type`). */
   queueType?: DelayQueueType;
+  /** SMARTER_WORKER_MAX_BODY_SIZE: on Redis, a heavier body is left in Redis and never fetched (redis-broker.ts). */
+  maxBodyBytes?: number;
 }
 
 export interface RedisTransport {
@@ -56,6 +58,7 @@ export function createBroker(o: BrokerOptions): Broker {
         ...(o.redis ? { visibilityTimeoutSeconds: o.redis.visibilityTimeoutSeconds, keyPrefix: o.redis.keyPrefix } : {}),
         ...(o.redis?.masterName ? { masterName: o.redis.masterName } : {}),
         ...(o.tls ? { tls: o.tls } : {}),
+        ...(o.maxBodyBytes !== undefined ? { maxBodyBytes: o.maxBodyBytes } : {}),
       });
     case undefined:
       throw new BrokerError(`no broker for ${redactUrl(o.url)}: expected an ${knownSchemes()} URL`);

@@ -197,7 +197,11 @@ export interface DecodeOptions {
 
 export function decodeTaskMessage(raw: RawMessage, options: DecodeOptions): TaskMessage {
   // First of all, before the headers: an oversized message costs nothing but this comparison.
-  checkBodySize(raw.body.length, options.maxBodyBytes);
+  checkBodySize(raw.withheldBodyBytes ?? raw.body.length, options.maxBodyBytes);
+  if (raw.withheldBodyBytes !== undefined) {
+    // Only when the broker's limit and the decoder's differ: the body is not here to decode either way.
+    throw new ProtocolError('PROTOCOL_CONTENT_DISALLOWED', 'body', `the body is ${raw.withheldBodyBytes} bytes, over the broker's limit; it was not fetched`);
+  }
   const headers = headersOf(raw);
   const compression = optStr(headers.compression, 'headers.compression') ?? undefined;
   const label = {

@@ -59,6 +59,11 @@ export interface TaskMessage {
 /** What the broker hands the decoder; independent of any AMQP client library. */
 export interface RawMessage {
   body: Buffer;
+  /**
+   * The body's size when the broker left it where it was because it is over the size limit: `body` is then
+   * empty, and the decoder refuses the message before anything else (the broker keeps the bytes for the dead-letter copy).
+   */
+  withheldBodyBytes?: number;
   properties: {
     contentType?: string | undefined;
     contentEncoding?: string | undefined;

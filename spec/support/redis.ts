@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { KombuKeys } from '../../lib/broker/redis/keys.js';
+import { KombuRedis } from '../../lib/broker/redis/transport.js';
 import { REDIS_URL } from './amqp.js';
 
 export { REDIS_URL };
@@ -34,6 +35,28 @@ export function redisScope(url = REDIS_URL): RedisScope {
       for await (const batch of stream) if ((batch as string[]).length) await redis.del(...(batch as string[]));
       for (const r of extra) r.disconnect();
       await redis.quit();
+    },
+  };
+}
+
+/** For each test of a file: its own key prefix and kombu's transport over it, removed after the test. */
+export function kombuRedisPerTest(): { readonly s: RedisScope; readonly t: KombuRedis } {
+  let current: { s: RedisScope; t: KombuRedis } | undefined;
+  beforeEach(() => {
+    const s = redisScope();
+    current = { s, t: new KombuRedis(s.redis, s.keys) };
+  });
+  afterEach(async () => current?.s.close());
+  const now = () => {
+    if (!current) throw new Error('kombuRedisPerTest: used outside a test');
+    return current;
+  };
+  return {
+    get s() {
+      return now().s;
+    },
+    get t() {
+      return now().t;
     },
   };
 }

@@ -33,6 +33,7 @@ import type {
 } from '../broker.js';
 import { settleEach } from '../broker.js';
 import { sendDeadLetter } from '../dead-letter.js';
+import { deadLetterHeaders } from '../republish.js';
 import { RedisLeaseLock } from './lease-lock.js';
 import { redisTarget } from './connection.js';
 import type { TlsSettings } from '../../config/tls.js';
@@ -64,6 +65,11 @@ export interface RedisBrokerOptions {
   fanoutExchanges?: readonly string[];
   /** Bytes of message envelopes held unsettled at once (see DEFAULT_HELD_BYTES). */
   heldBytesMax?: number;
+  /**
+   * The body-size limit (SMARTER_WORKER_MAX_BODY_SIZE): a heavier body stays in Redis, the worker is sent the
+   * message without it (and refuses it), and its dead-letter copy is made inside Redis. 0 or absent: no limit.
+   */
+  maxBodyBytes?: number;
 }
 
 interface Consumer {
@@ -126,6 +132,7 @@ export class RedisBroker implements Broker, Settler {
   private readonly unsettled = new Map<string, { queue: string; bytes: number }>();
   private heldBytes = 0;
   private readonly heldBytesMax: number;
+  private readonly maxBodyBytes: number;
   private readonly exchanges = new Map<string, ExchangeSpec>();
   private readonly waiters = new Set<() => void>();
   /** Loop (by ack mode) → why its last pop failed; its queues are not consumed (readiness) until a pop succeeds. */
@@ -145,6 +152,7 @@ export class RedisBroker implements Broker, Settler {
     this.keys = new KombuKeys({ prefix: opts.keyPrefix ?? '', db: target.db });
     this.visibilityTimeoutSeconds = opts.visibilityTimeoutSeconds ?? 3600;
     this.heldBytesMax = opts.heldBytesMax ?? DEFAULT_HELD_BYTES;
+    this.maxBodyBytes = opts.maxBodyBytes ?? 0;
     // Held past the visibility timeout, a message is restored and runs twice: hold at most half of it.
     const maxHoldMs = (this.visibilityTimeoutSeconds * 1000) / 2;
     const holdMs = Math.min(opts.holdMaxMs ?? DEFAULT_HOLD_MAX_MS, maxHoldMs);
@@ -361,7 +369,9 @@ export class RedisBroker implements Broker, Settler {
       let batch: Popped[] = [];
       try {
         pending ??= randomUUID();
-        const budget = noAck ? { bytes: this.heldBytesMax, alone: true } : { bytes: this.heldBytesMax - this.heldBytes, alone: this.unsettled.size === 0 };
+        const budget = noAck
+          ? { bytes: this.heldBytesMax, alone: true }
+          : { bytes: this.heldBytesMax - this.heldBytes, alone: this.unsettled.size === 0, withholdOver: this.maxBodyBytes };
         const got = await this.transport.popBatch(queues, this.freeSlots(queues, noAck), noAck, { id: pending, ...(forget ? { forget } : {}) }, budget);
         batch = got.popped;
         this.consumeOk(noAck, queues);
@@ -461,8 +471,18 @@ export class RedisBroker implements Broker, Settler {
     await this.publishAt('', queue, m.body, m.properties, Date.now() + Math.max(0, delayMs));
   }
 
-  /** The dead-letter queue on Redis is a list named like RabbitMQ's, holding the same copy and headers. */
+  /**
+   * The dead-letter queue on Redis is a list named like RabbitMQ's, holding the same copy and headers. A
+   * message popped without its body is copied inside Redis, so its body never reaches the worker.
+   */
   async deadLetter(delivery: Delivery, why: DeadLetterReason): Promise<void> {
+    if (delivery instanceof RedisDelivery && delivery.raw.withheldBodyBytes !== undefined) {
+      await this.declareQueue({ name: why.queue });
+      if (!(await this.transport.deadLetterWithheld(delivery.deliveryTag, why.queue, deadLetterHeaders(delivery, why)))) {
+        throw new BrokerError(`could not dead-letter message ${delivery.deliveryTag}: it is no longer unacked`);
+      }
+      return;
+    }
     await sendDeadLetter({ send: (queue, m) => this.publish('', queue, m.body, m.properties), declare: (queue) => this.declareQueue({ name: queue }) }, delivery, why);
   }
 

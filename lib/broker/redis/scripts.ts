@@ -5,8 +5,66 @@
  */
 import { LuaScript } from './script.js';
 
+/**
+ * Walks JSON text by jumping from one structural character to the next, so a string (a 20 MB base64 body)
+ * costs one search, not a step per character; cjson would lose the text's exact form if it re-encoded it.
+ */
+const JSON_TEXT = `
+local function string_end(s, i)
+  local j = i + 1
+  while true do
+    -- A plain search runs at memory speed; a quote after an odd run of backslashes is escaped.
+    local k = string.find(s, '"', j, true)
+    if not k then return nil end
+    local b = k - 1
+    while string.byte(s, b) == 92 do b = b - 1 end
+    if (k - 1 - b) % 2 == 0 then return k end
+    j = k + 1
+  end
+end
+-- The members of the object opening at i (key -> {first, last} of its value, untrimmed) and the index of
+-- its closing brace.
+local function members(s, i)
+  local out, depth, j, key, from, pending = {}, 0, i, nil, nil, nil
+  while true do
+    local k = string.find(s, '[{}%[%]":,]', j)
+    if not k then return nil end
+    local c = string.byte(s, k)
+    if c == 34 then
+      local e = string_end(s, k)
+      if not e then return nil end
+      if depth == 1 and not key then pending = string.sub(s, k + 1, e - 1) end
+      j = e + 1
+    else
+      if c == 123 or c == 91 then
+        depth = depth + 1
+      elseif c == 125 or c == 93 then
+        depth = depth - 1
+        if depth == 0 then
+          if key then out[key] = { from, k - 1 } end
+          return out, k
+        end
+      elseif depth == 1 and c == 58 then
+        key, from = pending, k + 1
+      elseif depth == 1 and c == 44 then
+        if key then out[key] = { from, k - 1 } end
+        key, pending = nil, nil
+      end
+      j = k + 1
+    end
+  end
+end
+-- A member's value without the blanks around it: its first and last index.
+local function trimmed(s, r)
+  local a = string.find(s, '%S', r[1])
+  local b = r[2]
+  while b > a and string.find(string.sub(s, b, b), '%s') do b = b - 1 end
+  return a, b
+end
+`;
+
 /** Shared Lua: kombu's priority step, its binding lookup for a direct exchange, and the redelivered mark. */
-export const COMMON = `
+export const COMMON = `${JSON_TEXT}
 local SEP = '\\6\\22'
 local function step(p)
   p = tonumber(p) or 0
@@ -39,49 +97,33 @@ local function meta(entry)
   if not ok or type(v) ~= 'table' then return nil end
   return v
 end
--- The text of the first element of a JSON array, and where to mark it redelivered ('headers' and
--- 'properties.delivery_info'), found by walking the text: cjson would rewrite [] as {} if we re-encoded it.
+-- The text of the first element of a JSON array (the envelope of an unacked entry), marked redelivered in
+-- 'headers' and 'properties.delivery_info' unless already: found in the text, because cjson would rewrite
+-- [] as {} if it re-encoded it.
 local function first_element(s, mark)
-  local stack, i, n, last = {}, 1, #s, nil
-  local first, finish, opens, seen = nil, nil, {}, {}
-  while i <= n do
-    local c = string.sub(s, i, i)
-    if c == '"' then
-      local j = i + 1
-      while j <= n do
-        local d = string.sub(s, j, j)
-        if d == '\\\\' then j = j + 2 elseif d == '"' then break else j = j + 1 end
-      end
-      last = string.sub(s, i + 1, j - 1)
-      i = j
-    elseif c == ':' then
-      local top = stack[#stack]
-      if top then
-        top.key = last
-        if last == 'redelivered' then seen[top.path] = true end
-      end
-    elseif c == '{' or c == '[' then
-      local top = stack[#stack]
-      local path = '#'
-      if top and top.kind == '{' then path = top.path .. '/' .. (top.key or '') end
-      if #stack == 1 and first == nil then first = i end
-      table.insert(stack, { kind = c, path = path })
-      if c == '{' then opens[path] = i end
-    elseif c == '}' or c == ']' then
-      table.remove(stack)
-      if #stack == 1 and first and not finish then finish = i end
-    end
-    i = i + 1
-  end
-  if not first or not finish then return nil end
-  local m = string.sub(s, first, finish)
-  local marks = {}
+  local a = string.find(s, '[{%[]', 2)
+  if not a or string.byte(s, a) ~= 123 then return nil end
+  local env, last = members(s, a)
+  if not env then return nil end
+  local m = string.sub(s, a, last)
   if not mark then return m end
-  for _, p in ipairs({ '#/headers', '#/properties/delivery_info' }) do
-    if opens[p] and not seen[p] then table.insert(marks, opens[p] - first + 1) end
+  local function object_of(r)
+    if not r then return nil end
+    local at = trimmed(s, r)
+    if string.byte(s, at) ~= 123 then return nil end
+    return at, members(s, at)
   end
-  table.sort(marks, function(a, b) return a > b end)
-  for _, at in ipairs(marks) do
+  local opens = {}
+  local h, hm = object_of(env.headers)
+  if h and not hm.redelivered then table.insert(opens, h) end
+  local _, pm = object_of(env.properties)
+  if pm then
+    local d, dm = object_of(pm.delivery_info)
+    if d and not dm.redelivered then table.insert(opens, d) end
+  end
+  table.sort(opens, function(x, y) return x > y end)
+  for _, open in ipairs(opens) do
+    local at = open - a + 1
     local rest = string.sub(m, at + 1)
     local sep = string.match(rest, '^%s*}') and '' or ', '
     m = string.sub(m, 1, at) .. '"redelivered": true' .. sep .. rest
@@ -109,12 +151,11 @@ local function restore_entry(prefix, entry, leftmost, mark, unroutable)
 end
 `;
 
-/** Envelope delivery keys, read without re-encoding the envelope. */
+/** Envelope delivery keys, read without re-encoding the envelope; `v` is the envelope decoded (or nil). */
 const ENTRY_OF = `
-local function entry_of(item, fallback)
+local function entry_of(item, v, fallback)
   local tag, ex, rk = fallback, '', ''
-  local ok, v = pcall(cjson.decode, item)
-  if ok and type(v) == 'table' and type(v.properties) == 'table' then
+  if type(v) == 'table' and type(v.properties) == 'table' then
     local p = v.properties
     if type(p.delivery_tag) == 'string' and p.delivery_tag ~= '' then tag = p.delivery_tag end
     if type(p.delivery_info) == 'table' then
@@ -124,12 +165,51 @@ local function entry_of(item, fallback)
   end
   return tag, '[' .. item .. ', ' .. cjson.encode(ex) .. ', ' .. cjson.encode(rk) .. ']'
 end
+-- A message heavier than the limit, read from its text (cjson would decode megabytes to read a few keys):
+-- what entry_of needs of it, and when its body is over the limit (its decoded size, as the decoder measures
+-- it) the envelope with an empty body and the body's size. The whole message stays in unacked, for the
+-- dead-letter copy. nil: not an envelope this can read; it is decoded whole.
+local function big_item(item, limit)
+  local a = string.find(item, '%S')
+  if not a or string.byte(item, a) ~= 123 then return nil end
+  local env = members(item, a)
+  if not env or not env.body then return nil end
+  local bx, by = trimmed(item, env.body)
+  if string.byte(item, bx) ~= 34 or string.byte(item, by) ~= 34 then return nil end
+  local props = nil
+  if env.properties then
+    local ok, pv = pcall(cjson.decode, string.sub(item, trimmed(item, env.properties)))
+    if ok and type(pv) == 'table' then props = pv end
+  end
+  local v = { properties = props }
+  local len = by - bx - 1
+  local escaped = string.find(item, '\\\\', bx + 1, true)
+  escaped = escaped and escaped < by
+  local size
+  if props and props.body_encoding == 'base64' then
+    -- Escapes or line breaks would make the size a guess: such a body is sent whole, and the decoder measures it.
+    local nl = string.find(item, '\\n', bx + 1, true)
+    if escaped or (nl and nl < by) then return v end
+    local pad = 0
+    if string.sub(item, by - 2, by - 1) == '==' then pad = 2 elseif string.sub(item, by - 1, by - 1) == '=' then pad = 1 end
+    size = math.floor(len / 4) * 3 - pad
+  elseif escaped then
+    local ok, str = pcall(cjson.decode, '[' .. string.sub(item, bx, by) .. ']')
+    if not ok or type(str) ~= 'table' or type(str[1]) ~= 'string' then return v end
+    size = #str[1]
+  else
+    size = len
+  end
+  if size <= limit then return v end
+  return v, string.sub(item, 1, bx) .. string.sub(item, by), size
+end
 `;
+
 
 /**
  * Pops up to `max` messages of the given lists (in order: each list is emptied before the next) and records
  * each unacked, as kombu's QoS.append does (`unacked` hash: tag → [message, exchange, routing_key];
- * `unacked_index`: tag → delivery time in s). Returns {list, message, tag, list, message, tag, ...}.
+ * `unacked_index`: tag → delivery time in s).
  *
  * A pop is a request that can be sent again: what it took is kept under its request key until the next pop
  * of the same loop forgets it, and a request sent again (its reply was lost to a cut connection or a Redis
@@ -138,12 +218,15 @@ end
  * The pop also stops before the message that would take what it returns past `budget` bytes (of envelope
  * text), so one pop never holds many heavy messages; with `alone` 1 its first message is taken whatever it
  * weighs (the caller holds nothing else). A pop stopped by the budget ends its reply with 'full'.
+ * A message whose body is over `withhold` bytes (0: no limit; never with noAck, which keeps no copy) is
+ * sent as its envelope with an empty body and the body's size: the worker refuses it without holding it, and
+ * DEAD_LETTER_WITHHELD copies it from `unacked`. Returns {list, message, tag, withheld size or '', ...}.
  * KEYS: unacked, unacked_index, request, request to forget, list... ARGV: now (s), fallback tag prefix,
- * noAck (1 = do not record), max, request ttl (s), budget (bytes), alone (1/0).
+ * noAck (1 = do not record), max, request ttl (s), budget (bytes), alone (1/0), withhold (bytes).
  */
 export const POP = (lists: number) =>
   new LuaScript(
-    `${ENTRY_OF}
+    `${JSON_TEXT}${ENTRY_OF}
 -- Every check before the first write: Redis keeps the writes of a script that fails, so a pop failing on
 -- its third list would leave what it took from the first two in unacked, delivered to nobody.
 for i = 5, #KEYS do
@@ -157,26 +240,38 @@ local done = redis.call('GET', KEYS[3])
 if done then return cjson.decode(done) end
 local out, n, max = {}, 0, tonumber(ARGV[4])
 local budget, bytes, full = tonumber(ARGV[6]), 0, false
+local limit = ARGV[3] ~= '1' and tonumber(ARGV[8]) or 0
 for i = 5, #KEYS do
   while n < max do
     local item = redis.call('RPOP', KEYS[i])
     if not item then break end
+    local v, sent, size = nil, item, ''
+    if limit > 0 and #item > limit then
+      local stub, body
+      v, stub, body = big_item(item, limit)
+      if stub then sent, size = stub, body end
+    end
+    if v == nil then
+      local ok, d = pcall(cjson.decode, item)
+      if ok then v = d end
+    end
     -- Over the byte budget: back where it was, unless it is the first of a pop that may take one alone.
-    if bytes + #item > budget and not (n == 0 and ARGV[7] == '1') then
+    if bytes + #sent > budget and not (n == 0 and ARGV[7] == '1') then
       redis.call('RPUSH', KEYS[i], item)
       full = true
       break
     end
-    bytes = bytes + #item
+    bytes = bytes + #sent
     n = n + 1
-    local tag, entry = entry_of(item, ARGV[2] .. n)
+    local tag, entry = entry_of(item, v, ARGV[2] .. n)
     if ARGV[3] ~= '1' then
       redis.call('ZADD', KEYS[2], ARGV[1], tag)
       redis.call('HSET', KEYS[1], tag, entry)
     end
     table.insert(out, KEYS[i])
-    table.insert(out, item)
+    table.insert(out, sent)
     table.insert(out, tag)
+    table.insert(out, size)
   end
   if n >= max or full then break end
 end
@@ -191,6 +286,63 @@ export const ACK = new LuaScript(
   `redis.call('ZREM', KEYS[2], ARGV[1])
 return redis.call('HDEL', KEYS[1], ARGV[1])`,
   2,
+);
+
+/**
+ * The dead-letter copy of a message the worker was sent without its body: the unacked envelope's text with
+ * the dead-letter headers added to its `headers` (last, so they replace older ones), a new delivery tag and
+ * the dead-letter queue's delivery_info, pushed to the dead-letter queue at its priority. Left unacked (the
+ * worker acks it next, as after any dead-letter copy). KEYS: unacked. ARGV: tag, the headers' members as JSON
+ * text, the new tag as JSON text, the delivery_info as JSON text, prefix, dead-letter queue. 0: the tag was gone.
+ */
+export const DEAD_LETTER_WITHHELD = new LuaScript(
+  `${COMMON}
+local entry = redis.call('HGET', KEYS[1], ARGV[1])
+if not entry then return 0 end
+local a = string.find(entry, '{', 1, true)
+local env, last = nil, nil
+if a then env, last = members(entry, a) end
+if not env then return redis.error_reply('the unacked entry of ' .. ARGV[1] .. ' is not an envelope') end
+local edits, pri = {}, 0
+if env.headers then
+  local h = trimmed(entry, env.headers)
+  if string.byte(entry, h) == 123 then
+    local _, close = members(entry, h)
+    local sep = string.find(entry, '%S', h + 1) == close and '' or ', '
+    table.insert(edits, { close, close - 1, sep .. ARGV[2] })
+  else
+    local x, y = trimmed(entry, env.headers)
+    table.insert(edits, { x, y, '{' .. ARGV[2] .. '}' })
+  end
+else
+  table.insert(edits, { a + 1, a, '"headers": {' .. ARGV[2] .. '}, ' })
+end
+if env.properties then
+  local p = trimmed(entry, env.properties)
+  if string.byte(entry, p) == 123 then
+    local props = members(entry, p)
+    if props and props.delivery_tag then
+      local x, y = trimmed(entry, props.delivery_tag)
+      table.insert(edits, { x, y, ARGV[3] })
+    end
+    if props and props.delivery_info then
+      local x, y = trimmed(entry, props.delivery_info)
+      table.insert(edits, { x, y, ARGV[4] })
+    end
+    if props and props.priority then pri = tonumber(string.sub(entry, trimmed(entry, props.priority))) or 0 end
+  end
+end
+table.sort(edits, function(l, r) return l[1] < r[1] end)
+local parts, at = {}, a
+for _, e in ipairs(edits) do
+  table.insert(parts, string.sub(entry, at, e[1] - 1))
+  table.insert(parts, e[3])
+  at = e[2] + 1
+end
+table.insert(parts, string.sub(entry, at, last))
+redis.call('LPUSH', qkey(ARGV[5], ARGV[6], pri), table.concat(parts))
+return 1`,
+  1,
 );
 
 /**

@@ -10,7 +10,8 @@ import type { Redis } from 'ioredis';
 import type { PublishProperties } from '../../protocol/encode.js';
 import { type Envelope, decodeEnvelope, encodeEnvelope } from './envelope.js';
 import { KombuKeys, PRIORITY_STEPS, messagePriority } from './keys.js';
-import { ACK, DEFER, MOVE_DUE, POP, PUBLISH_BOUND, RELEASE_IF_HELD, RESTORE } from './scripts.js';
+import { ACK, DEAD_LETTER_WITHHELD, DEFER, MOVE_DUE, POP, PUBLISH_BOUND, RELEASE_IF_HELD, RESTORE } from './scripts.js';
+import { stringifyKombuJson } from '../../protocol/json.js';
 
 export interface Popped {
   queue: string;
@@ -19,6 +20,8 @@ export interface Popped {
   deliveryTag: string;
   envelope: Envelope | null;
   error: Error | null;
+  /** The body's size when the pop left the body in Redis (over `PopBudget.withholdOver`): `text` has an empty body. */
+  withheld?: number;
 }
 
 /** kombu's defaults: `unacked_mutex_expire` 300 s. */
@@ -37,6 +40,8 @@ export interface PopRequest {
 export interface PopBudget {
   bytes: number;
   alone: boolean;
+  /** Bodies heavier than this (decoded bytes) stay in Redis: their message comes without its body (0 or absent: all come whole). */
+  withholdOver?: number;
 }
 
 const UNBOUNDED: PopBudget = { bytes: Number.MAX_SAFE_INTEGER, alone: true };
@@ -48,15 +53,17 @@ const popScript = (lists: number) => {
   return s;
 };
 
-function toPopped(keys: KombuKeys, list: string, text: string, tag: string): Popped {
+function toPopped(keys: KombuKeys, list: string, text: string, tag: string, withheld: string): Popped {
   let envelope: Envelope | null = null;
   let error: Error | null = null;
+  const size = withheld === '' ? undefined : Number(withheld);
   try {
     envelope = decodeEnvelope(text);
+    if (size !== undefined) envelope.raw.withheldBodyBytes = size;
   } catch (err) {
     error = err as Error;
   }
-  return { queue: keys.queueOfList(list), text, deliveryTag: tag, envelope, error };
+  return { queue: keys.queueOfList(list), text, deliveryTag: tag, envelope, error, ...(size !== undefined ? { withheld: size } : {}) };
 }
 
 export class KombuRedis {
@@ -123,13 +130,22 @@ export class KombuRedis {
     const res = await popScript(lists.length).run(
       this.redis,
       [this.keys.unacked, this.keys.unackedIndex, key, request.forget ? this.keys.popRequest(request.forget) : key, ...lists],
-      [Date.now() / 1000, `${randomUUID()}-`, noAck ? 1 : 0, max, POP_REQUEST_TTL_S, Math.max(0, Math.floor(budget.bytes)), budget.alone ? 1 : 0],
+      [
+        Date.now() / 1000,
+        `${randomUUID()}-`,
+        noAck ? 1 : 0,
+        max,
+        POP_REQUEST_TTL_S,
+        Math.max(0, Math.floor(budget.bytes)),
+        budget.alone ? 1 : 0,
+        Math.max(0, Math.floor(budget.withholdOver ?? 0)),
+      ],
     );
     if (!Array.isArray(res)) return { popped: [], full: false };
     const out: Popped[] = [];
     const flat = res as string[];
-    for (let i = 0; i + 2 < flat.length; i += 3) out.push(toPopped(this.keys, flat[i] ?? '', flat[i + 1] ?? '', flat[i + 2] ?? ''));
-    return { popped: out, full: flat.length % 3 === 1 && flat[flat.length - 1] === 'full' };
+    for (let i = 0; i + 3 < flat.length; i += 4) out.push(toPopped(this.keys, flat[i] ?? '', flat[i + 1] ?? '', flat[i + 2] ?? '', String(flat[i + 3] ?? '')));
+    return { popped: out, full: flat.length % 4 === 1 && flat[flat.length - 1] === 'full' };
   }
 
   /**
@@ -154,6 +170,17 @@ export class KombuRedis {
     return Number(
       await RESTORE.run(this.redis, [this.keys.unacked, this.keys.unackedIndex, this.keys.unroutable], [tag, leftmost ? 1 : 0, this.keys.prefix]),
     );
+  }
+
+  /**
+   * The dead-letter copy of a message popped without its body (DEAD_LETTER_WITHHELD): made inside Redis
+   * from its unacked entry, so the body never reaches the worker. False when the tag is no longer unacked.
+   */
+  async deadLetterWithheld(tag: string, queue: string, headers: Record<string, unknown>): Promise<boolean> {
+    const members = stringifyKombuJson(headers).slice(1, -1);
+    const info = stringifyKombuJson({ exchange: '', routing_key: queue });
+    const res = await DEAD_LETTER_WITHHELD.run(this.redis, [this.keys.unacked], [tag, members, JSON.stringify(randomUUID()), info, this.keys.prefix, queue]);
+    return Number(res) === 1;
   }
 
   /** kombu `QoS.reject`. */

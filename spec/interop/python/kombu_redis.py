@@ -5,6 +5,7 @@ usage: kombu_redis.py URL PREFIX COMMAND ARGS...
   hold QUEUE        basic_get without ack, then exits hard (a crash): the message stays in `unacked`
   restore VT        runs kombu's QoS.restore_visible with visibility_timeout VT (seconds)
   publish QUEUE N   sends N celery.accumulate-style task messages through Celery to QUEUE
+  heavy QUEUE BYTES PRIORITY  sends one celery.accumulate whose argument is BYTES characters, at PRIORITY
 """
 import json
 import os
@@ -54,6 +55,13 @@ elif cmd == 'publish':
     for i in range(int(sys.argv[5])):
         app.send_task('celery.accumulate', args=(i,), queue=sys.argv[4], task_id='acc-%d' % i)
     print(json.dumps(int(sys.argv[5])))
+elif cmd == 'heavy':
+    from celery import Celery
+    app = Celery('pub', broker=url)
+    app.conf.broker_transport_options = opts
+    r = app.send_task('celery.accumulate', args=('x' * int(sys.argv[5]),), queue=sys.argv[4],
+                      priority=int(sys.argv[6]), headers={'note': 'a "quoted" {brace} and \\ in a header'})
+    print(json.dumps(r.id))
 elif cmd == 'listen':
     # Binds a fanout queue to EXCHANGE (as Celery's pidbox and event receivers do), says "ready", prints
     # the first message that arrives.
