@@ -268,7 +268,9 @@ export class AmqpConsumers {
 
   private async restoreOn(model: ChannelModel, queue: string, c: Consumer): Promise<void> {
     await this.declared.restoreQueueOn(model, queue);
-    await this.start(queue, c);
+    // What its cancelled tags delivered and is still unsettled counts against the window of the new one.
+    const size = c.window?.size;
+    await this.start(queue, c, size === undefined || size === 0 ? undefined : Math.max(1, size - capacity(c).finite));
     c.restoring = undefined;
   }
 
