@@ -68,6 +68,8 @@ export interface AmqpBrokerOptions {
   queueType?: DelayQueueType | undefined;
   /** When a publish channel that confirms nothing is renewed (stuck-publish.ts). */
   stuckPublish?: StuckBounds | undefined;
+  /** Bytes of unsettled deliveries over which the consumers pause (held-window.ts, DEFAULT_HELD_BYTES). */
+  heldBytesMax?: number | undefined;
 }
 
 const AMQP_CAPABILITIES: BrokerCapabilities = Object.freeze({
@@ -133,7 +135,7 @@ export class AmqpBroker implements Broker {
       connected: () => this.connected,
       closing: () => this.closing,
     };
-    this.consumers = new AmqpConsumers(host, this.declared, opts.logger, { initialMs: opts.reconnectInitialMs ?? 200, maxMs: opts.reconnectMaxMs ?? 15_000 });
+    this.consumers = new AmqpConsumers(host, this.declared, opts.logger, { initialMs: opts.reconnectInitialMs ?? 200, maxMs: opts.reconnectMaxMs ?? 15_000 }, opts.heldBytesMax);
   }
 
   /** The broker this connection is on now (password hidden); undefined while disconnected. */

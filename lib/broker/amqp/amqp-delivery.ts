@@ -24,6 +24,8 @@ export interface AckMeta {
 export interface Batched {
   batcher: AckBatcher<AckMeta>;
   slot: AckSlot<AckMeta>;
+  /** Told once when it is settled (or given up on): its bytes are no longer held (held-window.ts). */
+  released?: () => void;
 }
 
 export class AmqpDelivery implements Delivery {
@@ -81,6 +83,7 @@ export class AmqpDelivery implements Delivery {
   private settle(what: string, fn: () => void): void {
     if (this.settled) return;
     this.settled = true;
+    this.batched?.released?.();
     // Whether the channel lives is the only question: a settle right after a reconnect, before the
     // connection is reported up, is on a live channel and must go out (it used to be skipped silently).
     if (this.live) {
