@@ -156,7 +156,7 @@ export function startHttp(broker: Broker, worker: WorkerControl, metrics: TaskMe
   const isReady = () => broker.connected && worker.state === 'RUNNING' && worker.queues.every((q) => broker.isConsuming(q));
   gauge('smarter_worker_ready', '1 while /readyz says ready (connected, running, consuming every queue)', () => (isReady() ? 1 : 0));
   const queueMessages = new client.Gauge({ name: 'smarter_worker_queue_messages', help: 'Messages ready in each consumed queue (not those delivered and unacked), as of the last scrape', labelNames: ['queue'], registers: [reg] });
-  const queueConsumers = new client.Gauge({ name: 'smarter_worker_queue_consumers', help: 'Consumers of each consumed queue, every worker counted, as of the last scrape', labelNames: ['queue'], registers: [reg] });
+  const queueConsumers = new client.Gauge({ name: 'smarter_worker_queue_consumers', help: 'Consumers (consumer tags) of each consumed queue, every worker counted, as of the last scrape; on RabbitMQ a worker may hold several, one per widening of its window', labelNames: ['queue'], registers: [reg] });
   const deadLetters = new client.Gauge({ name: 'smarter_worker_dead_letter_messages', help: 'Messages in the dead-letter queue of each consumed queue', labelNames: ['queue'], registers: [reg] });
   const canary = opts.canary;
   const canaryLate = new client.Gauge({ name: 'smarter_worker_delay_canary_late_seconds', help: 'How late past its bound the last canary of each watched delay level is (0: in time); set by the replica holding the canary lock', labelNames: ['level'], registers: [reg] });
