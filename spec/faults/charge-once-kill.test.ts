@@ -26,7 +26,7 @@ afterAll(async () => {
 });
 
 function spawnWorker(queue: string): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'tasks/main.ts', '-Q', queue, '-c', '16', '-l', 'warning'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'tasks/main.ts', '-Q', queue, '-c', '16', '-l', 'warning', '--without-mingle'], {
     env: {
       ...process.env,
       CELERY_BROKER_URL: AMQP_URL,

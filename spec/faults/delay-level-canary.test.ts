@@ -9,6 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import type { ConfirmChannel } from 'amqplib';
 import { retireQueues } from '../../bench/retire-queue.js';
+import { topologyOn } from '../../lib/broker/amqp/amqp-declare.js';
 import amqp from '../../lib/broker/amqp/amqplib.js';
 import { DELAY_DELIVERY_EXCHANGE, delayBinding, delayEntryExchange, delayRoutingKey, delayTopology } from '../../lib/broker/amqp/topology.js';
 import { loadConfig } from '../../lib/config/settings.js';
@@ -31,13 +32,7 @@ beforeAll(async () => {
   node = await startRabbitNode();
   conn = await amqp.connect(node.url);
   ch = await conn.createConfirmChannel();
-  const t = delayTopology('quorum');
-  for (const e of t.exchanges) await ch.assertExchange(e.name, e.type, { durable: e.durable });
-  for (const q of t.queues) await ch.assertQueue(q.name, { durable: q.durable, arguments: q.arguments });
-  for (const b of t.bindings) {
-    if (b.toExchange) await ch.bindExchange(b.destination, b.source, b.pattern);
-    else await ch.bindQueue(b.destination, b.source, b.pattern);
-  }
+  await topologyOn(conn, delayTopology('quorum'));
   port = await freePort();
   worker = spawn(process.execPath, ['--import', 'tsx', 'spec/support/fault-worker-main.ts', '-Q', 'canary_work', '-c', '2'], {
     env: {

@@ -6,37 +6,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import { bindArguments } from '../../lib/registry/args.js';
-import type { AnyTask } from '../../lib/registry/define-task.js';
 import { noEvents, type TaskEvents } from '../../lib/worker/events.js';
 import { openDatabase } from '../../tasks/db/database.js';
 import { ONCE_TABLE } from '../../tasks/db/once.js';
 import type { SmarterDeps } from '../../tasks/deps.js';
-import { smarterTasks } from '../../tasks/index.js';
-import { testCloud } from '../support/cloud.js';
 import { REDIS_URL, deleteQueues, publishMany, uniqueName, waitFor } from '../support/amqp.js';
-import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { insertRow } from '../support/django-rows.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
+import { seededDatabase, smarterTask as task, smarterTasksOn } from '../support/smarter-db.js';
 import { testContext } from '../support/task-context.js';
 
 const CREATE_CHARGE = 'smarter.apps.account.tasks.create_charge';
-const tasksFor = (q: string) => smarterTasks({ operationalQueue: q, infrastructureQueue: `${q}_infra`, maxRetries: 3, retryBackoff: true });
-const task = (name: string): AnyTask<SmarterDeps> => {
-  const t = tasksFor('default_celery_task_queue').find((x) => x.name === name);
-  if (!t) throw new Error(`no task ${name}`);
-  return t;
-};
-
-let t: TestDatabase;
-let deps: SmarterDeps;
-let ids: Awaited<ReturnType<typeof seed>>;
-beforeAll(async () => {
-  t = await createTestDatabase('once');
-  deps = { db: t.db, cloud: testCloud() };
-  ids = await seed(t.db);
-});
-afterAll(async () => t.drop());
+const tasksFor = (q: string) => smarterTasksOn(q, `${q}_infra`);
+const world = seededDatabase('once');
 
 /** Runs `name` as the worker would run the message with task id `id`. */
 async function runAs(id: string, name: string, d: SmarterDeps, kwargs: Record<string, unknown> = {}): Promise<unknown> {
@@ -44,27 +27,27 @@ async function runAs(id: string, name: string, d: SmarterDeps, kwargs: Record<st
   return tk.run(bindArguments(tk, [], kwargs), { ...testContext(d, tk.name), id, rootId: id });
 }
 
-const charges = async (locator: string) => (await t.db.select('SELECT total_cost FROM account_charge WHERE resource_locator = ? ORDER BY id', [locator])).map((r) => r.total_cost);
+const charges = async (locator: string) => (await world.db.select('SELECT total_cost FROM account_charge WHERE resource_locator = ? ORDER BY id', [locator])).map((r) => r.total_cost);
 const charge = (locator: string, cost: string) => ({ resource_locator: locator, charge_type: 'completion', prompt_tokens: 3, completion_tokens: 4, total_tokens: 7, total_cost: cost });
 
 test('create_charge run again with the same task id writes no second row and returns None; another task id writes its own', async () => {
   const id = randomUUID();
-  await expect(runAs(id, CREATE_CHARGE, deps, charge('once/a', '1.25'))).resolves.toBeNull();
-  await expect(runAs(id, CREATE_CHARGE, deps, charge('once/a', '1.25'))).resolves.toBeNull();
+  await expect(runAs(id, CREATE_CHARGE, world.deps, charge('once/a', '1.25'))).resolves.toBeNull();
+  await expect(runAs(id, CREATE_CHARGE, world.deps, charge('once/a', '1.25'))).resolves.toBeNull();
   expect(await charges('once/a')).toEqual(['1.25000000']);
-  await runAs(randomUUID(), CREATE_CHARGE, deps, charge('once/a', '1.25'));
+  await runAs(randomUUID(), CREATE_CHARGE, world.deps, charge('once/a', '1.25'));
   expect(await charges('once/a')).toEqual(['1.25000000', '1.25000000']);
-  const markers = await t.db.select(`SELECT task_name, effect FROM ${ONCE_TABLE} WHERE task_id = ?`, [id]);
+  const markers = await world.db.select(`SELECT task_name, effect FROM ${ONCE_TABLE} WHERE task_id = ?`, [id]);
   expect(markers).toEqual([{ task_name: CREATE_CHARGE, effect: '' }]);
 });
 
 test('two runs of one create_charge task id at the same time, in two workers (two pools): one row', async () => {
-  const other = openDatabase(t.config);
+  const other = openDatabase(world.database.config);
   try {
     const id = randomUUID();
     const both = await Promise.all([
-      runAs(id, CREATE_CHARGE, deps, charge('once/b', '2.5')),
-      runAs(id, CREATE_CHARGE, { ...deps, db: other }, charge('once/b', '2.5')),
+      runAs(id, CREATE_CHARGE, world.deps, charge('once/b', '2.5')),
+      runAs(id, CREATE_CHARGE, { ...world.deps, db: other }, charge('once/b', '2.5')),
     ]);
     expect(both).toEqual([null, null]);
     expect(await charges('once/b')).toEqual(['2.50000000']);
@@ -75,30 +58,30 @@ test('two runs of one create_charge task id at the same time, in two workers (tw
 
 test('a group commit of 200 create_charge, 100 of them task ids already charged: only the 100 new rows are written', async () => {
   const done = Array.from({ length: 100 }, () => randomUUID());
-  await Promise.all(done.map((id, i) => runAs(id, CREATE_CHARGE, deps, charge('once/c', `${i}.01`))));
+  await Promise.all(done.map((id, i) => runAs(id, CREATE_CHARGE, world.deps, charge('once/c', `${i}.01`))));
   const fresh = Array.from({ length: 100 }, () => randomUUID());
   const again = [...done.map((id, i) => [id, i] as const), ...fresh.map((id, i) => [id, 100 + i] as const)];
-  await Promise.all(again.map(([id, i]) => runAs(id, CREATE_CHARGE, deps, charge('once/c', `${i}.01`))));
-  const r = await t.db.select("SELECT COUNT(*) n, SUM(total_cost) total FROM account_charge WHERE resource_locator = 'once/c'");
+  await Promise.all(again.map(([id, i]) => runAs(id, CREATE_CHARGE, world.deps, charge('once/c', `${i}.01`))));
+  const r = await world.db.select("SELECT COUNT(*) n, SUM(total_cost) total FROM account_charge WHERE resource_locator = 'once/c'");
   // 0.01 × 200 + (0 + 1 + … + 199)
   expect(r[0]).toEqual({ n: '200', total: '19902.00000000' });
 });
 
 test('charge_llmhost_computes run again with the same task id writes none of its three charges and returns the same {name: cost}', async () => {
-  const compute = await insertRow(t.db, 'llmhost_llmhostcompute', { name: 'gpu-once', user_profile_id: ids.profileId, instance_type: 'g6.2xlarge', ready_nodes: 2, price_per_hour: '1.25' });
-  const count = async () => Number((await t.db.select("SELECT COUNT(*) n FROM account_charge WHERE charge_type = 'compute'"))[0]?.n);
+  const compute = await insertRow(world.db, 'llmhost_llmhostcompute', { name: 'gpu-once', user_profile_id: world.ids.profileId, instance_type: 'g6.2xlarge', ready_nodes: 2, price_per_hour: '1.25' });
+  const count = async () => Number((await world.db.select("SELECT COUNT(*) n FROM account_charge WHERE charge_type = 'compute'"))[0]?.n);
   try {
     const id = randomUUID();
-    const first = await runAs(id, 'smarter.apps.llmhost.tasks.charge_llmhost_computes', deps);
+    const first = await runAs(id, 'smarter.apps.llmhost.tasks.charge_llmhost_computes', world.deps);
     expect(first).toEqual({ 'gpu-once': '2.5000' });
     expect(await count()).toBe(3);
-    await expect(runAs(id, 'smarter.apps.llmhost.tasks.charge_llmhost_computes', deps)).resolves.toEqual(first);
+    await expect(runAs(id, 'smarter.apps.llmhost.tasks.charge_llmhost_computes', world.deps)).resolves.toEqual(first);
     expect(await count()).toBe(3);
     // The next hour's run is another task id: charged again.
-    await runAs(randomUUID(), 'smarter.apps.llmhost.tasks.charge_llmhost_computes', deps);
+    await runAs(randomUUID(), 'smarter.apps.llmhost.tasks.charge_llmhost_computes', world.deps);
     expect(await count()).toBe(6);
   } finally {
-    await t.db.execute('UPDATE llmhost_llmhostcompute SET ready_nodes = 0 WHERE id = ?', [compute]);
+    await world.db.execute('UPDATE llmhost_llmhostcompute SET ready_nodes = 0 WHERE id = ?', [compute]);
   }
 });
 
@@ -113,7 +96,7 @@ describe('through a worker', () => {
     const queue = uniqueName('q');
     let succeeded = 0;
     const events: TaskEvents = { ...noEvents, succeeded: () => void succeeded++ };
-    h = await startWorker({ queue, tasks: tasksFor, deps, events, env: { CELERY_RESULT_BACKEND: REDIS_URL, CELERY_TASK_ACKS_LATE: '1' } });
+    h = await startWorker({ queue, tasks: tasksFor, deps: world.deps, events, env: { CELERY_RESULT_BACKEND: REDIS_URL, CELERY_TASK_ACKS_LATE: '1' } });
     const results = new ResultReader();
     try {
       const id = randomUUID();

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import { type Harness, startWorker } from '../support/harness.js';
+import { type Harness, WITH_MINGLE, startWorker } from '../support/harness.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
 import { REDIS_URL, uniqueName } from '../support/amqp.js';
 import { ResultReader } from '../support/results.js';
@@ -20,9 +20,24 @@ afterEach(async () => {
   await results.close();
 });
 
+/** A Redis worker (with mingle) stopped after the test. */
+async function redisWorker(opts: NonNullable<Parameters<typeof startRedisWorker>[0]> = {}): Promise<RedisHarness> {
+  const h = await startRedisWorker({ ...opts, env: { ...WITH_MINGLE, ...opts.env } });
+  stops.push(() => h.stop());
+  return h;
+}
+
+/** A running Redis worker that has revoked one id, and a second one started after it on the same key prefix. */
+async function revokedThenLate(queue: string, lateEnv: Record<string, string> = {}): Promise<{ holder: RedisHarness; late: RedisHarness; revoked: string }> {
+  const holder = await redisWorker();
+  const revoked = randomUUID();
+  holder.worker.revokeTasks([revoked], false);
+  const late = await redisWorker({ scope: holder.scope, queue, env: lateEnv });
+  return { holder, late, revoked };
+}
+
 test('Redis: a worker started after a revoke learns it from a running worker and discards the task and the revoked parked countdown', async () => {
-  const holder: RedisHarness = await startRedisWorker();
-  stops.push(() => holder.stop());
+  const holder = await redisWorker();
   const revoked = randomUUID();
   const parked = randomUUID();
   const kept = randomUUID();
@@ -32,10 +47,7 @@ test('Redis: a worker started after a revoke learns it from a running worker and
   expect(await holder.scope.redis.zcard(holder.scope.keys.delayed)).toBe(1);
   holder.worker.revokeTasks([revoked, parked], false);
 
-  const late = await startRedisWorker({ scope: holder.scope, env: { SMARTER_WORKER_QUEUES: queue, CELERY_WORKER_HOSTNAME: `${queue}@%h` } });
-  stops.push(async () => {
-    await late.app.shutdown();
-  });
+  const late = await redisWorker({ scope: holder.scope, queue });
   expect(late.worker.revoked.has(revoked)).toBe(true);
   expect(late.worker.revoked.has(parked)).toBe(true);
   await late.worker.publisher.apply('test.add', [1, 2], {}, { queue, taskId: revoked });
@@ -48,7 +60,7 @@ test('Redis: a worker started after a revoke learns it from a running worker and
 }, 60_000);
 
 test('RabbitMQ: a worker started after a revoke learns it from a running worker and discards the task', async () => {
-  const env = { CELERY_RESULT_BACKEND: REDIS_URL };
+  const env = { CELERY_RESULT_BACKEND: REDIS_URL, ...WITH_MINGLE };
   const holder: Harness = await startWorker({ env });
   stops.push(() => holder.stop());
   const revoked = randomUUID();
@@ -64,36 +76,22 @@ test('RabbitMQ: a worker started after a revoke learns it from a running worker 
 }, 60_000);
 
 test('--without-mingle: the late worker asks nobody and runs the revoked task (Celery without mingle)', async () => {
-  const holder = await startRedisWorker();
-  stops.push(() => holder.stop());
-  const revoked = randomUUID();
-  holder.worker.revokeTasks([revoked], false);
   const queue = uniqueName('rqlone');
-  const late = await startRedisWorker({ scope: holder.scope, env: { SMARTER_WORKER_QUEUES: queue, CELERY_WORKER_HOSTNAME: `${queue}@%h`, SMARTER_WORKER_WITHOUT_MINGLE: 'true' } });
-  stops.push(() => late.app.shutdown());
+  const { late, revoked } = await revokedThenLate(queue, { SMARTER_WORKER_WITHOUT_MINGLE: 'true' });
   expect(late.worker.revoked.has(revoked)).toBe(false);
   await late.worker.publisher.apply('test.add', [1, 2], {}, { queue, taskId: revoked });
   expect((await results.ready(revoked)).result).toBe(3);
 }, 60_000);
 
 test('with SMARTER_WORKER_CONTROL=inspect (revoke refused) a worker takes no revokes from hello, at start or answering, since they would bypass the policy', async () => {
-  const holder = await startRedisWorker();
-  stops.push(() => holder.stop());
-  const revoked = randomUUID();
-  holder.worker.revokeTasks([revoked], false);
-  const queue = uniqueName('rqinspect');
-  const late = await startRedisWorker({ scope: holder.scope, env: { SMARTER_WORKER_QUEUES: queue, CELERY_WORKER_HOSTNAME: `${queue}@%h`, SMARTER_WORKER_CONTROL: 'inspect' } });
-  stops.push(() => late.app.shutdown());
+  const { holder, late, revoked } = await revokedThenLate(uniqueName('rqinspect'), { SMARTER_WORKER_CONTROL: 'inspect' });
   expect(late.worker.revoked.has(revoked)).toBe(false);
   // A third worker's start-up hello offers its revokes (from its state file): the locked-down worker refuses them, the other takes them.
   const fromFile = randomUUID();
   const stateDb = `/tmp/smarter-worker-test-${randomUUID()}.state`;
   fs.writeFileSync(stateDb, JSON.stringify({ revoked: { [fromFile]: Date.now() } }));
-  const third = await startRedisWorker({ scope: holder.scope, env: { SMARTER_WORKER_QUEUES: uniqueName('rqthird'), CELERY_WORKER_STATE_DB: stateDb } });
-  stops.push(async () => {
-    await third.app.shutdown();
-    fs.rmSync(stateDb, { force: true });
-  });
+  stops.push(async () => fs.rmSync(stateDb, { force: true }));
+  const third = await redisWorker({ scope: holder.scope, queue: uniqueName('rqthird'), env: { CELERY_WORKER_STATE_DB: stateDb } });
   expect(third.worker.revoked.has(revoked)).toBe(true);
   expect(holder.worker.revoked.has(fromFile)).toBe(true);
   expect(late.worker.revoked.has(fromFile)).toBe(false);

@@ -17,7 +17,7 @@ const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const run = promisify(execFile);
 
 function startFallback(queue: string, backend: string): ChildProcess {
-  return spawn(PYTHON, ['-m', 'celery', '-A', 'fallback', 'worker', '-Q', queue, '--pool', 'solo', '-l', 'warning', '-n', `${queue}@%h`], {
+  return spawn(PYTHON, ['-m', 'celery', '-A', 'fallback', 'worker', '-Q', queue, '--pool', 'solo', '-l', 'warning', '--without-mingle', '-n', `${queue}@%h`], {
     cwd: 'spec/interop/python',
     env: { ...process.env, CELERY_BROKER_URL: AMQP_URL, CELERY_RESULT_BACKEND: backend },
     stdio: 'ignore',

@@ -8,6 +8,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { REDIS_URL, uniqueName } from '../support/amqp.js';
+import { WITH_MINGLE } from '../support/harness.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
 import { ResultReader } from '../support/results.js';
 
@@ -59,7 +60,7 @@ test('a Python worker learns our revokes at start, and ours learns a revoke only
 
   await celery('control', 'revoke', theirs, '-d', pyNode);
   const queue = uniqueName('rqmingle');
-  late = await startRedisWorker({ scope: holder.scope, env: { SMARTER_WORKER_QUEUES: queue, CELERY_WORKER_HOSTNAME: `${queue}@%h` } });
+  late = await startRedisWorker({ scope: holder.scope, queue, env: WITH_MINGLE });
   expect(late.worker.revoked.has(theirs)).toBe(true);
   expect(late.worker.revoked.has(ours)).toBe(true);
   await late.worker.publisher.apply('test.add', [1, 2], {}, { queue, taskId: theirs });

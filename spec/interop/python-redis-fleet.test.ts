@@ -37,7 +37,7 @@ function ours(env: Record<string, string>, concurrency: number): ChildProcess {
 }
 
 function python(concurrency: number, extra: Record<string, string> = {}): ChildProcess {
-  const p = spawn(PYTHON, ['-m', 'celery', '-A', 'pyworker', 'worker', '-Q', queue, '--pool', 'prefork', '-c', String(concurrency), '-l', 'warning', '-n', `py-${randomUUID().slice(0, 6)}@%h`], {
+  const p = spawn(PYTHON, ['-m', 'celery', '-A', 'pyworker', 'worker', '-Q', queue, '--pool', 'prefork', '-c', String(concurrency), '-l', 'warning', '--without-mingle', '-n', `py-${randomUUID().slice(0, 6)}@%h`], {
     cwd: 'spec/interop/python',
     env: { ...process.env, CELERY_BROKER_URL: REDIS_URL, CELERY_RESULT_BACKEND: 'redis://127.0.0.1:6379/0', BROKER_TRANSPORT_OPTIONS: transport(), ...extra },
     stdio: 'ignore',

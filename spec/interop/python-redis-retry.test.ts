@@ -31,7 +31,7 @@ test('a Python Celery worker on Redis runs a retry our worker published', async 
     for (let i = 0; i < 100 && !(await results.meta(id)); i++) await new Promise((r) => setTimeout(r, 50));
     expect((await results.meta(id))?.status).toBe('RETRY');
     await h.app.shutdown();
-    py = spawn(PYTHON, ['-m', 'celery', '-A', 'pyworker', 'worker', '-Q', h.queue, '--pool', 'solo', '-l', 'warning'], {
+    py = spawn(PYTHON, ['-m', 'celery', '-A', 'pyworker', 'worker', '-Q', h.queue, '--pool', 'solo', '-l', 'warning', '--without-mingle'], {
       cwd: 'spec/interop/python',
       env: { ...process.env, CELERY_BROKER_URL: REDIS_URL, CELERY_RESULT_BACKEND: REDIS_URL, ...h.pythonEnv },
       stdio: 'ignore',

@@ -9,7 +9,8 @@ import { createLogger } from '../../lib/logger.js';
 import { installSignalHandlers } from '../../lib/app/signals.js';
 import { faultTasks } from './fault-tasks.js';
 
-const { values } = loadConfig(WORKER_SETTINGS, process.env, process.argv.slice(2));
+// Without mingle unless the test asks for it: it waits Celery's full second for replies at every start.
+const { values } = loadConfig(WORKER_SETTINGS, { SMARTER_WORKER_WITHOUT_MINGLE: 'true', ...process.env }, process.argv.slice(2));
 const queue = values.queues[0] ?? 'celery';
 const logger = createLogger({ level: values.logLevel, json: true });
 const tasks = faultTasks(queue, { acksLate: process.env.FAULT_ACKS_LATE === '1' });

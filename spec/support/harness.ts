@@ -16,6 +16,9 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
+/** The harnesses start workers without mingle; a test about it turns it back on with these. */
+export const WITH_MINGLE = { SMARTER_WORKER_WITHOUT_MINGLE: 'false' } as const;
+
 export async function startWorker(opts: {
   env?: Record<string, string>;
   tasks?: (queue: string) => AnyTask[];
@@ -31,6 +34,8 @@ export async function startWorker(opts: {
     SMARTER_WORKER_QUEUES: queue,
     SMARTER_WORKER_SHUTDOWN_GRACE: '2',
     CELERY_WORKER_HOSTNAME: `${queue}@%h`,
+    // Mingle waits Celery's full second for replies at every start; the tests about it turn it back on.
+    SMARTER_WORKER_WITHOUT_MINGLE: 'true',
     ...opts.env,
   });
   const logger = opts.logger ?? (process.env.TEST_LOG ? createLogger({ level: 'debug', json: false }) : nullLogger());

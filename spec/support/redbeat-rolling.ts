@@ -8,7 +8,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { spawnBeat } from './beat-process.js';
 import { interval, redBeatEntry } from './redbeat-fixtures.js';
-import { REDIS_URL, type RedisScope } from './redis.js';
+import { REDIS_URL, type RedisScope, redisScope } from './redis.js';
 
 export interface Send {
   who: string;
@@ -142,4 +142,26 @@ export function describeRolling(r: RollingReport): string {
   const by = new Map<string, number>();
   for (const s of r.sends) by.set(s.who, (by.get(s.who) ?? 0) + 1);
   return `${r.sends.length} sends (${[...by].map(([w, n]) => `${w} ${n}`).join(', ')}), final run counts ${JSON.stringify(r.finalCounts)}, ${r.published} published by smarter-beat, ${r.handovers} handovers, longest gap ${r.maxGapMs} ms`;
+}
+
+/**
+ * A rolling update of `durationMs` on a key prefix of its own, checked as every such run must be: each run sent
+ * exactly once, by at least three processes in turn, no entry unsent for 5 s, and at least `minRuns` runs per entry.
+ */
+export async function expectRollingExactlyOnce(label: string, durationMs: number, minRuns: number): Promise<void> {
+  const scope = redisScope();
+  try {
+    const r = await rollingUpdate(scope, durationMs);
+    process.stdout.write(`redbeat rolling ${label}: ${describeRolling(r)}\n`);
+    expect(runsCheck(r)).toEqual({ duplicates: [], missing: [] });
+    expect(r.sends.length).toBe(Object.values(r.finalCounts).reduce((a, b) => a + b, 0));
+    expect(r.published).toBe(r.sends.filter((s) => s.who.startsWith('smarter')).length);
+    // Every process sent in its turn, and no handover left an entry unsent longer than a few seconds.
+    expect(new Set(r.sends.map((s) => s.who)).size).toBeGreaterThanOrEqual(3);
+    expect(r.maxGapMs).toBeLessThan(5000);
+    // One run per second and entry, give or take the handovers.
+    for (const n of Object.values(r.finalCounts)) expect(n).toBeGreaterThan(minRuns);
+  } finally {
+    await scope.close();
+  }
 }

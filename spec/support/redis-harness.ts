@@ -27,9 +27,11 @@ export async function startRedisWorker(opts: {
   scope?: RedisScope;
   /** Another Redis server as the broker (results stay on the shared one). */
   url?: string;
+  /** The queue consumed, which also names the node. */
+  queue?: string;
 } = {}): Promise<RedisHarness> {
   const scope = opts.scope ?? redisScope(opts.url);
-  const queue = uniqueName('rq');
+  const queue = opts.queue ?? uniqueName('rq');
   const { values } = loadConfig(WORKER_SETTINGS, {
     CELERY_WORKER_CONCURRENCY: '4',
     SMARTER_WORKER_QUEUES: queue,
@@ -41,6 +43,8 @@ export async function startRedisWorker(opts: {
       global_keyprefix: scope.prefix,
       ...(opts.visibilityTimeoutSeconds !== undefined ? { visibility_timeout: opts.visibilityTimeoutSeconds } : {}),
     }),
+    // Mingle waits Celery's full second for replies at every start; the tests about it turn it back on.
+    SMARTER_WORKER_WITHOUT_MINGLE: 'true',
     ...opts.env,
   });
   const logger = process.env.TEST_LOG ? createLogger({ level: 'debug', json: false }) : nullLogger();

@@ -10,7 +10,8 @@ import { installSignalHandlers } from '../../lib/app/signals.js';
 import { stampTask } from './stamp-task.js';
 import { testTasks } from './test-tasks.js';
 
-const { values } = loadConfig(WORKER_SETTINGS, process.env, process.argv.slice(2));
+// Without mingle unless the test asks for it: it waits Celery's full second for replies at every start.
+const { values } = loadConfig(WORKER_SETTINGS, { SMARTER_WORKER_WITHOUT_MINGLE: 'true', ...process.env }, process.argv.slice(2));
 const queue = values.queues[0] ?? 'celery';
 const logger = createLogger({ level: values.logLevel, json: true });
 const { app } = createWorker({ config: values, tasks: [...testTasks(queue), stampTask(queue, { acksLate: process.env.STAMP_ACKS_LATE === '1', runMs: Number(process.env.STAMP_RUN_MS ?? '0') })], deps: {}, logger, defaultQueue: queue, onRemoteShutdown: () => process.exit(0) });

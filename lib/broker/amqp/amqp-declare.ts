@@ -46,7 +46,8 @@ async function ensureQueueOn(model: ChannelModel, q: QueueDecl): Promise<void> {
   );
 }
 
-async function topologyOn(model: ChannelModel, t: Topology): Promise<void> {
+/** Declares a topology (exchanges, then queues that do not exist yet, then bindings) on `model`. */
+export async function topologyOn(model: ChannelModel, t: Topology): Promise<void> {
   await scratch(model, async (ch) => {
     await Promise.all(t.exchanges.map((e) => ch.assertExchange(e.name, e.type, { durable: e.durable, autoDelete: e.autoDelete ?? false })));
   });
