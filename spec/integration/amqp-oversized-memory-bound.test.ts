@@ -5,47 +5,13 @@
  * 420–461 MB with its consumers at the full prefetch from the start), the 20 heavy ones are dead-lettered with
  * the size reason and the 20 good ones run.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import type { Options } from 'amqplib';
 import amqp from '../../lib/broker/amqp/amqplib.js';
-import { AMQP_URL, deleteQueues, uniqueName, withChannel } from '../support/amqp.js';
+import { AMQP_URL, deleteQueues, uniqueName, waitFor, withChannel } from '../support/amqp.js';
 import { terminate } from '../support/child.js';
+import { GOOD, HEAVY, heavyAndGood, startMeasuredWorker } from '../support/heavy-messages.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
-
-const HEAVY = 20;
-const GOOD = 20;
-const HEAVY_BYTES = 20 * 1024 * 1024;
-
-async function until(what: string, cond: () => Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-function procStatusMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
-  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m?.[1] ? Number(m[1]) / 1024 : NaN;
-}
-
-function stamp(key: string, pad?: string): { body: Buffer; options: Options.Publish } {
-  const id = randomUUID();
-  const kwargs: Record<string, unknown> = { key, due_ms: Date.now() };
-  if (pad !== undefined) kwargs.pad = pad;
-  return {
-    body: Buffer.from(JSON.stringify([[], kwargs, {}])),
-    options: {
-      contentType: 'application/json',
-      contentEncoding: 'utf-8',
-      correlationId: id,
-      persistent: true,
-      headers: { lang: 'py', task: 'test.stamp', id, root_id: id, retries: 0 },
-    },
-  };
-}
 
 async function messageCount(queue: string): Promise<number> {
   return withChannel(async (ch) => (await ch.checkQueue(queue)).messageCount).catch(() => 0);
@@ -64,14 +30,13 @@ describe('a RabbitMQ worker with 20 MB messages queued', () => {
   });
 
   test('holds at most about one heavy message at once: peak RSS under 400 MB, the 20 heavy ones dead-lettered for their size, the 20 good ones run', async () => {
-    const pad = 'x'.repeat(HEAVY_BYTES);
     // Heavy and good interleaved, all queued before the worker starts (so its first prefetch window is full of them).
     const conn = await amqp.connect(AMQP_URL);
     try {
       const ch = await conn.createConfirmChannel();
       await ch.assertQueue(queue, { durable: true });
-      for (let i = 0; i < HEAVY; i++) {
-        for (const m of [stamp(key, pad), stamp(key)]) ch.sendToQueue(queue, m.body, m.options);
+      for (const m of heavyAndGood(key)) {
+        ch.sendToQueue(queue, m.body, { contentType: 'application/json', contentEncoding: 'utf-8', correlationId: m.id, persistent: true, headers: m.headers });
         // One heavy body at a time in this process's socket buffers.
         await ch.waitForConfirms();
       }
@@ -79,31 +44,11 @@ describe('a RabbitMQ worker with 20 MB messages queued', () => {
       await conn.close().catch(() => undefined);
     }
     expect(await messageCount(queue)).toBe(HEAVY + GOOD);
-    const w = spawn(process.execPath, ['--import', 'tsx', 'spec/support/worker-main.ts', '-Q', queue, '-c', '4'], {
-      env: {
-        ...process.env,
-        CELERY_BROKER_URL: AMQP_URL,
-        CELERY_RESULT_BACKEND: 'disabled',
-        CELERY_WORKER_HOSTNAME: `${queue}@test`,
-        LOG_LEVEL: 'error',
-      },
-      stdio: 'ignore',
-    });
-    worker = w;
-    const series: number[] = [];
-    const sampler = setInterval(() => {
-      try {
-        series.push(Math.round(procStatusMb(w.pid ?? 0, 'VmRSS')));
-      } catch {
-        /* gone */
-      }
-    }, 500);
+    const w = startMeasuredWorker(queue, { CELERY_BROKER_URL: AMQP_URL });
+    worker = w.process;
     const dlq = `${queue}.dead_letter`;
-    await until('20 dead-lettered and 20 run', async () => (await messageCount(dlq)) >= HEAVY && (await runCounter().hlen(`${key}:runs`)) >= GOOD, 240_000);
-    const peak = procStatusMb(w.pid ?? 0, 'VmHWM');
-    clearInterval(sampler);
-    if (process.env.RSS_SERIES) console.log(series.join(' '));
-    console.log(`peak RSS of the worker: ${peak.toFixed(0)} MB`);
+    await waitFor(async () => (await messageCount(dlq)) >= HEAVY && (await runCounter().hlen(`${key}:runs`)) >= GOOD, 240_000, 200);
+    const peak = w.peakMb();
     const reasons = await withChannel(async (ch) => {
       const out: string[] = [];
       for (;;) {

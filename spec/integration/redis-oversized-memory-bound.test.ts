@@ -5,47 +5,14 @@
  * 400 MB (about 120 MB measured; 1.45 GB when twenty were fetched at once, 430–480 MB when one was), the 20
  * heavy ones are dead-lettered whole with the size reason and the 20 good ones run.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { KombuRedis } from '../../lib/broker/redis/transport.js';
+import { waitFor } from '../support/amqp.js';
+import { GOOD, HEAVY, HEAVY_BYTES, heavyAndGood, startMeasuredWorker } from '../support/heavy-messages.js';
 import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
 import { terminate } from '../support/child.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
-
-const HEAVY = 20;
-const GOOD = 20;
-const HEAVY_BYTES = 20 * 1024 * 1024;
-
-async function until(what: string, cond: () => Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-function peakRssMb(pid: number): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m?.[1] ? Number(m[1]) / 1024 : NaN;
-}
-
-function stamp(key: string, pad?: string) {
-  const id = randomUUID();
-  const kwargs: Record<string, unknown> = { key, due_ms: Date.now() };
-  if (pad !== undefined) kwargs.pad = pad;
-  return {
-    body: Buffer.from(JSON.stringify([[], kwargs, {}])),
-    properties: {
-      contentType: 'application/json',
-      contentEncoding: 'utf-8',
-      correlationId: id,
-      deliveryMode: 2 as const,
-      priority: 0,
-      headers: { lang: 'py', task: 'test.stamp', id, root_id: id, retries: 0 },
-    },
-  };
-}
 
 afterAll(async () => closeRunCounter());
 
@@ -65,41 +32,22 @@ describe('a Redis worker with 20 MB messages queued', () => {
   test('never fetches a heavy body: peak RSS under 400 MB, the 20 heavy ones dead-lettered whole for their size, the 20 good ones run', async () => {
     const queue = `heavy_${randomUUID().slice(0, 8)}`;
     const transport = new KombuRedis(s.redis, s.keys);
-    const pad = 'x'.repeat(HEAVY_BYTES);
     // Heavy and good interleaved, all queued before the worker starts (so its first pops find them all).
-    for (let i = 0; i < HEAVY; i++) {
-      const h = stamp(key, pad);
-      await transport.publish('', queue, h.body, h.properties);
-      const g = stamp(key);
-      await transport.publish('', queue, g.body, g.properties);
+    for (const m of heavyAndGood(key)) {
+      await transport.publish('', queue, m.body, {
+        contentType: 'application/json',
+        contentEncoding: 'utf-8',
+        correlationId: m.id,
+        deliveryMode: 2,
+        priority: 0,
+        headers: m.headers,
+      });
     }
-    const w = spawn(process.execPath, ['--import', 'tsx', 'spec/support/worker-main.ts', '-Q', queue, '-c', '4'], {
-      env: {
-        ...process.env,
-        CELERY_BROKER_URL: REDIS_URL,
-        CELERY_BROKER_TRANSPORT_OPTIONS: JSON.stringify({ global_keyprefix: s.prefix }),
-        CELERY_RESULT_BACKEND: 'disabled',
-        CELERY_WORKER_HOSTNAME: `${queue}@test`,
-        LOG_LEVEL: 'error',
-      },
-      stdio: 'ignore',
-    });
-    worker = w;
-    const series: number[] = [];
-    const sampler = setInterval(() => {
-      try {
-        const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${w.pid ?? 0}/status`, 'utf8'));
-        series.push(Math.round(Number(m?.[1] ?? 0) / 1024));
-      } catch {
-        /* gone */
-      }
-    }, 500);
+    const w = startMeasuredWorker(queue, { CELERY_BROKER_URL: REDIS_URL, CELERY_BROKER_TRANSPORT_OPTIONS: JSON.stringify({ global_keyprefix: s.prefix }) });
+    worker = w.process;
     const dlq = s.keys.queue(`${queue}.dead_letter`, 0);
-    await until('20 dead-lettered and 20 run', async () => (await s.redis.llen(dlq)) >= HEAVY && (await runCounter().hlen(`${key}:runs`)) >= GOOD, 240_000);
-    const peak = peakRssMb(w.pid ?? 0);
-    clearInterval(sampler);
-    if (process.env.RSS_SERIES) console.log(series.join(' '));
-    console.log(`peak RSS of the worker: ${peak.toFixed(0)} MB`);
+    await waitFor(async () => (await s.redis.llen(dlq)) >= HEAVY && (await runCounter().hlen(`${key}:runs`)) >= GOOD, 240_000, 200);
+    const peak = w.peakMb();
     const reasons: string[] = [];
     for (let i = 0; i < HEAVY; i++) {
       const text = await s.redis.lindex(dlq, i);
