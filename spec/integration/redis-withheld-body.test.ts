@@ -150,3 +150,23 @@ test('RedisBroker with a body limit dead-letters a withheld message by copying i
     await broker.close();
   }
 });
+
+test('an unreadable envelope sent without its body is dead-lettered whole from Redis, not as the text the worker got', async () => {
+  const broker = new RedisBroker({ url: REDIS_URL, logger: createLogger({ level: 'error' }), keyPrefix: per.s.prefix, maxBodyBytes: LIMIT });
+  await broker.connect();
+  try {
+    // headers that are not an object: the envelope decoder refuses it, but its body is over the limit all the same.
+    const e = envelope(Buffer.alloc(LIMIT * 2, 3).toString('base64'), { headers: '"not an object"' });
+    await per.s.redis.lpush(per.s.keys.queue('q', 0), e.text);
+    const [p] = await per.t.popMany(['q'], 10, false, undefined, WITHHOLD);
+    const delivery = new RedisDelivery(broker, 'q', p ?? (await Promise.reject(new Error('nothing popped'))));
+    expect(delivery.unreadable).toBeDefined();
+    expect(delivery.raw.withheldBodyBytes).toBe(LIMIT * 2);
+    await broker.deadLetter(delivery, { queue: 'q.dead_letter', reason: 'unreadable', by: 'test' });
+    const copy = JSON.parse((await per.s.redis.lindex(per.s.keys.queue('q.dead_letter', 0), 0)) ?? '{}') as { body: string; headers: Record<string, unknown> };
+    expect(Buffer.from(copy.body, 'base64').equals(Buffer.alloc(LIMIT * 2, 3))).toBe(true);
+    expect(copy.headers).toMatchObject({ 'x-dead-letter-reason': 'unreadable' });
+  } finally {
+    await broker.close();
+  }
+});

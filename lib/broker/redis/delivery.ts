@@ -10,12 +10,16 @@ export interface Settler {
   owns(tag: string): boolean;
 }
 
-/** An envelope that does not parse is handed on whole, so the decoder refuses it and it is dead-lettered. */
+/**
+ * An envelope that does not parse is handed on whole, so the decoder refuses it and it is dead-lettered; one
+ * sent without its body stays marked so, so that its dead-letter copy is made from Redis's whole message.
+ */
 function rawOf(p: Popped): RawMessage {
   if (p.envelope) return p.envelope.raw;
   return {
     body: Buffer.from(p.text, 'utf8'),
     properties: { contentType: 'application/x-invalid-kombu-envelope', headers: { 'x-envelope-error': p.error?.message ?? 'unreadable' } },
+    ...(p.withheld !== undefined ? { withheldBodyBytes: p.withheld } : {}),
   };
 }
 
