@@ -7,18 +7,39 @@ function libLayers(above) {
   return Object.entries(above).map(([room, rooms]) => ({
     files: room === 'base' ? ['lib/*.ts'] : [`lib/${room}/**/*.ts`],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [
-          { group: smarter, message: 'lib/ is a generic Celery worker: it knows nothing of Smarter.' },
-          ...(rooms.length ? [{ group: rooms.map((r) => `**/${r}/*`), message: `lib/${room}/ sits below ${rooms.join(', ')}: an import from there would run back up.` }] : []),
-        ],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: smarter, message: 'lib/ is a generic Celery worker: it knows nothing of Smarter.' },
+            ...(rooms.length
+              ? [
+                  {
+                    group: rooms.map((r) => `**/${r}/*`),
+                    message: `lib/${room}/ sits below ${rooms.join(', ')}: an import from there would run back up.`,
+                  },
+                ]
+              : []),
+          ],
+        },
+      ],
     },
   }));
 }
 
 /** Smarter's apps under tasks/: each a room that reaches another only through that one's index.ts. */
-const APPS = ['account', 'guardrail', 'infrastructure', 'llmclient', 'llmhost', 'mcpclient', 'plugin', 'prompt', 'provider', 'vectorstore'];
+const APPS = [
+  'account',
+  'guardrail',
+  'infrastructure',
+  'llmclient',
+  'llmhost',
+  'mcpclient',
+  'plugin',
+  'prompt',
+  'provider',
+  'vectorstore',
+];
 /** The shared rooms of tasks/, below every app: they import no app at all. */
 const SHARED = ['cloud', 'db', 'secret'];
 const NEVER_WAIT = [
@@ -31,22 +52,35 @@ function taskRooms() {
   const app = (room) => ({
     files: [`tasks/${room}/**/*.ts`],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: NEVER_WAIT,
-        patterns: [{
-          group: APPS.filter((o) => o !== room).flatMap((o) => [`../${o}/*`, `!../${o}/index.js`]),
-          message: `tasks/${room}/ reaches another app only through its index.ts (or a shared room: tasks/db, tasks/cloud, tasks/secret).`,
-        }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: NEVER_WAIT,
+          patterns: [
+            {
+              group: APPS.filter((o) => o !== room).flatMap((o) => [`../${o}/*`, `!../${o}/index.js`]),
+              message: `tasks/${room}/ reaches another app only through its index.ts (or a shared room: tasks/db, tasks/cloud, tasks/secret).`,
+            },
+          ],
+        },
+      ],
     },
   });
   const shared = (room) => ({
     files: [`tasks/${room}/**/*.ts`],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: NEVER_WAIT,
-        patterns: [{ group: APPS.map((o) => `../${o}/*`), message: `tasks/${room}/ is shared by the apps and sits below them: it imports none (name a port here instead).` }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: NEVER_WAIT,
+          patterns: [
+            {
+              group: APPS.map((o) => `../${o}/*`),
+              message: `tasks/${room}/ is shared by the apps and sits below them: it imports none (name a port here instead).`,
+            },
+          ],
+        },
+      ],
     },
   });
   return [...APPS.map(app), ...SHARED.map(shared)];
@@ -93,12 +127,18 @@ export default tseslint.config(
     // Never wait in a task (ADR-030): a task that needs time reschedules itself instead of sleeping.
     files: ['tasks/**/*.ts'],
     rules: {
-      'no-restricted-globals': ['error', { name: 'setTimeout', message: 'Never wait in a task: use ctx.checkAgain().' }],
+      'no-restricted-globals': [
+        'error',
+        { name: 'setTimeout', message: 'Never wait in a task: use ctx.checkAgain().' },
+      ],
       'no-restricted-imports': ['error', { paths: NEVER_WAIT }],
-      'no-restricted-syntax': ['error', {
-        selector: "CallExpression[callee.property.name='setTimeout']",
-        message: 'Never wait in a task: use ctx.checkAgain().',
-      }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.property.name='setTimeout']",
+          message: 'Never wait in a task: use ctx.checkAgain().',
+        },
+      ],
     },
   },
   // Inside tasks/, each app is a room: another app is reached through its index.ts, and the shared rooms import no app.
@@ -108,9 +148,18 @@ export default tseslint.config(
     files: ['lib/broker/amqp/**/*.ts', 'spec/**/*.ts'],
     ignores: ['lib/broker/amqp/amqplib.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', {
-        paths: [{ name: 'amqplib', allowTypeImports: true, message: 'Import amqplib from lib/broker/amqp/amqplib.ts: its codec extension must load first.' }],
-      }],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'amqplib',
+              allowTypeImports: true,
+              message: 'Import amqplib from lib/broker/amqp/amqplib.ts: its codec extension must load first.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
@@ -119,11 +168,28 @@ export default tseslint.config(
     files: ['lib/**/*.ts', 'tasks/**/*.ts', 'beat/**/*.ts'],
     ignores: ['lib/broker/amqp/**/*.ts', 'lib/broker/create-broker.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', {
-        paths: [{ name: 'amqplib', message: 'Only lib/broker/amqp/ talks to RabbitMQ: use the broker contract (lib/broker/broker.ts).' }],
-        patterns: [{ group: ['**/broker/amqp/*'], message: 'Only lib/broker/amqp/ talks to RabbitMQ: use the broker contract (lib/broker/broker.ts) and create-broker.ts.' }],
-      }],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'amqplib',
+              message: 'Only lib/broker/amqp/ talks to RabbitMQ: use the broker contract (lib/broker/broker.ts).',
+            },
+          ],
+          patterns: [
+            {
+              group: ['**/broker/amqp/*'],
+              message:
+                'Only lib/broker/amqp/ talks to RabbitMQ: use the broker contract (lib/broker/broker.ts) and create-broker.ts.',
+            },
+          ],
+        },
+      ],
     },
   },
-  { files: ['jest.config.js', 'jest.faults.config.js', 'eslint.config.js'], ...tseslint.configs.disableTypeChecked },
+  {
+    files: ['jest.config.js', 'jest.faults.config.js', 'eslint.config.js', '.prettierrc.js'],
+    ...tseslint.configs.disableTypeChecked,
+  },
 );

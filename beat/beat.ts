@@ -23,9 +23,23 @@ const DISABLED_RECHECK_MS = 5000;
 
 export class BeatMetrics {
   readonly registry = new Registry();
-  readonly sent = new Counter({ name: 'smarter_beat_sent_total', help: 'Tasks sent by Beat', labelNames: ['entry', 'task', 'queue'], registers: [this.registry] });
-  readonly consumers = new Gauge({ name: 'smarter_beat_queue_consumers', help: 'Consumers of each queue Beat sends to, as of its last send (0 = never processed)', labelNames: ['queue'], registers: [this.registry] });
-  readonly lockHeld = new Gauge({ name: 'smarter_beat_lock_held', help: '1 while this replica holds the sender lock', registers: [this.registry] });
+  readonly sent = new Counter({
+    name: 'smarter_beat_sent_total',
+    help: 'Tasks sent by Beat',
+    labelNames: ['entry', 'task', 'queue'],
+    registers: [this.registry],
+  });
+  readonly consumers = new Gauge({
+    name: 'smarter_beat_queue_consumers',
+    help: 'Consumers of each queue Beat sends to, as of its last send (0 = never processed)',
+    labelNames: ['queue'],
+    registers: [this.registry],
+  });
+  readonly lockHeld = new Gauge({
+    name: 'smarter_beat_lock_held',
+    help: '1 while this replica holds the sender lock',
+    registers: [this.registry],
+  });
 }
 
 export interface BeatOptions {
@@ -121,7 +135,9 @@ export class Beat {
   /** On taking the lock: the store is the truth (another replica, or RedBeat, may have sent). */
   private async takeOver(): Promise<void> {
     await this.store.install(this.o.entries, this.now());
-    this.o.logger.info(`beat: holding the lock; schedule from ${this.store.description}`, { entries: this.o.entries.length });
+    this.o.logger.info(`beat: holding the lock; schedule from ${this.store.description}`, {
+      entries: this.o.entries.length,
+    });
   }
 
   /** Sends what is due; returns the milliseconds until the next entry is due. */
@@ -135,7 +151,9 @@ export class Beat {
       }
       const now = this.now();
       // Never run (RedBeat's meta without a last run): due at once, as RedBeat has it.
-      const { due, nextInMs } = s ? isDue(e.schedule, s.lastRunAt, now) : { due: true, nextInMs: nextRun(e.schedule, now) - now };
+      const { due, nextInMs } = s
+        ? isDue(e.schedule, s.lastRunAt, now)
+        : { due: true, nextInMs: nextRun(e.schedule, now) - now };
       if (due) {
         // Recorded before it is sent, as Celery's `reserve` and RedBeat do: a sender killed in between skips
         // this run rather than letting the next holder send it again. A failed send is put back, to be retried.
@@ -159,7 +177,9 @@ export class Beat {
     const consumers = stats?.consumerCount ?? 0;
     this.metrics.consumers.set({ queue }, consumers);
     if (consumers === 0) {
-      this.o.logger.warn(`beat: ${e.name} sends ${e.task} to queue ${queue}, which no worker consumes now: it will wait there until one does`);
+      this.o.logger.warn(
+        `beat: ${e.name} sends ${e.task} to queue ${queue}, which no worker consumes now: it will wait there until one does`,
+      );
     }
     const id = await this.publisher.apply(e.task, e.args, e.kwargs, {
       queue,

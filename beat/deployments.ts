@@ -11,7 +11,12 @@ export type Consumers = Map<string, Map<string, string[]>>;
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function add(m: Map<string, string[]>, queues: string, who: string): void {
-  for (const q of queues.split(',').map((s) => s.trim()).filter(Boolean)) m.set(q, [...(m.get(q) ?? []), who]);
+  for (const q of queues
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    m.set(q, [...(m.get(q) ?? []), who]);
+  }
 }
 
 /** The chart's two worker Deployments consume `queues.operational` and `queues.infrastructure`. */
@@ -21,9 +26,13 @@ export function helmConsumers(chartDir: string): Map<string, string[]> | null {
   const v = yaml.load(readFileSync(file, 'utf8'));
   const out = new Map<string, string[]>();
   if (!isRecord(v) || !isRecord(v.queues)) return out;
-  const enabled = (k: string) => !isRecord(v[k]) || (v[k]).enabled !== false;
-  if (typeof v.queues.operational === 'string' && enabled('worker')) add(out, v.queues.operational, 'deployment worker');
-  if (typeof v.queues.infrastructure === 'string' && enabled('workerInfrastructure')) add(out, v.queues.infrastructure, 'deployment worker-infrastructure');
+  const enabled = (k: string) => !isRecord(v[k]) || v[k].enabled !== false;
+  if (typeof v.queues.operational === 'string' && enabled('worker')) {
+    add(out, v.queues.operational, 'deployment worker');
+  }
+  if (typeof v.queues.infrastructure === 'string' && enabled('workerInfrastructure')) {
+    add(out, v.queues.infrastructure, 'deployment worker-infrastructure');
+  }
   return out;
 }
 
@@ -35,7 +44,11 @@ export function composeConsumers(file: string): Map<string, string[]> | null {
   if (!isRecord(doc) || !isRecord(doc.services)) return out;
   for (const [name, svc] of Object.entries(doc.services)) {
     if (!isRecord(svc)) continue;
-    const cmd = Array.isArray(svc.command) ? svc.command.map(String) : typeof svc.command === 'string' ? svc.command.split(/\s+/) : [];
+    const cmd = Array.isArray(svc.command)
+      ? svc.command.map(String)
+      : typeof svc.command === 'string'
+        ? svc.command.split(/\s+/)
+        : [];
     if (!cmd.some((c) => c.endsWith('tasks/main.js') || c === 'smarter-worker')) continue;
     cmd.forEach((c, i) => {
       const next = cmd[i + 1];

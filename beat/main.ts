@@ -25,11 +25,20 @@ const BEAT_PATHS = new Set(['/healthz', '/metrics']);
 
 const COMMANDS: Subcommand[] = [
   { name: 'run', summary: "Send Smarter's schedule (the default)." },
-  { name: 'check [dir]', summary: 'Check the queue contract (ADR-030) against the task catalog and the chart/compose deployments in dir (default .); exit 1 when it does not hold.' },
+  {
+    name: 'check [dir]',
+    summary:
+      'Check the queue contract (ADR-030) against the task catalog and the chart/compose deployments in dir (default .); exit 1 when it does not hold.',
+  },
 ];
 
 async function main(argv: string[]): Promise<number> {
-  const info = answerInfoFlags(argv, { program: 'smarter-beat', summary: "Smarter's Beat: sends the periodic tasks to the broker, one replica at a time.", settings: BEAT_SETTINGS, commands: COMMANDS });
+  const info = answerInfoFlags(argv, {
+    program: 'smarter-beat',
+    summary: "Smarter's Beat: sends the periodic tasks to the broker, one replica at a time.",
+    settings: BEAT_SETTINGS,
+    commands: COMMANDS,
+  });
   if (info !== null) return info;
   const loaded = loadCommandLine('smarter-beat', BEAT_SETTINGS, process.env, argv);
   if (!loaded) return 2;
@@ -42,9 +51,20 @@ async function main(argv: string[]): Promise<number> {
   const entries = smarterSchedule(config);
   // The check's view of the tasks uses the defaults of the other Smarter settings: only names and queues matter.
   const implemented = new Map(
-    smarterTasks({ ...config, maxRetries: SMARTER_SETTINGS.maxRetries.default, retryBackoff: SMARTER_SETTINGS.retryBackoff.default }).map((t) => [t.name, t.queue]),
+    smarterTasks({
+      ...config,
+      maxRetries: SMARTER_SETTINGS.maxRetries.default,
+      retryBackoff: SMARTER_SETTINGS.retryBackoff.default,
+    }).map((t) => [t.name, t.queue]),
   );
-  const report = checkSchedule({ entries, catalog: SMARTER_CATALOG, queues: config, implemented, consumers: command === 'check' ? deploymentConsumers(positionals[1] ?? '.') : new Map<string, Map<string, string[]>>() });
+  const report = checkSchedule({
+    entries,
+    catalog: SMARTER_CATALOG,
+    queues: config,
+    implemented,
+    consumers:
+      command === 'check' ? deploymentConsumers(positionals[1] ?? '.') : new Map<string, Map<string, string[]>>(),
+  });
   if (command === 'check') {
     process.stdout.write(`${report.lines.join('\n')}\n`);
     return report.ok ? 0 : 1;
@@ -65,7 +85,9 @@ async function main(argv: string[]): Promise<number> {
   });
   const lockMs = lockTimeoutMs(config.redbeatLockTimeout, config.maxLoopInterval);
   if (config.redisUrl && lockMs <= config.maxLoopInterval * 1000) {
-    logger.warn(`smarter-beat: the lock timeout (${lockMs / 1000} s) is not longer than the loop interval (${config.maxLoopInterval} s): the lock may expire between two extensions, and the sender change`);
+    logger.warn(
+      `smarter-beat: the lock timeout (${lockMs / 1000} s) is not longer than the loop interval (${config.maxLoopInterval} s): the lock may expire between two extensions, and the sender change`,
+    );
   }
   // With Redis, RedBeat's keys and lock (one scheduler with any RedBeat there); otherwise a file and the broker's lock.
   const where = config.redisUrl
@@ -91,7 +113,9 @@ async function main(argv: string[]): Promise<number> {
           const request = readOnly(req, res, BEAT_PATHS);
           if (!request) return;
           if (request.path === '/metrics') {
-            void beat.metrics.registry.metrics().then((text) => request.send(200, text, beat.metrics.registry.contentType));
+            void beat.metrics.registry
+              .metrics()
+              .then((text) => request.send(200, text, beat.metrics.registry.contentType));
           } else request.send(200, 'ok\n');
         }).listen(config.httpPort)
       : null;

@@ -24,12 +24,17 @@ export function pyDumps(v: PyValue): string {
     return Number.isInteger(v.value) ? v.value.toFixed(1) : String(v.value);
   }
   if (Array.isArray(v)) return `[${v.map(pyDumps).join(', ')}]`;
-  if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${pyString(k)}: ${pyDumps(x)}`).join(', ')}}`;
+  if (v !== null && typeof v === 'object') {
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${pyString(k)}: ${pyDumps(x)}`)
+      .join(', ')}}`;
+  }
   if (typeof v === 'string') return pyString(v);
   return JSON.stringify(v);
 }
 
-const pyString = (s: string): string => JSON.stringify(s).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const pyString = (s: string): string =>
+  JSON.stringify(s).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /** A UTC instant as RedBeat encodes a datetime. */
 export function encodeDatetime(ms: number): PyValue {
@@ -50,7 +55,14 @@ export function encodeDatetime(ms: number): PyValue {
 export function encodeSchedule(s: Schedule): PyValue {
   if (s.kind === 'interval') return { __type__: 'interval', every: new PyFloat(s.seconds), relative: false };
   const c = s.spec;
-  return { __type__: 'crontab', minute: c.minute ?? '*', hour: c.hour ?? '*', day_of_week: c.dayOfWeek ?? '*', day_of_month: c.dayOfMonth ?? '*', month_of_year: c.monthOfYear ?? '*' };
+  return {
+    __type__: 'crontab',
+    minute: c.minute ?? '*',
+    hour: c.hour ?? '*',
+    day_of_week: c.dayOfWeek ?? '*',
+    day_of_month: c.dayOfMonth ?? '*',
+    month_of_year: c.monthOfYear ?? '*',
+  };
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -59,7 +71,16 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 function zoneOffsetMs(zone: string, ms: number): number {
   let fmt: Intl.DateTimeFormat;
   try {
-    fmt = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+    fmt = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
   } catch {
     throw new RedBeatFormatError(`unknown time zone ${JSON.stringify(zone)}`);
   }
@@ -71,10 +92,14 @@ function zoneOffsetMs(zone: string, ms: number): number {
 function decodeDatetime(d: Record<string, unknown>): number {
   const n = (k: string, dflt?: number): number => {
     const v = d[k] ?? dflt;
-    if (typeof v !== 'number' || !Number.isInteger(v)) throw new RedBeatFormatError(`datetime field ${k} is not an integer: ${JSON.stringify(v)}`);
+    if (typeof v !== 'number' || !Number.isInteger(v)) {
+      throw new RedBeatFormatError(`datetime field ${k} is not an integer: ${JSON.stringify(v)}`);
+    }
     return v;
   };
-  const wall = Date.UTC(n('year'), n('month') - 1, n('day'), n('hour', 0), n('minute', 0), n('second', 0)) + Math.floor(n('microsecond', 0) / 1000);
+  const wall =
+    Date.UTC(n('year'), n('month') - 1, n('day'), n('hour', 0), n('minute', 0), n('second', 0)) +
+    Math.floor(n('microsecond', 0) / 1000);
   const zone = d.timezone ?? 'UTC';
   // A number is an offset in seconds (RedBeat: `timezone(timedelta(minutes=zone / 60))`); a string a zone name.
   if (typeof zone === 'number') return wall - zone * 1000;
@@ -93,7 +118,9 @@ function cronField(v: unknown): string | undefined {
 
 function decodeSchedule(d: Record<string, unknown>): Schedule {
   if (d.__type__ === 'interval') {
-    if (typeof d.every !== 'number') throw new RedBeatFormatError(`interval without a number of seconds: ${JSON.stringify(d.every)}`);
+    if (typeof d.every !== 'number') {
+      throw new RedBeatFormatError(`interval without a number of seconds: ${JSON.stringify(d.every)}`);
+    }
     return every(d.every);
   }
   if (d.__type__ === 'crontab') {
@@ -109,7 +136,9 @@ function decodeSchedule(d: Record<string, unknown>): Schedule {
     set('monthOfYear', d.month_of_year);
     return crontab(spec);
   }
-  throw new RedBeatFormatError(`schedule type ${JSON.stringify(d.__type__)} is not supported (interval and crontab are)`);
+  throw new RedBeatFormatError(
+    `schedule type ${JSON.stringify(d.__type__)} is not supported (interval and crontab are)`,
+  );
 }
 
 /** A RedBeat `definition`: what to send and when. */
@@ -153,7 +182,12 @@ export function decodeMeta(text: string | null | undefined): RedBeatMeta {
   const at = d.last_run_at;
   const count = d.total_run_count;
   return {
-    lastRunAt: at === null || at === undefined ? null : isRecord(at) && at.__type__ === 'datetime' ? decodeDatetime(at) : fail(`last_run_at is not a datetime: ${JSON.stringify(at)}`),
+    lastRunAt:
+      at === null || at === undefined
+        ? null
+        : isRecord(at) && at.__type__ === 'datetime'
+          ? decodeDatetime(at)
+          : fail(`last_run_at is not a datetime: ${JSON.stringify(at)}`),
     totalRunCount: typeof count === 'number' ? count : 0,
   };
 }
@@ -170,7 +204,15 @@ function parse(text: string): unknown {
   }
 }
 
-export function encodeDefinition(e: { name: string; task: string; args: unknown[]; kwargs: Record<string, unknown>; options: Record<string, unknown>; schedule: Schedule; enabled: boolean }): string {
+export function encodeDefinition(e: {
+  name: string;
+  task: string;
+  args: unknown[];
+  kwargs: Record<string, unknown>;
+  options: Record<string, unknown>;
+  schedule: Schedule;
+  enabled: boolean;
+}): string {
   return pyDumps({
     name: e.name,
     task: e.task,
@@ -183,5 +225,8 @@ export function encodeDefinition(e: { name: string; task: string; args: unknown[
 }
 
 export function encodeMeta(m: { lastRunAt: number; totalRunCount?: number }): string {
-  return pyDumps({ last_run_at: encodeDatetime(m.lastRunAt), ...(m.totalRunCount !== undefined ? { total_run_count: m.totalRunCount } : {}) });
+  return pyDumps({
+    last_run_at: encodeDatetime(m.lastRunAt),
+    ...(m.totalRunCount !== undefined ? { total_run_count: m.totalRunCount } : {}),
+  });
 }

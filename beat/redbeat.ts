@@ -88,7 +88,9 @@ export class RedBeatLock extends EventEmitter<{ lost: [] }> {
     } catch (err) {
       // Redis unreachable: still the holder until the key would have expired.
       if (this.held) return true;
-      this.logger.error(`beat: could not extend the lock ${this.name} within its ${this.timeoutMs} ms: ${(err as Error).message}`);
+      this.logger.error(
+        `beat: could not extend the lock ${this.name} within its ${this.timeoutMs} ms: ${(err as Error).message}`,
+      );
       ok = false;
     }
     if (ok) {
@@ -106,7 +108,11 @@ export class RedBeatLock extends EventEmitter<{ lost: [] }> {
   async release(): Promise<void> {
     const token = this.token;
     this.token = null;
-    if (token) await RELEASE.run(this.redis, [this.name], [token]).catch((err: unknown) => this.logger.warn(`beat: could not release the lock ${this.name}: ${String(err)}`));
+    if (token) {
+      await RELEASE.run(this.redis, [this.name], [token]).catch((err: unknown) =>
+        this.logger.warn(`beat: could not release the lock ${this.name}: ${String(err)}`),
+      );
+    }
   }
 }
 
@@ -151,7 +157,12 @@ export class RedBeatStore implements EntryStore {
     for (const name of await this.redis.smembers(this.keys.statics)) {
       if (ours.has(name)) continue;
       this.logger.info(`beat: removing the old static entry ${name}`);
-      await this.redis.multi().zrem(this.keys.schedule, this.key(name)).del(this.key(name)).srem(this.keys.statics, name).exec();
+      await this.redis
+        .multi()
+        .zrem(this.keys.schedule, this.key(name))
+        .del(this.key(name))
+        .srem(this.keys.statics, name)
+        .exec();
     }
     for (const e of statics) {
       const key = this.key(e.name);
@@ -200,8 +211,19 @@ export class RedBeatStore implements EntryStore {
       try {
         const d = decodeDefinition(definition);
         const m = decodeMeta(meta);
-        const entry: BeatEntry = { name: d.name, task: d.task, schedule: d.schedule, args: d.args, kwargs: d.kwargs, options: entryOptions(d.options) };
-        out.push({ entry, enabled: d.enabled, state: m.lastRunAt === null ? null : { lastRunAt: m.lastRunAt, totalRunCount: m.totalRunCount } });
+        const entry: BeatEntry = {
+          name: d.name,
+          task: d.task,
+          schedule: d.schedule,
+          args: d.args,
+          kwargs: d.kwargs,
+          options: entryOptions(d.options),
+        };
+        out.push({
+          entry,
+          enabled: d.enabled,
+          state: m.lastRunAt === null ? null : { lastRunAt: m.lastRunAt, totalRunCount: m.totalRunCount },
+        });
         this.reported.delete(key);
       } catch (err) {
         if (!this.reported.has(key)) this.logger.error(`beat: skipping ${key}: ${(err as Error).message}`);
@@ -245,5 +267,8 @@ export interface RedBeatOptions {
 export function redBeat(o: RedBeatOptions): { store: RedBeatStore; lock: RedBeatLock } {
   const redis = new Redis(o.url, { maxRetriesPerRequest: 3 });
   const keys = redBeatKeys(o.keyPrefix, o.lockKey);
-  return { store: new RedBeatStore(redis, keys, o.logger, o.legacyKey === undefined ? LEGACY_REDIS_KEY : o.legacyKey), lock: new RedBeatLock(redis, keys.lock, o.lockTimeoutMs, o.logger) };
+  return {
+    store: new RedBeatStore(redis, keys, o.logger, o.legacyKey === undefined ? LEGACY_REDIS_KEY : o.legacyKey),
+    lock: new RedBeatLock(redis, keys.lock, o.lockTimeoutMs, o.logger),
+  };
 }

@@ -4,7 +4,8 @@
  * down across several runs sends once (no burst), and one that was down across a run sends it at start (no
  * skipped hour). Times are epoch milliseconds so that tests inject any clock.
  */
-export type Schedule = { kind: 'interval'; seconds: number } | { kind: 'crontab'; spec: CrontabSpec; fields: CronFields };
+export type Schedule =
+  { kind: 'interval'; seconds: number } | { kind: 'crontab'; spec: CrontabSpec; fields: CronFields };
 
 export interface CrontabSpec {
   minute?: string;
@@ -35,11 +36,20 @@ const DAY_NAMES = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
 const MONTH_NAMES = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 
 /** Celery's `crontab_parser`: a star, a star or range with a `/n` step, `a`, `a-b`, lists, day or month names. */
-export function parseCronField(text: string, min: number, max: number, names: string[] = [], nameBase = 0, what = 'field'): Set<number> {
+export function parseCronField(
+  text: string,
+  min: number,
+  max: number,
+  names: string[] = [],
+  nameBase = 0,
+  what = 'field',
+): Set<number> {
   const value = (tok: string): number => {
     const i = names.indexOf(tok.toLowerCase().slice(0, 3));
     const n = /^\d+$/.test(tok) ? Number(tok) : i >= 0 && tok.length >= 3 ? i + nameBase : NaN;
-    if (!Number.isInteger(n) || n < min || n > max) throw new ScheduleError(`${what}: ${JSON.stringify(tok)} is not in ${min}-${max}`);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      throw new ScheduleError(`${what}: ${JSON.stringify(tok)} is not in ${min}-${max}`);
+    }
     return n;
   };
   const out = new Set<number>();
@@ -79,7 +89,9 @@ export function crontab(spec: CrontabSpec = {}): Schedule {
     fields: {
       minute: parseCronField(spec.minute ?? '*', 0, 59, [], 0, 'minute'),
       hour: parseCronField(spec.hour ?? '*', 0, 23, [], 0, 'hour'),
-      dayOfWeek: new Set([...parseCronField(spec.dayOfWeek ?? '*', 0, 7, DAY_NAMES, 0, 'day_of_week')].map((d) => d % 7)),
+      dayOfWeek: new Set(
+        [...parseCronField(spec.dayOfWeek ?? '*', 0, 7, DAY_NAMES, 0, 'day_of_week')].map((d) => d % 7),
+      ),
       dayOfMonth: parseCronField(spec.dayOfMonth ?? '*', 1, 31, [], 0, 'day_of_month'),
       monthOfYear: parseCronField(spec.monthOfYear ?? '*', 1, 12, MONTH_NAMES, 1, 'month_of_year'),
     },

@@ -18,7 +18,7 @@ export const BEAT_SETTINGS = {
     flag: { long: 'schedule', short: 's' },
     default: 'celerybeat-schedule.json',
     parse: parsers.string,
-    doc: 'File that keeps each entry\'s last run (Celery `-s`), when no Redis store is set.',
+    doc: "File that keeps each entry's last run (Celery `-s`), when no Redis store is set.",
   }),
   redisUrl: setting({
     env: ['SMARTER_BEAT_REDIS_URL', 'CELERY_REDBEAT_REDIS_URL'],

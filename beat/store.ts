@@ -64,7 +64,9 @@ export class KeptState implements EntryStore {
   }
 
   plan(): Promise<PlannedEntry[]> {
-    return Promise.resolve(this.statics.map((entry) => ({ entry, state: this.state.get(entry.name) ?? null, enabled: true })));
+    return Promise.resolve(
+      this.statics.map((entry) => ({ entry, state: this.state.get(entry.name) ?? null, enabled: true })),
+    );
   }
 
   async ran(entry: BeatEntry, state: EntryState): Promise<void> {
@@ -101,7 +103,10 @@ function parse(text: string): unknown {
   }
 }
 
-const encode = (s: EntryState): Persisted => ({ last_run_at: new Date(s.lastRunAt).toISOString(), total_run_count: s.totalRunCount });
+const encode = (s: EntryState): Persisted => ({
+  last_run_at: new Date(s.lastRunAt).toISOString(),
+  total_run_count: s.totalRunCount,
+});
 
 export class FileStore implements ScheduleStore {
   private state = new Map<string, EntryState>();

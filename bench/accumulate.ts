@@ -35,7 +35,8 @@ async function prepared(queue: string): Promise<void> {
 }
 
 /** A consumer whose drain we observe from the queue (it respects its prefetch window). */
-const observed = (name: string, queue: string, start: () => ChildProcess, note: string) => observedRow(name, count, start, () => timeDrain(queue, count), note);
+const observed = (name: string, queue: string, start: () => ChildProcess, note: string) =>
+  observedRow(name, count, start, () => timeDrain(queue, count), note);
 /** A consumer that reports its own timing (it takes everything at once, so the queue says nothing). */
 const selfTimed = (name: string, start: () => ChildProcess, note: string) => selfTimedRow(name, count, start, note);
 
@@ -51,33 +52,101 @@ const run = async (name: string, fn: (queue: string) => Promise<Row>) => {
 
 const systems: [string, (queue: string) => Promise<Row>][] = [
   // The target is met at default settings: nothing but -Q (and the log level, which changes nothing here).
-  ['smarter-worker', (q) =>
-    observed('smarter-worker', q, () =>
-      spawn(process.execPath, ['dist/tasks/main.js', '-Q', q, '-l', 'warning'], {
-        env: { ...env, CELERY_TASK_ACKS_LATE: 'true', CELERY_TASK_IGNORE_RESULT: 'true' },
-        stdio: ['ignore', 'ignore', 'inherit'],
-      }), `late ack, default flags (-c ${DEFAULT_CONCURRENCY}, prefetch ${DEFAULT_CONCURRENCY * 4})`)],
-  [`smarter-worker -c ${concurrency}`, (q) =>
-    observed(`smarter-worker -c ${concurrency}`, q, () =>
-      spawn(process.execPath, ['dist/tasks/main.js', '-Q', q, '-c', String(concurrency), '--prefetch-multiplier', '4', '-l', 'warning'], {
-        env: { ...env, CELERY_TASK_ACKS_LATE: 'true', CELERY_TASK_IGNORE_RESULT: 'true' },
-        stdio: ['ignore', 'ignore', 'inherit'],
-      }), `late ack, -c ${concurrency}, prefetch ${prefetch} (Python's concurrency)`)],
-  ['python-celery', (q) =>
-    observed('python-celery', q, () =>
-      spawn(PYTHON, ['-m', 'celery', '-A', 'benchapp', 'worker', '-Q', q, '-c', String(concurrency), '-P', 'prefork', '-l', 'warning', '--without-heartbeat', '--without-gossip', '--without-mingle'], {
-        cwd: 'bench/python',
-        env,
-        stdio: ['ignore', 'ignore', 'ignore'],
-      }), `Celery 5.2.6 prefork, late ack, -c ${concurrency}, prefetch ${prefetch}`)],
-  ['celery-node', (q) =>
-    selfTimed('celery-node', () =>
-      spawn(process.execPath, ['dist/bench/celery-node-worker.js', q, String(count)], { env, stdio: ['ignore', 'pipe', 'inherit'] }),
-      'acks on receipt, no prefetch limit, stores every result in Redis')],
-  ['bare amqplib', (q) =>
-    observed('bare amqplib', q, () =>
-      spawn(process.execPath, ['dist/bench/bare-consumer.js', q, String(count), String(prefetch)], { env, stdio: ['ignore', 'ignore', 'inherit'] }),
-      `parse + ack only, prefetch ${prefetch}`)],
+  [
+    'smarter-worker',
+    (q) =>
+      observed(
+        'smarter-worker',
+        q,
+        () =>
+          spawn(process.execPath, ['dist/tasks/main.js', '-Q', q, '-l', 'warning'], {
+            env: { ...env, CELERY_TASK_ACKS_LATE: 'true', CELERY_TASK_IGNORE_RESULT: 'true' },
+            stdio: ['ignore', 'ignore', 'inherit'],
+          }),
+        `late ack, default flags (-c ${DEFAULT_CONCURRENCY}, prefetch ${DEFAULT_CONCURRENCY * 4})`,
+      ),
+  ],
+  [
+    `smarter-worker -c ${concurrency}`,
+    (q) =>
+      observed(
+        `smarter-worker -c ${concurrency}`,
+        q,
+        () =>
+          spawn(
+            process.execPath,
+            ['dist/tasks/main.js', '-Q', q, '-c', String(concurrency), '--prefetch-multiplier', '4', '-l', 'warning'],
+            {
+              env: { ...env, CELERY_TASK_ACKS_LATE: 'true', CELERY_TASK_IGNORE_RESULT: 'true' },
+              stdio: ['ignore', 'ignore', 'inherit'],
+            },
+          ),
+        `late ack, -c ${concurrency}, prefetch ${prefetch} (Python's concurrency)`,
+      ),
+  ],
+  [
+    'python-celery',
+    (q) =>
+      observed(
+        'python-celery',
+        q,
+        () =>
+          spawn(
+            PYTHON,
+            [
+              '-m',
+              'celery',
+              '-A',
+              'benchapp',
+              'worker',
+              '-Q',
+              q,
+              '-c',
+              String(concurrency),
+              '-P',
+              'prefork',
+              '-l',
+              'warning',
+              '--without-heartbeat',
+              '--without-gossip',
+              '--without-mingle',
+            ],
+            {
+              cwd: 'bench/python',
+              env,
+              stdio: ['ignore', 'ignore', 'ignore'],
+            },
+          ),
+        `Celery 5.2.6 prefork, late ack, -c ${concurrency}, prefetch ${prefetch}`,
+      ),
+  ],
+  [
+    'celery-node',
+    (q) =>
+      selfTimed(
+        'celery-node',
+        () =>
+          spawn(process.execPath, ['dist/bench/celery-node-worker.js', q, String(count)], {
+            env,
+            stdio: ['ignore', 'pipe', 'inherit'],
+          }),
+        'acks on receipt, no prefetch limit, stores every result in Redis',
+      ),
+  ],
+  [
+    'bare amqplib',
+    (q) =>
+      observed(
+        'bare amqplib',
+        q,
+        () =>
+          spawn(process.execPath, ['dist/bench/bare-consumer.js', q, String(count), String(prefetch)], {
+            env,
+            stdio: ['ignore', 'ignore', 'inherit'],
+          }),
+        `parse + ack only, prefetch ${prefetch}`,
+      ),
+  ],
 ];
 // Each repetition starts with another system, so none is always first (or always after the same one).
 for (const [name, fn] of rotated(systems, REPETITION)) await run(name, fn);
@@ -91,5 +160,9 @@ record(
 );
 const ours = rows.find((r) => r.name === 'smarter-worker')?.rate ?? 0;
 const bare = rows.find((r) => r.name === 'bare amqplib')?.rate ?? 1;
-process.stdout.write(`\n${count} × celery.accumulate, ${concurrency} concurrency, on ${process.platform} ${process.arch}\n\n`);
-process.stdout.write(`${table(rows, 'python-celery')}\n\nsmarter-worker / bare amqplib = ${(ours / bare).toFixed(2)}\n`);
+process.stdout.write(
+  `\n${count} × celery.accumulate, ${concurrency} concurrency, on ${process.platform} ${process.arch}\n\n`,
+);
+process.stdout.write(
+  `${table(rows, 'python-celery')}\n\nsmarter-worker / bare amqplib = ${(ours / bare).toFixed(2)}\n`,
+);

@@ -33,7 +33,9 @@ async function cpuSeconds(node: RabbitNode): Promise<() => number> {
 async function checkRuns(port: number): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   let n = 0;
-  for (const m of text.matchAll(/^smarter_worker_tasks_total\{[^}]*task="bench\.check"[^}]*\} (\d+)/gm)) n += Number(m[1]);
+  for (const m of text.matchAll(/^smarter_worker_tasks_total\{[^}]*task="bench\.check"[^}]*\} (\d+)/gm)) {
+    n += Number(m[1]);
+  }
   return n;
 }
 
@@ -51,20 +53,47 @@ async function variant(type: Result['type']): Promise<Result> {
   // Python Celery holds each countdown unacked in the worker: its broker pays one publish and one delivery.
   const worker =
     type === 'python'
-      ? spawn(PYTHON, ['-m', 'celery', '-A', 'benchiso', 'worker', '-Q', queue, '-c', '4', '-l', 'warning', '--without-gossip', '--without-mingle'], {
-          cwd: 'bench/python',
-          env: { ...process.env, CELERY_BROKER_URL: node.url },
-          stdio: 'ignore',
-        })
+      ? spawn(
+          PYTHON,
+          [
+            '-m',
+            'celery',
+            '-A',
+            'benchiso',
+            'worker',
+            '-Q',
+            queue,
+            '-c',
+            '4',
+            '-l',
+            'warning',
+            '--without-gossip',
+            '--without-mingle',
+          ],
+          {
+            cwd: 'bench/python',
+            env: { ...process.env, CELERY_BROKER_URL: node.url },
+            stdio: 'ignore',
+          },
+        )
       : spawn(process.execPath, ['dist/bench/iso-worker.js', '-Q', queue, '-c', '64', '-l', 'warning'], {
-          env: { ...process.env, CELERY_BROKER_URL: node.url, BENCH_INFRA_QUEUE: queue, SMARTER_WORKER_DELAY_QUEUE_TYPE: type, SMARTER_WORKER_HTTP_PORT: String(port), CELERY_RESULT_BACKEND: '' },
+          env: {
+            ...process.env,
+            CELERY_BROKER_URL: node.url,
+            BENCH_INFRA_QUEUE: queue,
+            SMARTER_WORKER_DELAY_QUEUE_TYPE: type,
+            SMARTER_WORKER_HTTP_PORT: String(port),
+            CELERY_RESULT_BACKEND: '',
+          },
           stdio: 'ignore',
         });
   // Python's worker has no metrics endpoint: its reschedules are counted as the schedule makes them.
   const runs = type === 'python' ? () => Promise.resolve((Date.now() / 1000 / every) * checks) : () => checkRuns(port);
   try {
     for (let i = 0; ; i++) {
-      const line = (await node.ctl('list_queues', '-q', 'name', 'consumers')).split('\n').find((l) => l.startsWith(`${queue}\t`));
+      const line = (await node.ctl('list_queues', '-q', 'name', 'consumers'))
+        .split('\n')
+        .find((l) => l.startsWith(`${queue}\t`));
       if (Number(line?.split('\t')[1] ?? 0) > 0) break;
       if (i > 120) throw new Error(`nothing consumes ${queue}`);
       await sleep(500);
@@ -104,10 +133,27 @@ const order = [...TYPES.slice(REPETITION % 3), ...TYPES.slice(0, REPETITION % 3)
 const results: Result[] = [];
 for (const t of order) results.push(await variant(t));
 results.sort((a, b) => TYPES.indexOf(a.type) - TYPES.indexOf(b.type));
-const label = (t: Result['type']) => (t === 'python' ? 'python-celery (countdown held in the worker)' : `smarter-worker, ${t} delay levels`);
+const label = (t: Result['type']) =>
+  t === 'python' ? 'python-celery (countdown held in the worker)' : `smarter-worker, ${t} delay levels`;
 
 const per1000 = (r: Result) => ((r.cpu - r.idle) / r.reschedules) * 1000;
-record(results.map((r) => ({ bench: 'broker-cpu', system: label(r.type), metric: 'broker CPU s / 1,000 reschedules', unit: 's', value: per1000(r) })));
-process.stdout.write(`\n${checks} checks rescheduling every ${every} s, ${seconds} s measured, one RabbitMQ node each (its idle CPU subtracted)\n\n`);
-process.stdout.write('| system | reschedules | broker CPU s | idle CPU s | CPU s / 1,000 reschedules |\n|---|---:|---:|---:|---:|\n');
-for (const r of results) process.stdout.write(`| ${label(r.type)} | ${r.reschedules} | ${r.cpu.toFixed(2)} | ${r.idle.toFixed(2)} | ${per1000(r).toFixed(3)} |\n`);
+record(
+  results.map((r) => ({
+    bench: 'broker-cpu',
+    system: label(r.type),
+    metric: 'broker CPU s / 1,000 reschedules',
+    unit: 's',
+    value: per1000(r),
+  })),
+);
+process.stdout.write(
+  `\n${checks} checks rescheduling every ${every} s, ${seconds} s measured, one RabbitMQ node each (its idle CPU subtracted)\n\n`,
+);
+process.stdout.write(
+  '| system | reschedules | broker CPU s | idle CPU s | CPU s / 1,000 reschedules |\n|---|---:|---:|---:|---:|\n',
+);
+for (const r of results) {
+  process.stdout.write(
+    `| ${label(r.type)} | ${r.reschedules} | ${r.cpu.toFixed(2)} | ${r.idle.toFixed(2)} | ${per1000(r).toFixed(3)} |\n`,
+  );
+}

@@ -42,13 +42,25 @@ export function cpuGroup(name: string, limit: CpuLimit): CpuGroup {
   fs.mkdirSync(cpuset, { recursive: true });
   fs.writeFileSync(path.join(cpu, 'cpu.shares'), String(Math.max(2, Math.round(1024 * limit.request))));
   fs.writeFileSync(path.join(cpu, 'cpu.cfs_period_us'), '100000');
-  fs.writeFileSync(path.join(cpu, 'cpu.cfs_quota_us'), limit.limit === undefined ? '-1' : String(Math.round(limit.limit * 100_000)));
+  fs.writeFileSync(
+    path.join(cpu, 'cpu.cfs_quota_us'),
+    limit.limit === undefined ? '-1' : String(Math.round(limit.limit * 100_000)),
+  );
   // A cpuset must name its memory nodes before it can take a task.
-  fs.writeFileSync(path.join(cpuset, 'cpuset.mems'), fs.readFileSync(path.join(ROOT, 'cpuset', 'cpuset.mems'), 'utf8').trim());
-  fs.writeFileSync(path.join(cpuset, 'cpuset.cpus'), limit.cpus ?? fs.readFileSync(path.join(ROOT, 'cpuset', 'cpuset.cpus'), 'utf8').trim());
+  fs.writeFileSync(
+    path.join(cpuset, 'cpuset.mems'),
+    fs.readFileSync(path.join(ROOT, 'cpuset', 'cpuset.mems'), 'utf8').trim(),
+  );
+  fs.writeFileSync(
+    path.join(cpuset, 'cpuset.cpus'),
+    limit.cpus ?? fs.readFileSync(path.join(ROOT, 'cpuset', 'cpuset.cpus'), 'utf8').trim(),
+  );
   return {
     name,
-    wrap: (cmd, args) => ['sh', ['-c', `echo $$ > ${cpu}/tasks && echo $$ > ${cpuset}/tasks && exec "$0" "$@"`, cmd, ...args]],
+    wrap: (cmd, args) => [
+      'sh',
+      ['-c', `echo $$ > ${cpu}/tasks && echo $$ > ${cpuset}/tasks && exec "$0" "$@"`, cmd, ...args],
+    ],
     add(pid) {
       // Every thread of the process: a cgroup v1 `tasks` file takes thread ids.
       for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {

@@ -20,14 +20,29 @@ const count = Number(process.argv[2] ?? 10_000);
 const rate = Number(process.argv[3] ?? 200);
 const seconds = Number(process.argv[4] ?? 15);
 const COST = '0.00123456';
-const MYSQL = { host: process.env.SMARTER_MYSQL_HOST ?? '127.0.0.1', port: Number(process.env.SMARTER_MYSQL_PORT ?? 3306), user: process.env.SMARTER_MYSQL_USER ?? 'root', password: process.env.SMARTER_MYSQL_PASSWORD ?? '' };
+const MYSQL = {
+  host: process.env.SMARTER_MYSQL_HOST ?? '127.0.0.1',
+  port: Number(process.env.SMARTER_MYSQL_PORT ?? 3306),
+  user: process.env.SMARTER_MYSQL_USER ?? 'root',
+  password: process.env.SMARTER_MYSQL_PASSWORD ?? '',
+};
 const database = `bench_charges_${process.pid}`;
 
 const admin = await mysql.createConnection({ ...MYSQL, multipleStatements: true });
-await admin.query(`DROP DATABASE IF EXISTS \`${database}\`; CREATE DATABASE \`${database}\`; USE \`${database}\`; ${readFileSync('tasks/db/schema.sql', 'utf8')}`);
+await admin.query(
+  `DROP DATABASE IF EXISTS \`${database}\`; CREATE DATABASE \`${database}\`; USE \`${database}\`; ${readFileSync('tasks/db/schema.sql', 'utf8')}`,
+);
 const q = async (sql: string) => (await admin.query<mysql.RowDataPacket[]>(sql))[0];
 
-const env = { ...process.env, CELERY_BROKER_URL: AMQP_URL, SMARTER_MYSQL_DATABASE: database, SMARTER_MYSQL_HOST: MYSQL.host, SMARTER_MYSQL_PORT: String(MYSQL.port), SMARTER_MYSQL_USER: MYSQL.user, SMARTER_MYSQL_PASSWORD: MYSQL.password };
+const env = {
+  ...process.env,
+  CELERY_BROKER_URL: AMQP_URL,
+  SMARTER_MYSQL_DATABASE: database,
+  SMARTER_MYSQL_HOST: MYSQL.host,
+  SMARTER_MYSQL_PORT: String(MYSQL.port),
+  SMARTER_MYSQL_USER: MYSQL.user,
+  SMARTER_MYSQL_PASSWORD: MYSQL.password,
+};
 
 interface Worker {
   name: string;
@@ -51,7 +66,28 @@ const workers: Worker[] = [
     name: `python-celery -c ${c}`,
     note: `Celery 5.2.6 prefork (${c} processes), pymysql, one connection per process`,
     start: (queue: string) =>
-      spawn(PYTHON, ['-m', 'celery', '-A', 'benchcharges', 'worker', '-Q', queue, '-c', String(c), '-P', 'prefork', '-l', 'warning', '--without-heartbeat', '--without-gossip', '--without-mingle'], { cwd: 'bench/python', env, stdio: ['ignore', 'ignore', 'ignore'] }),
+      spawn(
+        PYTHON,
+        [
+          '-m',
+          'celery',
+          '-A',
+          'benchcharges',
+          'worker',
+          '-Q',
+          queue,
+          '-c',
+          String(c),
+          '-P',
+          'prefork',
+          '-l',
+          'warning',
+          '--without-heartbeat',
+          '--without-gossip',
+          '--without-mingle',
+        ],
+        { cwd: 'bench/python', env, stdio: ['ignore', 'ignore', 'ignore'] },
+      ),
   })),
 ];
 
@@ -63,7 +99,16 @@ async function rows(): Promise<{ n: number; sum: string }> {
   return { n: Number(r?.n), sum: String(r?.s) };
 }
 
-interface Result { name: string; seconds: number; rate: number; p50: number; p99: number; rssMb: number; accounted: string; note: string }
+interface Result {
+  name: string;
+  seconds: number;
+  rate: number;
+  p50: number;
+  p99: number;
+  rssMb: number;
+  accounted: string;
+  note: string;
+}
 const results: Result[] = [];
 
 for (const w of workers) {
@@ -89,21 +134,33 @@ for (const w of workers) {
   }
   const { n, sum } = await rows();
   const expected = Dec.of(COST).mul(Dec.of(count)).quantize(8).toString();
-  const accounted = n === count && Dec.of(sum).cmp(Dec.of(expected)) === 0 ? `${n} rows, Σ ${sum} ✓` : `${n} rows, Σ ${sum} ≠ ${expected} ✗`;
+  const accounted =
+    n === count && Dec.of(sum).cmp(Dec.of(expected)) === 0
+      ? `${n} rows, Σ ${sum} ✓`
+      : `${n} rows, Σ ${sum} ≠ ${expected} ✗`;
 
   await q('DELETE FROM account_charge');
   await py('paced', queue, String(rate), String(seconds));
   const paced = Math.floor(rate * seconds);
   while ((await rows()).n < paced && Date.now() < deadline) await sleep(50);
   const lat = await q(
-    "SELECT (UNIX_TIMESTAMP(created_at) * 1000000 - CAST(SUBSTRING(resource_locator, 5) AS UNSIGNED)) / 1000 ms FROM account_charge ORDER BY ms",
+    'SELECT (UNIX_TIMESTAMP(created_at) * 1000000 - CAST(SUBSTRING(resource_locator, 5) AS UNSIGNED)) / 1000 ms FROM account_charge ORDER BY ms',
   );
   const pick = (p: number) => Number(lat[Math.min(lat.length - 1, Math.floor((lat.length * p) / 100))]?.ms ?? NaN);
   const rssMb = child.pid ? peakRssMb(child.pid) : 0;
   await stop(child);
   await deleteQueue(queue);
   const secs = (last - (first ?? last)) / 1000;
-  results.push({ name: w.name, seconds: secs, rate: count / secs, p50: pick(50), p99: pick(99), rssMb, accounted, note: w.note });
+  results.push({
+    name: w.name,
+    seconds: secs,
+    rate: count / secs,
+    p50: pick(50),
+    p99: pick(99),
+    rssMb,
+    accounted,
+    note: w.note,
+  });
 }
 await admin.query(`DROP DATABASE \`${database}\``);
 await admin.end();
@@ -117,8 +174,14 @@ record(
   ]),
 );
 const base = results.find((r) => r.name === 'python-celery -c 4')?.rate ?? 1;
-process.stdout.write(`\n${count} × create_charge (Python Celery producer, protocol 1) → MariaDB; latency at ${rate}/s for ${seconds} s\n\n`);
-process.stdout.write('| worker | drain s | charges/s | × python -c 4 | p50 ms @rate | p99 ms @rate | peak RSS MB | accounted | note |\n|---|---:|---:|---:|---:|---:|---:|---|---|\n');
+process.stdout.write(
+  `\n${count} × create_charge (Python Celery producer, protocol 1) → MariaDB; latency at ${rate}/s for ${seconds} s\n\n`,
+);
+process.stdout.write(
+  '| worker | drain s | charges/s | × python -c 4 | p50 ms @rate | p99 ms @rate | peak RSS MB | accounted | note |\n|---|---:|---:|---:|---:|---:|---:|---|---|\n',
+);
 for (const r of results) {
-  process.stdout.write(`| ${r.name} | ${r.seconds.toFixed(2)} | ${Math.round(r.rate)} | ${(r.rate / base).toFixed(2)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.rssMb} | ${r.accounted} | ${r.note} |\n`);
+  process.stdout.write(
+    `| ${r.name} | ${r.seconds.toFixed(2)} | ${Math.round(r.rate)} | ${(r.rate / base).toFixed(2)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.rssMb} | ${r.accounted} | ${r.note} |\n`,
+  );
 }

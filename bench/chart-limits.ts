@@ -29,17 +29,27 @@ interface Deployment {
   resources?: Resources;
 }
 const VALUES = 'charts/smarter-worker/values.yaml';
-const chartValues = (valuesFile: string) => yaml.load(fs.readFileSync(valuesFile, 'utf8')) as { worker?: Deployment; workerInfrastructure?: Deployment };
+const chartValues = (valuesFile: string) =>
+  yaml.load(fs.readFileSync(valuesFile, 'utf8')) as { worker?: Deployment; workerInfrastructure?: Deployment };
 
 /** The two worker deployments' `-c`, as the chart runs them (Celery's CPU count where a value is absent). */
 export function chartConcurrency(valuesFile = VALUES): Record<'ops' | 'infra', number> {
   const values = chartValues(valuesFile);
-  return { ops: values.worker?.concurrency ?? os.availableParallelism(), infra: values.workerInfrastructure?.concurrency ?? os.availableParallelism() };
+  return {
+    ops: values.worker?.concurrency ?? os.availableParallelism(),
+    infra: values.workerInfrastructure?.concurrency ?? os.availableParallelism(),
+  };
 }
 
-export function chartGroups(prefix: string, valuesFile = VALUES): { ops: CpuGroup; infra: CpuGroup; limits: Record<'ops' | 'infra', CpuLimit>; remove(): void } {
+export function chartGroups(
+  prefix: string,
+  valuesFile = VALUES,
+): { ops: CpuGroup; infra: CpuGroup; limits: Record<'ops' | 'infra', CpuLimit>; remove(): void } {
   const values = chartValues(valuesFile);
-  const limits = { ops: limitOf(values.worker?.resources, '1'), infra: limitOf(values.workerInfrastructure?.resources, '1') };
+  const limits = {
+    ops: limitOf(values.worker?.resources, '1'),
+    infra: limitOf(values.workerInfrastructure?.resources, '1'),
+  };
   const ops = cpuGroup(`${prefix}-ops`, limits.ops);
   const infra = cpuGroup(`${prefix}-infra`, limits.infra);
   return {

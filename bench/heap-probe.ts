@@ -24,7 +24,13 @@ export function installHeapProbe(out: string, snapshots: string | undefined): vo
   process.on('SIGUSR2', () => {
     (globalThis as { gc?: () => void }).gc?.();
     const m = process.memoryUsage();
-    const report: HeapReport = { heapUsedMb: mb(m.heapUsed), heapTotalMb: mb(m.heapTotal), externalMb: mb(m.external), arrayBuffersMb: mb(m.arrayBuffers), rssMb: mb(m.rss) };
+    const report: HeapReport = {
+      heapUsedMb: mb(m.heapUsed),
+      heapTotalMb: mb(m.heapTotal),
+      externalMb: mb(m.external),
+      arrayBuffersMb: mb(m.arrayBuffers),
+      rssMb: mb(m.rss),
+    };
     if (snapshots) v8.writeHeapSnapshot(path.join(snapshots, `worker-${process.pid}-${n++}.heapsnapshot`));
     fs.appendFileSync(out, `${JSON.stringify(report)}\n`);
   });

@@ -26,7 +26,13 @@ const check = defineTask({
 });
 const stamp = defineTask({ name: 'bench.stamp', queue: ops, params: z.object({}), run: async () => Date.now() / 1000 });
 const logger = createLogger({ level: values.logLevel, json: true });
-const { app, broker, registry, worker } = createWorker<unknown>({ config: values, tasks: [check, stamp], deps: {}, logger, defaultQueue: ops });
+const { app, broker, registry, worker } = createWorker<unknown>({
+  config: values,
+  tasks: [check, stamp],
+  deps: {},
+  logger,
+  defaultQueue: ops,
+});
 // BENCH_WAIT_OUT (bench/isolation.ts): measure this worker's own wait, delivery → task start (wait-probe.ts).
 if (process.env.BENCH_WAIT_OUT) installWaitProbe(broker, registry, worker, process.env.BENCH_WAIT_OUT);
 // BENCH_HEAP_OUT (bench/memory.ts): the heap after a full GC, on request (heap-probe.ts).

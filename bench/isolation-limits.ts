@@ -21,7 +21,13 @@ try {
   const pid = Number((await node.ctl('eval', 'os:getpid().')).replace(/[^0-9]/g, ''));
   broker.add(pid);
   const child = spawn(process.execPath, ['dist/bench/isolation.js', ...process.argv.slice(2)], {
-    env: { ...process.env, BENCH_AMQP_URL: node.url, BENCH_RABBIT_NODE: node.node, BENCH_LIMITS: '1', BENCH_SYSTEM_SUFFIX: ' (chart CPU limits)' },
+    env: {
+      ...process.env,
+      BENCH_AMQP_URL: node.url,
+      BENCH_RABBIT_NODE: node.node,
+      BENCH_LIMITS: '1',
+      BENCH_SYSTEM_SUFFIX: ' (chart CPU limits)',
+    },
     stdio: 'inherit',
   });
   const [code] = (await once(child, 'exit')) as [number | null];

@@ -25,7 +25,18 @@ import { promisify } from 'node:util';
 import { chartConcurrency, chartGroups } from './chart-limits.js';
 import { type Sample, record } from './record.js';
 import { rotated } from './stats.js';
-import { AMQP_URL, PYTHON, REDIS_URL, REPETITION, askProbe, consumersUp, deleteQueue, rssMb, sleep, stop } from './support.js';
+import {
+  AMQP_URL,
+  PYTHON,
+  REDIS_URL,
+  REPETITION,
+  askProbe,
+  consumersUp,
+  deleteQueue,
+  rssMb,
+  sleep,
+  stop,
+} from './support.js';
 import type { WaitReport } from './wait-probe.js';
 
 const exec = promisify(execFile);
@@ -79,7 +90,8 @@ async function unacked(): Promise<number> {
 }
 
 /** The worker's own wait since the last ask (bench/wait-probe.ts); undefined for a worker without the probe. */
-const askWait = (worker: ChildProcess, probed: boolean) => (probed ? askProbe<WaitReport>(worker, WAIT_OUT) : Promise.resolve(undefined));
+const askWait = (worker: ChildProcess, probed: boolean) =>
+  probed ? askProbe<WaitReport>(worker, WAIT_OUT) : Promise.resolve(undefined);
 
 interface System {
   name: string;
@@ -119,16 +131,56 @@ async function scenario({ name, start, probed }: System) {
 
 // The check task is declared on the infrastructure queue; the bench worker takes [ops, infra] from -Q.
 const ours = (queue: string) =>
-  spawn(...pinned(cpuOf(queue), process.execPath, ['dist/bench/iso-worker.js', '-Q', queue, '-c', String(queue === OPS ? OURS_C.ops : OURS_C.infra), '-l', 'warning'], true), {
-    env: { ...env, ...(queue === INFRA ? { BENCH_INFRA_QUEUE: INFRA } : { BENCH_WAIT_OUT: WAIT_OUT }) },
-    stdio: 'ignore',
-  });
+  spawn(
+    ...pinned(
+      cpuOf(queue),
+      process.execPath,
+      [
+        'dist/bench/iso-worker.js',
+        '-Q',
+        queue,
+        '-c',
+        String(queue === OPS ? OURS_C.ops : OURS_C.infra),
+        '-l',
+        'warning',
+      ],
+      true,
+    ),
+    {
+      env: { ...env, ...(queue === INFRA ? { BENCH_INFRA_QUEUE: INFRA } : { BENCH_WAIT_OUT: WAIT_OUT }) },
+      stdio: 'ignore',
+    },
+  );
 const python = (queue: string) =>
-  spawn(...pinned(cpuOf(queue), PYTHON, ['-m', 'celery', '-A', 'benchiso', 'worker', '-Q', queue, '-n', `${queue}@%h`, '-c', String(PYTHON_C), '-l', 'warning', '--without-gossip', '--without-mingle'], true), {
-    cwd: 'bench/python',
-    env,
-    stdio: 'ignore',
-  });
+  spawn(
+    ...pinned(
+      cpuOf(queue),
+      PYTHON,
+      [
+        '-m',
+        'celery',
+        '-A',
+        'benchiso',
+        'worker',
+        '-Q',
+        queue,
+        '-n',
+        `${queue}@%h`,
+        '-c',
+        String(PYTHON_C),
+        '-l',
+        'warning',
+        '--without-gossip',
+        '--without-mingle',
+      ],
+      true,
+    ),
+    {
+      cwd: 'bench/python',
+      env,
+      stdio: 'ignore',
+    },
+  );
 
 const systems: System[] = [
   { name: `smarter-worker${SUFFIX}`, start: ours, probed: true },
@@ -142,14 +194,25 @@ rows.sort((a, b) => systems.findIndex((s) => s.name === a.name) - systems.findIn
 // The 3 s stress keeps the metric names of the first reports; another interval is named by it.
 const tag = every === 3 ? '' : `, every ${every} s`;
 const out: Sample[] = [];
-const add = (system: string, metric: string, value: number, x: number) => out.push({ bench: 'isolation', system, metric: `${metric}${tag}`, unit: 'ms', value, x });
+const add = (system: string, metric: string, value: number, x: number) =>
+  out.push({ bench: 'isolation', system, metric: `${metric}${tag}`, unit: 'ms', value, x });
 for (const r of rows) {
   for (const p of ['p50', 'p99'] as const) {
     add(r.name, `ops ${p}`, r.idle[p] ?? NaN, 0);
     add(r.name, `ops ${p}`, r.storm[p] ?? NaN, checks);
   }
-  out.push({ bench: 'isolation', system: r.name, metric: `ops p99 storm / idle${tag}`, unit: 'ratio', value: r.storm.p99 / r.idle.p99, x: checks });
-  for (const [x, w] of [[0, r.idleWait], [checks, r.stormWait]] as const) {
+  out.push({
+    bench: 'isolation',
+    system: r.name,
+    metric: `ops p99 storm / idle${tag}`,
+    unit: 'ratio',
+    value: r.storm.p99 / r.idle.p99,
+    x: checks,
+  });
+  for (const [x, w] of [
+    [0, r.idleWait],
+    [checks, r.stormWait],
+  ] as const) {
     if (!w) continue;
     add(r.name, 'worker wait p99', w.p99, x);
     add(r.name, 'event-loop delay p99', w.loopP99, x);
@@ -158,19 +221,35 @@ for (const r of rows) {
 }
 record(out);
 
-const f = (x: number | null | undefined, d = 1) => (x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toFixed(d));
-const storming = spread ? `${checks} checks rescheduling every ${every} s, staggered (${(checks / every).toFixed(0)} reschedules/s)` : `${checks} checks rescheduling together every ${every} s`;
-process.stdout.write(`\n${rate} operational tasks/s for ${seconds} s; storm = ${storming}; one worker per queue (ADR-030), ours -c ${OURS_C.ops} (operational) / ${OURS_C.infra} (infrastructure), Python's -c ${PYTHON_C} each${PIN ? '; each deployment pinned to its own core' : ''}${LIMITS ? `; each worker in a cgroup with its chart's CPU (operational ${JSON.stringify(LIMITS.limits.ops)}, infrastructure ${JSON.stringify(LIMITS.limits.infra)}), the broker alone on core 0` : ''}\n\n`);
-process.stdout.write('| workers | p50 idle ms | p99 idle ms | p50 storm ms | p99 storm ms | p99 storm / idle | unacked during storm | RSS MB ops / infra | lost |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n');
+const f = (x: number | null | undefined, d = 1) =>
+  x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toFixed(d);
+const storming = spread
+  ? `${checks} checks rescheduling every ${every} s, staggered (${(checks / every).toFixed(0)} reschedules/s)`
+  : `${checks} checks rescheduling together every ${every} s`;
+process.stdout.write(
+  `\n${rate} operational tasks/s for ${seconds} s; storm = ${storming}; one worker per queue (ADR-030), ours -c ${OURS_C.ops} (operational) / ${OURS_C.infra} (infrastructure), Python's -c ${PYTHON_C} each${PIN ? '; each deployment pinned to its own core' : ''}${LIMITS ? `; each worker in a cgroup with its chart's CPU (operational ${JSON.stringify(LIMITS.limits.ops)}, infrastructure ${JSON.stringify(LIMITS.limits.infra)}), the broker alone on core 0` : ''}\n\n`,
+);
+process.stdout.write(
+  '| workers | p50 idle ms | p99 idle ms | p50 storm ms | p99 storm ms | p99 storm / idle | unacked during storm | RSS MB ops / infra | lost |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n',
+);
 for (const r of rows) {
   process.stdout.write(
     `| ${r.name} | ${f(r.idle.p50)} | ${f(r.idle.p99)} | ${f(r.storm.p50)} | ${f(r.storm.p99)} | ${(r.storm.p99 / r.idle.p99).toFixed(2)} | ${r.unacked} | ${r.rss} / ${r.infraRss} | ${r.idle.missing + r.storm.missing} |\n`,
   );
 }
-process.stdout.write('\nThe operational worker\'s own wait (delivery → task start), event-loop delay and GC, ms\n\n| workers | phase | tasks | wait p50 | wait p99 | wait max | waited for a slot | p99 of the others | loop delay p99 | loop max | loop busy | CPU | GC pauses | GC max |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n');
+process.stdout.write(
+  "\nThe operational worker's own wait (delivery → task start), event-loop delay and GC, ms\n\n| workers | phase | tasks | wait p50 | wait p99 | wait max | waited for a slot | p99 of the others | loop delay p99 | loop max | loop busy | CPU | GC pauses | GC max |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+);
 for (const r of rows) {
-  for (const [phase, w] of [['idle', r.idleWait], ['storm', r.stormWait]] as const) {
-    if (w) process.stdout.write(`| ${r.name} | ${phase} | ${w.count} | ${f(w.p50, 3)} | ${f(w.p99, 3)} | ${f(w.max, 2)} | ${w.slotBound} | ${f(w.freeP99, 3)} | ${f(w.loopP99, 2)} | ${f(w.loopMax, 2)} | ${f(w.loopBusy * 100, 1)} % | ${f(w.cpuShare * 100, 1)} % | ${w.gcCount} (${w.gcMajor} major) | ${f(w.gcMaxMs, 2)} |\n`);
+  for (const [phase, w] of [
+    ['idle', r.idleWait],
+    ['storm', r.stormWait],
+  ] as const) {
+    if (w) {
+      process.stdout.write(
+        `| ${r.name} | ${phase} | ${w.count} | ${f(w.p50, 3)} | ${f(w.p99, 3)} | ${f(w.max, 2)} | ${w.slotBound} | ${f(w.freeP99, 3)} | ${f(w.loopP99, 2)} | ${f(w.loopMax, 2)} | ${f(w.loopBusy * 100, 1)} % | ${f(w.cpuShare * 100, 1)} % | ${w.gcCount} (${w.gcMajor} major) | ${f(w.gcMaxMs, 2)} |\n`,
+      );
+    }
   }
 }
 LIMITS?.remove();

@@ -18,13 +18,38 @@ const queue = `bench_latency_${process.pid}`;
 const env = { ...process.env, CELERY_BROKER_URL: AMQP_URL, CELERY_RESULT_BACKEND: REDIS_URL };
 
 const systems: Record<string, () => ChildProcess> = {
-  'smarter-worker': () => spawn(process.execPath, ['dist/bench/iso-worker.js', '-Q', queue, '-c', '4', '-l', 'warning'], { env, stdio: 'ignore' }),
-  'python-celery': () =>
-    spawn(PYTHON, ['-m', 'celery', '-A', 'benchlatency', 'worker', '-Q', queue, '-c', '4', '-P', 'prefork', '-l', 'warning', '--without-gossip', '--without-mingle', '--without-heartbeat'], {
-      cwd: 'bench/python',
+  'smarter-worker': () =>
+    spawn(process.execPath, ['dist/bench/iso-worker.js', '-Q', queue, '-c', '4', '-l', 'warning'], {
       env,
       stdio: 'ignore',
     }),
+  'python-celery': () =>
+    spawn(
+      PYTHON,
+      [
+        '-m',
+        'celery',
+        '-A',
+        'benchlatency',
+        'worker',
+        '-Q',
+        queue,
+        '-c',
+        '4',
+        '-P',
+        'prefork',
+        '-l',
+        'warning',
+        '--without-gossip',
+        '--without-mingle',
+        '--without-heartbeat',
+      ],
+      {
+        cwd: 'bench/python',
+        env,
+        stdio: 'ignore',
+      },
+    ),
 };
 
 const samples: Sample[] = [];
@@ -34,10 +59,26 @@ for (const [system, start] of rotated(Object.entries(systems), REPETITION)) {
   await consumersUp(queue);
   for (const rate of rates) {
     process.stderr.write(`${system} at ${rate}/s\n`);
-    const { stdout } = await exec(PYTHON, ['bench/python/benchlatency.py', 'stream', queue, String(rate), String(seconds)], { env, maxBuffer: 1 << 26, timeout: 600_000 });
+    const { stdout } = await exec(
+      PYTHON,
+      ['bench/python/benchlatency.py', 'stream', queue, String(rate), String(seconds)],
+      { env, maxBuffer: 1 << 26, timeout: 600_000 },
+    );
     const got = JSON.parse(stdout) as { start: number[]; result: number[]; missing: number };
-    for (const [what, xs] of [['start', got.start], ['result', got.result]] as const) {
-      for (const p of [50, 99]) samples.push({ bench: 'latency', system, metric: `${what} p${p}`, unit: 'ms', value: percentile(xs, p), x: rate });
+    for (const [what, xs] of [
+      ['start', got.start],
+      ['result', got.result],
+    ] as const) {
+      for (const p of [50, 99]) {
+        samples.push({
+          bench: 'latency',
+          system,
+          metric: `${what} p${p}`,
+          unit: 'ms',
+          value: percentile(xs, p),
+          x: rate,
+        });
+      }
     }
     samples.push({ bench: 'latency', system, metric: 'lost', unit: 'tasks', value: got.missing, x: rate });
   }
@@ -46,5 +87,7 @@ for (const [system, start] of rotated(Object.entries(systems), REPETITION)) {
 await deleteQueue(queue);
 record(samples);
 
-process.stdout.write(`\nbench.stamp published by Python Celery for ${seconds} s per rate; -c 4 each\n\n| system | rate/s | metric | ms |\n|---|---:|---|---:|\n`);
+process.stdout.write(
+  `\nbench.stamp published by Python Celery for ${seconds} s per rate; -c 4 each\n\n| system | rate/s | metric | ms |\n|---|---:|---|---:|\n`,
+);
 for (const s of samples) process.stdout.write(`| ${s.system} | ${s.x} | ${s.metric} | ${s.value.toFixed(2)} |\n`);

@@ -16,8 +16,14 @@ export async function describeMachine(): Promise<Record<string, string>> {
     await conn.close();
     return version;
   });
-  const redis = await attempt(async () => /redis_version:(\S+)/.exec((await exec('redis-cli', ['INFO', 'server'])).stdout)?.[1] ?? 'unknown');
-  const celery = await attempt(async () => (await exec(PYTHON, ['-c', 'import celery, sys; print(celery.__version__, "on Python", sys.version.split()[0])'])).stdout.trim());
+  const redis = await attempt(
+    async () => /redis_version:(\S+)/.exec((await exec('redis-cli', ['INFO', 'server'])).stdout)?.[1] ?? 'unknown',
+  );
+  const celery = await attempt(async () =>
+    (
+      await exec(PYTHON, ['-c', 'import celery, sys; print(celery.__version__, "on Python", sys.version.split()[0])'])
+    ).stdout.trim(),
+  );
   return {
     CPU: os.cpus()[0]?.model ?? 'unknown',
     cores: String(os.availableParallelism()),

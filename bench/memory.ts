@@ -19,7 +19,19 @@ import { promisify } from 'node:util';
 import { chartConcurrency } from './chart-limits.js';
 import type { HeapReport } from './heap-probe.js';
 import { record, type Sample } from './record.js';
-import { AMQP_URL, PYTHON, REDIS_URL, askProbe, consumersUp, deleteQueue, pythonPublish, readyCount, rssMb, sleep, stop } from './support.js';
+import {
+  AMQP_URL,
+  PYTHON,
+  REDIS_URL,
+  askProbe,
+  consumersUp,
+  deleteQueue,
+  pythonPublish,
+  readyCount,
+  rssMb,
+  sleep,
+  stop,
+} from './support.js';
 
 const exec = promisify(execFile);
 const waiting = (process.argv[2] ?? '10000,100000').split(',').map(Number);
@@ -27,13 +39,24 @@ const churn = Number(process.argv[3] ?? 100_000);
 const rounds = Number(process.argv[4] ?? 1);
 const queue = `bench_memory_${process.pid}`;
 const HEAP_OUT = path.join(os.tmpdir(), `bench-heap-${process.pid}.jsonl`);
-const env = { ...process.env, CELERY_BROKER_URL: AMQP_URL, CELERY_RESULT_BACKEND: REDIS_URL, BENCH_INFRA_QUEUE: queue, CELERY_TASK_IGNORE_RESULT: 'true', BENCH_HEAP_OUT: HEAP_OUT };
+const env = {
+  ...process.env,
+  CELERY_BROKER_URL: AMQP_URL,
+  CELERY_RESULT_BACKEND: REDIS_URL,
+  BENCH_INFRA_QUEUE: queue,
+  CELERY_TASK_IGNORE_RESULT: 'true',
+  BENCH_HEAP_OUT: HEAP_OUT,
+};
 const system = 'smarter-worker';
 const LIMIT_MB = 150;
 
 await deleteQueue(queue);
 const concurrency = chartConcurrency().infra;
-const worker = spawn(process.execPath, ['--expose-gc', 'dist/bench/iso-worker.js', '-Q', queue, '-c', String(concurrency), '-l', 'warning'], { env, stdio: 'ignore' });
+const worker = spawn(
+  process.execPath,
+  ['--expose-gc', 'dist/bench/iso-worker.js', '-Q', queue, '-c', String(concurrency), '-l', 'warning'],
+  { env, stdio: 'ignore' },
+);
 await consumersUp(queue);
 const samples: Sample[] = [];
 
@@ -44,14 +67,25 @@ async function measure(metric: string, x: number): Promise<void> {
   samples.push({ bench: 'memory', system, metric, unit: 'MB', value: rssMb(worker.pid), x });
   const heap = await askProbe<HeapReport>(worker, HEAP_OUT);
   process.stderr.write(`memory: ${metric} @ ${x}: after a full GC ${JSON.stringify(heap)}\n`);
-  samples.push({ bench: 'memory', system, metric: `heap after GC, ${metric.replace(/^RSS,? /, '')}`, unit: 'MB', value: heap.heapUsedMb, x });
+  samples.push({
+    bench: 'memory',
+    system,
+    metric: `heap after GC, ${metric.replace(/^RSS,? /, '')}`,
+    unit: 'MB',
+    value: heap.heapUsedMb,
+    x,
+  });
 }
 
 await measure('RSS, checks waiting', 0);
 let sent = 0;
 for (const total of waiting) {
   process.stderr.write(`memory: ${total} checks waiting\n`);
-  await exec(PYTHON, ['bench/python/benchiso.py', 'storm', queue, String(total - sent), '600'], { env, maxBuffer: 1 << 24, timeout: 900_000 });
+  await exec(PYTHON, ['bench/python/benchiso.py', 'storm', queue, String(total - sent), '600'], {
+    env,
+    maxBuffer: 1 << 24,
+    timeout: 900_000,
+  });
   sent = total;
   await measure('RSS, checks waiting', total);
 }

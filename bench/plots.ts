@@ -20,7 +20,12 @@ export function medians(samples: Sample[]): Point[] {
   }
   return [...groups.values()].map((g) => {
     const first = g[0] as Sample;
-    return { system: first.system, series: `${first.system} ${first.metric}`, x: first.x ?? first.metric, y: median(g.map((s) => s.value)) };
+    return {
+      system: first.system,
+      series: `${first.system} ${first.metric}`,
+      x: first.x ?? first.metric,
+      y: median(g.map((s) => s.value)),
+    };
   });
 }
 

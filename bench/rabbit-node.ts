@@ -71,7 +71,8 @@ export async function startRabbitNode(options: RabbitNodeOptions = {}): Promise<
     RABBITMQ_CONFIG_FILE: path.join(dir, 'rabbitmq'),
     RABBITMQ_ADVANCED_CONFIG_FILE: path.join(dir, 'advanced.config'),
   };
-  const ctl = async (...args: string[]): Promise<string> => (await run('rabbitmqctl', ['-n', node, ...args], { timeout: 120_000 })).stdout;
+  const ctl = async (...args: string[]): Promise<string> =>
+    (await run('rabbitmqctl', ['-n', node, ...args], { timeout: 120_000 })).stdout;
   const start = async (): Promise<void> => {
     const child = spawn('rabbitmq-server', ['-detached'], { env, stdio: 'ignore' });
     await new Promise((r) => child.once('exit', r));

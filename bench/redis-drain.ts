@@ -24,16 +24,22 @@ async function publish(queue: string): Promise<void> {
   await redis.del(queue, 'unacked', 'unacked_index');
   const t = performance.now();
   await exec(PYTHON, ['bench/python/benchapp.py', queue, String(count)], { env, maxBuffer: 1 << 24 });
-  process.stderr.write(`  published ${count} with Python Celery into Redis in ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
+  process.stderr.write(
+    `  published ${count} with Python Celery into Redis in ${((performance.now() - t) / 1000).toFixed(1)} s\n`,
+  );
 }
 
 /** Drained: the queue list is empty and, for a late-acking worker, nothing is left in `unacked`. */
 const drained = (queue: string, ackLate: boolean) =>
   timeDrainOf(`queue ${queue}`, count, async () => {
-    const [ready, unacked] = await Promise.all([redis.llen(queue), ackLate ? redis.hlen('unacked') : Promise.resolve(0)]);
+    const [ready, unacked] = await Promise.all([
+      redis.llen(queue),
+      ackLate ? redis.hlen('unacked') : Promise.resolve(0),
+    ]);
     return { ready, unacked };
   });
-const observed = (name: string, queue: string, start: () => ChildProcess, note: string, ackLate = true) => observedRow(name, count, start, () => drained(queue, ackLate), note);
+const observed = (name: string, queue: string, start: () => ChildProcess, note: string, ackLate = true) =>
+  observedRow(name, count, start, () => drained(queue, ackLate), note);
 const selfTimed = (name: string, start: () => ChildProcess, note: string) => selfTimedRow(name, count, start, note);
 
 const rows: Row[] = [];
@@ -46,26 +52,69 @@ const run = async (name: string, fn: (queue: string) => Promise<Row>) => {
 };
 
 await run('smarter-worker', (q) =>
-  observed('smarter-worker', q, () =>
-    spawn(process.execPath, ['dist/tasks/main.js', '-Q', q, '-c', String(concurrency), '--prefetch-multiplier', '4', '-l', 'warning'], {
-      env: { ...env, CELERY_TASK_ACKS_LATE: 'true', CELERY_TASK_IGNORE_RESULT: 'true' },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    }), `late ack, -c ${concurrency}, prefetch ${prefetch}`),
+  observed(
+    'smarter-worker',
+    q,
+    () =>
+      spawn(
+        process.execPath,
+        ['dist/tasks/main.js', '-Q', q, '-c', String(concurrency), '--prefetch-multiplier', '4', '-l', 'warning'],
+        {
+          env: { ...env, CELERY_TASK_ACKS_LATE: 'true', CELERY_TASK_IGNORE_RESULT: 'true' },
+          stdio: ['ignore', 'ignore', 'inherit'],
+        },
+      ),
+    `late ack, -c ${concurrency}, prefetch ${prefetch}`,
+  ),
 );
 await run('python-celery', (q) =>
-  observed('python-celery', q, () =>
-    spawn(PYTHON, ['-m', 'celery', '-A', 'benchapp', 'worker', '-Q', q, '-c', String(concurrency), '-P', 'prefork', '-l', 'warning', '--without-heartbeat', '--without-gossip', '--without-mingle'], {
-      cwd: 'bench/python',
-      env,
-      stdio: ['ignore', 'ignore', 'ignore'],
-    }), `Celery 5.2.6 prefork, late ack, -c ${concurrency}, prefetch ${prefetch}`),
+  observed(
+    'python-celery',
+    q,
+    () =>
+      spawn(
+        PYTHON,
+        [
+          '-m',
+          'celery',
+          '-A',
+          'benchapp',
+          'worker',
+          '-Q',
+          q,
+          '-c',
+          String(concurrency),
+          '-P',
+          'prefork',
+          '-l',
+          'warning',
+          '--without-heartbeat',
+          '--without-gossip',
+          '--without-mingle',
+        ],
+        {
+          cwd: 'bench/python',
+          env,
+          stdio: ['ignore', 'ignore', 'ignore'],
+        },
+      ),
+    `Celery 5.2.6 prefork, late ack, -c ${concurrency}, prefetch ${prefetch}`,
+  ),
 );
 await run('celery-node', (q) =>
-  selfTimed('celery-node', () =>
-    spawn(process.execPath, ['dist/bench/celery-node-worker.js', q, String(count)], { env, stdio: ['ignore', 'pipe', 'inherit'] }),
-    'acks on receipt, no prefetch limit, stores every result in Redis'),
+  selfTimed(
+    'celery-node',
+    () =>
+      spawn(process.execPath, ['dist/bench/celery-node-worker.js', q, String(count)], {
+        env,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      }),
+    'acks on receipt, no prefetch limit, stores every result in Redis',
+  ),
 );
 
-process.stdout.write(`\n${count} × celery.accumulate from Python into Redis, ${concurrency} concurrency, on ${process.platform} ${process.arch}\n\n`);
+process.stdout.write(
+  `\n${count} × celery.accumulate from Python into Redis, ${concurrency} concurrency, on ${process.platform} ${process.arch}\n\n`,
+);
 process.stdout.write(`${table(rows, 'python-celery')}\n`);
 await redis.quit();

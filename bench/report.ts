@@ -19,7 +19,8 @@ export interface ReportInput {
   plots: string[];
 }
 
-const num = (x: number) => (!Number.isFinite(x) ? 'n/a' : Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2));
+const num = (x: number) =>
+  !Number.isFinite(x) ? 'n/a' : Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2);
 const unique = <T>(xs: T[]) => [...new Set(xs)];
 
 /** Rows keyed by metric and x (in first-seen order), then by system, each with its ratio to the baseline. */
@@ -34,7 +35,9 @@ export function benchTable(samples: Sample[], baseline: string): string {
     for (const system of unique(group.map((s) => s.system))) {
       const sum = summarize(group.filter((s) => s.system === system).map((s) => s.value));
       const label = `${metric}${x === '' ? '' : ` @ ${x}`} (${unit})`;
-      lines.push(`| ${label} | ${system} | ${num(sum.median)} | ${num(sum.min)} – ${num(sum.max)} | ${sum.n} | ${num(ratio(sum.median, base))} |`);
+      lines.push(
+        `| ${label} | ${system} | ${num(sum.median)} | ${num(sum.min)} – ${num(sum.max)} | ${sum.n} | ${num(ratio(sum.median, base))} |`,
+      );
     }
   }
   return lines.join('\n');
@@ -80,7 +83,11 @@ export function mergeReport(old: string, fresh: string, ran: readonly string[]):
   const f = partsOf(fresh);
   const kept = new Map(o.sections.map((s) => [s.title, s.lines]));
   const oldNotes = o.head.filter((l) => l.startsWith('> '));
-  const head = f.head.flatMap((l) => (l.startsWith('> ') ? [...oldNotes.filter((n) => n !== l).flatMap((n) => [n, '>']), l] : [l]));
-  const sections = f.sections.flatMap((s) => (ran.includes(s.title) || s.title === 'Plots' ? s.lines : (kept.get(s.title) ?? s.lines)));
+  const head = f.head.flatMap((l) =>
+    l.startsWith('> ') ? [...oldNotes.filter((n) => n !== l).flatMap((n) => [n, '>']), l] : [l],
+  );
+  const sections = f.sections.flatMap((s) =>
+    ran.includes(s.title) || s.title === 'Plots' ? s.lines : (kept.get(s.title) ?? s.lines),
+  );
   return [...head, ...sections].join('\n');
 }

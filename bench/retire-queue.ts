@@ -13,7 +13,10 @@ import { DELAY_DELIVERY_EXCHANGE, delayBinding } from '../lib/broker/amqp/topolo
 const SETTLE_MS = 200;
 
 /** Unbinds each queue from the delay delivery exchange, waits for what was in flight, then deletes queue and namesake exchange. */
-export async function retireQueues(conn: { createChannel(): Promise<amqp.Channel> }, names: readonly string[]): Promise<void> {
+export async function retireQueues(
+  conn: { createChannel(): Promise<amqp.Channel> },
+  names: readonly string[],
+): Promise<void> {
   let unbound = false;
   for (const n of names) {
     const ch = await conn.createChannel();

@@ -54,17 +54,33 @@ const steps: Step[] = quick
     ];
 
 const benches: Record<string, BenchInfo> = {
-  accumulate: { title: 'Throughput: drain N celery.accumulate (Python Celery producer, late ack)', baseline: 'bare amqplib' },
+  accumulate: {
+    title: 'Throughput: drain N celery.accumulate (Python Celery producer, late ack)',
+    baseline: 'bare amqplib',
+  },
   startup: { title: 'Start-up: process start → consuming an empty queue', baseline: 'node + amqplib' },
-  latency: { title: 'Latency: publish → task start and publish → result, per rate (tasks/s)', baseline: 'python-celery' },
+  latency: {
+    title: 'Latency: publish → task start and publish → result, per rate (tasks/s)',
+    baseline: 'python-celery',
+  },
   isolation: {
     title: 'Isolation (ADR-030): operational latency per number of checks waiting (0 = idle)',
     baseline: 'python-celery',
     note: 'Checks reschedule together every 3 s (the stress) unless a row says `every 60 s` (staggered: 2,000 deployments at Smarter’s certificate interval, 33 reschedules/s). `ops` is publish → result, both systems; `storm / idle` is the ratio of the two p99s in one run. `worker wait` (ours only) is delivery → task start inside the operational worker, beside its event-loop delay and its longest GC pause.',
   },
-  memory: { title: 'Memory: the infrastructure worker’s RSS per checks waiting, and after a churn', baseline: 'smarter-worker', note: 'One system: compare the rows with each other (no growth wanted between the last two).' },
-  charges: { title: 'create_charge end to end (publish → row in MariaDB), latency @ rate', baseline: 'python-celery -c 4' },
-  'broker-cpu': { title: 'Broker cost: RabbitMQ CPU seconds per 1,000 check reschedules (a node of its own per system)', baseline: 'smarter-worker, quorum delay levels' },
+  memory: {
+    title: 'Memory: the infrastructure worker’s RSS per checks waiting, and after a churn',
+    baseline: 'smarter-worker',
+    note: 'One system: compare the rows with each other (no growth wanted between the last two).',
+  },
+  charges: {
+    title: 'create_charge end to end (publish → row in MariaDB), latency @ rate',
+    baseline: 'python-celery -c 4',
+  },
+  'broker-cpu': {
+    title: 'Broker cost: RabbitMQ CPU seconds per 1,000 check reschedules (a node of its own per system)',
+    baseline: 'smarter-worker, quorum delay levels',
+  },
 };
 
 const host = os.hostname();
@@ -117,7 +133,10 @@ const report = renderReport({
 });
 const reportFile = path.join(dir, `${base}.md`);
 const ran = Object.entries(benches).flatMap(([id, info]) => (only?.includes(id) ? [info.title] : []));
-fs.writeFileSync(reportFile, only && fs.existsSync(reportFile) ? mergeReport(fs.readFileSync(reportFile, 'utf8'), report, ran) : report);
+fs.writeFileSync(
+  reportFile,
+  only && fs.existsSync(reportFile) ? mergeReport(fs.readFileSync(reportFile, 'utf8'), report, ran) : report,
+);
 fs.rmSync(out, { force: true });
 process.stderr.write(`\nwrote ${dir}/${base}.md and ${drawn} plots in ${minutes} min\n`);
 if (crashed.length) {

@@ -15,8 +15,13 @@ const env = { ...process.env, CELERY_BROKER_URL: AMQP_URL };
 // Mingle waits Celery's 1 s for other workers' replies before consuming; the bare consumer has no such sync,
 // so the comparison is of the start itself (the Python benchmarks pass --without-mingle too).
 const systems: Record<string, () => ChildProcess> = {
-  'smarter-worker': () => spawn(process.execPath, ['dist/tasks/main.js', '-Q', queue, '-l', 'warning', '--without-mingle'], { env, stdio: 'ignore' }),
-  'node + amqplib': () => spawn(process.execPath, ['dist/bench/bare-consumer.js', queue, '0', '100'], { env, stdio: 'ignore' }),
+  'smarter-worker': () =>
+    spawn(process.execPath, ['dist/tasks/main.js', '-Q', queue, '-l', 'warning', '--without-mingle'], {
+      env,
+      stdio: 'ignore',
+    }),
+  'node + amqplib': () =>
+    spawn(process.execPath, ['dist/bench/bare-consumer.js', queue, '0', '100'], { env, stdio: 'ignore' }),
 };
 
 await freshQueue(queue);
@@ -31,7 +36,13 @@ await withChannel(async (ch) => {
         if (child.exitCode !== null) throw new Error(`${system} exited with ${child.exitCode} before consuming`);
         await sleep(2);
       }
-      samples.push({ bench: 'startup', system, metric: 'start → consuming', unit: 'ms', value: performance.now() - t0 });
+      samples.push({
+        bench: 'startup',
+        system,
+        metric: 'start → consuming',
+        unit: 'ms',
+        value: performance.now() - t0,
+      });
       await stop(child);
       while ((await consumers()) > 0) await sleep(10);
     }
@@ -40,7 +51,9 @@ await withChannel(async (ch) => {
 await deleteQueue(queue);
 record(samples);
 
-process.stdout.write(`\nprocess start → consuming an empty queue, ${rounds} rounds alternated\n\n| system | median ms | min – max ms |\n|---|---:|---:|\n`);
+process.stdout.write(
+  `\nprocess start → consuming an empty queue, ${rounds} rounds alternated\n\n| system | median ms | min – max ms |\n|---|---:|---:|\n`,
+);
 for (const system of Object.keys(systems)) {
   const s = summarize(samples.filter((x) => x.system === system).map((x) => x.value));
   process.stdout.write(`| ${system} | ${s.median.toFixed(0)} | ${s.min.toFixed(0)} – ${s.max.toFixed(0)} |\n`);

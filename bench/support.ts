@@ -66,7 +66,12 @@ export function peakRssMb(pid: number): number {
 
 function childPids(pid: number): number[] {
   try {
-    const kids = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    const kids = fs
+      .readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
     return kids.flatMap((k) => [k, ...childPids(k)]);
   } catch {
     return [];
@@ -83,7 +88,12 @@ export interface Left {
  * Seconds from the first message taken (fewer than `total` ready) until `left` says nothing is ready or
  * unacked; polled every 5 ms, so at most one prefetch window is still in flight when the queue alone is read.
  */
-export async function timeDrainOf(what: string, total: number, left: () => Promise<Left>, timeoutMs = 600_000): Promise<number> {
+export async function timeDrainOf(
+  what: string,
+  total: number,
+  left: () => Promise<Left>,
+  timeoutMs = 600_000,
+): Promise<number> {
   const until = Date.now() + timeoutMs;
   let t0: number | undefined;
   for (;;) {
@@ -102,7 +112,13 @@ export async function timeDrain(queue: string, total: number, timeoutMs = 600_00
 }
 
 /** A consumer whose drain of `count` messages we observe from outside (it respects its prefetch window): its row. */
-export async function observed(name: string, count: number, start: () => ChildProcess, drained: () => Promise<number>, note: string): Promise<Row> {
+export async function observed(
+  name: string,
+  count: number,
+  start: () => ChildProcess,
+  drained: () => Promise<number>,
+  note: string,
+): Promise<Row> {
   const child = start();
   const seconds = await drained();
   // Let the last window finish before sampling memory and stopping.
@@ -147,7 +163,10 @@ export function table(rows: Row[], baseline: string): string {
   const lines = [
     `| worker | seconds | tasks/s | × ${baseline} | peak RSS MB | note |`,
     '|---|---:|---:|---:|---:|---|',
-    ...rows.map((r) => `| ${r.name} | ${r.seconds.toFixed(2)} | ${Math.round(r.rate)} | ${(r.rate / base).toFixed(2)} | ${r.rssMb} | ${r.note ?? ''} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.name} | ${r.seconds.toFixed(2)} | ${Math.round(r.rate)} | ${(r.rate / base).toFixed(2)} | ${r.rssMb} | ${r.note ?? ''} |`,
+    ),
   ];
   return lines.join('\n');
 }
@@ -191,7 +210,7 @@ export async function askProbe<T>(child: ChildProcess, file: string, timeoutMs =
   const size = () => (fs.existsSync(file) ? fs.statSync(file).size : 0);
   const before = size();
   child.kill('SIGUSR2');
-  for (const until = Date.now() + timeoutMs; Date.now() < until; ) {
+  for (const until = Date.now() + timeoutMs; Date.now() < until;) {
     await sleep(50);
     if (size() === before) continue;
     const text = fs.readFileSync(file).subarray(before).toString('utf8');

@@ -7,7 +7,13 @@
  * starts over (the benchmark sends it after each phase: idle, storm).
  */
 import fs from 'node:fs';
-import { type EventLoopUtilization, PerformanceObserver, constants, monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import {
+  type EventLoopUtilization,
+  PerformanceObserver,
+  constants,
+  monitorEventLoopDelay,
+  performance,
+} from 'node:perf_hooks';
 import type { Broker } from '../lib/broker/broker.js';
 import type { AnyTask } from '../lib/registry/define-task.js';
 import type { Registry } from '../lib/registry/registry.js';
@@ -38,7 +44,12 @@ export interface WaitReport {
   gcTotalMs: number;
 }
 
-export function installWaitProbe(broker: Broker, registry: Registry<unknown>, worker: Pick<Worker, 'active' | 'concurrency'>, out: string): void {
+export function installWaitProbe(
+  broker: Broker,
+  registry: Registry<unknown>,
+  worker: Pick<Worker, 'active' | 'concurrency'>,
+  out: string,
+): void {
   const arrived = new Map<string, { at: number; slotBound: boolean }>();
   let waits: number[] = [];
   let free: number[] = [];
@@ -90,7 +101,11 @@ export function installWaitProbe(broker: Broker, registry: Registry<unknown>, wo
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
       gc.push(e.duration);
-      if ((e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) gcMajor++;
+      if (
+        (e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR
+      ) {
+        gcMajor++;
+      }
     }
   }).observe({ entryTypes: ['gc'] });
 

@@ -35,12 +35,23 @@ export function appTaskTable(app: string): string {
     .sort((a, b) => a.name.localeCompare(b.name))
     .map((t) => {
       const file = taskFile(t.name)?.file ?? '';
-      const queue = t.queue === ANY_QUEUE ? '(any)' : t.queue === config.operationalQueue ? 'operational' : t.queue === config.infrastructureQueue ? 'infrastructure' : t.queue;
+      const queue =
+        t.queue === ANY_QUEUE
+          ? '(any)'
+          : t.queue === config.operationalQueue
+            ? 'operational'
+            : t.queue === config.infrastructureQueue
+              ? 'infrastructure'
+              : t.queue;
       const waits = t.checks ? `checks again, up to ${t.checks.maxAttempts} checks` : 'no';
       return `| \`${t.name}\` | [${file.slice(`tasks/${app}/`.length)}](../../${file}) | ${queue} | ${describeRetry(t.retry)} | ${waits} | ${t.deadLetterOnExhaustion ? 'yes' : 'no'} |`;
     });
   if (rows.length === 0) throw new Error(`no registered task belongs to app ${app}`);
-  return ['| task | file (`tasks/' + app + '/`) | queue | retry | waits | dead-letter on failure |', '|---|---|---|---|---|---|', ...rows].join('\n');
+  return [
+    '| task | file (`tasks/' + app + '/`) | queue | retry | waits | dead-letter on failure |',
+    '|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
 }
 
 /** The content of a generated block, by its name: `settings worker`, `settings beat`, `tasks <app>`. */
@@ -54,7 +65,10 @@ export function generated(block: string): string {
 
 /** A page with every generated block rewritten. */
 export function regenerate(markdown: string): string {
-  return markdown.replace(BLOCK, (_all, block: string) => `<!-- generated: ${block} -->\n${generated(block)}\n<!-- end generated -->`);
+  return markdown.replace(
+    BLOCK,
+    (_all, block: string) => `<!-- generated: ${block} -->\n${generated(block)}\n<!-- end generated -->`,
+  );
 }
 
 /** Every markdown file under docs/. */

@@ -256,7 +256,10 @@ export class UnroutableError extends WorkerError {
     readonly routingKey: string,
     reason: string,
   ) {
-    super('BROKER_UNROUTABLE', `no queue took the message published to ${exchange ? `exchange ${exchange}` : 'the default exchange'} with routing key ${routingKey} (${reason})`);
+    super(
+      'BROKER_UNROUTABLE',
+      `no queue took the message published to ${exchange ? `exchange ${exchange}` : 'the default exchange'} with routing key ${routingKey} (${reason})`,
+    );
   }
 }
 

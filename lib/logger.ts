@@ -25,7 +25,8 @@ const SEVERITY: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 
 
 /** logform's `json()`: safe-stable-stringify's defaults (sorted keys, `[Circular]`), bigints as strings. */
 const stringify = configure({});
-const bigintAsString = (_key: string, value: unknown): unknown => (typeof value === 'bigint' ? value.toString() : value);
+const bigintAsString = (_key: string, value: unknown): unknown =>
+  typeof value === 'bigint' ? value.toString() : value;
 
 type Line = Record<string, unknown>;
 
@@ -155,7 +156,10 @@ export async function flushLogs(timeoutMs = 2000): Promise<void> {
   if (process.stdout.writableLength === 0) return;
   let timer: NodeJS.Timeout | undefined;
   // An empty write's callback runs once everything queued before it is written.
-  await Promise.race([new Promise<void>((r) => process.stdout.write('', () => r())), new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)))]);
+  await Promise.race([
+    new Promise<void>((r) => process.stdout.write('', () => r())),
+    new Promise<void>((r) => (timer = setTimeout(r, timeoutMs))),
+  ]);
   clearTimeout(timer);
 }
 
@@ -170,7 +174,9 @@ export function exitFlushed(code: number): void {
  */
 export function exitFatal(program: string, err: unknown): void {
   const e = err instanceof Error ? err : new Error(String(err));
-  for (const l of processLoggers) l.error(`${program} stopped by a fatal error: ${e.message}`, { error: e.stack, fatal: true });
+  for (const l of processLoggers) {
+    l.error(`${program} stopped by a fatal error: ${e.message}`, { error: e.stack, fatal: true });
+  }
   // A configuration problem is the operator's to fix: its sentence says what and where, a stack would not help.
   const configProblem = (e as { code?: unknown }).code === 'CONFIG_INVALID';
   process.stderr.write(`${program}: ${configProblem ? e.message : (e.stack ?? e.message)}\n`);

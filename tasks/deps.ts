@@ -7,7 +7,13 @@ import { hasCode } from '../lib/errors.js';
 import type { RetryPolicy } from '../lib/registry/define-task.js';
 import { CloudError, type CloudDeps } from './cloud/ports.js';
 import type { Database } from './db/database.js';
-import { DatabaseError, DoesNotExist, LLMClientCustomDomainExists, LLMClientCustomDomainNotFound, SmarterValueError } from './errors.js';
+import {
+  DatabaseError,
+  DoesNotExist,
+  LLMClientCustomDomainExists,
+  LLMClientCustomDomainNotFound,
+  SmarterValueError,
+} from './errors.js';
 import { type Derived, INFRASTRUCTURE_DEFAULTS, type InfrastructureSettings, derived } from './llmclient/settings.js';
 import { LLMHOST_DEFAULTS, type LlmhostSettings } from './llmhost/settings.js';
 import type { VectorstoreOverrides } from './vectorstore/env.js';
@@ -19,7 +25,8 @@ export interface SmarterDeps {
 }
 
 /** The settings `taskEnv` reads: the loaded configuration, or a test's own. */
-export interface SmarterTaskSettings extends Partial<InfrastructureSettings>, Partial<LlmhostSettings>, Partial<VectorstoreOverrides> {
+export interface SmarterTaskSettings
+  extends Partial<InfrastructureSettings>, Partial<LlmhostSettings>, Partial<VectorstoreOverrides> {
   operationalQueue: string;
   infrastructureQueue: string;
   maxRetries: number;
@@ -94,7 +101,11 @@ export function taskEnv(s: SmarterTaskSettings): TaskEnv {
     llmhost: pick(LLMHOST_DEFAULTS, s),
     fernetEncryptionKey: s.fernetEncryptionKey ?? '',
     healthProbes: s.healthProbes ?? Boolean(process.env.KUBERNETES_SERVICE_HOST),
-    overrides: { qdrantApiKey: s.qdrantApiKey ?? '', embeddingsUrl: s.embeddingsUrl ?? '', embeddingsApiKey: s.embeddingsApiKey ?? '' },
+    overrides: {
+      qdrantApiKey: s.qdrantApiKey ?? '',
+      embeddingsUrl: s.embeddingsUrl ?? '',
+      embeddingsApiKey: s.embeddingsApiKey ?? '',
+    },
     environ: s.environ ?? ((name) => process.env[name]),
   };
 }

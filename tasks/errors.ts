@@ -37,16 +37,33 @@ export class DatabaseError extends PythonException {
   }
 }
 
-const INTEGRITY = new Set(['ER_DUP_ENTRY', 'ER_NO_REFERENCED_ROW_2', 'ER_ROW_IS_REFERENCED_2', 'ER_BAD_NULL_ERROR', 'ER_CONSTRAINT_FAILED']);
+const INTEGRITY = new Set([
+  'ER_DUP_ENTRY',
+  'ER_NO_REFERENCED_ROW_2',
+  'ER_ROW_IS_REFERENCED_2',
+  'ER_BAD_NULL_ERROR',
+  'ER_CONSTRAINT_FAILED',
+]);
 const PROGRAMMING = new Set(['ER_NO_SUCH_TABLE', 'ER_BAD_FIELD_ERROR', 'ER_PARSE_ERROR', 'ER_BAD_DB_ERROR']);
-const DATA = new Set(['ER_DATA_TOO_LONG', 'ER_TRUNCATED_WRONG_VALUE', 'ER_WARN_DATA_OUT_OF_RANGE', 'ER_TRUNCATED_WRONG_VALUE_FOR_FIELD']);
+const DATA = new Set([
+  'ER_DATA_TOO_LONG',
+  'ER_TRUNCATED_WRONG_VALUE',
+  'ER_WARN_DATA_OUT_OF_RANGE',
+  'ER_TRUNCATED_WRONG_VALUE_FOR_FIELD',
+]);
 
 /** Classifies what mysql2 threw; anything without a server or socket code is passed through unchanged. */
 export function toDatabaseError(err: unknown): unknown {
   if (!(err instanceof Error)) return err;
   const code = (err as { code?: unknown }).code;
   if (typeof code !== 'string') return err;
-  const type = INTEGRITY.has(code) ? 'IntegrityError' : PROGRAMMING.has(code) ? 'ProgrammingError' : DATA.has(code) ? 'DataError' : 'OperationalError';
+  const type = INTEGRITY.has(code)
+    ? 'IntegrityError'
+    : PROGRAMMING.has(code)
+      ? 'ProgrammingError'
+      : DATA.has(code)
+        ? 'DataError'
+        : 'OperationalError';
   return new DatabaseError(type, `(${code}) ${err.message}`, code);
 }
 

@@ -19,23 +19,40 @@ import { openDatabase } from './db/database.js';
 import { smarterTasks } from './index.js';
 import { SETTINGS } from './settings.js';
 
-
 /** The subcommands, for `--help`; the first is what runs without one. */
 const COMMANDS: Subcommand[] = [
   { name: 'worker', summary: 'Consume the queues and run the tasks (the default).' },
   { name: 'settings', summary: 'Print the configuration table (docs/configuration.md) and exit.' },
-  { name: 'delayed', summary: 'List what waits in the delay topology; `delayed purge [--queue Q]` removes it, `delayed release [--queue Q]` moves it back into its queue now, unchanged (rollback to Python workers).' },
+  {
+    name: 'delayed',
+    summary:
+      'List what waits in the delay topology; `delayed purge [--queue Q]` removes it, `delayed release [--queue Q]` moves it back into its queue now, unchanged (rollback to Python workers).',
+  },
   { name: 'tasks', summary: "List the registered tasks; --contract: each of Smarter's 39 names and who serves it." },
-  { name: 'doctor', summary: 'Check the broker, queues, delay topology, dead letters, result backend, database and cloud credentials; one line per problem; exit 1 on a failure.' },
-  { name: 'dead-letter', summary: 'list <queue> | replay <queue> [--task N] [--reason T] [--limit N] [--to Q]: read or replay a dead-letter queue.' },
+  {
+    name: 'doctor',
+    summary:
+      'Check the broker, queues, delay topology, dead letters, result backend, database and cloud credentials; one line per problem; exit 1 on a failure.',
+  },
+  {
+    name: 'dead-letter',
+    summary:
+      'list <queue> | replay <queue> [--task N] [--reason T] [--limit N] [--to Q]: read or replay a dead-letter queue.',
+  },
 ];
 
 async function main(argv: string[]): Promise<number> {
   if (isCommand(argv[0])) return (await import('./cli/commands.js')).runCommand(argv);
   const given = argv[0] === 'worker' ? argv.slice(1) : argv;
   // `delayed purge|release --queue Q`: --queue is the subcommand's own flag, not a setting.
-  const { rest: args, queue: delayedQueue } = given[0] === 'delayed' ? takeQueueFlag(given) : { rest: given, queue: undefined };
-  const info = answerInfoFlags(args, { program: 'smarter-worker', summary: "Smarter's Celery worker (Celery's wire protocol, in TypeScript).", settings: SETTINGS, commands: COMMANDS });
+  const { rest: args, queue: delayedQueue } =
+    given[0] === 'delayed' ? takeQueueFlag(given) : { rest: given, queue: undefined };
+  const info = answerInfoFlags(args, {
+    program: 'smarter-worker',
+    summary: "Smarter's Celery worker (Celery's wire protocol, in TypeScript).",
+    settings: SETTINGS,
+    commands: COMMANDS,
+  });
   if (info !== null) return info;
   const loaded = loadCommandLine('smarter-worker', SETTINGS, process.env, args);
   if (!loaded) return 2;
@@ -51,12 +68,21 @@ async function main(argv: string[]): Promise<number> {
   const logger = createLogger({ level: config.logLevel });
   if (positionals[0] === 'delayed') {
     const action = positionals[1];
-    if (action === undefined) return printDelayed(config.brokerUrl, logger, redisOptionsOf(config.brokerTransportOptions), config.brokerUseSsl);
+    if (action === undefined) {
+      return printDelayed(config.brokerUrl, logger, redisOptionsOf(config.brokerTransportOptions), config.brokerUseSsl);
+    }
     if (action !== 'purge' && action !== 'release') {
       process.stderr.write(`smarter-worker: delayed takes purge or release, not ${JSON.stringify(action)}\n`);
       return 2;
     }
-    return actOnDelayed(action, delayedQueue, config.brokerUrl, logger, redisOptionsOf(config.brokerTransportOptions), config.brokerUseSsl);
+    return actOnDelayed(
+      action,
+      delayedQueue,
+      config.brokerUrl,
+      logger,
+      redisOptionsOf(config.brokerTransportOptions),
+      config.brokerUseSsl,
+    );
   }
   logger.info('smarter-worker starting', { config: describeConfig(SETTINGS, config) });
   let remoteStop: (() => void) | undefined;
@@ -72,7 +98,13 @@ async function main(argv: string[]): Promise<number> {
   const { app } = createWorker({
     config,
     tasks: smarterTasks(config),
-    deps: { db, cloud: { ...openCloud(config, logger), ledger: new InfrastructureLedger(db, logger.child({ component: 'ledger' })) } },
+    deps: {
+      db,
+      cloud: {
+        ...openCloud(config, logger),
+        ledger: new InfrastructureLedger(db, logger.child({ component: 'ledger' })),
+      },
+    },
     logger,
     defaultQueue: config.operationalQueue,
     conf: (withDefaults) => celeryConf(SETTINGS, config, withDefaults),
@@ -97,10 +129,14 @@ async function printDelayed(url: string, logger: Logger, redis: RedisTransport, 
     const total = levels.reduce((n, l) => n + l.messages, 0);
     process.stdout.write('level  queue               messages  due within\n');
     for (const l of levels.filter((x) => x.messages > 0)) {
-      process.stdout.write(`${String(l.level).padStart(5)}  ${l.queue.padEnd(18)}  ${String(l.messages).padStart(8)}  ${formatDuration(l.dueWithinSeconds)}\n`);
+      process.stdout.write(
+        `${String(l.level).padStart(5)}  ${l.queue.padEnd(18)}  ${String(l.messages).padStart(8)}  ${formatDuration(l.dueWithinSeconds)}\n`,
+      );
     }
     const next = nextDueWithinSeconds(levels);
-    process.stdout.write(`${total} delayed message(s)${next === null ? '' : `; the next is due within ${formatDuration(next)}`}\n`);
+    process.stdout.write(
+      `${total} delayed message(s)${next === null ? '' : `; the next is due within ${formatDuration(next)}`}\n`,
+    );
     return 0;
   } finally {
     await broker.close();
@@ -120,7 +156,14 @@ function takeQueueFlag(argv: readonly string[]): { rest: string[]; queue: string
 }
 
 /** `smarter-worker delayed purge|release [--queue Q]`: what is parked for a queue (or all) removed, or moved back into its queue now. */
-async function actOnDelayed(action: 'purge' | 'release', queue: string | undefined, url: string, logger: Logger, redis: RedisTransport, tls: TlsSettings): Promise<number> {
+async function actOnDelayed(
+  action: 'purge' | 'release',
+  queue: string | undefined,
+  url: string,
+  logger: Logger,
+  redis: RedisTransport,
+  tls: TlsSettings,
+): Promise<number> {
   const broker = createBroker({ url, logger, redis, tls });
   await broker.connect();
   try {
@@ -131,7 +174,11 @@ async function actOnDelayed(action: 'purge' | 'release', queue: string | undefin
     }
     const n = await run(queue);
     const where = queue === undefined ? '' : ` for ${queue}`;
-    process.stdout.write(action === 'purge' ? `purged ${n} delayed message(s)${where}\n` : `released ${n} delayed message(s)${where} into their queues\n`);
+    process.stdout.write(
+      action === 'purge'
+        ? `purged ${n} delayed message(s)${where}\n`
+        : `released ${n} delayed message(s)${where} into their queues\n`,
+    );
     return 0;
   } finally {
     await broker.close();

@@ -29,7 +29,13 @@ export const SYSTEM_SETTINGS = {
     parse: parsers.string,
     doc: 'Account that creates the local database when it is missing.',
   }),
-  dbAdminPassword: setting({ env: ['SMARTER_SYSTEM_DB_ADMIN_PASSWORD'], default: '', parse: parsers.string, secret: true, doc: 'Its password.' }),
+  dbAdminPassword: setting({
+    env: ['SMARTER_SYSTEM_DB_ADMIN_PASSWORD'],
+    default: '',
+    parse: parsers.string,
+    secret: true,
+    doc: 'Its password.',
+  }),
 };
 
 const LOCAL_REDIS = 'redis://localhost:6379/0';
@@ -60,14 +66,32 @@ const port = (n: number) => String(config.httpPort === 0 ? 0 : config.httpPort +
 
 const parts: Array<[string, string[]]> = [
   ['worker', [script('./main'), '-Q', config.operationalQueue, '-c', '64', '-E', '--http-port', port(0)]],
-  ['worker-infrastructure', [script('./main'), '-Q', config.infrastructureQueue, '-c', '16', '-E', '-n', 'infrastructure@%h', '--http-port', port(1)]],
+  [
+    'worker-infrastructure',
+    [
+      script('./main'),
+      '-Q',
+      config.infrastructureQueue,
+      '-c',
+      '16',
+      '-E',
+      '-n',
+      'infrastructure@%h',
+      '--http-port',
+      port(1),
+    ],
+  ],
   ['beat', [script('../beat/main'), '--http-port', port(2)]],
 ];
 
 const children: ChildProcess[] = parts.map(([name, args]) => {
   // Own process groups: a Ctrl-C reaches only this process, which passes it on once (a second SIGINT would
   // turn the workers' warm shutdown cold).
-  const child = spawn(process.execPath, [...process.execArgv, ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
+  const child = spawn(process.execPath, [...process.execArgv, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+    env,
+  });
   const prefix = (d: Buffer) => d.toString().replace(/^(?=.)/gm, `${name.padEnd(22)}| `);
   child.stdout?.on('data', (d: Buffer) => process.stdout.write(prefix(d)));
   child.stderr?.on('data', (d: Buffer) => process.stderr.write(prefix(d)));

@@ -109,7 +109,12 @@ export class WorkerApp<D> {
   }
 }
 
-export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: Broker; registry: Registry<D>; app: WorkerApp<D> } {
+export function createWorker<D>(spec: AppSpec<D>): {
+  worker: Worker<D>;
+  broker: Broker;
+  registry: Registry<D>;
+  app: WorkerApp<D>;
+} {
   const { logger } = spec;
   const compiled = compileWorkerConfig(spec.config, { defaultQueue: spec.defaultQueue });
   const { nodeName } = compiled;
@@ -126,11 +131,17 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
       queueType: compiled.broker.queueType,
       maxBodyBytes: compiled.worker.maxBodyBytes,
     });
-  const backend = createBackend(compiled.resultBackend.url, broker, compiled.resultBackend.expiresSeconds, compiled.resultBackend.tls);
+  const backend = createBackend(
+    compiled.resultBackend.url,
+    broker,
+    compiled.resultBackend.expiresSeconds,
+    compiled.resultBackend.tls,
+  );
   const clock = new LamportClock();
   // Filled in below: the registry is built after the event sinks it is given to.
   const names: { registry?: Registry<D> } = {};
-  const metrics = compiled.httpPort > 0 ? new TaskMetrics((task) => names.registry?.find(task) !== undefined) : undefined;
+  const metrics =
+    compiled.httpPort > 0 ? new TaskMetrics((task) => names.registry?.find(task) !== undefined) : undefined;
   // Heartbeats report the worker's counters; the worker is built next, with the dispatcher as its events.
   const ref: { worker?: Worker<D> } = {};
   const events = new EventDispatcher(broker, nodeName, clock, logger, { taskEvents: compiled.taskEvents }, () => ({
@@ -156,7 +167,10 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
     control: compiled.control,
     onShutdown: () => void app.shutdown().then(() => spec.onRemoteShutdown?.()),
   });
-  const canary = metrics && compiled.delayCanary && broker.capabilities.nativeDelay ? new DelayCanary(broker, logger, compiled.delayCanary) : undefined;
+  const canary =
+    metrics && compiled.delayCanary && broker.capabilities.nativeDelay
+      ? new DelayCanary(broker, logger, compiled.delayCanary)
+      : undefined;
   const sync = async () => {
     if (!compiled.mingle) return;
     // The state file first, as Celery's Persistence step precedes mingle: its revokes go out with our hello.
@@ -164,12 +178,30 @@ export function createWorker<D>(spec: AppSpec<D>): { worker: Worker<D>; broker: 
     try {
       // Revokes learnt from others are revokes by broker message: not taken where the control policy refuses `revoke`.
       const learn = refusal(compiled.control, 'revoke') === null;
-      await mingle(broker, clock, nodeName, { revokedEntries: () => worker.revoked.entries(), learnRevoked: (e) => (learn ? worker.learnRevoked(e) : 0) }, logger);
+      await mingle(
+        broker,
+        clock,
+        nodeName,
+        { revokedEntries: () => worker.revoked.entries(), learnRevoked: (e) => (learn ? worker.learnRevoked(e) : 0) },
+        logger,
+      );
     } catch (err) {
       // Celery logs a failed sync and starts anyway: the worker still serves, it only knows fewer revokes.
       logger.error(`mingle: sync failed: ${coerceError(err).message}`);
     }
   };
-  const app = new WorkerApp(worker, broker, pidbox, events, metrics, compiled.httpPort, logger, compiled.httpHost, canary, compiled.worker.deadLetterSuffix, sync);
+  const app = new WorkerApp(
+    worker,
+    broker,
+    pidbox,
+    events,
+    metrics,
+    compiled.httpPort,
+    logger,
+    compiled.httpHost,
+    canary,
+    compiled.worker.deadLetterSuffix,
+    sync,
+  );
   return { worker, broker, registry, app };
 }

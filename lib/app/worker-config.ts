@@ -30,7 +30,11 @@ export interface WorkerConfiguration {
   readonly httpHost: string;
   readonly control: ControlPolicy;
   /** null: no canary (turned off, or no delay topology used). */
-  readonly delayCanary: { readonly intervalMs: number; readonly marginMs: number; readonly levels: readonly number[] } | null;
+  readonly delayCanary: {
+    readonly intervalMs: number;
+    readonly marginMs: number;
+    readonly levels: readonly number[];
+  } | null;
   readonly worker: Readonly<WorkerOptions>;
 }
 
@@ -42,7 +46,10 @@ function deepFreeze<T>(o: T): T {
   return o;
 }
 
-export function compileWorkerConfig(config: WorkerConfig, o: { defaultQueue: string; host?: string }): WorkerConfiguration {
+export function compileWorkerConfig(
+  config: WorkerConfig,
+  o: { defaultQueue: string; host?: string },
+): WorkerConfiguration {
   const nodeName = expandNodeName(config.hostname, o.host);
   return deepFreeze({
     nodeName,
@@ -54,7 +61,11 @@ export function compileWorkerConfig(config: WorkerConfig, o: { defaultQueue: str
       connectTimeoutMs: config.brokerConnectionTimeout * 1000,
       queueType: config.taskDefaultQueueType,
     },
-    resultBackend: { url: config.resultBackend, expiresSeconds: config.resultExpires, tls: { ...config.redisBackendUseSsl } },
+    resultBackend: {
+      url: config.resultBackend,
+      expiresSeconds: config.resultExpires,
+      tls: { ...config.redisBackendUseSsl },
+    },
     taskEvents: config.taskEvents,
     mingle: !config.withoutMingle,
     httpPort: config.httpPort,
@@ -62,7 +73,11 @@ export function compileWorkerConfig(config: WorkerConfig, o: { defaultQueue: str
     control: config.control,
     delayCanary:
       config.delayCanaryInterval > 0 && config.delayedDelivery && config.delayCanaryLevels.length > 0
-        ? { intervalMs: config.delayCanaryInterval * 1000, marginMs: config.delayCanaryMargin * 1000, levels: [...config.delayCanaryLevels] }
+        ? {
+            intervalMs: config.delayCanaryInterval * 1000,
+            marginMs: config.delayCanaryMargin * 1000,
+            levels: [...config.delayCanaryLevels],
+          }
         : null,
     worker: {
       nodeName,
@@ -76,7 +91,9 @@ export function compileWorkerConfig(config: WorkerConfig, o: { defaultQueue: str
       shutdownGraceMs: config.shutdownGrace * 1000,
       stateDb: config.stateDb || null,
       unknownTasks: config.unknownTasks,
-      delayedDelivery: config.delayedDelivery ? { queueType: config.delayQueueType, holdMaxMs: config.etaHoldMax * 1000 } : null,
+      delayedDelivery: config.delayedDelivery
+        ? { queueType: config.delayQueueType, holdMaxMs: config.etaHoldMax * 1000 }
+        : null,
       defaults: {
         acksLate: config.taskAcksLate,
         acksOnFailureOrTimeout: config.taskAcksOnFailureOrTimeout,

@@ -46,7 +46,9 @@ export function brokerUrl(t: string): string {
     }
   });
   if (families.size > 1) problems.push('every URL of a failover list must be of the same broker');
-  else if (urls.length > 1 && families.has('redis')) problems.push('a redis:// broker takes one URL (several Redis servers are named with sentinel://)');
+  else if (urls.length > 1 && families.has('redis')) {
+    problems.push('a redis:// broker takes one URL (several Redis servers are named with sentinel://)');
+  }
   if (problems.length > 0) throw new ParseError(problems.join('; '));
   return urls.join(';');
 }
@@ -71,10 +73,16 @@ function transportOptions(t: string): RedisTransportOptions {
   const unknown = Object.keys(o).filter((k) => !known.includes(k));
   if (unknown.length) throw new ParseError(`unknown key(s) ${unknown.join(', ')} (known: ${known.join(', ')})`);
   const vt = o.visibility_timeout ?? 3600;
-  if (typeof vt !== 'number' || !(vt > 0)) throw new ParseError('visibility_timeout must be a positive number of seconds');
-  if (o.master_name !== undefined && typeof o.master_name !== 'string') throw new ParseError('master_name must be a string');
-  if (o.global_keyprefix !== undefined && typeof o.global_keyprefix !== 'string') throw new ParseError('global_keyprefix must be a string');
-  return { visibilityTimeout: vt, masterName: (o.master_name) ?? null, globalKeyprefix: (o.global_keyprefix) ?? '' };
+  if (typeof vt !== 'number' || !(vt > 0)) {
+    throw new ParseError('visibility_timeout must be a positive number of seconds');
+  }
+  if (o.master_name !== undefined && typeof o.master_name !== 'string') {
+    throw new ParseError('master_name must be a string');
+  }
+  if (o.global_keyprefix !== undefined && typeof o.global_keyprefix !== 'string') {
+    throw new ParseError('global_keyprefix must be a string');
+  }
+  return { visibilityTimeout: vt, masterName: o.master_name ?? null, globalKeyprefix: o.global_keyprefix ?? '' };
 }
 
 function logLevel(t: string): LogLevel {
@@ -87,20 +95,38 @@ function accept(t: string): Serializer[] {
   const out: Serializer[] = [];
   for (const item of parsers.list(t)) {
     const s = item.replace(/^application\/(x-)?/, '');
-    if (s === 'pickle' || s === 'python-serialize') throw new ParseError('pickle is never accepted: it runs the sender\'s code');
-    if (s !== 'json' && s !== 'msgpack' && s !== 'yaml') throw new ParseError(`unknown serializer ${JSON.stringify(item)}`);
+    if (s === 'pickle' || s === 'python-serialize') {
+      throw new ParseError("pickle is never accepted: it runs the sender's code");
+    }
+    if (s !== 'json' && s !== 'msgpack' && s !== 'yaml') {
+      throw new ParseError(`unknown serializer ${JSON.stringify(item)}`);
+    }
     out.push(s);
   }
   return out;
 }
 
-const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, k: 1000, kb: 1000, kib: 1024, m: 1e6, mb: 1e6, mib: 1024 ** 2, g: 1e9, gb: 1e9, gib: 1024 ** 3 };
+const SIZE_UNITS: Record<string, number> = {
+  '': 1,
+  b: 1,
+  k: 1000,
+  kb: 1000,
+  kib: 1024,
+  m: 1e6,
+  mb: 1e6,
+  mib: 1024 ** 2,
+  g: 1e9,
+  gb: 1e9,
+  gib: 1024 ** 3,
+};
 
 /** A size in bytes: `8388608`, `8MiB`, `512KB`; 0 means no limit. */
 export function byteSize(t: string): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(t);
   const unit = SIZE_UNITS[(m?.[2] ?? '').toLowerCase()];
-  if (!m || unit === undefined) throw new ParseError('expected a size in bytes, e.g. 8388608, 8MiB or 512KB (0 = no limit)');
+  if (!m || unit === undefined) {
+    throw new ParseError('expected a size in bytes, e.g. 8388608, 8MiB or 512KB (0 = no limit)');
+  }
   const n = Math.round(Number(m[1]) * unit);
   if (!Number.isSafeInteger(n)) throw new ParseError('size too large');
   return n;
@@ -115,7 +141,7 @@ export const WORKER_SETTINGS = {
     default: 'amqp://guest:guest@localhost:5672//',
     parse: brokerUrl,
     secret: true,
-    doc: 'Broker URL: RabbitMQ (`amqp://`, `amqps://`) or Redis in kombu\'s layout (`redis://`, `rediss://`, `sentinel://`). Several RabbitMQ nodes as Celery\'s failover list, `amqp://a;amqp://b`: tried in turn (round-robin), the next one on loss.',
+    doc: "Broker URL: RabbitMQ (`amqp://`, `amqps://`) or Redis in kombu's layout (`redis://`, `rediss://`, `sentinel://`). Several RabbitMQ nodes as Celery's failover list, `amqp://a;amqp://b`: tried in turn (round-robin), the next one on loss.",
   }),
   brokerUseSsl: setting<TlsSettings>({
     env: ['CELERY_BROKER_USE_SSL'],
@@ -156,7 +182,7 @@ export const WORKER_SETTINGS = {
     flag: { long: 'queues', short: 'Q' },
     default: [],
     parse: parsers.list,
-    doc: 'Queues to consume, comma-separated (Celery `-Q`). Default: the application\'s default queue.',
+    doc: "Queues to consume, comma-separated (Celery `-Q`). Default: the application's default queue.",
   }),
   concurrency: setting({
     env: ['CELERY_WORKER_CONCURRENCY'],
@@ -213,13 +239,13 @@ export const WORKER_SETTINGS = {
     env: ['CELERY_TASK_TIME_LIMIT'],
     default: null,
     parse: parsers.optSeconds,
-    doc: 'Default hard time limit in seconds (a message\'s `timelimit` header wins).',
+    doc: "Default hard time limit in seconds (a message's `timelimit` header wins).",
   }),
   taskSoftTimeLimit: setting<number | null>({
     env: ['CELERY_TASK_SOFT_TIME_LIMIT'],
     default: null,
     parse: parsers.optSeconds,
-    doc: 'Default soft time limit in seconds: the task\'s AbortSignal fires.',
+    doc: "Default soft time limit in seconds: the task's AbortSignal fires.",
   }),
   taskAcksLate: setting({
     env: ['CELERY_TASK_ACKS_LATE'],
@@ -268,19 +294,19 @@ export const WORKER_SETTINGS = {
     default: { visibilityTimeout: 3600, masterName: null, globalKeyprefix: '' },
     shownDefault: '`{"visibility_timeout": 3600}`',
     parse: transportOptions,
-    doc: 'Redis broker only: Celery\'s `broker_transport_options` as JSON (`visibility_timeout` s, `master_name` for sentinel://, `global_keyprefix`), the same values as the Python workers.',
+    doc: "Redis broker only: Celery's `broker_transport_options` as JSON (`visibility_timeout` s, `master_name` for sentinel://, `global_keyprefix`), the same values as the Python workers.",
   }),
   delayedDelivery: setting({
     env: ['SMARTER_WORKER_DELAYED_DELIVERY'],
     default: true,
     parse: parsers.bool,
-    doc: 'Park countdowns and far ETAs in the broker\'s delay topology (Celery 5.5 native delayed delivery) instead of holding them unacked.',
+    doc: "Park countdowns and far ETAs in the broker's delay topology (Celery 5.5 native delayed delivery) instead of holding them unacked.",
   }),
   delayQueueType: setting<DelayQueueType>({
     env: ['SMARTER_WORKER_DELAY_QUEUE_TYPE'],
     default: 'quorum',
     parse: parsers.oneOf('quorum', 'classic'),
-    doc: 'Type of the `celery_delayed_*` queues, as Celery\'s `broker_native_delayed_delivery_queue_type`.',
+    doc: "Type of the `celery_delayed_*` queues, as Celery's `broker_native_delayed_delivery_queue_type`.",
   }),
   delayCanaryInterval: setting({
     env: ['SMARTER_WORKER_DELAY_CANARY_INTERVAL'],
@@ -292,7 +318,7 @@ export const WORKER_SETTINGS = {
     env: ['SMARTER_WORKER_DELAY_CANARY_MARGIN'],
     default: 30,
     parse: parsers.seconds,
-    doc: 'Seconds a canary countdown may arrive after its level\'s bound (2^level s) before the level is reported late.',
+    doc: "Seconds a canary countdown may arrive after its level's bound (2^level s) before the level is reported late.",
   }),
   delayCanaryLevels: setting<number[]>({
     env: ['SMARTER_WORKER_DELAY_CANARY_LEVELS'],
@@ -301,7 +327,9 @@ export const WORKER_SETTINGS = {
     parse: (t) =>
       parsers.list(t).map((x) => {
         const n = Number(x);
-        if (!Number.isInteger(n) || n < 0 || n > 27) throw new ParseError(`expected delay levels from 0 to 27, got ${JSON.stringify(x)}`);
+        if (!Number.isInteger(n) || n < 0 || n > 27) {
+          throw new ParseError(`expected delay levels from 0 to 27, got ${JSON.stringify(x)}`);
+        }
         return n;
       }),
     doc: 'Delay levels the canary watches, comma-separated; the canary of level L is a countdown of 2^L s (the levels that carry short countdowns are the ones a stall hurts first).',
@@ -338,7 +366,9 @@ export const WORKER_SETTINGS = {
     default: '0.0.0.0',
     parse: (t) => {
       const v = t.trim();
-      if (v === '' || /[\s/]/.test(v)) throw new ParseError('expected an address to bind, e.g. 0.0.0.0, 127.0.0.1 or ::');
+      if (v === '' || /[\s/]/.test(v)) {
+        throw new ParseError('expected an address to bind, e.g. 0.0.0.0, 127.0.0.1 or ::');
+      }
       return v;
     },
     doc: 'Address the HTTP endpoint binds. Every interface by default, since Kubernetes probes come to the pod IP; `127.0.0.1` keeps it local.',
@@ -362,7 +392,7 @@ export const WORKER_SETTINGS = {
         throw new ParseError((err as Error).message);
       }
     },
-    doc: 'Remote-control commands obeyed: `all` (Celery\'s behaviour), `inspect` (ping and inspect only: no shutdown, revoke, rate/time limits, consumer changes), or a comma-separated list of the changing commands to allow on top of inspect. Anyone who can publish to the broker can send them.',
+    doc: "Remote-control commands obeyed: `all` (Celery's behaviour), `inspect` (ping and inspect only: no shutdown, revoke, rate/time limits, consumer changes), or a comma-separated list of the changing commands to allow on top of inspect. Anyone who can publish to the broker can send them.",
   }),
   deadLetterSuffix: setting({
     env: ['SMARTER_WORKER_DEAD_LETTER_SUFFIX'],
@@ -382,7 +412,7 @@ export const WORKER_SETTINGS = {
         throw new ParseError((err as Error).message);
       }
     },
-    doc: 'A task name this worker does not implement: `reject` it to the dead-letter queue (Celery\'s NotRegistered), or `forward:<queue>` it unchanged to the queue of the workers that do (a migration).',
+    doc: "A task name this worker does not implement: `reject` it to the dead-letter queue (Celery's NotRegistered), or `forward:<queue>` it unchanged to the queue of the workers that do (a migration).",
   }),
 };
 
@@ -391,6 +421,9 @@ export type WorkerSettings = typeof WORKER_SETTINGS;
 /** Celery's node-name expansion (`celery.utils.nodenames`). */
 export function expandNodeName(pattern: string, host: string = os.hostname()): string {
   const [first, ...rest] = host.split('.');
-  const name = pattern.replace(/%h/g, host).replace(/%n/g, first ?? host).replace(/%d/g, rest.join('.'));
+  const name = pattern
+    .replace(/%h/g, host)
+    .replace(/%n/g, first ?? host)
+    .replace(/%d/g, rest.join('.'));
   return name.includes('@') ? name : `celery@${name}`;
 }

@@ -47,7 +47,14 @@ export interface StoredResult {
   groupId?: string | null;
   parentId?: string | null;
   /** Celery `result_extended` fields. */
-  extended?: { name: string; args: unknown[]; kwargs: Record<string, unknown>; worker: string; retries: number; queue: string };
+  extended?: {
+    name: string;
+    args: unknown[];
+    kwargs: Record<string, unknown>;
+    worker: string;
+    retries: number;
+    queue: string;
+  };
 }
 
 /** The key/value meta (`_get_result_meta`), key order as Python writes it. */

@@ -53,7 +53,10 @@ export class RedisBackend implements ResultBackend {
     this.redis = new (ioredis().Redis)(plain, {
       lazyConnect: false,
       maxRetriesPerRequest: STORE_TRIES,
-      retryStrategy: (times) => (describeTlsFailure(this.lastError, 'CELERY_REDIS_BACKEND_USE_SSL') !== undefined ? null : Math.min(times * 50, 2000)),
+      retryStrategy: (times) =>
+        describeTlsFailure(this.lastError, 'CELERY_REDIS_BACKEND_USE_SSL') !== undefined
+          ? null
+          : Math.min(times * 50, 2000),
       ...(tls ? { tls: tlsConnectOptions(tls) } : {}),
     });
     this.redis.on('error', (err: unknown) => {
@@ -70,7 +73,14 @@ export class RedisBackend implements ResultBackend {
     const key = META_PREFIX + result.taskId;
     try {
       const value = stringifyKombuJson(kvMeta(result));
-      await this.redis.eval(STORE_SCRIPT, 1, key, value, String(this.expiresSeconds ?? 0), READY_STATES.has(result.state) ? '1' : '0');
+      await this.redis.eval(
+        STORE_SCRIPT,
+        1,
+        key,
+        value,
+        String(this.expiresSeconds ?? 0),
+        READY_STATES.has(result.state) ? '1' : '0',
+      );
     } catch (err) {
       throw new BackendError(`cannot store the result of ${result.taskId} in redis: ${this.why(err)}`, { cause: err });
     }

@@ -42,7 +42,11 @@ export interface RedisTransport {
 }
 
 /** The setting `CELERY_BROKER_TRANSPORT_OPTIONS`, as the Redis broker takes it. */
-export function redisOptionsOf(t: { visibilityTimeout: number; masterName: string | null; globalKeyprefix: string }): RedisTransport {
+export function redisOptionsOf(t: {
+  visibilityTimeout: number;
+  masterName: string | null;
+  globalKeyprefix: string;
+}): RedisTransport {
   return { visibilityTimeoutSeconds: t.visibilityTimeout, masterName: t.masterName, keyPrefix: t.globalKeyprefix };
 }
 
@@ -55,7 +59,9 @@ export function createBroker(o: BrokerOptions): Broker {
       return new RedisBroker({
         url: o.url,
         logger: o.logger,
-        ...(o.redis ? { visibilityTimeoutSeconds: o.redis.visibilityTimeoutSeconds, keyPrefix: o.redis.keyPrefix } : {}),
+        ...(o.redis
+          ? { visibilityTimeoutSeconds: o.redis.visibilityTimeoutSeconds, keyPrefix: o.redis.keyPrefix }
+          : {}),
         ...(o.redis?.masterName ? { masterName: o.redis.masterName } : {}),
         ...(o.tls ? { tls: o.tls } : {}),
         ...(o.maxBodyBytes !== undefined ? { maxBodyBytes: o.maxBodyBytes } : {}),

@@ -16,7 +16,12 @@ export function withoutTtl(m: OutgoingMessage): OutgoingMessage {
 }
 
 /** `broker.sendLater`, for every caller: the message as the delay store keeps it (`withoutTtl`). */
-export async function sendLater(broker: Pick<Broker, 'sendLater'>, queue: string, m: OutgoingMessage, delayMs: number): Promise<void> {
+export async function sendLater(
+  broker: Pick<Broker, 'sendLater'>,
+  queue: string,
+  m: OutgoingMessage,
+  delayMs: number,
+): Promise<void> {
   await broker.sendLater(queue, withoutTtl(m), delayMs);
 }
 
@@ -25,9 +30,18 @@ export async function sendLater(broker: Pick<Broker, 'sendLater'>, queue: string
  * broker can (`atomicDefer`, Redis), else sent later (confirmed) and then acked. Throws, leaving the
  * delivery unsettled, when the message could not be deferred.
  */
-export async function deferDelivery(broker: Pick<Broker, 'capabilities' | 'sendLater' | 'defer'>, delivery: Delivery, delayMs: number): Promise<void> {
+export async function deferDelivery(
+  broker: Pick<Broker, 'capabilities' | 'sendLater' | 'defer'>,
+  delivery: Delivery,
+  delayMs: number,
+): Promise<void> {
   if (broker.capabilities.atomicDefer && broker.defer) return broker.defer(delivery, delayMs);
-  await sendLater(broker, delivery.queue, { body: delivery.raw.body, properties: copyProperties(delivery.raw) }, delayMs);
+  await sendLater(
+    broker,
+    delivery.queue,
+    { body: delivery.raw.body, properties: copyProperties(delivery.raw) },
+    delayMs,
+  );
   delivery.ack();
 }
 

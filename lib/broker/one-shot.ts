@@ -7,15 +7,29 @@ import type { Broker } from './broker.js';
 import { type RedisTransport, createBroker } from './create-broker.js';
 
 /** `redis`: the workers' transport options, so a command sees their key prefix and sentinel master; `tls`: CELERY_BROKER_USE_SSL. */
-export async function withBroker<T>(url: string, fn: (broker: Broker) => Promise<T>, timeoutMs = 15_000, redis?: RedisTransport, tls?: TlsSettings): Promise<T> {
+export async function withBroker<T>(
+  url: string,
+  fn: (broker: Broker) => Promise<T>,
+  timeoutMs = 15_000,
+  redis?: RedisTransport,
+  tls?: TlsSettings,
+): Promise<T> {
   const last = lastErrorLogger();
-  const broker = createBroker({ url, logger: last.logger, connectionName: 'smarter-worker (command)', ...(redis ? { redis } : {}), ...(tls ? { tls } : {}) });
+  const broker = createBroker({
+    url,
+    logger: last.logger,
+    connectionName: 'smarter-worker (command)',
+    ...(redis ? { redis } : {}),
+    ...(tls ? { tls } : {}),
+  });
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_r, reject) => {
     timer = setTimeout(() => {
       // The worker retries quietly for ever; a command says once why it gave up (a refused port, an untrusted certificate).
       const why = last.error() ? `: ${last.error()}` : '';
-      reject(new BrokerError(`could not connect to the broker at ${redactUrl(url)} within ${timeoutMs / 1000} s${why}`));
+      reject(
+        new BrokerError(`could not connect to the broker at ${redactUrl(url)} within ${timeoutMs / 1000} s${why}`),
+      );
     }, timeoutMs);
   });
   try {

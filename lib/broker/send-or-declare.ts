@@ -10,7 +10,10 @@ import { hasCode } from '../errors.js';
  * Runs `send`; when it fails with `BROKER_UNROUTABLE`, runs `declare` (which may rethrow the error it is
  * given, when there is nothing it can declare) and `send` once more. Any other failure is thrown as it is.
  */
-export async function sendOrDeclare(send: () => Promise<void>, declare: (unroutable: unknown) => Promise<void>): Promise<void> {
+export async function sendOrDeclare(
+  send: () => Promise<void>,
+  declare: (unroutable: unknown) => Promise<void>,
+): Promise<void> {
   try {
     await send();
   } catch (err) {

@@ -33,7 +33,12 @@ function pythonValue(v: unknown): unknown {
 export function maskUrlPassword(url: string, mask = CELERY_MASK): string {
   return url
     .split(';')
-    .map((one) => one.replace(/^(\s*[a-z][a-z0-9+.-]*:\/\/)([^:@/]*):(.*)@(?=[^@]*$)/i, (_m, scheme: string, user: string) => `${scheme}${user}:${mask}@`))
+    .map((one) =>
+      one.replace(
+        /^(\s*[a-z][a-z0-9+.-]*:\/\/)([^:@/]*):(.*)@(?=[^@]*$)/i,
+        (_m, scheme: string, user: string) => `${scheme}${user}:${mask}@`,
+      ),
+    )
     .join(';');
 }
 
@@ -43,20 +48,34 @@ function censor(key: string, value: unknown): unknown {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, censor(k, v)]));
   }
   if (HIDDEN.test(key)) return CELERY_MASK;
-  if (typeof value === 'string' && (key.toLowerCase().includes('broker_url') || key.toLowerCase().includes('backend'))) return maskUrlPassword(value);
+  if (
+    typeof value === 'string' &&
+    (key.toLowerCase().includes('broker_url') || key.toLowerCase().includes('backend'))
+  ) {
+    return maskUrlPassword(value);
+  }
   return value;
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
-export function celeryConf<S extends Settings>(settings: S, values: ValuesOf<S>, withDefaults: boolean): Record<string, unknown> {
+export function celeryConf<S extends Settings>(
+  settings: S,
+  values: ValuesOf<S>,
+  withDefaults: boolean,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, s] of Object.entries(settings)) {
     const v = (values as Record<string, unknown>)[key];
     if (!withDefaults && same(v, s.default)) continue;
     const name = celeryName(key, s);
     // A setting declared secret is hidden whole, whatever its name says (a URL keeps all but its password).
-    const shown = s.secret && typeof v === 'string' && v !== '' ? (/^[a-z][a-z0-9+.-]*:\/\//i.test(v) ? maskUrlPassword(v) : CELERY_MASK) : pythonValue(v);
+    const shown =
+      s.secret && typeof v === 'string' && v !== ''
+        ? /^[a-z][a-z0-9+.-]*:\/\//i.test(v)
+          ? maskUrlPassword(v)
+          : CELERY_MASK
+        : pythonValue(v);
     out[name] = censor(name, shown);
   }
   return out;

@@ -139,7 +139,12 @@ export function loadConfig<S extends Settings>(
  * `loadConfig` for a command-line program: a configuration problem is written to stderr, prefixed with the
  * program's name, and gives null (the caller exits with 2); any other error propagates.
  */
-export function loadCommandLine<S extends Settings>(program: string, settings: S, env: Record<string, string | undefined>, argv: readonly string[]): LoadResult<S> | null {
+export function loadCommandLine<S extends Settings>(
+  program: string,
+  settings: S,
+  env: Record<string, string | undefined>,
+  argv: readonly string[],
+): LoadResult<S> | null {
   try {
     return loadConfig(settings, env, argv);
   } catch (err) {
@@ -154,11 +159,18 @@ export function loadCommandLine<S extends Settings>(program: string, settings: S
  * list (`amqp://u:***@a;amqp://u:***@b`), since each may carry its own.
  */
 export function redactUrl(url: string): string {
-  return url
-    .split(';')
-    // Up to the URL's last '@': a password written unencoded may hold '/', '@' or '#', and must still go.
-    .map((one) => one.replace(/^(\s*[a-z][a-z0-9+.-]*:\/\/)([^:@/]*):(.*)@(?=[^@]*$)/i, (_m, scheme: string, user: string) => `${scheme}${user}:***@`))
-    .join(';');
+  return (
+    url
+      .split(';')
+      // Up to the URL's last '@': a password written unencoded may hold '/', '@' or '#', and must still go.
+      .map((one) =>
+        one.replace(
+          /^(\s*[a-z][a-z0-9+.-]*:\/\/)([^:@/]*):(.*)@(?=[^@]*$)/i,
+          (_m, scheme: string, user: string) => `${scheme}${user}:***@`,
+        ),
+      )
+      .join(';')
+  );
 }
 
 /** A URL keeps all but its password; any other secret (a bare password) is hidden whole. */
@@ -182,7 +194,11 @@ export function settingsTable(settings: Settings): string {
   const rows = Object.entries(settings).map(([, s]) => {
     const flag = s.flag ? `\`--${s.flag.long}\`${s.flag.short ? ` / \`-${s.flag.short}\`` : ''}` : '';
     const env = s.env.map((e) => `\`${e}\``).join(', ');
-    const def = s.shownDefault ?? (s.default === null ? 'none' : `\`${Array.isArray(s.default) ? s.default.join(',') : JSON.stringify(s.default)}\``);
+    const def =
+      s.shownDefault ??
+      (s.default === null
+        ? 'none'
+        : `\`${Array.isArray(s.default) ? s.default.join(',') : JSON.stringify(s.default)}\``);
     return `| ${env} | ${flag} | ${def} | ${s.doc} |`;
   });
   return ['| environment | flag | default | meaning |', '|---|---|---|---|', ...rows].join('\n');

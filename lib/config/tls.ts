@@ -23,14 +23,31 @@ export interface TlsSettings {
   readonly serverName: string | null;
 }
 
-export const DEFAULT_TLS: TlsSettings = Object.freeze({ enabled: false, caFile: null, certFile: null, keyFile: null, certReqs: 'required', serverName: null });
+export const DEFAULT_TLS: TlsSettings = Object.freeze({
+  enabled: false,
+  caFile: null,
+  certFile: null,
+  keyFile: null,
+  certReqs: 'required',
+  serverName: null,
+});
 
-const CERT_REQS: Readonly<Record<string, CertReqs>> = { cert_required: 'required', required: 'required', cert_optional: 'optional', optional: 'optional', cert_none: 'none', none: 'none' };
+const CERT_REQS: Readonly<Record<string, CertReqs>> = {
+  cert_required: 'required',
+  required: 'required',
+  cert_optional: 'optional',
+  optional: 'optional',
+  cert_none: 'none',
+  none: 'none',
+};
 
 export function parseCertReqs(v: unknown): CertReqs | undefined {
   if (typeof v === 'number') return (['none', 'optional', 'required'] as const)[v];
   if (typeof v !== 'string') return undefined;
-  const key = v.trim().toLowerCase().replace(/^ssl\./, '');
+  const key = v
+    .trim()
+    .toLowerCase()
+    .replace(/^ssl\./, '');
   return Object.hasOwn(CERT_REQS, key) ? CERT_REQS[key] : undefined;
 }
 
@@ -64,7 +81,9 @@ export function parseTlsSetting(text: string): TlsSettings {
   try {
     v = JSON.parse(t);
   } catch {
-    throw new ParseError('expected true, false or a JSON object, e.g. {"ca_certs": "/etc/ssl/ca.pem", "certfile": "client.pem", "keyfile": "client.key", "cert_reqs": "CERT_REQUIRED"}');
+    throw new ParseError(
+      'expected true, false or a JSON object, e.g. {"ca_certs": "/etc/ssl/ca.pem", "certfile": "client.pem", "keyfile": "client.key", "cert_reqs": "CERT_REQUIRED"}',
+    );
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ParseError('expected a JSON object');
   const o = v as Record<string, unknown>;
@@ -90,11 +109,20 @@ export function parseTlsSetting(text: string): TlsSettings {
   if (keyFile && !certFile) problems.push('keyfile needs certfile (the client certificate)');
   const reqsText = pick(KEYS.reqs);
   const certReqs = reqsText === undefined ? 'required' : parseCertReqs(reqsText);
-  if (certReqs === undefined) problems.push(`cert_reqs must be CERT_REQUIRED, CERT_OPTIONAL or CERT_NONE, got ${JSON.stringify(reqsText)}`);
+  if (certReqs === undefined) {
+    problems.push(`cert_reqs must be CERT_REQUIRED, CERT_OPTIONAL or CERT_NONE, got ${JSON.stringify(reqsText)}`);
+  }
   const server = pick(KEYS.server);
   if (server !== undefined && typeof server !== 'string') problems.push('server_hostname must be a string');
   if (problems.length) throw new ParseError(problems.join('; '));
-  return { enabled: true, caFile, certFile, keyFile, certReqs: certReqs ?? 'required', serverName: typeof server === 'string' && server !== '' ? server : null };
+  return {
+    enabled: true,
+    caFile,
+    certFile,
+    keyFile,
+    certReqs: certReqs ?? 'required',
+    serverName: typeof server === 'string' && server !== '' ? server : null,
+  };
 }
 
 /**
@@ -137,8 +165,12 @@ export function describeTlsFailure(err: unknown, setting: string): string | unde
     return `TLS: the server's certificate is not trusted (${e.code}: ${message}); give the CA that signed it as ca_certs in ${setting}, or cert_reqs CERT_NONE to skip verification (unsafe)`;
   }
   // OpenSSL's text is `…:ssl3_read_bytes:tlsv13 alert certificate required:…`: the alert is the part to show.
-  const alert = /alert (handshake failure|certificate required|bad certificate|unknown ca|certificate unknown)/i.exec(message)?.[1];
-  if (alert) return `TLS: the server refused this client's certificate or wants one (TLS alert: ${alert}); set certfile and keyfile in ${setting}`;
+  const alert = /alert (handshake failure|certificate required|bad certificate|unknown ca|certificate unknown)/i.exec(
+    message,
+  )?.[1];
+  if (alert) {
+    return `TLS: the server refused this client's certificate or wants one (TLS alert: ${alert}); set certfile and keyfile in ${setting}`;
+  }
   return undefined;
 }
 
@@ -163,9 +195,12 @@ export function redisTls(url: string, setting: TlsSettings = DEFAULT_TLS): { url
     u.searchParams.delete(k);
   }
   const tlsScheme = u.protocol === 'rediss:';
-  if (!tlsScheme && Object.keys(fromUrl).length > 0) throw new ParseError('ssl_* parameters need a rediss:// URL (Celery refuses them on redis://)');
+  if (!tlsScheme && Object.keys(fromUrl).length > 0) {
+    throw new ParseError('ssl_* parameters need a rediss:// URL (Celery refuses them on redis://)');
+  }
   if (!tlsScheme && !setting.enabled) return { url, tls: null };
-  const merged = Object.keys(fromUrl).length > 0 ? parseTlsSetting(JSON.stringify({ ...jsonOf(setting), ...fromUrl })) : setting;
+  const merged =
+    Object.keys(fromUrl).length > 0 ? parseTlsSetting(JSON.stringify({ ...jsonOf(setting), ...fromUrl })) : setting;
   return { url: u.toString(), tls: { ...merged, enabled: true } };
 }
 

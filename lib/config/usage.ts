@@ -58,7 +58,8 @@ const plain = (doc: string) => doc.replace(/`/g, '');
 
 export function usage(info: ProgramInfo): string {
   const col = 30;
-  const row = (left: string, right: string) => `  ${left.padEnd(col - 2)}${left.length > col - 3 ? `\n${' '.repeat(col)}` : ''}${wrap(right, 100, col)}`;
+  const row = (left: string, right: string) =>
+    `  ${left.padEnd(col - 2)}${left.length > col - 3 ? `\n${' '.repeat(col)}` : ''}${wrap(right, 100, col)}`;
   const out: string[] = [`Usage: ${info.program} [command] [options]`, '', info.summary, '', 'Commands:'];
   for (const c of info.commands) out.push(row(c.name, c.summary));
   out.push('', 'Options (each also read from the environment variables shown; a flag wins):');
@@ -82,7 +83,11 @@ export function usage(info: ProgramInfo): string {
  * Answers `-h`/`--help` (usage on stdout) and `--version`, before anything else is read: returns the exit
  * code (0) when it did, null otherwise. Arguments after `--` are not looked at.
  */
-export function answerInfoFlags(argv: readonly string[], info: ProgramInfo, out: (text: string) => void = (t) => void process.stdout.write(t)): number | null {
+export function answerInfoFlags(
+  argv: readonly string[],
+  info: ProgramInfo,
+  out: (text: string) => void = (t) => void process.stdout.write(t),
+): number | null {
   const end = argv.indexOf('--');
   const args = end >= 0 ? argv.slice(0, end) : argv;
   if (args.includes('-h') || args.includes('--help')) {

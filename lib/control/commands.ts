@@ -61,7 +61,16 @@ export const nok = (x: unknown) => ({ error: x });
 export function activeQueueInfo(name: string) {
   return {
     name,
-    exchange: { name, type: 'direct', arguments: null, durable: true, passive: false, auto_delete: false, delivery_mode: null, no_declare: false },
+    exchange: {
+      name,
+      type: 'direct',
+      arguments: null,
+      durable: true,
+      passive: false,
+      auto_delete: false,
+      delivery_mode: null,
+      no_declare: false,
+    },
     routing_key: name,
     queue_arguments: null,
     binding_arguments: null,
@@ -81,7 +90,11 @@ export function activeQueueInfo(name: string) {
   };
 }
 
-function requestInfo(nodeName: string, m: TaskMessage, extra: { started?: number; acknowledged?: boolean; queue?: string } = {}) {
+function requestInfo(
+  nodeName: string,
+  m: TaskMessage,
+  extra: { started?: number; acknowledged?: boolean; queue?: string } = {},
+) {
   return {
     id: m.id,
     name: m.task,
@@ -97,8 +110,9 @@ function requestInfo(nodeName: string, m: TaskMessage, extra: { started?: number
 }
 
 export function controlCommands(c: CommandContext): Record<string, ControlHandler> {
-const w = c.worker;
-const info = (m: TaskMessage, extra?: { started?: number; acknowledged?: boolean; queue?: string }) => requestInfo(c.nodeName, m, extra);
+  const w = c.worker;
+  const info = (m: TaskMessage, extra?: { started?: number; acknowledged?: boolean; queue?: string }) =>
+    requestInfo(c.nodeName, m, extra);
   const ids = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeof v === 'string' ? [v] : []);
   return {
     ping: () => ok('pong'),
@@ -115,12 +129,17 @@ const info = (m: TaskMessage, extra?: { started?: number; acknowledged?: boolean
       return null;
     },
     registered: (a) => w.registeredNames().filter((n) => a.builtins === true || !n.startsWith('celery.')),
-    active: () => w.activeRuns().map((r) => info(r.msg, { started: r.startedAt, acknowledged: r.acknowledged, queue: r.queue })),
+    active: () =>
+      w.activeRuns().map((r) => info(r.msg, { started: r.startedAt, acknowledged: r.acknowledged, queue: r.queue })),
     reserved: () => w.reservedMessages().map((m) => info(m)),
     // Celery's held ETA requests, then the countdowns parked in the broker for our queues (held by nobody yet).
     scheduled: async () => [
       ...w.heldMessages().map((m) => ({ eta: m.eta?.iso ?? null, priority: 6, request: info(m) })),
-      ...(await c.parked()).map((p) => ({ eta: p.msg.eta?.iso ?? new Date(p.dueMs).toISOString(), priority: 6, request: info(p.msg) })),
+      ...(await c.parked()).map((p) => ({
+        eta: p.msg.eta?.iso ?? new Date(p.dueMs).toISOString(),
+        priority: 6,
+        request: info(p.msg),
+      })),
     ],
     revoked: () => w.revoked.ids(),
     // Celery's `query_task`: {id: [state, request info]} for the ids known here; a held ETA shows as 'scheduled'
@@ -130,13 +149,25 @@ const info = (m: TaskMessage, extra?: { started?: number; acknowledged?: boolean
       const out: Record<string, [string, ReturnType<typeof info>]> = {};
       for (const m of w.heldMessages()) if (wanted.has(m.id)) out[m.id] = ['scheduled', info(m)];
       for (const m of w.reservedMessages()) if (wanted.has(m.id)) out[m.id] = ['reserved', info(m)];
-      for (const r of w.activeRuns()) if (wanted.has(r.msg.id)) out[r.msg.id] = ['active', info(r.msg, { started: r.startedAt, acknowledged: r.acknowledged, queue: r.queue })];
+      for (const r of w.activeRuns()) {
+        if (wanted.has(r.msg.id)) {
+          out[r.msg.id] = [
+            'active',
+            info(r.msg, { started: r.startedAt, acknowledged: r.acknowledged, queue: r.queue }),
+          ];
+        }
+      }
       return out;
     },
     active_queues: () => w.activeQueues().map((q) => activeQueueInfo(q)),
     stats: () => stats(c),
-    conf: (a) => c.conf(a.with_defaults === true || (typeof a.with_defaults === 'string' && /^(1|true|yes|on|y|t)$/i.test(a.with_defaults))),
-    report: () => ok(`software -> ${'smarter-worker'} node ${process.version} ${os.type()} ${os.release()}\nnode: ${c.nodeName}\n`),
+    conf: (a) =>
+      c.conf(
+        a.with_defaults === true ||
+          (typeof a.with_defaults === 'string' && /^(1|true|yes|on|y|t)$/i.test(a.with_defaults)),
+      ),
+    report: () =>
+      ok(`software -> ${'smarter-worker'} node ${process.version} ${os.type()} ${os.release()}\nnode: ${c.nodeName}\n`),
     revoke: (a) => {
       const list = ids(a.task_id);
       const running = w.revokeTasks(list, a.terminate === true);
@@ -167,7 +198,9 @@ const info = (m: TaskMessage, extra?: { started?: number; acknowledged?: boolean
     },
     time_limit: (a) => {
       const num = (v: unknown) => (typeof v === 'number' ? v : null);
-      return w.setTimeLimits(String(a.task_name), num(a.soft), num(a.hard)) ? ok('time limits set successfully') : nok('unknown task');
+      return w.setTimeLimits(String(a.task_name), num(a.soft), num(a.hard))
+        ? ok('time limits set successfully')
+        : nok('unknown task');
     },
     add_consumer: async (a) => {
       if (typeof a.queue !== 'string' || a.queue === '') return nok('add_consumer needs a queue');
@@ -188,7 +221,7 @@ const info = (m: TaskMessage, extra?: { started?: number; acknowledged?: boolean
 }
 
 function stats(c: CommandContext) {
-const w = c.worker;
+  const w = c.worker;
   const usage = process.resourceUsage();
   const scheme = (/^([a-z]+):/i.exec(c.brokerUrl)?.[1] ?? 'amqp').toLowerCase();
   // kombu's transport names: Flower and `inspect stats` show them.

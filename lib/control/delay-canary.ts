@@ -73,7 +73,10 @@ export class DelayCanary {
 
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.round().catch((err: unknown) => this.logger.warn(`delay canary: ${String(err)}`)), this.opts.intervalMs);
+    this.timer = setInterval(
+      () => void this.round().catch((err: unknown) => this.logger.warn(`delay canary: ${String(err)}`)),
+      this.opts.intervalMs,
+    );
     this.timer.unref();
     void this.round().catch((err: unknown) => this.logger.warn(`delay canary: ${String(err)}`));
   }
@@ -115,7 +118,21 @@ export class DelayCanary {
         const id = randomUUID();
         this.outstanding.set(id, { level, sentAt: this.now() });
         const body = Buffer.from(JSON.stringify({ canary: id, level }));
-        await sendLater(this.broker, this.queue, { body, properties: { contentType: 'application/json', contentEncoding: 'utf-8', headers: {}, deliveryMode: 1, priority: 0 } }, 2 ** level * 1000);
+        await sendLater(
+          this.broker,
+          this.queue,
+          {
+            body,
+            properties: {
+              contentType: 'application/json',
+              contentEncoding: 'utf-8',
+              headers: {},
+              deliveryMode: 1,
+              priority: 0,
+            },
+          },
+          2 ** level * 1000,
+        );
       }
     } finally {
       this.running = false;
@@ -150,7 +167,11 @@ export class DelayCanary {
     this.lastTransitMs.set(o.level, transit);
     const lateMs = transit - 2 ** o.level * 1000;
     if (lateMs > this.opts.marginMs) this.markLate(o.level, lateMs, true);
-    else if (this.late.delete(o.level)) this.logger.info(`delay level ${o.level} flows again: its canary of ${2 ** o.level} s arrived after ${transit} ms`);
+    else if (this.late.delete(o.level)) {
+      this.logger.info(
+        `delay level ${o.level} flows again: its canary of ${2 ** o.level} s arrived after ${transit} ms`,
+      );
+    }
   }
 
   private markLate(level: number, lateMs: number, arrivedLate: boolean): void {

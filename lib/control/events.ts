@@ -86,7 +86,10 @@ export class EventDispatcher implements TaskEvents {
 
   startHeartbeat(intervalSeconds = 2): void {
     this.send('worker-online', this.workerFields(intervalSeconds));
-    this.heartbeatTimer = setInterval(() => this.send('worker-heartbeat', this.workerFields(intervalSeconds)), intervalSeconds * 1000);
+    this.heartbeatTimer = setInterval(
+      () => this.send('worker-heartbeat', this.workerFields(intervalSeconds)),
+      intervalSeconds * 1000,
+    );
     this.heartbeatTimer.unref();
   }
 
@@ -134,7 +137,12 @@ export class EventDispatcher implements TaskEvents {
     this.task('task-rejected', () => ({ uuid: taskId, requeue }));
   }
   revoked(taskId: string, how: { expired: boolean; terminated: boolean; signum: string | null }): void {
-    this.task('task-revoked', () => ({ uuid: taskId, terminated: how.terminated, signum: how.signum, expired: how.expired }));
+    this.task('task-revoked', () => ({
+      uuid: taskId,
+      terminated: how.terminated,
+      signum: how.signum,
+      expired: how.expired,
+    }));
   }
   poisoned(): void {}
 }

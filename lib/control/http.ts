@@ -36,7 +36,12 @@ export class TaskMetrics implements TaskEvents {
   }
   private readonly client = promClient();
   readonly registry = new this.client.Registry();
-  private readonly tasks = new this.client.Counter({ name: 'smarter_worker_tasks_total', help: 'Tasks by name and outcome', labelNames: ['task', 'outcome'], registers: [this.registry] });
+  private readonly tasks = new this.client.Counter({
+    name: 'smarter_worker_tasks_total',
+    help: 'Tasks by name and outcome',
+    labelNames: ['task', 'outcome'],
+    registers: [this.registry],
+  });
   private readonly runtime = new this.client.Histogram({
     name: 'smarter_worker_task_runtime_seconds',
     help: 'Task run time',
@@ -44,9 +49,24 @@ export class TaskMetrics implements TaskEvents {
     buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600],
     registers: [this.registry],
   });
-  private readonly poison = new this.client.Counter({ name: 'smarter_worker_poison_messages_total', help: 'Messages that never became a task (dead-lettered)', labelNames: ['queue'], registers: [this.registry] });
-  private readonly forwards = new this.client.Counter({ name: 'smarter_worker_forwarded_total', help: 'Messages of tasks this worker does not implement, forwarded', labelNames: ['task', 'to'], registers: [this.registry] });
-  private readonly rejects = new this.client.Counter({ name: 'smarter_worker_rejected_total', help: 'Messages rejected, requeued or not', labelNames: ['requeue'], registers: [this.registry] });
+  private readonly poison = new this.client.Counter({
+    name: 'smarter_worker_poison_messages_total',
+    help: 'Messages that never became a task (dead-lettered)',
+    labelNames: ['queue'],
+    registers: [this.registry],
+  });
+  private readonly forwards = new this.client.Counter({
+    name: 'smarter_worker_forwarded_total',
+    help: 'Messages of tasks this worker does not implement, forwarded',
+    labelNames: ['task', 'to'],
+    registers: [this.registry],
+  });
+  private readonly rejects = new this.client.Counter({
+    name: 'smarter_worker_rejected_total',
+    help: 'Messages rejected, requeued or not',
+    labelNames: ['requeue'],
+    registers: [this.registry],
+  });
 
   /** Set by the HTTP endpoint's stall watch, to know which runs may have held the event loop. */
   onStarted: ((m: TaskMessage) => void) | undefined;
@@ -84,7 +104,9 @@ export class TaskMetrics implements TaskEvents {
   }
   forwarded(task: string, to: string): void {
     // By name, so a migration shows what still flows; but a publisher chooses the names: capped.
-    if (!this.forwardedNames.has(task) && this.forwardedNames.size < MAX_FORWARDED_LABELS) this.forwardedNames.add(task);
+    if (!this.forwardedNames.has(task) && this.forwardedNames.size < MAX_FORWARDED_LABELS) {
+      this.forwardedNames.add(task);
+    }
     this.forwards.inc({ task: this.forwardedNames.has(task) ? task : OTHER_LABEL, to });
   }
 }
@@ -121,7 +143,13 @@ export interface HttpOptions {
   deadLetterSuffix?: string;
 }
 
-export function startHttp(broker: Broker, worker: WorkerControl, metrics: TaskMetrics, logger: Logger, opts: HttpOptions): http.Server {
+export function startHttp(
+  broker: Broker,
+  worker: WorkerControl,
+  metrics: TaskMetrics,
+  logger: Logger,
+  opts: HttpOptions,
+): http.Server {
   const loop = monitorEventLoopDelay({ resolution: 20 });
   loop.enable();
   const reg = metrics.registry;
@@ -130,18 +158,49 @@ export function startHttp(broker: Broker, worker: WorkerControl, metrics: TaskMe
   let reconnects = 0;
   broker.on('disconnected', () => reconnects++);
   const gauge = (name: string, help: string, get: () => number) =>
-    new client.Gauge({ name, help, registers: [reg], collect() { this.set(get()); } });
+    new client.Gauge({
+      name,
+      help,
+      registers: [reg],
+      collect() {
+        this.set(get());
+      },
+    });
   gauge('smarter_worker_in_flight', 'Tasks running now', () => worker.counters().active);
   gauge('smarter_worker_reserved', 'Tasks received and waiting for a slot', () => worker.counters().reserved);
   gauge('smarter_worker_eta_held', 'ETA messages held unacked until due', () => worker.counters().held);
   gauge('smarter_worker_prefetch', 'Prefetch count per consumer', () => worker.prefetchCount);
   gauge('smarter_worker_broker_reconnects', 'Broker connections lost since start', () => reconnects);
-  gauge('smarter_worker_stale_settles', 'Acks and rejects not sent because their channel had closed (redelivered by the broker)', () => broker.staleSettles);
-  gauge('smarter_worker_dropped_stale', 'Reserved or held messages of a closed channel dropped unrun (redelivered by the broker)', () => worker.counters().droppedStale);
-  gauge('smarter_worker_dead_letter_failed_attempts', 'Dead-letter copies that failed (each attempt)', () => worker.counters().deadLetterFailedAttempts);
-  gauge('smarter_worker_dead_letter_unsent', 'Messages left unacked because their dead-letter copy failed every attempt', () => worker.counters().deadLetterUnsent);
-  gauge('smarter_worker_delay_offloaded', 'Far-ETA messages moved into the delay topology since start', () => worker.counters().offloaded);
-  gauge('smarter_worker_event_loop_delay_seconds', 'Event-loop delay, p99 over the last interval', () => loop.percentile(99) / 1e9);
+  gauge(
+    'smarter_worker_stale_settles',
+    'Acks and rejects not sent because their channel had closed (redelivered by the broker)',
+    () => broker.staleSettles,
+  );
+  gauge(
+    'smarter_worker_dropped_stale',
+    'Reserved or held messages of a closed channel dropped unrun (redelivered by the broker)',
+    () => worker.counters().droppedStale,
+  );
+  gauge(
+    'smarter_worker_dead_letter_failed_attempts',
+    'Dead-letter copies that failed (each attempt)',
+    () => worker.counters().deadLetterFailedAttempts,
+  );
+  gauge(
+    'smarter_worker_dead_letter_unsent',
+    'Messages left unacked because their dead-letter copy failed every attempt',
+    () => worker.counters().deadLetterUnsent,
+  );
+  gauge(
+    'smarter_worker_delay_offloaded',
+    'Far-ETA messages moved into the delay topology since start',
+    () => worker.counters().offloaded,
+  );
+  gauge(
+    'smarter_worker_event_loop_delay_seconds',
+    'Event-loop delay, p99 over the last interval',
+    () => loop.percentile(99) / 1e9,
+  );
   new client.Gauge({
     name: 'smarter_worker_publish_renewals',
     help: 'Stuck publish channels (nothing confirmed past a bound) renewed since start, by a new channel or a new connection',
@@ -151,19 +210,69 @@ export function startHttp(broker: Broker, worker: WorkerControl, metrics: TaskMe
       for (const by of ['channel', 'connection'] as const) this.set({ by }, broker.publishRenewals?.[by] ?? 0);
     },
   });
-  const overBudget = new client.Gauge({ name: 'smarter_worker_over_wait_budget', help: 'Runs reported as waiting past their budget', labelNames: ['task'], registers: [reg] });
-  const delayed = new client.Gauge({ name: 'smarter_worker_delayed_messages', help: 'Messages waiting in each delay level', labelNames: ['level'], registers: [reg] });
-  const isReady = () => broker.connected && worker.state === 'RUNNING' && worker.queues.every((q) => broker.isConsuming(q));
-  gauge('smarter_worker_ready', '1 while /readyz says ready (connected, running, consuming every queue)', () => (isReady() ? 1 : 0));
-  const queueMessages = new client.Gauge({ name: 'smarter_worker_queue_messages', help: 'Messages ready in each consumed queue (not those delivered and unacked), as of the last scrape', labelNames: ['queue'], registers: [reg] });
-  const queueConsumers = new client.Gauge({ name: 'smarter_worker_queue_consumers', help: 'Consumers (consumer tags) of each consumed queue, every worker counted, as of the last scrape; on RabbitMQ a worker may hold several, one per widening of its window', labelNames: ['queue'], registers: [reg] });
-  const deadLetters = new client.Gauge({ name: 'smarter_worker_dead_letter_messages', help: 'Messages in the dead-letter queue of each consumed queue', labelNames: ['queue'], registers: [reg] });
+  const overBudget = new client.Gauge({
+    name: 'smarter_worker_over_wait_budget',
+    help: 'Runs reported as waiting past their budget',
+    labelNames: ['task'],
+    registers: [reg],
+  });
+  const delayed = new client.Gauge({
+    name: 'smarter_worker_delayed_messages',
+    help: 'Messages waiting in each delay level',
+    labelNames: ['level'],
+    registers: [reg],
+  });
+  const isReady = () =>
+    broker.connected && worker.state === 'RUNNING' && worker.queues.every((q) => broker.isConsuming(q));
+  gauge('smarter_worker_ready', '1 while /readyz says ready (connected, running, consuming every queue)', () =>
+    isReady() ? 1 : 0,
+  );
+  const queueMessages = new client.Gauge({
+    name: 'smarter_worker_queue_messages',
+    help: 'Messages ready in each consumed queue (not those delivered and unacked), as of the last scrape',
+    labelNames: ['queue'],
+    registers: [reg],
+  });
+  const queueConsumers = new client.Gauge({
+    name: 'smarter_worker_queue_consumers',
+    help: 'Consumers (consumer tags) of each consumed queue, every worker counted, as of the last scrape; on RabbitMQ a worker may hold several, one per widening of its window',
+    labelNames: ['queue'],
+    registers: [reg],
+  });
+  const deadLetters = new client.Gauge({
+    name: 'smarter_worker_dead_letter_messages',
+    help: 'Messages in the dead-letter queue of each consumed queue',
+    labelNames: ['queue'],
+    registers: [reg],
+  });
   const canary = opts.canary;
-  const canaryLate = new client.Gauge({ name: 'smarter_worker_delay_canary_late_seconds', help: 'How late past its bound the last canary of each watched delay level is (0: in time); set by the replica holding the canary lock', labelNames: ['level'], registers: [reg] });
-  const canaryTransit = new client.Gauge({ name: 'smarter_worker_delay_canary_transit_seconds', help: 'Send-to-arrival time of the last canary countdown of each watched delay level (bound: 2^level s)', labelNames: ['level'], registers: [reg] });
-  gauge('smarter_worker_delay_canary_holder', '1 while this replica holds the delay canary lock and sends the canaries', () => (canary?.holder ? 1 : 0));
-  const stalls = new client.Counter({ name: 'smarter_worker_event_loop_stalls_total', help: 'Times the event loop was blocked past the stall threshold', registers: [reg] });
-  const lastStall = new client.Gauge({ name: 'smarter_worker_event_loop_last_stall_seconds', help: 'How long the last stall blocked the event loop', registers: [reg] });
+  const canaryLate = new client.Gauge({
+    name: 'smarter_worker_delay_canary_late_seconds',
+    help: 'How late past its bound the last canary of each watched delay level is (0: in time); set by the replica holding the canary lock',
+    labelNames: ['level'],
+    registers: [reg],
+  });
+  const canaryTransit = new client.Gauge({
+    name: 'smarter_worker_delay_canary_transit_seconds',
+    help: 'Send-to-arrival time of the last canary countdown of each watched delay level (bound: 2^level s)',
+    labelNames: ['level'],
+    registers: [reg],
+  });
+  gauge(
+    'smarter_worker_delay_canary_holder',
+    '1 while this replica holds the delay canary lock and sends the canaries',
+    () => (canary?.holder ? 1 : 0),
+  );
+  const stalls = new client.Counter({
+    name: 'smarter_worker_event_loop_stalls_total',
+    help: 'Times the event loop was blocked past the stall threshold',
+    registers: [reg],
+  });
+  const lastStall = new client.Gauge({
+    name: 'smarter_worker_event_loop_last_stall_seconds',
+    help: 'How long the last stall blocked the event loop',
+    registers: [reg],
+  });
   // Whatever held the loop ran between two ticks: a run active at the previous tick, or one started since.
   let suspects = new Set<string>();
   const label = (m: TaskMessage) => `${m.task}[${m.id}]`;
@@ -174,7 +283,10 @@ export function startHttp(broker: Broker, worker: WorkerControl, metrics: TaskMe
       stalls.inc();
       lastStall.set(blockedMs / 1000);
       const tasks = [...suspects].slice(0, 20);
-      logger.warn(`event loop blocked for ${blockedMs} ms; tasks that ran meanwhile: ${tasks.length > 0 ? tasks.join(', ') : 'none'}`, { blocked_ms: blockedMs, tasks });
+      logger.warn(
+        `event loop blocked for ${blockedMs} ms; tasks that ran meanwhile: ${tasks.length > 0 ? tasks.join(', ') : 'none'}`,
+        { blocked_ms: blockedMs, tasks },
+      );
     },
     onTick: () => {
       suspects = new Set(worker.activeRuns().map((r) => label(r.msg)));
@@ -190,18 +302,32 @@ export function startHttp(broker: Broker, worker: WorkerControl, metrics: TaskMe
       const maxDelayMs = loop.max / 1e6;
       loop.reset();
       const lateDelayLevels = canary?.lateLevels().map((l) => l.level) ?? [];
-      const health = healthOf({ maxDelayMs, livenessMs: opts.maxLoopDelayMs ?? 5000, lastStall: watch.lastStall, now: Date.now(), degradedForMs: opts.degradedForMs ?? 60_000, lateDelayLevels });
+      const health = healthOf({
+        maxDelayMs,
+        livenessMs: opts.maxLoopDelayMs ?? 5000,
+        lastStall: watch.lastStall,
+        now: Date.now(),
+        degradedForMs: opts.degradedForMs ?? 60_000,
+        lateDelayLevels,
+      });
       send(health.code, health.body);
     } else if (path === '/readyz') {
       const idle = worker.queues.filter((q) => !broker.isConsuming(q));
       const ready = isReady();
       const why = idle.length > 0 && broker.connected ? `, not consuming ${idle.join(', ')}` : '';
-      send(ready ? 200 : 503, ready ? 'ready\n' : `not ready: broker ${broker.connected ? 'connected' : 'disconnected'}, worker ${worker.state}${why}\n`);
+      send(
+        ready ? 200 : 503,
+        ready
+          ? 'ready\n'
+          : `not ready: broker ${broker.connected ? 'connected' : 'disconnected'}, worker ${worker.state}${why}\n`,
+      );
     } else if (path === '/metrics') {
       void (async () => {
         for (const [task, n] of worker.counters().overWaitBudget) overBudget.set({ task }, n);
         if (broker.connected) {
-          for (const l of await broker.delayedStats().catch(() => [])) delayed.set({ level: String(l.level) }, l.messages);
+          for (const l of await broker.delayedStats().catch(() => [])) {
+            delayed.set({ level: String(l.level) }, l.messages);
+          }
           for (const queue of worker.queues) {
             const q = await broker.inspectQueue(queue).catch(() => null);
             if (q) {
@@ -226,7 +352,9 @@ export function startHttp(broker: Broker, worker: WorkerControl, metrics: TaskMe
     }
   });
   const host = opts.host ?? '0.0.0.0';
-  server.listen(opts.port, host, () => logger.info(`health and metrics on ${host}:${opts.port} (/healthz, /readyz, /metrics)`));
+  server.listen(opts.port, host, () =>
+    logger.info(`health and metrics on ${host}:${opts.port} (/healthz, /readyz, /metrics)`),
+  );
   server.on('close', () => {
     loop.disable();
     watch.stop();

@@ -46,17 +46,21 @@ export async function mingle(
   const replies = new Map<string, unknown>();
   await broker.declareExchange(pidboxExchange);
   await broker.declareExchange(replyExchange);
-  await broker.subscribe(REPLY_EXCHANGE, { queue: replyQueue, pattern: ticket, expiresMs: 10_000, messageTtlMs: 300_000 }, (d) => {
-    try {
-      const headers = isRecord(d.raw.properties.headers) ? d.raw.properties.headers : {};
-      if (headers.ticket !== undefined && headers.ticket !== ticket) return;
-      const body = parseKombuJson(d.raw.body.toString('utf8'));
-      if (!isRecord(body)) return;
-      for (const [node, reply] of Object.entries(body)) if (node !== nodeName) replies.set(node, reply);
-    } catch (err) {
-      logger.warn(`mingle: dropped a malformed reply: ${coerceError(err).message}`);
-    }
-  });
+  await broker.subscribe(
+    REPLY_EXCHANGE,
+    { queue: replyQueue, pattern: ticket, expiresMs: 10_000, messageTtlMs: 300_000 },
+    (d) => {
+      try {
+        const headers = isRecord(d.raw.properties.headers) ? d.raw.properties.headers : {};
+        if (headers.ticket !== undefined && headers.ticket !== ticket) return;
+        const body = parseKombuJson(d.raw.body.toString('utf8'));
+        if (!isRecord(body)) return;
+        for (const [node, reply] of Object.entries(body)) if (node !== nodeName) replies.set(node, reply);
+      } catch (err) {
+        logger.warn(`mingle: dropped a malformed reply: ${coerceError(err).message}`);
+      }
+    },
+  );
   try {
     const revoked = revokedForHello(target.revokedEntries());
     const content = encodeContent({

@@ -41,7 +41,12 @@ export function pidboxSubscription(nodeName: string): SubscriptionSpec {
 type Reply = unknown;
 
 function globMatch(pattern: string, text: string): boolean {
-  const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  const re = new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
   return re.test(text);
 }
 
@@ -78,7 +83,16 @@ export class Pidbox {
       }
       return out;
     };
-    this.handlers = controlCommands({ worker, clock, events, logger, nodeName: opts.nodeName, conf: opts.conf, brokerUrl: opts.brokerUrl, onShutdown: opts.onShutdown, parked,
+    this.handlers = controlCommands({
+      worker,
+      clock,
+      events,
+      logger,
+      nodeName: opts.nodeName,
+      conf: opts.conf,
+      brokerUrl: opts.brokerUrl,
+      onShutdown: opts.onShutdown,
+      parked,
       learnRevokes: refusal(opts.control ?? { mode: 'all' }, 'revoke') === null,
     });
   }
@@ -87,7 +101,9 @@ export class Pidbox {
     await this.broker.declareExchange(pidboxExchange);
     await this.broker.declareExchange(replyExchange);
     await this.broker.subscribe(PIDBOX_EXCHANGE, pidboxSubscription(this.opts.nodeName), (d) => {
-      this.handle(d).catch((err: unknown) => this.logger.error('unexpected error in a control command', { error: coerceError(err).message }));
+      this.handle(d).catch((err: unknown) =>
+        this.logger.error('unexpected error in a control command', { error: coerceError(err).message }),
+      );
     });
   }
 
@@ -160,7 +176,9 @@ export class Pidbox {
         },
       });
     } catch (err) {
-      this.logger.warn(`could not reply to control command ${String(request.method)}`, { error: coerceError(err).message });
+      this.logger.warn(`could not reply to control command ${String(request.method)}`, {
+        error: coerceError(err).message,
+      });
     }
   }
 }

@@ -6,7 +6,15 @@
  */
 
 /** The commands that change what the worker does or whether it runs. */
-export const CHANGING_COMMANDS = ['shutdown', 'terminate', 'rate_limit', 'time_limit', 'add_consumer', 'cancel_consumer', 'revoke'] as const;
+export const CHANGING_COMMANDS = [
+  'shutdown',
+  'terminate',
+  'rate_limit',
+  'time_limit',
+  'add_consumer',
+  'cancel_consumer',
+  'revoke',
+] as const;
 export type ChangingCommand = (typeof CHANGING_COMMANDS)[number];
 
 export type ControlPolicy = { mode: 'all' } | { mode: 'inspect'; allow: readonly ChangingCommand[] };
@@ -29,7 +37,9 @@ export function parseControlPolicy(text: string): ControlPolicy {
     else unknown.push(item);
   }
   if (unknown.length > 0) {
-    throw new Error(`unknown control command(s) ${unknown.join(', ')}: expected all, inspect, or a list of: ${CHANGING_COMMANDS.join(', ')}`);
+    throw new Error(
+      `unknown control command(s) ${unknown.join(', ')}: expected all, inspect, or a list of: ${CHANGING_COMMANDS.join(', ')}`,
+    );
   }
   return { mode: 'inspect', allow };
 }

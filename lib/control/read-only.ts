@@ -7,7 +7,11 @@ import type http from 'node:http';
 export type Send = (code: number, body: string, type?: string, extra?: Record<string, string>) => void;
 
 /** The request's path and a reply function, or null when it was already refused. */
-export function readOnly(req: http.IncomingMessage, res: http.ServerResponse, paths: ReadonlySet<string>): { path: string; send: Send } | null {
+export function readOnly(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  paths: ReadonlySet<string>,
+): { path: string; send: Send } | null {
   const send: Send = (code, body, type = 'text/plain; charset=utf-8', extra = {}) => {
     res.writeHead(code, { 'content-type': type, ...extra });
     // HEAD: the status and headers of a GET, no body (node drops it, but say so).

@@ -73,14 +73,31 @@ export interface Health {
  * /healthz: 503 only when the loop was held past the liveness limit since the last probe (restart me); 200
  * "degraded" while a shorter stall is recent (look at me, do not kill me); otherwise 200 "ok".
  */
-export function healthOf(input: { maxDelayMs: number; livenessMs: number; lastStall: Stall | null; now: number; degradedForMs: number; lateDelayLevels?: readonly number[] }): Health {
-  if (input.maxDelayMs > input.livenessMs) return { code: 503, body: `event loop stalled for ${Math.round(input.maxDelayMs)} ms\n` };
+export function healthOf(input: {
+  maxDelayMs: number;
+  livenessMs: number;
+  lastStall: Stall | null;
+  now: number;
+  degradedForMs: number;
+  lateDelayLevels?: readonly number[];
+}): Health {
+  if (input.maxDelayMs > input.livenessMs) {
+    return { code: 503, body: `event loop stalled for ${Math.round(input.maxDelayMs)} ms\n` };
+  }
   // A stalled delay level is the broker's, not this process's: a restart would not heal it.
   const late = input.lateDelayLevels ?? [];
-  if (late.length > 0) return { code: 200, body: `degraded: delay level${late.length > 1 ? 's' : ''} ${late.join(', ')} late (stalled?)\n` };
+  if (late.length > 0) {
+    return {
+      code: 200,
+      body: `degraded: delay level${late.length > 1 ? 's' : ''} ${late.join(', ')} late (stalled?)\n`,
+    };
+  }
   const s = input.lastStall;
   if (s && input.now - s.at < input.degradedForMs) {
-    return { code: 200, body: `degraded: event loop blocked for ${s.blockedMs} ms, ${Math.round((input.now - s.at) / 1000)} s ago\n` };
+    return {
+      code: 200,
+      body: `degraded: event loop blocked for ${s.blockedMs} ms, ${Math.round((input.now - s.at) / 1000)} s ago\n`,
+    };
   }
   return { code: 200, body: 'ok\n' };
 }

@@ -4,7 +4,12 @@
  * …) or by RabbitMQ's own dead-lettering (`x-death`), and readable without decoding a body that may be
  * the very reason the message is here.
  */
-import { DEAD_LETTER_HEADER, FORWARDED_BY_HEADER, FORWARDED_FROM_HEADER, RABBITMQ_DEATH_HEADER } from '../protocol/headers.js';
+import {
+  DEAD_LETTER_HEADER,
+  FORWARDED_BY_HEADER,
+  FORWARDED_FROM_HEADER,
+  RABBITMQ_DEATH_HEADER,
+} from '../protocol/headers.js';
 import { headersOf } from '../broker/republish.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../protocol/content.js';
 import { decodeTaskMessage } from '../protocol/decode.js';
@@ -63,7 +68,9 @@ function taskOf(raw: RawMessage, headers: Record<string, unknown>): string {
 export function describeDeadLetter(raw: RawMessage): DeadLetter {
   const headers = headersOf(raw);
   const death = lastDeath(headers);
-  const reason = text(headers[DEAD_LETTER_HEADER.reason]) ?? (death ? `rabbitmq: ${text(death.reason) ?? 'dead-lettered'}` : '(no reason recorded)');
+  const reason =
+    text(headers[DEAD_LETTER_HEADER.reason]) ??
+    (death ? `rabbitmq: ${text(death.reason) ?? 'dead-lettered'}` : '(no reason recorded)');
   const originalQueue = text(headers[DEAD_LETTER_HEADER.originalQueue]) ?? (death ? text(death.queue) : null);
   const atText = text(headers[DEAD_LETTER_HEADER.at]);
   let at: number | null = atText ? Date.parse(atText) : null;

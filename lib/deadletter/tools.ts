@@ -23,7 +23,11 @@ export interface DeadLetterSummary {
  * Gets up to the queue's current message count, unacked, handing each to `visit`. New messages that
  * arrive meanwhile are not visited: a replayed message that fails again and comes back is not replayed twice.
  */
-async function walk(broker: Broker, queue: string, visit: (m: Delivery, d: DeadLetter) => Promise<void>): Promise<void> {
+async function walk(
+  broker: Broker,
+  queue: string,
+  visit: (m: Delivery, d: DeadLetter) => Promise<void>,
+): Promise<void> {
   const stats = await broker.inspectQueue(queue);
   if (stats === null) throw new BrokerError(`queue ${queue} does not exist`);
   await broker.take(queue, stats.messageCount, (m) => visit(m, describeDeadLetter(m.raw)));
@@ -73,7 +77,8 @@ export async function replayDeadLetters(broker: Broker, queue: string, o: Replay
   const stayed = new Map<string, number>();
   const exists = new Map<string, boolean>();
   await walk(broker, queue, async (m, d) => {
-    const chosen = (o.task === undefined || d.task === o.task) && (o.reason === undefined || d.reason.includes(o.reason));
+    const chosen =
+      (o.task === undefined || d.task === o.task) && (o.reason === undefined || d.reason.includes(o.reason));
     if (!chosen || (o.limit !== undefined && report.replayed >= o.limit)) {
       report.skipped++;
       return;

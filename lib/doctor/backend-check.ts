@@ -9,7 +9,13 @@ export async function resultBackendCheck(url: string, tls?: TlsSettings, timeout
   const subject = 'result backend';
   if (url === '') return ok(subject, 'none configured (results are not stored)');
   if (url.startsWith('rpc://')) return ok(subject, 'rpc:// (replies through the broker, checked above)');
-  const r = new (ioredis().Redis)({ ...redisTarget(url, undefined, tls).options, lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const r = new (ioredis().Redis)({
+    ...redisTarget(url, undefined, tls).options,
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   let last = '';
   r.on('error', (err: Error) => void (last = err.message));
   try {
@@ -17,7 +23,10 @@ export async function resultBackendCheck(url: string, tls?: TlsSettings, timeout
     await r.ping();
     return ok(subject, `${redactUrl(url)} answers`);
   } catch (err) {
-    return fail(subject, `${redactUrl(url)} does not answer (${last || (err as Error).message}): check CELERY_RESULT_BACKEND (host, port, password, database) and that Redis runs`);
+    return fail(
+      subject,
+      `${redactUrl(url)} does not answer (${last || (err as Error).message}): check CELERY_RESULT_BACKEND (host, port, password, database) and that Redis runs`,
+    );
   } finally {
     r.disconnect();
   }

@@ -44,13 +44,24 @@ export async function queueChecks(broker: Broker, o: BrokerCheckOptions): Promis
     const s = await broker.inspectQueue(q);
     const subject = `queue ${q}`;
     if (!s) {
-      out.push(fail(subject, `not declared: start a worker consuming it (smarter-worker -Q ${q}), which declares it, or correct the queue name`));
+      out.push(
+        fail(
+          subject,
+          `not declared: start a worker consuming it (smarter-worker -Q ${q}), which declares it, or correct the queue name`,
+        ),
+      );
       continue;
     }
     // AMQP 0-9-1 tells ready messages and consumers only; unacked counts and ages need the management API.
     const counts = `${plural(s.messageCount, 'ready message')}, ${plural(s.consumerCount, 'consumer')}`;
-    if (s.consumerCount === 0) out.push(fail(subject, `${counts}: no worker consumes it; start one (smarter-worker -Q ${q}) or check why its workers are not ready (/readyz)`));
-    else out.push(ok(subject, counts));
+    if (s.consumerCount === 0) {
+      out.push(
+        fail(
+          subject,
+          `${counts}: no worker consumes it; start one (smarter-worker -Q ${q}) or check why its workers are not ready (/readyz)`,
+        ),
+      );
+    } else out.push(ok(subject, counts));
   }
   return out;
 }
@@ -65,15 +76,24 @@ export async function deadLetterChecks(broker: Broker, o: BrokerCheckOptions): P
       continue;
     }
     const summary = await listDeadLetters(broker, dlq);
-    const reasons = [...summary.byReason].sort((a, b) => b[1] - a[1]).map(([r, n]) => `${n} × ${r.length > 80 ? `${r.slice(0, 77)}…` : r}`);
-    out.push(warn(`dead letters ${dlq}`, `${plural(s.messageCount, 'message')} (${reasons.join('; ')}): read them with \`smarter-worker dead-letter list ${q}\`, fix the cause, then \`smarter-worker dead-letter replay ${q}\``));
+    const reasons = [...summary.byReason]
+      .sort((a, b) => b[1] - a[1])
+      .map(([r, n]) => `${n} × ${r.length > 80 ? `${r.slice(0, 77)}…` : r}`);
+    out.push(
+      warn(
+        `dead letters ${dlq}`,
+        `${plural(s.messageCount, 'message')} (${reasons.join('; ')}): read them with \`smarter-worker dead-letter list ${q}\`, fix the cause, then \`smarter-worker dead-letter replay ${q}\``,
+      ),
+    );
   }
   return out;
 }
 
 /** AMQP: every level queue and the sink exist. Any broker: a 1 s countdown to a queue of the doctor's own arrives in time. */
 export async function delayChecks(broker: Broker, o: BrokerCheckOptions): Promise<Finding[]> {
-  if (!o.delayed || !broker.capabilities.nativeDelay) return [ok('delay topology', 'not used (delayed delivery off, or a broker without one)')];
+  if (!o.delayed || !broker.capabilities.nativeDelay) {
+    return [ok('delay topology', 'not used (delayed delivery off, or a broker without one)')];
+  }
   const out: Finding[] = [];
   const levels = await broker.delayedStats();
   // Each level is a queue of its own on AMQP (on Redis all are one sorted set, which exists once used).
@@ -81,7 +101,12 @@ export async function delayChecks(broker: Broker, o: BrokerCheckOptions): Promis
     const missing: string[] = [];
     for (const l of levels) if (!(await broker.inspectQueue(l.queue))) missing.push(l.queue);
     if (missing.length > 0) {
-      out.push(fail('delay topology', `missing ${missing.join(', ')}: start a worker (it declares the topology at every connection); countdowns sent meanwhile were refused`));
+      out.push(
+        fail(
+          'delay topology',
+          `missing ${missing.join(', ')}: start a worker (it declares the topology at every connection); countdowns sent meanwhile were refused`,
+        ),
+      );
       return out;
     }
   }
@@ -89,8 +114,14 @@ export async function delayChecks(broker: Broker, o: BrokerCheckOptions): Promis
   if (backlog) {
     const overdue = backlog.earliestDueAt !== null ? Date.now() - backlog.earliestDueAt : 0;
     const what = `${plural(backlog.delayed, 'delayed message')}${backlog.earliestDueAt !== null ? `, earliest due ${new Date(backlog.earliestDueAt).toISOString()}` : ''}`;
-    if (overdue > 60_000) out.push(fail('delayed set', `${what}, ${seconds(overdue)} overdue: no worker of this build is moving due messages; start one (only smarter-worker moves them)`));
-    else out.push(ok('delayed set', what));
+    if (overdue > 60_000) {
+      out.push(
+        fail(
+          'delayed set',
+          `${what}, ${seconds(overdue)} overdue: no worker of this build is moving due messages; start one (only smarter-worker moves them)`,
+        ),
+      );
+    } else out.push(ok('delayed set', what));
   } else {
     const total = levels.reduce((n, l) => n + l.messages, 0);
     out.push(ok('delay topology', `${levels.length} levels declared; ${plural(total, 'countdown')} waiting`));
@@ -108,16 +139,34 @@ async function probe(broker: Broker, marginMs: number): Promise<Finding> {
   const t0 = Date.now();
   let arrived: (ms: number) => void = () => undefined;
   const got = new Promise<number>((r) => (arrived = r));
-  await broker.consume(DOCTOR_PROBE_QUEUE, (d) => {
-    if (d.raw.body.toString('utf8') === id) arrived(Date.now() - t0);
-  }, { noAck: true });
+  await broker.consume(
+    DOCTOR_PROBE_QUEUE,
+    (d) => {
+      if (d.raw.body.toString('utf8') === id) arrived(Date.now() - t0);
+    },
+    { noAck: true },
+  );
   let timer: NodeJS.Timeout | undefined;
   try {
     const minDelay = Math.max(1000, broker.capabilities.delayResolutionMs);
-    await sendLater(broker, DOCTOR_PROBE_QUEUE, { body: Buffer.from(id), properties: { contentType: 'text/plain', contentEncoding: 'utf-8', headers: {}, deliveryMode: 1, priority: 0 } }, minDelay);
-    const ms = await Promise.race([got, new Promise<null>((r) => (timer = setTimeout(() => r(null), minDelay + marginMs)))]);
+    await sendLater(
+      broker,
+      DOCTOR_PROBE_QUEUE,
+      {
+        body: Buffer.from(id),
+        properties: { contentType: 'text/plain', contentEncoding: 'utf-8', headers: {}, deliveryMode: 1, priority: 0 },
+      },
+      minDelay,
+    );
+    const ms = await Promise.race([
+      got,
+      new Promise<null>((r) => (timer = setTimeout(() => r(null), minDelay + marginMs))),
+    ]);
     if (ms === null) {
-      return fail('delay probe', `a ${seconds(minDelay)} countdown did not arrive within ${seconds(minDelay + marginMs)}: a delay level is stalled (docs/runbook.md, "Healing a stalled delay level") or, on Redis, no worker moves due messages`);
+      return fail(
+        'delay probe',
+        `a ${seconds(minDelay)} countdown did not arrive within ${seconds(minDelay + marginMs)}: a delay level is stalled (docs/runbook.md, "Healing a stalled delay level") or, on Redis, no worker moves due messages`,
+      );
     }
     return ok('delay probe', `a ${seconds(minDelay)} countdown arrived after ${ms} ms`);
   } finally {
@@ -129,9 +178,15 @@ async function probe(broker: Broker, marginMs: number): Promise<Finding> {
 export async function redisUnackedChecks(broker: Broker): Promise<Finding[]> {
   if (!broker.backlog) return [];
   const b = await broker.backlog();
-  const oldest = b.oldestUnackedAgeMs === null ? 'none unacked' : `oldest delivered ${seconds(b.oldestUnackedAgeMs)} ago`;
+  const oldest =
+    b.oldestUnackedAgeMs === null ? 'none unacked' : `oldest delivered ${seconds(b.oldestUnackedAgeMs)} ago`;
   if (b.unackedOverdue > 0) {
-    return [fail('unacked', `${plural(b.unackedOverdue, 'message')} unacked for longer than the visibility timeout (${b.visibilityTimeoutSeconds} s), ${oldest}: their worker died; a running worker restores them within a quarter of the timeout, so start one if none runs`)];
+    return [
+      fail(
+        'unacked',
+        `${plural(b.unackedOverdue, 'message')} unacked for longer than the visibility timeout (${b.visibilityTimeoutSeconds} s), ${oldest}: their worker died; a running worker restores them within a quarter of the timeout, so start one if none runs`,
+      ),
+    ];
   }
   return [ok('unacked', `none past the visibility timeout (${b.visibilityTimeoutSeconds} s); ${oldest}`)];
 }
@@ -140,7 +195,12 @@ export async function redisUnackedChecks(broker: Broker): Promise<Finding[]> {
 export async function within<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([p, new Promise<never>((_r, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms)))]);
+    return await Promise.race([
+      p,
+      new Promise<never>(
+        (_r, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms)),
+      ),
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -27,7 +27,8 @@ const PICKLE = 'application/x-python-serialize';
 const load = createRequire(import.meta.url);
 let msgpack: typeof Msgpack | undefined;
 let jsYaml: typeof JsYaml | undefined;
-const msgpackDecode: typeof Msgpack.decode = (data, options) => (msgpack ??= load('@msgpack/msgpack') as typeof Msgpack).decode(data, options);
+const msgpackDecode: typeof Msgpack.decode = (data, options) =>
+  (msgpack ??= load('@msgpack/msgpack') as typeof Msgpack).decode(data, options);
 const yaml = (): typeof JsYaml => (jsYaml ??= load('js-yaml') as typeof JsYaml);
 
 function serializerFor(contentType: string): Serializer | 'pickle' | undefined {
@@ -104,7 +105,11 @@ function decompress(body: Buffer, compression: string, maxBytes: number | undefi
 const NO_EXTENSIONS: ExtensionCodecType<undefined> = {
   tryToEncode: () => null,
   decode: (_data, type) => {
-    throw new ProtocolError('PROTOCOL_CONTENT_DISALLOWED', 'body', `msgpack extension type ${type} is not accepted (kombu's msgpack sends none)`);
+    throw new ProtocolError(
+      'PROTOCOL_CONTENT_DISALLOWED',
+      'body',
+      `msgpack extension type ${type} is not accepted (kombu's msgpack sends none)`,
+    );
   },
 };
 
@@ -137,7 +142,11 @@ function checkNesting(value: unknown): void {
   for (let v = values.pop(); v !== undefined; v = values.pop()) {
     const depth = depths.pop() ?? 1;
     if (depth > MAX_NESTING) {
-      throw new ProtocolError('PROTOCOL_DECODE', 'body', `lists and mappings are nested deeper than ${MAX_NESTING} levels`);
+      throw new ProtocolError(
+        'PROTOCOL_DECODE',
+        'body',
+        `lists and mappings are nested deeper than ${MAX_NESTING} levels`,
+      );
     }
     for (const child of Array.isArray(v) ? (v as unknown[]) : Object.values(v)) {
       if (isContainer(child)) {
@@ -149,11 +158,20 @@ function checkNesting(value: unknown): void {
 }
 
 /** Decodes a body to an `unknown` value, or throws a `ProtocolError` that says what was wrong. */
-export function decodeContent(body: Buffer, label: ContentLabel, accept: readonly Serializer[], maxBytes?: number): unknown {
+export function decodeContent(
+  body: Buffer,
+  label: ContentLabel,
+  accept: readonly Serializer[],
+  maxBytes?: number,
+): unknown {
   const contentType = label.contentType;
   if (contentType === undefined || contentType.trim() === '') {
     // kombu reads a missing type as application/data, which no worker accepts.
-    throw new ProtocolError('PROTOCOL_CONTENT_DISALLOWED', 'properties.content_type', 'the message has no content type');
+    throw new ProtocolError(
+      'PROTOCOL_CONTENT_DISALLOWED',
+      'properties.content_type',
+      'the message has no content type',
+    );
   }
   const serializer = serializerFor(contentType);
   if (serializer === 'pickle') {
@@ -204,5 +222,9 @@ export interface EncodedContent {
 }
 
 export function encodeContent(value: unknown): EncodedContent {
-  return { body: Buffer.from(stringifyKombuJson(value), 'utf8'), contentType: 'application/json', contentEncoding: 'utf-8' };
+  return {
+    body: Buffer.from(stringifyKombuJson(value), 'utf8'),
+    contentType: 'application/json',
+    contentEncoding: 'utf-8',
+  };
 }

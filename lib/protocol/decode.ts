@@ -9,17 +9,7 @@
 import { ProtocolError } from '../errors.js';
 import { checkBodySize, decodeContent, type Serializer } from './content.js';
 import { fieldErrorOf } from './field-types.js';
-import {
-  isRecord,
-  list,
-  mapping,
-  optBool,
-  optDateTime,
-  optInt,
-  optStr,
-  str,
-  timelimit,
-} from './fields.js';
+import { isRecord, list, mapping, optBool, optDateTime, optInt, optStr, str, timelimit } from './fields.js';
 import { pyRepr, pyTupleRepr, truncate } from './repr.js';
 import type { RawMessage, Signature, TaskMessage } from './types.js';
 
@@ -141,7 +131,9 @@ function decodeV2(raw: RawMessage, headers: Record<string, unknown>, body: unkno
     stampedHeaders:
       headers.stamped_headers == null
         ? null
-        : list(headers.stamped_headers, 'headers.stamped_headers').map((s, i) => str(s, `headers.stamped_headers[${i}]`)),
+        : list(headers.stamped_headers, 'headers.stamped_headers').map((s, i) =>
+            str(s, `headers.stamped_headers[${i}]`),
+          ),
     stamps: headers.stamps == null ? {} : mapping(headers.stamps, 'headers.stamps'),
     customHeaders: customHeaders(headers),
     callbacks: signatures(embed.callbacks, 'embed.callbacks'),
@@ -200,7 +192,11 @@ export function decodeTaskMessage(raw: RawMessage, options: DecodeOptions): Task
   checkBodySize(raw.withheldBodyBytes ?? raw.body.length, options.maxBodyBytes);
   if (raw.withheldBodyBytes !== undefined) {
     // Only when the broker's limit and the decoder's differ: the body is not here to decode either way.
-    throw new ProtocolError('PROTOCOL_CONTENT_DISALLOWED', 'body', `the body is ${raw.withheldBodyBytes} bytes, over the broker's limit; it was not fetched`);
+    throw new ProtocolError(
+      'PROTOCOL_CONTENT_DISALLOWED',
+      'body',
+      `the body is ${raw.withheldBodyBytes} bytes, over the broker's limit; it was not fetched`,
+    );
   }
   const headers = headersOf(raw);
   const compression = optStr(headers.compression, 'headers.compression') ?? undefined;
@@ -212,5 +208,9 @@ export function decodeTaskMessage(raw: RawMessage, options: DecodeOptions): Task
   const body = decodeContent(raw.body, label, options.accept, options.maxBodyBytes);
   if (headers.task !== undefined && headers.task !== null) return decodeV2(raw, headers, body);
   if (isRecord(body) && 'task' in body) return decodeV1(raw, headers, body);
-  throw new ProtocolError('PROTOCOL_UNKNOWN_MESSAGE', 'message', 'neither a v2 `task` header nor a v1 body with `task`');
+  throw new ProtocolError(
+    'PROTOCOL_UNKNOWN_MESSAGE',
+    'message',
+    'neither a v2 `task` header nor a v1 body with `task`',
+  );
 }

@@ -114,7 +114,9 @@ function pyJson(value: unknown): string {
   if (typeof value === 'string' || typeof value === 'boolean') return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(pyJson).join(', ')}]`;
   if (typeof value === 'object') {
-    const parts = Object.entries(value as Record<string, unknown>).map(([k, v]) => `${JSON.stringify(k)}: ${pyJson(v)}`);
+    const parts = Object.entries(value as Record<string, unknown>).map(
+      ([k, v]) => `${JSON.stringify(k)}: ${pyJson(v)}`,
+    );
     return `{${parts.join(', ')}}`;
   }
   return 'null';

@@ -11,13 +11,15 @@ const AS_IS = new Set(['binary', 'ascii-8bit']);
 
 type Reader = (body: Buffer) => string | null;
 
-const utf16 = (label: 'utf-16le' | 'utf-16be'): Reader => (body) => {
-  try {
-    return new TextDecoder(label, { fatal: true, ignoreBOM: false }).decode(body);
-  } catch {
-    return null;
-  }
-};
+const utf16 =
+  (label: 'utf-16le' | 'utf-16be'): Reader =>
+  (body) => {
+    try {
+      return new TextDecoder(label, { fatal: true, ignoreBOM: false }).decode(body);
+    } catch {
+      return null;
+    }
+  };
 
 const READERS: Record<string, Reader> = {
   'utf-8': (b) => (isUtf8(b) ? b.toString('utf8') : null),
@@ -65,6 +67,12 @@ export function checkEncodingName(contentEncoding: string | undefined): void {
 export function decodeText(body: Buffer, contentEncoding: string | undefined): string {
   const { name, declared, reader } = readerFor(contentEncoding);
   const text = reader(body);
-  if (text === null) throw new ProtocolError('PROTOCOL_DECODE', 'body', `the body is not valid ${name}${declared === '' ? ' (no content_encoding: UTF-8, as kombu reads it)' : ''}`);
+  if (text === null) {
+    throw new ProtocolError(
+      'PROTOCOL_DECODE',
+      'body',
+      `the body is not valid ${name}${declared === '' ? ' (no content_encoding: UTF-8, as kombu reads it)' : ''}`,
+    );
+  }
   return text;
 }

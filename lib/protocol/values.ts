@@ -106,7 +106,10 @@ export class PyTime {
 export class PyUUID {
   readonly hex: string;
   constructor(text: string) {
-    const hex = text.replace(/^urn:uuid:/i, '').replace(/[{}-]/g, '').toLowerCase();
+    const hex = text
+      .replace(/^urn:uuid:/i, '')
+      .replace(/[{}-]/g, '')
+      .toLowerCase();
     if (!/^[0-9a-f]{32}$/.test(hex)) throw new TypeError(`not a UUID: ${JSON.stringify(text)}`);
     this.hex = hex;
   }

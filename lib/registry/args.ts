@@ -5,7 +5,11 @@
 import { TaskArgumentsError } from '../errors.js';
 import type { AnyTask } from './define-task.js';
 
-export function bindArguments(task: AnyTask<never> | AnyTask, args: readonly unknown[], kwargs: Record<string, unknown>): unknown {
+export function bindArguments(
+  task: AnyTask<never> | AnyTask,
+  args: readonly unknown[],
+  kwargs: Record<string, unknown>,
+): unknown {
   const problems: string[] = [];
   let input: Record<string, unknown>;
   if (task.varArgs) {

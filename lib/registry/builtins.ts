@@ -6,9 +6,12 @@ import { PythonException } from '../errors.js';
 import type { Signature } from '../protocol/types.js';
 import { ANY_QUEUE, defineTask, type AnyTask } from './define-task.js';
 
-const signatureSchema = z.custom<Signature>((v) => typeof v === 'object' && v !== null && typeof (v as { task?: unknown }).task === 'string', {
-  message: 'expected a signature object',
-});
+const signatureSchema = z.custom<Signature>(
+  (v) => typeof v === 'object' && v !== null && typeof (v as { task?: unknown }).task === 'string',
+  {
+    message: 'expected a signature object',
+  },
+);
 
 /** `celery.accumulate(*args, index=None)`: returns its arguments, or one of them. */
 export const accumulate = defineTask({
@@ -83,7 +86,13 @@ export const chordUnlock = defineTask({
       return ctx.retry({ countdown: interval ?? 1, maxRetries: null });
     }
     const failed = metas.findIndex((m) => m?.status !== 'SUCCESS');
-    if (failed >= 0) throw new PythonException('ChordError', 'celery.exceptions', `Dependency ${ids[failed]} raised ${JSON.stringify(metas[failed]?.result)}`);
+    if (failed >= 0) {
+      throw new PythonException(
+        'ChordError',
+        'celery.exceptions',
+        `Dependency ${ids[failed]} raised ${JSON.stringify(metas[failed]?.result)}`,
+      );
+    }
     ctx.logger.info(`chord ${group_id} complete; applying its body`);
     return ctx.applySignature(callback, [metas.map((m) => m?.result)]);
   },

@@ -6,7 +6,14 @@
  * worker's (`decide`).
  */
 import type { ResultBackend } from '../backend/backend.js';
-import { type ChildTuple, type StoredResult, type TaskState, childTuple, exceptionInfo, tracebackOf } from '../backend/meta.js';
+import {
+  type ChildTuple,
+  type StoredResult,
+  type TaskState,
+  childTuple,
+  exceptionInfo,
+  tracebackOf,
+} from '../backend/meta.js';
 import { type RetryTaskError, coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { pyRepr, truncate } from '../protocol/repr.js';
@@ -36,10 +43,24 @@ export interface Ending {
 }
 
 /** Stores a state of this task, unless its result is ignored; a backend that cannot store it is logged, never fatal. */
-export async function storeResult(e: Ending, state: TaskState, result: unknown, traceback: string | null, children: ChildTuple[] | null): Promise<void> {
+export async function storeResult(
+  e: Ending,
+  state: TaskState,
+  result: unknown,
+  traceback: string | null,
+  children: ChildTuple[] | null,
+): Promise<void> {
   if (e.ignoreResult) return;
   const { msg } = e;
-  const r: StoredResult = { taskId: msg.id, state, result, traceback, children, groupId: msg.group, parentId: msg.parentId };
+  const r: StoredResult = {
+    taskId: msg.id,
+    state,
+    result,
+    traceback,
+    children,
+    groupId: msg.group,
+    parentId: msg.parentId,
+  };
   try {
     await e.backend.store(r, { replyTo: msg.replyTo, correlationId: msg.correlationId });
   } catch (err) {
@@ -53,10 +74,13 @@ export async function handleSuccess(e: Ending, returned: unknown): Promise<RunEn
   // A rescheduled check ends like Python's `apply_async(...); return None`.
   const value = returned instanceof Rescheduled ? null : returned;
   if (returned instanceof Rescheduled) {
-    log.info(`Task ${msg.task}[${msg.id}] not ready; check ${returned.attempt} in ${returned.afterSeconds}s as ${returned.nextId}`, {
-      outcome: 'rescheduled',
-      runtime: e.runtime(),
-    });
+    log.info(
+      `Task ${msg.task}[${msg.id}] not ready; check ${returned.attempt} in ${returned.afterSeconds}s as ${returned.nextId}`,
+      {
+        outcome: 'rescheduled',
+        runtime: e.runtime(),
+      },
+    );
   }
   const children: ChildTuple[] = [];
   try {
@@ -65,16 +89,23 @@ export async function handleSuccess(e: Ending, returned: unknown): Promise<RunEn
     }
     const next = msg.chain?.[msg.chain.length - 1];
     if (msg.chain && next) {
-      children.push(childTuple(await e.publisher.applySignature(next, [value], msg, { chain: msg.chain.slice(0, -1) })));
+      children.push(
+        childTuple(await e.publisher.applySignature(next, [value], msg, { chain: msg.chain.slice(0, -1) })),
+      );
     }
   } catch (err) {
-    log.error(`could not send the callbacks or next chain step of ${msg.task}[${msg.id}]`, { error: coerceError(err).message });
+    log.error(`could not send the callbacks or next chain step of ${msg.task}[${msg.id}]`, {
+      error: coerceError(err).message,
+    });
   }
   if (!e.ignoreResult) await storeResult(e, 'SUCCESS', value, null, children);
   const rt = e.runtime();
   e.events.succeeded(msg, value, rt);
   if (log.isLevelEnabled('info')) {
-    log.info(`Task ${msg.task}[${msg.id}] succeeded in ${rt.toFixed(6)}s: ${truncate(pyRepr(value), 200)}`, { outcome: 'success', runtime: rt });
+    log.info(`Task ${msg.task}[${msg.id}] succeeded in ${rt.toFixed(6)}s: ${truncate(pyRepr(value), 200)}`, {
+      outcome: 'success',
+      runtime: rt,
+    });
   }
   return { outcome: { kind: 'succeeded' }, reason: '' };
 }
@@ -91,7 +122,10 @@ export async function handleError(e: Ending, err: Error, timedOut: boolean): Pro
       log.error(err.message, { outcome: 'reject' });
       return { outcome, reason: err.message };
     case 'rejected':
-      log.info(`Task ${msg.task}[${msg.id}] rejected (requeue=${outcome.requeue}): ${err.message}`, { outcome: 'reject', runtime: rt });
+      log.info(`Task ${msg.task}[${msg.id}] rejected (requeue=${outcome.requeue}): ${err.message}`, {
+        outcome: 'reject',
+        runtime: rt,
+      });
       return { outcome, reason: err.message };
     case 'revoked':
       return handleRevoked(e, err, outcome, rt);
@@ -110,7 +144,11 @@ export async function handleRetry(e: Ending, r: RetryTaskError, rt: number): Pro
   const tb = tracebackOf(r.exc ?? r);
   await storeResult(e, 'RETRY', exceptionInfo(r.exc ?? r), tb, [childTuple(msg.id)]);
   e.events.retried(msg, r.exc ?? r, tb);
-  e.log.info(`Task ${msg.task}[${msg.id}] retry: ${r.message}`, { outcome: 'retry', runtime: rt, countdown: r.countdownSeconds });
+  e.log.info(`Task ${msg.task}[${msg.id}] retry: ${r.message}`, {
+    outcome: 'retry',
+    runtime: rt,
+    countdown: r.countdownSeconds,
+  });
   return { outcome: { kind: 'retried' }, reason: r.message };
 }
 
@@ -133,12 +171,15 @@ export async function handleFailure(e: Ending, err: Error, outcome: Outcome, rt:
   await failChain(e, err, tb);
   await sendErrbacks(e);
   e.events.failed(msg, err, tb);
-  e.log.error(`Task ${msg.task}[${msg.id}] raised unexpected: ${info.exc_type}(${info.exc_message.map((m) => pyRepr(m)).join(', ')})`, {
-    outcome: timedOut ? 'timeout' : 'failure',
-    runtime: rt,
-    error: err.stack,
-    ...(timedOut ? { abandoned: true } : {}),
-  });
+  e.log.error(
+    `Task ${msg.task}[${msg.id}] raised unexpected: ${info.exc_type}(${info.exc_message.map((m) => pyRepr(m)).join(', ')})`,
+    {
+      outcome: timedOut ? 'timeout' : 'failure',
+      runtime: rt,
+      error: err.stack,
+      ...(timedOut ? { abandoned: true } : {}),
+    },
+  );
   return { outcome, reason: `${info.exc_type}: ${err.message}` };
 }
 

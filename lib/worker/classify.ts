@@ -8,7 +8,10 @@ import type { ErrorCode } from '../errors.js';
 import type { Outcome } from './decide.js';
 
 /** The outcomes a task's error can have (the others come from intake and shutdown). */
-export type ErrorOutcome = Extract<Outcome, { kind: 'retried' | 'retry-unpublishable' | 'rejected' | 'revoked' | 'ignored' | 'failed' | 'timed-out' }>;
+export type ErrorOutcome = Extract<
+  Outcome,
+  { kind: 'retried' | 'retry-unpublishable' | 'rejected' | 'revoked' | 'ignored' | 'failed' | 'timed-out' }
+>;
 
 function codeOf(error: unknown): ErrorCode | undefined {
   const code = (error as { code?: unknown } | null)?.code;

@@ -87,7 +87,11 @@ export class DeadLetterCopies {
       () => delivery.live && running(),
       (attempt, error, nextInMs) => {
         this.failedAttempts++;
-        if (nextInMs !== null) this.logger.warn(`could not copy ${id} to ${target} (attempt ${attempt}); trying again in ${nextInMs} ms`, { error: error.message });
+        if (nextInMs !== null) {
+          this.logger.warn(`could not copy ${id} to ${target} (attempt ${attempt}); trying again in ${nextInMs} ms`, {
+            error: error.message,
+          });
+        }
       },
       this.policy,
     );
@@ -96,7 +100,13 @@ export class DeadLetterCopies {
     const line =
       `could not copy message ${id} to ${target} after ${result.attempts} attempt(s): ${result.error.message}. ` +
       `It is left unacked (not lost): it returns to ${delivery.queue} when this connection closes. Fix the cause or move it by hand.`;
-    const meta = { queue: delivery.queue, correlation_id: id, attempts: result.attempts, error: result.error.message, reason };
+    const meta = {
+      queue: delivery.queue,
+      correlation_id: id,
+      attempts: result.attempts,
+      error: result.error.message,
+      reason,
+    };
     if (this.reported.first(id)) this.logger.error(line, meta);
     else this.logger.debug(line, meta);
     return false;

@@ -74,7 +74,10 @@ export class Deadlines {
     if (this.timer !== undefined && first.at >= this.armedAt) return this.setRef();
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.armedAt = first.at;
-    this.timer = setTimeout(() => this.onTimer(), Math.min(Math.max(1, Math.ceil(first.at - this.now())), MAX_TIMER_MS));
+    this.timer = setTimeout(
+      () => this.onTimer(),
+      Math.min(Math.max(1, Math.ceil(first.at - this.now())), MAX_TIMER_MS),
+    );
     this.setRef();
   }
 

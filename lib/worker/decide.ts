@@ -78,9 +78,13 @@ export function decide(outcome: Outcome, policy: AckPolicy): Decision {
     case 'rejected':
       return outcome.requeue ? { settle: 'requeue', deadLetter: false } : { settle: 'reject', deadLetter: true };
     case 'failed':
-      return policy.acksOnFailureOrTimeout ? { settle: 'ack', deadLetter: policy.deadLetterOnFailure ?? false } : { settle: 'reject', deadLetter: true };
+      return policy.acksOnFailureOrTimeout
+        ? { settle: 'ack', deadLetter: policy.deadLetterOnFailure ?? false }
+        : { settle: 'reject', deadLetter: true };
     case 'timed-out':
-      return policy.acksOnFailureOrTimeout ? { settle: 'ack', deadLetter: policy.deadLetterOnFailure ?? false } : { settle: 'requeue', deadLetter: false };
+      return policy.acksOnFailureOrTimeout
+        ? { settle: 'ack', deadLetter: policy.deadLetterOnFailure ?? false }
+        : { settle: 'requeue', deadLetter: false };
     case 'cancelled':
     case 'forward-unpublished':
       return { settle: 'requeue', deadLetter: false };

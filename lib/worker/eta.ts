@@ -19,7 +19,11 @@ export function planEta(delayMs: number, delayed: { holdMaxMs: number } | null, 
 }
 
 /** Sends a delivery's exact message to its own queue later, through the broker, and settles it (atomically where the broker can). */
-export async function offload(broker: Pick<Broker, 'capabilities' | 'sendLater' | 'defer'>, delivery: Delivery, delayMs: number): Promise<void> {
+export async function offload(
+  broker: Pick<Broker, 'capabilities' | 'sendLater' | 'defer'>,
+  delivery: Delivery,
+  delayMs: number,
+): Promise<void> {
   await deferDelivery(broker, delivery, delayMs);
 }
 

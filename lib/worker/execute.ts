@@ -43,7 +43,12 @@ export class RunControl {
   }
 }
 
-export async function runWithLimits(run: () => Promise<unknown>, limits: Limits, control: RunControl, deadlines: Deadlines): Promise<RunResult> {
+export async function runWithLimits(
+  run: () => Promise<unknown>,
+  limits: Limits,
+  control: RunControl,
+  deadlines: Deadlines,
+): Promise<RunResult> {
   let soft: Deadline | undefined;
   let hard: Deadline | undefined;
   try {

@@ -97,11 +97,14 @@ export class Forwarder {
     this.onForwarded(task, this.queue);
     if (known && !this.logged.has(task)) {
       this.logged.add(task);
-      this.logger.info(`forwarding task ${task}, which this worker does not implement, from ${delivery.queue} to ${this.queue}`, {
-        task,
-        queue: delivery.queue,
-        forwarded_to: this.queue,
-      });
+      this.logger.info(
+        `forwarding task ${task}, which this worker does not implement, from ${delivery.queue} to ${this.queue}`,
+        {
+          task,
+          queue: delivery.queue,
+          forwarded_to: this.queue,
+        },
+      );
     }
     return { kind: 'forwarded' };
   }

@@ -61,8 +61,13 @@ export class Intake<D> {
   async receive(delivery: Delivery): Promise<void> {
     let msg: TaskMessage;
     try {
-      if (delivery.unreadable !== undefined) throw new ProtocolError('PROTOCOL_DECODE', 'the broker could not read the message', delivery.unreadable);
-      msg = decodeTaskMessage(delivery.raw, { accept: this.options.acceptContent, maxBodyBytes: this.options.maxBodyBytes ?? 0 });
+      if (delivery.unreadable !== undefined) {
+        throw new ProtocolError('PROTOCOL_DECODE', 'the broker could not read the message', delivery.unreadable);
+      }
+      msg = decodeTaskMessage(delivery.raw, {
+        accept: this.options.acceptContent,
+        maxBodyBytes: this.options.maxBodyBytes ?? 0,
+      });
     } catch (err) {
       const e = coerceError(err);
       const outcome: Outcome = hasCode(e, 'PROTOCOL_DECODE') ? { kind: 'undecodable' } : { kind: 'refused' };
@@ -81,12 +86,15 @@ export class Intake<D> {
       return;
     }
     if (task.queue !== delivery.queue && task.queue !== ANY_QUEUE) {
-      this.logger.warn(`task ${msg.task}[${msg.id}] is misrouted: declared for ${task.queue}, received on ${delivery.queue}`, {
-        task: msg.task,
-        id: msg.id,
-        queue: delivery.queue,
-        declared_queue: task.queue,
-      });
+      this.logger.warn(
+        `task ${msg.task}[${msg.id}] is misrouted: declared for ${task.queue}, received on ${delivery.queue}`,
+        {
+          task: msg.task,
+          id: msg.id,
+          queue: delivery.queue,
+          declared_queue: task.queue,
+        },
+      );
     }
     if (this.isRevokedOrExpired(msg)) {
       await this.revoke({ delivery, msg, task });
@@ -124,13 +132,19 @@ export class Intake<D> {
     try {
       await offload(this.broker, delivery, delayMs);
     } catch (err) {
-      this.logger.warn(`could not park ${msg.task}[${msg.id}] in the delay topology; holding it`, { error: coerceError(err).message });
+      this.logger.warn(`could not park ${msg.task}[${msg.id}] in the delay topology; holding it`, {
+        error: coerceError(err).message,
+      });
       this.hold(job, delayMs);
       return;
     }
     this.host.onOffloaded();
     await this.host.settle(delivery, { kind: 'offloaded' }, '');
-    this.logger.debug(`parked ${msg.task}[${msg.id}] until ${msg.eta?.iso ?? ''}`, { task: msg.task, id: msg.id, queue: delivery.queue });
+    this.logger.debug(`parked ${msg.task}[${msg.id}] until ${msg.eta?.iso ?? ''}`, {
+      task: msg.task,
+      id: msg.id,
+      queue: delivery.queue,
+    });
   }
 
   /**
@@ -140,7 +154,11 @@ export class Intake<D> {
   private async beyondDelayRange(job: Job, delayMs: number): Promise<void> {
     const { delivery, msg } = job;
     const reason = `eta ${msg.eta?.iso ?? ''} is ${Math.ceil(delayMs / 1000)} s away, beyond the delay topology's range of ${Math.floor(this.broker.capabilities.maxDelayMs / 1000)} s (${delayRangeInWords(this.broker.capabilities.maxDelayMs)})`;
-    this.logger.error(`refused ${msg.task}[${msg.id}] on ${delivery.queue}: ${reason}`, { task: msg.task, id: msg.id, queue: delivery.queue });
+    this.logger.error(`refused ${msg.task}[${msg.id}] on ${delivery.queue}: ${reason}`, {
+      task: msg.task,
+      id: msg.id,
+      queue: delivery.queue,
+    });
     this.events.poisoned(delivery.queue, reason);
     await this.host.settle(delivery, { kind: 'refused' }, reason);
   }
@@ -161,11 +179,14 @@ export class Intake<D> {
       reason = r.reason;
     }
     const err = new NotRegisteredError(msg.task);
-    this.logger.error(`received unregistered task ${msg.task}[${msg.id}]; rejected to ${delivery.queue}${this.options.deadLetterSuffix}`, {
-      task: msg.task,
-      id: msg.id,
-      queue: delivery.queue,
-    });
+    this.logger.error(
+      `received unregistered task ${msg.task}[${msg.id}]; rejected to ${delivery.queue}${this.options.deadLetterSuffix}`,
+      {
+        task: msg.task,
+        id: msg.id,
+        queue: delivery.queue,
+      },
+    );
     await this.storeQuietly(msg, { state: 'FAILURE', result: exceptionInfo(err), traceback: null });
     this.events.failed(msg, err, '');
     this.events.poisoned(delivery.queue, err.message);
@@ -176,9 +197,17 @@ export class Intake<D> {
     const { msg, delivery } = job;
     const expired = !this.revoked.has(msg.id);
     const reason = expired ? 'expired' : 'revoked';
-    this.logger.info(`discarding ${reason} task ${msg.task}[${msg.id}]`, { task: msg.task, id: msg.id, queue: delivery.queue });
+    this.logger.info(`discarding ${reason} task ${msg.task}[${msg.id}]`, {
+      task: msg.task,
+      id: msg.id,
+      queue: delivery.queue,
+    });
     if (expired) this.revoked.add(msg.id);
-    await this.storeQuietly(msg, { state: 'REVOKED', result: exceptionInfo(new TaskRevokedError(reason)), traceback: null });
+    await this.storeQuietly(msg, {
+      state: 'REVOKED',
+      result: exceptionInfo(new TaskRevokedError(reason)),
+      traceback: null,
+    });
     this.events.revoked(msg.id, { expired, terminated: false, signum: null });
     await this.host.settle(delivery, { kind: 'revoked' }, reason);
   }
@@ -195,7 +224,10 @@ export class Intake<D> {
     });
   }
 
-  private async storeQuietly(msg: TaskMessage, r: { state: 'FAILURE' | 'REVOKED'; result: unknown; traceback: string | null }): Promise<void> {
+  private async storeQuietly(
+    msg: TaskMessage,
+    r: { state: 'FAILURE' | 'REVOKED'; result: unknown; traceback: string | null },
+  ): Promise<void> {
     try {
       await this.backend.store(
         { taskId: msg.id, state: r.state, result: r.result, traceback: r.traceback, children: null },

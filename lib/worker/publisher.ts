@@ -104,7 +104,13 @@ export class TaskPublisher {
   }
 
   /** Celery `send_task` with `apply_async` options; resolves with the task id. */
-  async apply(name: string, args: unknown[], kwargs: Record<string, unknown>, o: ApplyOptions = {}, parent?: TaskMessage): Promise<string> {
+  async apply(
+    name: string,
+    args: unknown[],
+    kwargs: Record<string, unknown>,
+    o: ApplyOptions = {},
+    parent?: TaskMessage,
+  ): Promise<string> {
     const id = o.taskId ?? randomUUID();
     const now = this.now();
     await this.send(
@@ -187,16 +193,25 @@ export class TaskPublisher {
   }
 
   /** Several callbacks are sent as one group (Celery `_dispatch_callbacks_and_chain`). */
-  async applyCallbacks(callbacks: Signature[], retval: unknown[], parent: TaskMessage, priority?: number): Promise<string[]> {
+  async applyCallbacks(
+    callbacks: Signature[],
+    retval: unknown[],
+    parent: TaskMessage,
+    priority?: number,
+  ): Promise<string[]> {
     const ids: string[] = [];
     if (callbacks.length === 1 && callbacks[0]) {
       ids.push(await this.applySignature(callbacks[0], retval, parent, priority !== undefined ? { priority } : {}));
       return ids;
     }
     const plain = callbacks.filter((c) => c.subtask_type !== 'group');
-    for (const g of callbacks.filter((c) => c.subtask_type === 'group')) ids.push(await this.applySignature(g, retval, parent));
+    for (const g of callbacks.filter((c) => c.subtask_type === 'group')) {
+      ids.push(await this.applySignature(g, retval, parent));
+    }
     const group = randomUUID();
-    for (const [i, c] of plain.entries()) ids.push(await this.applySignature(c, retval, parent, { group, groupIndex: i }));
+    for (const [i, c] of plain.entries()) {
+      ids.push(await this.applySignature(c, retval, parent, { group, groupIndex: i }));
+    }
     return ids;
   }
 }

@@ -18,7 +18,13 @@ export const randrange: RandRange = (n) => Math.floor(Math.random() * n);
  * Celery `get_exponential_backoff_interval(factor, retries, maximum, full_jitter)`:
  * `min(maximum, factor * 2**retries)`, then with full jitter `randrange(countdown + 1)`, never negative.
  */
-export function exponentialBackoff(factor: number, retries: number, maximum: number, fullJitter: boolean, rand: RandRange = randrange): number {
+export function exponentialBackoff(
+  factor: number,
+  retries: number,
+  maximum: number,
+  fullJitter: boolean,
+  rand: RandRange = randrange,
+): number {
   let countdown = Math.min(maximum, factor * 2 ** retries);
   if (fullJitter) countdown = rand(countdown + 1);
   return Math.max(0, countdown);
@@ -30,7 +36,13 @@ export function autoretryCountdown(policy: RetryPolicy, retries: number, rand: R
   if (backoff === false || backoff === 0) return policy.defaultRetryDelay ?? DEFAULT_RETRY_DELAY;
   // Celery: `int(max(1.0, retry_backoff))`, so True (== 1) and anything below 1 mean a factor of 1.
   const factor = Math.trunc(Math.max(1, backoff === true ? 1 : backoff));
-  return exponentialBackoff(factor, retries, policy.retryBackoffMax ?? DEFAULT_BACKOFF_MAX, policy.retryJitter ?? true, rand);
+  return exponentialBackoff(
+    factor,
+    retries,
+    policy.retryBackoffMax ?? DEFAULT_BACKOFF_MAX,
+    policy.retryJitter ?? true,
+    rand,
+  );
 }
 
 export function shouldAutoretry(policy: RetryPolicy | undefined, err: Error): boolean {

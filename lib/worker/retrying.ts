@@ -12,7 +12,13 @@ import type { RetryOptions } from '../registry/context.js';
 import type { AnyTask } from '../registry/define-task.js';
 import { autoretryable } from './classify.js';
 import type { TaskPublisher } from './publisher.js';
-import { DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY, autoretryCountdown, buildRetryMessage, shouldAutoretry } from './retry.js';
+import {
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_RETRY_DELAY,
+  autoretryCountdown,
+  buildRetryMessage,
+  shouldAutoretry,
+} from './retry.js';
 
 export interface RetryInput {
   msg: TaskMessage;
@@ -27,7 +33,12 @@ export interface RetryInput {
  * outside the task's `autoretry_for`, bad arguments (they fail the same way every time), or a run abandoned at
  * its hard time limit.
  */
-export function autoretryCountdownFor(task: Pick<AnyTask<unknown>, 'retry'>, msg: Pick<TaskMessage, 'retries'>, error: Error, abandoned: boolean): number | null {
+export function autoretryCountdownFor(
+  task: Pick<AnyTask<unknown>, 'retry'>,
+  msg: Pick<TaskMessage, 'retries'>,
+  error: Error,
+  abandoned: boolean,
+): number | null {
   if (!autoretryable(error) || abandoned || !shouldAutoretry(task.retry, error)) return null;
   return autoretryCountdown(task.retry ?? {}, msg.retries);
 }
@@ -43,15 +54,25 @@ export async function retryTask(input: RetryInput, o: RetryOptions = {}): Promis
   const max = o.maxRetries !== undefined ? o.maxRetries : (task.retry?.maxRetries ?? DEFAULT_MAX_RETRIES);
   if (max !== null && msg.retries + 1 > max) {
     if (o.exc !== undefined) throw coerceError(o.exc);
-    throw new MaxRetriesExceededError(`Can't retry ${msg.task}[${msg.id}] args:${msg.argsrepr} kwargs:${msg.kwargsrepr}`);
+    throw new MaxRetriesExceededError(
+      `Can't retry ${msg.task}[${msg.id}] args:${msg.argsrepr} kwargs:${msg.kwargsrepr}`,
+    );
   }
-  const countdown = o.eta ? Math.max(0, (o.eta.getTime() - now()) / 1000) : (o.countdown ?? task.retry?.defaultRetryDelay ?? DEFAULT_RETRY_DELAY);
+  const countdown = o.eta
+    ? Math.max(0, (o.eta.getTime() - now()) / 1000)
+    : (o.countdown ?? task.retry?.defaultRetryDelay ?? DEFAULT_RETRY_DELAY);
   const next = buildRetryMessage(msg, { etaMs: now() + countdown * 1000, args: o.args, kwargs: o.kwargs });
-  const route = delivery.exchange === '' ? { queue: delivery.routingKey } : { exchange: delivery.exchange, routingKey: delivery.routingKey };
+  const route =
+    delivery.exchange === ''
+      ? { queue: delivery.routingKey }
+      : { exchange: delivery.exchange, routingKey: delivery.routingKey };
   try {
     await publisher.send(next, route);
   } catch (err) {
-    throw new RetryUnpublishableError(`retry of ${msg.task}[${msg.id}] could not be published: ${coerceError(err).message}`, { cause: err });
+    throw new RetryUnpublishableError(
+      `retry of ${msg.task}[${msg.id}] could not be published: ${coerceError(err).message}`,
+      { cause: err },
+    );
   }
   const excText = o.exc !== undefined ? pyRepr(coerceError(o.exc).message) : '';
   throw new RetryTaskError(`Retry in ${countdown}s${excText ? `: ${excText}` : ''}`, o.exc, countdown);

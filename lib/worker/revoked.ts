@@ -52,7 +52,9 @@ export class RevokedSet implements RevokedView {
     try {
       saveRevoked(this.file, this.byId);
     } catch (err) {
-      throw new ConfigError([`CELERY_WORKER_STATE_DB / --statedb: cannot write ${this.file}: ${coerceError(err).message}`]);
+      throw new ConfigError([
+        `CELERY_WORKER_STATE_DB / --statedb: cannot write ${this.file}: ${coerceError(err).message}`,
+      ]);
     }
   }
 

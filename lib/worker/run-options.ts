@@ -30,7 +30,16 @@ export interface TaskOverrides {
   softTimeLimit?: number | undefined;
 }
 
-type TaskRunOptions = Pick<AnyTask<unknown>, 'acksLate' | 'acksOnFailureOrTimeout' | 'deadLetterOnExhaustion' | 'ignoreResult' | 'trackStarted' | 'timeLimit' | 'softTimeLimit'>;
+type TaskRunOptions = Pick<
+  AnyTask<unknown>,
+  | 'acksLate'
+  | 'acksOnFailureOrTimeout'
+  | 'deadLetterOnExhaustion'
+  | 'ignoreResult'
+  | 'trackStarted'
+  | 'timeLimit'
+  | 'softTimeLimit'
+>;
 
 export function resolveRunOptions(
   msg: Pick<TaskMessage, 'ignoreResult' | 'timelimit'>,

@@ -82,10 +82,23 @@ export function runTask<D>(input: RunInput<D>): ActiveRun {
 
 async function execute<D>(input: RunInput<D>, run: ActiveRun, options: RunOptions): Promise<RunEnd> {
   const { task, msg, backend, publisher, events, delivery } = input;
-  const log = lazyChild(input.logger, () => ({ task: msg.task, id: msg.id, queue: delivery.queue, retries: msg.retries }));
+  const log = lazyChild(input.logger, () => ({
+    task: msg.task,
+    id: msg.id,
+    queue: delivery.queue,
+    retries: msg.retries,
+  }));
   // The runtime counts from after STARTED is stored.
   let t0 = 0;
-  const ending: Ending = { msg, log, publisher, backend, events, ignoreResult: options.ignoreResult, runtime: () => (performance.now() - t0) / 1000 };
+  const ending: Ending = {
+    msg,
+    log,
+    publisher,
+    backend,
+    events,
+    ignoreResult: options.ignoreResult,
+    runtime: () => (performance.now() - t0) / 1000,
+  };
 
   // The one settling outside `decide` (its header says why): an early-ack task is acked as it starts, and the
   // ack is in the broker before the task runs: a worker killed now loses the run, never runs it twice.
@@ -94,7 +107,9 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun, options: RunOption
     await delivery.acked?.();
   }
   events.started(msg);
-  if (options.trackStarted) await storeResult(ending, 'STARTED', { pid: process.pid, hostname: input.nodeName }, null, null);
+  if (options.trackStarted) {
+    await storeResult(ending, 'STARTED', { pid: process.pid, hostname: input.nodeName }, null, null);
+  }
   t0 = performance.now();
 
   const context = createTaskContext<D>({
@@ -116,9 +131,12 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun, options: RunOption
     const params = bindArguments(task, msg.args, msg.kwargs);
     context.bind(params);
     const watchdog = watchWaiting(input.deadlines, options.waitBudget, () => input.onOverWaitBudget(msg, log));
-    const r = await runWithLimits(() => Promise.resolve(task.run(params, ctx as TaskContext<unknown>)), options.limits, run.control, input.deadlines).finally(
-      () => watchdog?.cancel(),
-    );
+    const r = await runWithLimits(
+      () => Promise.resolve(task.run(params, ctx as TaskContext<unknown>)),
+      options.limits,
+      run.control,
+      input.deadlines,
+    ).finally(() => watchdog?.cancel());
     if (r.ok) return await handleSuccess(ending, r.value);
     error = r.error;
     abandoned = r.abandoned ?? false;

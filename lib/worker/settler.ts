@@ -25,9 +25,19 @@ export class Settler {
     private readonly opts: SettlerOptions,
   ) {}
 
-  async settle(delivery: Delivery, outcome: Outcome, reason: string, policy: AckPolicy = this.opts.defaults): Promise<void> {
+  async settle(
+    delivery: Delivery,
+    outcome: Outcome,
+    reason: string,
+    policy: AckPolicy = this.opts.defaults,
+  ): Promise<void> {
     const decision = decide(outcome, policy);
-    if (decision.deadLetter && !(await this.deadLetters.copy(delivery, reason, () => this.deadLetter(delivery, reason), this.opts.running))) return;
+    if (
+      decision.deadLetter &&
+      !(await this.deadLetters.copy(delivery, reason, () => this.deadLetter(delivery, reason), this.opts.running))
+    ) {
+      return;
+    }
     if (decision.settle === 'ack') delivery.ack();
     else delivery.reject(decision.settle === 'requeue');
     if (decision.settle !== 'ack') {
@@ -37,6 +47,10 @@ export class Settler {
   }
 
   private async deadLetter(delivery: Delivery, reason: string): Promise<void> {
-    await this.broker.deadLetter(delivery, { queue: delivery.queue + this.opts.deadLetterSuffix, reason, by: this.opts.nodeName });
+    await this.broker.deadLetter(delivery, {
+      queue: delivery.queue + this.opts.deadLetterSuffix,
+      reason,
+      by: this.opts.nodeName,
+    });
   }
 }

@@ -7,7 +7,10 @@ import type { Delivery } from '../broker/broker.js';
 import type { LongTimer } from './long-timer.js';
 
 /** Removes (and disarms) every job whose delivery's channel is gone; returns how many. */
-export function dropStaleJobs<J extends { delivery: Delivery }>(reserved: J[], held: Map<string, { timer: LongTimer; job: J }>): number {
+export function dropStaleJobs<J extends { delivery: Delivery }>(
+  reserved: J[],
+  held: Map<string, { timer: LongTimer; job: J }>,
+): number {
   let n = 0;
   for (let i = reserved.length - 1; i >= 0; i--) {
     if (reserved[i]?.delivery.live === false) {

@@ -21,6 +21,10 @@ export function canMove(from: WorkerState, to: WorkerState): boolean {
 
 /** The next state; throws when the table does not allow the move. */
 export function move(from: WorkerState, to: WorkerState): WorkerState {
-  if (!canMove(from, to)) throw new WorkerStateError(`a worker cannot go from ${from} to ${to}${to === 'STARTING' ? ' (start it once)' : ''}`);
+  if (!canMove(from, to)) {
+    throw new WorkerStateError(
+      `a worker cannot go from ${from} to ${to}${to === 'STARTING' ? ' (start it once)' : ''}`,
+    );
+  }
   return to;
 }

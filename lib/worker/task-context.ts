@@ -43,7 +43,14 @@ export async function checkTaskAgain(
 }
 
 /** Sends a task by name, or by its definition (to its declared queue unless `options.queue` is given). */
-function applyTo(publisher: ContextPublisher, parent: TaskMessage, target: string | AnyTask<never>, args: unknown[], kwargs: Record<string, unknown>, options: ApplyOptions): Promise<string> {
+function applyTo(
+  publisher: ContextPublisher,
+  parent: TaskMessage,
+  target: string | AnyTask<never>,
+  args: unknown[],
+  kwargs: Record<string, unknown>,
+  options: ApplyOptions,
+): Promise<string> {
   if (typeof target === 'string') return publisher.apply(target, args, kwargs, options, parent);
   const queue = options.queue ?? (target.queue === ANY_QUEUE ? undefined : target.queue);
   return publisher.apply(target.name, args, kwargs, queue === undefined ? options : { ...options, queue }, parent);
@@ -84,8 +91,12 @@ export function createTaskContext<D>(input: ContextInput<D>): { ctx: TaskContext
     logger: input.logger,
     deps: input.deps,
     retry: (o) => retryTask(input, o),
-    applyAsync: (target: string | AnyTask<never>, args: unknown[] = [], kwargs: unknown = {}, options: ApplyOptions = {}) =>
-      applyTo(publisher, msg, target, args, kwargs as Record<string, unknown>, options),
+    applyAsync: (
+      target: string | AnyTask<never>,
+      args: unknown[] = [],
+      kwargs: unknown = {},
+      options: ApplyOptions = {},
+    ) => applyTo(publisher, msg, target, args, kwargs as Record<string, unknown>, options),
     applySignature: (sig, partialArgs = []) => publisher.applySignature(sig, partialArgs, msg),
     getResult: (taskId) => backend.get(taskId),
     checkAgain: (options) => checkTaskAgain(input, bound, options),

@@ -49,7 +49,6 @@ export interface WorkerOptions {
   unknownTasks?: UnknownTaskPolicy;
 }
 
-
 export class Worker<D = unknown> implements WorkerControl {
   private stateValue: WorkerState = 'INITIALIZED';
   readonly publisher: TaskPublisher;
@@ -98,7 +97,9 @@ export class Worker<D = unknown> implements WorkerControl {
     });
     const unknown = options.unknownTasks;
     this.forwarder =
-      unknown?.mode === 'forward' ? new Forwarder(broker, unknown.queue, options.nodeName, logger, (t, to) => events.forwarded?.(t, to)) : undefined;
+      unknown?.mode === 'forward'
+        ? new Forwarder(broker, unknown.queue, options.nodeName, logger, (t, to) => events.forwarded?.(t, to))
+        : undefined;
     this.deadLetters = new DeadLetterCopies(logger, options.deadLetterSuffix);
     this.consumed = [...options.queues];
     this.revoked = new RevokedSet(options.stateDb, logger);
@@ -108,14 +109,25 @@ export class Worker<D = unknown> implements WorkerControl {
       defaults: options.defaults,
       running: () => this.state !== 'STOPPED',
     });
-    this.intake = new Intake(broker, backend, registry, this.revoked, this.held, this.forwarder, logger, events, options, {
-      running: () => this.state === 'RUNNING',
-      settle: (delivery, outcome, reason) => this.settle(delivery, outcome, reason),
-      enqueue: (job) => this.enqueue(job),
-      onOffloaded: () => {
-        this.offloaded++;
+    this.intake = new Intake(
+      broker,
+      backend,
+      registry,
+      this.revoked,
+      this.held,
+      this.forwarder,
+      logger,
+      events,
+      options,
+      {
+        running: () => this.state === 'RUNNING',
+        settle: (delivery, outcome, reason) => this.settle(delivery, outcome, reason),
+        enqueue: (job) => this.enqueue(job),
+        onOffloaded: () => {
+          this.offloaded++;
+        },
       },
-    });
+    );
     broker.on('disconnected', () => this.dropStale());
   }
 
@@ -124,7 +136,9 @@ export class Worker<D = unknown> implements WorkerControl {
     const n = this.held.dropStale(this.reserved);
     if (n === 0) return;
     this.droppedStale += n;
-    this.logger.warn(`dropped ${n} reserved or held message(s) of a closed channel unrun; the broker redelivers them`, { dropped: n });
+    this.logger.warn(`dropped ${n} reserved or held message(s) of a closed channel unrun; the broker redelivers them`, {
+      dropped: n,
+    });
   }
 
   get state(): WorkerState {
@@ -182,7 +196,12 @@ export class Worker<D = unknown> implements WorkerControl {
   }
 
   activeRuns(): RunView[] {
-    return [...this.active.values()].map((r) => ({ msg: r.msg, startedAt: r.startedAt, acknowledged: r.delivery.settled, queue: r.delivery.queue }));
+    return [...this.active.values()].map((r) => ({
+      msg: r.msg,
+      startedAt: r.startedAt,
+      acknowledged: r.delivery.settled,
+      queue: r.delivery.queue,
+    }));
   }
 
   registeredNames(): string[] {
@@ -262,7 +281,9 @@ export class Worker<D = unknown> implements WorkerControl {
         await this.broker.consume(queue, (d) => this.onDelivery(d), { prefetch });
       }
     })();
-    const delayed = this.options.delayedDelivery ? this.broker.declareDelayed({ queueType: this.options.delayedDelivery.queueType }) : undefined;
+    const delayed = this.options.delayedDelivery
+      ? this.broker.declareDelayed({ queueType: this.options.delayedDelivery.queueType })
+      : undefined;
     await Promise.all([delayed, consumers]);
     // A shutdown that came while the consumers were being set up has already moved on.
     if (this.state !== 'STARTING') return;
@@ -289,7 +310,10 @@ export class Worker<D = unknown> implements WorkerControl {
       if (!job) break;
       if (!job.delivery.live) {
         this.droppedStale++;
-        this.logger.warn(`dropped ${job.msg.task}[${job.msg.id}] unrun: its channel closed; the broker redelivers it`, { task: job.msg.task, id: job.msg.id });
+        this.logger.warn(`dropped ${job.msg.task}[${job.msg.id}] unrun: its channel closed; the broker redelivers it`, {
+          task: job.msg.task,
+          id: job.msg.id,
+        });
         continue;
       }
       if (this.intake.isRevokedOrExpired(job.msg)) {
@@ -415,12 +439,18 @@ export class Worker<D = unknown> implements WorkerControl {
       run.finalized = true;
       run.control.abort(new Error('worker shutdown: task cancelled'));
       const { delivery, msg } = run;
-      this.logger.warn(`cancelled ${msg.task}[${msg.id}] by shutdown; it will run again`, { task: msg.task, id: msg.id, queue: delivery.queue });
+      this.logger.warn(`cancelled ${msg.task}[${msg.id}] by shutdown; it will run again`, {
+        task: msg.task,
+        id: msg.id,
+        queue: delivery.queue,
+      });
       if (delivery.settled) {
         try {
           await this.broker.send(delivery.queue, { body: delivery.raw.body, properties: copyProperties(delivery.raw) });
         } catch (err) {
-          this.logger.error(`could not requeue cancelled task ${msg.task}[${msg.id}]`, { error: coerceError(err).message });
+          this.logger.error(`could not requeue cancelled task ${msg.task}[${msg.id}]`, {
+            error: coerceError(err).message,
+          });
         }
       } else {
         await this.settle(delivery, { kind: 'cancelled' }, 'cancelled by shutdown', run.policy);

@@ -26,21 +26,25 @@ afterAll(async () => {
 });
 
 function spawnWorker(queue: string): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'tasks/main.ts', '-Q', queue, '-c', '16', '-l', 'warning', '--without-mingle'], {
-    env: {
-      ...process.env,
-      CELERY_BROKER_URL: AMQP_URL,
-      CELERY_RESULT_BACKEND: '',
-      CELERY_TASK_ACKS_LATE: '1',
-      SMARTER_LLM_CLIENT_TASKS_CELERY_TASK_QUEUE: queue,
-      SMARTER_MYSQL_HOST: t.config.host,
-      SMARTER_MYSQL_PORT: String(t.config.port),
-      SMARTER_MYSQL_USER: t.config.user,
-      SMARTER_MYSQL_PASSWORD: t.config.password,
-      SMARTER_MYSQL_DATABASE: t.name,
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'tasks/main.ts', '-Q', queue, '-c', '16', '-l', 'warning', '--without-mingle'],
+    {
+      env: {
+        ...process.env,
+        CELERY_BROKER_URL: AMQP_URL,
+        CELERY_RESULT_BACKEND: '',
+        CELERY_TASK_ACKS_LATE: '1',
+        SMARTER_LLM_CLIENT_TASKS_CELERY_TASK_QUEUE: queue,
+        SMARTER_MYSQL_HOST: t.config.host,
+        SMARTER_MYSQL_PORT: String(t.config.port),
+        SMARTER_MYSQL_USER: t.config.user,
+        SMARTER_MYSQL_PASSWORD: t.config.password,
+        SMARTER_MYSQL_DATABASE: t.name,
+      },
+      stdio: 'ignore',
     },
-    stdio: 'ignore',
-  });
+  );
   children.push(child);
   return child;
 }
@@ -59,11 +63,25 @@ test(`SIGKILL of a late-ack worker ${KILLS} times during ${N} create_charge: exa
   const queue = uniqueName('chkill');
   const charges = Array.from({ length: N }, (_v, i) => {
     const id = randomUUID();
-    const kwargs = { resource_locator: `kill/${i % 11}`, charge_type: 'completion', prompt_tokens: i, completion_tokens: 1, total_tokens: i + 1, total_cost: `${i % 89}.${String(i * 7919).padStart(8, '0').slice(-8)}` };
+    const kwargs = {
+      resource_locator: `kill/${i % 11}`,
+      charge_type: 'completion',
+      prompt_tokens: i,
+      completion_tokens: 1,
+      total_tokens: i + 1,
+      total_cost: `${i % 89}.${String(i * 7919)
+        .padStart(8, '0')
+        .slice(-8)}`,
+    };
     return {
       cost: kwargs.total_cost,
       body: JSON.stringify([[], kwargs, {}]),
-      options: { contentType: 'application/json', contentEncoding: 'utf-8', correlationId: id, headers: { lang: 'py', task: 'smarter.apps.account.tasks.create_charge', id, root_id: id, retries: 0 } },
+      options: {
+        contentType: 'application/json',
+        contentEncoding: 'utf-8',
+        correlationId: id,
+        headers: { lang: 'py', task: 'smarter.apps.account.tasks.create_charge', id, root_id: id, retries: 0 },
+      },
     };
   });
   let child = spawnWorker(queue);
@@ -86,17 +104,23 @@ test(`SIGKILL of a late-ack worker ${KILLS} times during ${N} create_charge: exa
       redelivered += Math.max(0, rows + messageCount - N);
       child = spawnWorker(queue);
     }
-    const done = await waitFor(async () => {
-      const n = await rowCount();
-      const s = await queueState(queue);
-      return n >= N && s.messageCount === 0 ? n : undefined;
-    }, 180_000, 200);
+    const done = await waitFor(
+      async () => {
+        const n = await rowCount();
+        const s = await queueState(queue);
+        return n >= N && s.messageCount === 0 ? n : undefined;
+      },
+      180_000,
+      200,
+    );
     // A little longer, for a second row that would come late.
     await new Promise((r) => setTimeout(r, 2000));
     const r = await t.db.select('SELECT COUNT(*) n, SUM(total_cost) total FROM account_charge');
     const markers = await t.db.select(`SELECT COUNT(*) n FROM ${ONCE_TABLE}`);
     const expected = charges.reduce((s, c) => s.add(Dec.of(c.cost)), Dec.zero());
-    process.stdout.write(`charge-once: ${N} create_charge, ${KILLS} SIGKILLs, ${redelivered} committed charges redelivered after a kill, rows ${String(r[0]?.n)}, markers ${String(markers[0]?.n)}\n`);
+    process.stdout.write(
+      `charge-once: ${N} create_charge, ${KILLS} SIGKILLs, ${redelivered} committed charges redelivered after a kill, rows ${String(r[0]?.n)}, markers ${String(markers[0]?.n)}\n`,
+    );
     expect(done).toBe(N);
     expect(Number(r[0]?.n)).toBe(N);
     expect(Dec.of(String(r[0]?.total)).toString()).toBe(expected.toString());

@@ -49,7 +49,11 @@ test('a first URL that refuses connections: the broker moves to the next one wit
 
 test('a first URL that accepts TCP and never answers: the connect timeout gives up on it and the next one is used', async () => {
   const log = recordingLogger();
-  const broker = new AmqpBroker({ url: `amqp://guest:guest@127.0.0.1:${silentPort}/;${AMQP_URL}`, logger: log, connectTimeoutMs: 1000 });
+  const broker = new AmqpBroker({
+    url: `amqp://guest:guest@127.0.0.1:${silentPort}/;${AMQP_URL}`,
+    logger: log,
+    connectTimeoutMs: 1000,
+  });
   try {
     await broker.connect();
     expect(broker.connectedUrl).toBe(redactUrl(AMQP_URL));

@@ -63,7 +63,12 @@ function clusterTasks(queue: string) {
     defineTask({
       name: 'cluster.check',
       queue,
-      params: z.object({ key: z.string(), every: z.number(), attempt: z.number().int().default(0), task_id: z.string().nullable().default(null) }),
+      params: z.object({
+        key: z.string(),
+        every: z.number(),
+        attempt: z.number().int().default(0),
+        task_id: z.string().nullable().default(null),
+      }),
       checks: { maxAttempts: CHECK_RUNS, firstRunIdParam: 'task_id' },
       run: async ({ key: k, every, attempt, task_id }, ctx) => {
         // Each run: which check (its first run's id), which attempt, when.
@@ -115,7 +120,13 @@ test(`3-node cluster: the worker's node is stopped with ${TASKS} tasks and ${CHE
   let h: Harness | undefined;
   const log = recordingLogger();
   let passed = false;
-  const publisherBroker = new AmqpBroker({ url: c.failoverUrl, logger: nullLogger(), connectionName: `${key} publisher`, reconnectInitialMs: 100, reconnectMaxMs: 1000 });
+  const publisherBroker = new AmqpBroker({
+    url: c.failoverUrl,
+    logger: nullLogger(),
+    connectionName: `${key} publisher`,
+    reconnectInitialMs: 100,
+    reconnectMaxMs: 1000,
+  });
   try {
     h = await startWorker({
       tasks: clusterTasks,
@@ -135,7 +146,10 @@ test(`3-node cluster: the worker's node is stopped with ${TASKS} tasks and ${CHE
     const types = await c.nodes[0]?.ctl('list_queues', 'name', 'type', 'members', '-q', '--formatter', 'json');
     const listed = JSON.parse(types ?? '[]') as Array<{ name: string; type: string; members: string[] }>;
     for (const q of [h.queue, 'celery_delayed_3', 'celery_delayed_1']) {
-      expect(listed.find((x) => x.name === q)).toMatchObject({ type: 'quorum', members: expect.arrayContaining(c.nodes.map((n) => n.node)) as unknown });
+      expect(listed.find((x) => x.name === q)).toMatchObject({
+        type: 'quorum',
+        members: expect.arrayContaining(c.nodes.map((n) => n.node)) as unknown,
+      });
     }
     await publisherBroker.connect();
     const pub = new FailoverPublisher(publisherBroker, h.queue);
@@ -153,10 +167,16 @@ test(`3-node cluster: the worker's node is stopped with ${TASKS} tasks and ${CHE
     // Then the tasks, 50 publishes in flight at a time, while the worker's node is stopped under them.
     const ids = Array.from({ length: TASKS }, (_, i) => `${key}-${i}`);
     const publishing = (async () => {
-      for (let i = 0; i < ids.length; i += 50) await Promise.all(ids.slice(i, i + 50).map((id) => pub.send('cluster.count', id, { key })));
+      for (let i = 0; i < ids.length; i += 50) {
+        await Promise.all(ids.slice(i, i + 50).map((id) => pub.send('cluster.count', id, { key })));
+      }
     })();
     await waitFor(async () => (await redis.hlen(`${key}:count`)) >= 1000, 60_000, 20);
-    const stopAt = { completed: await redis.hlen(`${key}:count`), active: h.worker.active.size, reserved: h.worker.reservedCount };
+    const stopAt = {
+      completed: await redis.hlen(`${key}:count`),
+      active: h.worker.active.size,
+      reserved: h.worker.reservedCount,
+    };
     await before.stop();
     await publishing;
 
@@ -182,7 +202,9 @@ test(`3-node cluster: the worker's node is stopped with ${TASKS} tasks and ${CHE
       firstRuns.set(id, runs);
     }
     const waits: number[] = [];
-    for (const runs of firstRuns.values()) for (let a = 1; a < CHECK_RUNS; a++) waits.push((runs[a] ?? NaN) - (runs[a - 1] ?? NaN));
+    for (const runs of firstRuns.values()) {
+      for (let a = 1; a < CHECK_RUNS; a++) waits.push((runs[a] ?? NaN) - (runs[a - 1] ?? NaN));
+    }
     const checkRuns = await redis.llen(`${key}:checks`);
     const early = waits.filter((w) => w < CHECK_EVERY_S * 1000).length;
     const late = waits.filter((w) => w > CHECK_EVERY_S * 1000 + LATE_TOLERANCE_MS).length;
@@ -213,7 +235,11 @@ test(`3-node cluster: the worker's node is stopped with ${TASKS} tasks and ${CHE
         const line = `${l.level} ${l.message} ${JSON.stringify(l.meta).slice(0, 300)}`;
         if (!seen.has(line) && seen.size < 60) seen.add(line);
       }
-      const alive = c.nodes.map((n) => n.ctl('list_queues', 'name', 'type', 'messages_ready', 'messages_unacknowledged', 'leader', '-q').catch(() => ''));
+      const alive = c.nodes.map((n) =>
+        n
+          .ctl('list_queues', 'name', 'type', 'messages_ready', 'messages_unacknowledged', 'leader', '-q')
+          .catch(() => ''),
+      );
       process.stdout.write(
         `completed ${await runCounter().hlen(`${key}:count`)}, check runs ${await runCounter().llen(`${key}:checks`)}, done ${await runCounter().scard(`${key}:done`)}; ` +
           `worker on ${(h?.broker as AmqpBroker | undefined)?.connectedUrl}, active ${h?.worker.active.size}, reserved ${h?.worker.reservedCount}\n` +

@@ -11,7 +11,13 @@ import type { ConfirmChannel } from 'amqplib';
 import { retireQueues } from '../../bench/retire-queue.js';
 import { topologyOn } from '../../lib/broker/amqp/amqp-declare.js';
 import amqp from '../../lib/broker/amqp/amqplib.js';
-import { DELAY_DELIVERY_EXCHANGE, delayBinding, delayEntryExchange, delayRoutingKey, delayTopology } from '../../lib/broker/amqp/topology.js';
+import {
+  DELAY_DELIVERY_EXCHANGE,
+  delayBinding,
+  delayEntryExchange,
+  delayRoutingKey,
+  delayTopology,
+} from '../../lib/broker/amqp/topology.js';
 import { loadConfig } from '../../lib/config/settings.js';
 import { doctorCommand } from '../../tasks/cli/doctor.js';
 import { SETTINGS } from '../../tasks/settings.js';
@@ -34,19 +40,23 @@ beforeAll(async () => {
   ch = await conn.createConfirmChannel();
   await topologyOn(conn, delayTopology('quorum'));
   port = await freePort();
-  worker = spawn(process.execPath, ['--import', 'tsx', 'spec/support/fault-worker-main.ts', '-Q', 'canary_work', '-c', '2'], {
-    env: {
-      ...process.env,
-      CELERY_BROKER_URL: node.url,
-      CELERY_RESULT_BACKEND: '',
-      SMARTER_WORKER_HTTP_PORT: String(port),
-      SMARTER_WORKER_HTTP_HOST: '127.0.0.1',
-      SMARTER_WORKER_DELAY_CANARY_INTERVAL: '2',
-      SMARTER_WORKER_DELAY_CANARY_MARGIN: '4',
-      SMARTER_WORKER_DELAY_CANARY_LEVELS: '0,1',
+  worker = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'spec/support/fault-worker-main.ts', '-Q', 'canary_work', '-c', '2'],
+    {
+      env: {
+        ...process.env,
+        CELERY_BROKER_URL: node.url,
+        CELERY_RESULT_BACKEND: '',
+        SMARTER_WORKER_HTTP_PORT: String(port),
+        SMARTER_WORKER_HTTP_HOST: '127.0.0.1',
+        SMARTER_WORKER_DELAY_CANARY_INTERVAL: '2',
+        SMARTER_WORKER_DELAY_CANARY_MARGIN: '4',
+        SMARTER_WORKER_DELAY_CANARY_LEVELS: '0,1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   worker.stdout?.on('data', (b: Buffer) => (logs += b.toString()));
   worker.stderr?.on('data', (b: Buffer) => (logs += b.toString()));
 }, 180_000);
@@ -89,7 +99,9 @@ async function deleteUnderDelivery(label: string): Promise<void> {
   for (let round = 0; round < 10; round++) {
     const q = `${label}_${round}`;
     await declareBound(q);
-    for (let i = 0; i < 2000; i++) ch.publish(delayEntryExchange(1), delayRoutingKey(1, q), Buffer.from('x'), { persistent: true });
+    for (let i = 0; i < 2000; i++) {
+      ch.publish(delayEntryExchange(1), delayRoutingKey(1, q), Buffer.from('x'), { persistent: true });
+    }
     await ch.waitForConfirms();
     await sleep(1000 + (round % 5) * 50);
     await ch.deleteQueue(q);
@@ -117,10 +129,16 @@ async function stalled(label: string): Promise<boolean> {
 
 test('a stalled last delay level: its canary is late, the metric is set, /healthz says degraded naming the level, the log names it; healed, all clear', async () => {
   // Healthy first: the canaries of levels 0 and 1 arrive in time.
-  await until('canary transit of level 1 exported', async () => metric(await get('/metrics'), 'smarter_worker_delay_canary_transit_seconds', 1) !== undefined, 60_000);
+  await until(
+    'canary transit of level 1 exported',
+    async () => metric(await get('/metrics'), 'smarter_worker_delay_canary_transit_seconds', 1) !== undefined,
+    60_000,
+  );
   const metrics = await get('/metrics');
   const transit0 = metric(metrics, 'smarter_worker_delay_canary_transit_seconds', 0);
-  process.stdout.write(`healthy: canary transit level 0 ${transit0} s, level 1 ${metric(metrics, 'smarter_worker_delay_canary_transit_seconds', 1)} s\n`);
+  process.stdout.write(
+    `healthy: canary transit level 0 ${transit0} s, level 1 ${metric(metrics, 'smarter_worker_delay_canary_transit_seconds', 1)} s\n`,
+  );
   expect(transit0).toBeGreaterThanOrEqual(1);
   expect(metric(metrics, 'smarter_worker_delay_canary_late_seconds', 0)).toBe(0);
   expect(metrics).toMatch(/^smarter_worker_delay_canary_holder 1$/m);
@@ -134,22 +152,35 @@ test('a stalled last delay level: its canary is late, the metric is set, /health
     if (await stalled(`stalled${attempts}`)) break;
     if (attempts === 4) throw new Error('the last delay level did not stall in 4 attempts');
   }
-  const noticedMs = await until('/healthz degraded naming level 0', async () => (await get('/healthz')).startsWith('degraded: delay level 0'), 60_000);
+  const noticedMs = await until(
+    '/healthz degraded naming level 0',
+    async () => (await get('/healthz')).startsWith('degraded: delay level 0'),
+    60_000,
+  );
   const late = metric(await get('/metrics'), 'smarter_worker_delay_canary_late_seconds', 0) ?? 0;
-  process.stdout.write(`stalled after ${attempts} attempt(s); /healthz degraded ${noticedMs} ms after the probe; level 0 late by ${late} s\n`);
+  process.stdout.write(
+    `stalled after ${attempts} attempt(s); /healthz degraded ${noticedMs} ms after the probe; level 0 late by ${late} s\n`,
+  );
   expect(late).toBeGreaterThan(0);
   expect(logs).toMatch(/delay level 0 is late/);
 
   // `smarter-worker doctor` (tasks/cli/doctor.ts) sees it too: its probe countdown does not come out.
   const lines: string[] = [];
-  const config = loadConfig(SETTINGS, { CELERY_BROKER_URL: node.url, CELERY_RESULT_BACKEND: '' }, ['-Q', 'canary_work']).values;
+  const config = loadConfig(SETTINGS, { CELERY_BROKER_URL: node.url, CELERY_RESULT_BACKEND: '' }, [
+    '-Q',
+    'canary_work',
+  ]).values;
   const code = await doctorCommand([], { timeout: '5' }, config, (s) => lines.push(...s.split('\n')));
   process.stdout.write(`doctor on the stalled node:\n${lines.join('\n')}\n`);
   expect(lines.find((l) => l.startsWith('FAIL  delay probe: a 1 s countdown did not arrive'))).toBeDefined();
   expect(code).toBe(1);
 
   const healed = (await node.ctl('eval', fs.readFileSync('.ci/heal-delay-levels.erl', 'utf8'))).trim();
-  const clearedMs = await until('/healthz ok again after the heal', async () => (await get('/healthz')) === 'ok\n', 120_000);
+  const clearedMs = await until(
+    '/healthz ok again after the heal',
+    async () => (await get('/healthz')) === 'ok\n',
+    120_000,
+  );
   process.stdout.write(`healed (${healed} worker(s) restarted): /healthz ok after ${clearedMs} ms\n`);
   expect(metric(await get('/metrics'), 'smarter_worker_delay_canary_late_seconds', 0)).toBe(0);
   expect(logs).toMatch(/delay level 0 flows again/);

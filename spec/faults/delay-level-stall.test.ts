@@ -12,7 +12,13 @@ import type { Channel, ConfirmChannel } from 'amqplib';
 import { retireQueues } from '../../bench/retire-queue.js';
 import { topologyOn } from '../../lib/broker/amqp/amqp-declare.js';
 import amqp from '../../lib/broker/amqp/amqplib.js';
-import { DELAY_DELIVERY_EXCHANGE, delayBinding, delayEntryExchange, delayRoutingKey, delayTopology } from '../../lib/broker/amqp/topology.js';
+import {
+  DELAY_DELIVERY_EXCHANGE,
+  delayBinding,
+  delayEntryExchange,
+  delayRoutingKey,
+  delayTopology,
+} from '../../lib/broker/amqp/topology.js';
 import { type RabbitNode, startRabbitNode } from '../support/rabbit-node.js';
 
 type Conn = Awaited<ReturnType<typeof amqp.connect>>;
@@ -87,7 +93,9 @@ test('the same queues deleted outright leave countdowns stuck in the last level 
   // The probe of the stalled level was waiting behind the stuck ones: it arrives once the worker restarts, after
   // the thousands released with it, which on a busy 2-core machine took longer than 8 s in one run.
   const after = await probe('after_heal', 30_000);
-  process.stdout.write(`deleted outright: probe ${stalled} ms (-1: never), workers restarted ${healed}, then a probe after ${after} ms\n`);
+  process.stdout.write(
+    `deleted outright: probe ${stalled} ms (-1: never), workers restarted ${healed}, then a probe after ${after} ms\n`,
+  );
   // Messages stuck pending are certain; whether 32 of them (a stalled level) gather in one run is not.
   expect(Number(healed)).toBeGreaterThanOrEqual(1);
   expect(after).toBeGreaterThanOrEqual(1000);

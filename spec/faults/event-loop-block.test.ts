@@ -26,7 +26,15 @@ let disconnects = 0;
 beforeAll(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  h = await startWorker({ logger, tasks: (q) => faultTasks(q), env: { SMARTER_WORKER_HTTP_PORT: String(port), CELERY_BROKER_HEARTBEAT: String(HEARTBEAT), CELERY_WORKER_CONCURRENCY: '4' } });
+  h = await startWorker({
+    logger,
+    tasks: (q) => faultTasks(q),
+    env: {
+      SMARTER_WORKER_HTTP_PORT: String(port),
+      CELERY_BROKER_HEARTBEAT: String(HEARTBEAT),
+      CELERY_WORKER_CONCURRENCY: '4',
+    },
+  });
   h.broker.on('disconnected', () => disconnects++);
   await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, 15_000);
 });
@@ -38,14 +46,31 @@ afterAll(async () => {
 
 function message(task: string, kwargs: Record<string, unknown>) {
   const id = randomUUID();
-  return { body: JSON.stringify([[], kwargs, {}]), options: { contentType: 'application/json', contentEncoding: 'utf-8', correlationId: id, headers: { lang: 'py', task, id, root_id: id, retries: 0 } } };
+  return {
+    body: JSON.stringify([[], kwargs, {}]),
+    options: {
+      contentType: 'application/json',
+      contentEncoding: 'utf-8',
+      correlationId: id,
+      headers: { lang: 'py', task, id, root_id: id, retries: 0 },
+    },
+  };
 }
 
 /** The heartbeat RabbitMQ agreed with our connection (named after the worker's node). */
 async function negotiatedHeartbeat(): Promise<number | undefined> {
-  const { stdout } = await exec('rabbitmqctl', ['list_connections', 'timeout', 'client_properties', '-q', '--formatter', 'json']);
+  const { stdout } = await exec('rabbitmqctl', [
+    'list_connections',
+    'timeout',
+    'client_properties',
+    '-q',
+    '--formatter',
+    'json',
+  ]);
   const conns = JSON.parse(stdout) as Array<{ timeout: number; client_properties: Array<[string, string, unknown]> }>;
-  return conns.find((c) => c.client_properties.some(([k, , v]) => k === 'connection_name' && typeof v === 'string' && v.startsWith(h.queue)))?.timeout;
+  return conns.find((c) =>
+    c.client_properties.some(([k, , v]) => k === 'connection_name' && typeof v === 'string' && v.startsWith(h.queue)),
+  )?.timeout;
 }
 
 test(`a task holding the event loop ${BLOCK_MS / 1000} s with ${OTHERS} others queued: 1 stall reported (log, metric, /healthz degraded 200), 0 reconnects at a ${HEARTBEAT} s heartbeat, ${OTHERS} of ${OTHERS} others complete`, async () => {
@@ -54,7 +79,10 @@ test(`a task holding the event loop ${BLOCK_MS / 1000} s with ${OTHERS} others q
     expect(await negotiatedHeartbeat()).toBe(HEARTBEAT);
     expect(await (await fetch(`${base}/healthz`)).text()).toBe('ok\n');
     const t0 = Date.now();
-    await publishMany(h.queue, [message('fault.block', { ms: BLOCK_MS }), ...Array.from({ length: OTHERS }, () => message('fault.work', { key, ms: 10 }))]);
+    await publishMany(h.queue, [
+      message('fault.block', { ms: BLOCK_MS }),
+      ...Array.from({ length: OTHERS }, () => message('fault.work', { key, ms: 10 })),
+    ]);
     await waitFor(() => logger.lines.some((l) => l.message.startsWith('event loop blocked')), 15_000);
     await waitFor(async () => (await counter.hlen(`${key}:done`)) >= OTHERS, 30_000);
     const stall = logger.lines.find((l) => l.message.startsWith('event loop blocked'));
@@ -63,7 +91,9 @@ test(`a task holding the event loop ${BLOCK_MS / 1000} s with ${OTHERS} others q
     const metrics = await (await fetch(`${base}/metrics`)).text();
     // Outlive a few more heartbeat intervals: a connection the broker judged dead would be closed by now.
     await new Promise((r) => setTimeout(r, 3 * HEARTBEAT * 1000));
-    process.stdout.write(`event-loop block: ${stall?.message ?? 'no stall line'}; /healthz ${health.status} ${body.trim()}; reconnects ${disconnects}; others completed ${await counter.hlen(`${key}:done`)} of ${OTHERS} in ${Date.now() - t0} ms\n`);
+    process.stdout.write(
+      `event-loop block: ${stall?.message ?? 'no stall line'}; /healthz ${health.status} ${body.trim()}; reconnects ${disconnects}; others completed ${await counter.hlen(`${key}:done`)} of ${OTHERS} in ${Date.now() - t0} ms\n`,
+    );
     expect(stall?.level).toBe('warn');
     expect(Number(stall?.meta.blocked_ms)).toBeGreaterThanOrEqual(BLOCK_MS - 150);
     expect(stall?.message).toContain('fault.block[');

@@ -94,7 +94,11 @@ test(`${N.toLocaleString('en')} fuzzed messages with good ones in between: every
   child.stdout?.on('data', scan('stdout'));
   child.stderr?.on('data', scan('stderr'));
   const pid = child.pid ?? 0;
-  await waitFor(async () => (await withChannel(async (ch) => (await ch.checkQueue(queue)).consumerCount).catch(() => 0)) > 0, 60_000, 100);
+  await waitFor(
+    async () => (await withChannel(async (ch) => (await ch.checkQueue(queue)).consumerCount).catch(() => 0)) > 0,
+    60_000,
+    100,
+  );
 
   // Publish in batches, keeping only what each id must become.
   const expected = new Map<string, FuzzCase>();
@@ -129,7 +133,9 @@ test(`${N.toLocaleString('en')} fuzzed messages with good ones in between: every
       lastChange = Date.now();
     }
     if (done >= N) break;
-    if (child.exitCode !== null) throw new Error(`the worker exited (${child.exitCode}) at ${done} of ${N}: ${out.slice(-2000)}`);
+    if (child.exitCode !== null) {
+      throw new Error(`the worker exited (${child.exitCode}) at ${done} of ${N}: ${out.slice(-2000)}`);
+    }
     if (Date.now() - lastChange > 20_000) throw new Error(`the worker stalled at ${done} of ${N} for 20 s`);
     samples.push({ at: Date.now() - started, done, rss: rssMb(pid), heap: await heapMb(port) });
     await new Promise((r) => setTimeout(r, 1000));
@@ -176,7 +182,12 @@ test(`${N.toLocaleString('en')} fuzzed messages with good ones in between: every
   });
   const unseen = [...bads.keys()].filter((id) => !seen.has(id));
   const copiedTwice = [...seen].filter(([, n]) => n > 1).map(([id]) => id);
-  expect({ wrong: wrong.slice(0, 10), strangers: strangers.slice(0, 5), unseen: unseen.slice(0, 5), copiedTwice: copiedTwice.slice(0, 5) }).toEqual({
+  expect({
+    wrong: wrong.slice(0, 10),
+    strangers: strangers.slice(0, 5),
+    unseen: unseen.slice(0, 5),
+    copiedTwice: copiedTwice.slice(0, 5),
+  }).toEqual({
     wrong: [],
     strangers: [],
     unseen: [],

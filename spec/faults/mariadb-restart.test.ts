@@ -33,29 +33,64 @@ afterAll(async () => {
 
 function counting(): TaskEvents & { n: Record<string, number> } {
   const n: Record<string, number> = { retried: 0, failed: 0, succeeded: 0 };
-  return { ...noEvents, n, retried: () => void n.retried!++, failed: () => void n.failed!++, succeeded: () => void n.succeeded!++ };
+  return {
+    ...noEvents,
+    n,
+    retried: () => void n.retried!++,
+    failed: () => void n.failed!++,
+    succeeded: () => void n.succeeded!++,
+  };
 }
 
 function charges(count: number, tag: string) {
   return Array.from({ length: count }, (_v, i) => {
     const id = randomUUID();
-    const kwargs = { resource_locator: `${tag}/${i % 7}`, charge_type: 'completion', prompt_tokens: i, completion_tokens: 1, total_tokens: i + 1, total_cost: `${i % 97}.${String(i * 7919).padStart(8, '0').slice(-8)}` };
+    const kwargs = {
+      resource_locator: `${tag}/${i % 7}`,
+      charge_type: 'completion',
+      prompt_tokens: i,
+      completion_tokens: 1,
+      total_tokens: i + 1,
+      total_cost: `${i % 97}.${String(i * 7919)
+        .padStart(8, '0')
+        .slice(-8)}`,
+    };
     return {
       id,
       cost: kwargs.total_cost,
       body: JSON.stringify([[], kwargs, {}]),
-      options: { contentType: 'application/json', contentEncoding: 'utf-8', correlationId: id, headers: { lang: 'py', task: 'smarter.apps.account.tasks.create_charge', id, root_id: id, retries: 0 } },
+      options: {
+        contentType: 'application/json',
+        contentEncoding: 'utf-8',
+        correlationId: id,
+        headers: { lang: 'py', task: 'smarter.apps.account.tasks.create_charge', id, root_id: id, retries: 0 },
+      },
     };
   });
 }
 
-async function withWorker(maxRetries: number, fn: (h: Harness, db: { name: string; worker: Database }, events: ReturnType<typeof counting>) => Promise<void>): Promise<void> {
+async function withWorker(
+  maxRetries: number,
+  fn: (h: Harness, db: { name: string; worker: Database }, events: ReturnType<typeof counting>) => Promise<void>,
+): Promise<void> {
   const name = await node.createDatabase(uniqueName('fault_db').replace(/[^A-Za-z0-9_]/g, '_'));
   const worker = openDatabase({ ...node.admin, database: name, poolSize: 8 });
   const events = counting();
   const queue = uniqueName('q');
-  const tasks = (q: string) => smarterTasks({ operationalQueue: q, infrastructureQueue: `${q}_infra`, maxRetries, retryBackoff: true }) as unknown as AnyTask[];
-  const h = await startWorker({ queue, tasks, events, deps: { db: worker }, env: { CELERY_RESULT_BACKEND: REDIS_URL, CELERY_WORKER_CONCURRENCY: '16' } });
+  const tasks = (q: string) =>
+    smarterTasks({
+      operationalQueue: q,
+      infrastructureQueue: `${q}_infra`,
+      maxRetries,
+      retryBackoff: true,
+    }) as unknown as AnyTask[];
+  const h = await startWorker({
+    queue,
+    tasks,
+    events,
+    deps: { db: worker },
+    env: { CELERY_RESULT_BACKEND: REDIS_URL, CELERY_WORKER_CONCURRENCY: '16' },
+  });
   try {
     await fn(h, { name, worker }, events);
   } finally {
@@ -91,14 +126,20 @@ test('1,000 create_charge streamed while MariaDB is stopped for 3 s and started:
     await new Promise((r) => setTimeout(r, 3000));
     await node.start();
     await producer;
-    const end = await waitFor(async () => {
-      const r = await rows(db.name);
-      return r.n >= all.length ? r : undefined;
-    }, 150_000, 200);
+    const end = await waitFor(
+      async () => {
+        const r = await rows(db.name);
+        return r.n >= all.length ? r : undefined;
+      },
+      150_000,
+      200,
+    );
     await new Promise((r) => setTimeout(r, 500));
     const final = await rows(db.name);
     for (const c of all) expect((await results.ready(c.id, 30_000)).status).toBe('SUCCESS');
-    process.stdout.write(`mariadb restart: published ${all.length}, retries ${events.n.retried}, succeeded ${events.n.succeeded}, failed ${events.n.failed}, rows ${final.n}\n`);
+    process.stdout.write(
+      `mariadb restart: published ${all.length}, retries ${events.n.retried}, succeeded ${events.n.succeeded}, failed ${events.n.failed}, rows ${final.n}\n`,
+    );
     expect(events.n.retried).toBeGreaterThan(0);
     expect(events.n.failed).toBe(0);
     expect(end.n).toBe(all.length);
@@ -123,14 +164,24 @@ test('100 create_charge while MariaDB is down past their 2 retries: 100 FAILURE,
     } finally {
       await node.start();
     }
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'tasks/main.ts', 'dead-letter', 'replay', h.queue], { env: { ...process.env, CELERY_BROKER_URL: AMQP_URL } });
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'tasks/main.ts', 'dead-letter', 'replay', h.queue],
+      { env: { ...process.env, CELERY_BROKER_URL: AMQP_URL } },
+    );
     expect(stdout).toContain(`replayed ${all.length} message(s) from ${h.queue}.dead_letter`);
-    const final = await waitFor(async () => {
-      const r = await rows(db.name);
-      return r.n >= all.length ? r : undefined;
-    }, 60_000, 200);
+    const final = await waitFor(
+      async () => {
+        const r = await rows(db.name);
+        return r.n >= all.length ? r : undefined;
+      },
+      60_000,
+      200,
+    );
     for (const c of all) await waitFor(async () => (await results.meta(c.id))?.status === 'SUCCESS', 30_000);
-    process.stdout.write(`mariadb down past the retries: published ${all.length}, retries ${events.n.retried}, failed ${events.n.failed}, replayed ${all.length}, rows ${final.n}\n`);
+    process.stdout.write(
+      `mariadb down past the retries: published ${all.length}, retries ${events.n.retried}, failed ${events.n.failed}, replayed ${all.length}, rows ${final.n}\n`,
+    );
     expect(final.n).toBe(all.length);
     expect(Dec.of(final.total).toString()).toBe(sumOf(all));
   });

@@ -33,11 +33,22 @@ beforeAll(async () => {
   node = await startRabbitNode();
   h = await startWorker({
     tasks: (q) => faultTasks(q, { acksLate: true }),
-    env: { CELERY_BROKER_URL: node.url, CELERY_WORKER_CONCURRENCY: '16', CELERY_BROKER_HEARTBEAT: '5', SMARTER_WORKER_ETA_HOLD_MAX: '1' },
+    env: {
+      CELERY_BROKER_URL: node.url,
+      CELERY_WORKER_CONCURRENCY: '16',
+      CELERY_BROKER_HEARTBEAT: '5',
+      SMARTER_WORKER_ETA_HOLD_MAX: '1',
+    },
   });
   h.broker.on('disconnected', () => disconnects++);
   beat = spawnBeat(
-    { BEAT_QUEUE: uniqueName('beatq'), BEAT_STORE_KEY: beatStore, BEAT_LOCK: uniqueName('lock'), AMQP_URL: node.url, REDIS_URL },
+    {
+      BEAT_QUEUE: uniqueName('beatq'),
+      BEAT_STORE_KEY: beatStore,
+      BEAT_LOCK: uniqueName('lock'),
+      AMQP_URL: node.url,
+      REDIS_URL,
+    },
     () => beatSends++,
     'ignore',
   );
@@ -45,7 +56,9 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  process.stdout.write(`RabbitMQ faults: ${completed} of ${PER_FAULT * 4} tasks completed across 4 faults, ${disconnects} reconnects, Beat sent ${beatSends}\n`);
+  process.stdout.write(
+    `RabbitMQ faults: ${completed} of ${PER_FAULT * 4} tasks completed across 4 faults, ${disconnects} reconnects, Beat sent ${beatSends}\n`,
+  );
   if (beat.exitCode === null) {
     const exited = new Promise((r) => beat.once('exit', r));
     beat.kill('SIGTERM');
@@ -84,7 +97,10 @@ async function publish(messages: ReturnType<typeof work>[]): Promise<void> {
 }
 
 async function consumedQueues(): Promise<string[]> {
-  return (await node.ctl('list_consumers', '-q', 'queue_name')).split('\n').map((l) => l.trim()).filter(Boolean);
+  return (await node.ctl('list_consumers', '-q', 'queue_name'))
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
 }
 
 async function pythonPing(): Promise<string> {
@@ -108,14 +124,20 @@ async function underLoad(fault: () => Promise<void>): Promise<{ done: number; ru
   const doneAtFault = await redis.hlen(`${key}:done`);
   expect(doneAtFault).toBeLessThan(PER_FAULT);
   await waitFor(async () => (await redis.hlen(`${key}:done`)) >= PER_FAULT, 120_000, 100);
-  const runs = Object.values(await redis.hgetall(`${key}:done`)).map(Number).reduce((a, b) => a + b, 0);
+  const runs = Object.values(await redis.hgetall(`${key}:done`))
+    .map(Number)
+    .reduce((a, b) => a + b, 0);
   const done = await redis.hlen(`${key}:done`);
   completed += done;
   // Consuming again: the task queue and the pidbox, and the pidbox answers.
-  await waitFor(async () => {
-    const qs = await consumedQueues();
-    return qs.includes(h.queue) && qs.some((q) => q.startsWith(h.queue) && q.endsWith('.celery.pidbox'));
-  }, 60_000, 250);
+  await waitFor(
+    async () => {
+      const qs = await consumedQueues();
+      return qs.includes(h.queue) && qs.some((q) => q.startsWith(h.queue) && q.endsWith('.celery.pidbox'));
+    },
+    60_000,
+    250,
+  );
   expect(await pythonPing()).toContain(h.queue);
   // The delay topology: a countdown of 3 s is parked in the broker and comes back.
   await publish([work(`${key}:eta`, new Date(Date.now() + 3000).toISOString())]);
@@ -127,7 +149,9 @@ async function underLoad(fault: () => Promise<void>): Promise<{ done: number; ru
 }
 
 function report(fault: string, r: { done: number; runs: number; doneAtFault: number }): void {
-  process.stdout.write(`${fault}: published ${PER_FAULT}, completed before it took effect ${r.doneAtFault}, completed ${r.done}, runs ${r.runs} (redelivered after the fault ${r.runs - r.done}), lost ${PER_FAULT - r.done}, Beat sends ${beatSends}\n`);
+  process.stdout.write(
+    `${fault}: published ${PER_FAULT}, completed before it took effect ${r.doneAtFault}, completed ${r.done}, runs ${r.runs} (redelivered after the fault ${r.runs - r.done}), lost ${PER_FAULT - r.done}, Beat sends ${beatSends}\n`,
+  );
 }
 
 test(`stop_app / start_app with ${PER_FAULT} tasks in flight: ${PER_FAULT} of ${PER_FAULT} complete, queue and pidbox consumed again, countdown and Beat go on`, async () => {
@@ -161,7 +185,10 @@ test(`a channel error from the broker (406 unknown delivery tag on the consume c
   const r = await underLoad(async () => {
     // The broker's channel process handles a basic.ack it never delivered as the client's, and closes that
     // channel (not the connection) with 406: the same close a client bug or consumer_timeout gets.
-    const out = await node.ctl('eval', "[rabbit_channel:do(P, {'basic.ack', 999999999, false}) || P <- rabbit_channel:list(), proplists:get_value(consumer_count, rabbit_channel:info(P, [consumer_count])) > 0].");
+    const out = await node.ctl(
+      'eval',
+      "[rabbit_channel:do(P, {'basic.ack', 999999999, false}) || P <- rabbit_channel:list(), proplists:get_value(consumer_count, rabbit_channel:info(P, [consumer_count])) > 0].",
+    );
     expect(out).toContain('ok');
   });
   report('channel error', r);

@@ -29,7 +29,11 @@ beforeAll(async () => {
   backend = await startRedisNode();
   reader = new Redis(backend.url, { maxRetriesPerRequest: null });
   reader.on('error', () => undefined);
-  h = await startWorker({ logger, tasks: (q) => faultTasks(q), env: { CELERY_RESULT_BACKEND: backend.url, CELERY_WORKER_CONCURRENCY: String(CONCURRENCY) } });
+  h = await startWorker({
+    logger,
+    tasks: (q) => faultTasks(q),
+    env: { CELERY_RESULT_BACKEND: backend.url, CELERY_WORKER_CONCURRENCY: String(CONCURRENCY) },
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -57,7 +61,12 @@ async function outage(ms: number) {
       h.queue,
       ids.map((id) => ({
         body: JSON.stringify([[], { key, ms: 50 }, {}]),
-        options: { contentType: 'application/json', contentEncoding: 'utf-8', correlationId: id, headers: { lang: 'py', task: 'fault.work', id, root_id: id, retries: 0 } },
+        options: {
+          contentType: 'application/json',
+          contentEncoding: 'utf-8',
+          correlationId: id,
+          headers: { lang: 'py', task: 'fault.work', id, root_id: id, retries: 0 },
+        },
       })),
     );
     await waitFor(async () => (await counter.hlen(`${key}:done`)) >= 200, 60_000, 10);
@@ -72,11 +81,22 @@ async function outage(ms: number) {
     // Every run is over; its result is stored, or given up on (logged).
     await waitFor(async () => h.worker.active.size === 0, 30_000, 100);
     const byStatus = await statuses(ids);
-    const dead = await withChannel(async (ch) => (await ch.checkQueue(`${h.queue}.dead_letter`)).messageCount).catch(() => 0);
+    const dead = await withChannel(async (ch) => (await ch.checkQueue(`${h.queue}.dead_letter`)).messageCount).catch(
+      () => 0,
+    );
     const missing = new Set(ids);
-    for (const [i, v] of (await reader.mget(ids.map((id) => `celery-task-meta-${id}`))).entries()) if (v !== null) missing.delete(ids[i] ?? '');
-    const unstored = logger.lines.filter((l) => l.level === 'error' && l.message.startsWith('could not store SUCCESS') && ids.some((id) => l.message.includes(id)));
-    process.stdout.write(`redis backend down ${ms / 1000} s: published ${N}, ended while it was down ${duringOutage}, waiting for it at the restart ${waiting}, results ${JSON.stringify(Object.fromEntries(byStatus))}, logged as not stored ${unstored.length}, dead-lettered ${dead}\n`);
+    for (const [i, v] of (await reader.mget(ids.map((id) => `celery-task-meta-${id}`))).entries()) {
+      if (v !== null) missing.delete(ids[i] ?? '');
+    }
+    const unstored = logger.lines.filter(
+      (l) =>
+        l.level === 'error' &&
+        l.message.startsWith('could not store SUCCESS') &&
+        ids.some((id) => l.message.includes(id)),
+    );
+    process.stdout.write(
+      `redis backend down ${ms / 1000} s: published ${N}, ended while it was down ${duringOutage}, waiting for it at the restart ${waiting}, results ${JSON.stringify(Object.fromEntries(byStatus))}, logged as not stored ${unstored.length}, dead-lettered ${dead}\n`,
+    );
     return { byStatus, dead, waiting, missing, unstored };
   } finally {
     await counter.del(`${key}:started`, `${key}:done`);

@@ -47,18 +47,50 @@ function sslConfig(port: number, requireClientCert: boolean): string {
 }
 
 const amqps = (port: number) => `amqps://guest:guest@127.0.0.1:${port}/`;
-const endpoint = (tls: string) => ({ heartbeatSeconds: 10, connectionName: 'tls test', tls: parseTlsSetting(tls), connectTimeoutMs: 10_000 });
+const endpoint = (tls: string) => ({
+  heartbeatSeconds: 10,
+  connectionName: 'tls test',
+  tls: parseTlsSetting(tls),
+  connectTimeoutMs: 10_000,
+});
 
 async function startRedisTls(): Promise<void> {
   redisDir = fs.mkdtempSync(path.join(os.tmpdir(), 'redis-tls-'));
   redisTlsPort = await freePort();
   redisServer = spawn(
     'redis-server',
-    ['--port', '0', '--tls-port', String(redisTlsPort), '--bind', '127.0.0.1', '--dir', redisDir, '--save', '', '--appendonly', 'no',
-      '--tls-cert-file', server.certFile, '--tls-key-file', server.keyFile, '--tls-ca-cert-file', ca.caFile, '--tls-auth-clients', 'no'],
+    [
+      '--port',
+      '0',
+      '--tls-port',
+      String(redisTlsPort),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      redisDir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--tls-cert-file',
+      server.certFile,
+      '--tls-key-file',
+      server.keyFile,
+      '--tls-ca-cert-file',
+      ca.caFile,
+      '--tls-auth-clients',
+      'no',
+    ],
     { stdio: 'ignore' },
   );
-  const probe = new Redis({ port: redisTlsPort, host: '127.0.0.1', tls: tlsConnectOptions(parseTlsSetting(JSON.stringify({ ca_certs: ca.caFile }))), lazyConnect: true, retryStrategy: () => 100, maxRetriesPerRequest: null });
+  const probe = new Redis({
+    port: redisTlsPort,
+    host: '127.0.0.1',
+    tls: tlsConnectOptions(parseTlsSetting(JSON.stringify({ ca_certs: ca.caFile }))),
+    lazyConnect: true,
+    retryStrategy: () => 100,
+    maxRetriesPerRequest: null,
+  });
   probe.on('error', () => undefined);
   await waitFor(async () => (await probe.ping().catch(() => '')) === 'PONG', 20_000, 100);
   probe.disconnect();
@@ -92,9 +124,17 @@ afterAll(async () => {
 test('a task over amqps:// (server verified against the test CA) stores its result over rediss:// (verified too)', async () => {
   const backendUrl = `rediss://127.0.0.1:${redisTlsPort}/0?ssl_cert_reqs=required&ssl_ca_certs=${encodeURIComponent(ca.caFile)}`;
   const h = await startWorker({
-    env: { CELERY_BROKER_URL: amqps(tlsPort), CELERY_BROKER_USE_SSL: JSON.stringify({ ca_certs: ca.caFile }), CELERY_RESULT_BACKEND: backendUrl },
+    env: {
+      CELERY_BROKER_URL: amqps(tlsPort),
+      CELERY_BROKER_USE_SSL: JSON.stringify({ ca_certs: ca.caFile }),
+      CELERY_RESULT_BACKEND: backendUrl,
+    },
   });
-  const redis = new Redis({ port: redisTlsPort, host: '127.0.0.1', tls: tlsConnectOptions(parseTlsSetting(JSON.stringify({ ca_certs: ca.caFile }))) });
+  const redis = new Redis({
+    port: redisTlsPort,
+    host: '127.0.0.1',
+    tls: tlsConnectOptions(parseTlsSetting(JSON.stringify({ ca_certs: ca.caFile }))),
+  });
   try {
     const conn = await connectTo(amqps(tlsPort), endpoint(JSON.stringify({ ca_certs: ca.caFile })));
     const ch = await conn.createConfirmChannel();
@@ -120,10 +160,17 @@ test('an amqps:// server whose CA is not given is refused, with an error that sa
     /cannot connect to amqps:\/\/guest:\*\*\*@127\.0\.0\.1:\d+\/: TLS: the server's certificate is not trusted \(\w+: .*\); give the CA that signed it as ca_certs in CELERY_BROKER_USE_SSL/,
   );
   // Another CA is no better than none.
-  await expect(connectTo(amqps(tlsPort), endpoint(JSON.stringify({ ca_certs: otherCa.caFile })))).rejects.toThrow(/not trusted/);
+  await expect(connectTo(amqps(tlsPort), endpoint(JSON.stringify({ ca_certs: otherCa.caFile })))).rejects.toThrow(
+    /not trusted/,
+  );
   // The worker's broker keeps retrying (the operator may fix the server) and logs the same sentence.
   const log = recordingLogger();
-  const broker = new AmqpBroker({ url: amqps(tlsPort), logger: log, reconnectInitialMs: 50, tls: parseTlsSetting('true') });
+  const broker = new AmqpBroker({
+    url: amqps(tlsPort),
+    logger: log,
+    reconnectInitialMs: 50,
+    tls: parseTlsSetting('true'),
+  });
   const connecting = broker.connect().catch(() => undefined);
   try {
     await waitFor(() => log.lines.find((l) => l.level === 'warn' && /not trusted/.test(String(l.meta.error))), 20_000);
@@ -134,26 +181,42 @@ test('an amqps:// server whose CA is not given is refused, with an error that sa
   }
 }, 60_000);
 
-test('the commands\' one-shot connection (dead-letter list/replay, delayed) takes the same TLS settings', async () => {
-  const stats = await withBroker(amqps(tlsPort), (b) => b.delayedStats(), 15_000, undefined, parseTlsSetting(JSON.stringify({ ca_certs: ca.caFile })));
+test("the commands' one-shot connection (dead-letter list/replay, delayed) takes the same TLS settings", async () => {
+  const stats = await withBroker(
+    amqps(tlsPort),
+    (b) => b.delayedStats(),
+    15_000,
+    undefined,
+    parseTlsSetting(JSON.stringify({ ca_certs: ca.caFile })),
+  );
   expect(stats.length).toBeGreaterThan(0);
-  await expect(withBroker(amqps(tlsPort), (b) => b.delayedStats(), 3_000)).rejects.toThrow(/could not connect to the broker at amqps:/);
+  await expect(withBroker(amqps(tlsPort), (b) => b.delayedStats(), 3_000)).rejects.toThrow(
+    /could not connect to the broker at amqps:/,
+  );
 }, 30_000);
 
 test('a one-shot command over rediss:// with an untrusted certificate gives up within its timeout and says why (it used to hang)', async () => {
   const url = `rediss://127.0.0.1:${redisTlsPort}/0`;
-  const stats = await withBroker(url, (b) => b.delayedStats(), 15_000, undefined, parseTlsSetting(JSON.stringify({ ca_certs: ca.caFile })));
+  const stats = await withBroker(
+    url,
+    (b) => b.delayedStats(),
+    15_000,
+    undefined,
+    parseTlsSetting(JSON.stringify({ ca_certs: ca.caFile })),
+  );
   expect(stats.length).toBeGreaterThan(0);
   const t0 = Date.now();
   // Before: the timeout fired, then closing waited for ever on a QUIT queued behind a connection never made.
-  await expect(withBroker(url, (b) => b.delayedStats(), 3_000)).rejects.toThrow(/within 3 s: self-signed certificate in certificate chain/);
+  await expect(withBroker(url, (b) => b.delayedStats(), 3_000)).rejects.toThrow(
+    /within 3 s: self-signed certificate in certificate chain/,
+  );
   expect(Date.now() - t0).toBeLessThan(10_000);
 }, 30_000);
 
 test('a certificate for another host name is refused, though signed by the trusted CA', async () => {
-  await expect(connectTo(amqps(tlsPort), endpoint(JSON.stringify({ ca_certs: ca.caFile, server_hostname: 'broker.example.org' })))).rejects.toThrow(
-    /not trusted \(ERR_TLS_CERT_ALTNAME_INVALID/,
-  );
+  await expect(
+    connectTo(amqps(tlsPort), endpoint(JSON.stringify({ ca_certs: ca.caFile, server_hostname: 'broker.example.org' }))),
+  ).rejects.toThrow(/not trusted \(ERR_TLS_CERT_ALTNAME_INVALID/);
 });
 
 test('verification is skipped only when asked: cert_reqs CERT_NONE connects without the CA', async () => {
@@ -163,12 +226,21 @@ test('verification is skipped only when asked: cert_reqs CERT_NONE connects with
 });
 
 test('a node that requires client certificates refuses a client without one, or with one from another CA, and takes ours', async () => {
-  const wants = /cannot connect to amqps:.*: TLS: the server refused this client's certificate or wants one \(.+\); set certfile and keyfile in CELERY_BROKER_USE_SSL/;
+  const wants =
+    /cannot connect to amqps:.*: TLS: the server refused this client's certificate or wants one \(.+\); set certfile and keyfile in CELERY_BROKER_USE_SSL/;
   await expect(connectTo(amqps(mtlsPort), endpoint(JSON.stringify({ ca_certs: ca.caFile })))).rejects.toThrow(wants);
   await expect(
-    connectTo(amqps(mtlsPort), endpoint(JSON.stringify({ ca_certs: ca.caFile, certfile: strangerClient.certFile, keyfile: strangerClient.keyFile }))),
+    connectTo(
+      amqps(mtlsPort),
+      endpoint(
+        JSON.stringify({ ca_certs: ca.caFile, certfile: strangerClient.certFile, keyfile: strangerClient.keyFile }),
+      ),
+    ),
   ).rejects.toThrow(wants);
-  const conn = await connectTo(amqps(mtlsPort), endpoint(JSON.stringify({ ca_certs: ca.caFile, certfile: client.certFile, keyfile: client.keyFile })));
+  const conn = await connectTo(
+    amqps(mtlsPort),
+    endpoint(JSON.stringify({ ca_certs: ca.caFile, certfile: client.certFile, keyfile: client.keyFile })),
+  );
   // The broker saw our certificate: its connection list says the peer's subject.
   const listed = await mtlsNode?.ctl('list_connections', 'peer_cert_subject', '-q');
   expect(listed).toContain('CN=client');
@@ -178,7 +250,9 @@ test('a node that requires client certificates refuses a client without one, or 
 test('rediss:// without the CA refuses the server: the store fails and says why; with ssl_cert_reqs=CERT_NONE it stores', async () => {
   const refused = new RedisBackend(`rediss://127.0.0.1:${redisTlsPort}/0`, 60);
   try {
-    await expect(refused.store({ taskId: randomUUID(), state: 'SUCCESS', result: 1, traceback: null, children: null })).rejects.toThrow(/not trusted .*CELERY_REDIS_BACKEND_USE_SSL/);
+    await expect(
+      refused.store({ taskId: randomUUID(), state: 'SUCCESS', result: 1, traceback: null, children: null }),
+    ).rejects.toThrow(/not trusted .*CELERY_REDIS_BACKEND_USE_SSL/);
   } finally {
     await refused.close();
   }

@@ -19,10 +19,19 @@ afterAll(async () => {
 });
 
 function spawnWorker(queue: string, acksLate: boolean): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'spec/support/fault-worker-main.ts', '-Q', queue, '-c', String(CONCURRENCY)], {
-    env: { ...process.env, CELERY_BROKER_URL: AMQP_URL, FAULT_ACKS_LATE: acksLate ? '1' : '0', CELERY_RESULT_BACKEND: '' },
-    stdio: 'ignore',
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'spec/support/fault-worker-main.ts', '-Q', queue, '-c', String(CONCURRENCY)],
+    {
+      env: {
+        ...process.env,
+        CELERY_BROKER_URL: AMQP_URL,
+        FAULT_ACKS_LATE: acksLate ? '1' : '0',
+        CELERY_RESULT_BACKEND: '',
+      },
+      stdio: 'ignore',
+    },
+  );
   children.push(child);
   return child;
 }
@@ -42,7 +51,12 @@ function work(key: string, n: number, ms: number) {
     const id = randomUUID();
     return {
       body: JSON.stringify([[], { key, ms }, {}]),
-      options: { contentType: 'application/json', contentEncoding: 'utf-8', correlationId: id, headers: { lang: 'py', task: 'fault.work', id, root_id: id, retries: 0 } },
+      options: {
+        contentType: 'application/json',
+        contentEncoding: 'utf-8',
+        correlationId: id,
+        headers: { lang: 'py', task: 'fault.work', id, root_id: id, retries: 0 },
+      },
     };
   });
 }
@@ -84,10 +98,15 @@ test(`late ack: SIGKILL during ${N} tasks (-c ${CONCURRENCY}), restart: all ${N}
   const r = await run(true, 20, 300);
   try {
     await waitFor(async () => (await redis.hlen(`${r.key}:done`)) >= N, 120_000, 50);
-    await waitFor(async () => (await withChannel(async (ch) => (await ch.checkQueue(r.queue)).messageCount)) === 0, 10_000);
+    await waitFor(
+      async () => (await withChannel(async (ch) => (await ch.checkQueue(r.queue)).messageCount)) === 0,
+      10_000,
+    );
     const counts = Object.values(await redis.hgetall(`${r.key}:done`)).map(Number);
     const runs = counts.reduce((a, b) => a + b, 0);
-    process.stdout.write(`late ack: published ${N}, done before the kill ${r.doneAtKill}, interrupted ${r.interrupted.length}, completed ${counts.length}, runs ${runs} (duplicates ${runs - counts.length}), lost ${N - counts.length}\n`);
+    process.stdout.write(
+      `late ack: published ${N}, done before the kill ${r.doneAtKill}, interrupted ${r.interrupted.length}, completed ${counts.length}, runs ${runs} (duplicates ${runs - counts.length}), lost ${N - counts.length}\n`,
+    );
     expect(counts.length).toBe(N);
     // A duplicate is a run that completed but whose ack died with the process: at most the prefetched window.
     expect(runs - counts.length).toBeLessThanOrEqual(CONCURRENCY * 4);
@@ -105,7 +124,9 @@ test(`early ack: SIGKILL during ${N} tasks (-c ${CONCURRENCY}), restart: lost = 
     const done = await redis.hgetall(`${r.key}:done`);
     const counts = Object.values(done).map(Number);
     const runs = counts.reduce((a, b) => a + b, 0);
-    process.stdout.write(`early ack: published ${N}, done before the kill ${r.doneAtKill}, running at the kill ${r.interrupted.length}, completed ${counts.length}, runs ${runs}, lost ${N - counts.length}\n`);
+    process.stdout.write(
+      `early ack: published ${N}, done before the kill ${r.doneAtKill}, running at the kill ${r.interrupted.length}, completed ${counts.length}, runs ${runs}, lost ${N - counts.length}\n`,
+    );
     expect(r.interrupted.length).toBeGreaterThan(0);
     expect(r.interrupted.length).toBeLessThanOrEqual(CONCURRENCY);
     expect(counts.length).toBe(expected);

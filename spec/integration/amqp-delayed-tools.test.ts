@@ -29,7 +29,7 @@ afterAll(async () => {
   await deleteQueues(queues);
 });
 
-test('delayed purge --queue and delayed release --queue act on that queue\'s parked countdowns only; released ones arrive unchanged', async () => {
+test("delayed purge --queue and delayed release --queue act on that queue's parked countdowns only; released ones arrive unchanged", async () => {
   const purged = uniqueName('dpurge');
   const released = uniqueName('drelease');
   const kept = uniqueName('dkeep');
@@ -41,10 +41,16 @@ test('delayed purge --queue and delayed release --queue act on that queue\'s par
 
   expect(await cli('purge', '--queue', purged)).toContain(`purged 2 delayed message(s) for ${purged}`);
   expect(await cli('release', '--queue', released)).toContain(`released 1 delayed message(s) for ${released}`);
-  const got = await withChannel(async (ch) => waitFor(async () => (await ch.get(released, { noAck: true })) || undefined, 10_000));
+  const got = await withChannel(async (ch) =>
+    waitFor(async () => (await ch.get(released, { noAck: true })) || undefined, 10_000),
+  );
   expect(got.properties.headers).toMatchObject({ id, task: 'test.add' });
   expect(Date.parse(String(got.properties.headers?.eta)) - Date.now()).toBeGreaterThan(200_000);
-  expect(JSON.parse(got.content.toString())).toEqual([[7, 7], {}, { callbacks: null, errbacks: null, chain: null, chord: null }]);
+  expect(JSON.parse(got.content.toString())).toEqual([
+    [7, 7],
+    {},
+    { callbacks: null, errbacks: null, chain: null, chord: null },
+  ]);
   // Nothing of the purged queue arrives, and the other queue's countdown is still parked (a second release finds it).
   expect(await withChannel(async (ch) => (await ch.checkQueue(purged)).messageCount)).toBe(0);
   expect(await cli('release', '--queue', purged)).toContain('released 0 delayed message(s)');

@@ -36,7 +36,13 @@ describe('a RabbitMQ worker with 20 MB messages queued', () => {
       const ch = await conn.createConfirmChannel();
       await ch.assertQueue(queue, { durable: true });
       for (const m of heavyAndGood(key)) {
-        ch.sendToQueue(queue, m.body, { contentType: 'application/json', contentEncoding: 'utf-8', correlationId: m.id, persistent: true, headers: m.headers });
+        ch.sendToQueue(queue, m.body, {
+          contentType: 'application/json',
+          contentEncoding: 'utf-8',
+          correlationId: m.id,
+          persistent: true,
+          headers: m.headers,
+        });
         // One heavy body at a time in this process's socket buffers.
         await ch.waitForConfirms();
       }
@@ -47,7 +53,11 @@ describe('a RabbitMQ worker with 20 MB messages queued', () => {
     const w = startMeasuredWorker(queue, { CELERY_BROKER_URL: AMQP_URL });
     worker = w.process;
     const dlq = `${queue}.dead_letter`;
-    await waitFor(async () => (await messageCount(dlq)) >= HEAVY && (await runCounter().hlen(`${key}:runs`)) >= GOOD, 240_000, 200);
+    await waitFor(
+      async () => (await messageCount(dlq)) >= HEAVY && (await runCounter().hlen(`${key}:runs`)) >= GOOD,
+      240_000,
+      200,
+    );
     const peak = w.peakMb();
     const reasons = await withChannel(async (ch) => {
       const out: string[] = [];

@@ -31,7 +31,13 @@ async function fullQueue(): Promise<string> {
 
 test('every publish nacked: a new channel past the first bound, a new connection past the second, counted and logged; the send succeeds once the queue takes it', async () => {
   const log = recordingLogger();
-  const broker = new AmqpBroker({ url: AMQP_URL, logger: log, reconnectInitialMs: 100, reconnectMaxMs: 500, stuckPublish: bounds });
+  const broker = new AmqpBroker({
+    url: AMQP_URL,
+    logger: log,
+    reconnectInitialMs: 100,
+    reconnectMaxMs: 500,
+    stuckPublish: bounds,
+  });
   await broker.connect();
   const q = await fullQueue();
   let nacked = 0;
@@ -51,9 +57,23 @@ test('every publish nacked: a new channel past the first bound, a new connection
   })();
   try {
     await waitFor(() => broker.publishRenewals.channel >= 1 || undefined, 10_000);
-    expect(log.lines.some((l) => l.level === 'warn' && /^publish channel stuck: nothing confirmed for more than 600 ms; opened a new channel/.test(l.message))).toBe(true);
+    expect(
+      log.lines.some(
+        (l) =>
+          l.level === 'warn' &&
+          /^publish channel stuck: nothing confirmed for more than 600 ms; opened a new channel/.test(l.message),
+      ),
+    ).toBe(true);
     await waitFor(() => broker.publishRenewals.connection >= 1 || undefined, 15_000);
-    expect(log.lines.some((l) => l.level === 'warn' && /^publish channels stuck: nothing confirmed for more than 2000 ms on renewed channels; opening a new connection/.test(l.message))).toBe(true);
+    expect(
+      log.lines.some(
+        (l) =>
+          l.level === 'warn' &&
+          /^publish channels stuck: nothing confirmed for more than 2000 ms on renewed channels; opening a new connection/.test(
+            l.message,
+          ),
+      ),
+    ).toBe(true);
     await waitFor(() => broker.connected || undefined, 10_000);
     expect(nacked).toBeGreaterThan(5);
     // The node takes messages again: the next send is confirmed.

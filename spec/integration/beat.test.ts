@@ -33,7 +33,14 @@ function beatWith(entries: BeatEntry[], store: ScheduleStore, lockName = uniqueN
   });
 }
 
-const entry = (queue: string, seconds: number, name = 'e'): BeatEntry => ({ name, task: 'test.add', schedule: every(seconds), args: [2, 3], kwargs: {}, options: { queue } });
+const entry = (queue: string, seconds: number, name = 'e'): BeatEntry => ({
+  name,
+  task: 'test.add',
+  schedule: every(seconds),
+  args: [2, 3],
+  kwargs: {},
+  options: { queue },
+});
 const count = (queue: string) => withChannel(async (ch) => (await ch.checkQueue(queue)).messageCount);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -51,14 +58,20 @@ test('what Beat sends, our worker runs', async () => {
 });
 
 describe.each([
-  ['a file', () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'beat-')), 'schedule.json');
-    return () => new FileStore(path);
-  }],
-  ['Redis', () => {
-    const key = uniqueName('beat-store');
-    return () => new RedisStore(REDIS_URL, key);
-  }],
+  [
+    'a file',
+    () => {
+      const path = join(mkdtempSync(join(tmpdir(), 'beat-')), 'schedule.json');
+      return () => new FileStore(path);
+    },
+  ],
+  [
+    'Redis',
+    () => {
+      const key = uniqueName('beat-store');
+      return () => new RedisStore(REDIS_URL, key);
+    },
+  ],
 ])('last runs kept in %s', (_name, location) => {
   test('survive a restart: an hourly entry run 30 min ago is not sent again; one run 61 min ago is sent once', async () => {
     const queue = uniqueName('beatq');

@@ -6,7 +6,6 @@ import type { Broker } from '../../lib/broker/broker.js';
 import { AMQP_URL, closeConnectionNamed, deleteQueues } from '../support/amqp.js';
 import { describeBrokerConformance } from '../support/broker-conformance.js';
 
-
 const names = new WeakMap<Broker, string>();
 
 describeBrokerConformance('AMQP (RabbitMQ)', {

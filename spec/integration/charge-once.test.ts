@@ -27,8 +27,18 @@ async function runAs(id: string, name: string, d: SmarterDeps, kwargs: Record<st
   return tk.run(bindArguments(tk, [], kwargs), { ...testContext(d, tk.name), id, rootId: id });
 }
 
-const charges = async (locator: string) => (await world.db.select('SELECT total_cost FROM account_charge WHERE resource_locator = ? ORDER BY id', [locator])).map((r) => r.total_cost);
-const charge = (locator: string, cost: string) => ({ resource_locator: locator, charge_type: 'completion', prompt_tokens: 3, completion_tokens: 4, total_tokens: 7, total_cost: cost });
+const charges = async (locator: string) =>
+  (
+    await world.db.select('SELECT total_cost FROM account_charge WHERE resource_locator = ? ORDER BY id', [locator])
+  ).map((r) => r.total_cost);
+const charge = (locator: string, cost: string) => ({
+  resource_locator: locator,
+  charge_type: 'completion',
+  prompt_tokens: 3,
+  completion_tokens: 4,
+  total_tokens: 7,
+  total_cost: cost,
+});
 
 test('create_charge run again with the same task id writes no second row and returns None; another task id writes its own', async () => {
   const id = randomUUID();
@@ -62,14 +72,23 @@ test('a group commit of 200 create_charge, 100 of them task ids already charged:
   const fresh = Array.from({ length: 100 }, () => randomUUID());
   const again = [...done.map((id, i) => [id, i] as const), ...fresh.map((id, i) => [id, 100 + i] as const)];
   await Promise.all(again.map(([id, i]) => runAs(id, CREATE_CHARGE, world.deps, charge('once/c', `${i}.01`))));
-  const r = await world.db.select("SELECT COUNT(*) n, SUM(total_cost) total FROM account_charge WHERE resource_locator = 'once/c'");
+  const r = await world.db.select(
+    "SELECT COUNT(*) n, SUM(total_cost) total FROM account_charge WHERE resource_locator = 'once/c'",
+  );
   // 0.01 × 200 + (0 + 1 + … + 199)
   expect(r[0]).toEqual({ n: '200', total: '19902.00000000' });
 });
 
 test('charge_llmhost_computes run again with the same task id writes none of its three charges and returns the same {name: cost}', async () => {
-  const compute = await insertRow(world.db, 'llmhost_llmhostcompute', { name: 'gpu-once', user_profile_id: world.ids.profileId, instance_type: 'g6.2xlarge', ready_nodes: 2, price_per_hour: '1.25' });
-  const count = async () => Number((await world.db.select("SELECT COUNT(*) n FROM account_charge WHERE charge_type = 'compute'"))[0]?.n);
+  const compute = await insertRow(world.db, 'llmhost_llmhostcompute', {
+    name: 'gpu-once',
+    user_profile_id: world.ids.profileId,
+    instance_type: 'g6.2xlarge',
+    ready_nodes: 2,
+    price_per_hour: '1.25',
+  });
+  const count = async () =>
+    Number((await world.db.select("SELECT COUNT(*) n FROM account_charge WHERE charge_type = 'compute'"))[0]?.n);
   try {
     const id = randomUUID();
     const first = await runAs(id, 'smarter.apps.llmhost.tasks.charge_llmhost_computes', world.deps);
@@ -96,13 +115,24 @@ describe('through a worker', () => {
     const queue = uniqueName('q');
     let succeeded = 0;
     const events: TaskEvents = { ...noEvents, succeeded: () => void succeeded++ };
-    h = await startWorker({ queue, tasks: tasksFor, deps: world.deps, events, env: { CELERY_RESULT_BACKEND: REDIS_URL, CELERY_TASK_ACKS_LATE: '1' } });
+    h = await startWorker({
+      queue,
+      tasks: tasksFor,
+      deps: world.deps,
+      events,
+      env: { CELERY_RESULT_BACKEND: REDIS_URL, CELERY_TASK_ACKS_LATE: '1' },
+    });
     const results = new ResultReader();
     try {
       const id = randomUUID();
       const message = {
         body: JSON.stringify([[], charge('once/worker', '3.75'), {}]),
-        options: { contentType: 'application/json', contentEncoding: 'utf-8', correlationId: id, headers: { lang: 'py', task: CREATE_CHARGE, id, root_id: id, retries: 0 } },
+        options: {
+          contentType: 'application/json',
+          contentEncoding: 'utf-8',
+          correlationId: id,
+          headers: { lang: 'py', task: CREATE_CHARGE, id, root_id: id, retries: 0 },
+        },
       };
       await publishMany(queue, [message]);
       expect(await results.ready(id, 30_000)).toMatchObject({ status: 'SUCCESS', result: null });

@@ -17,7 +17,6 @@ beforeAll(() => {
 
 const domain = () => `c${randomUUID().slice(0, 8)}.example.com`;
 
-
 test('a request is PENDING_VALIDATION with its DNS validation CNAME, then ISSUED once validated', async () => {
   const d = domain();
   const requested = await acm.request(d);
@@ -30,10 +29,14 @@ test('a request is PENDING_VALIDATION with its DNS validation CNAME, then ISSUED
   expect(record?.type).toBe('CNAME');
   expect(record?.name).toMatch(new RegExp(`^_[0-9a-f]+\\.${d.replace(/\./g, '\\.')}$`));
   expect(record?.values[0]).toMatch(/\.acm-validations\.aws$/);
-  const issued = await waitFor(async () => {
-    const c = await acm.describe(requested.arn);
-    return c?.status === 'ISSUED' ? c : undefined;
-  }, 15_000, 250);
+  const issued = await waitFor(
+    async () => {
+      const c = await acm.describe(requested.arn);
+      return c?.status === 'ISSUED' ? c : undefined;
+    },
+    15_000,
+    250,
+  );
   expect(issued.validationRecords).toEqual(requested.validationRecords);
 });
 
@@ -59,7 +62,9 @@ test('find gives the newest certificate for exactly that domain, or null', async
 });
 
 test('describe of a certificate that does not exist is null', async () => {
-  expect(await acm.describe('arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-0000-0000-000000000000')).toBeNull();
+  expect(
+    await acm.describe('arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-0000-0000-000000000000'),
+  ).toBeNull();
 });
 
 test('ACM throttling (JSON ThrottlingException) is retried, then the call succeeds', async () => {
@@ -73,7 +78,12 @@ test('ACM throttling (JSON ThrottlingException) is retried, then the call succee
 test('ACM AccessDeniedException is a CloudError AccessDenied naming the verb and the domain', async () => {
   aws.proxy.failNext(1, 'AccessDenied', 'RequestCertificate');
   const err = await cloudFailure(acm.request('denied.example.com'));
-  expect(err).toMatchObject({ service: 'acm', verb: 'RequestCertificate', resource: 'denied.example.com', kind: 'AccessDenied' });
+  expect(err).toMatchObject({
+    service: 'acm',
+    verb: 'RequestCertificate',
+    resource: 'denied.example.com',
+    kind: 'AccessDenied',
+  });
   expect(err.message).toContain('AccessDeniedException');
 });
 

@@ -18,7 +18,13 @@ beforeAll(async () => {
   restore = useMotoEnv(proxy.endpoint);
   client = new EKSClient({});
   eks = new EksNodeGroups(client, nullLogger());
-  await client.send(new CreateClusterCommand({ name: 'c1', roleArn: 'arn:aws:iam::123456789012:role/eks', resourcesVpcConfig: { subnetIds: ['subnet-1'] } }));
+  await client.send(
+    new CreateClusterCommand({
+      name: 'c1',
+      roleArn: 'arn:aws:iam::123456789012:role/eks',
+      resourcesVpcConfig: { subnetIds: ['subnet-1'] },
+    }),
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -45,13 +51,21 @@ const spec = {
 
 test('a cluster or node group that does not exist is null; create, list, describe and scale a node group', async () => {
   expect(await eks.describeCluster('nope')).toBeNull();
-  expect(await eks.describeCluster('c1')).toMatchObject({ name: 'c1', arn: expect.stringMatching(/:cluster\/c1$/) as string });
+  expect(await eks.describeCluster('c1')).toMatchObject({
+    name: 'c1',
+    arn: expect.stringMatching(/:cluster\/c1$/) as string,
+  });
   expect(await eks.describeNodegroup('c1', spec.name)).toBeNull();
   const made = await eks.createNodegroup('c1', spec);
   expect(made).toMatchObject({ name: spec.name, desired: 1, max: 3, nodeRole: spec.nodeRole, subnets: ['subnet-1'] });
   expect(await eks.listNodegroups('c1')).toEqual([spec.name]);
   await eks.scaleNodegroup('c1', spec.name, 2, 4);
-  expect(await eks.describeNodegroup('c1', spec.name)).toMatchObject({ desired: 2, max: 4, status: 'ACTIVE', arn: expect.stringMatching(/:nodegroup\/c1\/smarter-alpha-1-gpu\//) as string });
+  expect(await eks.describeNodegroup('c1', spec.name)).toMatchObject({
+    desired: 2,
+    max: 4,
+    status: 'ACTIVE',
+    arn: expect.stringMatching(/:nodegroup\/c1\/smarter-alpha-1-gpu\//) as string,
+  });
 });
 
 test('throttling is retried by the SDK until it succeeds; a 403 is AccessDenied at once, naming the operation and the node group', async () => {
@@ -62,5 +76,7 @@ test('throttling is retried by the SDK until it succeeds; a 403 is AccessDenied 
   const err = (await eks.describeNodegroup('c1', spec.name).catch((e: unknown) => e)) as CloudError;
   expect(err).toBeInstanceOf(CloudError);
   expect(err.kind).toBe('AccessDenied');
-  expect(err.message).toMatch(/^eks DescribeNodegroup c1\/smarter-alpha-1-gpu: AccessDenied: AccessDeniedException: User: .* is not authorized/);
+  expect(err.message).toMatch(
+    /^eks DescribeNodegroup c1\/smarter-alpha-1-gpu: AccessDenied: AccessDeniedException: User: .* is not authorized/,
+  );
 });

@@ -32,20 +32,36 @@ function ingress(n: string, host: string, labels: Record<string, string> = {}): 
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'Ingress',
-    metadata: { name: n, namespace: 'smarter', labels: { 'app.kubernetes.io/managed-by': 'smarter-worker', ...labels } },
+    metadata: {
+      name: n,
+      namespace: 'smarter',
+      labels: { 'app.kubernetes.io/managed-by': 'smarter-worker', ...labels },
+    },
     spec: {
       ingressClassName: 'traefik',
       tls: [{ hosts: [host], secretName: `${host}-tls` }],
-      rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'smarter', port: { number: 8000 } } } }] } }],
+      rules: [
+        {
+          host,
+          http: {
+            paths: [
+              { path: '/', pathType: 'Prefix', backend: { service: { name: 'smarter', port: { number: 8000 } } } },
+            ],
+          },
+        },
+      ],
     },
   };
 }
 
-
 test('apply creates with server-side apply as field manager smarter-worker; applying the same again changes nothing', async () => {
   const n = name();
   const first = await client.apply(ingress(n, 'a.example.com'));
-  expect(first).toMatchObject({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: n, namespace: 'smarter' } });
+  expect(first).toMatchObject({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { name: n, namespace: 'smarter' },
+  });
   expect(first.metadata.resourceVersion).toBeDefined();
   const again = await client.apply(ingress(n, 'a.example.com'));
   expect(again.metadata.resourceVersion).toBe(first.metadata.resourceVersion);
@@ -55,7 +71,9 @@ test('apply creates with server-side apply as field manager smarter-worker; appl
   const patch = kube.requests.filter((r) => r.startsWith('PATCH ') && r.includes(`/ingresses/${n}`));
   expect(patch.length).toBe(3);
   expect(patch.every((r) => r.includes('fieldManager=smarter-worker') && r.includes('force=true'))).toBe(true);
-  expect(kube.object({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: 'smarter', name: n })?.metadata).toMatchObject({
+  expect(
+    kube.object({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: 'smarter', name: n })?.metadata,
+  ).toMatchObject({
     managedFields: [expect.objectContaining({ manager: 'smarter-worker', operation: 'Apply' })],
   });
 });
@@ -70,18 +88,40 @@ test('apply wins over another field manager (force), as the worker owns what it 
 test('get reads what is there (a Certificate flipped Ready by cert-manager, a Secret it wrote), or null', async () => {
   const n = name();
   const ref = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', namespace: 'smarter', name: n };
-  await client.apply({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: n, namespace: 'smarter' }, spec: { secretName: `${n}-tls`, issuerRef: { kind: 'ClusterIssuer', name: 'letsencrypt-prod' } } });
+  await client.apply({
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Certificate',
+    metadata: { name: n, namespace: 'smarter' },
+    spec: { secretName: `${n}-tls`, issuerRef: { kind: 'ClusterIssuer', name: 'letsencrypt-prod' } },
+  });
   expect((await client.get(ref))?.status).toBeUndefined();
   kube.setCondition(ref, 'Ready', 'True', 'Ready', 'Certificate is up to date and has not expired');
   const ready = await client.get(ref);
   expect(ready).toMatchObject({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate' });
-  expect((ready?.status as { conditions: unknown[] }).conditions).toEqual([expect.objectContaining({ type: 'Ready', status: 'True' })]);
+  expect((ready?.status as { conditions: unknown[] }).conditions).toEqual([
+    expect.objectContaining({ type: 'Ready', status: 'True' }),
+  ]);
 
-  kube.put({ apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name: `${n}-tls`, namespace: 'smarter' }, stringData: { 'tls.crt': 'CERT', 'tls.key': 'KEY' } }, 'cert-manager');
+  kube.put(
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/tls',
+      metadata: { name: `${n}-tls`, namespace: 'smarter' },
+      stringData: { 'tls.crt': 'CERT', 'tls.key': 'KEY' },
+    },
+    'cert-manager',
+  );
   const secret = await client.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'smarter', name: `${n}-tls` });
-  expect(secret).toMatchObject({ kind: 'Secret', type: 'kubernetes.io/tls', data: { 'tls.crt': Buffer.from('CERT').toString('base64') } });
+  expect(secret).toMatchObject({
+    kind: 'Secret',
+    type: 'kubernetes.io/tls',
+    data: { 'tls.crt': Buffer.from('CERT').toString('base64') },
+  });
 
-  expect(await client.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'smarter', name: 'no-such-secret' })).toBeNull();
+  expect(
+    await client.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'smarter', name: 'no-such-secret' }),
+  ).toBeNull();
 });
 
 test('list filters by label selector and gives each item its kind and apiVersion', async () => {
@@ -91,11 +131,18 @@ test('list filters by label selector and gives each item its kind and apiVersion
   await client.apply(ingress(b, 'b.example.com', { run, tier: 'web' }));
   await client.apply(ingress(c, 'c.example.com', { run: 'other' }));
   const names = async (labelSelector: string) =>
-    (await client.list({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: 'smarter', labelSelector })).map((o) => o.metadata.name).sort();
+    (await client.list({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: 'smarter', labelSelector }))
+      .map((o) => o.metadata.name)
+      .sort();
   expect(await names(`run=${run}`)).toEqual([a, b].sort());
   expect(await names(`run=${run},tier!=web`)).toEqual([a]);
   expect(await names(`run in (${run},other),tier notin (web)`)).toEqual([a, c].sort());
-  const items = await client.list({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: 'smarter', labelSelector: `run=${run}` });
+  const items = await client.list({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    namespace: 'smarter',
+    labelSelector: `run=${run}`,
+  });
   expect(items.every((o) => o.kind === 'Ingress' && o.apiVersion === 'networking.k8s.io/v1')).toBe(true);
 });
 
@@ -112,22 +159,38 @@ test('a 409 Conflict is a CloudError Conflict naming the verb and the object', a
   const n = name();
   kube.failNext({ status: 409, method: 'PATCH' });
   const err = await cloudFailure(client.apply(ingress(n, 'c.example.com')));
-  expect(err).toMatchObject({ service: 'kubernetes', verb: 'apply', resource: `networking.k8s.io/v1/Ingress smarter/${n}`, kind: 'Conflict' });
+  expect(err).toMatchObject({
+    service: 'kubernetes',
+    verb: 'apply',
+    resource: `networking.k8s.io/v1/Ingress smarter/${n}`,
+    kind: 'Conflict',
+  });
   expect(err.message).toContain(`Operation cannot be fulfilled on ingresses.networking.k8s.io "${n}"`);
 });
 
-test('a 403 Forbidden is a CloudError AccessDenied with the API server\'s words', async () => {
+test("a 403 Forbidden is a CloudError AccessDenied with the API server's words", async () => {
   kube.failNext({ status: 403, method: 'DELETE' });
-  const err = await cloudFailure(client.delete({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', namespace: 'smarter', name: 'x-tls' }));
-  expect(err).toMatchObject({ service: 'kubernetes', verb: 'delete', resource: 'cert-manager.io/v1/Certificate smarter/x-tls', kind: 'AccessDenied' });
-  expect(err.message).toContain('certificates.cert-manager.io "x-tls" is forbidden: User "system:serviceaccount:smarter:smarter-worker" cannot delete resource "certificates"');
+  const err = await cloudFailure(
+    client.delete({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', namespace: 'smarter', name: 'x-tls' }),
+  );
+  expect(err).toMatchObject({
+    service: 'kubernetes',
+    verb: 'delete',
+    resource: 'cert-manager.io/v1/Certificate smarter/x-tls',
+    kind: 'AccessDenied',
+  });
+  expect(err.message).toContain(
+    'certificates.cert-manager.io "x-tls" is forbidden: User "system:serviceaccount:smarter:smarter-worker" cannot delete resource "certificates"',
+  );
 });
 
 test('an invalid object (422) is a CloudError Invalid; a kind the server does not serve is Invalid, not "not found"', async () => {
   const bad = await cloudFailure(client.apply(ingress('Not_A_Name', 'x.example.com')));
   expect(bad).toMatchObject({ verb: 'apply', kind: 'Invalid' });
   expect(bad.message).toContain('a lowercase RFC 1123 subdomain');
-  const unknown = await cloudFailure(client.delete({ apiVersion: 'example.com/v1', kind: 'Widget', namespace: 'smarter', name: 'w' }));
+  const unknown = await cloudFailure(
+    client.delete({ apiVersion: 'example.com/v1', kind: 'Widget', namespace: 'smarter', name: 'w' }),
+  );
   expect(unknown).toMatchObject({ verb: 'delete', kind: 'Invalid' });
   expect(unknown.message).toContain('does not serve');
 });
@@ -145,7 +208,9 @@ test('an API server that does not answer is Unavailable; a missing kubeconfig is
     process.env.KUBECONFIG = path.join(dir, 'no-such-kubeconfig');
     // Built, never called: nothing is read; the first call says what is wrong.
     const unconfigured = testCloud().kube;
-    const missing = await cloudFailure(unconfigured.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'smarter', name: 'x' }));
+    const missing = await cloudFailure(
+      unconfigured.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'smarter', name: 'x' }),
+    );
     expect(missing).toMatchObject({ service: 'kubernetes', verb: 'get', kind: 'Invalid' });
     expect(missing.message).toContain('no-such-kubeconfig');
   } finally {
@@ -162,14 +227,26 @@ test('the stand-in plays cert-manager: an annotated Ingress gets its Certificate
   await client.apply(manifest);
   const ref = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', namespace: 'smarter', name: `${host}-tls` };
   const pending = await client.get(ref);
-  expect(pending?.spec).toMatchObject({ secretName: `${host}-tls`, dnsNames: [host], issuerRef: { kind: 'ClusterIssuer', name: 'letsencrypt-prod' } });
-  expect((pending?.status as { conditions: unknown[] }).conditions).toEqual([expect.objectContaining({ type: 'Ready', status: 'False' })]);
+  expect(pending?.spec).toMatchObject({
+    secretName: `${host}-tls`,
+    dnsNames: [host],
+    issuerRef: { kind: 'ClusterIssuer', name: 'letsencrypt-prod' },
+  });
+  expect((pending?.status as { conditions: unknown[] }).conditions).toEqual([
+    expect.objectContaining({ type: 'Ready', status: 'False' }),
+  ]);
   expect(await client.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'smarter', name: `${host}-tls` })).toBeNull();
 
   kube.issueCertificate({ namespace: 'smarter', name: `${host}-tls` });
-  expect(((await client.get(ref))?.status as { conditions: unknown[] }).conditions).toEqual([expect.objectContaining({ type: 'Ready', status: 'True' })]);
-  expect(await client.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'smarter', name: `${host}-tls` })).toMatchObject({ type: 'kubernetes.io/tls' });
+  expect(((await client.get(ref))?.status as { conditions: unknown[] }).conditions).toEqual([
+    expect.objectContaining({ type: 'Ready', status: 'True' }),
+  ]);
+  expect(
+    await client.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'smarter', name: `${host}-tls` }),
+  ).toMatchObject({ type: 'kubernetes.io/tls' });
   // Applying the Ingress again leaves the issued Certificate as it is.
   await client.apply(manifest);
-  expect(((await client.get(ref))?.status as { conditions: unknown[] }).conditions).toEqual([expect.objectContaining({ status: 'True' })]);
+  expect(((await client.get(ref))?.status as { conditions: unknown[] }).conditions).toEqual([
+    expect.objectContaining({ status: 'True' }),
+  ]);
 });

@@ -15,10 +15,21 @@ afterEach(async () => smtp?.stop());
 
 test('a message is delivered with its recipients, subject, text and HTML, from SMTP_FROM_EMAIL, Bcc EMAIL_ADMIN', async () => {
   const { mailer } = testCloud({ ...smtp.env, EMAIL_ADMIN: 'admin@smarter.test' });
-  await mailer.send({ to: ['owner@example.com', 'ops@example.com'], subject: 'Your API is ready: api.example.com', text: 'Déployé.\nhttps://api.example.com/', html: '<p>Déployé.</p>' });
+  await mailer.send({
+    to: ['owner@example.com', 'ops@example.com'],
+    subject: 'Your API is ready: api.example.com',
+    text: 'Déployé.\nhttps://api.example.com/',
+    html: '<p>Déployé.</p>',
+  });
   expect(smtp.messages).toHaveLength(1);
   const [m] = smtp.messages;
-  expect(m).toMatchObject({ from: 'no-reply@platform.smarter.test', subject: 'Your API is ready: api.example.com', text: 'Déployé.\nhttps://api.example.com/', html: '<p>Déployé.</p>', user: 'smarter' });
+  expect(m).toMatchObject({
+    from: 'no-reply@platform.smarter.test',
+    subject: 'Your API is ready: api.example.com',
+    text: 'Déployé.\nhttps://api.example.com/',
+    html: '<p>Déployé.</p>',
+    user: 'smarter',
+  });
   expect(m?.to.sort()).toEqual(['admin@smarter.test', 'ops@example.com', 'owner@example.com']);
   expect(m?.raw).not.toMatch(/^Bcc:/im);
 });

@@ -11,7 +11,11 @@ let resolver: Resolver;
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  resolver = testCloud({ SMARTER_DNS_SERVERS: dns.server, SMARTER_DNS_TIMEOUT: '0.3', SMARTER_DNS_TRIES: '1' }).resolver;
+  resolver = testCloud({
+    SMARTER_DNS_SERVERS: dns.server,
+    SMARTER_DNS_TIMEOUT: '0.3',
+    SMARTER_DNS_TRIES: '1',
+  }).resolver;
 });
 afterAll(async () => dns?.stop());
 afterEach(() => {
@@ -25,21 +29,36 @@ test('found: A, AAAA, NS, CNAME and TXT values as the server has them', async ()
   dns.set('example.com', 'NS', ['NS-1.awsdns-01.org.', 'ns-2.awsdns-02.net']);
   dns.set('www.example.com', 'CNAME', ['api.example.com']);
   dns.set('_smarter.example.com', 'TXT', ['token=abc']);
-  expect(await resolver.lookup('api.example.com', 'A')).toEqual({ status: 'found', values: ['192.0.2.10', '192.0.2.11'] });
+  expect(await resolver.lookup('api.example.com', 'A')).toEqual({
+    status: 'found',
+    values: ['192.0.2.10', '192.0.2.11'],
+  });
   expect(await resolver.lookup('api.example.com.', 'AAAA')).toEqual({ status: 'found', values: ['2001:db8::10'] });
-  expect(await resolver.lookup('example.com', 'NS')).toEqual({ status: 'found', values: ['ns-1.awsdns-01.org', 'ns-2.awsdns-02.net'] });
+  expect(await resolver.lookup('example.com', 'NS')).toEqual({
+    status: 'found',
+    values: ['ns-1.awsdns-01.org', 'ns-2.awsdns-02.net'],
+  });
   expect(await resolver.lookup('www.example.com', 'CNAME')).toEqual({ status: 'found', values: ['api.example.com'] });
   // An A lookup follows the CNAME, as a browser's would.
-  expect(await resolver.lookup('www.example.com', 'A')).toEqual({ status: 'found', values: ['192.0.2.10', '192.0.2.11'] });
+  expect(await resolver.lookup('www.example.com', 'A')).toEqual({
+    status: 'found',
+    values: ['192.0.2.10', '192.0.2.11'],
+  });
   expect(await resolver.lookup('_smarter.example.com', 'TXT')).toEqual({ status: 'found', values: ['token=abc'] });
 });
 
 // smarter/smarter/apps/llmclient/tasks/verify_domain.py resolves the record types Route 53 holds, MX and SRV too.
-test('found: MX and SRV answers in Route 53\'s presentation form', async () => {
+test("found: MX and SRV answers in Route 53's presentation form", async () => {
   dns.set('example.com', 'MX', ['10 Mail.Example.com.', '20 backup.example.com']);
   dns.set('_sip._tcp.example.com', 'SRV', ['10 5 5060 sip.example.com']);
-  expect(await resolver.lookup('example.com', 'MX')).toEqual({ status: 'found', values: ['10 mail.example.com', '20 backup.example.com'] });
-  expect(await resolver.lookup('_sip._tcp.example.com', 'SRV')).toEqual({ status: 'found', values: ['10 5 5060 sip.example.com'] });
+  expect(await resolver.lookup('example.com', 'MX')).toEqual({
+    status: 'found',
+    values: ['10 mail.example.com', '20 backup.example.com'],
+  });
+  expect(await resolver.lookup('_sip._tcp.example.com', 'SRV')).toEqual({
+    status: 'found',
+    values: ['10 5 5060 sip.example.com'],
+  });
   expect(await resolver.lookup('example.com', 'SRV')).toEqual({ status: 'nodata' });
 });
 

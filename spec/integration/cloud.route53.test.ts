@@ -18,7 +18,6 @@ beforeAll(() => {
 
 const domain = () => `t${randomUUID().slice(0, 8)}.example.com`;
 
-
 describe('zones', () => {
   test('getOrCreateZone twice makes one zone, with name servers, and findZone finds it by its exact name only', async () => {
     const d = domain();
@@ -37,8 +36,15 @@ describe('zones', () => {
   test('a malformed domain is a CloudError Invalid naming it, and nothing is created', async () => {
     const before = aws.proxy.forwarded.length;
     const err = await cloudFailure(zones.getOrCreateZone('not a domain!'));
-    expect(err).toMatchObject({ service: 'route53', verb: 'ListHostedZonesByName', resource: 'not a domain!', kind: 'Invalid' });
-    expect((await cloudFailure(zones.upsertRecord('Z1', { name: 'a..b', type: 'A', ttl: 60, values: ['192.0.2.1'] }))).kind).toBe('Invalid');
+    expect(err).toMatchObject({
+      service: 'route53',
+      verb: 'ListHostedZonesByName',
+      resource: 'not a domain!',
+      kind: 'Invalid',
+    });
+    expect(
+      (await cloudFailure(zones.upsertRecord('Z1', { name: 'a..b', type: 'A', ttl: 60, values: ['192.0.2.1'] }))).kind,
+    ).toBe('Invalid');
     expect(aws.proxy.forwarded.length).toBe(before);
   });
 
@@ -47,9 +53,23 @@ describe('zones', () => {
   });
 
   test('record calls on a zone that does not exist fail NotFound, naming the verb and the zone', async () => {
-    const err = await cloudFailure(zones.upsertRecord('Z0000000000000NOSUCH', { name: 'api.example.com', type: 'A', ttl: 60, values: ['192.0.2.1'] }));
-    expect(err).toMatchObject({ service: 'route53', kind: 'NotFound', verb: 'ChangeResourceRecordSets UPSERT', resource: 'Z0000000000000NOSUCH/api.example.com A' });
-    expect(err.message).toMatch(/^route53 ChangeResourceRecordSets UPSERT Z0000000000000NOSUCH\/api\.example\.com A: NotFound: NoSuchHostedZone/);
+    const err = await cloudFailure(
+      zones.upsertRecord('Z0000000000000NOSUCH', {
+        name: 'api.example.com',
+        type: 'A',
+        ttl: 60,
+        values: ['192.0.2.1'],
+      }),
+    );
+    expect(err).toMatchObject({
+      service: 'route53',
+      kind: 'NotFound',
+      verb: 'ChangeResourceRecordSets UPSERT',
+      resource: 'Z0000000000000NOSUCH/api.example.com A',
+    });
+    expect(err.message).toMatch(
+      /^route53 ChangeResourceRecordSets UPSERT Z0000000000000NOSUCH\/api\.example\.com A: NotFound: NoSuchHostedZone/,
+    );
     expect((await cloudFailure(zones.getRecord('Z0000000000000NOSUCH', 'api.example.com', 'A'))).kind).toBe('NotFound');
   });
 });
@@ -60,13 +80,26 @@ describe('records', () => {
     const zone = await zones.getOrCreateZone(d);
     await zones.upsertRecord(zone.id, { name: `api.${d}`, type: 'A', ttl: 600, values: ['192.0.2.1'] });
     await zones.upsertRecord(zone.id, { name: `api.${d}`, type: 'A', ttl: 300, values: ['192.0.2.2', '192.0.2.3'] });
-    expect(await zones.getRecord(zone.id, `api.${d}`, 'A')).toEqual({ name: `api.${d}`, type: 'A', ttl: 300, values: ['192.0.2.2', '192.0.2.3'] });
+    expect(await zones.getRecord(zone.id, `api.${d}`, 'A')).toEqual({
+      name: `api.${d}`,
+      type: 'A',
+      ttl: 300,
+      values: ['192.0.2.2', '192.0.2.3'],
+    });
 
     await zones.upsertRecord(zone.id, { name: `www.${d}`, type: 'CNAME', ttl: 300, values: [`api.${d}`] });
     expect((await zones.getRecord(zone.id, `www.${d}`, 'CNAME'))?.values).toEqual([`api.${d}`]);
 
-    await zones.upsertRecord(zone.id, { name: `sub.${d}`, type: 'NS', ttl: 172800, values: ['ns-1.awsdns-01.org', 'ns-2.awsdns-02.net'] });
-    expect((await zones.getRecord(zone.id, `sub.${d}`, 'NS'))?.values).toEqual(['ns-1.awsdns-01.org', 'ns-2.awsdns-02.net']);
+    await zones.upsertRecord(zone.id, {
+      name: `sub.${d}`,
+      type: 'NS',
+      ttl: 172800,
+      values: ['ns-1.awsdns-01.org', 'ns-2.awsdns-02.net'],
+    });
+    expect((await zones.getRecord(zone.id, `sub.${d}`, 'NS'))?.values).toEqual([
+      'ns-1.awsdns-01.org',
+      'ns-2.awsdns-02.net',
+    ]);
 
     const txt = 'smarter-verification="a b" \\ end';
     await zones.upsertRecord(zone.id, { name: `_smarter.${d}`, type: 'TXT', ttl: 60, values: [txt] });
@@ -85,7 +118,12 @@ describe('records', () => {
     const d = domain();
     const zone = await zones.getOrCreateZone(d);
     await zones.upsertRecord(zone.id, { name: d, type: 'MX', ttl: 300, values: [`10 mail.${d}`] });
-    await zones.upsertRecord(zone.id, { name: `_sip._tcp.${d}`, type: 'SRV', ttl: 300, values: [`10 5 5060 sip.${d}`] });
+    await zones.upsertRecord(zone.id, {
+      name: `_sip._tcp.${d}`,
+      type: 'SRV',
+      ttl: 300,
+      values: [`10 5 5060 sip.${d}`],
+    });
     await zones.upsertRecord(zone.id, { name: d, type: 'CAA', ttl: 300, values: ['0 issue "amazon.com"'] });
     expect((await zones.getRecord(zone.id, d, 'MX'))?.values).toEqual([`10 mail.${d}`]);
     expect((await zones.getRecord(zone.id, `_sip._tcp.${d}`, 'SRV'))?.values).toEqual([`10 5 5060 sip.${d}`]);
@@ -112,7 +150,11 @@ describe('records', () => {
   test('an alias A record (the API domain pointing at its load balancer) is read and copied as an alias', async () => {
     const d = domain();
     const zone = await zones.getOrCreateZone(d);
-    const alias = { zoneId: 'Z35SXDOTRQ7X7K', dnsName: 'k8s-smarter-1234.us-east-1.elb.amazonaws.com', evaluateTargetHealth: false };
+    const alias = {
+      zoneId: 'Z35SXDOTRQ7X7K',
+      dnsName: 'k8s-smarter-1234.us-east-1.elb.amazonaws.com',
+      evaluateTargetHealth: false,
+    };
     await zones.upsertRecord(zone.id, { name: `api.${d}`, type: 'A', ttl: 0, values: [], alias });
     const read = await zones.getRecord(zone.id, `api.${d}`, 'A');
     expect(read?.alias).toEqual(alias);
@@ -139,10 +181,15 @@ describe('AWS failures', () => {
     expect(await zones.findZone(d)).not.toBeNull();
   });
 
-  test('throttling that outlasts the SDK\'s attempts is a CloudError Throttled naming the verb and resource', async () => {
+  test("throttling that outlasts the SDK's attempts is a CloudError Throttled naming the verb and resource", async () => {
     aws.proxy.failNext(10, 'Throttling');
     const err = await cloudFailure(zones.findZone('throttled.example.com'));
-    expect(err).toMatchObject({ service: 'route53', verb: 'ListHostedZonesByName', resource: 'throttled.example.com', kind: 'Throttled' });
+    expect(err).toMatchObject({
+      service: 'route53',
+      verb: 'ListHostedZonesByName',
+      resource: 'throttled.example.com',
+      kind: 'Throttled',
+    });
     expect(err.message).toContain('Rate exceeded');
   });
 
@@ -150,7 +197,12 @@ describe('AWS failures', () => {
     const before = aws.proxy.faulted.length;
     aws.proxy.failNext(1, 'AccessDenied');
     const err = await cloudFailure(zones.findZone('denied.example.com'));
-    expect(err).toMatchObject({ service: 'route53', verb: 'ListHostedZonesByName', resource: 'denied.example.com', kind: 'AccessDenied' });
+    expect(err).toMatchObject({
+      service: 'route53',
+      verb: 'ListHostedZonesByName',
+      resource: 'denied.example.com',
+      kind: 'AccessDenied',
+    });
     expect(err.message).toMatch(/is not authorized to perform: route53:/);
     expect(err.pyType).toBe('CloudError');
     expect(aws.proxy.faulted.length - before).toBe(1);

@@ -23,8 +23,13 @@ afterAll(async () => {
   await api.stop();
 });
 
-const db = (apiKey = 'k') => new QdrantDatabases(nullLogger(), { timeoutSeconds: 5 }).connect({ url: qdrant.url, apiKey });
-const failure = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e as CloudError);
+const db = (apiKey = 'k') =>
+  new QdrantDatabases(nullLogger(), { timeoutSeconds: 5 }).connect({ url: qdrant.url, apiKey });
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: unknown) => e as CloudError,
+  );
 
 describe('Qdrant adapter', () => {
   test('one client per server and key, so its connections are reused', () => {
@@ -40,7 +45,9 @@ describe('Qdrant adapter', () => {
       await dbs.connect({ url: qdrant.url, apiKey: 'k' }).createCollection('two-keys', { size: 2, distance: 'Cosine' });
       await dbs.connect({ url: other.url, apiKey: 'k2' }).createCollection('two-keys', { size: 2, distance: 'Cosine' });
       expect([qdrant.collections.has('two-keys'), other.collections.has('two-keys')]).toEqual([true, true]);
-      expect(await failure(dbs.connect({ url: other.url, apiKey: 'k' }).count('two-keys'))).toMatchObject({ kind: 'AccessDenied' });
+      expect(await failure(dbs.connect({ url: other.url, apiKey: 'k' }).count('two-keys'))).toMatchObject({
+        kind: 'AccessDenied',
+      });
     } finally {
       await other.stop();
     }
@@ -52,7 +59,13 @@ describe('Qdrant adapter', () => {
     expect(await q.getCollection('c1')).toBeNull();
     await q.createCollection('c1', { size: 4, distance: 'Dot' });
     await q.createCollection('c1', { size: 4, distance: 'Dot' });
-    expect(await q.getCollection('c1')).toEqual({ name: 'c1', status: 'green', pointsCount: 0, indexedVectorsCount: 0, segmentsCount: 2 });
+    expect(await q.getCollection('c1')).toEqual({
+      name: 'c1',
+      status: 'green',
+      pointsCount: 0,
+      indexedVectorsCount: 0,
+      segmentsCount: 2,
+    });
     expect(await q.deleteCollection('c1')).toBe(true);
     expect(await q.deleteCollection('c1')).toBe(false);
   });
@@ -61,7 +74,10 @@ describe('Qdrant adapter', () => {
     const q = db();
     await q.createCollection('c2', { size: 2, distance: 'Cosine' });
     const id = (n: number) => `00000000-0000-5000-8000-00000000000${n}`;
-    await q.upsert('c2', [1, 2, 3].map((n) => ({ id: id(n), vector: [n, 1], payload: { metadata: { document_id: n < 3 ? 10 : 11 } } })));
+    await q.upsert(
+      'c2',
+      [1, 2, 3].map((n) => ({ id: id(n), vector: [n, 1], payload: { metadata: { document_id: n < 3 ? 10 : 11 } } })),
+    );
     expect(await q.count('c2')).toBe(3);
     expect(await q.count('c2', { key: 'metadata.document_id', value: 10 })).toBe(2);
     await q.deleteByFilter('c2', { key: 'metadata.document_id', value: 10 });
@@ -83,31 +99,60 @@ describe('Qdrant adapter', () => {
   });
 
   test('errors are typed: a missing collection, a wrong or missing key, a bad id, a server error', async () => {
-    expect(await failure(db().upsert('nope', []))).toMatchObject({ kind: 'NotFound', message: "vectordb upsert points nope: NotFound: Not found: Collection `nope` doesn't exist!" });
-    expect(await failure(db('bad').count('nope'))).toMatchObject({ kind: 'AccessDenied', message: 'vectordb count points nope: AccessDenied: Invalid API key or JWT' });
+    expect(await failure(db().upsert('nope', []))).toMatchObject({
+      kind: 'NotFound',
+      message: "vectordb upsert points nope: NotFound: Not found: Collection `nope` doesn't exist!",
+    });
+    expect(await failure(db('bad').count('nope'))).toMatchObject({
+      kind: 'AccessDenied',
+      message: 'vectordb count points nope: AccessDenied: Invalid API key or JWT',
+    });
     const anonymous = new QdrantDatabases(nullLogger(), { timeoutSeconds: 5 }).connect({ url: qdrant.url });
-    expect(await failure(anonymous.count('nope'))).toMatchObject({ kind: 'AccessDenied', message: 'vectordb count points nope: AccessDenied: Must provide an API key or an Authorization bearer token' });
+    expect(await failure(anonymous.count('nope'))).toMatchObject({
+      kind: 'AccessDenied',
+      message: 'vectordb count points nope: AccessDenied: Must provide an API key or an Authorization bearer token',
+    });
     await anonymous.health(); // /healthz needs no key, as in Qdrant
     await db().createCollection('c4', { size: 2, distance: 'Cosine' });
-    expect(await failure(db().upsert('c4', [{ id: 'not-a-uuid', vector: [1, 2], payload: {} }]))).toMatchObject({ kind: 'Invalid' });
+    expect(await failure(db().upsert('c4', [{ id: 'not-a-uuid', vector: [1, 2], payload: {} }]))).toMatchObject({
+      kind: 'Invalid',
+    });
     qdrant.failNext({ status: 500, path: /snapshots/ });
-    expect(await failure(db().listSnapshots('c4'))).toMatchObject({ kind: 'Unavailable', service: 'vectordb', verb: 'list snapshots', resource: 'c4' });
+    expect(await failure(db().listSnapshots('c4'))).toMatchObject({
+      kind: 'Unavailable',
+      service: 'vectordb',
+      verb: 'list snapshots',
+      resource: 'c4',
+    });
   });
 });
 
 describe('embeddings adapter', () => {
   const adapter = new HttpEmbeddings({ timeoutSeconds: 5 }, nullLogger());
-  const embeddings = (apiKey = 'sk-abcd-9876') => ({ embed: (request: EmbeddingsRequest) => adapter.embed({ baseUrl: api.url, apiKey }, request) });
+  const embeddings = (apiKey = 'sk-abcd-9876') => ({
+    embed: (request: EmbeddingsRequest) => adapter.embed({ baseUrl: api.url, apiKey }, request),
+  });
 
   test('POST {url}/embeddings with the model and texts; one vector per text, in order', async () => {
     expect(await embeddings().embed({ model: 'm', input: ['a', 'b'] })).toEqual([vectorOf('a', 4), vectorOf('b', 4)]);
-    expect(api.calls.at(-1)).toMatchObject({ model: 'm', input: ['a', 'b'], encodingFormat: 'float', authorization: 'Bearer sk-abcd-9876' });
+    expect(api.calls.at(-1)).toMatchObject({
+      model: 'm',
+      input: ['a', 'b'],
+      encodingFormat: 'float',
+      authorization: 'Bearer sk-abcd-9876',
+    });
   });
 
-  test('no key is refused before any request; a wrong key, 429 and 500 keep the API\'s words', async () => {
+  test("no key is refused before any request; a wrong key, 429 and 500 keep the API's words", async () => {
     const before = api.calls.length;
-    expect(await failure(embeddings('').embed({ model: 'm', input: ['a'] }))).toMatchObject({ kind: 'AccessDenied', message: expect.stringContaining('no API key') as unknown });
-    expect(await failure(embeddings('sk-wrong-0000').embed({ model: 'm', input: ['a'] }))).toMatchObject({ kind: 'AccessDenied', message: expect.stringContaining('HTTP 401: Incorrect API key provided: sk-***0000.') as unknown });
+    expect(await failure(embeddings('').embed({ model: 'm', input: ['a'] }))).toMatchObject({
+      kind: 'AccessDenied',
+      message: expect.stringContaining('no API key') as unknown,
+    });
+    expect(await failure(embeddings('sk-wrong-0000').embed({ model: 'm', input: ['a'] }))).toMatchObject({
+      kind: 'AccessDenied',
+      message: expect.stringContaining('HTTP 401: Incorrect API key provided: sk-***0000.') as unknown,
+    });
     api.failNext(429);
     expect(await failure(embeddings().embed({ model: 'm', input: ['a'] }))).toMatchObject({ kind: 'Throttled' });
     api.failNext(500);
@@ -118,8 +163,12 @@ describe('embeddings adapter', () => {
   test("each call goes to its endpoint's URL with its key: two providers through one adapter", async () => {
     const other = await startEmbeddingsStandIn({ apiKey: 'sk-other-1111', dimension: 3 });
     try {
-      expect(await adapter.embed({ baseUrl: other.url, apiKey: 'sk-other-1111' }, { model: 'm2', input: ['a'] })).toEqual([vectorOf('a', 3)]);
-      expect(await adapter.embed({ baseUrl: `${api.url}/`, apiKey: 'sk-abcd-9876' }, { model: 'm1', input: ['a'] })).toEqual([vectorOf('a', 4)]);
+      expect(
+        await adapter.embed({ baseUrl: other.url, apiKey: 'sk-other-1111' }, { model: 'm2', input: ['a'] }),
+      ).toEqual([vectorOf('a', 3)]);
+      expect(
+        await adapter.embed({ baseUrl: `${api.url}/`, apiKey: 'sk-abcd-9876' }, { model: 'm1', input: ['a'] }),
+      ).toEqual([vectorOf('a', 4)]);
       expect(other.calls.map((c) => [c.model, c.authorization])).toEqual([['m2', 'Bearer sk-other-1111']]);
       expect(api.calls.at(-1)).toMatchObject({ model: 'm1', authorization: 'Bearer sk-abcd-9876' });
     } finally {

@@ -23,13 +23,18 @@ let t: TestDatabase;
 let admin: mysql.Connection;
 let workerDb: Database;
 let h: Harness | undefined;
-const user = uniqueName('swout').replace(/[^A-Za-z0-9_]/g, '_').slice(0, 32);
+const user = uniqueName('swout')
+  .replace(/[^A-Za-z0-9_]/g, '_')
+  .slice(0, 32);
 const password = randomUUID();
 const hosts = ['127.0.0.1', 'localhost'];
 
 async function grant(on: boolean): Promise<void> {
   for (const host of hosts) {
-    await admin.query(on ? `GRANT ALL PRIVILEGES ON \`${t.name}\`.* TO ?@?` : `REVOKE ALL PRIVILEGES ON \`${t.name}\`.* FROM ?@?`, [user, host]);
+    await admin.query(
+      on ? `GRANT ALL PRIVILEGES ON \`${t.name}\`.* TO ?@?` : `REVOKE ALL PRIVILEGES ON \`${t.name}\`.* FROM ?@?`,
+      [user, host],
+    );
   }
   if (!on) {
     // A database grant is checked when a connection selects the database: end the user's open connections.
@@ -57,19 +62,44 @@ afterAll(async () => {
 
 test('100 create_charge during an outage: all FAILURE, all 100 in the dead-letter queue; after a replay, 100 rows and the exact sum', async () => {
   const queue = uniqueName('q');
-  const tasks = (q: string) => smarterTasks({ operationalQueue: q, infrastructureQueue: `${q}_infra`, maxRetries: 3, retryBackoff: true }) as unknown as AnyTask[];
-  h = await startWorker({ queue, tasks, deps: { db: workerDb }, env: { CELERY_RESULT_BACKEND: REDIS_URL, CELERY_WORKER_CONCURRENCY: '16' } });
+  const tasks = (q: string) =>
+    smarterTasks({
+      operationalQueue: q,
+      infrastructureQueue: `${q}_infra`,
+      maxRetries: 3,
+      retryBackoff: true,
+    }) as unknown as AnyTask[];
+  h = await startWorker({
+    queue,
+    tasks,
+    deps: { db: workerDb },
+    env: { CELERY_RESULT_BACKEND: REDIS_URL, CELERY_WORKER_CONCURRENCY: '16' },
+  });
   const results = new ResultReader();
   try {
     await grant(false);
     const charges = Array.from({ length: 100 }, (_v, i) => {
       const id = randomUUID();
-      const kwargs = { resource_locator: `outage/${i % 7}`, charge_type: 'completion', prompt_tokens: i, completion_tokens: 1, total_tokens: i + 1, total_cost: `${i}.${String(i * 7919).padStart(8, '0').slice(-8)}` };
+      const kwargs = {
+        resource_locator: `outage/${i % 7}`,
+        charge_type: 'completion',
+        prompt_tokens: i,
+        completion_tokens: 1,
+        total_tokens: i + 1,
+        total_cost: `${i}.${String(i * 7919)
+          .padStart(8, '0')
+          .slice(-8)}`,
+      };
       return {
         id,
         cost: kwargs.total_cost,
         body: JSON.stringify([[], kwargs, {}]),
-        options: { contentType: 'application/json', contentEncoding: 'utf-8', correlationId: id, headers: { lang: 'py', task: 'smarter.apps.account.tasks.create_charge', id, root_id: id, retries: 0 } },
+        options: {
+          contentType: 'application/json',
+          contentEncoding: 'utf-8',
+          correlationId: id,
+          headers: { lang: 'py', task: 'smarter.apps.account.tasks.create_charge', id, root_id: id, retries: 0 },
+        },
       };
     });
     await publishMany(queue, charges);
@@ -85,12 +115,18 @@ test('100 create_charge during an outage: all FAILURE, all 100 in the dead-lette
       return n >= 100 ? n : undefined;
     }, 15_000);
     expect(dead).toBe(100);
-    expect((await workerDb.select('SELECT COUNT(*) n FROM account_charge').catch(() => [{ n: 'unreachable' }]))[0]?.n).toBe('unreachable');
+    expect(
+      (await workerDb.select('SELECT COUNT(*) n FROM account_charge').catch(() => [{ n: 'unreachable' }]))[0]?.n,
+    ).toBe('unreachable');
 
     await grant(true);
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'tasks/main.ts', 'dead-letter', 'replay', queue], {
-      env: { ...process.env, CELERY_BROKER_URL: AMQP_URL },
-    });
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'tasks/main.ts', 'dead-letter', 'replay', queue],
+      {
+        env: { ...process.env, CELERY_BROKER_URL: AMQP_URL },
+      },
+    );
     expect(stdout).toContain(`replayed 100 message(s) from ${dlq} (100 to ${queue})`);
     const rows = await waitFor(async () => {
       const r = await t.db.select('SELECT COUNT(*) n, SUM(total_cost) total FROM account_charge');

@@ -18,7 +18,11 @@ import { type TestDatabase, createTestDatabase } from '../support/db.js';
 /** `'<column> <Django field>[ null]'`; every table also has Django's id and TimestampedModel's created_at/updated_at. */
 const TABLES: Record<string, { migrations: string[]; fields: string[] }> = {
   account_charge: {
-    migrations: ['account/0001_initial', 'account/0002_resourceconstraint_remove_charge_model_and_more', 'account/0004_budget_enforcement'],
+    migrations: [
+      'account/0001_initial',
+      'account/0002_resourceconstraint_remove_charge_model_and_more',
+      'account/0004_budget_enforcement',
+    ],
     fields: [
       'charge_type CharField(20)',
       'prompt_tokens IntegerField',
@@ -81,12 +85,7 @@ const TABLES: Record<string, { migrations: string[]; fields: string[] }> = {
   },
   prompt_prompthistory: {
     migrations: ['prompt/0001_initial'],
-    fields: [
-      'request JSONField null',
-      'response JSONField null',
-      'messages JSONField null',
-      'prompt_id ForeignKey',
-    ],
+    fields: ['request JSONField null', 'response JSONField null', 'messages JSONField null', 'prompt_id ForeignKey'],
   },
   prompt_prompttoolcall: {
     migrations: ['prompt/0001_initial'],
@@ -101,11 +100,7 @@ const TABLES: Record<string, { migrations: string[]; fields: string[] }> = {
   },
   prompt_promptpluginusage: {
     migrations: ['prompt/0001_initial'],
-    fields: [
-      'input_text TextField null',
-      'prompt_id ForeignKey',
-      'plugin_id ForeignKey',
-    ],
+    fields: ['input_text TextField null', 'prompt_id ForeignKey', 'plugin_id ForeignKey'],
   },
   plugin_pluginselectorhistory: {
     migrations: ['plugin/0001_initial'],
@@ -518,11 +513,13 @@ test('the test database runs in strict SQL mode, as MariaDB does by default', as
 
 test('the tables are those the worker writes, each with the migrations its columns come from', () => {
   expect(Object.keys(TABLES).sort()).toEqual([...DJANGO_TABLES].sort());
-  for (const [table, spec] of Object.entries(TABLES)) expect([table, spec.migrations.length > 0]).toEqual([table, true]);
+  for (const [table, spec] of Object.entries(TABLES)) {
+    expect([table, spec.migrations.length > 0]).toEqual([table, true]);
+  }
 });
 
 describe.each(Object.keys(TABLES))('%s', (table) => {
-  test('has exactly the columns of Smarter\'s migrations: type, NULL or NOT NULL, no DEFAULT', async () => {
+  test("has exactly the columns of Smarter's migrations: type, NULL or NOT NULL, no DEFAULT", async () => {
     const rows = await t.db.select(
       `SELECT c.COLUMN_NAME AS name, c.COLUMN_TYPE AS type, c.IS_NULLABLE AS nullable, c.COLUMN_DEFAULT AS dflt,
               (SELECT COUNT(*) FROM information_schema.CHECK_CONSTRAINTS k
@@ -532,16 +529,24 @@ describe.each(Object.keys(TABLES))('%s', (table) => {
       [t.name, table],
     );
     const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : 1);
-    const actual = rows.map((r) => ({
-      name: String(r.name),
-      type: String(r.type),
-      nullable: r.nullable === 'YES',
-      // MariaDB shows a nullable column without a DEFAULT as 'NULL'.
-      dflt: r.dflt === null || r.dflt === 'NULL' ? null : String(r.dflt),
-      json: Number(r.json) > 0,
-    })).sort(byName);
+    const actual = rows
+      .map((r) => ({
+        name: String(r.name),
+        type: String(r.type),
+        nullable: r.nullable === 'YES',
+        // MariaDB shows a nullable column without a DEFAULT as 'NULL'.
+        dflt: r.dflt === null || r.dflt === 'NULL' ? null : String(r.dflt),
+        json: Number(r.json) > 0,
+      }))
+      .sort(byName);
     const expected = columnsOf(table)
-      .map((c) => ({ name: c.name, type: columnType(c.field), nullable: c.nullable, dflt: null, json: c.field === 'JSONField' }))
+      .map((c) => ({
+        name: c.name,
+        type: columnType(c.field),
+        nullable: c.nullable,
+        dflt: null,
+        json: c.field === 'JSONField',
+      }))
       .sort(byName);
     expect(actual).toEqual(expected);
   });
@@ -550,18 +555,33 @@ describe.each(Object.keys(TABLES))('%s', (table) => {
     const required = columnsOf(table).filter((c) => !c.nullable && c.field !== 'BigAutoField');
     for (const left of required) {
       const given = required.filter((c) => c !== left);
-      const sql = given.length === 0 ? `INSERT INTO \`${table}\` () VALUES ()` : `INSERT INTO \`${table}\` (${given.map((c) => `\`${c.name}\``).join(', ')}) VALUES (${given.map(() => '?').join(', ')})`;
-      const values = given.map((c) => (c.field === 'JSONField' ? '{}' : c.field === 'DateTimeField' ? '2026-01-01 00:00:00' : /Char|Text|URL|Email|Image|IPAddress|Binary/.test(c.field) ? '' : 0));
+      const sql =
+        given.length === 0
+          ? `INSERT INTO \`${table}\` () VALUES ()`
+          : `INSERT INTO \`${table}\` (${given.map((c) => `\`${c.name}\``).join(', ')}) VALUES (${given.map(() => '?').join(', ')})`;
+      const values = given.map((c) =>
+        c.field === 'JSONField'
+          ? '{}'
+          : c.field === 'DateTimeField'
+            ? '2026-01-01 00:00:00'
+            : /Char|Text|URL|Email|Image|IPAddress|Binary/.test(c.field)
+              ? ''
+              : 0,
+      );
       const refused = await t.db.execute(sql, values).then(
         () => null,
         (err: unknown) => err as { sqlCode?: string; message?: string },
       );
-      expect([left.name, refused?.sqlCode, refused?.message?.includes(`Field '${left.name}' doesn't have a default value`)]).toEqual([left.name, 'ER_NO_DEFAULT_FOR_FIELD', true]);
+      expect([
+        left.name,
+        refused?.sqlCode,
+        refused?.message?.includes(`Field '${left.name}' doesn't have a default value`),
+      ]).toEqual([left.name, 'ER_NO_DEFAULT_FOR_FIELD', true]);
     }
   });
 
   // Django writes '' for a NOT NULL string field that is not given (Field.get_default), a value the database never fills.
-  test('the worker\'s Python defaults (tasks/db/django-defaults.ts) name only its columns, and every NOT NULL string column', () => {
+  test("the worker's Python defaults (tasks/db/django-defaults.ts) name only its columns, and every NOT NULL string column", () => {
     const defaults = pythonDefaults(table as (typeof DJANGO_TABLES)[number]);
     const columns = columnsOf(table);
     expect(Object.keys(defaults).filter((k) => !columns.some((c) => c.name === k))).toEqual([]);

@@ -40,7 +40,9 @@ const peek = (q: string) =>
 const drain = (q: string) =>
   withChannel(async (ch) => {
     const ids: string[] = [];
-    for (let m = await ch.get(q, { noAck: true }); m !== false; m = await ch.get(q, { noAck: true })) ids.push(String(m.properties.correlationId));
+    for (let m = await ch.get(q, { noAck: true }); m !== false; m = await ch.get(q, { noAck: true })) {
+      ids.push(String(m.properties.correlationId));
+    }
     return ids;
   });
 
@@ -49,11 +51,18 @@ function taskMessage(task: string, args: unknown[], over: Partial<amqp.Options.P
   return {
     id,
     body: body ?? JSON.stringify([args, {}, {}]),
-    options: { contentType: 'application/json', contentEncoding: 'utf-8', correlationId: id, headers: { lang: 'py', task, id, root_id: id, retries: 0 }, ...over },
+    options: {
+      contentType: 'application/json',
+      contentEncoding: 'utf-8',
+      correlationId: id,
+      headers: { lang: 'py', task, id, root_id: id, retries: 0 },
+      ...over,
+    },
   };
 }
 
-const ported = (queue: string) => defineTask({ name: 'test.ported', queue, params: z.object({ x: z.number() }), run: ({ x }) => x * 2 });
+const ported = (queue: string) =>
+  defineTask({ name: 'test.ported', queue, params: z.object({ x: z.number() }), run: ({ x }) => x * 2 });
 
 describe('200 poisoned messages of three kinds', () => {
   const queue = uniqueName('q');
@@ -74,7 +83,14 @@ describe('200 poisoned messages of three kinds', () => {
       } else if (i % 4 === 1) {
         messages.push(taskMessage('test.add', [], {}, '{not json'));
       } else {
-        messages.push(taskMessage('test.echo', [1], { contentType: 'application/x-python-serialize', contentEncoding: 'binary' }, 'cos\nsystem\n'));
+        messages.push(
+          taskMessage(
+            'test.echo',
+            [1],
+            { contentType: 'application/x-python-serialize', contentEncoding: 'binary' },
+            'cos\nsystem\n',
+          ),
+        );
       }
     }
     await publishMany(queue, messages);
@@ -108,8 +124,12 @@ describe('200 poisoned messages of three kinds', () => {
     expect(await peek(dlq)).toEqual(order);
   }, 60_000);
 
-  test('replay --task moves exactly that task\'s messages back to their queue, and they run', async () => {
-    const after = await startWorker({ queue, env: { CELERY_RESULT_BACKEND: REDIS_URL }, tasks: (q) => [...testTasks(q), ported(q)] });
+  test("replay --task moves exactly that task's messages back to their queue, and they run", async () => {
+    const after = await startWorker({
+      queue,
+      env: { CELERY_RESULT_BACKEND: REDIS_URL },
+      tasks: (q) => [...testTasks(q), ported(q)],
+    });
     try {
       const { stdout } = await cli('dead-letter', 'replay', dlq, '--task', 'test.ported');
       expect(stdout).toContain(`replayed 100 message(s) from ${dlq} (100 to ${queue}); 100 not chosen left in place`);
@@ -129,7 +149,11 @@ describe('200 poisoned messages of three kinds', () => {
 test('a message whose original queue no longer exists stays in the dead-letter queue', async () => {
   const dlq = uniqueName('gone') + '.dead_letter';
   const m = taskMessage('test.add', [1, 2]);
-  m.options.headers = { ...(m.options.headers as Record<string, unknown>), 'x-dead-letter-reason': 'test', 'x-original-queue': uniqueName('deleted') };
+  m.options.headers = {
+    ...(m.options.headers as Record<string, unknown>),
+    'x-dead-letter-reason': 'test',
+    'x-original-queue': uniqueName('deleted'),
+  };
   await withChannel((ch) => ch.assertQueue(dlq, { durable: true }));
   try {
     await publishMany(dlq, [m]);
@@ -148,7 +172,12 @@ test('SIGKILL of a replay midway loses no message and duplicates at most the one
   const N = 10_000;
   const messages = Array.from({ length: N }, (_v, i) => {
     const m = taskMessage('test.add', [i, 1]);
-    m.options.headers = { ...(m.options.headers as Record<string, unknown>), 'x-dead-letter-reason': 'test', 'x-original-queue': target, 'x-dead-lettered-at': new Date().toISOString() };
+    m.options.headers = {
+      ...(m.options.headers as Record<string, unknown>),
+      'x-dead-letter-reason': 'test',
+      'x-original-queue': target,
+      'x-dead-lettered-at': new Date().toISOString(),
+    };
     return m;
   });
   await withChannel(async (ch) => {

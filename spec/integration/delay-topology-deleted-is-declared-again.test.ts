@@ -41,7 +41,10 @@ test('the delay levels deleted under a running worker: 50 checks rescheduling ev
     }
     await ch.waitForConfirms();
     await conn.close();
-    const counts = async () => ({ runs: Number(await runCounter().get(`${key}:runs`)), gaveUp: Number(await runCounter().get(`${key}:gave-up`)) });
+    const counts = async () => ({
+      runs: Number(await runCounter().get(`${key}:runs`)),
+      gaveUp: Number(await runCounter().get(`${key}:gave-up`)),
+    });
     await waitFor(async () => (await counts()).gaveUp === 50, 60_000, 200).catch(async (e: unknown) => {
       throw new Error(`${String(e)}: ${JSON.stringify(await counts())}`);
     });
@@ -60,7 +63,9 @@ test('a queue the worker sends to, deleted after its first message: the next mes
     await h.worker.publisher.apply('test.add', [1, 1], {}, { queue: other });
     await node.ctl('delete_queue', other);
     await h.worker.publisher.apply('test.add', [2, 2], {}, { queue: other });
-    const line = (await node.ctl('list_queues', '-q', 'name', 'messages')).split('\n').find((l) => l.startsWith(`${other}\t`));
+    const line = (await node.ctl('list_queues', '-q', 'name', 'messages'))
+      .split('\n')
+      .find((l) => l.startsWith(`${other}\t`));
     expect(line?.split('\t')[1]).toBe('1');
   } finally {
     await h.stop();
@@ -71,11 +76,19 @@ test('a queue the worker sends to, deleted after its first message: the next mes
 test('the dead-letter queue deleted after its first copy: the next poison message is still copied there (1 of 1) before it is settled', async () => {
   const h = await startWorker({ env: { CELERY_BROKER_URL: node.url } });
   const dlq = `${h.queue}.dead_letter`;
-  const count = async () => (await node.ctl('list_queues', '-q', 'name', 'messages')).split('\n').find((l) => l.startsWith(`${dlq}\t`))?.split('\t')[1];
+  const count = async () =>
+    (await node.ctl('list_queues', '-q', 'name', 'messages'))
+      .split('\n')
+      .find((l) => l.startsWith(`${dlq}\t`))
+      ?.split('\t')[1];
   const conn = await amqp.connect(node.url);
   try {
     const ch = await conn.createConfirmChannel();
-    const poison = (n: number) => ch.sendToQueue(h.queue, Buffer.from(`not json ${n}`), { contentType: 'application/json', headers: { task: 'test.add', id: randomUUID() } });
+    const poison = (n: number) =>
+      ch.sendToQueue(h.queue, Buffer.from(`not json ${n}`), {
+        contentType: 'application/json',
+        headers: { task: 'test.add', id: randomUUID() },
+      });
     poison(1);
     await ch.waitForConfirms();
     await waitFor(async () => (await count()) === '1', 15_000, 200);

@@ -22,7 +22,18 @@ let conn: Awaited<ReturnType<typeof amqp.connect>>;
 let db: TestDatabase;
 const emptyDb = `doctor_empty_${id}`;
 const created: string[] = [];
-const AWS_VARS = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_PROFILE', 'AWS_DEPLOYED', 'AWS_WEB_IDENTITY_TOKEN_FILE', 'AWS_ROLE_ARN', 'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI', 'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'AWS_ENDPOINT_URL_STS', 'AWS_ENDPOINT_URL'];
+const AWS_VARS = [
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_PROFILE',
+  'AWS_DEPLOYED',
+  'AWS_WEB_IDENTITY_TOKEN_FILE',
+  'AWS_ROLE_ARN',
+  'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
+  'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+  'AWS_ENDPOINT_URL_STS',
+  'AWS_ENDPOINT_URL',
+];
 const savedAws = Object.fromEntries(AWS_VARS.map((k) => [k, process.env[k]]));
 
 beforeAll(async () => {
@@ -33,7 +44,12 @@ beforeAll(async () => {
   await ch.consume(queue, () => undefined);
   created.push(queue);
   db = await createTestDatabase('doctor');
-  const admin = await mysql.createConnection({ host: MYSQL.host, port: MYSQL.port, user: MYSQL.user, password: MYSQL.password });
+  const admin = await mysql.createConnection({
+    host: MYSQL.host,
+    port: MYSQL.port,
+    user: MYSQL.user,
+    password: MYSQL.password,
+  });
   await admin.query(`CREATE DATABASE \`${emptyDb}\``);
   await admin.end();
 }, 60_000);
@@ -43,7 +59,12 @@ afterAll(async () => {
   await retireQueues(conn, created).catch(() => undefined);
   await conn.close().catch(() => undefined);
   await db.drop();
-  const admin = await mysql.createConnection({ host: MYSQL.host, port: MYSQL.port, user: MYSQL.user, password: MYSQL.password });
+  const admin = await mysql.createConnection({
+    host: MYSQL.host,
+    port: MYSQL.port,
+    user: MYSQL.user,
+    password: MYSQL.password,
+  });
   await admin.query(`DROP DATABASE IF EXISTS \`${emptyDb}\``);
   await admin.end();
 });
@@ -57,9 +78,16 @@ const HEALTHY: Record<string, string> = {
   SMARTER_MYSQL_PASSWORD: MYSQL.password,
 };
 
-async function doctor(env: Record<string, string>, argv: string[] = ['-Q', queue]): Promise<{ code: number; lines: string[] }> {
+async function doctor(
+  env: Record<string, string>,
+  argv: string[] = ['-Q', queue],
+): Promise<{ code: number; lines: string[] }> {
   const lines: string[] = [];
-  const config = loadConfig(SETTINGS, { ...HEALTHY, SMARTER_MYSQL_DATABASE: db.name, ...env }, [...argv, '--concurrency', '1']).values;
+  const config = loadConfig(SETTINGS, { ...HEALTHY, SMARTER_MYSQL_DATABASE: db.name, ...env }, [
+    ...argv,
+    '--concurrency',
+    '1',
+  ]).values;
   const code = await doctorCommand([], { timeout: '5' }, config, (s) => lines.push(...s.split('\n')));
   return { code, lines };
 }
@@ -82,7 +110,9 @@ test('a healthy system: every check ok (the cloud without credentials only warns
 
 test('wrong broker credentials: one FAIL line naming CELERY_BROKER_URL, exit 1', async () => {
   const { code, lines } = await doctor({ CELERY_BROKER_URL: 'amqp://guest:wrong@127.0.0.1:5672//' });
-  expect(line(lines, /^FAIL {2}broker: could not connect .*ACCESS_REFUSED|^FAIL {2}broker: could not connect/)).toMatch(/check CELERY_BROKER_URL/);
+  expect(line(lines, /^FAIL {2}broker: could not connect .*ACCESS_REFUSED|^FAIL {2}broker: could not connect/)).toMatch(
+    /check CELERY_BROKER_URL/,
+  );
   expect(code).toBe(1);
 }, 60_000);
 
@@ -95,8 +125,20 @@ test('a queue not declared, and one with ready messages and no consumer: a FAIL 
   await ch.waitForConfirms();
   await ch.close();
   const { code, lines } = await doctor({}, ['-Q', `doctor_missing_${id},${unconsumed}`]);
-  expect(line(lines, new RegExp(`^FAIL {2}queue doctor_missing_${id}: not declared: start a worker consuming it \\(smarter-worker -Q doctor_missing_${id}\\)`))).toBeDefined();
-  expect(line(lines, new RegExp(`^FAIL {2}queue ${unconsumed}: 1 ready message, 0 consumers: no worker consumes it; start one`))).toBeDefined();
+  expect(
+    line(
+      lines,
+      new RegExp(
+        `^FAIL {2}queue doctor_missing_${id}: not declared: start a worker consuming it \\(smarter-worker -Q doctor_missing_${id}\\)`,
+      ),
+    ),
+  ).toBeDefined();
+  expect(
+    line(
+      lines,
+      new RegExp(`^FAIL {2}queue ${unconsumed}: 1 ready message, 0 consumers: no worker consumes it; start one`),
+    ),
+  ).toBeDefined();
   expect(code).toBe(1);
 }, 60_000);
 
@@ -105,7 +147,12 @@ test('a dead-letter queue with messages: a WARN counting them by reason, saying 
   const dlq = `${queue}.dead_letter`;
   await ch.assertQueue(dlq, { durable: true });
   created.push(dlq);
-  const send = (reason: string) => ch.sendToQueue(dlq, Buffer.from('[[], {}, {}]'), { contentType: 'application/json', contentEncoding: 'utf-8', headers: { task: 't.x', id: randomUUID(), 'x-dead-letter-reason': reason, 'x-original-queue': queue } });
+  const send = (reason: string) =>
+    ch.sendToQueue(dlq, Buffer.from('[[], {}, {}]'), {
+      contentType: 'application/json',
+      contentEncoding: 'utf-8',
+      headers: { task: 't.x', id: randomUUID(), 'x-dead-letter-reason': reason, 'x-original-queue': queue },
+    });
   send('NotRegistered');
   send('NotRegistered');
   send('decode error');
@@ -113,7 +160,9 @@ test('a dead-letter queue with messages: a WARN counting them by reason, saying 
   await ch.close();
   const { code, lines } = await doctor({});
   const l = line(lines, /^WARN {2}dead letters /);
-  expect(l).toContain(`dead letters ${dlq}: 3 messages (2 × NotRegistered; 1 × decode error): read them with \`smarter-worker dead-letter list ${queue}\``);
+  expect(l).toContain(
+    `dead letters ${dlq}: 3 messages (2 × NotRegistered; 1 × decode error): read them with \`smarter-worker dead-letter list ${queue}\``,
+  );
   expect(code).toBe(0);
   const purge = await conn.createChannel();
   await purge.purgeQueue(dlq);
@@ -125,24 +174,35 @@ test("the database unreachable, or without Smarter's tables: a FAIL each, naming
   expect(line(down.lines, /^FAIL {2}database: .*:1\/.* unreachable .*check SMARTER_MYSQL_HOST/)).toBeDefined();
   expect(down.code).toBe(1);
   const empty = await doctor({ SMARTER_MYSQL_DATABASE: emptyDb });
-  expect(line(empty.lines, /^FAIL {2}database tables: \d+ of Smarter's \d+ tables missing .*run Smarter's migrations/)).toBeDefined();
+  expect(
+    line(empty.lines, /^FAIL {2}database tables: \d+ of Smarter's \d+ tables missing .*run Smarter's migrations/),
+  ).toBeDefined();
   expect(empty.code).toBe(1);
 }, 60_000);
 
 test('the result backend unreachable: a FAIL naming CELERY_RESULT_BACKEND', async () => {
   const { code, lines } = await doctor({ CELERY_RESULT_BACKEND: 'redis://127.0.0.1:1/0' });
-  expect(line(lines, /^FAIL {2}result backend: redis:\/\/127\.0\.0\.1:1\/0 does not answer .*check CELERY_RESULT_BACKEND/)).toBeDefined();
+  expect(
+    line(lines, /^FAIL {2}result backend: redis:\/\/127\.0\.0\.1:1\/0 does not answer .*check CELERY_RESULT_BACKEND/),
+  ).toBeDefined();
   expect(code).toBe(1);
 }, 60_000);
 
 test('cloud credentials configured but refused (STS unreachable): a FAIL, the readiness gate closed', async () => {
-  Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'AKIADOCTORTEST', AWS_SECRET_ACCESS_KEY: 'x', AWS_ENDPOINT_URL_STS: 'http://127.0.0.1:1', AWS_MAX_ATTEMPTS: '1' });
+  Object.assign(process.env, {
+    AWS_ACCESS_KEY_ID: 'AKIADOCTORTEST',
+    AWS_SECRET_ACCESS_KEY: 'x',
+    AWS_ENDPOINT_URL_STS: 'http://127.0.0.1:1',
+    AWS_MAX_ATTEMPTS: '1',
+  });
   try {
     const { code, lines } = await doctor({});
     expect(line(lines, /^FAIL {2}cloud: AWS refuses the credentials or cannot be reached/)).toBeDefined();
     expect(code).toBe(1);
   } finally {
-    for (const k of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_ENDPOINT_URL_STS', 'AWS_MAX_ATTEMPTS']) delete process.env[k];
+    for (const k of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_ENDPOINT_URL_STS', 'AWS_MAX_ATTEMPTS']) {
+      delete process.env[k];
+    }
   }
 }, 60_000);
 
@@ -152,7 +212,12 @@ test('a vhost without the delay topology: FAIL naming the missing levels (and th
   try {
     execFileSync('rabbitmqctl', ['set_permissions', '-p', vhost, 'guest', '.*', '.*', '.*'], { stdio: 'ignore' });
     const { code, lines } = await doctor({ CELERY_BROKER_URL: `amqp://guest:guest@127.0.0.1:5672/${vhost}` });
-    expect(line(lines, /^FAIL {2}delay topology: missing celery_delayed_0, .*celery_delayed_27: start a worker \(it declares the topology/)).toBeDefined();
+    expect(
+      line(
+        lines,
+        /^FAIL {2}delay topology: missing celery_delayed_0, .*celery_delayed_27: start a worker \(it declares the topology/,
+      ),
+    ).toBeDefined();
     expect(code).toBe(1);
   } finally {
     execFileSync('rabbitmqctl', ['delete_vhost', vhost], { stdio: 'ignore' });
@@ -168,9 +233,22 @@ test('Redis: unacked entries older than the visibility timeout, and an overdue d
   await r.zadd(`${prefix}unacked_index`, now / 1000 - 10, 'tag-2');
   await r.zadd(`${prefix}smarter.delayed`, now - 600_000, 'not a message');
   try {
-    const { code, lines } = await doctor({ CELERY_BROKER_URL: 'redis://127.0.0.1:6379/0', CELERY_BROKER_TRANSPORT_OPTIONS: JSON.stringify({ global_keyprefix: prefix }) });
-    expect(line(lines, /^FAIL {2}unacked: 1 message unacked for longer than the visibility timeout \(3600 s\), oldest delivered 72\d\d s ago: their worker died/)).toBeDefined();
-    expect(line(lines, /^FAIL {2}delayed set: 1 delayed message, earliest due .*, 6\d\d s overdue: no worker of this build is moving due messages/)).toBeDefined();
+    const { code, lines } = await doctor({
+      CELERY_BROKER_URL: 'redis://127.0.0.1:6379/0',
+      CELERY_BROKER_TRANSPORT_OPTIONS: JSON.stringify({ global_keyprefix: prefix }),
+    });
+    expect(
+      line(
+        lines,
+        /^FAIL {2}unacked: 1 message unacked for longer than the visibility timeout \(3600 s\), oldest delivered 72\d\d s ago: their worker died/,
+      ),
+    ).toBeDefined();
+    expect(
+      line(
+        lines,
+        /^FAIL {2}delayed set: 1 delayed message, earliest due .*, 6\d\d s overdue: no worker of this build is moving due messages/,
+      ),
+    ).toBeDefined();
     expect(code).toBe(1);
   } finally {
     const keys = await r.keys(`${prefix}*`);

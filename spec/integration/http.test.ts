@@ -4,7 +4,6 @@ import { type Harness, startWorker } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
 import { freePort } from '../support/rabbit-node.js';
 
-
 let h: Harness;
 let base: string;
 const results = new ResultReader();

@@ -29,9 +29,22 @@ beforeAll(async () => {
   t = await createTestDatabase('infra_bad');
   world = await startWorld({ apiDomain: API, namespace: NS });
   const queue = uniqueName('infra');
-  const settings = { operationalQueue: uniqueName('op'), infrastructureQueue: queue, maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com', checkTimeScale: 0.01 };
+  const settings = {
+    operationalQueue: uniqueName('op'),
+    infrastructureQueue: queue,
+    maxRetries: 3,
+    retryBackoff: true,
+    environment: 'alpha',
+    rootDomain: 'example.com',
+    checkTimeScale: 0.01,
+  };
   const deps: SmarterDeps = { db: t.db, cloud: world.cloud };
-  h = await startWorker({ queue, tasks: () => smarterTasks(settings), deps, env: { CELERY_RESULT_BACKEND: REDIS_URL } });
+  h = await startWorker({
+    queue,
+    tasks: () => smarterTasks(settings),
+    deps,
+    env: { CELERY_RESULT_BACKEND: REDIS_URL },
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -41,12 +54,19 @@ afterAll(async () => {
   await t?.drop();
 });
 
-async function call(name: string, kwargs: Record<string, unknown>): Promise<{ status: string; type: string; message: string }> {
+async function call(
+  name: string,
+  kwargs: Record<string, unknown>,
+): Promise<{ status: string; type: string; message: string }> {
   const id = await h.worker.publisher.apply(name, [], kwargs, { queue: h.queue });
   const meta = await results.ready(id, 30_000);
   const r = meta.result as { exc_type?: string; exc_message?: unknown[] } | null;
   const first = r?.exc_message?.[0];
-  return { status: String(meta.status), type: String(r?.exc_type ?? ''), message: typeof first === 'string' ? first : JSON.stringify(first ?? '') };
+  return {
+    status: String(meta.status),
+    type: String(r?.exc_type ?? ''),
+    message: typeof first === 'string' ? first : JSON.stringify(first ?? ''),
+  };
 }
 
 async function llmclient(): Promise<{ id: number; host: string; contact: string }> {
@@ -56,15 +76,22 @@ async function llmclient(): Promise<{ id: number; host: string; contact: string 
   await t.db.execute('UPDATE auth_user SET is_staff = 1 WHERE id = ?', [ids.userId]);
   const [a] = await t.db.select('SELECT account_number FROM account_account WHERE id = ?', [ids.accountId]);
   const contact = `owner${ids.accountId}@example.org`;
-  await t.db.execute("INSERT INTO account_accountcontact (first_name, last_name, email, is_primary, account_id) VALUES ('A', 'B', ?, 1, ?)", [contact, ids.accountId]);
+  await t.db.execute(
+    "INSERT INTO account_accountcontact (first_name, last_name, email, is_primary, account_id) VALUES ('A', 'B', ?, 1, ?)",
+    [contact, ids.accountId],
+  );
   return { id: ids.llmclientId, host: `bot${ids.llmclientId}.${String(a?.account_number)}.${API}`, contact };
 }
 
-const tls = async (id: number) => (await t.db.select('SELECT tls_certificate_issuance_status AS s FROM llmclient_llmclient WHERE id = ?', [id]))[0]?.s;
+const tls = async (id: number) =>
+  (await t.db.select('SELECT tls_certificate_issuance_status AS s FROM llmclient_llmclient WHERE id = ?', [id]))[0]?.s;
 
 // deploy_default_api.py: "LLMClient %s not found. Nothing to do, returning."
 test('an unknown LLMClient: SUCCESS, None, as Smarter', async () => {
-  expect(await call(nameOf(deployDefaultApi), { llmclient_id: 987654321 })).toMatchObject({ status: 'SUCCESS', type: '' });
+  expect(await call(nameOf(deployDefaultApi), { llmclient_id: 987654321 })).toMatchObject({
+    status: 'SUCCESS',
+    type: '',
+  });
 });
 
 test('a malformed domain: FAILURE SmarterValueError naming the argument', async () => {
@@ -78,12 +105,19 @@ test('a malformed domain: FAILURE SmarterValueError naming the argument', async 
 
 // destroy_domain_a_record.py: "DNS zone not found for %s. Nothing to do, returning."
 test('a hosted zone that does not exist: SUCCESS, nothing to delete, as Smarter', async () => {
-  expect(await call(nameOf(destroyDomainARecord), { hostname: 'x.nozone.example.org', api_host_domain: 'nozone.example.org' })).toMatchObject({ status: 'SUCCESS', type: '' });
+  expect(
+    await call(nameOf(destroyDomainARecord), {
+      hostname: 'x.nozone.example.org',
+      api_host_domain: 'nozone.example.org',
+    }),
+  ).toMatchObject({ status: 'SUCCESS', type: '' });
 });
 
 test('AWS throttling twice, then success: the SDK retries and the task succeeds', async () => {
   world.aws.failNext(2, 'Throttling');
-  expect((await call(nameOf(destroyDomainARecord), { hostname: `gone.${API}`, api_host_domain: API })).status).toBe('SUCCESS');
+  expect((await call(nameOf(destroyDomainARecord), { hostname: `gone.${API}`, api_host_domain: API })).status).toBe(
+    'SUCCESS',
+  );
   expect(world.aws.faulted).toHaveLength(2);
 });
 
@@ -93,7 +127,11 @@ test('AWS 403: FAILURE naming Route 53, the verb and the resource, not retried',
   world.aws.failNext(1, 'AccessDenied');
   const r = await call(nameOf(deployDefaultApi), { llmclient_id: l.id });
   expect(r).toMatchObject({ status: 'FAILURE', type: 'CloudError' });
-  expect(r.message).toMatch(new RegExp(`^route53 \\S.* ${API.replace(/\./g, '\\.')}.*: AccessDenied: AccessDenied.*not authorized to perform: route53:`));
+  expect(r.message).toMatch(
+    new RegExp(
+      `^route53 \\S.* ${API.replace(/\./g, '\\.')}.*: AccessDenied: AccessDenied.*not authorized to perform: route53:`,
+    ),
+  );
   // One request, refused: no autoretry sent it again.
   await new Promise((resolve) => setTimeout(resolve, 1500));
   expect(world.aws.forwarded.length + world.aws.faulted.length - before).toBe(1);
@@ -102,15 +140,18 @@ test('AWS 403: FAILURE naming Route 53, the verb and the resource, not retried',
 test.each([
   [409, 'Conflict'],
   [403, 'AccessDenied'],
-] as const)('Kubernetes %i on the Ingress: SUCCESS, TLS Failed, no retry and no e-mail, as Smarter (%s)', async (status, _kind) => {
-  const l = await llmclient();
-  world.kube.failNext({ status, method: 'PATCH' });
-  const r = await call(nameOf(deployDefaultApi), { llmclient_id: l.id });
-  expect(r).toMatchObject({ status: 'SUCCESS', type: '' });
-  expect(await tls(l.id)).toBe('Failed');
-  await new Promise((resolve) => setTimeout(resolve, 1000));
-  expect(world.mails().filter((m) => m.to.includes(l.contact))).toEqual([]);
-});
+] as const)(
+  'Kubernetes %i on the Ingress: SUCCESS, TLS Failed, no retry and no e-mail, as Smarter (%s)',
+  async (status, _kind) => {
+    const l = await llmclient();
+    world.kube.failNext({ status, method: 'PATCH' });
+    const r = await call(nameOf(deployDefaultApi), { llmclient_id: l.id });
+    expect(r).toMatchObject({ status: 'SUCCESS', type: '' });
+    expect(await tls(l.id)).toBe('Failed');
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(world.mails().filter((m) => m.to.includes(l.contact))).toEqual([]);
+  },
+);
 
 test('SMTP down: the deployment still completes; the lost e-mail is logged and counted', async () => {
   const l = await llmclient();
@@ -121,7 +162,17 @@ test('SMTP down: the deployment still completes; the lost e-mail is logged and c
   expect((await call(nameOf(deployDefaultApi), { llmclient_id: l.id })).status).toBe('SUCCESS');
   // The Ingress is applied and its Certificate made: cert-manager issues it before the first check.
   world.issueTls(l.host);
-  await waitFor(async () => (await t.db.select("SELECT 1 FROM llmclient_llmclient WHERE id = ? AND deployed = 1 AND dns_verification_status = 'Verified'", [l.id])).length === 1, 30_000, 200);
+  await waitFor(
+    async () =>
+      (
+        await t.db.select(
+          "SELECT 1 FROM llmclient_llmclient WHERE id = ? AND deployed = 1 AND dns_verification_status = 'Verified'",
+          [l.id],
+        )
+      ).length === 1,
+    30_000,
+    200,
+  );
   await waitFor(async () => (await count()) === before + 1, 15_000);
   expect(world.mails().some((m) => m.to.includes(l.contact))).toBe(false);
 }, 60_000);

@@ -18,7 +18,14 @@ import { FakeCloud } from '../support/fake-cloud.js';
 import { recordingLogger } from '../support/logs.js';
 import { nameOf } from '../support/task-names.js';
 
-const env = taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com' });
+const env = taskEnv({
+  operationalQueue: 'default_celery_task_queue',
+  infrastructureQueue: 'infrastructure_celery_task_queue',
+  maxRetries: 3,
+  retryBackoff: true,
+  environment: 'alpha',
+  rootDomain: 'example.com',
+});
 const API = env.llmclientApiDomain;
 
 let t: TestDatabase;
@@ -44,7 +51,11 @@ beforeEach(async () => {
 });
 
 const rows = async () =>
-  (await t.db.select('SELECT provider, service, resource_type, resource_name, resource_id, billable, status, destroyed_at FROM infrastructure_infrastructureresource ORDER BY id')).map((r) => ({
+  (
+    await t.db.select(
+      'SELECT provider, service, resource_type, resource_name, resource_id, billable, status, destroyed_at FROM infrastructure_infrastructureresource ORDER BY id',
+    )
+  ).map((r) => ({
     provider: String(r.provider),
     service: String(r.service),
     resource_type: String(r.resource_type),
@@ -65,8 +76,26 @@ describe('the moments the DNS and certificate services signal', () => {
     const cert = cloud.certificates.find((c) => c.domain === domain())!;
     const validation = cert.validationRecords[0]!;
     const expected = [
-      { provider: 'aws', service: 'dns', resource_type: 'dns.zone', resource_name: domain(), resource_id: zone.id, billable: 1, status: 'active', destroyed_at: null },
-      { provider: 'aws', service: 'certificates', resource_type: 'certificate', resource_name: domain(), resource_id: cert.arn, billable: 0, status: 'active', destroyed_at: null },
+      {
+        provider: 'aws',
+        service: 'dns',
+        resource_type: 'dns.zone',
+        resource_name: domain(),
+        resource_id: zone.id,
+        billable: 1,
+        status: 'active',
+        destroyed_at: null,
+      },
+      {
+        provider: 'aws',
+        service: 'certificates',
+        resource_type: 'certificate',
+        resource_name: domain(),
+        resource_id: cert.arn,
+        billable: 0,
+        status: 'active',
+        destroyed_at: null,
+      },
       {
         provider: 'aws',
         service: 'dns',
@@ -87,13 +116,19 @@ describe('the moments the DNS and certificate services signal', () => {
     expect(await rows()).toEqual(expected);
   });
 
-  test('deploy_default_api records the A record it writes for the LLMClient\'s host, in the API domain\'s zone', async () => {
+  test("deploy_default_api records the A record it writes for the LLMClient's host, in the API domain's zone", async () => {
     runner.send(nameOf(deployDefaultApi), { llmclient_id: ids.llmclientId });
     await runner.runOne(runner.pending.shift()!);
     const apiZone = [...cloud.zones.values()].find((z) => z.name === API)!;
     const records = (await rows()).filter((r) => r.resource_type === 'dns.record');
     expect(records).toHaveLength(1);
-    expect(records[0]).toMatchObject({ provider: LEDGER_PROVIDER, service: 'dns', resource_id: apiZone.id, billable: 0, status: 'active' });
+    expect(records[0]).toMatchObject({
+      provider: LEDGER_PROVIDER,
+      service: 'dns',
+      resource_id: apiZone.id,
+      billable: 0,
+      status: 'active',
+    });
     const name = String(records[0]?.resource_name);
     expect(name.endsWith(`.${API} A`)).toBe(true);
     expect(cloud.record(apiZone.id, name.slice(0, -' A'.length), 'A')).toMatchObject({ values: ['192.0.2.10'] });
@@ -116,7 +151,9 @@ describe('the moments the DNS and certificate services signal', () => {
   // smarter/smarter/apps/infrastructure/services/dns.py (get_or_create_record) via create_custom_domain_dns_record.py.
   test('create_custom_domain_dns_record records the record it creates, named "<name> <TYPE>" in the domain\'s zone', async () => {
     const zone = cloud.addZone(domain());
-    const [r] = await t.db.select('SELECT id FROM account_userprofile WHERE account_id = ? ORDER BY id LIMIT 1', [ids.accountId]);
+    const [r] = await t.db.select('SELECT id FROM account_userprofile WHERE account_id = ? ORDER BY id LIMIT 1', [
+      ids.accountId,
+    ]);
     const cd = await insertRow(t.db, 'llmclient_llmclientcustomdomain', {
       user_profile_id: Number(r?.id),
       domain_name: domain(),
@@ -124,21 +161,38 @@ describe('the moments the DNS and certificate services signal', () => {
       verification_status: 'Verified',
       verification_message: '',
     });
-    runner.send(nameOf(createCustomDomainDnsRecord), { llmclient_custom_domain_id: cd, record_name: `_sip._tcp.${domain()}`, record_type: 'SRV', record_value: '10 5 5060 sip.example.net', record_ttl: 600 });
+    runner.send(nameOf(createCustomDomainDnsRecord), {
+      llmclient_custom_domain_id: cd,
+      record_name: `_sip._tcp.${domain()}`,
+      record_type: 'SRV',
+      record_value: '10 5 5060 sip.example.net',
+      record_ttl: 600,
+    });
     const run = await runner.runOne(runner.pending.shift()!);
     expect(run?.error).toBeUndefined();
-    expect((await rows()).map((x) => [x.resource_type, x.resource_name, x.resource_id, x.status])).toEqual([['dns.record', `_sip._tcp.${domain()} SRV`, zone.id, 'active']]);
+    expect((await rows()).map((x) => [x.resource_type, x.resource_name, x.resource_id, x.status])).toEqual([
+      ['dns.record', `_sip._tcp.${domain()} SRV`, zone.id, 'active'],
+    ]);
   });
 });
 
-describe('the receivers\' rows (InfrastructureResource.record_created / record_destroyed)', () => {
+describe("the receivers' rows (InfrastructureResource.record_created / record_destroyed)", () => {
   const zone = { id: 'Z1LEDGER', name: 'Ledger.Example.com.' };
 
   test('created, created again (one row), destroyed, re-created (a new row)', async () => {
     await ledger.zoneCreated(zone);
     await ledger.zoneCreated(zone);
     expect(await rows()).toEqual([
-      { provider: 'aws', service: 'dns', resource_type: 'dns.zone', resource_name: 'ledger.example.com', resource_id: 'Z1LEDGER', billable: 1, status: 'active', destroyed_at: null },
+      {
+        provider: 'aws',
+        service: 'dns',
+        resource_type: 'dns.zone',
+        resource_name: 'ledger.example.com',
+        resource_id: 'Z1LEDGER',
+        billable: 1,
+        status: 'active',
+        destroyed_at: null,
+      },
     ]);
     await ledger.zoneDestroyed(zone);
     const [destroyed] = await rows();
@@ -151,25 +205,46 @@ describe('the receivers\' rows (InfrastructureResource.record_created / record_d
     ]);
   });
 
-  test('a resource the ledger does not know is recorded destroyed; no id is stored as \'\', as Smarter\'s model stores it', async () => {
-    await ledger.destroyed({ service: 'dns', type: 'dns.record', name: 'old.ledger.example.com A', id: null, billable: false });
+  test("a resource the ledger does not know is recorded destroyed; no id is stored as '', as Smarter's model stores it", async () => {
+    await ledger.destroyed({
+      service: 'dns',
+      type: 'dns.record',
+      name: 'old.ledger.example.com A',
+      id: null,
+      billable: false,
+    });
     expect(await rows()).toEqual([
-      expect.objectContaining({ resource_type: 'dns.record', resource_name: 'old.ledger.example.com A', resource_id: '', billable: 0, status: 'destroyed' }),
+      expect.objectContaining({
+        resource_type: 'dns.record',
+        resource_name: 'old.ledger.example.com A',
+        resource_id: '',
+        billable: 0,
+        status: 'destroyed',
+      }),
     ]);
     expect((await rows())[0]?.destroyed_at).not.toBeNull();
   });
 
   test('a record is named "<name> <TYPE>" with its zone\'s id; a certificate by its domain with its ARN', async () => {
     await ledger.recordCreated('Z9', 'WWW.Ledger.Example.com.', 'cname');
-    await ledger.certificateCreated({ arn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc', domain: 'ledger.example.com' });
+    await ledger.certificateCreated({
+      arn: 'arn:aws:acm:us-east-1:123456789012:certificate/abc',
+      domain: 'ledger.example.com',
+    });
     await ledger.recordDestroyed('Z9', 'www.ledger.example.com', 'CNAME');
     expect((await rows()).map((r) => [r.service, r.resource_type, r.resource_name, r.resource_id, r.status])).toEqual([
       ['dns', 'dns.record', 'www.ledger.example.com CNAME', 'Z9', 'destroyed'],
-      ['certificates', 'certificate', 'ledger.example.com', 'arn:aws:acm:us-east-1:123456789012:certificate/abc', 'active'],
+      [
+        'certificates',
+        'certificate',
+        'ledger.example.com',
+        'arn:aws:acm:us-east-1:123456789012:certificate/abc',
+        'active',
+      ],
     ]);
   });
 
-  test('the Kubernetes service\'s rows (services/kubernetes.py): billable kinds applied, any kind deleted, by name', async () => {
+  test("the Kubernetes service's rows (services/kubernetes.py): billable kinds applied, any kind deleted, by name", async () => {
     const pvc = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'model-cache' } };
     await ledger.kubernetesApplied([
       pvc,
@@ -180,7 +255,9 @@ describe('the receivers\' rows (InfrastructureResource.record_created / record_d
     ]);
     await ledger.kubernetesDeleted('PersistentVolumeClaim', 'model-cache');
     await ledger.kubernetesDeleted('Ingress', 'bot.example.com');
-    expect((await rows()).map((r) => [r.service, r.resource_type, r.resource_name, r.resource_id, r.billable, r.status])).toEqual([
+    expect(
+      (await rows()).map((r) => [r.service, r.resource_type, r.resource_name, r.resource_id, r.billable, r.status]),
+    ).toEqual([
       ['kubernetes', 'kubernetes.persistentvolumeclaim', 'model-cache', 'model-cache', 1, 'destroyed'],
       ['kubernetes', 'kubernetes.service', 'lb', 'lb', 1, 'active'],
       ['kubernetes', 'kubernetes.statefulset', 'db', 'db', 1, 'active'],
@@ -189,10 +266,19 @@ describe('the receivers\' rows (InfrastructureResource.record_created / record_d
   });
 
   test('a ledger that cannot be written is logged and never fails the operation', async () => {
-    const failing = new InfrastructureLedger({ select: () => Promise.reject(new Error('database down')), execute: () => Promise.reject(new Error('database down')) }, logs);
+    const failing = new InfrastructureLedger(
+      {
+        select: () => Promise.reject(new Error('database down')),
+        execute: () => Promise.reject(new Error('database down')),
+      },
+      logs,
+    );
     logs.lines.length = 0;
     await expect(failing.zoneCreated(zone)).resolves.toBeUndefined();
     await expect(failing.zoneDestroyed(zone)).resolves.toBeUndefined();
-    expect(logs.lines.filter((l) => l.level === 'error').map((l) => l.meta.error)).toEqual(['Error: database down', 'Error: database down']);
+    expect(logs.lines.filter((l) => l.level === 'error').map((l) => l.meta.error)).toEqual([
+      'Error: database down',
+      'Error: database down',
+    ]);
   });
 });

@@ -25,7 +25,11 @@ async function sync(): Promise<Run> {
 type Run = { result?: unknown; error?: Error };
 
 const ledger = async () =>
-  (await w.t.db.select('SELECT provider, service, resource_type, resource_name, resource_id, billable, status, destroyed_at FROM infrastructure_infrastructureresource ORDER BY id')).map((r) => ({
+  (
+    await w.t.db.select(
+      'SELECT provider, service, resource_type, resource_name, resource_id, billable, status, destroyed_at FROM infrastructure_infrastructureresource ORDER BY id',
+    )
+  ).map((r) => ({
     provider: String(r.provider),
     service: String(r.service),
     resource_type: String(r.resource_type),
@@ -38,12 +42,43 @@ const ledger = async () =>
 
 test('records what exists as created, once; a resource gone as destroyed; a new load balancer hostname updates its row; other namespaces and ClusterIP Services are left out', async () => {
   w.joinNode('platform', 'ip-10-0-0-1');
-  w.kube.put({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-ours' }, spec: { csi: { volumeHandle: 'vol-0abc' }, claimRef: { namespace: NS, name: 'data' } } });
-  w.kube.put({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-theirs' }, spec: { csi: { volumeHandle: 'vol-0def' }, claimRef: { namespace: 'other-env', name: 'data' } } });
-  w.kube.put({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'traefik', namespace: NS }, spec: { type: 'LoadBalancer' }, status: { loadBalancer: { ingress: [{ hostname: 'a1.elb.amazonaws.com' }] } } });
-  w.kube.put({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'internal', namespace: NS }, spec: { type: 'ClusterIP' } });
-  w.kube.put({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'api', namespace: NS }, spec: { rules: [] } });
-  w.kube.put({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'api-tls', namespace: NS }, spec: { secretName: 'api-tls' } });
+  w.kube.put({
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name: 'pv-ours' },
+    spec: { csi: { volumeHandle: 'vol-0abc' }, claimRef: { namespace: NS, name: 'data' } },
+  });
+  w.kube.put({
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name: 'pv-theirs' },
+    spec: { csi: { volumeHandle: 'vol-0def' }, claimRef: { namespace: 'other-env', name: 'data' } },
+  });
+  w.kube.put({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'traefik', namespace: NS },
+    spec: { type: 'LoadBalancer' },
+    status: { loadBalancer: { ingress: [{ hostname: 'a1.elb.amazonaws.com' }] } },
+  });
+  w.kube.put({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'internal', namespace: NS },
+    spec: { type: 'ClusterIP' },
+  });
+  w.kube.put({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { name: 'api', namespace: NS },
+    spec: { rules: [] },
+  });
+  w.kube.put({
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Certificate',
+    metadata: { name: 'api-tls', namespace: NS },
+    spec: { secretName: 'api-tls' },
+  });
 
   const first = await sync();
   expect(first.error).toBeUndefined();
@@ -68,16 +103,29 @@ test('records what exists as created, once; a resource gone as destroyed; a new 
     ['kubernetes.certificate', 'api-tls', 0, 'active'],
   ]);
   expect(rows.every((r) => r.provider === 'aws' && r.service === 'kubernetes')).toBe(true);
-  expect(rows.find((r) => r.resource_type === 'kubernetes.cluster')?.resource_id).toMatch(/^arn:aws:eks:us-east-1:\d+:cluster\/smarter-test-cluster$/);
+  expect(rows.find((r) => r.resource_type === 'kubernetes.cluster')?.resource_id).toMatch(
+    /^arn:aws:eks:us-east-1:\d+:cluster\/smarter-test-cluster$/,
+  );
   expect(rows.find((r) => r.resource_type === 'kubernetes.node')?.resource_id).toBe('aws:///us-east-1a/i-ip-10-0-0-1');
   expect(rows.find((r) => r.resource_type === 'kubernetes.persistentvolume')?.resource_id).toBe('vol-0abc');
 
   // Run again: nothing new. Then the node leaves and the Ingress gets its load balancer.
   expect((await sync()).result).toMatchObject({ 'kubernetes.node': { found: 1, created: 0, destroyed: 0 } });
   await w.cloud.kube.delete({ apiVersion: 'v1', kind: 'Node', name: 'ip-10-0-0-1' });
-  w.kube.put({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'api', namespace: NS }, status: { loadBalancer: { ingress: [{ hostname: 'a1.elb.amazonaws.com' }] } } }, 'traefik');
+  w.kube.put(
+    {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name: 'api', namespace: NS },
+      status: { loadBalancer: { ingress: [{ hostname: 'a1.elb.amazonaws.com' }] } },
+    },
+    'traefik',
+  );
   const third = await sync();
-  expect(third.result).toMatchObject({ 'kubernetes.node': { found: 0, created: 0, destroyed: 1 }, 'kubernetes.ingress': { found: 1, created: 0, destroyed: 0 } });
+  expect(third.result).toMatchObject({
+    'kubernetes.node': { found: 0, created: 0, destroyed: 1 },
+    'kubernetes.ingress': { found: 1, created: 0, destroyed: 0 },
+  });
   const after = await ledger();
   const node = after.find((r) => r.resource_type === 'kubernetes.node');
   expect(node?.status).toBe('destroyed');

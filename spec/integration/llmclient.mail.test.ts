@@ -26,7 +26,14 @@ import { nameOf } from '../support/task-names.js';
 const LB = ['192.0.2.10'];
 const ADMIN = 'admin@smarter.test';
 const SUPPORT = 'lpm0073@gmail.com';
-const env = taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com' });
+const env = taskEnv({
+  operationalQueue: 'default_celery_task_queue',
+  infrastructureQueue: 'infrastructure_celery_task_queue',
+  maxRetries: 3,
+  retryBackoff: true,
+  environment: 'alpha',
+  rootDomain: 'example.com',
+});
 const tasks = llmclientTasks(env);
 // Derived as Smarter's settings derive them (`<env>.api.<platform subdomain>.<root>`).
 const API = env.llmclientApiDomain;
@@ -80,7 +87,7 @@ async function deploy(kwargs: Record<string, unknown> = {}): Promise<void> {
 }
 
 describe('deployed (deploy_default_api.py: AccountContact.send_email_to_primary_contact)', () => {
-  test('one message, to the primary contact only, with Smarter\'s subject and plain-text body; the admin\'s copy in the envelope only', async () => {
+  test("one message, to the primary contact only, with Smarter's subject and plain-text body; the admin's copy in the envelope only", async () => {
     await contact(mail('ada'), { primary: true });
     await contact(mail('bob'));
     await deploy();
@@ -114,12 +121,17 @@ describe('deployed (deploy_default_api.py: AccountContact.send_email_to_primary_
     expect(smtp.messages).toEqual([]);
 
     await t.db.execute('DELETE FROM account_accountcontact WHERE account_id = ?', [ids.accountId]);
-    await t.db.execute("UPDATE llmclient_llmclient SET deployed = 0, dns_verification_status = 'Not Verified' WHERE id = ?", [ids.llmclientId]);
+    await t.db.execute(
+      "UPDATE llmclient_llmclient SET deployed = 0, dns_verification_status = 'Not Verified' WHERE id = ?",
+      [ids.llmclientId],
+    );
     const logger = recordingLogger();
     runner = new CheckRunner(tasks, { db: t.db, cloud: { ...fake.deps, mailer } }, logger);
     await deploy();
     expect(smtp.messages).toEqual([]);
-    expect(logger.lines.filter((l) => l.level === 'error').map((l) => l.message)).toEqual([expect.stringMatching(new RegExp(`^No primary contact found for account ${ids.accountId}`))]);
+    expect(logger.lines.filter((l) => l.level === 'error').map((l) => l.message)).toEqual([
+      expect.stringMatching(new RegExp(`^No primary contact found for account ${ids.accountId}`)),
+    ]);
   });
 
   test('a send the server refuses is logged at error and lost, never raised: the deployment completes', async () => {
@@ -129,9 +141,17 @@ describe('deployed (deploy_default_api.py: AccountContact.send_email_to_primary_
     runner = new CheckRunner(tasks, { db: t.db, cloud: { ...fake.deps, mailer } }, logger);
     await deploy();
     expect(smtp.messages).toEqual([]);
-    expect((await t.db.select('SELECT deployed, dns_verification_status AS dns FROM llmclient_llmclient WHERE id = ?', [ids.llmclientId]))[0]).toEqual({ deployed: 1, dns: 'Verified' });
+    expect(
+      (
+        await t.db.select('SELECT deployed, dns_verification_status AS dns FROM llmclient_llmclient WHERE id = ?', [
+          ids.llmclientId,
+        ])
+      )[0],
+    ).toEqual({ deployed: 1, dns: 'Verified' });
     expect(logger.lines.filter((l) => l.level === 'error').map((l) => l.message)).toEqual([
-      expect.stringMatching(new RegExp(`^could not send 'Your Smarter llmclient .* has been deployed' to ${mail('ada')}: smtp send .*451`)),
+      expect.stringMatching(
+        new RegExp(`^could not send 'Your Smarter llmclient .* has been deployed' to ${mail('ada')}: smtp send .*451`),
+      ),
     ]);
   });
 });
@@ -156,7 +176,12 @@ describe('custom domain (verify_custom_domain.py: AccountContact.send_email_to_a
     await contact('not-an-address');
     const zone = await customDomain();
     fake.answer(domain(), 'NS', { status: 'found', values: [`${zone.nameServers[0]}.`] });
-    fake.certificates.push({ arn: `arn:aws:acm:us-east-1:123456789012:certificate/${ids.accountId}`, domain: domain(), status: 'ISSUED', validationRecords: [] });
+    fake.certificates.push({
+      arn: `arn:aws:acm:us-east-1:123456789012:certificate/${ids.accountId}`,
+      domain: domain(),
+      status: 'ISSUED',
+      validationRecords: [],
+    });
     runner.send(nameOf(verifyCustomDomain), { hosted_zone_id: zone.zoneId });
     const [run] = await runner.drain();
     expect(run?.result).toBe(true);
@@ -181,7 +206,10 @@ describe('custom domain (verify_custom_domain.py: AccountContact.send_email_to_a
     runner.send(nameOf(verifyCustomDomain), { hosted_zone_id: zone.zoneId, sleep_interval: 60, max_attempts: 2 });
     const runs = await runner.drain();
     expect(runs.at(-1)?.result).toBe(false);
-    const [row] = await t.db.select('SELECT verification_status, verification_message FROM llmclient_llmclientcustomdomain WHERE aws_hosted_zone_id = ?', [zone.zoneId]);
+    const [row] = await t.db.select(
+      'SELECT verification_status, verification_message FROM llmclient_llmclientcustomdomain WHERE aws_hosted_zone_id = ?',
+      [zone.zoneId],
+    );
     expect(row?.verification_status).toBe('Failed');
     expect(smtp.messages).toHaveLength(1);
     expect(smtp.messages[0]?.subject).toBe(`Domain Verification Failure for ${domain()}`);
@@ -208,12 +236,14 @@ describe('sending (EmailService.send_email)', () => {
     expect(await sendEmail(unreachable, log, m, 'owner@example.org', { quiet: false, kind: 'k' })).toBe(false);
     expect(smtp.messages.map((x) => x.to.filter((a) => a !== ADMIN))).toEqual([['owner@example.org']]);
     expect(log.lines.filter((l) => l.level === 'error').map((l) => l.message)).toEqual([
-      expect.stringMatching(/^could not send 'Domain Verification for example.net Successful' to owner@example.org: smtp send .*451/),
+      expect.stringMatching(
+        /^could not send 'Domain Verification for example.net Successful' to owner@example.org: smtp send .*451/,
+      ),
       expect.stringMatching(/^could not send .* to owner@example.org: smtp send .*ECONNREFUSED/),
     ]);
   });
 
-  test('SMTP not configured: nothing sent, false, and an error naming the mail (as Smarter\'s SMTPEmailService)', async () => {
+  test("SMTP not configured: nothing sent, false, and an error naming the mail (as Smarter's SMTPEmailService)", async () => {
     const log = recordingLogger();
     const { SMTP_PASSWORD: _p, ...unconfigured } = smtp.env;
     const { mailer: m } = testCloud(unconfigured, log);
@@ -227,8 +257,18 @@ describe('sending (EmailService.send_email)', () => {
 
   test('a CloudError from the adapter is counted and logged, not raised', async () => {
     const log = recordingLogger();
-    const failing: Mailer = { send: () => Promise.reject(new CloudError('smtp', 'send', 'mail', 'AccessDenied', '535 5.7.8 Authentication credentials invalid')) };
-    expect(await sendEmail(failing, log, MAIL.deployed('bot', 'https://bot.example/', SUPPORT), 'owner@example.org', { quiet: false, kind: 'deployed' })).toBe(false);
+    const failing: Mailer = {
+      send: () =>
+        Promise.reject(
+          new CloudError('smtp', 'send', 'mail', 'AccessDenied', '535 5.7.8 Authentication credentials invalid'),
+        ),
+    };
+    expect(
+      await sendEmail(failing, log, MAIL.deployed('bot', 'https://bot.example/', SUPPORT), 'owner@example.org', {
+        quiet: false,
+        kind: 'deployed',
+      }),
+    ).toBe(false);
     expect(log.lines.map((l) => l.level)).toEqual(['error']);
   });
 });

@@ -21,12 +21,20 @@ import { FakeCloud } from '../support/fake-cloud.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 import { nameOf } from '../support/task-names.js';
 
-const env = taskEnv({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com' });
+const env = taskEnv({
+  operationalQueue: 'default_celery_task_queue',
+  infrastructureQueue: 'infrastructure_celery_task_queue',
+  maxRetries: 3,
+  retryBackoff: true,
+  environment: 'alpha',
+  rootDomain: 'example.com',
+});
 // As Smarter's settings derive them (`<env>.api.<platform subdomain>.<root>`).
 const API = env.apiDomain;
 const NS = env.namespace;
 /** An account number Smarter's check accepts (`dddd-dddd-dddd`), unique per seeded account. */
-const validAccountNumber = (accountId: number) => `3141-${String(Math.floor(accountId / 10000) % 10000).padStart(4, '0')}-${String(accountId % 10000).padStart(4, '0')}`;
+const validAccountNumber = (accountId: number) =>
+  `3141-${String(Math.floor(accountId / 10000) % 10000).padStart(4, '0')}-${String(accountId % 10000).padStart(4, '0')}`;
 const tasks = llmclientTasks(env);
 
 let t: TestDatabase;
@@ -42,7 +50,10 @@ afterAll(async () => t?.drop());
 
 beforeEach(async () => {
   ids = await seed(t.db);
-  await t.db.execute('UPDATE account_account SET account_number = ? WHERE id = ?', [validAccountNumber(ids.accountId), ids.accountId]);
+  await t.db.execute('UPDATE account_account SET account_number = ? WHERE id = ?', [
+    validAccountNumber(ids.accountId),
+    ids.accountId,
+  ]);
   fake = new FakeCloud();
   const logger = recordingLogger();
   lines = logger.lines;
@@ -52,10 +63,22 @@ beforeEach(async () => {
 const at = (level: string) => lines.filter((l) => l.level === level).map((l) => l.message);
 
 test.each([
-  [nameOf(deployDefaultApi), 'error', 'deploy_default_api() LLMClient 987654321 not found (llmclient_llmclient). Nothing to do, returning.'],
-  [nameOf(continueDefaultApiDeployment), 'error', 'continue_default_api_deployment() LLMClient 987654321 not found (llmclient_llmclient). Nothing to do, returning.'],
+  [
+    nameOf(deployDefaultApi),
+    'error',
+    'deploy_default_api() LLMClient 987654321 not found (llmclient_llmclient). Nothing to do, returning.',
+  ],
+  [
+    nameOf(continueDefaultApiDeployment),
+    'error',
+    'continue_default_api_deployment() LLMClient 987654321 not found (llmclient_llmclient). Nothing to do, returning.',
+  ],
   [nameOf(undeployDefaultApi), 'error', 'undeploy_default_api() LLMClient 987654321 not found (llmclient_llmclient).'],
-  [nameOf(deployCustomApi), 'warn', 'deploy_custom_api() LLMClient 987654321 not found (llmclient_llmclient). Nothing to do.'],
+  [
+    nameOf(deployCustomApi),
+    'warn',
+    'deploy_custom_api() LLMClient 987654321 not found (llmclient_llmclient). Nothing to do.',
+  ],
 ])('%s of an LLMClient that does not exist: logged, None, nothing else done', async (name, level, message) => {
   runner.send(name, { llmclient_id: 987654321 });
   const runs = await runner.drain();
@@ -64,7 +87,7 @@ test.each([
   expect(fake.calls).toEqual([]);
 });
 
-describe('the API domain\'s zone is missing', () => {
+describe("the API domain's zone is missing", () => {
   test('destroy_domain_A_record: logged, success', async () => {
     runner.send(nameOf(destroyDomainARecord), { hostname: `x.${API}`, api_host_domain: API });
     const runs = await runner.drain();
@@ -76,20 +99,41 @@ describe('the API domain\'s zone is missing', () => {
     const l = (await findLlmclient(t.db, ids.llmclientId))!;
     const host = defaultHost(l, API);
     fake.issueTls(host, NS);
-    await fake.deps.kube.apply({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: host, namespace: NS } });
-    runner.send(nameOf(deleteDefaultApi), { name: l.name, api_url: `https://${host}/`, account_number: l.accountNumber });
+    await fake.deps.kube.apply({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name: host, namespace: NS },
+    });
+    runner.send(nameOf(deleteDefaultApi), {
+      name: l.name,
+      api_url: `https://${host}/`,
+      account_number: l.accountNumber,
+    });
     const runs = await runner.drain();
     expect(runs.map((r) => [r.result, r.error])).toEqual([[null, undefined]]);
     expect(at('error')).toEqual([`destroy_domain_A_record() DNS zone not found for ${API}. Nothing to do, returning.`]);
-    expect([fake.object('Ingress', host, NS), fake.object('Certificate', `${host}-tls`, NS), fake.object('Secret', `${host}-tls`, NS)]).toEqual([undefined, undefined, undefined]);
+    expect([
+      fake.object('Ingress', host, NS),
+      fake.object('Certificate', `${host}-tls`, NS),
+      fake.object('Secret', `${host}-tls`, NS),
+    ]).toEqual([undefined, undefined, undefined]);
   });
 
   test('undeploy_default_api: logged, then the LLMClient is not deployed, Not Verified, all the same', async () => {
-    await t.db.execute("UPDATE llmclient_llmclient SET deployed = 1, dns_verification_status = 'Verified' WHERE id = ?", [ids.llmclientId]);
+    await t.db.execute(
+      "UPDATE llmclient_llmclient SET deployed = 1, dns_verification_status = 'Verified' WHERE id = ?",
+      [ids.llmclientId],
+    );
     runner.send(nameOf(undeployDefaultApi), { llmclient_id: ids.llmclientId });
     const runs = await runner.drain();
     expect(runs.map((r) => [r.result, r.error])).toEqual([[null, undefined]]);
-    expect((await t.db.select('SELECT deployed, dns_verification_status AS dns FROM llmclient_llmclient WHERE id = ?', [ids.llmclientId]))[0]).toEqual({ deployed: 0, dns: 'Not Verified' });
+    expect(
+      (
+        await t.db.select('SELECT deployed, dns_verification_status AS dns FROM llmclient_llmclient WHERE id = ?', [
+          ids.llmclientId,
+        ])
+      )[0],
+    ).toEqual({ deployed: 0, dns: 'Not Verified' });
   });
 });
 
@@ -113,8 +157,18 @@ describe('the cloud is not ready (utils.is_taskable)', () => {
     runner.send(nameOf(verifyCustomDomain), { custom_domain_id: insertId });
     runner.send(nameOf(verifyCustomDomain), { hosted_zone_id: 'Z0000000000000000000' });
     const runs = await runner.drain();
-    expect(runs.map((r) => [r.result, r.error])).toEqual([[false, undefined], [false, undefined], [false, undefined]]);
-    expect((await t.db.select('SELECT verification_status AS s FROM llmclient_llmclientcustomdomain WHERE id = ?', [insertId]))[0]?.s).toBe('Failed');
+    expect(runs.map((r) => [r.result, r.error])).toEqual([
+      [false, undefined],
+      [false, undefined],
+      [false, undefined],
+    ]);
+    expect(
+      (
+        await t.db.select('SELECT verification_status AS s FROM llmclient_llmclientcustomdomain WHERE id = ?', [
+          insertId,
+        ])
+      )[0]?.s,
+    ).toBe('Failed');
     expect(at('info')).toEqual(['is_taskable() the cloud provider is not ready. Request is not taskable.']);
     expect(fake.calls).toEqual([]);
   });

@@ -60,11 +60,28 @@ beforeAll(async () => {
   t = await createTestDatabase('llc_ready');
   moto = await startMoto();
   aws = await startFaultProxy(moto.endpoint);
-  setEnv({ AWS_ENDPOINT_URL: aws.endpoint, AWS_REGION: 'us-east-1', ...Object.fromEntries(CREDENTIALS.map((k) => [k, undefined])) });
+  setEnv({
+    AWS_ENDPOINT_URL: aws.endpoint,
+    AWS_REGION: 'us-east-1',
+    ...Object.fromEntries(CREDENTIALS.map((k) => [k, undefined])),
+  });
   const queue = uniqueName('ready');
-  const settings = { operationalQueue: uniqueName('op'), infrastructureQueue: queue, maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com', checkTimeScale: 0.01 };
+  const settings = {
+    operationalQueue: uniqueName('op'),
+    infrastructureQueue: queue,
+    maxRetries: 3,
+    retryBackoff: true,
+    environment: 'alpha',
+    rootDomain: 'example.com',
+    checkTimeScale: 0.01,
+  };
   const deps: SmarterDeps = { db: t.db, cloud: testCloud() };
-  h = await startWorker({ queue, tasks: () => smarterTasks(settings), deps, env: { CELERY_RESULT_BACKEND: REDIS_URL } });
+  h = await startWorker({
+    queue,
+    tasks: () => smarterTasks(settings),
+    deps,
+    env: { CELERY_RESULT_BACKEND: REDIS_URL },
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -85,9 +102,10 @@ async function call(name: string, kwargs: Record<string, unknown>): Promise<{ st
   return { status: String(meta.status), result: meta.result };
 }
 
-const deadLetters = () => withChannel(async (ch) => (await ch.checkQueue(`${h.queue}.dead_letter`)).messageCount).catch(() => 0);
+const deadLetters = () =>
+  withChannel(async (ch) => (await ch.checkQueue(`${h.queue}.dead_letter`)).messageCount).catch(() => 0);
 
-test('without AWS credentials every LLMClient task succeeds at once with Smarter\'s value: AWS sees no request, nothing is dead-lettered, no row changes', async () => {
+test("without AWS credentials every LLMClient task succeeds at once with Smarter's value: AWS sees no request, nothing is dead-lettered, no row changes", async () => {
   const ids = await seed(t.db);
   const [a] = await t.db.select('SELECT account_number FROM account_account WHERE id = ?', [ids.accountId]);
   const host = `bot.${String(a?.account_number)}.${API}`;
@@ -98,20 +116,45 @@ test('without AWS credentials every LLMClient task succeeds at once with Smarter
     [nameOf(verifyCustomDomain), { hosted_zone_id: 'Z0000000000000000000' }, false],
     [nameOf(registerCustomDomain), { account_id: ids.accountId, domain_name: 'customer.example.org' }, false],
     [nameOf(deployCustomApi), { llmclient_id: ids.llmclientId }, null],
-    [nameOf(createCustomDomainDnsRecord), { llmclient_custom_domain_id: 1, record_name: 'www.customer.example.org', record_type: 'A', record_value: '192.0.2.1' }, null],
-    [nameOf(deleteDefaultApi), { name: 'bot', api_url: `https://${host}/`, account_number: String(a?.account_number) }, null],
+    [
+      nameOf(createCustomDomainDnsRecord),
+      {
+        llmclient_custom_domain_id: 1,
+        record_name: 'www.customer.example.org',
+        record_type: 'A',
+        record_value: '192.0.2.1',
+      },
+      null,
+    ],
+    [
+      nameOf(deleteDefaultApi),
+      { name: 'bot', api_url: `https://${host}/`, account_number: String(a?.account_number) },
+      null,
+    ],
     [nameOf(destroyDomainARecord), { hostname: host, api_host_domain: API }, null],
     [nameOf(undeployDefaultApi), { llmclient_id: ids.llmclientId }, null],
-    [nameOf(verifyCertificate), { certificate_arn: 'arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-0000-0000-000000000000' }, null],
+    [
+      nameOf(verifyCertificate),
+      { certificate_arn: 'arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-0000-0000-000000000000' },
+      null,
+    ],
   ];
-  const before = await t.db.select('SELECT deployed, dns_verification_status, tls_certificate_issuance_status, updated_at FROM llmclient_llmclient WHERE id = ?', [ids.llmclientId]);
+  const before = await t.db.select(
+    'SELECT deployed, dns_verification_status, tls_certificate_issuance_status, updated_at FROM llmclient_llmclient WHERE id = ?',
+    [ids.llmclientId],
+  );
   for (const [name, kwargs, expected] of cases) {
     expect([name, await call(name, kwargs)]).toEqual([name, { status: 'SUCCESS', result: expected }]);
   }
   expect(aws.forwarded).toEqual([]);
   expect(aws.faulted).toEqual([]);
   expect(await deadLetters()).toBe(0);
-  expect(await t.db.select('SELECT deployed, dns_verification_status, tls_certificate_issuance_status, updated_at FROM llmclient_llmclient WHERE id = ?', [ids.llmclientId])).toEqual(before);
+  expect(
+    await t.db.select(
+      'SELECT deployed, dns_verification_status, tls_certificate_issuance_status, updated_at FROM llmclient_llmclient WHERE id = ?',
+      [ids.llmclientId],
+    ),
+  ).toEqual(before);
   expect(await t.db.select('SELECT id FROM llmclient_llmclientcustomdomain')).toEqual([]);
 }, 120_000);
 
@@ -122,8 +165,14 @@ test('with credentials, the same worker asks STS once, then does the work', asyn
   const zone = await testCloud().route53.getOrCreateZone(API);
   expect(zone.name).toBe(API);
   const seen = aws.forwarded.length;
-  expect(await call(nameOf(destroyDomainARecord), { hostname: host, api_host_domain: API })).toEqual({ status: 'SUCCESS', result: null });
-  expect(await call(nameOf(destroyDomainARecord), { hostname: host, api_host_domain: API })).toEqual({ status: 'SUCCESS', result: null });
+  expect(await call(nameOf(destroyDomainARecord), { hostname: host, api_host_domain: API })).toEqual({
+    status: 'SUCCESS',
+    result: null,
+  });
+  expect(await call(nameOf(destroyDomainARecord), { hostname: host, api_host_domain: API })).toEqual({
+    status: 'SUCCESS',
+    result: null,
+  });
   const sts = aws.forwarded.slice(seen).filter((a) => a === 'POST /');
   expect(sts).toHaveLength(1);
   expect(aws.forwarded.slice(seen).some((a) => a.includes('hostedzonesbyname'))).toBe(true);

@@ -40,9 +40,10 @@ async function budget(name: string, locator: string, absoluteLimit: string): Pro
   );
 }
 
-const locks = async (locator: string) => (await w.t.db.select('SELECT reason FROM account_resourcelock WHERE resource_locator = ?', [locator])).length;
+const locks = async (locator: string) =>
+  (await w.t.db.select('SELECT reason FROM account_resourcelock WHERE resource_locator = ?', [locator])).length;
 
-test('the charged compute\'s budget is evaluated right after its charge: a block budget it exceeds locks it at once, not at the next hourly evaluation', async () => {
+test("the charged compute's budget is evaluated right after its charge: a block budget it exceeds locks it at once, not at the next hourly evaluation", async () => {
   const id = await w.newCompute({ name: 'gpu-charge-budget', price: '1.2500' });
   await w.t.db.execute('UPDATE llmhost_llmhostcompute SET ready_nodes = 2 WHERE id = ?', [id]);
   const locator = recordLocator('LLMHostCompute', id);
@@ -53,7 +54,7 @@ test('the charged compute\'s budget is evaluated right after its charge: a block
   await w.t.db.execute('UPDATE llmhost_llmhostcompute SET ready_nodes = 0 WHERE id = ?', [id]);
 });
 
-test('a charge that fails is logged and the compute\'s other charges are still made, each committed on its own', async () => {
+test("a charge that fails is logged and the compute's other charges are still made, each committed on its own", async () => {
   const id = await w.newCompute({ name: 'gpu-charge-fail', price: '0.5000' });
   await w.t.db.execute('UPDATE llmhost_llmhostcompute SET ready_nodes = 1 WHERE id = ?', [id]);
   const compute = recordLocator('LLMHostCompute', id);
@@ -62,13 +63,18 @@ test('a charge that fails is logged and the compute\'s other charges are still m
        IF NEW.resource_locator = '${compute}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused by the test'; END IF`,
   );
   try {
-    const before = (await w.t.db.select("SELECT COUNT(*) AS n FROM account_charge WHERE charge_type = 'compute'"))[0]?.n;
+    const before = (await w.t.db.select("SELECT COUNT(*) AS n FROM account_charge WHERE charge_type = 'compute'"))[0]
+      ?.n;
     const { result, lines } = await charge();
     expect(result).toMatchObject({ 'gpu-charge-fail': '0.5000' });
     const after = (await w.t.db.select("SELECT COUNT(*) AS n FROM account_charge WHERE charge_type = 'compute'"))[0]?.n;
     expect(Number(after) - Number(before)).toBe(2);
     expect(await w.t.db.select('SELECT id FROM account_charge WHERE resource_locator = ?', [compute])).toEqual([]);
-    expect(lines.filter((l) => l.level === 'error').map((l) => l.message)).toEqual([expect.stringMatching(new RegExp(`^charge_llmhost_computes\\(\\) failed to charge ${compute}: .*refused by the test`))]);
+    expect(lines.filter((l) => l.level === 'error').map((l) => l.message)).toEqual([
+      expect.stringMatching(
+        new RegExp(`^charge_llmhost_computes\\(\\) failed to charge ${compute}: .*refused by the test`),
+      ),
+    ]);
   } finally {
     await w.t.db.execute('DROP TRIGGER refuse_compute_charge');
   }

@@ -12,7 +12,12 @@ import { API, type LlmhostWorld, startLlmhostWorld } from '../support/llmhost-wo
 const DESTROY = 'smarter.apps.llmhost.tasks.destroy_llmhost';
 const DESTROY_A = 'smarter.apps.llmclient.tasks.destroy_domain_a_record.destroy_domain_A_record';
 // A spec Smarter's parser accepts (vLLM needs a GPU), or destroy_llmhost finds no hostname of Smarter's choosing.
-const SPEC = { engine: { name: 'vllm' }, model: { repository: 'meta-llama/Llama-3.1-8B-Instruct' }, resources: { cpu: '4', memory: '16Gi', gpuCount: 1 }, network: { ingress: true } };
+const SPEC = {
+  engine: { name: 'vllm' },
+  model: { repository: 'meta-llama/Llama-3.1-8B-Instruct' },
+  resources: { cpu: '4', memory: '16Gi', gpuCount: 1 },
+  network: { ingress: true },
+};
 
 let w: LlmhostWorld;
 
@@ -36,5 +41,7 @@ test.each([
   const run = await r.runOne(r.pending.shift()!);
   expect([run.result, run.error]).toEqual(['inactive', undefined]);
   const hostname = `llmhost-${id}-gate-${String(queued)}.${w.accountNumber}.${API}`;
-  expect(r.pending.filter((m) => m.name === DESTROY_A).map((m) => m.kwargs)).toEqual(queued ? [{ hostname, api_host_domain: API }] : []);
+  expect(r.pending.filter((m) => m.name === DESTROY_A).map((m) => m.kwargs)).toEqual(
+    queued ? [{ hostname, api_host_domain: API }] : [],
+  );
 });

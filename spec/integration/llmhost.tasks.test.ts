@@ -19,7 +19,15 @@ import { freePort } from '../support/moto.js';
 import { fernetDecryptPython, insertSecret } from '../support/secrets.js';
 import { recordLocator } from '../../tasks/db/django.js';
 import { insertRow } from '../support/django-rows.js';
-import { API, CLUSTER, type LlmhostWorld, NS, PLATFORM_ROLE, PLATFORM_SUBNETS, startLlmhostWorld } from '../support/llmhost-world.js';
+import {
+  API,
+  CLUSTER,
+  type LlmhostWorld,
+  NS,
+  PLATFORM_ROLE,
+  PLATFORM_SUBNETS,
+  startLlmhostWorld,
+} from '../support/llmhost-world.js';
 
 const LAUNCH = 'smarter.apps.llmhost.tasks.launch_llmhost';
 const DESTROY = 'smarter.apps.llmhost.tasks.destroy_llmhost';
@@ -30,7 +38,10 @@ const DESTROY_A = 'smarter.apps.llmclient.tasks.destroy_domain_a_record.destroy_
 
 let w: LlmhostWorld;
 /** Runs the next `n` queued messages, leaving the rest queued. */
-async function steps(r: CheckRunner<unknown>, n: number): Promise<Awaited<ReturnType<CheckRunner<unknown>['runOne']>>[]> {
+async function steps(
+  r: CheckRunner<unknown>,
+  n: number,
+): Promise<Awaited<ReturnType<CheckRunner<unknown>['runOne']>>[]> {
   const out = [];
   for (let i = 0; i < n; i++) {
     const msg = r.pending.shift();
@@ -39,7 +50,8 @@ async function steps(r: CheckRunner<unknown>, n: number): Promise<Awaited<Return
   }
   return out;
 }
-const runner = (): CheckRunner<unknown> => new CheckRunner([...llmhostTasks(w.env), ...llmclientTasks(w.env), ...infrastructureTasks(w.env)], w.deps);
+const runner = (): CheckRunner<unknown> =>
+  new CheckRunner([...llmhostTasks(w.env), ...llmclientTasks(w.env), ...infrastructureTasks(w.env)], w.deps);
 
 beforeAll(async () => {
   w = await startLlmhostWorld();
@@ -48,15 +60,40 @@ afterAll(async () => {
   await w?.stop();
 });
 
-const GPU_SPEC = { engine: { name: 'vllm' }, model: { repository: 'meta-llama/Llama-3.1-8B-Instruct' }, resources: { cpu: '4', memory: '16Gi', gpuCount: 1 }, network: { ingress: true } };
+const GPU_SPEC = {
+  engine: { name: 'vllm' },
+  model: { repository: 'meta-llama/Llama-3.1-8B-Instruct' },
+  resources: { cpu: '4', memory: '16Gi', gpuCount: 1 },
+  network: { ingress: true },
+};
 
-const host = async (id: number) => (await w.t.db.select('SELECT status, status_message, endpoint_url, public_url, health_check_url, replicas, ready_replicas, deployed_at, compute_id FROM llmhost_llmhost WHERE id = ?', [id]))[0];
-const computeRow = async (id: number) => (await w.t.db.select('SELECT nodegroup_status, desired_nodes, ready_nodes, status_message, last_reconciled_at FROM llmhost_llmhostcompute WHERE id = ?', [id]))[0];
-const events = async (id: number) => (await w.t.db.select('SELECT event_type, status, message FROM llmhost_llmhostevent WHERE llmhost_id = ? ORDER BY id', [id])).map((e) => `${String(e.event_type)}:${String(e.status)}`);
-const nodegroup = async (name: string) => (await w.eks.send(new DescribeNodegroupCommand({ clusterName: CLUSTER, nodegroupName: name }))).nodegroup;
-const obj = (kind: string, apiVersion: string, name: string) => w.kube.object({ apiVersion, kind, name, namespace: NS });
+const host = async (id: number) =>
+  (
+    await w.t.db.select(
+      'SELECT status, status_message, endpoint_url, public_url, health_check_url, replicas, ready_replicas, deployed_at, compute_id FROM llmhost_llmhost WHERE id = ?',
+      [id],
+    )
+  )[0];
+const computeRow = async (id: number) =>
+  (
+    await w.t.db.select(
+      'SELECT nodegroup_status, desired_nodes, ready_nodes, status_message, last_reconciled_at FROM llmhost_llmhostcompute WHERE id = ?',
+      [id],
+    )
+  )[0];
+const events = async (id: number) =>
+  (
+    await w.t.db.select(
+      'SELECT event_type, status, message FROM llmhost_llmhostevent WHERE llmhost_id = ? ORDER BY id',
+      [id],
+    )
+  ).map((e) => `${String(e.event_type)}:${String(e.status)}`);
+const nodegroup = async (name: string) =>
+  (await w.eks.send(new DescribeNodegroupCommand({ clusterName: CLUSTER, nodegroupName: name }))).nodegroup;
+const obj = (kind: string, apiVersion: string, name: string) =>
+  w.kube.object({ apiVersion, kind, name, namespace: NS });
 
-test('launch_llmhost applies PVC, Secret, Deployment, Service and Ingress, creates the compute\'s EKS node group and the DNS A record, and queues reconcile_llmhost_compute((compute_id,), countdown=30)', async () => {
+test("launch_llmhost applies PVC, Secret, Deployment, Service and Ingress, creates the compute's EKS node group and the DNS A record, and queues reconcile_llmhost_compute((compute_id,), countdown=30)", async () => {
   const computeId = await w.newCompute({ name: 'gpu-l4-launch' });
   const id = await w.newLlmhost({ name: 'llama', spec: { ...GPU_SPEC, compute: 'gpu-l4-launch' } });
   const r = runner();
@@ -69,7 +106,10 @@ test('launch_llmhost applies PVC, Secret, Deployment, Service and Ingress, creat
   expect(obj('PersistentVolumeClaim', 'v1', `${base}-models`)).toBeDefined();
   expect((obj('Secret', 'v1', base)?.data as Record<string, string>).API_KEY).toBeTruthy();
   const deployment = obj('Deployment', 'apps/v1', base);
-  expect((deployment?.metadata as { labels: Record<string, string> }).labels).toMatchObject({ 'smarter.sh/llmhost': base, 'smarter.sh/account-number': w.accountNumber });
+  expect((deployment?.metadata as { labels: Record<string, string> }).labels).toMatchObject({
+    'smarter.sh/llmhost': base,
+    'smarter.sh/account-number': w.accountNumber,
+  });
   expect(JSON.stringify(deployment?.spec)).toContain('"nodeSelector":{"smarter.sh/compute":"gpu-l4-launch"}');
   expect(obj('Service', 'v1', base)).toBeDefined();
   const hostname = `${base}.${w.accountNumber}.${API}`;
@@ -77,7 +117,12 @@ test('launch_llmhost applies PVC, Secret, Deployment, Service and Ingress, creat
 
   const row = await host(id);
   expect(Number(row?.compute_id)).toBe(computeId);
-  expect(row).toMatchObject({ status: 'provisioning', replicas: 1, endpoint_url: `http://${base}.${NS}.svc.cluster.local/v1`, public_url: `https://${hostname}/v1` });
+  expect(row).toMatchObject({
+    status: 'provisioning',
+    replicas: 1,
+    endpoint_url: `http://${base}.${NS}.svc.cluster.local/v1`,
+    public_url: `https://${hostname}/v1`,
+  });
   expect(row?.deployed_at).not.toBeNull();
   expect(await events(id)).toEqual(['launched:pending', 'nodes_scaled:pending']);
 
@@ -91,10 +136,12 @@ test('launch_llmhost applies PVC, Secret, Deployment, Service and Ingress, creat
 
   const zone = await w.cloud.route53.findZone(API);
   expect((await w.cloud.route53.getRecord(zone?.id ?? '', hostname, 'A'))?.values).toEqual(w.loadBalancer);
-  expect(r.pending).toEqual([expect.objectContaining({ name: RECONCILE, args: [computeId], kwargs: {}, countdown: 30 })]);
+  expect(r.pending).toEqual([
+    expect.objectContaining({ name: RECONCILE, args: [computeId], kwargs: {}, countdown: 30 }),
+  ]);
 });
 
-test('launch_llmhost of Smarter\'s built-in llama-3.1-8b-instruct: the Deployment in the cluster runs the container Smarter renders, with vLLM\'s arguments (16K context, tool calling), the key from the Secret, probes and shared memory', async () => {
+test("launch_llmhost of Smarter's built-in llama-3.1-8b-instruct: the Deployment in the cluster runs the container Smarter renders, with vLLM's arguments (16K context, tool calling), the key from the Secret, probes and shared memory", async () => {
   await w.newCompute({ name: 'gpu_a10g_1x' });
   // Without the gated model's token: this LLMHost's Secret holds only its API key.
   const { tokenSecret: _token, ...model } = LLAMA_3_1_8B_INSTRUCT.model;
@@ -105,7 +152,8 @@ test('launch_llmhost of Smarter\'s built-in llama-3.1-8b-instruct: the Deploymen
   expect(run?.error).toBeUndefined();
   const base = `llmhost-${id}-llama-3-1-8b-instruct`;
   expect(Object.keys(obj('Secret', 'v1', base)?.data as Record<string, string>)).toEqual(['API_KEY']);
-  const pod = (obj('Deployment', 'apps/v1', base)?.spec as { template: { spec: Record<string, unknown> } }).template.spec;
+  const pod = (obj('Deployment', 'apps/v1', base)?.spec as { template: { spec: Record<string, unknown> } }).template
+    .spec;
   const key = { valueFrom: { secretKeyRef: { name: base, key: 'API_KEY' } } };
   const probe = { httpGet: { path: '/health', port: 'http' }, periodSeconds: 10, timeoutSeconds: 10 };
   // As smarter/smarter/apps/llmhost/services/renderer.py and engines.py render it.
@@ -115,19 +163,52 @@ test('launch_llmhost of Smarter\'s built-in llama-3.1-8b-instruct: the Deploymen
       image: 'vllm/vllm-openai:latest',
       imagePullPolicy: 'IfNotPresent',
       args: [
-        '--model', 'meta-llama/Llama-3.1-8B-Instruct', '--served-model-name', 'llama-3.1-8b-instruct', '--host', '0.0.0.0', '--port', '8000', '--revision', 'main',
-        '--max-model-len', '16384', '--gpu-memory-utilization', '0.9', '--enable-auto-tool-choice', '--tool-call-parser', 'llama3_json',
+        '--model',
+        'meta-llama/Llama-3.1-8B-Instruct',
+        '--served-model-name',
+        'llama-3.1-8b-instruct',
+        '--host',
+        '0.0.0.0',
+        '--port',
+        '8000',
+        '--revision',
+        'main',
+        '--max-model-len',
+        '16384',
+        '--gpu-memory-utilization',
+        '0.9',
+        '--enable-auto-tool-choice',
+        '--tool-call-parser',
+        'llama3_json',
       ],
-      env: [{ name: 'HF_HOME', value: '/models/huggingface' }, { name: 'HF_HUB_CACHE', value: '/models/huggingface/hub' }, { name: 'VLLM_API_KEY', ...key }],
+      env: [
+        { name: 'HF_HOME', value: '/models/huggingface' },
+        { name: 'HF_HUB_CACHE', value: '/models/huggingface/hub' },
+        { name: 'VLLM_API_KEY', ...key },
+      ],
       ports: [{ name: 'http', containerPort: 8000, protocol: 'TCP' }],
-      resources: { requests: { cpu: '4', memory: '24Gi', 'nvidia.com/gpu': 1 }, limits: { memory: '24Gi', 'nvidia.com/gpu': 1 } },
-      volumeMounts: [{ name: 'models', mountPath: '/models' }, { name: 'dshm', mountPath: '/dev/shm' }],
+      resources: {
+        requests: { cpu: '4', memory: '24Gi', 'nvidia.com/gpu': 1 },
+        limits: { memory: '24Gi', 'nvidia.com/gpu': 1 },
+      },
+      volumeMounts: [
+        { name: 'models', mountPath: '/models' },
+        { name: 'dshm', mountPath: '/dev/shm' },
+      ],
       startupProbe: { ...probe, failureThreshold: 360 },
       readinessProbe: { ...probe, failureThreshold: 3 },
-      livenessProbe: { httpGet: { path: '/health', port: 'http' }, periodSeconds: 30, timeoutSeconds: 15, failureThreshold: 5 },
+      livenessProbe: {
+        httpGet: { path: '/health', port: 'http' },
+        periodSeconds: 30,
+        timeoutSeconds: 15,
+        failureThreshold: 5,
+      },
     },
   ]);
-  expect(pod.volumes).toEqual([{ name: 'models', persistentVolumeClaim: { claimName: `${base}-models` } }, { name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: '8Gi' } }]);
+  expect(pod.volumes).toEqual([
+    { name: 'models', persistentVolumeClaim: { claimName: `${base}-models` } },
+    { name: 'dshm', emptyDir: { medium: 'Memory', sizeLimit: '8Gi' } },
+  ]);
   expect(pod.securityContext).toEqual({ fsGroup: 1000, fsGroupChangePolicy: 'OnRootMismatch' });
   expect((await host(id))?.health_check_url).toBe(`http://${base}.${NS}.svc.cluster.local/health`);
 });
@@ -136,10 +217,16 @@ const secretData = (base: string) => {
   const data = (obj('Secret', 'v1', base)?.data ?? {}) as Record<string, string>;
   return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
 };
-const secretRow = async (id: number) => (await w.t.db.select('SELECT id, name, description, version, annotations, user_profile_id, last_accessed, encrypted_value FROM secret_secret WHERE id = ?', [id]))[0];
+const secretRow = async (id: number) =>
+  (
+    await w.t.db.select(
+      'SELECT id, name, description, version, annotations, user_profile_id, last_accessed, encrypted_value FROM secret_secret WHERE id = ?',
+      [id],
+    )
+  )[0];
 
 // Smarter: smarter/apps/llmhost/services/service.py (ensure_api_key) and smarter/apps/secret/models.py (Secret.encrypt).
-test('launch_llmhost without network.apiKeySecret creates the Smarter Secret llmhost_<name>_api_key once, Fernet-encrypted as Smarter does, links it as api_key_secret_id, and gives its key to the engine as the Kubernetes Secret\'s API_KEY', async () => {
+test("launch_llmhost without network.apiKeySecret creates the Smarter Secret llmhost_<name>_api_key once, Fernet-encrypted as Smarter does, links it as api_key_secret_id, and gives its key to the engine as the Kubernetes Secret's API_KEY", async () => {
   await w.newCompute({ name: 'gpu-l4-key' });
   const id = await w.newLlmhost({ name: 'keyed', spec: { ...GPU_SPEC, compute: 'gpu-l4-key' } });
   const r = runner();
@@ -147,38 +234,65 @@ test('launch_llmhost without network.apiKeySecret creates the Smarter Secret llm
   expect((await steps(r, 1))[0]?.error).toBeUndefined();
   const [link] = await w.t.db.select('SELECT api_key_secret_id FROM llmhost_llmhost WHERE id = ?', [id]);
   const row = await secretRow(Number(link?.api_key_secret_id));
-  expect(row).toMatchObject({ name: 'llmhost_keyed_api_key', description: 'The API key of LLMHost keyed. Generated by Smarter.', version: '1.0.0', annotations: '[]' });
+  expect(row).toMatchObject({
+    name: 'llmhost_keyed_api_key',
+    description: 'The API key of LLMHost keyed. Generated by Smarter.',
+    version: '1.0.0',
+    annotations: '[]',
+  });
   expect(Number(row?.user_profile_id)).toBe(w.profileId);
   expect(row?.last_accessed).not.toBeNull();
-  const key = fernetDecryptPython(w.fernetKey, Buffer.from(row?.encrypted_value as unknown as Buffer).toString('ascii'));
+  const key = fernetDecryptPython(
+    w.fernetKey,
+    Buffer.from(row?.encrypted_value as unknown as Buffer).toString('ascii'),
+  );
   expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/);
   expect(secretData(`llmhost-${id}-keyed`)).toEqual({ API_KEY: key });
   // A relaunch reuses the Secret and its key.
   r.pending.length = 0;
   r.send(LAUNCH, {}, [id]);
   await steps(r, 1);
-  expect(await w.t.db.select("SELECT id FROM secret_secret WHERE name = 'llmhost_keyed_api_key'")).toEqual([{ id: row?.id }]);
+  expect(await w.t.db.select("SELECT id FROM secret_secret WHERE name = 'llmhost_keyed_api_key'")).toEqual([
+    { id: row?.id },
+  ]);
   expect(secretData(`llmhost-${id}-keyed`)).toEqual({ API_KEY: key });
 });
 
 // Smarter: smarter/apps/llmhost/services/service.py (launch: secret_value, ensure_api_key, find_secret).
-test('launch_llmhost reads model.tokenSecret and network.apiKeySecret from Smarter Secrets (the owner\'s, else one a staff member of their account owns), into the Kubernetes Secret as HF_TOKEN and API_KEY; a missing one fails the launch naming it', async () => {
+test("launch_llmhost reads model.tokenSecret and network.apiKeySecret from Smarter Secrets (the owner's, else one a staff member of their account owns), into the Kubernetes Secret as HF_TOKEN and API_KEY; a missing one fails the launch naming it", async () => {
   await w.newCompute({ name: 'gpu-l4-secrets' });
   const [staff] = await w.t.db.select('SELECT account_id FROM account_userprofile WHERE id = ?', [w.profileId]);
-  const u = await w.t.db.execute("INSERT INTO auth_user (username, email, is_staff, is_superuser, is_active) VALUES ('llmhost_staff', '', 1, 0, 1)");
-  const p = await w.t.db.execute('INSERT INTO account_userprofile (created_at, updated_at, user_id, account_id) VALUES (UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), ?, ?)', [u.insertId, staff?.account_id]);
+  const u = await w.t.db.execute(
+    "INSERT INTO auth_user (username, email, is_staff, is_superuser, is_active) VALUES ('llmhost_staff', '', 1, 0, 1)",
+  );
+  const p = await w.t.db.execute(
+    'INSERT INTO account_userprofile (created_at, updated_at, user_id, account_id) VALUES (UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), ?, ?)',
+    [u.insertId, staff?.account_id],
+  );
   await insertSecret(w.t.db, p.insertId, w.fernetKey, 'hf_shared_by_staff', 'huggingface_token');
   const mine = await insertSecret(w.t.db, w.profileId, w.fernetKey, 'my-chosen-key', 'my_llmhost_key');
-  const spec = { ...GPU_SPEC, compute: 'gpu-l4-secrets', model: { ...GPU_SPEC.model, tokenSecret: 'huggingface_token' }, network: { ingress: false, apiKeySecret: 'my_llmhost_key' } };
+  const spec = {
+    ...GPU_SPEC,
+    compute: 'gpu-l4-secrets',
+    model: { ...GPU_SPEC.model, tokenSecret: 'huggingface_token' },
+    network: { ingress: false, apiKeySecret: 'my_llmhost_key' },
+  };
   const id = await w.newLlmhost({ name: 'gated', spec });
   const r = runner();
   r.send(LAUNCH, {}, [id]);
   expect((await steps(r, 1))[0]?.error).toBeUndefined();
   expect(secretData(`llmhost-${id}-gated`)).toEqual({ HF_TOKEN: 'hf_shared_by_staff', API_KEY: 'my-chosen-key' });
-  expect(Number((await w.t.db.select('SELECT api_key_secret_id FROM llmhost_llmhost WHERE id = ?', [id]))[0]?.api_key_secret_id)).toBe(mine);
+  expect(
+    Number(
+      (await w.t.db.select('SELECT api_key_secret_id FROM llmhost_llmhost WHERE id = ?', [id]))[0]?.api_key_secret_id,
+    ),
+  ).toBe(mine);
   expect(await w.t.db.select("SELECT id FROM secret_secret WHERE name = 'llmhost_gated_api_key'")).toEqual([]);
 
-  const missing = await w.newLlmhost({ name: 'ungated', spec: { ...spec, model: { ...GPU_SPEC.model, tokenSecret: 'no_such_token' } } });
+  const missing = await w.newLlmhost({
+    name: 'ungated',
+    spec: { ...spec, model: { ...GPU_SPEC.model, tokenSecret: 'no_such_token' } },
+  });
   r.pending.length = 0;
   r.send(LAUNCH, {}, [missing]);
   const [run] = await steps(r, 1);
@@ -187,11 +301,16 @@ test('launch_llmhost reads model.tokenSecret and network.apiKeySecret from Smart
 });
 
 // Smarter: smarter/apps/llmhost/services/service.py (authorize_budgets) and smarter/apps/account/models/budget.py (charge_authorization).
-test('launch_llmhost refused by a budget lock on the owner: LLMHostBudgetExceeded with the lock\'s message, the LLMHost in error with an error event, nothing applied and nothing queued', async () => {
+test("launch_llmhost refused by a budget lock on the owner: LLMHostBudgetExceeded with the lock's message, the LLMHost in error with an error event, nothing applied and nothing queued", async () => {
   await w.newCompute({ name: 'gpu-l4-broke' });
-  const u = await w.t.db.execute("INSERT INTO auth_user (username, email, is_staff, is_superuser, is_active) VALUES ('llmhost_broke', '', 0, 0, 1)");
+  const u = await w.t.db.execute(
+    "INSERT INTO auth_user (username, email, is_staff, is_superuser, is_active) VALUES ('llmhost_broke', '', 0, 0, 1)",
+  );
   const [acct] = await w.t.db.select('SELECT account_id FROM account_userprofile WHERE id = ?', [w.profileId]);
-  const p = await w.t.db.execute('INSERT INTO account_userprofile (created_at, updated_at, user_id, account_id) VALUES (UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), ?, ?)', [u.insertId, acct?.account_id]);
+  const p = await w.t.db.execute(
+    'INSERT INTO account_userprofile (created_at, updated_at, user_id, account_id) VALUES (UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), ?, ?)',
+    [u.insertId, acct?.account_id],
+  );
   const b = await w.t.db.execute(
     `INSERT INTO account_budget (created_at, updated_at, name, description, version, annotations, duration, periodic_limit, absolute_limit, action, message, period, unit, warning_threshold)
      VALUES (UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), 'llmhost-broke', '', '1.0.0', '[]', 0, 0, 10, 'block', 'Ask your admin for more GPU budget.', 'month', 'cost', 80)`,
@@ -222,11 +341,19 @@ test('launch_llmhost refused by a budget lock on the owner: LLMHostBudgetExceede
   r.send(LAUNCH, {}, [id]);
   const [run] = await steps(r, 1);
   expect(run?.error).toMatchObject({ pyType: 'LLMHostBudgetExceeded', message: 'Ask your admin for more GPU budget.' });
-  expect(await host(id)).toMatchObject({ status: 'error', status_message: 'Ask your admin for more GPU budget.', compute_id: null });
-  expect(await w.t.db.select('SELECT event_type, status, message FROM llmhost_llmhostevent WHERE llmhost_id = ?', [id])).toEqual([
-    { event_type: 'error', status: 'error', message: 'Launch refused: Ask your admin for more GPU budget.' },
-  ]);
-  for (const [kind, v, name] of [['PersistentVolumeClaim', 'v1', 'broke-models'], ['Secret', 'v1', 'broke'], ['Deployment', 'apps/v1', 'broke']] as const) {
+  expect(await host(id)).toMatchObject({
+    status: 'error',
+    status_message: 'Ask your admin for more GPU budget.',
+    compute_id: null,
+  });
+  expect(
+    await w.t.db.select('SELECT event_type, status, message FROM llmhost_llmhostevent WHERE llmhost_id = ?', [id]),
+  ).toEqual([{ event_type: 'error', status: 'error', message: 'Launch refused: Ask your admin for more GPU budget.' }]);
+  for (const [kind, v, name] of [
+    ['PersistentVolumeClaim', 'v1', 'broke-models'],
+    ['Secret', 'v1', 'broke'],
+    ['Deployment', 'apps/v1', 'broke'],
+  ] as const) {
     expect(obj(kind, v, `llmhost-${id}-${name}`)).toBeUndefined();
   }
   expect(await w.t.db.select("SELECT id FROM secret_secret WHERE name = 'llmhost_broke_api_key'")).toEqual([]);
@@ -250,7 +377,15 @@ test('reconcile_llmhost_compute re-queues (compute_id, attempt + 1) every 30 s u
   const reconciles = runs.filter((x) => x.name === RECONCILE);
   expect(reconciles.map((x) => x.args)).toEqual([[computeId], [computeId, 2], [computeId, 3]]);
   expect(reconciles.every((x) => x.countdown === 30 && x.error === undefined)).toBe(true);
-  expect(reconciles[2]?.result).toMatchObject({ nodegroup_status: 'ACTIVE', needed: 1, desired: 1, ready: 1, nodes: 1, actions: [], message: '1 of 1 nodes ready, for 1 needed.' });
+  expect(reconciles[2]?.result).toMatchObject({
+    nodegroup_status: 'ACTIVE',
+    needed: 1,
+    desired: 1,
+    ready: 1,
+    nodes: 1,
+    actions: [],
+    message: '1 of 1 nodes ready, for 1 needed.',
+  });
   expect(r.pending).toEqual([]);
   expect(await computeRow(computeId)).toMatchObject({ nodegroup_status: 'ACTIVE', desired_nodes: 1, ready_nodes: 1 });
   expect((await host(id))?.status).toBe('active');
@@ -267,7 +402,12 @@ test('reconcile_llmhost_compute gives up quietly after RECONCILE_MAX_ATTEMPTS = 
   expect(runs.every((x) => x.name === RECONCILE && x.args[0] === computeId)).toBe(true);
   expect(runs.map((x) => x.args[1] ?? 1)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
   expect(runs.every((x) => x.error === undefined)).toBe(true);
-  expect(runs[59]?.result).toMatchObject({ needed: 1, desired: 1, ready: 0, message: 'Waiting for 1 g6.2xlarge nodes to join the cluster.' });
+  expect(runs[59]?.result).toMatchObject({
+    needed: 1,
+    desired: 1,
+    ready: 0,
+    message: 'Waiting for 1 g6.2xlarge nodes to join the cluster.',
+  });
   expect(r.pending).toEqual([]);
   expect((await host(id))?.status).toBe('provisioning');
 });
@@ -287,11 +427,20 @@ test('destroy_llmhost deletes Deployment, Service, Ingress and Secrets but keeps
   r.send(DESTROY, {}, [id]);
   const [run] = await steps(r, 1);
   expect(run?.result).toBe('inactive');
-  for (const [kind, v, name] of [['Deployment', 'apps/v1', base], ['Service', 'v1', base], ['Ingress', 'networking.k8s.io/v1', base], ['Secret', 'v1', base]] as const) {
+  for (const [kind, v, name] of [
+    ['Deployment', 'apps/v1', base],
+    ['Service', 'v1', base],
+    ['Ingress', 'networking.k8s.io/v1', base],
+    ['Secret', 'v1', base],
+  ] as const) {
     expect(obj(kind, v, name)).toBeUndefined();
   }
   expect(obj('PersistentVolumeClaim', 'v1', `${base}-models`)).toBeDefined();
-  expect(await host(id)).toMatchObject({ status: 'inactive', status_message: 'Destroyed. The model volume was kept.', ready_replicas: 0 });
+  expect(await host(id)).toMatchObject({
+    status: 'inactive',
+    status_message: 'Destroyed. The model volume was kept.',
+    ready_replicas: 0,
+  });
   expect(await events(id)).toEqual(expect.arrayContaining(['destroyed:inactive', 'nodes_scaled:inactive']));
   // release_compute removed the idle node at once, terminating its own instance in its Auto Scaling group.
   expect(await w.autoScalingGroup(group)).toEqual({ desired: 0, instances: [] });
@@ -306,17 +455,47 @@ test('destroy_llmhost deletes Deployment, Service, Ingress and Secrets but keeps
 });
 
 // Smarter: smarter/apps/llmhost/services/compute.py (ComputeProvisioner.reconcile) and nodegroups.py (remove_node).
-test('scale-down terminates the idle node\'s own instance in its Auto Scaling group (desired capacity decremented), never the node an LLMHost\'s pod runs on', async () => {
+test("scale-down terminates the idle node's own instance in its Auto Scaling group (desired capacity decremented), never the node an LLMHost's pod runs on", async () => {
   const computeId = await w.newCompute({ name: 'gpu-l4-shrink' });
-  const id = await w.newLlmhost({ name: 'shrink', spec: { ...GPU_SPEC, compute: 'gpu-l4-shrink' }, computeId, status: 'active' });
+  const id = await w.newLlmhost({
+    name: 'shrink',
+    spec: { ...GPU_SPEC, compute: 'gpu-l4-shrink' },
+    computeId,
+    status: 'active',
+  });
   const ngName = `smarter-alpha-${computeId}-gpu-l4-shrink`;
   // The node group had two nodes; its one LLMHost needs one, and its pod runs on the first node to have joined.
-  await w.cloud.eks.createNodegroup(CLUSTER, { name: ngName, desired: 2, max: 4, instanceType: 'g6.2xlarge', diskSizeGb: 100, amiType: 'AL2023_x86_64_NVIDIA', capacityType: 'ON_DEMAND', nodeRole: PLATFORM_ROLE, subnets: PLATFORM_SUBNETS, labels: {}, taints: [], tags: {} });
+  await w.cloud.eks.createNodegroup(CLUSTER, {
+    name: ngName,
+    desired: 2,
+    max: 4,
+    instanceType: 'g6.2xlarge',
+    diskSizeGb: 100,
+    amiType: 'AL2023_x86_64_NVIDIA',
+    capacityType: 'ON_DEMAND',
+    nodeRole: PLATFORM_ROLE,
+    subnets: PLATFORM_SUBNETS,
+    labels: {},
+    taints: [],
+    tags: {},
+  });
   const group = `eks-${ngName}`;
   const [busy = '', idle = ''] = await w.launchInstances(group, 2);
   w.joinNode('gpu-l4-shrink', `node-busy-${id}`, true, busy);
   w.joinNode('gpu-l4-shrink', `node-idle-${id}`, true, idle);
-  w.kube.put({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `llmhost-${id}-shrink-abc12`, namespace: NS, labels: { 'smarter.sh/compute': 'gpu-l4-shrink' } }, spec: { nodeName: `node-busy-${id}` } }, 'kube-scheduler');
+  w.kube.put(
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: `llmhost-${id}-shrink-abc12`,
+        namespace: NS,
+        labels: { 'smarter.sh/compute': 'gpu-l4-shrink' },
+      },
+      spec: { nodeName: `node-busy-${id}` },
+    },
+    'kube-scheduler',
+  );
   const r = runner();
   r.send(RECONCILE, {}, [computeId]);
   const [run] = await steps(r, 1);
@@ -326,11 +505,33 @@ test('scale-down terminates the idle node\'s own instance in its Auto Scaling gr
   expect(await computeRow(computeId)).toMatchObject({ desired_nodes: 1 });
 });
 
-test('a node whose providerID names no EC2 instance is not removed: reconcile_llmhost_computes reports Smarter\'s LLMHostComputeError for its compute', async () => {
+test("a node whose providerID names no EC2 instance is not removed: reconcile_llmhost_computes reports Smarter's LLMHostComputeError for its compute", async () => {
   const computeId = await w.newCompute({ name: 'gpu-l4-badid' });
   const ngName = `smarter-alpha-${computeId}-gpu-l4-badid`;
-  await w.cloud.eks.createNodegroup(CLUSTER, { name: ngName, desired: 1, max: 4, instanceType: 'g6.2xlarge', diskSizeGb: 100, amiType: 'AL2023_x86_64_NVIDIA', capacityType: 'ON_DEMAND', nodeRole: PLATFORM_ROLE, subnets: PLATFORM_SUBNETS, labels: {}, taints: [], tags: {} });
-  w.kube.put({ apiVersion: 'v1', kind: 'Node', metadata: { name: `node-kind-${computeId}`, labels: { 'smarter.sh/compute': 'gpu-l4-badid' } }, spec: { providerID: 'kind://docker/kind/kind-worker' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } }, 'kubelet');
+  await w.cloud.eks.createNodegroup(CLUSTER, {
+    name: ngName,
+    desired: 1,
+    max: 4,
+    instanceType: 'g6.2xlarge',
+    diskSizeGb: 100,
+    amiType: 'AL2023_x86_64_NVIDIA',
+    capacityType: 'ON_DEMAND',
+    nodeRole: PLATFORM_ROLE,
+    subnets: PLATFORM_SUBNETS,
+    labels: {},
+    taints: [],
+    tags: {},
+  });
+  w.kube.put(
+    {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: `node-kind-${computeId}`, labels: { 'smarter.sh/compute': 'gpu-l4-badid' } },
+      spec: { providerID: 'kind://docker/kind/kind-worker' },
+      status: { conditions: [{ type: 'Ready', status: 'True' }] },
+    },
+    'kubelet',
+  );
   await w.t.db.execute('UPDATE llmhost_llmhostcompute SET desired_nodes = 1 WHERE id = ?', [computeId]);
   const r = runner();
   r.send(RECONCILE_ALL);
@@ -358,7 +559,16 @@ test('refresh_llmhost_status observes one LLMHost, or every deployed one: {name:
   const b = await w.newLlmhost({ name: 'refresh_b', spec, computeId, status: 'active' });
   const r = runner();
   // refresh_a's Deployment is ready; refresh_b's was never applied (gone).
-  w.kube.put({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `llmhost-${a}-refresh-a`, namespace: NS }, spec: { replicas: 1 }, status: { readyReplicas: 1 } }, 'kube-controller-manager');
+  w.kube.put(
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: `llmhost-${a}-refresh-a`, namespace: NS },
+      spec: { replicas: 1 },
+      status: { readyReplicas: 1 },
+    },
+    'kube-controller-manager',
+  );
   r.send(REFRESH, {}, [a]);
   expect((await steps(r, 1))[0]?.result).toEqual({ refresh_a: 'active' });
   r.send(REFRESH);
@@ -368,8 +578,11 @@ test('refresh_llmhost_status observes one LLMHost, or every deployed one: {name:
 });
 
 // Smarter: smarter/apps/llmhost/services/service.py (observe, _persist) and services/observability.py (HealthProber).
-test('refresh_llmhost_status probes an active LLMHost\'s health URL where the worker can reach it: 2xx is last_health_ok 1, anything else degraded with last_health_ok 0; reconcile_llmhost_compute never probes', async () => {
-  const answers = new Map<string, number>([['/ok', 200], ['/sick', 503]]);
+test("refresh_llmhost_status probes an active LLMHost's health URL where the worker can reach it: 2xx is last_health_ok 1, anything else degraded with last_health_ok 0; reconcile_llmhost_compute never probes", async () => {
+  const answers = new Map<string, number>([
+    ['/ok', 200],
+    ['/sick', 503],
+  ]);
   const server = http.createServer((req, res) => {
     res.statusCode = answers.get(req.url ?? '') ?? 404;
     res.end();
@@ -381,11 +594,29 @@ test('refresh_llmhost_status probes an active LLMHost\'s health URL where the wo
     const spec = { engine: { name: 'vllm' }, resources: { cpu: '1', memory: '2Gi' } };
     const ok = await w.newLlmhost({ name: 'health_ok', spec, computeId, status: 'active' });
     const sick = await w.newLlmhost({ name: 'health_sick', spec, computeId, status: 'active' });
-    for (const [id, name, path] of [[ok, 'health-ok', '/ok'], [sick, 'health-sick', '/sick']] as const) {
+    for (const [id, name, path] of [
+      [ok, 'health-ok', '/ok'],
+      [sick, 'health-sick', '/sick'],
+    ] as const) {
       await w.t.db.execute('UPDATE llmhost_llmhost SET health_check_url = ? WHERE id = ?', [url(path), id]);
-      w.kube.put({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `llmhost-${id}-${name}`, namespace: NS }, spec: { replicas: 1 }, status: { readyReplicas: 1 } }, 'kube-controller-manager');
+      w.kube.put(
+        {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: { name: `llmhost-${id}-${name}`, namespace: NS },
+          spec: { replicas: 1 },
+          status: { readyReplicas: 1 },
+        },
+        'kube-controller-manager',
+      );
     }
-    const health = async (id: number) => (await w.t.db.select('SELECT status, status_message, last_health_ok, last_health_check_at FROM llmhost_llmhost WHERE id = ?', [id]))[0];
+    const health = async (id: number) =>
+      (
+        await w.t.db.select(
+          'SELECT status, status_message, last_health_ok, last_health_check_at FROM llmhost_llmhost WHERE id = ?',
+          [id],
+        )
+      )[0];
 
     // Outside the cluster (KUBERNETES_SERVICE_HOST unset) Smarter's prober is disabled: nothing is probed.
     const outside = runner();
@@ -394,7 +625,10 @@ test('refresh_llmhost_status probes an active LLMHost\'s health URL where the wo
     expect(await health(sick)).toMatchObject({ last_health_ok: null, last_health_check_at: null });
 
     const inCluster = { ...w.env, healthProbes: true };
-    const r = new CheckRunner([...llmhostTasks(inCluster), ...llmclientTasks(inCluster)], w.deps) as CheckRunner<unknown>;
+    const r = new CheckRunner(
+      [...llmhostTasks(inCluster), ...llmclientTasks(inCluster)],
+      w.deps,
+    ) as CheckRunner<unknown>;
     r.send(RECONCILE, {}, [computeId]);
     await steps(r, 1);
     expect(await health(ok)).toMatchObject({ status: 'active', last_health_ok: null, last_health_check_at: null });
@@ -403,15 +637,23 @@ test('refresh_llmhost_status probes an active LLMHost\'s health URL where the wo
     r.send(REFRESH, {}, [sick]);
     const [a, b] = await steps(r, 2);
     expect([a?.result, b?.result]).toEqual([{ health_ok: 'active' }, { health_sick: 'degraded' }]);
-    expect(await health(ok)).toMatchObject({ status: 'active', last_health_ok: 1, last_health_check_at: expect.anything() as unknown });
-    expect(await health(sick)).toMatchObject({ status: 'degraded', status_message: `1/1 replicas ready. The health check at ${url('/sick')} failed.`, last_health_ok: 0 });
+    expect(await health(ok)).toMatchObject({
+      status: 'active',
+      last_health_ok: 1,
+      last_health_check_at: expect.anything() as unknown,
+    });
+    expect(await health(sick)).toMatchObject({
+      status: 'degraded',
+      status_message: `1/1 replicas ready. The health check at ${url('/sick')} failed.`,
+      last_health_ok: 0,
+    });
     expect(await events(sick)).toEqual(['status_changed:degraded']);
   } finally {
     await new Promise((resolve) => server.close(resolve));
   }
 });
 
-test('refresh_llmhost_status returns {} with one warning when the Kubernetes API does not answer, as Smarter\'s `if not service.cluster.ready`', async () => {
+test("refresh_llmhost_status returns {} with one warning when the Kubernetes API does not answer, as Smarter's `if not service.cluster.ready`", async () => {
   const computeId = await w.newCompute({ name: 'cpu-nocluster', gpuCount: 0, gpuMemoryGb: 0 });
   await w.newLlmhost({ name: 'nocluster_a', spec: {}, computeId, status: 'active' });
   await w.newLlmhost({ name: 'nocluster_b', spec: {}, computeId, status: 'pending' });
@@ -426,12 +668,18 @@ test('refresh_llmhost_status returns {} with one warning when the Kubernetes API
   process.env.KUBECONFIG = kubeconfig;
   try {
     const lines: LogLine[] = [];
-    const r = new CheckRunner(llmhostTasks(w.env), { db: w.t.db, cloud: testCloud() }, recordingLogger(lines)) as CheckRunner<unknown>;
+    const r = new CheckRunner(
+      llmhostTasks(w.env),
+      { db: w.t.db, cloud: testCloud() },
+      recordingLogger(lines),
+    ) as CheckRunner<unknown>;
     r.send(REFRESH);
     const [run] = await steps(r, 1);
     expect(run?.error).toBeUndefined();
     expect(run?.result).toEqual({});
-    expect(lines.filter((l) => l.level !== 'debug').map((l) => `${l.level}: ${l.message}`)).toEqual(['warn: refresh_llmhost_status() the Kubernetes cluster is not available.']);
+    expect(lines.filter((l) => l.level !== 'debug').map((l) => `${l.level}: ${l.message}`)).toEqual([
+      'warn: refresh_llmhost_status() the Kubernetes cluster is not available.',
+    ]);
   } finally {
     process.env.KUBECONFIG = saved;
     rmSync(dir, { recursive: true, force: true });
@@ -439,16 +687,24 @@ test('refresh_llmhost_status returns {} with one warning when the Kubernetes API
 });
 
 // Smarter: smarter/apps/llmhost/services/service.py (destroy) and models/llmhost.py (uptime_hours, estimated_cost).
-test('destroy_llmhost\'s destroyed event carries purge, uptimeHours and estimatedCost as of the moment before it stops', async () => {
+test("destroy_llmhost's destroyed event carries purge, uptimeHours and estimatedCost as of the moment before it stops", async () => {
   const id = await w.newLlmhost({ name: 'costly', spec: { resources: { cpu: '1', memory: '2Gi' } }, status: 'active' });
-  await w.t.db.execute("UPDATE llmhost_llmhost SET deployed_at = UTC_TIMESTAMP(6) - INTERVAL 10 HOUR, replicas = 2, cost_per_hour = '1.2120' WHERE id = ?", [id]);
+  await w.t.db.execute(
+    "UPDATE llmhost_llmhost SET deployed_at = UTC_TIMESTAMP(6) - INTERVAL 10 HOUR, replicas = 2, cost_per_hour = '1.2120' WHERE id = ?",
+    [id],
+  );
   const never = await w.newLlmhost({ name: 'never_launched', spec: {}, status: 'inactive' });
   const r = runner();
   r.send(DESTROY, {}, [id]);
   r.send(DESTROY, { purge: true }, [never]);
   await steps(r, 2);
   const details = async (llmhostId: number) =>
-    (await w.t.db.select("SELECT details FROM llmhost_llmhostevent WHERE llmhost_id = ? AND event_type = 'destroyed'", [llmhostId])).map((e) => JSON.parse(String(e.details)) as unknown);
+    (
+      await w.t.db.select(
+        "SELECT details FROM llmhost_llmhostevent WHERE llmhost_id = ? AND event_type = 'destroyed'",
+        [llmhostId],
+      )
+    ).map((e) => JSON.parse(String(e.details)) as unknown);
   expect(await details(id)).toEqual([{ purge: false, uptimeHours: 10, estimatedCost: '24.2400' }]);
   expect(await details(never)).toEqual([{ purge: true, uptimeHours: null, estimatedCost: null }]);
 });
@@ -457,7 +713,13 @@ test('reconcile_llmhost_computes reconciles every compute with nodes or deployed
   const computeId = await w.newCompute({ name: 'cpu-all', gpuCount: 0, gpuMemoryGb: 0, cpu: 4, memoryGb: 16 });
   await w.newLlmhost({
     name: 'all_a',
-    spec: { model: { source: 'ollama', repository: 'llama3.2:1b' }, engine: { name: 'ollama' }, resources: { cpu: '1', memory: '2Gi' }, storage: { accessMode: 'ReadWriteMany' }, scaling: { replicas: 2 } },
+    spec: {
+      model: { source: 'ollama', repository: 'llama3.2:1b' },
+      engine: { name: 'ollama' },
+      resources: { cpu: '1', memory: '2Gi' },
+      storage: { accessMode: 'ReadWriteMany' },
+      scaling: { replicas: 2 },
+    },
     computeId,
     status: 'active',
   });
@@ -466,7 +728,9 @@ test('reconcile_llmhost_computes reconciles every compute with nodes or deployed
   const result = (await steps(r, 1))[0]?.result as Record<string, string>;
   // Two small replicas pack onto one node, which the node group is created with.
   expect(result['cpu-all']).toBe('Waiting for 1 g6.2xlarge nodes to join the cluster.');
-  expect((await nodegroup(`smarter-alpha-${computeId}-cpu-all`))?.taints).toEqual([{ key: 'smarter.sh/compute', value: 'cpu-all', effect: 'NO_SCHEDULE' }]);
+  expect((await nodegroup(`smarter-alpha-${computeId}-cpu-all`))?.taints).toEqual([
+    { key: 'smarter.sh/compute', value: 'cpu-all', effect: 'NO_SCHEDULE' },
+  ]);
 });
 
 test('bad input is a clear FAILURE or a logged None, never a crash: an unknown LLMHost, an invalid spec, a compute that does not exist, a Kubernetes 403', async () => {
@@ -475,7 +739,11 @@ test('bad input is a clear FAILURE or a logged None, never a crash: an unknown L
   r.send(DESTROY, {}, [999_999]);
   r.send(RECONCILE, {}, [999_999]);
   const none = await steps(r, 3);
-  expect(none.map((x) => [x.result, x.error])).toEqual([[null, undefined], [null, undefined], [null, undefined]]);
+  expect(none.map((x) => [x.result, x.error])).toEqual([
+    [null, undefined],
+    [null, undefined],
+    [null, undefined],
+  ]);
 
   const bad = await w.newLlmhost({ name: 'badspec', spec: { ...GPU_SPEC, scaling: { replicas: 'two' } } });
   r.send(LAUNCH, {}, [bad]);
@@ -499,13 +767,27 @@ test('bad input is a clear FAILURE or a logged None, never a crash: an unknown L
 test('EKS failures are FAILUREs naming service, verb and resource: a cluster that does not exist fails the launch (LLMHost error), and reconcile_llmhost_compute logs it and checks again', async () => {
   const computeId = await w.newCompute({ name: 'gpu-l4-nocluster' });
   const id = await w.newLlmhost({ name: 'nocluster', spec: { ...GPU_SPEC, compute: 'gpu-l4-nocluster' } });
-  const env = { ...w.env, llmhost: { awsEksClusterName: 'no-such-cluster', llmhostNodeRoleArn: 'arn:aws:iam::123456789012:role/n', llmhostNodeSubnetIds: ['subnet-1'] } };
-  const r = new CheckRunner([...llmhostTasks(env), ...llmclientTasks(env), ...infrastructureTasks(env)], w.deps) as CheckRunner<unknown>;
+  const env = {
+    ...w.env,
+    llmhost: {
+      awsEksClusterName: 'no-such-cluster',
+      llmhostNodeRoleArn: 'arn:aws:iam::123456789012:role/n',
+      llmhostNodeSubnetIds: ['subnet-1'],
+    },
+  };
+  const r = new CheckRunner(
+    [...llmhostTasks(env), ...llmclientTasks(env), ...infrastructureTasks(env)],
+    w.deps,
+  ) as CheckRunner<unknown>;
   r.send(LAUNCH, {}, [id]);
   const [run] = await steps(r, 1);
-  expect(run?.error?.message).toMatch(/^eks CreateNodegroup no-such-cluster\/smarter-alpha-\d+-gpu-l4-nocluster: NotFound: /);
+  expect(run?.error?.message).toMatch(
+    /^eks CreateNodegroup no-such-cluster\/smarter-alpha-\d+-gpu-l4-nocluster: NotFound: /,
+  );
   expect(await host(id)).toMatchObject({ status: 'error' });
-  expect(String((await host(id))?.status_message)).toMatch(/^The node group of compute gpu-l4-nocluster cannot be scaled: eks /);
+  expect(String((await host(id))?.status_message)).toMatch(
+    /^The node group of compute gpu-l4-nocluster cannot be scaled: eks /,
+  );
   // `error` counts as deployed (its resources were applied): the reconcile cannot create the node group, logs it, checks again.
   r.send(RECONCILE, {}, [computeId]);
   const [rec] = await steps(r, 1);

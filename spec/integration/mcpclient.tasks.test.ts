@@ -21,7 +21,13 @@ import { fernetKey, insertSecret } from '../support/secrets.js';
 import { testContext } from '../support/task-context.js';
 
 const KEY = fernetKey();
-const tasks = smarterTasks({ operationalQueue: 'default_celery_task_queue', infrastructureQueue: 'infrastructure_celery_task_queue', maxRetries: 3, retryBackoff: true, fernetEncryptionKey: KEY });
+const tasks = smarterTasks({
+  operationalQueue: 'default_celery_task_queue',
+  infrastructureQueue: 'infrastructure_celery_task_queue',
+  maxRetries: 3,
+  retryBackoff: true,
+  fernetEncryptionKey: KEY,
+});
 const task = (name: string) => tasks.find((x) => x.name === name) as AnyTask<SmarterDeps>;
 const REFRESH = 'smarter.apps.mcpclient.tasks.refresh_mcpclient';
 const REFRESH_ALL = 'smarter.apps.mcpclient.tasks.refresh_mcpclients';
@@ -34,11 +40,18 @@ let publicOnly: SmarterDeps;
 
 beforeAll(async () => {
   t = await createTestDatabase('mcp');
-  mcp = await startMcpServer({ name: 'weather-server', version: '2.0.1', tools: ['forecast', 'alerts', 'admin_reset'] });
+  mcp = await startMcpServer({
+    name: 'weather-server',
+    version: '2.0.1',
+    tools: ['forecast', 'alerts', 'admin_reset'],
+  });
   profileId = (await seed(t.db)).profileId;
   const cloud = new FakeCloud().deps;
   deps = { db: t.db, cloud: { ...cloud, mcp: new SdkMcpServers({ allowPrivateEndpoints: true }, nullLogger()) } };
-  publicOnly = { db: t.db, cloud: { ...cloud, mcp: new SdkMcpServers({ allowPrivateEndpoints: false }, nullLogger()) } };
+  publicOnly = {
+    db: t.db,
+    cloud: { ...cloud, mcp: new SdkMcpServers({ allowPrivateEndpoints: false }, nullLogger()) },
+  };
 }, 60_000);
 
 afterAll(async () => {
@@ -55,11 +68,20 @@ beforeEach(() => {
 
 let n = 0;
 async function mcpclient(cols: Record<string, unknown> = {}): Promise<number> {
-  return insertRow(t.db, 'mcpclient_mcpclient', { name: `client${++n}`, user_profile_id: profileId, endpoint_url: mcp.url, transport: 'http', ...cols });
+  return insertRow(t.db, 'mcpclient_mcpclient', {
+    name: `client${++n}`,
+    user_profile_id: profileId,
+    endpoint_url: mcp.url,
+    transport: 'http',
+    ...cols,
+  });
 }
 
 async function row(id: number): Promise<Record<string, unknown>> {
-  const [r] = await t.db.select('SELECT status, server_name, server_version, protocol_version, tools, last_error, last_connected_at, name FROM mcpclient_mcpclient WHERE id = ?', [id]);
+  const [r] = await t.db.select(
+    'SELECT status, server_name, server_version, protocol_version, tools, last_error, last_connected_at, name FROM mcpclient_mcpclient WHERE id = ?',
+    [id],
+  );
   return { ...r, tools: typeof r?.tools === 'string' ? (JSON.parse(r.tools) as unknown) : r?.tools };
 }
 
@@ -69,7 +91,7 @@ async function refresh(id: unknown, d: SmarterDeps = deps): Promise<unknown> {
 }
 
 describe('registry', () => {
-  test('both tasks answer under Smarter\'s names on the operational queue, without autoretry', () => {
+  test("both tasks answer under Smarter's names on the operational queue, without autoretry", () => {
     for (const name of [REFRESH, REFRESH_ALL]) {
       expect(task(name).queue).toBe('default_celery_task_queue');
       expect(task(name).retry).toBeUndefined();
@@ -84,7 +106,12 @@ describe('refresh_mcpclient', () => {
     const id = await mcpclient();
     await expect(refresh(id)).resolves.toBe('connected');
     const r = await row(id);
-    expect(r).toMatchObject({ status: 'connected', server_name: 'weather-server', server_version: '2.0.1', last_error: null });
+    expect(r).toMatchObject({
+      status: 'connected',
+      server_name: 'weather-server',
+      server_version: '2.0.1',
+      last_error: null,
+    });
     expect(r.tools).toEqual(['forecast', 'alerts', 'admin_reset']);
     expect(String(r.protocol_version)).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     expect(r.last_connected_at).not.toBeNull();
@@ -99,7 +126,7 @@ describe('refresh_mcpclient', () => {
     expect((await row(id)).tools).toEqual(['forecast', 'radar']);
   });
 
-  test('tools records only what allowed_tools\' glob patterns admit', async () => {
+  test("tools records only what allowed_tools' glob patterns admit", async () => {
     const id = await mcpclient({ allowed_tools: JSON.stringify(['fore*', 'a?erts', '[!x]dmin_reset_never']) });
     await refresh(id);
     expect((await row(id)).tools).toEqual(['forecast', 'alerts']);
@@ -116,22 +143,33 @@ describe('refresh_mcpclient', () => {
   test('the legacy SSE transport works too', async () => {
     const id = await mcpclient({ transport: 'sse', endpoint_url: mcp.sseUrl });
     await expect(refresh(id)).resolves.toBe('connected');
-    expect(await row(id)).toMatchObject({ server_name: 'weather-server', protocol_version: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/) as unknown });
+    expect(await row(id)).toMatchObject({
+      server_name: 'weather-server',
+      protocol_version: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/) as unknown,
+    });
   });
 
-  test('a bearer token is read from the Fernet Secret (made by Python) and sent; the Secret\'s last_accessed moves', async () => {
+  test("a bearer token is read from the Fernet Secret (made by Python) and sent; the Secret's last_accessed moves", async () => {
     mcp.requireHeader('authorization', 'Bearer tok-123');
     const secret = await insertSecret(t.db, profileId, KEY, 'tok-123');
-    const id = await mcpclient({ auth_type: 'bearer_token', credentials_id: secret, headers: JSON.stringify({ 'X-Team': 'blue' }) });
+    const id = await mcpclient({
+      auth_type: 'bearer_token',
+      credentials_id: secret,
+      headers: JSON.stringify({ 'X-Team': 'blue' }),
+    });
     await expect(refresh(id)).resolves.toBe('connected');
     expect(mcp.requests.at(-1)?.headers['x-team']).toBe('blue');
     const [s] = await t.db.select('SELECT last_accessed FROM secret_secret WHERE id = ?', [secret]);
     expect(s?.last_accessed).not.toBeNull();
   });
 
-  test('an api_key goes in the MCPClient\'s api_key_header', async () => {
+  test("an api_key goes in the MCPClient's api_key_header", async () => {
     mcp.requireHeader('x-weather-key', 'k-9');
-    const id = await mcpclient({ auth_type: 'api_key', api_key_header: 'X-Weather-Key', credentials_id: await insertSecret(t.db, profileId, KEY, 'k-9') });
+    const id = await mcpclient({
+      auth_type: 'api_key',
+      api_key_header: 'X-Weather-Key',
+      credentials_id: await insertSecret(t.db, profileId, KEY, 'k-9'),
+    });
     await expect(refresh(id)).resolves.toBe('connected');
   });
 
@@ -164,7 +202,7 @@ describe('refresh_mcpclient', () => {
     expect((await row(id)).last_error).toMatch(/the tool registry is unavailable/);
   });
 
-  test('a server that never answers times out after the MCPClient\'s timeout', async () => {
+  test("a server that never answers times out after the MCPClient's timeout", async () => {
     mcp.fail('hang');
     const id = await mcpclient({ timeout: 1 });
     await expect(refresh(id)).resolves.toBe('error');
@@ -174,30 +212,35 @@ describe('refresh_mcpclient', () => {
   // Smarter's smarter/smarter/apps/mcpclient/tasks/__init__.py catches SmarterMCPClientException: only a
   // connection error is recorded (caching.py record_connection_failure); a configuration error is logged and the
   // task returns the MCPClient's status as it was.
-  test.each([
-    [{ endpoint_url: null }],
-    [{ transport: 'stdio' }],
-    [{ auth_type: 'bearer_token' }],
-  ])('a misconfigured MCPClient (%o) is left as it is, and its status returned', async (cols) => {
-    const id = await mcpclient();
-    await expect(refresh(id)).resolves.toBe('connected');
-    const keys = Object.keys(cols);
-    await t.db.execute(`UPDATE mcpclient_mcpclient SET ${keys.map((k) => `${k} = ?`).join(', ')} WHERE id = ?`, [...Object.values(cols), id]);
-    const before = await t.db.select('SELECT * FROM mcpclient_mcpclient WHERE id = ?', [id]);
-    await expect(refresh(id)).resolves.toBe('connected');
-    expect(await t.db.select('SELECT * FROM mcpclient_mcpclient WHERE id = ?', [id])).toEqual(before);
-  });
+  test.each([[{ endpoint_url: null }], [{ transport: 'stdio' }], [{ auth_type: 'bearer_token' }]])(
+    'a misconfigured MCPClient (%o) is left as it is, and its status returned',
+    async (cols) => {
+      const id = await mcpclient();
+      await expect(refresh(id)).resolves.toBe('connected');
+      const keys = Object.keys(cols);
+      await t.db.execute(`UPDATE mcpclient_mcpclient SET ${keys.map((k) => `${k} = ?`).join(', ')} WHERE id = ?`, [
+        ...Object.values(cols),
+        id,
+      ]);
+      const before = await t.db.select('SELECT * FROM mcpclient_mcpclient WHERE id = ?', [id]);
+      await expect(refresh(id)).resolves.toBe('connected');
+      expect(await t.db.select('SELECT * FROM mcpclient_mcpclient WHERE id = ?', [id])).toEqual(before);
+    },
+  );
 
-  test('a Secret the worker\'s key cannot decrypt fails the task with SmarterValueError, naming the Secret, and changes nothing', async () => {
+  test("a Secret the worker's key cannot decrypt fails the task with SmarterValueError, naming the Secret, and changes nothing", async () => {
     // Smarter's Secret.get_secret raises SmarterValueError, which the task does not catch.
     const secret = await insertSecret(t.db, profileId, fernetKey(), 'tok', 'other-key-secret');
     const id = await mcpclient({ auth_type: 'bearer_token', credentials_id: secret });
     const before = await row(id);
-    await expect(refresh(id)).rejects.toMatchObject({ pyType: 'SmarterValueError', message: expect.stringMatching(/Secret other-key-secret: Failed to decrypt the secret: invalid token/) as unknown });
+    await expect(refresh(id)).rejects.toMatchObject({
+      pyType: 'SmarterValueError',
+      message: expect.stringMatching(/Secret other-key-secret: Failed to decrypt the secret: invalid token/) as unknown,
+    });
     expect(await row(id)).toEqual(before);
   });
 
-  test('the status is written as Smarter\'s .update() writes it: updated_at stays, last_error is cut to 2000 characters', async () => {
+  test("the status is written as Smarter's .update() writes it: updated_at stays, last_error is cut to 2000 characters", async () => {
     // smarter/smarter/apps/mcpclient/caching.py: record_connection and record_connection_failure (error[:2000]).
     const id = await mcpclient();
     await t.db.execute("UPDATE mcpclient_mcpclient SET updated_at = '2026-01-01 00:00:00' WHERE id = ?", [id]);
@@ -205,7 +248,13 @@ describe('refresh_mcpclient', () => {
     // The cut falls after the first astral character: a UTF-16 slice would split it in two.
     const prefix = `MCPClient client${n} could not list its tools: `;
     const detail = `${'x'.repeat(2000 - prefix.length - 1)}${'\u{1F329}'.repeat(5)}`;
-    const failing: SmarterDeps = { ...deps, cloud: { ...deps.cloud, mcp: { discover: (target) => Promise.reject(new McpConnectionError(target.url, 'list tools of', detail)) } } };
+    const failing: SmarterDeps = {
+      ...deps,
+      cloud: {
+        ...deps.cloud,
+        mcp: { discover: (target) => Promise.reject(new McpConnectionError(target.url, 'list tools of', detail)) },
+      },
+    };
     await expect(refresh(id, failing)).resolves.toBe('error');
     const [r] = await t.db.select('SELECT status, last_error, updated_at FROM mcpclient_mcpclient WHERE id = ?', [id]);
     expect(r?.updated_at).toBe('2026-01-01 00:00:00.000000');
@@ -213,7 +262,7 @@ describe('refresh_mcpclient', () => {
     expect(Array.from(String(r?.last_error))).toHaveLength(2000);
   });
 
-  test('Smarter\'s public-URL rule: http and loopback endpoints are refused unless allowed', async () => {
+  test("Smarter's public-URL rule: http and loopback endpoints are refused unless allowed", async () => {
     const id = await mcpclient();
     await expect(refresh(id, publicOnly)).resolves.toBe('error');
     expect((await row(id)).last_error).toMatch(/must be https/);
@@ -224,7 +273,10 @@ describe('refresh_mcpclient', () => {
 
   test('the database failing is the one failure that is raised, not recorded', async () => {
     const id = await mcpclient();
-    const failing = { ...deps, db: { ...t.db, execute: () => Promise.reject(new Error('Lost connection to MySQL server during query')) } };
+    const failing = {
+      ...deps,
+      db: { ...t.db, execute: () => Promise.reject(new Error('Lost connection to MySQL server during query')) },
+    };
     await expect(refresh(id, failing)).rejects.toThrow(/Lost connection/);
   });
 
@@ -239,9 +291,10 @@ describe('refresh_mcpclient', () => {
 
 // Smarter's mcpclient/tasks/__init__.py records a connection with a queryset .update(), so updated_at stays
 // as it was, and keeps the first 2,000 characters of a failure's message.
-describe('refresh_mcpclient: row writes as Smarter\'s', () => {
+describe("refresh_mcpclient: row writes as Smarter's", () => {
   const LONG_AGO = '2020-01-02 03:04:05.000000';
-  const stamp = async (id: number) => (await t.db.select('SELECT updated_at, last_error FROM mcpclient_mcpclient WHERE id = ?', [id]))[0];
+  const stamp = async (id: number) =>
+    (await t.db.select('SELECT updated_at, last_error FROM mcpclient_mcpclient WHERE id = ?', [id]))[0];
 
   test('a connection leaves updated_at as it was', async () => {
     const id = await mcpclient({ updated_at: LONG_AGO });
@@ -265,7 +318,13 @@ describe('refresh_mcpclients', () => {
     const b = await mcpclient();
     await mcpclient({ is_active: 0 });
     const sent: unknown[][] = [];
-    const ctx = { ...testContext(deps, REFRESH_ALL), applyAsync: ((name: string, args?: unknown[], kwargs?: Record<string, unknown>, opts?: unknown) => (sent.push([name, args, kwargs, opts]), Promise.resolve(`id${sent.length}`))) as TaskContext<SmarterDeps>['applyAsync'] };
+    const ctx = {
+      ...testContext(deps, REFRESH_ALL),
+      applyAsync: ((name: string, args?: unknown[], kwargs?: Record<string, unknown>, opts?: unknown) => (
+        sent.push([name, args, kwargs, opts]),
+        Promise.resolve(`id${sent.length}`)
+      )) as TaskContext<SmarterDeps>['applyAsync'],
+    };
     const x = task(REFRESH_ALL);
     await expect(x.run(bindArguments(x, [], {}), ctx)).resolves.toBe(2);
     expect(sent).toEqual([

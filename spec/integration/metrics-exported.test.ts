@@ -70,9 +70,13 @@ afterAll(async () => {
 async function scrape(port: number, ready: (text: string) => boolean): Promise<string> {
   const t0 = Date.now();
   for (;;) {
-    const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text()).catch(() => '');
+    const text = await fetch(`http://127.0.0.1:${port}/metrics`)
+      .then((r) => r.text())
+      .catch(() => '');
     if (ready(text)) return text;
-    if (Date.now() - t0 > 60_000) throw new Error(`/metrics on port ${port} not ready in 60 s:\n${text.slice(0, 2000)}`);
+    if (Date.now() - t0 > 60_000) {
+      throw new Error(`/metrics on port ${port} not ready in 60 s:\n${text.slice(0, 2000)}`);
+    }
     await new Promise((r) => setTimeout(r, 500));
   }
 }
@@ -88,11 +92,20 @@ function exported(text: string): Set<string> {
 }
 
 test('every metric queried by an alert or a dashboard panel is exported by the worker or Beat', async () => {
-  const workerText = await scrape(workerPort, (t) => new RegExp(`^smarter_worker_queue_messages\\{queue="${queue}"\\} \\d+$`, 'm').test(t));
+  const workerText = await scrape(workerPort, (t) =>
+    new RegExp(`^smarter_worker_queue_messages\\{queue="${queue}"\\} \\d+$`, 'm').test(t),
+  );
   const beatText = await scrape(beatPort, (t) => t.includes('smarter_beat_lock_held'));
   const names = new Set([...exported(workerText), ...exported(beatText)]);
-  const queried = [...alertExpressions().map((a) => ({ where: `alert ${a.alert}`, expr: a.expr })), ...dashboardQueries().map((q) => ({ where: `panel "${q.panel}"`, expr: q.expr }))];
-  const missing = queried.flatMap((q) => metricNames(q.expr).filter((n) => !names.has(n)).map((n) => `${q.where}: ${n}`));
+  const queried = [
+    ...alertExpressions().map((a) => ({ where: `alert ${a.alert}`, expr: a.expr })),
+    ...dashboardQueries().map((q) => ({ where: `panel "${q.panel}"`, expr: q.expr })),
+  ];
+  const missing = queried.flatMap((q) =>
+    metricNames(q.expr)
+      .filter((n) => !names.has(n))
+      .map((n) => `${q.where}: ${n}`),
+  );
   expect(queried.length).toBeGreaterThan(20);
   expect(missing).toEqual([]);
   // The worker's queue gauges carry real samples for the queue it consumes.
@@ -102,5 +115,8 @@ test('every metric queried by an alert or a dashboard panel is exported by the w
 }, 120_000);
 
 test('the check itself: a name no process exports is reported', () => {
-  expect(metricNames('sum(rate(smarter_worker_no_such_metric_total[5m])) / smarter_worker_ready')).toEqual(['smarter_worker_no_such_metric_total', 'smarter_worker_ready']);
+  expect(metricNames('sum(rate(smarter_worker_no_such_metric_total[5m])) / smarter_worker_ready')).toEqual([
+    'smarter_worker_no_such_metric_total',
+    'smarter_worker_ready',
+  ]);
 });

@@ -28,7 +28,10 @@ async function redisWorker(opts: NonNullable<Parameters<typeof startRedisWorker>
 }
 
 /** A running Redis worker that has revoked one id, and a second one started after it on the same key prefix. */
-async function revokedThenLate(queue: string, lateEnv: Record<string, string> = {}): Promise<{ holder: RedisHarness; late: RedisHarness; revoked: string }> {
+async function revokedThenLate(
+  queue: string,
+  lateEnv: Record<string, string> = {},
+): Promise<{ holder: RedisHarness; late: RedisHarness; revoked: string }> {
   const holder = await redisWorker();
   const revoked = randomUUID();
   holder.worker.revokeTasks([revoked], false);
@@ -84,14 +87,20 @@ test('--without-mingle: the late worker asks nobody and runs the revoked task (C
 }, 60_000);
 
 test('with SMARTER_WORKER_CONTROL=inspect (revoke refused) a worker takes no revokes from hello, at start or answering, since they would bypass the policy', async () => {
-  const { holder, late, revoked } = await revokedThenLate(uniqueName('rqinspect'), { SMARTER_WORKER_CONTROL: 'inspect' });
+  const { holder, late, revoked } = await revokedThenLate(uniqueName('rqinspect'), {
+    SMARTER_WORKER_CONTROL: 'inspect',
+  });
   expect(late.worker.revoked.has(revoked)).toBe(false);
   // A third worker's start-up hello offers its revokes (from its state file): the locked-down worker refuses them, the other takes them.
   const fromFile = randomUUID();
   const stateDb = `/tmp/smarter-worker-test-${randomUUID()}.state`;
   fs.writeFileSync(stateDb, JSON.stringify({ revoked: { [fromFile]: Date.now() } }));
   stops.push(async () => fs.rmSync(stateDb, { force: true }));
-  const third = await redisWorker({ scope: holder.scope, queue: uniqueName('rqthird'), env: { CELERY_WORKER_STATE_DB: stateDb } });
+  const third = await redisWorker({
+    scope: holder.scope,
+    queue: uniqueName('rqthird'),
+    env: { CELERY_WORKER_STATE_DB: stateDb },
+  });
   expect(third.worker.revoked.has(revoked)).toBe(true);
   expect(holder.worker.revoked.has(fromFile)).toBe(true);
   expect(late.worker.revoked.has(fromFile)).toBe(false);

@@ -46,7 +46,16 @@ import json, sys
 from celery import Celery
 app = Celery(broker=sys.argv[1], backend=sys.argv[2])
 print(app.send_task(sys.argv[3], args=json.loads(sys.argv[4]), queue=sys.argv[5], countdown=float(sys.argv[6])).id)`;
-  const { stdout } = await exec(PYTHON, ['-c', code, AMQP_URL, REDIS_URL, task, JSON.stringify(args), queue, String(countdown)]);
+  const { stdout } = await exec(PYTHON, [
+    '-c',
+    code,
+    AMQP_URL,
+    REDIS_URL,
+    task,
+    JSON.stringify(args),
+    queue,
+    String(countdown),
+  ]);
   return stdout.trim();
 }
 
@@ -55,7 +64,11 @@ function pollMessages(key: string, n: number, every: number) {
     const id = randomUUID();
     return {
       body: JSON.stringify([[], { key, every }, {}]),
-      options: { contentType: 'application/json', correlationId: id, headers: { lang: 'py', task: 'test.poll', id, root_id: id, retries: 0 } },
+      options: {
+        contentType: 'application/json',
+        correlationId: id,
+        headers: { lang: 'py', task: 'test.poll', id, root_id: id, retries: 0 },
+      },
     };
   });
 }
@@ -70,7 +83,11 @@ test('a Python countdown of an hour is acked within seconds and waits in the del
     expect(await unacked(h.queue)).toBe(0);
     expect(h.worker.heldCount).toBe(0);
     // 3600 s = 2048 + 1024 + 512 + 16: it first waits in level 11.
-    await waitFor(async () => (await withChannel(async (ch) => (await ch.checkQueue('celery_delayed_11')).messageCount)) === before + 1, 10_000);
+    await waitFor(
+      async () =>
+        (await withChannel(async (ch) => (await ch.checkQueue('celery_delayed_11')).messageCount)) === before + 1,
+      10_000,
+    );
   } finally {
     await h.stop();
   }
@@ -80,7 +97,10 @@ test('countdown=3 (held) runs 3 to 4 s later; countdown=8 (parked in the broker)
   const h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } });
   try {
     const t0 = Date.now();
-    const [near, far] = await Promise.all([pythonSend(h.queue, 'test.add', [1, 1], 3), pythonSend(h.queue, 'test.add', [2, 2], 8)]);
+    const [near, far] = await Promise.all([
+      pythonSend(h.queue, 'test.add', [1, 1], 3),
+      pythonSend(h.queue, 'test.add', [2, 2], 8),
+    ]);
     const nearDone = await results.ready(near, 10_000);
     const tNear = Date.parse(String(nearDone.date_done));
     const farDone = await results.ready(far, 15_000);
@@ -147,7 +167,11 @@ test('SIGKILL while 100 checks wait in the broker: after a restart every one of 
   });
   let second: ChildProcess | undefined;
   try {
-    await waitFor(async () => (await withChannel(async (ch) => (await ch.checkQueue(queue)).consumerCount).catch(() => 0)) > 0, 30_000, 100);
+    await waitFor(
+      async () => (await withChannel(async (ch) => (await ch.checkQueue(queue)).consumerCount).catch(() => 0)) > 0,
+      30_000,
+      100,
+    );
     await publishMany(queue, pollMessages(key, 100, 3));
     // The checks ack early (Celery's default): a run killed between its ack and its reschedule's confirm loses
     // its chain, as in Celery. So the kill comes once every first run has rescheduled (and none has run again).
@@ -159,7 +183,11 @@ test('SIGKILL while 100 checks wait in the broker: after a restart every one of 
     second.stdout?.resume();
     // Five attempts each, whichever worker ran them: none lost, none run twice.
     await waitFor(async () => Number(await redis.get(`${key}:gave-up`)) >= 100, 60_000).catch(async (e: unknown) => {
-      const counts = { runs: await redis.get(`${key}:runs`), gaveUp: await redis.get(`${key}:gave-up`), queued: await queued(queue) };
+      const counts = {
+        runs: await redis.get(`${key}:runs`),
+        gaveUp: await redis.get(`${key}:gave-up`),
+        queued: await queued(queue),
+      };
       throw new Error(`${String(e)}: ${JSON.stringify(counts)}`);
     });
     await new Promise((r) => setTimeout(r, 1000));
@@ -184,14 +212,18 @@ test('delayed messages whose queue was deleted are dropped and do not stall the 
     await new Promise((r) => setTimeout(r, 1000));
     const id = await h.worker.publisher.apply('test.add', [2, 3], {}, { countdown: 2 });
     expect((await results.ready(id)).result).toBe(5);
-    await waitFor(async () => (await withChannel(async (ch) => (await ch.checkQueue('celery_delayed_1')).messageCount)) === 0, 5000);
+    await waitFor(
+      async () => (await withChannel(async (ch) => (await ch.checkQueue('celery_delayed_1')).messageCount)) === 0,
+      5000,
+    );
   } finally {
     await h.stop();
   }
 });
 
 describe("RabbitMQ's consumer_timeout set to 5 s", () => {
-  const setTimeoutMs = (ms: number) => exec('rabbitmqctl', ['eval', `application:set_env(rabbit, consumer_timeout, ${ms}).`]);
+  const setTimeoutMs = (ms: number) =>
+    exec('rabbitmqctl', ['eval', `application:set_env(rabbit, consumer_timeout, ${ms}).`]);
 
   /** Our worker's 2-minute countdown: its result, and how often the broker closed the channel meanwhile. */
   async function twoMinuteCountdown(): Promise<{ done: Record<string, unknown>; disconnects: number }> {
@@ -209,7 +241,9 @@ describe("RabbitMQ's consumer_timeout set to 5 s", () => {
 
   /** A countdown held unacked in the worker, as Celery holds it: how often the broker closed the channel. */
   async function heldAsCelery(): Promise<number> {
-    const h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL, SMARTER_WORKER_DELAYED_DELIVERY: 'false' } });
+    const h = await startWorker({
+      env: { CELERY_RESULT_BACKEND: REDIS_URL, SMARTER_WORKER_DELAYED_DELIVERY: 'false' },
+    });
     let disconnects = 0;
     h.broker.on('disconnected', () => disconnects++);
     try {
@@ -244,7 +278,7 @@ describe("RabbitMQ's consumer_timeout set to 5 s", () => {
     expect(disconnects).toBe(0);
   }, 160_000);
 
-  test("for contrast, holding the message unacked as Celery does gets the channel closed by the broker", async () => {
+  test('for contrast, holding the message unacked as Celery does gets the channel closed by the broker', async () => {
     expect(await held).toBeGreaterThan(0);
   }, 160_000);
 });

@@ -14,7 +14,13 @@ beforeAll(async () => {
 });
 afterAll(async () => t.drop());
 beforeEach(async () => {
-  for (const table of ['account_resourcelock', 'account_resourceconstraint', 'account_budget', 'account_charge', 'account_aggregatedcharges']) {
+  for (const table of [
+    'account_resourcelock',
+    'account_resourceconstraint',
+    'account_budget',
+    'account_charge',
+    'account_aggregatedcharges',
+  ]) {
     await t.db.execute(`DELETE FROM ${table}`);
   }
 });
@@ -28,8 +34,14 @@ async function charge(locator: string, cost: string, tokens = 0, createdAt = 'UT
 }
 
 async function totals(table: string): Promise<{ cost: string; tokens: string; records: string }> {
-  const [r] = await t.db.select(`SELECT COALESCE(SUM(total_cost), 0) cost, COALESCE(SUM(total_tokens), 0) tokens, ${table === 'account_charge' ? 'COUNT(*)' : 'COALESCE(SUM(records), 0)'} records FROM ${table}`);
-  return { cost: Dec.of(String(r?.cost)).quantize(5).toString(), tokens: String(r?.tokens), records: String(r?.records) };
+  const [r] = await t.db.select(
+    `SELECT COALESCE(SUM(total_cost), 0) cost, COALESCE(SUM(total_tokens), 0) tokens, ${table === 'account_charge' ? 'COUNT(*)' : 'COALESCE(SUM(records), 0)'} records FROM ${table}`,
+  );
+  return {
+    cost: Dec.of(String(r?.cost)).quantize(5).toString(),
+    tokens: String(r?.tokens),
+    records: String(r?.records),
+  };
 }
 
 describe('aggregate_records', () => {
@@ -39,11 +51,40 @@ describe('aggregate_records', () => {
     await charge('a', '1.5', 5, "'2026-11-30 10:01:00'");
     await charge('b', '0.00001', 1, "'2026-11-30 09:30:00'");
     await expect(aggregateCharges(t.db)).resolves.toBe(4);
-    const agg = await t.db.select('SELECT year, month, day, hour, resource_locator, records, total_tokens, total_cost FROM account_aggregatedcharges ORDER BY resource_locator, hour');
+    const agg = await t.db.select(
+      'SELECT year, month, day, hour, resource_locator, records, total_tokens, total_cost FROM account_aggregatedcharges ORDER BY resource_locator, hour',
+    );
     expect(agg).toEqual([
-      { year: 2026, month: 11, day: 30, hour: 9, resource_locator: 'a', records: 2, total_tokens: 30, total_cost: '0.30000' },
-      { year: 2026, month: 11, day: 30, hour: 10, resource_locator: 'a', records: 1, total_tokens: 5, total_cost: '1.50000' },
-      { year: 2026, month: 11, day: 30, hour: 9, resource_locator: 'b', records: 1, total_tokens: 1, total_cost: '0.00001' },
+      {
+        year: 2026,
+        month: 11,
+        day: 30,
+        hour: 9,
+        resource_locator: 'a',
+        records: 2,
+        total_tokens: 30,
+        total_cost: '0.30000',
+      },
+      {
+        year: 2026,
+        month: 11,
+        day: 30,
+        hour: 10,
+        resource_locator: 'a',
+        records: 1,
+        total_tokens: 5,
+        total_cost: '1.50000',
+      },
+      {
+        year: 2026,
+        month: 11,
+        day: 30,
+        hour: 9,
+        resource_locator: 'b',
+        records: 1,
+        total_tokens: 1,
+        total_cost: '0.00001',
+      },
     ]);
     expect(await t.db.select('SELECT id FROM account_charge')).toHaveLength(0);
   });
@@ -57,8 +98,14 @@ describe('aggregate_records', () => {
   });
 
   test('two runs at once while charges keep arriving: every charge is counted exactly once', async () => {
-    const values = Array.from({ length: 2000 }, (_, i) => `('r${i % 7}', 'completion', 1, 0, 1, '0.00100000', UTC_TIMESTAMP(6) - INTERVAL ${i % 5} HOUR, UTC_TIMESTAMP(6))`);
-    await t.db.execute(`INSERT INTO account_charge (resource_locator, charge_type, prompt_tokens, completion_tokens, total_tokens, total_cost, created_at, updated_at) VALUES ${values.join(', ')}`);
+    const values = Array.from(
+      { length: 2000 },
+      (_, i) =>
+        `('r${i % 7}', 'completion', 1, 0, 1, '0.00100000', UTC_TIMESTAMP(6) - INTERVAL ${i % 5} HOUR, UTC_TIMESTAMP(6))`,
+    );
+    await t.db.execute(
+      `INSERT INTO account_charge (resource_locator, charge_type, prompt_tokens, completion_tokens, total_tokens, total_cost, created_at, updated_at) VALUES ${values.join(', ')}`,
+    );
     const late = (async () => {
       for (let i = 0; i < 50; i += 1) await charge(`late${i % 3}`, '0.01', 1);
     })();
@@ -82,7 +129,9 @@ describe('aggregate_records', () => {
     await ins(29, 5, 1, '1.00000');
     await ins(1, 0, 9, '9.00000'); // already one row at hour 0: left as it is
     await expect(rollUpLastMonth(t.db, now)).resolves.toBe(3);
-    const rows = await t.db.select('SELECT day, hour, records, total_tokens, total_cost FROM account_aggregatedcharges ORDER BY day');
+    const rows = await t.db.select(
+      'SELECT day, hour, records, total_tokens, total_cost FROM account_aggregatedcharges ORDER BY day',
+    );
     expect(rows).toEqual([
       { day: 1, hour: 0, records: 9, total_tokens: 9, total_cost: '9.00000' },
       { day: 29, hour: 0, records: 1, total_tokens: 1, total_cost: '1.00000' },
@@ -94,7 +143,11 @@ describe('aggregate_records', () => {
 
 describe('evaluate_budget_constraints', () => {
   let n = 0;
-  async function budget(fields: Record<string, unknown>, locator: string, start = 'UTC_TIMESTAMP(6)'): Promise<{ budgetId: number; constraintId: number }> {
+  async function budget(
+    fields: Record<string, unknown>,
+    locator: string,
+    start = 'UTC_TIMESTAMP(6)',
+  ): Promise<{ budgetId: number; constraintId: number }> {
     n += 1;
     // Every NOT NULL column, with Django's Python defaults: Smarter's table has no database defaults.
     const cols = {
@@ -110,7 +163,9 @@ describe('evaluate_budget_constraints', () => {
       ...fields,
     };
     const b = await t.db.execute(
-      `INSERT INTO account_budget (${Object.keys(cols).join(', ')}, created_at, updated_at) VALUES (${Object.keys(cols).map(() => '?').join(', ')}, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
+      `INSERT INTO account_budget (${Object.keys(cols).join(', ')}, created_at, updated_at) VALUES (${Object.keys(cols)
+        .map(() => '?')
+        .join(', ')}, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
       Object.values(cols),
     );
     const c = await t.db.execute(
@@ -119,11 +174,16 @@ describe('evaluate_budget_constraints', () => {
     );
     return { budgetId: b.insertId, constraintId: c.insertId };
   }
-  const locks = (locator: string) => t.db.select('SELECT expiration_date, reason FROM account_resourcelock WHERE resource_locator = ?', [locator]);
-  const constraint = async (id: number) => (await t.db.select('SELECT exceeded_at, warned_at FROM account_resourceconstraint WHERE id = ?', [id]))[0];
+  const locks = (locator: string) =>
+    t.db.select('SELECT expiration_date, reason FROM account_resourcelock WHERE resource_locator = ?', [locator]);
+  const constraint = async (id: number) =>
+    (await t.db.select('SELECT exceeded_at, warned_at FROM account_resourceconstraint WHERE id = ?', [id]))[0];
 
   test('periodic cost limit: warns at the threshold, locks at the limit until the period ends, releases when raised', async () => {
-    const { budgetId, constraintId } = await budget({ periodic_limit: '1.00', message: 'Your allowance is used up.' }, 'u1');
+    const { budgetId, constraintId } = await budget(
+      { periodic_limit: '1.00', message: 'Your allowance is used up.' },
+      'u1',
+    );
     await charge('u1', '0.50');
     await expect(evaluateBudgets(t.db)).resolves.toBe(0);
     expect((await constraint(constraintId))?.warned_at).toBeNull();
@@ -184,10 +244,17 @@ describe('evaluate_budget_constraints', () => {
   });
 
   test('a budget past its duration no longer applies and its lock goes; expired locks are removed', async () => {
-    const { constraintId } = await budget({ period: 'day', duration: 2, periodic_limit: '1.00' }, 'u5', 'UTC_TIMESTAMP(6) - INTERVAL 1 DAY');
+    const { constraintId } = await budget(
+      { period: 'day', duration: 2, periodic_limit: '1.00' },
+      'u5',
+      'UTC_TIMESTAMP(6) - INTERVAL 1 DAY',
+    );
     await charge('u5', '2.00');
     await expect(evaluateBudgets(t.db)).resolves.toBe(1);
-    await t.db.execute('UPDATE account_resourceconstraint SET start_date = UTC_TIMESTAMP(6) - INTERVAL 3 DAY WHERE id = ?', [constraintId]);
+    await t.db.execute(
+      'UPDATE account_resourceconstraint SET start_date = UTC_TIMESTAMP(6) - INTERVAL 3 DAY WHERE id = ?',
+      [constraintId],
+    );
     await expect(evaluateBudgets(t.db)).resolves.toBe(0);
     expect(await locks('u5')).toHaveLength(0);
 
@@ -204,7 +271,7 @@ describe('evaluate_budget_constraints', () => {
   // expires_at, evaluate_budgets) and charge.py (get_actuals), at a fixed `now`.
   const at = (iso: string) => `'${iso}'`;
 
-  test('a budget\'s duration counts from the start of the period that holds its start date', async () => {
+  test("a budget's duration counts from the start of the period that holds its start date", async () => {
     // Monthly, one month, attached on March 15: Smarter's budget ends on April 1, not April 15.
     await budget({ period: 'month', duration: 1, periodic_limit: '1.00' }, 'd1', at('2026-03-15 12:00:00'));
     await charge('d1', '2.00', 0, at('2026-04-01 08:00:00'));
@@ -216,28 +283,46 @@ describe('evaluate_budget_constraints', () => {
     expect((await locks('d1'))[0]?.expiration_date).toBe('2026-04-01 00:00:00.000000');
   });
 
-  test('the lock reason is Smarter\'s text, word for word, without the budget\'s message', async () => {
-    await budget({ name: 'student_monthly', periodic_limit: '10.00', message: 'Ask your teacher for more.' }, 'w1', at('2026-11-02 09:00:00'));
+  test("the lock reason is Smarter's text, word for word, without the budget's message", async () => {
+    await budget(
+      { name: 'student_monthly', periodic_limit: '10.00', message: 'Ask your teacher for more.' },
+      'w1',
+      at('2026-11-02 09:00:00'),
+    );
     await charge('w1', '6.25', 0, at('2026-11-10 09:00:00'));
     await charge('w1', '4.255', 0, at('2026-11-12 09:00:00'));
     await evaluateBudgets(t.db, { now: new Date('2026-11-20T10:00:00Z') });
     expect((await locks('w1'))[0]?.reason).toBe(
       'Budget student_monthly: the monthly limit of $10.00 has been reached ($10.50 this month). It renews at 2026-12-01 00:00 UTC.',
     );
-    await expect(resourceLockMessage(t.db, 'w1', new Date('2026-11-20T10:00:00Z'))).resolves.toBe('Ask your teacher for more.');
+    await expect(resourceLockMessage(t.db, 'w1', new Date('2026-11-20T10:00:00Z'))).resolves.toBe(
+      'Ask your teacher for more.',
+    );
 
-    await budget({ name: 'daily_allowance', period: 'day', periodic_limit: '1234.00' }, 'w2', at('2026-11-20 01:00:00'));
+    await budget(
+      { name: 'daily_allowance', period: 'day', periodic_limit: '1234.00' },
+      'w2',
+      at('2026-11-20 01:00:00'),
+    );
     await charge('w2', '1500', 0, at('2026-11-20 02:00:00'));
     await evaluateBudgets(t.db, { now: new Date('2026-11-20T10:00:00Z') });
     expect((await locks('w2'))[0]?.reason).toBe(
       'Budget daily_allowance: the dayly limit of $1,234.00 has been reached ($1,500.00 this day). It renews at 2026-11-21 00:00 UTC.',
     );
-    await expect(resourceLockMessage(t.db, 'w2', new Date('2026-11-20T10:00:00Z'))).resolves.toBe((await locks('w2'))[0]?.reason);
+    await expect(resourceLockMessage(t.db, 'w2', new Date('2026-11-20T10:00:00Z'))).resolves.toBe(
+      (await locks('w2'))[0]?.reason,
+    );
 
-    await budget({ name: 'project_tokens', unit: 'tokens', absolute_limit: '1000.75', periodic_limit: '10' }, 'w3', at('2026-08-22 23:30:00'));
+    await budget(
+      { name: 'project_tokens', unit: 'tokens', absolute_limit: '1000.75', periodic_limit: '10' },
+      'w3',
+      at('2026-08-22 23:30:00'),
+    );
     await charge('w3', '0', 1100, at('2026-11-19 09:00:00'));
     await evaluateBudgets(t.db, { now: new Date('2026-11-20T10:00:00Z') });
-    expect((await locks('w3'))[0]?.reason).toBe('Budget project_tokens: the limit of 1,000 tokens has been reached (1,100 tokens since 2026-08-22).');
+    expect((await locks('w3'))[0]?.reason).toBe(
+      'Budget project_tokens: the limit of 1,000 tokens has been reached (1,100 tokens since 2026-08-22).',
+    );
   });
 
   test('the absolute actuals include the aggregated hour that holds the start date', async () => {
@@ -250,7 +335,11 @@ describe('evaluate_budget_constraints', () => {
   });
 
   test('exceeded_at is set when a lock is made and by a warn-only budget once a period, and never cleared', async () => {
-    const { budgetId, constraintId } = await budget({ period: 'day', periodic_limit: '1.00', action: 'warn' }, 'x1', at('2026-11-18 00:00:00'));
+    const { budgetId, constraintId } = await budget(
+      { period: 'day', periodic_limit: '1.00', action: 'warn' },
+      'x1',
+      at('2026-11-18 00:00:00'),
+    );
     await charge('x1', '2.00', 0, at('2026-11-18 08:00:00'));
     await evaluateBudgets(t.db, { now: new Date('2026-11-18T09:00:00Z') });
     expect((await constraint(constraintId))?.exceeded_at).toBe('2026-11-18 09:00:00.000000');
@@ -261,14 +350,22 @@ describe('evaluate_budget_constraints', () => {
     expect((await constraint(constraintId))?.exceeded_at).toBe('2026-11-19 09:00:00.000000');
     // Under the limit: left as it is, as is the constraint's updated_at (Smarter writes it with .update()).
     await t.db.execute("UPDATE account_budget SET periodic_limit = '50.00' WHERE id = ?", [budgetId]);
-    await t.db.execute("UPDATE account_resourceconstraint SET updated_at = '2026-01-01 00:00:00' WHERE id = ?", [constraintId]);
+    await t.db.execute("UPDATE account_resourceconstraint SET updated_at = '2026-01-01 00:00:00' WHERE id = ?", [
+      constraintId,
+    ]);
     await evaluateBudgets(t.db, { now: new Date('2026-11-19T10:00:00Z') });
-    const [row] = await t.db.select('SELECT exceeded_at, updated_at FROM account_resourceconstraint WHERE id = ?', [constraintId]);
+    const [row] = await t.db.select('SELECT exceeded_at, updated_at FROM account_resourceconstraint WHERE id = ?', [
+      constraintId,
+    ]);
     expect(row).toEqual({ exceeded_at: '2026-11-19 09:00:00.000000', updated_at: '2026-01-01 00:00:00.000000' });
   });
 
   test('a threshold of 0 never warns; evaluate_budget_constraints returns the number of locking constraints', async () => {
-    const { constraintId } = await budget({ periodic_limit: '100.00', warning_threshold: 0 }, 'r1', at('2026-11-01 00:00:00'));
+    const { constraintId } = await budget(
+      { periodic_limit: '100.00', warning_threshold: 0 },
+      'r1',
+      at('2026-11-01 00:00:00'),
+    );
     await charge('r1', '99.00', 0, at('2026-11-10 00:00:00'));
     await evaluateBudgets(t.db, { now: new Date('2026-11-20T10:00:00Z') });
     expect((await constraint(constraintId))?.warned_at).toBeNull();

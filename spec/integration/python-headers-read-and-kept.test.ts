@@ -17,7 +17,13 @@ const run = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 
 async function probe(queue: string, command: string, arg?: unknown): Promise<unknown> {
-  const args = ['spec/interop/python/probe.py', AMQP_URL, queue, command, ...(arg === undefined ? [] : [JSON.stringify(arg)])];
+  const args = [
+    'spec/interop/python/probe.py',
+    AMQP_URL,
+    queue,
+    command,
+    ...(arg === undefined ? [] : [JSON.stringify(arg)]),
+  ];
   const { stdout } = await run(PYTHON, args, { timeout: 60_000 });
   return JSON.parse(stdout.trim().split('\n').pop() ?? 'null') as unknown;
 }
@@ -89,28 +95,44 @@ test('a dead-letter copy keeps its headers as they came: floats stay floats, 64-
   expect(disconnects).toBe(0);
 });
 
-test('an ETA beyond the delay topology\'s range (year 9999) is dead-lettered with a reason that says so', async () => {
+test("an ETA beyond the delay topology's range (year 9999) is dead-lettered with a reason that says so", async () => {
   const id = randomUUID();
   await probe(h.queue, 'send', { task: 'test.add', args: [1, 1], id, eta: '9999-01-01T00:00:00+00:00' });
   await waitFor(() => logs.lines.some((l) => l.message.includes(`refused test.add[${id}]`)), 15_000);
   const copies = (await probe(h.queue, 'dead-letters')) as Array<Record<string, { type: string; repr: string }>>;
   const copy = copies.find((c) => c.id?.repr === `'${id}'`);
-  expect(copy?.['x-dead-letter-reason']?.repr).toMatch(/eta 9999-01-01.* beyond the delay topology's range of 268435455 s/);
+  expect(copy?.['x-dead-letter-reason']?.repr).toMatch(
+    /eta 9999-01-01.* beyond the delay topology's range of 268435455 s/,
+  );
   expect(h.worker.heldCount).toBe(0);
   expect(await unacked(h.queue)).toBe(0);
   expect(await results.meta(id)).toBeUndefined();
 });
 
 async function unacked(queue: string): Promise<number> {
-  const { stdout } = await run('rabbitmqctl', ['list_queues', '-q', 'name', 'messages_unacknowledged', 'messages_ready']);
-  const row = stdout.split('\n').map((l) => l.split('\t')).find((r) => r[0] === queue);
+  const { stdout } = await run('rabbitmqctl', [
+    'list_queues',
+    '-q',
+    'name',
+    'messages_unacknowledged',
+    'messages_ready',
+  ]);
+  const row = stdout
+    .split('\n')
+    .map((l) => l.split('\t'))
+    .find((r) => r[0] === queue);
   return Number(row?.[1] ?? -1);
 }
 
 test('a dead-letter copy that cannot be made: bounded retries with backoff, then left unacked and reported once', async () => {
   // A header larger than amqplib's 64 KiB encoding buffer: the worker reads it, but no copy can be encoded.
   const id = randomUUID();
-  await probe(h.queue, 'send', { task: 'test.not_registered_here', args: [], id, headers: { blob: { repeat: ['x', 70_000] } } });
+  await probe(h.queue, 'send', {
+    task: 'test.not_registered_here',
+    args: [],
+    id,
+    headers: { blob: { repeat: ['x', 70_000] } },
+  });
   await waitFor(() => h.worker.deadLetters.unsent === 1, 40_000, 100);
   await sleep(1500);
   expect(h.worker.deadLetters.failedAttempts).toBe(5);

@@ -16,7 +16,11 @@ const exec = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 
 async function activeQueues(node: string): Promise<string[]> {
-  const { stdout } = await exec(PYTHON, ['-m', 'celery', '-b', AMQP_URL, 'inspect', 'active_queues', '-d', node, '-j'], { timeout: 60_000 });
+  const { stdout } = await exec(
+    PYTHON,
+    ['-m', 'celery', '-b', AMQP_URL, 'inspect', 'active_queues', '-d', node, '-j'],
+    { timeout: 60_000 },
+  );
   const out = JSON.parse(stdout) as Record<string, Array<{ name: string }>>;
   return (out[node] ?? []).map((q) => q.name);
 }
@@ -45,10 +49,14 @@ test('a queue deleted while consumed: 503 and not in active_queues until consume
     await ch.deleteQueue(h.queue);
     // Held under the same name by another connection: the worker's declarations fail (RESOURCE_LOCKED).
     await ch.assertQueue(h.queue, { exclusive: true });
-    const readyz = await waitFor(async () => {
-      const r = await fetch(`${base}/readyz`);
-      return r.status === 503 ? r.text() : undefined;
-    }, 5000, 20);
+    const readyz = await waitFor(
+      async () => {
+        const r = await fetch(`${base}/readyz`);
+        return r.status === 503 ? r.text() : undefined;
+      },
+      5000,
+      20,
+    );
     expect(readyz).toContain(`not consuming ${h.queue}`);
     expect(h.worker.activeQueues()).not.toContain(h.queue);
     expect(await activeQueues(node)).not.toContain(h.queue);

@@ -11,7 +11,15 @@ import { AmqpBroker } from '../../lib/broker/amqp/amqp-broker.js';
 import type { Delivery } from '../../lib/broker/broker.js';
 import { nullLogger } from '../../lib/logger.js';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { AMQP_URL, closeConnectionNamed, deleteQueues, publishMany, uniqueName, waitFor, withChannel } from '../support/amqp.js';
+import {
+  AMQP_URL,
+  closeConnectionNamed,
+  deleteQueues,
+  publishMany,
+  uniqueName,
+  waitFor,
+  withChannel,
+} from '../support/amqp.js';
 import { startWorker } from '../support/harness.js';
 import { recordingLogger } from '../support/logs.js';
 
@@ -34,7 +42,10 @@ async function publishCounted(queue: string, n: number, ms: number): Promise<str
   const ids = Array.from({ length: n }, () => randomUUID());
   await publishMany(
     queue,
-    ids.map((id) => ({ body: JSON.stringify([[ms], {}, {}]), options: { contentType: 'application/json', correlationId: id, headers: { task: 'probe.count', id } } })),
+    ids.map((id) => ({
+      body: JSON.stringify([[ms], {}, {}]),
+      options: { contentType: 'application/json', correlationId: id, headers: { task: 'probe.count', id } },
+    })),
   );
   return ids;
 }
@@ -53,7 +64,10 @@ test('three forced closes with tasks running and reserved: each task runs once, 
       await waitFor(() => h.worker.active.size === 4 && h.worker.reservedCount === 4, 10_000, 10);
       await closeConnectionNamed(node, 'probe reconnect test');
       await waitFor(() => h.broker.connected, 20_000);
-      await waitFor(() => ids.every((id) => runs.has(id)) && h.worker.active.size === 0 && h.worker.reservedCount === 0, 20_000);
+      await waitFor(
+        () => ids.every((id) => runs.has(id)) && h.worker.active.size === 0 && h.worker.reservedCount === 0,
+        20_000,
+      );
     }
     // Long enough for a wrongly kept duplicate to have run.
     await sleep(1000);

@@ -16,7 +16,14 @@ test('two Beat replicas on Redis: one sender, each tick run once; SIGKILL the se
   const h = await startRedisWorker({ scope });
   const storeKey = uniqueName('beat-store');
   const lock = uniqueName('lock');
-  const env = { BEAT_QUEUE: h.queue, BEAT_STORE_KEY: storeKey, BEAT_LOCK: lock, REDIS_URL, BEAT_BROKER_URL: REDIS_URL, BEAT_KEY_PREFIX: scope.prefix };
+  const env = {
+    BEAT_QUEUE: h.queue,
+    BEAT_STORE_KEY: storeKey,
+    BEAT_LOCK: lock,
+    REDIS_URL,
+    BEAT_BROKER_URL: REDIS_URL,
+    BEAT_KEY_PREFIX: scope.prefix,
+  };
   const sends = new Map<number, Array<{ id: string; at: number }>>();
   const heard = (s: BeatSend, p: ChildProcess) => {
     if (p.pid) sends.set(p.pid, [...(sends.get(p.pid) ?? []), s]);

@@ -12,5 +12,10 @@ const scope = redisScope();
 afterAll(async () => scope.close());
 
 describeBrokerConformance('Redis (kombu layout)', {
-  create: () => createBroker({ url: REDIS_URL, logger: nullLogger(), redis: { visibilityTimeoutSeconds: 3600, masterName: null, keyPrefix: scope.prefix } }),
+  create: () =>
+    createBroker({
+      url: REDIS_URL,
+      logger: nullLogger(),
+      redis: { visibilityTimeoutSeconds: 3600, masterName: null, keyPrefix: scope.prefix },
+    }),
 });

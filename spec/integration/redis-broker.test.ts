@@ -13,7 +13,13 @@ import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
 let s: RedisScope;
 const brokers: RedisBroker[] = [];
 const broker = async (extra: Partial<ConstructorParameters<typeof RedisBroker>[0]> = {}) => {
-  const b = new RedisBroker({ url: REDIS_URL, logger: nullLogger(), keyPrefix: s.prefix, schedulerIntervalMs: 100, ...extra });
+  const b = new RedisBroker({
+    url: REDIS_URL,
+    logger: nullLogger(),
+    keyPrefix: s.prefix,
+    schedulerIntervalMs: 100,
+    ...extra,
+  });
   brokers.push(b);
   await b.connect();
   return b;
@@ -79,7 +85,7 @@ test('close restores what was taken and not settled, to the front of its queue',
   expect(await s.redis.llen(s.keys.queue('q'))).toBe(1);
 });
 
-test('the pidbox: a broadcast on celery.pidbox reaches the node queue; the reply goes to the client\'s reply queue', async () => {
+test("the pidbox: a broadcast on celery.pidbox reaches the node queue; the reply goes to the client's reply queue", async () => {
   const b = await broker();
   const node = `n${randomUUID().slice(0, 6)}@host`;
   await b.declareExchange({ name: 'celery.pidbox', kind: 'fanout', durable: false });
@@ -88,8 +94,16 @@ test('the pidbox: a broadcast on celery.pidbox reaches the node queue; the reply
   await b.subscribe('celery.pidbox', { queue: `${node}.celery.pidbox` }, (d) => got.push(d));
   const ticket = randomUUID();
   await s.redis.sadd(s.keys.binding('reply.celery.pidbox'), `${ticket}\x06\x16\x06\x16${ticket}.reply.celery.pidbox`);
-  const body = Buffer.from(JSON.stringify({ method: 'ping', reply_to: { exchange: 'reply.celery.pidbox', routing_key: ticket } }));
-  const props = { contentType: 'application/json', contentEncoding: 'utf-8', headers: {}, deliveryMode: 2 as const, priority: 0 };
+  const body = Buffer.from(
+    JSON.stringify({ method: 'ping', reply_to: { exchange: 'reply.celery.pidbox', routing_key: ticket } }),
+  );
+  const props = {
+    contentType: 'application/json',
+    contentEncoding: 'utf-8',
+    headers: {},
+    deliveryMode: 2 as const,
+    priority: 0,
+  };
   await b.route('celery.pidbox', '', { body, properties: props });
   await until(() => got.length === 1);
   expect(got[0]?.exchange).toBe('celery.pidbox');
@@ -119,7 +133,11 @@ test('a deferred delivery leaves unacked and enters the delayed set in one step,
   expect(await s.redis.hlen(s.keys.unacked)).toBe(1);
   await b.defer(got[0]!, 800);
   expect(got[0]?.settled).toBe(true);
-  expect({ unacked: await s.redis.hlen(s.keys.unacked), index: await s.redis.zcard(s.keys.unackedIndex), delayed: await s.redis.zcard(s.keys.delayed) }).toEqual({ unacked: 0, index: 0, delayed: 1 });
+  expect({
+    unacked: await s.redis.hlen(s.keys.unacked),
+    index: await s.redis.zcard(s.keys.unackedIndex),
+    delayed: await s.redis.zcard(s.keys.delayed),
+  }).toEqual({ unacked: 0, index: 0, delayed: 1 });
   await until(() => got.length === 2);
   expect(got[1]?.redelivered).toBe(false);
   expect(await s.redis.zcard(s.keys.delayed)).toBe(0);

@@ -16,7 +16,13 @@ const run = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const json = (o: unknown) => ({
   body: Buffer.from(JSON.stringify(o)),
-  properties: { contentType: 'application/json', contentEncoding: 'utf-8', headers: { hostname: 'ours' }, deliveryMode: 2 as const, priority: 0 },
+  properties: {
+    contentType: 'application/json',
+    contentEncoding: 'utf-8',
+    headers: { hostname: 'ours' },
+    deliveryMode: 2 as const,
+    priority: 0,
+  },
 });
 
 let s: RedisScope;
@@ -25,15 +31,21 @@ beforeEach(() => {
 });
 afterEach(async () => s.close());
 
-describe('fanout over pub/sub with kombu\'s channel names', () => {
+describe("fanout over pub/sub with kombu's channel names", () => {
   test('a kombu fanout consumer receives our broadcast (pidbox style, no routing key)', async () => {
     const fan = new RedisFanout(s.redis, s.connect(), s.keys);
-    const py = spawn(PYTHON, ['spec/interop/python/kombu_redis.py', REDIS_URL, s.prefix, 'listen', 'test.pidbox'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const py = spawn(PYTHON, ['spec/interop/python/kombu_redis.py', REDIS_URL, s.prefix, 'listen', 'test.pidbox'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     py.stdout.on('data', (d: Buffer) => (out += d.toString()));
     while (!out.includes('ready')) await once(py.stdout, 'data');
     // kombu subscribes right after "ready"; publish until a subscriber has it.
-    for (let i = 0; i < 50 && (await fan.publish('test.pidbox', '', json({ method: 'ping' }).body, json({}).properties)) === 0; i++) {
+    for (
+      let i = 0;
+      i < 50 && (await fan.publish('test.pidbox', '', json({ method: 'ping' }).body, json({}).properties)) === 0;
+      i++
+    ) {
       await new Promise((r) => setTimeout(r, 100));
     }
     await once(py, 'exit');
@@ -49,9 +61,25 @@ describe('fanout over pub/sub with kombu\'s channel names', () => {
     await fan.subscribe('test.pidbox', '', (e) => e && pidbox.push(e));
     await fan.subscribe('testev', 'task.#', (e) => e && events.push(e));
     await run(PYTHON, ['spec/interop/python/kombu_redis.py', REDIS_URL, s.prefix, 'broadcast', 'test.pidbox']);
-    await run(PYTHON, ['spec/interop/python/kombu_redis.py', REDIS_URL, s.prefix, 'broadcast', 'testev', 'task.succeeded']);
-    await run(PYTHON, ['spec/interop/python/kombu_redis.py', REDIS_URL, s.prefix, 'broadcast', 'testev', 'worker.heartbeat']);
-    for (let i = 0; i < 50 && (pidbox.length < 1 || events.length < 1); i++) await new Promise((r) => setTimeout(r, 50));
+    await run(PYTHON, [
+      'spec/interop/python/kombu_redis.py',
+      REDIS_URL,
+      s.prefix,
+      'broadcast',
+      'testev',
+      'task.succeeded',
+    ]);
+    await run(PYTHON, [
+      'spec/interop/python/kombu_redis.py',
+      REDIS_URL,
+      s.prefix,
+      'broadcast',
+      'testev',
+      'worker.heartbeat',
+    ]);
+    for (let i = 0; i < 50 && (pidbox.length < 1 || events.length < 1); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
     await new Promise((r) => setTimeout(r, 200));
     expect(pidbox).toHaveLength(1);
     expect(JSON.parse(pidbox[0]?.raw.body.toString() ?? '')).toEqual({ method: 'ping' });

@@ -50,7 +50,25 @@ test('the reply of a pop is lost and the connection cut: every message is still 
   await pub.declareQueue({ name: 'q' });
   const ids = Array.from({ length: N }, () => randomUUID());
   const pipe = s.redis.pipeline();
-  for (const id of ids) pipe.lpush(s.keys.queue('q', 0), JSON.stringify({ body: task(id).body.toString('base64'), 'content-encoding': 'utf-8', 'content-type': 'application/json', headers: { id, task: 'tasks.add' }, properties: { correlation_id: id, body_encoding: 'base64', delivery_tag: randomUUID(), delivery_info: { exchange: '', routing_key: 'q' }, priority: 0, delivery_mode: 2 } }));
+  for (const id of ids) {
+    pipe.lpush(
+      s.keys.queue('q', 0),
+      JSON.stringify({
+        body: task(id).body.toString('base64'),
+        'content-encoding': 'utf-8',
+        'content-type': 'application/json',
+        headers: { id, task: 'tasks.add' },
+        properties: {
+          correlation_id: id,
+          body_encoding: 'base64',
+          delivery_tag: randomUUID(),
+          delivery_info: { exchange: '', routing_key: 'q' },
+          priority: 0,
+          delivery_mode: 2,
+        },
+      }),
+    );
+  }
   await pipe.exec();
 
   const seen = new Set<string>();
@@ -68,7 +86,11 @@ test('the reply of a pop is lost and the connection cut: every message is still 
   });
   await until(async () => seen.size === N && (await s.redis.hlen(s.keys.unacked)) === 0, 20_000);
   expect(atCut).toBeLessThan(N);
-  expect({ delivered: seen.size, unacked: await s.redis.hlen(s.keys.unacked), left: await s.redis.llen(s.keys.queue('q', 0)) }).toEqual({ delivered: N, unacked: 0, left: 0 });
+  expect({
+    delivered: seen.size,
+    unacked: await s.redis.hlen(s.keys.unacked),
+    left: await s.redis.llen(s.keys.queue('q', 0)),
+  }).toEqual({ delivered: N, unacked: 0, left: 0 });
 }, 40_000);
 
 test('a message handed to a blocked wait whose reply is lost is still delivered after the reconnect', async () => {

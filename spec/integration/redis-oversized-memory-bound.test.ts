@@ -43,10 +43,17 @@ describe('a Redis worker with 20 MB messages queued', () => {
         headers: m.headers,
       });
     }
-    const w = startMeasuredWorker(queue, { CELERY_BROKER_URL: REDIS_URL, CELERY_BROKER_TRANSPORT_OPTIONS: JSON.stringify({ global_keyprefix: s.prefix }) });
+    const w = startMeasuredWorker(queue, {
+      CELERY_BROKER_URL: REDIS_URL,
+      CELERY_BROKER_TRANSPORT_OPTIONS: JSON.stringify({ global_keyprefix: s.prefix }),
+    });
     worker = w.process;
     const dlq = s.keys.queue(`${queue}.dead_letter`, 0);
-    await waitFor(async () => (await s.redis.llen(dlq)) >= HEAVY && (await runCounter().hlen(`${key}:runs`)) >= GOOD, 240_000, 200);
+    await waitFor(
+      async () => (await s.redis.llen(dlq)) >= HEAVY && (await runCounter().hlen(`${key}:runs`)) >= GOOD,
+      240_000,
+      200,
+    );
     const peak = w.peakMb();
     const reasons: string[] = [];
     for (let i = 0; i < HEAVY; i++) {
@@ -55,7 +62,9 @@ describe('a Redis worker with 20 MB messages queued', () => {
       const reason = copy.headers?.['x-dead-letter-reason'];
       reasons.push(typeof reason === 'string' ? reason : '');
       // The copy keeps the body, byte for byte: the pad is all there.
-      const kwargs = (JSON.parse(Buffer.from(copy.body ?? '', 'base64').toString('utf8')) as [unknown, { pad?: string }])[1];
+      const kwargs = (
+        JSON.parse(Buffer.from(copy.body ?? '', 'base64').toString('utf8')) as [unknown, { pad?: string }]
+      )[1];
       expect(kwargs.pad).toHaveLength(HEAVY_BYTES);
     }
     expect(reasons.filter((r) => /over the limit of \d+ bytes/.test(r))).toHaveLength(HEAVY);

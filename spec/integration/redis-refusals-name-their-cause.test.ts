@@ -28,7 +28,10 @@ async function deadLetterReasons(n: number): Promise<string[]> {
 test('an envelope whose body_encoding is unknown and one that is not JSON: each reason names the envelope fault', async () => {
   await h.scope.redis.del(h.scope.keys.queue(`${h.queue}.dead_letter`, 0));
   const list = h.scope.keys.queue(h.queue, 0);
-  await h.scope.redis.lpush(list, JSON.stringify({ body: 'e30=', headers: {}, properties: { body_encoding: 'rot13', delivery_tag: randomUUID() } }));
+  await h.scope.redis.lpush(
+    list,
+    JSON.stringify({ body: 'e30=', headers: {}, properties: { body_encoding: 'rot13', delivery_tag: randomUUID() } }),
+  );
   await h.scope.redis.lpush(list, '{"body": "e30=", "properties": ');
   const reasons = await deadLetterReasons(2);
   expect(reasons).toHaveLength(2);
@@ -39,7 +42,13 @@ test('an envelope whose body_encoding is unknown and one that is not JSON: each 
 
 test('an ETA in the year 9999 is refused to the dead-letter queue, not parked in the delayed set', async () => {
   await h.scope.redis.del(h.scope.keys.queue(`${h.queue}.dead_letter`, 0));
-  const m = encodeTaskMessage({ id: randomUUID(), task: 'test.add', args: [1, 1], kwargs: {}, eta: new PyDateTime('9999-01-01T00:00:00+00:00') });
+  const m = encodeTaskMessage({
+    id: randomUUID(),
+    task: 'test.add',
+    args: [1, 1],
+    kwargs: {},
+    eta: new PyDateTime('9999-01-01T00:00:00+00:00'),
+  });
   await h.broker.send(h.queue, m);
   const reasons = await deadLetterReasons(1);
   expect(reasons).toHaveLength(1);

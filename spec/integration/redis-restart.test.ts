@@ -42,8 +42,14 @@ test('1,000 tasks, Redis restarted midway: the worker reconnects and every task 
   await server.start();
   const probe = new Redis({ port: server.port });
   const deadline = Date.now() + 90_000;
-  while (((await runs()) < N || (await probe.hlen(h.broker.keys.unacked)) > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-  const where = { ran: await runs(), unacked: await probe.hlen(h.broker.keys.unacked), queued: await probe.llen(h.broker.keys.queue(h.queue, 0)) };
+  while (((await runs()) < N || (await probe.hlen(h.broker.keys.unacked)) > 0) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const where = {
+    ran: await runs(),
+    unacked: await probe.hlen(h.broker.keys.unacked),
+    queued: await probe.llen(h.broker.keys.queue(h.queue, 0)),
+  };
   probe.disconnect();
   expect(where).toEqual({ ran: N, unacked: 0, queued: 0 });
 }, 150_000);

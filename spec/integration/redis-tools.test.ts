@@ -21,7 +21,11 @@ const run = promisify(execFile);
 let s: RedisScope;
 const cli = (...args: string[]) =>
   run(process.execPath, ['--import', 'tsx', 'tasks/main.ts', ...args], {
-    env: { ...process.env, CELERY_BROKER_URL: REDIS_URL, CELERY_BROKER_TRANSPORT_OPTIONS: JSON.stringify({ global_keyprefix: s.prefix }) },
+    env: {
+      ...process.env,
+      CELERY_BROKER_URL: REDIS_URL,
+      CELERY_BROKER_TRANSPORT_OPTIONS: JSON.stringify({ global_keyprefix: s.prefix }),
+    },
     timeout: 60_000,
   });
 
@@ -30,12 +34,16 @@ beforeEach(() => {
 });
 afterEach(async () => s.close());
 
-test('smarter-worker delayed lists what waits in the delayed set under the workers\' key prefix', async () => {
+test("smarter-worker delayed lists what waits in the delayed set under the workers' key prefix", async () => {
   const b = new RedisBroker({ url: REDIS_URL, logger: nullLogger(), keyPrefix: s.prefix });
   await b.connect();
   try {
     await b.sendLater('q', encodeTaskMessage({ id: randomUUID(), task: 'test.add', args: [1, 2], kwargs: {} }), 60_000);
-    await b.sendLater('q', encodeTaskMessage({ id: randomUUID(), task: 'test.add', args: [1, 2], kwargs: {} }), 3_600_000);
+    await b.sendLater(
+      'q',
+      encodeTaskMessage({ id: randomUUID(), task: 'test.add', args: [1, 2], kwargs: {} }),
+      3_600_000,
+    );
   } finally {
     await b.close();
   }
@@ -56,15 +64,30 @@ test('dead-letter list counts a Redis dead-letter list by reason and task and le
     }
     for (let i = 0; i < 10; i++) {
       const id = randomUUID();
-      await before.broker.send(before.queue, { body: Buffer.from('{not json'), properties: { contentType: 'application/json', contentEncoding: 'utf-8', headers: { id, task: 'test.add', lang: 'py' }, correlationId: id, deliveryMode: 2, priority: 0 } });
+      await before.broker.send(before.queue, {
+        body: Buffer.from('{not json'),
+        properties: {
+          contentType: 'application/json',
+          contentEncoding: 'utf-8',
+          headers: { id, task: 'test.add', lang: 'py' },
+          correlationId: id,
+          deliveryMode: 2,
+          priority: 0,
+        },
+      });
     }
     const end = Date.now() + 30_000;
-    while ((await s.redis.llen(s.keys.queue(dlq, 0))) < 30 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+    while ((await s.redis.llen(s.keys.queue(dlq, 0))) < 30 && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
   } finally {
     await before.stop();
   }
   // Listing takes each message and puts it back (marked redelivered, as kombu restores): same messages, same order.
-  const ids = async () => (await s.redis.lrange(s.keys.queue(dlq, 0), 0, -1)).map((t) => (JSON.parse(t) as { properties: { correlation_id: string } }).properties.correlation_id);
+  const ids = async () =>
+    (await s.redis.lrange(s.keys.queue(dlq, 0), 0, -1)).map(
+      (t) => (JSON.parse(t) as { properties: { correlation_id: string } }).properties.correlation_id,
+    );
   const listed = await ids();
   expect(listed).toHaveLength(30);
 
@@ -76,13 +99,18 @@ test('dead-letter list counts a Redis dead-letter list by reason and task and le
   // Neither the stopped worker nor the walk leaves a pop request behind.
   expect(await s.redis.keys(`${s.prefix}smarter.pop.*`)).toEqual([]);
 
-  const portedTask = (q: string) => defineTask({ name: 'test.ported', queue: q, params: z.object({ x: z.number() }), run: ({ x }) => x * 2 });
+  const portedTask = (q: string) =>
+    defineTask({ name: 'test.ported', queue: q, params: z.object({ x: z.number() }), run: ({ x }) => x * 2 });
   const after = await startRedisWorker({ scope: s, tasks: (q) => [...testTasks(q), portedTask(q)] });
   const results = new ResultReader();
   try {
     const out = await cli('dead-letter', 'replay', dlq, '--task', 'test.ported', '--to', after.queue);
-    expect(out.stdout).toContain(`replayed 20 message(s) from ${dlq} (20 to ${after.queue}); 10 not chosen left in place`);
-    for (const [i, id] of ported.entries()) expect(await results.ready(id)).toMatchObject({ status: 'SUCCESS', result: i * 2 });
+    expect(out.stdout).toContain(
+      `replayed 20 message(s) from ${dlq} (20 to ${after.queue}); 10 not chosen left in place`,
+    );
+    for (const [i, id] of ported.entries()) {
+      expect(await results.ready(id)).toMatchObject({ status: 'SUCCESS', result: i * 2 });
+    }
     expect(await s.redis.llen(s.keys.queue(dlq, 0))).toBe(10);
   } finally {
     await results.close();

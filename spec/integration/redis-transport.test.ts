@@ -14,10 +14,13 @@ import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
 const run = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const kombu = async (prefix: string, ...args: string[]): Promise<unknown> => {
-  const { stdout } = await run(PYTHON, ['spec/interop/python/kombu_redis.py', REDIS_URL, prefix, ...args], { timeout: 60_000 });
+  const { stdout } = await run(PYTHON, ['spec/interop/python/kombu_redis.py', REDIS_URL, prefix, ...args], {
+    timeout: 60_000,
+  });
   return JSON.parse(stdout.trim().split('\n').pop() ?? 'null') as unknown;
 };
-const task = (id: string, priority = 0) => encodeTaskMessage({ id, task: 'tasks.add', args: [1, 2], kwargs: {}, priority });
+const task = (id: string, priority = 0) =>
+  encodeTaskMessage({ id, task: 'tasks.add', args: [1, 2], kwargs: {}, priority });
 const idOf = (text: string) => decodeTaskMessage(decodeEnvelope(text).raw, { accept: ['json'] }).id;
 
 let s: RedisScope;
@@ -28,8 +31,14 @@ beforeEach(() => {
 });
 afterEach(async () => s.close());
 
-test('messages are served in kombu\'s order: priority 0 before 3, 6, 9, oldest first within one', async () => {
-  for (const [id, p] of [['a9', 9], ['b0', 0], ['c5', 5], ['d0', 0], ['e7', 7]] as const) {
+test("messages are served in kombu's order: priority 0 before 3, 6, 9, oldest first within one", async () => {
+  for (const [id, p] of [
+    ['a9', 9],
+    ['b0', 0],
+    ['c5', 5],
+    ['d0', 0],
+    ['e7', 7],
+  ] as const) {
     const m = task(id, p);
     await t.publish('', 'q', m.body, m.properties);
   }
@@ -173,13 +182,17 @@ describe('the delayed set', () => {
 
   test('concurrent schedulers on separate connections move each due message exactly once', async () => {
     const m = task('c');
-    for (let i = 0; i < 300; i++) await t.publishDelayed('', 'q', m.body, { ...m.properties, correlationId: `c${i}` }, Date.now() - 1);
+    for (let i = 0; i < 300; i++) {
+      await t.publishDelayed('', 'q', m.body, { ...m.properties, correlationId: `c${i}` }, Date.now() - 1);
+    }
     const others = [0, 1, 2, 3].map(() => new KombuRedis(s.connect(), s.keys));
-    const moved = await Promise.all(others.map(async (o) => {
-      let n = 0;
-      for (let k = await o.moveDue(Date.now(), 7); k > 0; k = await o.moveDue(Date.now(), 7)) n += k;
-      return n;
-    }));
+    const moved = await Promise.all(
+      others.map(async (o) => {
+        let n = 0;
+        for (let k = await o.moveDue(Date.now(), 7); k > 0; k = await o.moveDue(Date.now(), 7)) n += k;
+        return n;
+      }),
+    );
     expect(moved.reduce((a, b) => a + b, 0)).toBe(300);
     expect(await t.size('q')).toBe(300);
     expect(await t.delayedCount()).toBe(0);
@@ -208,7 +221,7 @@ describe('the same layout as kombu itself (Debian kombu 5.2.4)', () => {
     expect(p?.envelope?.redelivered).toBe(true);
   }, 60_000);
 
-  test('a message we left unacked is restored by kombu\'s restore_visible, and kombu reads it', async () => {
+  test("a message we left unacked is restored by kombu's restore_visible, and kombu reads it", async () => {
     const m = task('k3');
     await t.publish('', 'q', m.body, m.properties);
     const p = await t.pop(['q']);

@@ -17,7 +17,10 @@ import { REDIS_URL, kombuRedisPerTest } from '../support/redis.js';
 const run = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const kombu = async (prefix: string, ...args: string[]): Promise<unknown> => {
-  const { stdout } = await run(PYTHON, ['spec/interop/python/kombu_redis.py', REDIS_URL, prefix, ...args], { timeout: 60_000, maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await run(PYTHON, ['spec/interop/python/kombu_redis.py', REDIS_URL, prefix, ...args], {
+    timeout: 60_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return JSON.parse(stdout.trim().split('\n').pop() ?? 'null') as unknown;
 };
 
@@ -28,22 +31,33 @@ const headersOf = (text: string) => (JSON.parse(text) as { headers: Record<strin
 const per = kombuRedisPerTest();
 
 /** An envelope written as text, so the test controls its key order and spelling as a producer could. */
-function envelope(body: string, parts: { headers?: string; properties?: string; first?: 'headers' | 'properties'; encoding?: 'base64' | null } = {}): { text: string; tag: string } {
+function envelope(
+  body: string,
+  parts: { headers?: string; properties?: string; first?: 'headers' | 'properties'; encoding?: 'base64' | null } = {},
+): { text: string; tag: string } {
   const tag = randomUUID();
   const enc = parts.encoding === undefined ? 'base64' : parts.encoding;
   const props =
     parts.properties ??
     `{"correlation_id": "c1", "delivery_mode": 2, "delivery_info": {"exchange": "", "routing_key": "q"}, "priority": 0${enc ? `, "body_encoding": "${enc}"` : ''}, "delivery_tag": "${tag}"}`;
   const headers = parts.headers ?? '{"lang": "py", "task": "t.heavy", "id": "h1"}';
-  const middle = parts.first === 'properties' ? `"properties": ${props}, "headers": ${headers}` : `"headers": ${headers}, "properties": ${props}`;
-  return { text: `{"body": ${JSON.stringify(body)}, "content-encoding": "utf-8", "content-type": "application/json", ${middle}}`, tag };
+  const middle =
+    parts.first === 'properties'
+      ? `"properties": ${props}, "headers": ${headers}`
+      : `"headers": ${headers}, "properties": ${props}`;
+  return {
+    text: `{"body": ${JSON.stringify(body)}, "content-encoding": "utf-8", "content-type": "application/json", ${middle}}`,
+    tag,
+  };
 }
 
 async function withheldCopy(e: { text: string }, queue = 'q'): Promise<{ copy: string; dlqLists: string[] }> {
   await per.s.redis.lpush(per.s.keys.queue(queue, 0), e.text);
   const [p] = await per.t.popMany([queue], 10, false, undefined, WITHHOLD);
   expect(p?.withheld).toBeGreaterThan(LIMIT);
-  const ok = await per.t.deadLetterWithheld(p?.deliveryTag ?? '', `${queue}.dead_letter`, { 'x-dead-letter-reason': 'too heavy' });
+  const ok = await per.t.deadLetterWithheld(p?.deliveryTag ?? '', `${queue}.dead_letter`, {
+    'x-dead-letter-reason': 'too heavy',
+  });
   expect(ok).toBe(true);
   const lists = await per.s.redis.keys(`${per.s.prefix}${queue}.dead_letter*`);
   const copy = await per.s.redis.lindex(lists[0] ?? '', 0);
@@ -63,14 +77,23 @@ test('a body over the limit comes without its body and with its exact size; the 
   const entry = JSON.parse((await per.s.redis.hget(per.s.keys.unacked, e.tag)) ?? '[]') as unknown[];
   expect((entry[0] as { body: string }).body).toBe(body);
   // The decoder refuses it for its size, before anything else, as it refuses a fetched body.
-  expect(() => decodeTaskMessage(p?.envelope?.raw ?? { body: Buffer.alloc(0), properties: {} }, { accept: ['json'], maxBodyBytes: LIMIT })).toThrow(
-    `the body is ${LIMIT * 3 + 1} bytes, over the limit of ${LIMIT} bytes`,
-  );
+  expect(() =>
+    decodeTaskMessage(p?.envelope?.raw ?? { body: Buffer.alloc(0), properties: {} }, {
+      accept: ['json'],
+      maxBodyBytes: LIMIT,
+    }),
+  ).toThrow(`the body is ${LIMIT * 3 + 1} bytes, over the limit of ${LIMIT} bytes`);
 });
 
 test('a body at the limit, a line-broken base64 body, and every body of a no-ack pop come whole', async () => {
   const atLimit = envelope(Buffer.alloc(LIMIT, 1).toString('base64'));
-  const broken = envelope(`${Buffer.alloc(LIMIT * 2, 1).toString('base64').slice(0, 100)}\n${Buffer.alloc(LIMIT * 2, 1).toString('base64').slice(100)}`);
+  const broken = envelope(
+    `${Buffer.alloc(LIMIT * 2, 1)
+      .toString('base64')
+      .slice(0, 100)}\n${Buffer.alloc(LIMIT * 2, 1)
+      .toString('base64')
+      .slice(100)}`,
+  );
   await per.s.redis.lpush(per.s.keys.queue('q', 0), atLimit.text, broken.text);
   const popped = await per.t.popMany(['q'], 10, false, undefined, WITHHOLD);
   expect(popped.map((p) => p.withheld)).toEqual([undefined, undefined]);
@@ -102,19 +125,38 @@ test('the dead-letter copy is the message byte for byte, with the headers added,
   const { copy } = await withheldCopy(e);
   const back = decodeEnvelope(copy);
   expect(back.raw.body.equals(Buffer.alloc(LIMIT * 2, 9))).toBe(true);
-  expect(back.raw.properties.headers).toEqual({ lang: 'py', task: 't.heavy', id: 'h1', 'x-dead-letter-reason': 'too heavy' });
+  expect(back.raw.properties.headers).toEqual({
+    lang: 'py',
+    task: 't.heavy',
+    id: 'h1',
+    'x-dead-letter-reason': 'too heavy',
+  });
   expect(back.deliveryTag).not.toBe(e.tag);
   expect(back.routingKey).toBe('q.dead_letter');
   // Everything but what was changed is the text as it came.
-  const untouched = (text: string) => text.replace(/"delivery_info": \{[^}]*\}/, '').replace(/"delivery_tag": "[^"]*"/, '').replace(/"headers": \{.*?\}, "properties"/, '');
+  const untouched = (text: string) =>
+    text
+      .replace(/"delivery_info": \{[^}]*\}/, '')
+      .replace(/"delivery_tag": "[^"]*"/, '')
+      .replace(/"headers": \{.*?\}, "properties"/, '');
   expect(untouched(copy)).toBe(untouched(e.text));
 });
 
 test('the splice finds the top-level headers whatever their place, their content or what the strings hold', async () => {
-  const tricky = '{"note": "a \\"headers\\": {x} ]", "nested": {"headers": {"a": [1, {"b": "}"}]}}, "x-dead-letter-reason": "older"}';
-  const { copy } = await withheldCopy(envelope(Buffer.alloc(LIMIT * 2).toString('base64'), { headers: tricky, first: 'properties' }));
-  expect(headersOf(copy)).toEqual({ note: 'a "headers": {x} ]', nested: { headers: { a: [1, { b: '}' }] } }, 'x-dead-letter-reason': 'too heavy' });
-  const { copy: empty } = await withheldCopy(envelope(Buffer.alloc(LIMIT * 2).toString('base64'), { headers: '{ }' }), 'q2');
+  const tricky =
+    '{"note": "a \\"headers\\": {x} ]", "nested": {"headers": {"a": [1, {"b": "}"}]}}, "x-dead-letter-reason": "older"}';
+  const { copy } = await withheldCopy(
+    envelope(Buffer.alloc(LIMIT * 2).toString('base64'), { headers: tricky, first: 'properties' }),
+  );
+  expect(headersOf(copy)).toEqual({
+    note: 'a "headers": {x} ]',
+    nested: { headers: { a: [1, { b: '}' }] } },
+    'x-dead-letter-reason': 'too heavy',
+  });
+  const { copy: empty } = await withheldCopy(
+    envelope(Buffer.alloc(LIMIT * 2).toString('base64'), { headers: '{ }' }),
+    'q2',
+  );
   expect(headersOf(empty)).toEqual({ 'x-dead-letter-reason': 'too heavy' });
 });
 
@@ -127,13 +169,25 @@ test('a message kombu published (Python Celery) is withheld, copied at its prior
   await per.t.ack(p?.deliveryTag ?? '');
   // kombu's priority step 3 of the dead-letter queue, as a publish at priority 3 lands.
   expect(await per.s.redis.llen(per.s.keys.queue('pq.dead_letter', 3))).toBe(1);
-  const got = (await kombu(per.s.prefix, 'get', 'pq.dead_letter')) as { body: string; headers: Record<string, unknown> };
-  expect(got.headers).toMatchObject({ id, note: 'a "quoted" {brace} and \\ in a header', 'x-dead-letter-reason': 'too heavy' });
+  const got = (await kombu(per.s.prefix, 'get', 'pq.dead_letter')) as {
+    body: string;
+    headers: Record<string, unknown>;
+  };
+  expect(got.headers).toMatchObject({
+    id,
+    note: 'a "quoted" {brace} and \\ in a header',
+    'x-dead-letter-reason': 'too heavy',
+  });
   expect((JSON.parse(got.body) as unknown[][])[0]?.[0]).toBe('x'.repeat(LIMIT * 4));
 });
 
 test('RedisBroker with a body limit dead-letters a withheld message by copying it inside Redis', async () => {
-  const broker = new RedisBroker({ url: REDIS_URL, logger: createLogger({ level: 'error' }), keyPrefix: per.s.prefix, maxBodyBytes: LIMIT });
+  const broker = new RedisBroker({
+    url: REDIS_URL,
+    logger: createLogger({ level: 'error' }),
+    keyPrefix: per.s.prefix,
+    maxBodyBytes: LIMIT,
+  });
   await broker.connect();
   try {
     const e = envelope(Buffer.alloc(LIMIT * 2, 5).toString('base64'));
@@ -143,16 +197,26 @@ test('RedisBroker with a body limit dead-letters a withheld message by copying i
     await broker.deadLetter(delivery, { queue: 'q.dead_letter', reason: 'over the limit', by: 'test' });
     const copy = decodeEnvelope((await per.s.redis.lindex(per.s.keys.queue('q.dead_letter', 0), 0)) ?? '');
     expect(copy.raw.body.equals(Buffer.alloc(LIMIT * 2, 5))).toBe(true);
-    expect(copy.raw.properties.headers).toMatchObject({ 'x-dead-letter-reason': 'over the limit', 'x-original-queue': 'q' });
+    expect(copy.raw.properties.headers).toMatchObject({
+      'x-dead-letter-reason': 'over the limit',
+      'x-original-queue': 'q',
+    });
     await per.t.ack(p?.deliveryTag ?? '');
-    await expect(broker.deadLetter(delivery, { queue: 'q.dead_letter', reason: 'again', by: 'test' })).rejects.toThrow('no longer unacked');
+    await expect(broker.deadLetter(delivery, { queue: 'q.dead_letter', reason: 'again', by: 'test' })).rejects.toThrow(
+      'no longer unacked',
+    );
   } finally {
     await broker.close();
   }
 });
 
 test('an unreadable envelope sent without its body is dead-lettered whole from Redis, not as the text the worker got', async () => {
-  const broker = new RedisBroker({ url: REDIS_URL, logger: createLogger({ level: 'error' }), keyPrefix: per.s.prefix, maxBodyBytes: LIMIT });
+  const broker = new RedisBroker({
+    url: REDIS_URL,
+    logger: createLogger({ level: 'error' }),
+    keyPrefix: per.s.prefix,
+    maxBodyBytes: LIMIT,
+  });
   await broker.connect();
   try {
     // headers that are not an object: the envelope decoder refuses it, but its body is over the limit all the same.
@@ -163,7 +227,10 @@ test('an unreadable envelope sent without its body is dead-lettered whole from R
     expect(delivery.unreadable).toBeDefined();
     expect(delivery.raw.withheldBodyBytes).toBe(LIMIT * 2);
     await broker.deadLetter(delivery, { queue: 'q.dead_letter', reason: 'unreadable', by: 'test' });
-    const copy = JSON.parse((await per.s.redis.lindex(per.s.keys.queue('q.dead_letter', 0), 0)) ?? '{}') as { body: string; headers: Record<string, unknown> };
+    const copy = JSON.parse((await per.s.redis.lindex(per.s.keys.queue('q.dead_letter', 0), 0)) ?? '{}') as {
+      body: string;
+      headers: Record<string, unknown>;
+    };
     expect(Buffer.from(copy.body, 'base64').equals(Buffer.alloc(LIMIT * 2, 3))).toBe(true);
     expect(copy.headers).toMatchObject({ 'x-dead-letter-reason': 'unreadable' });
   } finally {

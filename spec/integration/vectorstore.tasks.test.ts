@@ -42,7 +42,16 @@ const DIM = 8;
 const KEY = fernetKey();
 // Namespace `smarter-platform-alpha` and platform name `smarter`, as Smarter derives them from these settings.
 const envWith = (overrides: VectorstoreOverrides = NO_OVERRIDES, fernetEncryptionKey = KEY): TaskEnv =>
-  taskEnv({ operationalQueue: OP, infrastructureQueue: INFRA, maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'smarter.sh', fernetEncryptionKey, ...overrides });
+  taskEnv({
+    operationalQueue: OP,
+    infrastructureQueue: INFRA,
+    maxRetries: 3,
+    retryBackoff: true,
+    environment: 'alpha',
+    rootDomain: 'smarter.sh',
+    fernetEncryptionKey,
+    ...overrides,
+  });
 let tasks = vectorstoreTasks(envWith());
 
 let t: TestDatabase;
@@ -56,7 +65,13 @@ let applied: { task: string; args: unknown[]; queue?: string }[];
 let seq = 0;
 let closedUrl: string;
 /** The Provider, ApiConnections and Secret that most tests' vectorstores use. */
-let shared: { profileId: number; providerId: number; qdrantConnection: number; pineconeConnection: number; selfHostedSecret: number };
+let shared: {
+  profileId: number;
+  providerId: number;
+  qdrantConnection: number;
+  pineconeConnection: number;
+  selfHostedSecret: number;
+};
 
 const secret = (value: string) => insertSecret(t.db, shared.profileId, KEY, value);
 
@@ -64,7 +79,10 @@ const secret = (value: string) => insertSecret(t.db, shared.profileId, KEY, valu
 async function apiConnection(baseUrl: string, apiKey: string | null): Promise<number> {
   seq += 1;
   const keyId = apiKey === null ? null : await secret(apiKey);
-  await t.db.execute('INSERT INTO connection_apiconnection (connectionbase_ptr_id, base_url, auth_method, timeout, api_key_id) VALUES (?, ?, ?, 30, ?)', [seq, baseUrl, 'token', keyId]);
+  await t.db.execute(
+    'INSERT INTO connection_apiconnection (connectionbase_ptr_id, base_url, auth_method, timeout, api_key_id) VALUES (?, ?, ?, 30, ?)',
+    [seq, baseUrl, 'token', keyId],
+  );
   return seq;
 }
 
@@ -72,7 +90,13 @@ async function apiConnection(baseUrl: string, apiKey: string | null): Promise<nu
 async function provider(baseUrl: string | null, apiKey: string | null): Promise<number> {
   seq += 1;
   const keyId = apiKey === null ? null : await secret(apiKey);
-  return insertRow(t.db, 'provider_provider', { name: `provider${seq}`, user_profile_id: shared.profileId, status: 'verified', base_url: baseUrl, api_key_id: keyId });
+  return insertRow(t.db, 'provider_provider', {
+    name: `provider${seq}`,
+    user_profile_id: shared.profileId,
+    status: 'verified',
+    base_url: baseUrl,
+    api_key_id: keyId,
+  });
 }
 
 beforeAll(async () => {
@@ -85,7 +109,13 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
   closedUrl = `http://127.0.0.1:${(probe.address() as net.AddressInfo).port}`;
   await new Promise((resolve) => probe.close(resolve));
-  shared = { profileId: (await seed(t.db)).profileId, providerId: 0, qdrantConnection: 0, pineconeConnection: 0, selfHostedSecret: 0 };
+  shared = {
+    profileId: (await seed(t.db)).profileId,
+    providerId: 0,
+    qdrantConnection: 0,
+    pineconeConnection: 0,
+    selfHostedSecret: 0,
+  };
   shared.providerId = await provider(api.url, 'sk-test-key-1234');
   shared.qdrantConnection = await apiConnection(qdrant.url, 'qdrant-key');
   shared.pineconeConnection = await apiConnection('https://api.pinecone.io', 'pc-key');
@@ -102,7 +132,12 @@ function cloud(): CloudDeps {
   return {
     ...fake.deps,
     vectordb: new QdrantDatabases(nullLogger(), { timeoutSeconds: 5 }),
-    pinecone: new SdkPineconeProjects(nullLogger(), { controllerUrl: pinecone.controllerUrl, timeoutSeconds: 5, maxRetries: 0, fetch: pinecone.fetch }),
+    pinecone: new SdkPineconeProjects(nullLogger(), {
+      controllerUrl: pinecone.controllerUrl,
+      timeoutSeconds: 5,
+      maxRetries: 0,
+      fetch: pinecone.fetch,
+    }),
     embeddings: new HttpEmbeddings({ timeoutSeconds: 5 }, nullLogger()),
   };
 }
@@ -155,7 +190,13 @@ async function vectorstore(o: VsOptions = {}): Promise<{ id: number; name: strin
   const hosting = o.hosting ?? 'managed';
   const collection = backend === 'pinecone' ? `kb${seq}-3141-${process.pid}` : `${name}-3141`;
   const selfHosted = hosting === 'self_hosted';
-  const connection = selfHosted ? null : o.connection === undefined ? (backend === 'pinecone' ? shared.pineconeConnection : shared.qdrantConnection) : o.connection;
+  const connection = selfHosted
+    ? null
+    : o.connection === undefined
+      ? backend === 'pinecone'
+        ? shared.pineconeConnection
+        : shared.qdrantConnection
+      : o.connection;
   const apiKeySecret = selfHosted ? (o.apiKeySecret === undefined ? shared.selfHostedSecret : o.apiKeySecret) : null;
   const res = await t.db.execute(
     `INSERT INTO vectorstore_vectorstoremeta (name, description, version, annotations, user_profile_id, spec, backend, hosting, connection_id, is_active, dimension, metric,
@@ -163,47 +204,114 @@ async function vectorstore(o: VsOptions = {}): Promise<{ id: number; name: strin
        last_snapshot_at, created_at, updated_at)
      VALUES (?, '', '1.0.0', '[]', ?, ?, ?, ?, ?, 1, ?, 'cosine', ?, ?, 'text-embedding-3-small', ?, '', ?, ?, ?, 0, '{}', ${o.deployed === false ? 'NULL' : 'UTC_TIMESTAMP(6)'},
        ${o.lastSnapshotHoursAgo === undefined ? 'NULL' : `UTC_TIMESTAMP(6) - INTERVAL ${o.lastSnapshotHoursAgo * 60} MINUTE`}, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`,
-    [name, profileId, JSON.stringify(o.spec ?? {}), backend, hosting, connection, DIM, o.deletionProtection ? 1 : 0, o.provider === undefined ? shared.providerId : o.provider,
-      o.status ?? 'ready', collection, selfHosted ? (o.endpoint ?? qdrant.url) : '', apiKeySecret],
+    [
+      name,
+      profileId,
+      JSON.stringify(o.spec ?? {}),
+      backend,
+      hosting,
+      connection,
+      DIM,
+      o.deletionProtection ? 1 : 0,
+      o.provider === undefined ? shared.providerId : o.provider,
+      o.status ?? 'ready',
+      collection,
+      selfHosted ? (o.endpoint ?? qdrant.url) : '',
+      apiKeySecret,
+    ],
   );
   if (o.withCollection ?? (o.status ?? 'ready') === 'ready') {
     if (backend === 'pinecone') await pineconeIndex(collection);
-    else qdrant.collections.set(collection, { size: DIM, distance: 'Cosine', points: new Map(), snapshots: [], payloadSchema: {} });
+    else {
+      qdrant.collections.set(collection, {
+        size: DIM,
+        distance: 'Cosine',
+        points: new Map(),
+        snapshots: [],
+        payloadSchema: {},
+      });
+    }
   }
   return { id: res.insertId, name, collection };
 }
 
 /** A Pinecone index in the stand-in, created as Pinecone's console would. */
 async function pineconeIndex(name: string): Promise<void> {
-  await new SdkPineconeProjects(nullLogger(), { controllerUrl: pinecone.controllerUrl, timeoutSeconds: 5, fetch: pinecone.fetch })
+  await new SdkPineconeProjects(nullLogger(), {
+    controllerUrl: pinecone.controllerUrl,
+    timeoutSeconds: 5,
+    fetch: pinecone.fetch,
+  })
     .connect({ apiKey: 'pc-key' })
-    .createIndex({ name, dimension: DIM, metric: 'cosine', cloud: 'aws', region: 'us-east-1', deletionProtection: 'disabled', tags: {} });
+    .createIndex({
+      name,
+      dimension: DIM,
+      metric: 'cosine',
+      cloud: 'aws',
+      region: 'us-east-1',
+      deletionProtection: 'disabled',
+      tags: {},
+    });
 }
 
-async function documentRow(vectorstoreId: number, content: string, o: { status?: string; minutesAgo?: number; chunkCount?: number; name?: string } = {}): Promise<number> {
+async function documentRow(
+  vectorstoreId: number,
+  content: string,
+  o: { status?: string; minutesAgo?: number; chunkCount?: number; name?: string } = {},
+): Promise<number> {
   seq += 1;
   const res = await t.db.execute(
     `INSERT INTO vectorstore_vectorstoredocument (vectorstore_id, name, source, content_type, content, sha256, size_bytes, metadata, status, status_message, chunk_count, created_at, updated_at)
      VALUES (?, ?, 'upload', 'application/pdf', ?, SHA2(?, 256), 0, '{"team": "docs"}', ?, '', ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) - INTERVAL ? MINUTE)`,
-    [vectorstoreId, o.name ?? `manual${seq}.pdf`, content, `${content}${seq}`, o.status ?? 'pending', o.chunkCount ?? 0, o.minutesAgo ?? 0],
+    [
+      vectorstoreId,
+      o.name ?? `manual${seq}.pdf`,
+      content,
+      `${content}${seq}`,
+      o.status ?? 'pending',
+      o.chunkCount ?? 0,
+      o.minutesAgo ?? 0,
+    ],
   );
   return res.insertId;
 }
 
-const vsRow = async (id: number) => (await t.db.select('SELECT status, status_message, vector_count, stats, last_checked_at, last_snapshot_at, last_maintenance_at FROM vectorstore_vectorstoremeta WHERE id = ?', [id]))[0];
-const docRow = async (id: number) => (await t.db.select('SELECT status, status_message, chunk_count, loaded_at FROM vectorstore_vectorstoredocument WHERE id = ?', [id]))[0];
+const vsRow = async (id: number) =>
+  (
+    await t.db.select(
+      'SELECT status, status_message, vector_count, stats, last_checked_at, last_snapshot_at, last_maintenance_at FROM vectorstore_vectorstoremeta WHERE id = ?',
+      [id],
+    )
+  )[0];
+const docRow = async (id: number) =>
+  (
+    await t.db.select(
+      'SELECT status, status_message, chunk_count, loaded_at FROM vectorstore_vectorstoredocument WHERE id = ?',
+      [id],
+    )
+  )[0];
 const points = (collection: string) => [...(qdrant.collections.get(collection)?.points.values() ?? [])];
 const records = (index: string) => [...(pinecone.indexes.get(index)?.namespaces.get('')?.values() ?? [])];
 
 /** Words, so the splitter has spaces to split at: `n` of them, about 6 characters each. */
-const words = (n: number, tag = 'w') => Array.from({ length: n }, (_, i) => `${tag}${String(i).padStart(4, '0')}`).join(' ');
+const words = (n: number, tag = 'w') =>
+  Array.from({ length: n }, (_, i) => `${tag}${String(i).padStart(4, '0')}`).join(' ');
 
 describe('registry', () => {
   test("the five tasks answer under Smarter's names and queues, take their argument positionally, and none autoretries", () => {
     const by = (n: string) => tasks.find((x) => x.name === n);
-    expect(tasks.map((x) => x.name).sort()).toEqual([...SMARTER_CATALOG.keys()].filter((n) => n.startsWith('smarter.apps.vectorstore.')).sort());
-    expect([by(nameOf(loadVectorstoreDocument))?.queue, by(nameOf(deleteVectorstoreDocument))?.queue]).toEqual([OP, OP]);
-    expect([by(nameOf(snapshotVectorstore))?.queue, by(nameOf(reconcileVectorstores))?.queue, by(nameOf(maintainVectorstores))?.queue]).toEqual([INFRA, INFRA, INFRA]);
+    expect(tasks.map((x) => x.name).sort()).toEqual(
+      [...SMARTER_CATALOG.keys()].filter((n) => n.startsWith('smarter.apps.vectorstore.')).sort(),
+    );
+    expect([by(nameOf(loadVectorstoreDocument))?.queue, by(nameOf(deleteVectorstoreDocument))?.queue]).toEqual([
+      OP,
+      OP,
+    ]);
+    expect([
+      by(nameOf(snapshotVectorstore))?.queue,
+      by(nameOf(reconcileVectorstores))?.queue,
+      by(nameOf(maintainVectorstores))?.queue,
+    ]).toEqual([INFRA, INFRA, INFRA]);
     expect(by(nameOf(loadVectorstoreDocument))?.argNames).toEqual(['document_id']);
     expect(by(nameOf(deleteVectorstoreDocument))?.argNames).toEqual(['document_id']);
     expect(by(nameOf(snapshotVectorstore))?.argNames).toEqual(['vectorstore_id']);
@@ -227,7 +335,12 @@ describe('reconcile_vectorstores', () => {
     expect(c?.payloadSchema).toEqual({ 'metadata.document_id': { data_type: 'integer', points: 0 } });
     const row = await vsRow(v.id);
     expect(row).toMatchObject({ status: 'ready', status_message: '', vector_count: '0' });
-    expect(JSON.parse(String(row?.stats))).toEqual({ vector_count: 0, status: 'green', segments_count: 2, indexed_vectors_count: 0 });
+    expect(JSON.parse(String(row?.stats))).toEqual({
+      vector_count: 0,
+      status: 'green',
+      segments_count: 2,
+      indexed_vectors_count: 0,
+    });
     expect(row?.last_checked_at).not.toBeNull();
   });
 
@@ -235,18 +348,44 @@ describe('reconcile_vectorstores', () => {
     const v = await vectorstore({ status: 'provisioning', hosting: 'self_hosted', withCollection: false });
     const key = `${v.name} (qdrant, self_hosted)`;
     expect(((await run(nameOf(reconcileVectorstores))) as Record<string, string>)[key]).toBe('provisioning');
-    expect(await vsRow(v.id)).toMatchObject({ status: 'provisioning', status_message: 'The Qdrant server does not exist.' });
+    expect(await vsRow(v.id)).toMatchObject({
+      status: 'provisioning',
+      status_message: 'The Qdrant server does not exist.',
+    });
 
-    const sts = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: `vectorstore-${v.id}`, namespace: NS }, status: { readyReplicas: 0 } };
+    const sts = {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name: `vectorstore-${v.id}`, namespace: NS },
+      status: { readyReplicas: 0 },
+    };
     await fake.deps.kube.apply(sts);
     await fake.deps.kube.apply({
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name: `vectorstore-${v.id}-0`, namespace: NS, labels: { 'smarter.sh/vectorstore': `vectorstore-${v.id}` } },
-      status: { containerStatuses: [{ state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "qdrant/qdrant:v1.19.1-unprivileged"' } } }] },
+      metadata: {
+        name: `vectorstore-${v.id}-0`,
+        namespace: NS,
+        labels: { 'smarter.sh/vectorstore': `vectorstore-${v.id}` },
+      },
+      status: {
+        containerStatuses: [
+          {
+            state: {
+              waiting: {
+                reason: 'ImagePullBackOff',
+                message: 'Back-off pulling image "qdrant/qdrant:v1.19.1-unprivileged"',
+              },
+            },
+          },
+        ],
+      },
     });
     await run(nameOf(reconcileVectorstores));
-    expect(await vsRow(v.id)).toMatchObject({ status: 'provisioning', status_message: 'ImagePullBackOff: Back-off pulling image "qdrant/qdrant:v1.19.1-unprivileged"' });
+    expect(await vsRow(v.id)).toMatchObject({
+      status: 'provisioning',
+      status_message: 'ImagePullBackOff: Back-off pulling image "qdrant/qdrant:v1.19.1-unprivileged"',
+    });
     expect(qdrant.collections.has(v.collection)).toBe(false);
 
     await fake.deps.kube.apply({ ...sts, status: { readyReplicas: 1 } });
@@ -255,33 +394,64 @@ describe('reconcile_vectorstores', () => {
   });
 
   test('an unreachable server or a wrong API key is recorded as failed, naming the service, verb, collection and cause', async () => {
-    const down = await vectorstore({ status: 'ready', connection: await apiConnection(closedUrl, 'qdrant-key'), withCollection: false });
+    const down = await vectorstore({
+      status: 'ready',
+      connection: await apiConnection(closedUrl, 'qdrant-key'),
+      withCollection: false,
+    });
     const keyed = await vectorstore({ status: 'ready', connection: await apiConnection(qdrant.url, 'wrong-key') });
     await run(nameOf(reconcileVectorstores));
     const a = await vsRow(down.id);
     expect(a?.status).toBe('failed');
-    expect(a?.status_message).toMatch(new RegExp(`^vectordb get collection ${down.collection}: Unavailable: .*ECONNREFUSED`));
-    expect(await vsRow(keyed.id)).toMatchObject({ status: 'failed', status_message: `vectordb get collection ${keyed.collection}: AccessDenied: Invalid API key or JWT` });
+    expect(a?.status_message).toMatch(
+      new RegExp(`^vectordb get collection ${down.collection}: Unavailable: .*ECONNREFUSED`),
+    );
+    expect(await vsRow(keyed.id)).toMatchObject({
+      status: 'failed',
+      status_message: `vectordb get collection ${keyed.collection}: AccessDenied: Invalid API key or JWT`,
+    });
     // failed, deployed vectorstores are reconciled again, and recover
-    await t.db.execute('UPDATE vectorstore_vectorstoremeta SET connection_id = ? WHERE id = ?', [shared.qdrantConnection, keyed.id]);
+    await t.db.execute('UPDATE vectorstore_vectorstoremeta SET connection_id = ? WHERE id = ?', [
+      shared.qdrantConnection,
+      keyed.id,
+    ]);
     await run(nameOf(reconcileVectorstores));
     expect((await vsRow(keyed.id))?.status).toBe('ready');
   });
 
-  test('a managed database without an ApiConnection URL is failed, in Smarter\'s words; an unknown backend too', async () => {
+  test("a managed database without an ApiConnection URL is failed, in Smarter's words; an unknown backend too", async () => {
     const none = await vectorstore({ status: 'provisioning', connection: null, withCollection: false });
     const odd = await vectorstore({ status: 'provisioning', backend: 'weaviate', withCollection: false });
     const out = (await run(nameOf(reconcileVectorstores))) as Record<string, string>;
     expect(out[`${none.name} (qdrant, managed)`]).toBe('failed');
-    expect(await vsRow(none.id)).toMatchObject({ status: 'failed', status_message: `Vectorstore ${none.name} has no ApiConnection URL.` });
-    expect(await vsRow(odd.id)).toMatchObject({ status: 'failed', status_message: 'Unsupported vectorstore backend: weaviate' });
+    expect(await vsRow(none.id)).toMatchObject({
+      status: 'failed',
+      status_message: `Vectorstore ${none.name} has no ApiConnection URL.`,
+    });
+    expect(await vsRow(odd.id)).toMatchObject({
+      status: 'failed',
+      status_message: 'Unsupported vectorstore backend: weaviate',
+    });
   });
 
   test('a Pinecone index is created as Smarter creates it (serverless, its spec.pinecone, protection, tags), then ready with its statistics', async () => {
-    const v = await vectorstore({ backend: 'pinecone', status: 'provisioning', withCollection: false, deletionProtection: true, spec: { pinecone: { cloud: 'gcp', region: 'europe-west4' } } });
+    const v = await vectorstore({
+      backend: 'pinecone',
+      status: 'provisioning',
+      withCollection: false,
+      deletionProtection: true,
+      spec: { pinecone: { cloud: 'gcp', region: 'europe-west4' } },
+    });
     const out = (await run(nameOf(reconcileVectorstores))) as Record<string, string>;
     expect(out[`${v.name} (pinecone, managed)`]).toBe('ready');
-    expect(pinecone.indexes.get(v.collection)).toMatchObject({ dimension: DIM, metric: 'cosine', cloud: 'gcp', region: 'europe-west4', deletionProtection: 'enabled', tags: { created_by: 'smarter', vectorstore: String(v.id) } });
+    expect(pinecone.indexes.get(v.collection)).toMatchObject({
+      dimension: DIM,
+      metric: 'cosine',
+      cloud: 'gcp',
+      region: 'europe-west4',
+      deletionProtection: 'enabled',
+      tags: { created_by: 'smarter', vectorstore: String(v.id) },
+    });
     const row = await vsRow(v.id);
     expect(row).toMatchObject({ status: 'ready', status_message: '', vector_count: '0' });
     expect(JSON.parse(String(row?.stats))).toEqual({ vector_count: 0, dimension: DIM, index_fullness: 0 });
@@ -292,10 +462,21 @@ describe('reconcile_vectorstores', () => {
     const v = await vectorstore({ backend: 'pinecone', status: 'provisioning', withCollection: true });
     const ix = pinecone.indexes.get(v.collection);
     if (ix) ix.status = { ready: false, state: 'Initializing' };
-    const keyless = await vectorstore({ backend: 'pinecone', status: 'provisioning', connection: await apiConnection('https://api.pinecone.io', null), withCollection: false });
+    const keyless = await vectorstore({
+      backend: 'pinecone',
+      status: 'provisioning',
+      connection: await apiConnection('https://api.pinecone.io', null),
+      withCollection: false,
+    });
     await run(nameOf(reconcileVectorstores));
-    expect(await vsRow(v.id)).toMatchObject({ status: 'provisioning', status_message: 'Pinecone is initializing the index.' });
-    expect(await vsRow(keyless.id)).toMatchObject({ status: 'failed', status_message: `Pinecone is unreachable: Vectorstore ${keyless.name} has no ApiConnection with a Pinecone API key.` });
+    expect(await vsRow(v.id)).toMatchObject({
+      status: 'provisioning',
+      status_message: 'Pinecone is initializing the index.',
+    });
+    expect(await vsRow(keyless.id)).toMatchObject({
+      status: 'failed',
+      status_message: `Pinecone is unreachable: Vectorstore ${keyless.name} has no ApiConnection with a Pinecone API key.`,
+    });
     if (ix) ix.status = { ready: true, state: 'Ready' };
     await run(nameOf(reconcileVectorstores));
     expect((await vsRow(v.id))?.status).toBe('ready');
@@ -321,21 +502,36 @@ describe('load_vectorstore_document', () => {
     expect((await docRow(id))?.loaded_at).not.toBeNull();
 
     const stored = points(v.collection);
-    expect(stored.map((p) => p.id).sort()).toEqual(Array.from({ length: count }, (_, i) => chunkId(v.id, id, i)).sort());
+    expect(stored.map((p) => p.id).sort()).toEqual(
+      Array.from({ length: count }, (_, i) => chunkId(v.id, id, i)).sort(),
+    );
     const first = stored.find((p) => p.id === chunkId(v.id, id, 0));
     const text = String(first?.payload.page_content);
     expect(text.startsWith('a0000 a0001')).toBe(true);
     expect([...text].length).toBeLessThanOrEqual(100);
     expect(first?.vector).toEqual(vectorOf(text, DIM));
-    expect(first?.payload.metadata).toEqual({ team: 'docs', document_id: id, document: 'guide.pdf', source: 'upload', chunk: 0, page: 1 });
+    expect(first?.payload.metadata).toEqual({
+      team: 'docs',
+      document_id: id,
+      document: 'guide.pdf',
+      source: 'upload',
+      chunk: 0,
+      page: 1,
+    });
     const last = stored.find((p) => p.id === chunkId(v.id, id, count - 1));
     expect(last?.payload.metadata).toMatchObject({ page: 2, chunk: count - 1 });
     // overlap: the second chunk starts with words the first ended with
     const second = String(stored.find((p) => p.id === chunkId(v.id, id, 1))?.payload.page_content);
     expect(text.endsWith(second.split(' ')[0] ?? '?') || text.includes(second.split(' ')[0] ?? '?')).toBe(true);
 
-    expect(api.calls.map((c) => c.input.length)).toEqual(Array.from({ length: Math.ceil(count / 2) }, (_, i) => Math.min(2, count - 2 * i)));
-    expect(api.calls[0]).toMatchObject({ model: 'text-embedding-3-small', encodingFormat: 'float', authorization: 'Bearer sk-test-key-1234' });
+    expect(api.calls.map((c) => c.input.length)).toEqual(
+      Array.from({ length: Math.ceil(count / 2) }, (_, i) => Math.min(2, count - 2 * i)),
+    );
+    expect(api.calls[0]).toMatchObject({
+      model: 'text-embedding-3-small',
+      encodingFormat: 'float',
+      authorization: 'Bearer sk-test-key-1234',
+    });
     expect(api.calls[0]?.dimensions).toBeUndefined();
   });
 
@@ -343,7 +539,10 @@ describe('load_vectorstore_document', () => {
     const v = await vectorstore({ spec: { embeddings: { chunkSize: 60, chunkOverlap: 10 } } });
     const id = await documentRow(v.id, words(40));
     const before = (await run(nameOf(loadVectorstoreDocument), [id])) as number;
-    await t.db.execute('UPDATE vectorstore_vectorstoremeta SET spec = ? WHERE id = ?', [JSON.stringify({ embeddings: { chunkSize: 1000, chunkOverlap: 10 } }), v.id]);
+    await t.db.execute('UPDATE vectorstore_vectorstoremeta SET spec = ? WHERE id = ?', [
+      JSON.stringify({ embeddings: { chunkSize: 1000, chunkOverlap: 10 } }),
+      v.id,
+    ]);
     expect(await run(nameOf(loadVectorstoreDocument), [id])).toBe(1);
     expect(before).toBeGreaterThan(1);
     expect(points(v.collection).map((p) => p.id)).toEqual([chunkId(v.id, id, 0)]);
@@ -353,7 +552,10 @@ describe('load_vectorstore_document', () => {
     const v = await vectorstore({ spec: { embeddings: { chunkSize: 60, chunkOverlap: 0 } } });
     const id = await documentRow(v.id, words(40));
     expect(await run(nameOf(loadVectorstoreDocument), [id])).toBeNull();
-    expect(await docRow(id)).toMatchObject({ status: 'failed', status_message: 'Got a larger chunk overlap (200) than chunk size (60), should be smaller.' });
+    expect(await docRow(id)).toMatchObject({
+      status: 'failed',
+      status_message: 'Got a larger chunk overlap (200) than chunk size (60), should be smaller.',
+    });
   });
 
   test('spec.embeddings.dimensions is sent to the embeddings API', async () => {
@@ -371,10 +573,13 @@ describe('load_vectorstore_document', () => {
   });
 
   test.each([
-    [429, /^embeddings create embeddings http:\/\/127\.0\.0\.1:\d+\/v1\/embeddings \(text-embedding-3-small\): Throttled: HTTP 429: Rate limit reached for text-embedding-3-small/],
+    [
+      429,
+      /^embeddings create embeddings http:\/\/127\.0\.0\.1:\d+\/v1\/embeddings \(text-embedding-3-small\): Throttled: HTTP 429: Rate limit reached for text-embedding-3-small/,
+    ],
     [401, /: AccessDenied: HTTP 401: Incorrect API key provided: sk-\*\*\*1234\./],
     [500, /: Unavailable: HTTP 500: The server had an error while processing your request\. Sorry about that!$/],
-  ] as const)('an embeddings %i: None, and the document is failed with the API\'s words', async (status, message) => {
+  ] as const)("an embeddings %i: None, and the document is failed with the API's words", async (status, message) => {
     const v = await vectorstore();
     const id = await documentRow(v.id, 'text to embed');
     api.failNext(status);
@@ -390,15 +595,26 @@ describe('load_vectorstore_document', () => {
     const id = await documentRow(v.id, 'text');
     qdrant.failNext({ status: 500, path: /^PUT \/collections\/[^/]+\/points$/ });
     expect(await run(nameOf(loadVectorstoreDocument), [id])).toBeNull();
-    expect(await docRow(id)).toMatchObject({ status: 'failed', status_message: `vectordb upsert points ${v.collection}: Unavailable: Service internal error: injected by the stand-in` });
+    expect(await docRow(id)).toMatchObject({
+      status: 'failed',
+      status_message: `vectordb upsert points ${v.collection}: Unavailable: Service internal error: injected by the stand-in`,
+    });
   });
 
   test('a collection of another dimension is refused by Qdrant with its wording', async () => {
     const v = await vectorstore();
-    qdrant.collections.set(v.collection, { size: 3, distance: 'Cosine', points: new Map(), snapshots: [], payloadSchema: {} });
+    qdrant.collections.set(v.collection, {
+      size: 3,
+      distance: 'Cosine',
+      points: new Map(),
+      snapshots: [],
+      payloadSchema: {},
+    });
     const id = await documentRow(v.id, 'text');
     expect(await run(nameOf(loadVectorstoreDocument), [id])).toBeNull();
-    expect((await docRow(id))?.status_message).toBe(`vectordb upsert points ${v.collection}: Invalid: Wrong input: Vector dimension error: expected dim: 3, got ${DIM}`);
+    expect((await docRow(id))?.status_message).toBe(
+      `vectordb upsert points ${v.collection}: Invalid: Wrong input: Vector dimension error: expected dim: 3, got ${DIM}`,
+    );
   });
 
   test('no text, no such document: None, and the document says why', async () => {
@@ -410,26 +626,48 @@ describe('load_vectorstore_document', () => {
   });
 
   test("a Pinecone document: its chunks upserted to the index's default namespace with Smarter's ids, vectors and metadata (text in `text`)", async () => {
-    const v = await vectorstore({ backend: 'pinecone', spec: { embeddings: { chunkSize: 100, chunkOverlap: 20, batchSize: 2 } } });
+    const v = await vectorstore({
+      backend: 'pinecone',
+      spec: { embeddings: { chunkSize: 100, chunkOverlap: 20, batchSize: 2 } },
+    });
     const id = await documentRow(v.id, `${words(20, 'p')}\f${words(5, 'q')}`, { name: 'pine.pdf' });
     const count = (await run(nameOf(loadVectorstoreDocument), [id])) as number;
     expect(count).toBeGreaterThan(2);
     expect(await docRow(id)).toMatchObject({ status: 'loaded', status_message: '', chunk_count: count });
     expect([...(pinecone.indexes.get(v.collection)?.namespaces.keys() ?? [])]).toEqual(['']);
     const stored = records(v.collection);
-    expect(stored.map((r) => r.id).sort()).toEqual(Array.from({ length: count }, (_, i) => chunkId(v.id, id, i)).sort());
+    expect(stored.map((r) => r.id).sort()).toEqual(
+      Array.from({ length: count }, (_, i) => chunkId(v.id, id, i)).sort(),
+    );
     const first = stored.find((r) => r.id === chunkId(v.id, id, 0));
     const text = String(first?.metadata?.text);
     expect(text.startsWith('p0000 p0001')).toBe(true);
     expect(first?.values).toEqual(vectorOf(text, DIM));
-    expect(first?.metadata).toEqual({ team: 'docs', document_id: id, document: 'pine.pdf', source: 'upload', chunk: 0, page: 1, text });
+    expect(first?.metadata).toEqual({
+      team: 'docs',
+      document_id: id,
+      document: 'pine.pdf',
+      source: 'upload',
+      chunk: 0,
+      page: 1,
+      text,
+    });
     // one upsert per embedded batch, each with the ApiConnection's key; the Provider's key for the embeddings
-    expect(pinecone.requests.filter((r) => r === `${v.collection}: POST /vectors/upsert`).length).toBe(Math.ceil(count / 2));
+    expect(pinecone.requests.filter((r) => r === `${v.collection}: POST /vectors/upsert`).length).toBe(
+      Math.ceil(count / 2),
+    );
     expect(api.calls.every((c) => c.authorization === 'Bearer sk-test-key-1234')).toBe(true);
     // loaded again with one chunk a page: the others are deleted by id
-    await t.db.execute('UPDATE vectorstore_vectorstoremeta SET spec = ? WHERE id = ?', [JSON.stringify({ embeddings: { chunkSize: 1000, chunkOverlap: 10 } }), v.id]);
+    await t.db.execute('UPDATE vectorstore_vectorstoremeta SET spec = ? WHERE id = ?', [
+      JSON.stringify({ embeddings: { chunkSize: 1000, chunkOverlap: 10 } }),
+      v.id,
+    ]);
     expect(await run(nameOf(loadVectorstoreDocument), [id])).toBe(2);
-    expect(records(v.collection).map((r) => r.id).sort()).toEqual([chunkId(v.id, id, 0), chunkId(v.id, id, 1)].sort());
+    expect(
+      records(v.collection)
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual([chunkId(v.id, id, 0), chunkId(v.id, id, 1)].sort());
   });
 
   test('Pinecone refusing a record (a null metadata value) fails the document with its words', async () => {
@@ -437,12 +675,16 @@ describe('load_vectorstore_document', () => {
     const id = await documentRow(v.id, 'text');
     await t.db.execute('UPDATE vectorstore_vectorstoredocument SET metadata = \'{"owner": null}\' WHERE id = ?', [id]);
     expect(await run(nameOf(loadVectorstoreDocument), [id])).toBeNull();
-    expect(await docRow(id)).toMatchObject({ status: 'failed', status_message: `pinecone upsert vectors ${v.collection}: Invalid: Metadata value must be a string, number, boolean or list of strings, got 'null' for field 'owner'` });
+    expect(await docRow(id)).toMatchObject({
+      status: 'failed',
+      status_message: `pinecone upsert vectors ${v.collection}: Invalid: Metadata value must be a string, number, boolean or list of strings, got 'null' for field 'owner'`,
+    });
   });
 });
 
 describe("each vectorstore's own credentials", () => {
-  const lastAccessed = async (id: number) => (await t.db.select('SELECT last_accessed FROM secret_secret WHERE id = ?', [id]))[0]?.last_accessed;
+  const lastAccessed = async (id: number) =>
+    (await t.db.select('SELECT last_accessed FROM secret_secret WHERE id = ?', [id]))[0]?.last_accessed;
 
   test('two self-hosted Qdrant servers, each with the key Smarter generated for it, and two Providers: each document goes to its own database with its key, embedded by its own Provider', async () => {
     const second = await startQdrantStandIn({ apiKey: 'generated-key-2' });
@@ -451,8 +693,20 @@ describe("each vectorstore's own credentials", () => {
       const key1 = await secret('qdrant-key');
       const key2 = await secret('generated-key-2');
       const a = await vectorstore({ hosting: 'self_hosted', endpoint: qdrant.url, apiKeySecret: key1 });
-      const b = await vectorstore({ hosting: 'self_hosted', endpoint: second.url, apiKeySecret: key2, provider: await provider(otherApi.url, 'sk-other-5678'), withCollection: false });
-      second.collections.set(b.collection, { size: DIM, distance: 'Cosine', points: new Map(), snapshots: [], payloadSchema: {} });
+      const b = await vectorstore({
+        hosting: 'self_hosted',
+        endpoint: second.url,
+        apiKeySecret: key2,
+        provider: await provider(otherApi.url, 'sk-other-5678'),
+        withCollection: false,
+      });
+      second.collections.set(b.collection, {
+        size: DIM,
+        distance: 'Cosine',
+        points: new Map(),
+        snapshots: [],
+        payloadSchema: {},
+      });
       const da = await documentRow(a.id, 'first database');
       const db = await documentRow(b.id, 'second database');
       expect(await run(nameOf(loadVectorstoreDocument), [da])).toBe(1);
@@ -460,7 +714,9 @@ describe("each vectorstore's own credentials", () => {
       expect(points(a.collection).map((p) => p.id)).toEqual([chunkId(a.id, da, 0)]);
       expect([...(second.collections.get(b.collection)?.points.keys() ?? [])]).toEqual([chunkId(b.id, db, 0)]);
       expect(api.calls.map((c) => c.input)).toEqual([['first database']]);
-      expect(otherApi.calls.map((c) => [c.input, c.authorization])).toEqual([[['second database'], 'Bearer sk-other-5678']]);
+      expect(otherApi.calls.map((c) => [c.input, c.authorization])).toEqual([
+        [['second database'], 'Bearer sk-other-5678'],
+      ]);
       // Secret.get_secret() moves last_accessed
       expect(await lastAccessed(key1)).not.toBeNull();
       expect(await lastAccessed(key2)).not.toBeNull();
@@ -481,7 +737,10 @@ describe("each vectorstore's own credentials", () => {
     const keyless = await vectorstore({ provider: await provider(api.url, null) });
     const d1 = await documentRow(keyless.id, 'x');
     expect(await run(nameOf(loadVectorstoreDocument), [d1])).toBeNull();
-    expect(await docRow(d1)).toMatchObject({ status: 'failed', status_message: expect.stringMatching(/^Provider provider\d+ has no API key\.$/) as unknown });
+    expect(await docRow(d1)).toMatchObject({
+      status: 'failed',
+      status_message: expect.stringMatching(/^Provider provider\d+ has no API key\.$/) as unknown,
+    });
     const none = await vectorstore({ provider: null });
     const d2 = await documentRow(none.id, 'x');
     expect(await run(nameOf(loadVectorstoreDocument), [d2])).toBeNull();
@@ -489,20 +748,38 @@ describe("each vectorstore's own credentials", () => {
     // no base_url: OpenAI's API, which the loopback test cannot reach; the error names its URL
     const openai = await vectorstore({ provider: await provider(null, 'sk-test-key-1234') });
     const d3 = await documentRow(openai.id, 'x');
-    expect(await run(nameOf(loadVectorstoreDocument), [d3], { db: t.db, cloud: { ...deps.cloud, embeddings: { embed: (endpoint) => Promise.reject(new Error(`would call ${endpoint.baseUrl}`)) } } })).toBeNull();
+    expect(
+      await run(nameOf(loadVectorstoreDocument), [d3], {
+        db: t.db,
+        cloud: {
+          ...deps.cloud,
+          embeddings: { embed: (endpoint) => Promise.reject(new Error(`would call ${endpoint.baseUrl}`)) },
+        },
+      }),
+    ).toBeNull();
     expect((await docRow(d3))?.status_message).toBe('would call https://api.openai.com/v1');
     tasks = vectorstoreTasks(envWith(NO_OVERRIDES, ''));
     const d4 = await documentRow(keyless.id, 'x');
-    await t.db.execute('UPDATE vectorstore_vectorstoremeta SET embeddings_provider_id = ? WHERE id = ?', [shared.providerId, keyless.id]);
+    await t.db.execute('UPDATE vectorstore_vectorstoremeta SET embeddings_provider_id = ? WHERE id = ?', [
+      shared.providerId,
+      keyless.id,
+    ]);
     expect(await run(nameOf(loadVectorstoreDocument), [d4])).toBeNull();
-    expect((await docRow(d4))?.status_message).toMatch(/^Secret secret\w+: Failed to decrypt the secret: FERNET_ENCRYPTION_KEY is not set on the worker$/);
+    expect((await docRow(d4))?.status_message).toMatch(
+      /^Secret secret\w+: Failed to decrypt the secret: FERNET_ENCRYPTION_KEY is not set on the worker$/,
+    );
   });
 
   test("the operator's overrides, when set, replace the row's Qdrant key and the Provider's URL and key", async () => {
     const otherApi = await startEmbeddingsStandIn({ apiKey: 'sk-override-0000', dimension: DIM });
     try {
-      tasks = vectorstoreTasks(envWith({ qdrantApiKey: 'qdrant-key', embeddingsUrl: otherApi.url, embeddingsApiKey: 'sk-override-0000' }));
-      const v = await vectorstore({ connection: await apiConnection(qdrant.url, 'stale-key'), provider: await provider(closedUrl, null) });
+      tasks = vectorstoreTasks(
+        envWith({ qdrantApiKey: 'qdrant-key', embeddingsUrl: otherApi.url, embeddingsApiKey: 'sk-override-0000' }),
+      );
+      const v = await vectorstore({
+        connection: await apiConnection(qdrant.url, 'stale-key'),
+        provider: await provider(closedUrl, null),
+      });
       expect(await run(nameOf(loadVectorstoreDocument), [await documentRow(v.id, 'overridden')])).toBe(1);
       expect(otherApi.calls.map((c) => c.authorization)).toEqual(['Bearer sk-override-0000']);
       expect(points(v.collection)).toHaveLength(1);
@@ -525,7 +802,9 @@ describe('delete_vectorstore_document', () => {
     await t.db.execute("UPDATE vectorstore_vectorstoredocument SET status = 'deleting' WHERE id = ?", [gone]);
     expect(await run(nameOf(deleteVectorstoreDocument), [gone])).toBe(true);
     expect(await docRow(gone)).toBeUndefined();
-    expect(points(v.collection).map((p) => (p.payload.metadata as { document_id: number }).document_id)).toEqual(Array(keptCount).fill(kept));
+    expect(points(v.collection).map((p) => (p.payload.metadata as { document_id: number }).document_id)).toEqual(
+      Array(keptCount).fill(kept),
+    );
   });
 
   test("a Pinecone document's chunks are deleted by their ids (only its own), then its row; True", async () => {
@@ -553,26 +832,41 @@ describe('delete_vectorstore_document', () => {
     expect(await docRow(id)).toBeUndefined();
   });
 
-  test('Qdrant failing is the task\'s failure (a CloudError naming verb and collection), and the row stays deleting', async () => {
+  test("Qdrant failing is the task's failure (a CloudError naming verb and collection), and the row stays deleting", async () => {
     const v = await vectorstore();
     const id = await documentRow(v.id, 'x', { status: 'deleting' });
     qdrant.failNext({ status: 503, path: /points\/delete/, message: 'Service unavailable: shutting down' });
     const err = await run(nameOf(deleteVectorstoreDocument), [id]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CloudError);
-    expect((err as Error).message).toBe(`vectordb delete points ${v.collection}: Unavailable: Service unavailable: shutting down`);
+    expect((err as Error).message).toBe(
+      `vectordb delete points ${v.collection}: Unavailable: Service unavailable: shutting down`,
+    );
     expect((await docRow(id))?.status).toBe('deleting');
   });
 });
 
 describe('snapshot_vectorstore', () => {
-  const snapshotRows = async (id: number) => t.db.select('SELECT name, status, status_message, size_bytes, vector_count, scheduled FROM vectorstore_vectorstoresnapshot WHERE vectorstore_id = ? ORDER BY created_at DESC, id DESC', [id]);
+  const snapshotRows = async (id: number) =>
+    t.db.select(
+      'SELECT name, status, status_message, size_bytes, vector_count, scheduled FROM vectorstore_vectorstoresnapshot WHERE vectorstore_id = ? ORDER BY created_at DESC, id DESC',
+      [id],
+    );
 
-  async function olderSnapshot(v: { id: number; collection: string }, name: string, hoursAgo: number, status = 'ready'): Promise<void> {
+  async function olderSnapshot(
+    v: { id: number; collection: string },
+    name: string,
+    hoursAgo: number,
+    status = 'ready',
+  ): Promise<void> {
     await t.db.execute(
       `INSERT INTO vectorstore_vectorstoresnapshot (vectorstore_id, name, status, status_message, scheduled, created_at, updated_at) VALUES (?, ?, ?, '', 1, UTC_TIMESTAMP(6) - INTERVAL ? HOUR, UTC_TIMESTAMP(6))`,
       [v.id, name, status, hoursAgo],
     );
-    if (status !== 'failed') qdrant.collections.get(v.collection)?.snapshots.push({ name, creation_time: '2026-01-01T00:00:00', size: 10, checksum: 'x' });
+    if (status !== 'failed') {
+      qdrant.collections
+        .get(v.collection)
+        ?.snapshots.push({ name, creation_time: '2026-01-01T00:00:00', size: 10, checksum: 'x' });
+    }
   }
 
   test("takes a snapshot named as Qdrant names it, records it, and prunes the oldest beyond the manifest's retention", async () => {
@@ -587,7 +881,12 @@ describe('snapshot_vectorstore', () => {
     expect(kept.map((r) => r.name)).toEqual([name, 'old-1.snapshot']);
     expect(kept[0]).toMatchObject({ status: 'ready', status_message: '', scheduled: 0, vector_count: '0' });
     expect(Number(kept[0]?.size_bytes)).toBeGreaterThan(0);
-    expect(qdrant.collections.get(v.collection)?.snapshots.map((s) => s.name).sort()).toEqual([name, 'old-1.snapshot'].sort());
+    expect(
+      qdrant.collections
+        .get(v.collection)
+        ?.snapshots.map((s) => s.name)
+        .sort(),
+    ).toEqual([name, 'old-1.snapshot'].sort());
     expect((await vsRow(v.id))?.last_snapshot_at).not.toBeNull();
   });
 
@@ -602,7 +901,10 @@ describe('snapshot_vectorstore', () => {
   test('a snapshot Qdrant no longer has is skipped by the pruning, its row kept, the rest pruned', async () => {
     const v = await vectorstore({ spec: { maintenance: { snapshotRetention: 1 } } });
     await olderSnapshot(v, 'a.snapshot', 3);
-    await t.db.execute("INSERT INTO vectorstore_vectorstoresnapshot (vectorstore_id, name, status, status_message, scheduled, created_at, updated_at) VALUES (?, 'lost.snapshot', 'ready', '', 1, UTC_TIMESTAMP(6) - INTERVAL 2 HOUR, UTC_TIMESTAMP(6))", [v.id]);
+    await t.db.execute(
+      "INSERT INTO vectorstore_vectorstoresnapshot (vectorstore_id, name, status, status_message, scheduled, created_at, updated_at) VALUES (?, 'lost.snapshot', 'ready', '', 1, UTC_TIMESTAMP(6) - INTERVAL 2 HOUR, UTC_TIMESTAMP(6))",
+      [v.id],
+    );
     qdrant.failNext({ status: 500, path: /DELETE .*lost\.snapshot/ });
     await run(nameOf(snapshotVectorstore), [v.id]);
     expect((await snapshotRows(v.id)).map((r) => r.name)).toContain('lost.snapshot');
@@ -611,20 +913,38 @@ describe('snapshot_vectorstore', () => {
 
   test('not ready is a VectorstoreServiceError; no such vectorstore is None; Qdrant failing marks the row failed', async () => {
     const p = await vectorstore({ status: 'provisioning' });
-    await expect(run(nameOf(snapshotVectorstore), [p.id])).rejects.toMatchObject({ pyType: 'VectorstoreServiceError', message: `Vectorstore ${p.name} is provisioning, not ready. Deploy it first.` });
+    await expect(run(nameOf(snapshotVectorstore), [p.id])).rejects.toMatchObject({
+      pyType: 'VectorstoreServiceError',
+      message: `Vectorstore ${p.name} is provisioning, not ready. Deploy it first.`,
+    });
     expect(await run(nameOf(snapshotVectorstore), [987654321])).toBeNull();
     const v = await vectorstore();
-    qdrant.failNext({ status: 500, path: /POST .*\/snapshots/, message: 'Service internal error: No space left on device' });
-    await expect(run(nameOf(snapshotVectorstore), [v.id])).rejects.toThrow(`vectordb create snapshot ${v.collection}: Unavailable: Service internal error: No space left on device`);
+    qdrant.failNext({
+      status: 500,
+      path: /POST .*\/snapshots/,
+      message: 'Service internal error: No space left on device',
+    });
+    await expect(run(nameOf(snapshotVectorstore), [v.id])).rejects.toThrow(
+      `vectordb create snapshot ${v.collection}: Unavailable: Service internal error: No space left on device`,
+    );
     // the failed row is kept, saying why, until the next pruning removes it (as in Smarter)
-    expect(await snapshotRows(v.id)).toMatchObject([{ status: 'failed', status_message: `vectordb create snapshot ${v.collection}: Unavailable: Service internal error: No space left on device` }]);
+    expect(await snapshotRows(v.id)).toMatchObject([
+      {
+        status: 'failed',
+        status_message: `vectordb create snapshot ${v.collection}: Unavailable: Service internal error: No space left on device`,
+      },
+    ]);
     await run(nameOf(snapshotVectorstore), [v.id]);
     expect((await snapshotRows(v.id)).map((r) => r.status)).toEqual(['ready']);
   });
 });
 
 describe('snapshot_vectorstore for Pinecone', () => {
-  const snapshotRows = async (id: number) => t.db.select('SELECT name, status, status_message, size_bytes FROM vectorstore_vectorstoresnapshot WHERE vectorstore_id = ? ORDER BY created_at DESC, id DESC', [id]);
+  const snapshotRows = async (id: number) =>
+    t.db.select(
+      'SELECT name, status, status_message, size_bytes FROM vectorstore_vectorstoresnapshot WHERE vectorstore_id = ? ORDER BY created_at DESC, id DESC',
+      [id],
+    );
 
   test("a Pinecone backup: asked for with Smarter's name and description, recorded by its backup_id and size; creating until Pinecone says ready", async () => {
     const v = await vectorstore({ backend: 'pinecone' });
@@ -632,7 +952,9 @@ describe('snapshot_vectorstore for Pinecone', () => {
     const backup = pinecone.backups.get(id);
     expect(backup?.name).toMatch(new RegExp(`^${v.collection}-\\d{8}-\\d{6}$`));
     expect(backup?.description).toBe('smarter backup');
-    expect(await snapshotRows(v.id)).toMatchObject([{ name: id, status: 'ready', status_message: '', size_bytes: String(backup?.size_bytes) }]);
+    expect(await snapshotRows(v.id)).toMatchObject([
+      { name: id, status: 'ready', status_message: '', size_bytes: String(backup?.size_bytes) },
+    ]);
     pinecone.backupStatus = 'Initializing';
     try {
       const later = String(await run(nameOf(snapshotVectorstore), [v.id]));
@@ -645,8 +967,16 @@ describe('snapshot_vectorstore for Pinecone', () => {
   test("Pinecone refusing a backup (the Starter plan) fails the task in Smarter's words, and the row says why", async () => {
     const v = await vectorstore({ backend: 'pinecone' });
     pinecone.failNext({ status: 403, path: /backups/, message: 'Backups are not available on the Starter plan' });
-    await expect(run(nameOf(snapshotVectorstore), [v.id])).rejects.toMatchObject({ pyType: 'VectorStoreBackendError', message: `Pinecone did not back up ${v.collection}: pinecone create backup ${v.collection}: Invalid: Backups are not available on the Starter plan` });
-    expect(await snapshotRows(v.id)).toMatchObject([{ status: 'failed', status_message: `Pinecone did not back up ${v.collection}: pinecone create backup ${v.collection}: Invalid: Backups are not available on the Starter plan` }]);
+    await expect(run(nameOf(snapshotVectorstore), [v.id])).rejects.toMatchObject({
+      pyType: 'VectorStoreBackendError',
+      message: `Pinecone did not back up ${v.collection}: pinecone create backup ${v.collection}: Invalid: Backups are not available on the Starter plan`,
+    });
+    expect(await snapshotRows(v.id)).toMatchObject([
+      {
+        status: 'failed',
+        status_message: `Pinecone did not back up ${v.collection}: pinecone create backup ${v.collection}: Invalid: Backups are not available on the Starter plan`,
+      },
+    ]);
   });
 });
 
@@ -658,11 +988,16 @@ describe('maintain_vectorstores', () => {
     const deleting = await documentRow(v.id, 'c', { status: 'deleting', minutesAgo: 60 });
     await documentRow(v.id, 'd', { status: 'pending', minutesAgo: 5 });
     await documentRow(v.id, 'e', { status: 'loaded', minutesAgo: 600 });
-    const out = (await run(nameOf(maintainVectorstores))) as Record<string, { status: string; snapshot: string | null; pruned: number; retry: number[] }>;
+    const out = (await run(nameOf(maintainVectorstores))) as Record<
+      string,
+      { status: string; snapshot: string | null; pruned: number; retry: number[] }
+    >;
     const entry = out[`${v.name} (qdrant, managed)`];
     expect(entry).toMatchObject({ status: 'ready', pruned: 0, retry: [pending, loading, deleting] });
     expect(entry?.snapshot).toMatch(new RegExp(`^${v.collection}-`));
-    const [snap] = await t.db.select('SELECT scheduled FROM vectorstore_vectorstoresnapshot WHERE vectorstore_id = ?', [v.id]);
+    const [snap] = await t.db.select('SELECT scheduled FROM vectorstore_vectorstoresnapshot WHERE vectorstore_id = ?', [
+      v.id,
+    ]);
     expect(snap?.scheduled).toBe(1);
     expect(applied).toEqual([
       { task: nameOf(loadVectorstoreDocument), args: [pending], queue: OP },
@@ -693,14 +1028,29 @@ describe('maintain_vectorstores', () => {
   test('a Pinecone vectorstore is maintained as Smarter does: reconciled, backed up when due, pruned, lost documents queued again', async () => {
     const v = await vectorstore({ backend: 'pinecone', spec: { maintenance: { snapshotRetention: 1 } } });
     const lost = await documentRow(v.id, 'lost', { status: 'pending', minutesAgo: 40 });
-    const first = (await run(nameOf(maintainVectorstores))) as Record<string, { status: string; snapshot: string | null; pruned: number; retry: number[] }>;
+    const first = (await run(nameOf(maintainVectorstores))) as Record<
+      string,
+      { status: string; snapshot: string | null; pruned: number; retry: number[] }
+    >;
     const entry = first[`${v.name} (pinecone, managed)`];
     expect(entry).toMatchObject({ status: 'ready', pruned: 0, retry: [lost] });
-    expect(pinecone.backups.get(String(entry?.snapshot))).toMatchObject({ source_index_name: v.collection, description: 'smarter backup' });
+    expect(pinecone.backups.get(String(entry?.snapshot))).toMatchObject({
+      source_index_name: v.collection,
+      description: 'smarter backup',
+    });
     expect(applied).toEqual([{ task: nameOf(loadVectorstoreDocument), args: [lost], queue: OP }]);
-    await t.db.execute('UPDATE vectorstore_vectorstoremeta SET last_snapshot_at = UTC_TIMESTAMP(6) - INTERVAL 25 HOUR WHERE id = ?', [v.id]);
-    await t.db.execute("UPDATE vectorstore_vectorstoresnapshot SET created_at = created_at - INTERVAL 1 HOUR WHERE vectorstore_id = ?", [v.id]);
-    const second = (await run(nameOf(maintainVectorstores))) as Record<string, { snapshot: string | null; pruned: number }>;
+    await t.db.execute(
+      'UPDATE vectorstore_vectorstoremeta SET last_snapshot_at = UTC_TIMESTAMP(6) - INTERVAL 25 HOUR WHERE id = ?',
+      [v.id],
+    );
+    await t.db.execute(
+      'UPDATE vectorstore_vectorstoresnapshot SET created_at = created_at - INTERVAL 1 HOUR WHERE vectorstore_id = ?',
+      [v.id],
+    );
+    const second = (await run(nameOf(maintainVectorstores))) as Record<
+      string,
+      { snapshot: string | null; pruned: number }
+    >;
     expect(second[`${v.name} (pinecone, managed)`]?.pruned).toBe(1);
     expect(pinecone.backups.has(String(entry?.snapshot))).toBe(false);
     expect(pinecone.backups.has(String(second[`${v.name} (pinecone, managed)`]?.snapshot))).toBe(true);

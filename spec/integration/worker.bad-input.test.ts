@@ -42,7 +42,10 @@ async function deadLetters(): Promise<Array<{ id: string | undefined; reason: un
     for (;;) {
       const m = await ch.get(`${h.queue}.dead_letter`, { noAck: false });
       if (m === false) break;
-      out.push({ id: m.properties.correlationId as string | undefined, reason: m.properties.headers?.['x-dead-letter-reason'] });
+      out.push({
+        id: m.properties.correlationId as string | undefined,
+        reason: m.properties.headers?.['x-dead-letter-reason'],
+      });
     }
     ch.nackAll(true);
     return out;
@@ -56,7 +59,11 @@ async function stillServes(): Promise<void> {
 
 test('an undecodable body is acked, copied to the dead-letter queue, and the worker goes on', async () => {
   const id = randomUUID();
-  await publishRaw('[[1, 2', { contentType: 'application/json', correlationId: id, headers: v2headers('test.add', id) });
+  await publishRaw('[[1, 2', {
+    contentType: 'application/json',
+    correlationId: id,
+    headers: v2headers('test.add', id),
+  });
   await stillServes();
   const dl = await deadLetters();
   expect(dl.find((d) => d.id === id)?.reason).toMatch(/cannot decode application\/json body/);
@@ -64,7 +71,11 @@ test('an undecodable body is acked, copied to the dead-letter queue, and the wor
 
 test('a pickle body is refused naming the content type, and dead-lettered', async () => {
   const id = randomUUID();
-  await publishRaw(Buffer.from([0x80, 0x04]), { contentType: 'application/x-python-serialize', correlationId: id, headers: v2headers('test.add', id) });
+  await publishRaw(Buffer.from([0x80, 0x04]), {
+    contentType: 'application/x-python-serialize',
+    correlationId: id,
+    headers: v2headers('test.add', id),
+  });
   await stillServes();
   expect((await deadLetters()).find((d) => d.id === id)?.reason).toMatch(/application\/x-python-serialize/);
 });
@@ -118,12 +129,20 @@ test('a soft time limit from the timelimit header aborts the task signal: SoftTi
     correlationId: id,
     headers: { ...v2headers('test.sleep', id), timelimit: [10, 0.3] },
   });
-  expect((await results.ready(id)).result).toEqual({ exc_type: 'SoftTimeLimitExceeded', exc_message: [], exc_module: 'billiard.exceptions' });
+  expect((await results.ready(id)).result).toEqual({
+    exc_type: 'SoftTimeLimitExceeded',
+    exc_message: [],
+    exc_module: 'billiard.exceptions',
+  });
 });
 
 test('autoretry with backoff: retried max_retries times with the same id, then FAILURE with the original error', async () => {
   const id = await publishTask('test.autoretry', []);
   const meta = await results.ready(id, 20_000);
   expect(meta.status).toBe('FAILURE');
-  expect(meta.result).toEqual({ exc_type: 'ValueError', exc_message: ['always fails (retries=2)'], exc_module: 'builtins' });
+  expect(meta.result).toEqual({
+    exc_type: 'ValueError',
+    exc_message: ['always fails (retries=2)'],
+    exc_module: 'builtins',
+  });
 });

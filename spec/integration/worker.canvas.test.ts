@@ -27,13 +27,22 @@ const sig = (task: string, args: unknown[], options: Record<string, unknown> = {
   immutable,
 });
 
-async function send(task: string, args: unknown[], embed: Record<string, unknown>, headers: Record<string, unknown> = {}): Promise<string> {
+async function send(
+  task: string,
+  args: unknown[],
+  embed: Record<string, unknown>,
+  headers: Record<string, unknown> = {},
+): Promise<string> {
   const id = randomUUID();
-  await publishRaw(h.queue, JSON.stringify([args, {}, { callbacks: null, errbacks: null, chain: null, chord: null, ...embed }]), {
-    contentType: 'application/json',
-    correlationId: id,
-    headers: { lang: 'py', task, id, root_id: id, retries: 0, ...headers },
-  });
+  await publishRaw(
+    h.queue,
+    JSON.stringify([args, {}, { callbacks: null, errbacks: null, chain: null, chord: null, ...embed }]),
+    {
+      contentType: 'application/json',
+      correlationId: id,
+      headers: { lang: 'py', task, id, root_id: id, retries: 0, ...headers },
+    },
+  );
   return id;
 }
 
@@ -41,7 +50,9 @@ test('a chain runs step by step, each step getting the previous result first, an
   const last = randomUUID();
   const middle = randomUUID();
   // Remaining chain is reversed: the next step is the last element.
-  const first = await send('test.add', [1, 1], { chain: [sig('test.add', [100], { task_id: last }), sig('test.add', [10], { task_id: middle })] });
+  const first = await send('test.add', [1, 1], {
+    chain: [sig('test.add', [100], { task_id: last }), sig('test.add', [10], { task_id: middle })],
+  });
   expect((await results.ready(last)).result).toBe(112);
   expect((await results.ready(middle)).result).toBe(12);
   const firstMeta = await results.ready(first);
@@ -52,7 +63,9 @@ test('a chain runs step by step, each step getting the previous result first, an
 test('callbacks get the result prepended; an immutable one does not', async () => {
   const cb = randomUUID();
   const imm = randomUUID();
-  await send('test.add', [2, 3], { callbacks: [sig('test.add', [1], { task_id: cb }), sig('test.add', [7, 7], { task_id: imm }, true)] });
+  await send('test.add', [2, 3], {
+    callbacks: [sig('test.add', [1], { task_id: cb }), sig('test.add', [7, 7], { task_id: imm }, true)],
+  });
   expect((await results.ready(cb)).result).toBe(6);
   expect((await results.ready(imm)).result).toBe(14);
 });
@@ -60,7 +73,10 @@ test('callbacks get the result prepended; an immutable one does not', async () =
 test("on failure: errbacks get the failed task's id, and the rest of the chain is marked FAILURE, never run", async () => {
   const eb = randomUUID();
   const next = randomUUID();
-  const failed = await send('test.fail', ['nope'], { errbacks: [sig('test.echo', [], { task_id: eb })], chain: [sig('test.add', [1], { task_id: next })] });
+  const failed = await send('test.fail', ['nope'], {
+    errbacks: [sig('test.echo', [], { task_id: eb })],
+    chain: [sig('test.add', [1], { task_id: next })],
+  });
   expect((await results.ready(eb)).result).toEqual({ args: [failed] });
   const nextMeta = await results.ready(next);
   expect(nextMeta).toMatchObject({ status: 'FAILURE', result: { exc_type: 'ValueError', exc_message: ['nope'] } });

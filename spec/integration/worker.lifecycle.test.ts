@@ -4,7 +4,17 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { AMQP_URL, REDIS_URL, closeConnectionNamed, deleteQueues, publishMany, publishRaw, uniqueName, waitFor, withChannel } from '../support/amqp.js';
+import {
+  AMQP_URL,
+  REDIS_URL,
+  closeConnectionNamed,
+  deleteQueues,
+  publishMany,
+  publishRaw,
+  uniqueName,
+  waitFor,
+  withChannel,
+} from '../support/amqp.js';
 import { startWorker } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
 
@@ -47,26 +57,35 @@ test.each([
   ['early', 'false', 4, 4],
   // Late ack: the running tasks stay unacked and count against the window.
   ['late', 'true', 6, 2],
-])('prefetch is multiplier × concurrency (2 × 2), %s ack (acks_late=%s): %d of 10 wait in the queue', async (_mode, acksLate, ready, reserved) => {
-  const h = await startWorker({
-    env: { CELERY_WORKER_CONCURRENCY: '2', CELERY_WORKER_PREFETCH_MULTIPLIER: '2', CELERY_TASK_ACKS_LATE: acksLate },
-  });
-  try {
-    const messages = Array.from({ length: 10 }, () => {
-      const id = randomUUID();
-      return { body: JSON.stringify([[5], {}, {}]), options: { contentType: 'application/json', correlationId: id, headers: { task: 'test.sleep', id } } };
+])(
+  'prefetch is multiplier × concurrency (2 × 2), %s ack (acks_late=%s): %d of 10 wait in the queue',
+  async (_mode, acksLate, ready, reserved) => {
+    const h = await startWorker({
+      env: { CELERY_WORKER_CONCURRENCY: '2', CELERY_WORKER_PREFETCH_MULTIPLIER: '2', CELERY_TASK_ACKS_LATE: acksLate },
     });
-    await publishMany(h.queue, messages);
-    await waitFor(async () => (await queueCounts(h.queue)).ready === ready && h.worker.reservedCount === reserved, 3000);
-    await new Promise((r) => setTimeout(r, 300));
-    expect((await queueCounts(h.queue)).ready).toBe(ready);
-    expect(h.worker.active.size).toBe(2);
-    expect(h.worker.reservedCount).toBe(reserved);
-  } finally {
-    await h.app.coldShutdown();
-    await deleteQueues([h.queue]);
-  }
-});
+    try {
+      const messages = Array.from({ length: 10 }, () => {
+        const id = randomUUID();
+        return {
+          body: JSON.stringify([[5], {}, {}]),
+          options: { contentType: 'application/json', correlationId: id, headers: { task: 'test.sleep', id } },
+        };
+      });
+      await publishMany(h.queue, messages);
+      await waitFor(
+        async () => (await queueCounts(h.queue)).ready === ready && h.worker.reservedCount === reserved,
+        3000,
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await queueCounts(h.queue)).ready).toBe(ready);
+      expect(h.worker.active.size).toBe(2);
+      expect(h.worker.reservedCount).toBe(reserved);
+    } finally {
+      await h.app.coldShutdown();
+      await deleteQueues([h.queue]);
+    }
+  },
+);
 
 test('late ack: a task whose worker is SIGKILLed mid-run is redelivered and runs to the end on restart', async () => {
   const queue = uniqueName('crash');
@@ -171,7 +190,12 @@ test('an ETA message is held and run when due; one whose expiry passes while hel
     await publishRaw(h.queue, JSON.stringify([[1, 2], {}, {}]), {
       contentType: 'application/json',
       correlationId: expiring,
-      headers: { task: 'test.add', id: expiring, eta: new Date(now + 1500).toISOString(), expires: new Date(now + 500).toISOString() },
+      headers: {
+        task: 'test.add',
+        id: expiring,
+        eta: new Date(now + 1500).toISOString(),
+        expires: new Date(now + 500).toISOString(),
+      },
     });
     await waitFor(() => h.worker.heldCount === 2, 5000);
     expect(await results.meta(due)).toBeUndefined();

@@ -45,10 +45,25 @@ async function deadLetterReason(id: string): Promise<string | undefined> {
 }
 
 test.each([
-  ['a body that is not valid UTF-8', Buffer.concat([Buffer.from('[["'), Buffer.from([0xff, 0xfe, 0x41]), Buffer.from('"], {}, {}]')]), { contentType: 'application/json', contentEncoding: 'utf-8' }, /body: the body is not valid utf-8/],
-  ['an unknown content_encoding', Buffer.from('[["x"], {}, {}]'), { contentType: 'application/json', contentEncoding: 'nonsense' }, /unsupported content_encoding "nonsense"/],
+  [
+    'a body that is not valid UTF-8',
+    Buffer.concat([Buffer.from('[["'), Buffer.from([0xff, 0xfe, 0x41]), Buffer.from('"], {}, {}]')]),
+    { contentType: 'application/json', contentEncoding: 'utf-8' },
+    /body: the body is not valid utf-8/,
+  ],
+  [
+    'an unknown content_encoding',
+    Buffer.from('[["x"], {}, {}]'),
+    { contentType: 'application/json', contentEncoding: 'nonsense' },
+    /unsupported content_encoding "nonsense"/,
+  ],
   ['no content type', Buffer.from('[["x"], {}, {}]'), { contentEncoding: 'utf-8' }, /the message has no content type/],
-  ['arguments nested 10,000 levels deep', Buffer.from(`[[${'['.repeat(10_000)}${']'.repeat(10_000)}], {}, {}]`), { contentType: 'application/json', contentEncoding: 'utf-8' }, /nested deeper than 256 levels/],
+  [
+    'arguments nested 10,000 levels deep',
+    Buffer.from(`[[${'['.repeat(10_000)}${']'.repeat(10_000)}], {}, {}]`),
+    { contentType: 'application/json', contentEncoding: 'utf-8' },
+    /nested deeper than 256 levels/,
+  ],
 ])('%s is refused to the dead-letter queue with a reason, and never runs', async (_name, body, props, reason) => {
   const id = await send(body, props);
   expect(await deadLetterReason(id)).toMatch(reason);
@@ -56,6 +71,9 @@ test.each([
 });
 
 test('a declared utf-16 body is decoded faithfully and runs with its text intact', async () => {
-  const id = await send(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('[["héllo ✓"], {}, {}]', 'utf16le')]), { contentType: 'application/json', contentEncoding: 'utf-16' });
+  const id = await send(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('[["héllo ✓"], {}, {}]', 'utf16le')]), {
+    contentType: 'application/json',
+    contentEncoding: 'utf-16',
+  });
   expect(await results.ready(id)).toMatchObject({ status: 'SUCCESS', result: { args: ['héllo ✓'] } });
 });

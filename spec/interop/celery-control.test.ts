@@ -12,7 +12,8 @@ import { ResultReader } from '../support/results.js';
 
 const exec = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
-const celery = async (...args: string[]) => (await exec(PYTHON, ['-m', 'celery', '-b', AMQP_URL, ...args], { timeout: 60_000 })).stdout;
+const celery = async (...args: string[]) =>
+  (await exec(PYTHON, ['-m', 'celery', '-b', AMQP_URL, ...args], { timeout: 60_000 })).stdout;
 
 let h: Harness;
 let node: string;
@@ -38,9 +39,18 @@ test('celery inspect registered lists our tasks (not the celery.* built-ins)', a
 });
 
 test('celery inspect stats, active_queues and conf answer in the shapes Flower reads', async () => {
-  const stats = (JSON.parse(await celery('inspect', 'stats', '-d', node, '-j')) as Record<string, Record<string, unknown>>)[node];
-  expect(stats).toMatchObject({ pid: process.pid, pool: { 'max-concurrency': 4 }, prefetch_count: 16, broker: { transport: 'amqp' } });
-  const queues = (JSON.parse(await celery('inspect', 'active_queues', '-d', node, '-j')) as Record<string, Array<{ name: string }>>)[node];
+  const stats = (
+    JSON.parse(await celery('inspect', 'stats', '-d', node, '-j')) as Record<string, Record<string, unknown>>
+  )[node];
+  expect(stats).toMatchObject({
+    pid: process.pid,
+    pool: { 'max-concurrency': 4 },
+    prefetch_count: 16,
+    broker: { transport: 'amqp' },
+  });
+  const queues = (
+    JSON.parse(await celery('inspect', 'active_queues', '-d', node, '-j')) as Record<string, Array<{ name: string }>>
+  )[node];
   expect(queues?.map((q) => q.name)).toEqual([h.queue]);
   const conf = await celery('inspect', 'conf', '-d', node, '-j');
   expect(conf).not.toContain('guest:guest');
@@ -49,10 +59,16 @@ test('celery inspect stats, active_queues and conf answer in the shapes Flower r
 test('celery control terminate stops a running task; its result is REVOKED', async () => {
   const id = await h.worker.publisher.apply('test.sleep', [30], {});
   await waitFor(() => [...h.worker.active.values()].some((r) => r.msg.id === id), 10_000);
-  const active = JSON.parse(await celery('inspect', 'active', '-d', node, '-j')) as Record<string, Array<{ id: string }>>;
+  const active = JSON.parse(await celery('inspect', 'active', '-d', node, '-j')) as Record<
+    string,
+    Array<{ id: string }>
+  >;
   expect(active[node]?.map((t) => t.id)).toContain(id);
   await celery('control', 'terminate', 'SIGTERM', id, '-d', node);
-  expect(await results.ready(id, 10_000)).toMatchObject({ status: 'REVOKED', result: { exc_type: 'TaskRevokedError', exc_message: ['terminated'] } });
+  expect(await results.ready(id, 10_000)).toMatchObject({
+    status: 'REVOKED',
+    result: { exc_type: 'TaskRevokedError', exc_message: ['terminated'] },
+  });
   const revoked = JSON.parse(await celery('inspect', 'revoked', '-d', node, '-j')) as Record<string, string[]>;
   expect(revoked[node]).toContain(id);
 });
@@ -85,7 +101,12 @@ print(json.dumps(app.control.broadcast('frobnicate', reply=True, destination=[sy
   const conn = await amqp.connect(AMQP_URL);
   const ch = await conn.createConfirmChannel();
   ch.publish('celery.pidbox', '', Buffer.from('{not json'), { contentType: 'application/json' });
-  ch.publish('celery.pidbox', '', Buffer.from(JSON.stringify({ method: 'ping', arguments: {}, ticket: randomUUID() })), { contentType: 'application/json' });
+  ch.publish(
+    'celery.pidbox',
+    '',
+    Buffer.from(JSON.stringify({ method: 'ping', arguments: {}, ticket: randomUUID() })),
+    { contentType: 'application/json' },
+  );
   ch.publish('celery.pidbox', '', Buffer.from(JSON.stringify({ arguments: {} })), { contentType: 'application/json' });
   await ch.waitForConfirms();
   await conn.close();
@@ -103,15 +124,21 @@ test('celery status lists our worker, and no longer does after it shut down', as
 });
 
 test('celery control rate_limit and time_limit change a task at run time', async () => {
-  expect(await celery('control', 'rate_limit', 'test.add', '2/s', '-d', node)).toContain('new rate limit set successfully');
+  expect(await celery('control', 'rate_limit', 'test.add', '2/s', '-d', node)).toContain(
+    'new rate limit set successfully',
+  );
   const t0 = Date.now();
   const ids = await Promise.all([1, 2, 3].map((i) => h.worker.publisher.apply('test.add', [i, i], {})));
   for (const id of ids) await results.ready(id);
-  const last = Math.max(...(await Promise.all(ids.map(async (id) => Date.parse(String((await results.ready(id)).date_done))))));
+  const last = Math.max(
+    ...(await Promise.all(ids.map(async (id) => Date.parse(String((await results.ready(id)).date_done))))),
+  );
   expect(last - t0).toBeGreaterThanOrEqual(900);
   expect(await celery('control', 'rate_limit', 'test.nope', '1/s', '-d', node)).toContain('unknown task');
 
-  expect(await celery('control', 'time_limit', 'test.sleep', '0.3', '10', '-d', node)).toContain('time limits set successfully');
+  expect(await celery('control', 'time_limit', 'test.sleep', '0.3', '10', '-d', node)).toContain(
+    'time limits set successfully',
+  );
   const slow = await h.worker.publisher.apply('test.sleep', [3], {});
   expect((await results.ready(slow)).result).toMatchObject({ exc_type: 'SoftTimeLimitExceeded' });
 });
@@ -124,7 +151,10 @@ test('with a state file, revoked ids survive a restart: the revoked task is disc
   await waitFor(() => first.worker.revoked.has(id), 5000);
   const queue = first.queue;
   await first.app.shutdown();
-  const second = await startWorker({ queue, env: { CELERY_RESULT_BACKEND: REDIS_URL, CELERY_WORKER_STATE_DB: stateDb } });
+  const second = await startWorker({
+    queue,
+    env: { CELERY_RESULT_BACKEND: REDIS_URL, CELERY_WORKER_STATE_DB: stateDb },
+  });
   try {
     await second.worker.publisher.apply('test.add', [1, 1], {}, { taskId: id });
     expect(await results.ready(id)).toMatchObject({ status: 'REVOKED', result: { exc_message: ['revoked'] } });

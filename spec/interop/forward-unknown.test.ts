@@ -17,11 +17,30 @@ const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const run = promisify(execFile);
 
 function startFallback(queue: string, backend: string): ChildProcess {
-  return spawn(PYTHON, ['-m', 'celery', '-A', 'fallback', 'worker', '-Q', queue, '--pool', 'solo', '-l', 'warning', '--without-mingle', '-n', `${queue}@%h`], {
-    cwd: 'spec/interop/python',
-    env: { ...process.env, CELERY_BROKER_URL: AMQP_URL, CELERY_RESULT_BACKEND: backend },
-    stdio: 'ignore',
-  });
+  return spawn(
+    PYTHON,
+    [
+      '-m',
+      'celery',
+      '-A',
+      'fallback',
+      'worker',
+      '-Q',
+      queue,
+      '--pool',
+      'solo',
+      '-l',
+      'warning',
+      '--without-mingle',
+      '-n',
+      `${queue}@%h`,
+    ],
+    {
+      cwd: 'spec/interop/python',
+      env: { ...process.env, CELERY_BROKER_URL: AMQP_URL, CELERY_RESULT_BACKEND: backend },
+      stdio: 'ignore',
+    },
+  );
 }
 
 async function stop(p: ChildProcess | undefined): Promise<void> {
@@ -31,11 +50,19 @@ async function stop(p: ChildProcess | undefined): Promise<void> {
   await exited;
 }
 
-async function caller(backend: string, queue: string, count: number): Promise<{ single: Record<string, unknown>; many?: unknown[] }> {
-  const { stdout } = await run(PYTHON, ['spec/interop/python/forward_client.py', AMQP_URL, backend, queue, String(count)], {
-    timeout: 180_000,
-    maxBuffer: 64 * 1024 * 1024,
-  });
+async function caller(
+  backend: string,
+  queue: string,
+  count: number,
+): Promise<{ single: Record<string, unknown>; many?: unknown[] }> {
+  const { stdout } = await run(
+    PYTHON,
+    ['spec/interop/python/forward_client.py', AMQP_URL, backend, queue, String(count)],
+    {
+      timeout: 180_000,
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   return JSON.parse(stdout) as { single: Record<string, unknown>; many?: unknown[] };
 }
 
@@ -53,7 +80,10 @@ describe.each([
   beforeAll(async () => {
     // An HTTP port: the worker keeps Prometheus metrics only when it serves them.
     const http = { SMARTER_WORKER_HTTP_PORT: String(await freePort()), SMARTER_WORKER_HTTP_HOST: '127.0.0.1' };
-    h = await startWorker({ env: { CELERY_RESULT_BACKEND: backend, SMARTER_WORKER_UNKNOWN_TASKS: `forward:${fallback}`, ...http }, logger: recordingLogger(lines) });
+    h = await startWorker({
+      env: { CELERY_RESULT_BACKEND: backend, SMARTER_WORKER_UNKNOWN_TASKS: `forward:${fallback}`, ...http },
+      logger: recordingLogger(lines),
+    });
     py = startFallback(fallback, backend);
   });
   afterAll(async () => {
@@ -64,10 +94,17 @@ describe.each([
 
   test("a Python caller's .get() returns the result of the Python worker behind ours", async () => {
     const out = await caller(backend, h!.queue, 0);
-    expect(out.single).toEqual({ domain: 'example.com', worker: 'python', queue: fallback, forwarded_by: h!.worker.options.nodeName });
+    expect(out.single).toEqual({
+      domain: 'example.com',
+      worker: 'python',
+      queue: fallback,
+      forwarded_by: h!.worker.options.nodeName,
+    });
     // A forwarded name is not ours: Celery's own `inspect registered` does not list it.
     const node = h!.worker.options.nodeName;
-    const { stdout } = await run(PYTHON, ['-m', 'celery', '-b', AMQP_URL, 'inspect', 'registered', '-d', node, '-j'], { timeout: 60_000 });
+    const { stdout } = await run(PYTHON, ['-m', 'celery', '-b', AMQP_URL, 'inspect', 'registered', '-d', node, '-j'], {
+      timeout: 60_000,
+    });
     const registered = (JSON.parse(stdout) as Record<string, string[]>)[node];
     expect(registered).toContain('test.add');
     expect(registered).not.toContain('legacy.verify_domain');
@@ -82,7 +119,11 @@ describe.each([
         if (i % 2 === 0) expect(r).toBe(i * 2);
         else expect(r).toMatchObject({ domain: `d${i}.example`, worker: 'python' });
       });
-      expect(forwardLines(lines).map((l) => l.meta.task).sort()).toEqual(['legacy.double', 'legacy.verify_domain']);
+      expect(
+        forwardLines(lines)
+          .map((l) => l.meta.task)
+          .sort(),
+      ).toEqual(['legacy.double', 'legacy.verify_domain']);
       const metrics = await h!.app.metrics!.registry.getSingleMetricAsString('smarter_worker_forwarded_total');
       // 500 here and one single call in each test of this backend.
       expect(metrics).toContain(`smarter_worker_forwarded_total{task="legacy.double",to="${fallback}"} 500`);
@@ -94,7 +135,11 @@ describe.each([
 test('a forwarding loop (the fallback is the front queue itself) ends in the dead-letter queue, forwarded once', async () => {
   const queue = uniqueName('q');
   const lines: LogLine[] = [];
-  const h = await startWorker({ queue, env: { SMARTER_WORKER_UNKNOWN_TASKS: `forward:${queue}` }, logger: recordingLogger(lines) });
+  const h = await startWorker({
+    queue,
+    env: { SMARTER_WORKER_UNKNOWN_TASKS: `forward:${queue}` },
+    logger: recordingLogger(lines),
+  });
   try {
     const id = randomUUID();
     await publishRaw(queue, JSON.stringify([[1], {}, {}]), {
@@ -104,9 +149,14 @@ test('a forwarding loop (the fallback is the front queue itself) ends in the dea
       replyTo: 'caller-reply-queue',
       headers: { lang: 'py', task: 'legacy.nowhere', id, root_id: id, retries: 0 },
     });
-    const dead = await waitFor(() => withChannel(async (ch) => (await ch.get(`${queue}.dead_letter`, { noAck: true })) || undefined), 15_000);
+    const dead = await waitFor(
+      () => withChannel(async (ch) => (await ch.get(`${queue}.dead_letter`, { noAck: true })) || undefined),
+      15_000,
+    );
     const headers = dead.properties.headers as Record<string, unknown>;
-    expect(String(headers['x-dead-letter-reason'])).toMatch(/^forwarding loop: legacy\.nowhere was already forwarded by /);
+    expect(String(headers['x-dead-letter-reason'])).toMatch(
+      /^forwarding loop: legacy\.nowhere was already forwarded by /,
+    );
     expect(headers[FORWARDED_BY_HEADER]).toBe(h.worker.options.nodeName);
     expect(dead.properties).toMatchObject({ correlationId: id, replyTo: 'caller-reply-queue' });
     // Nothing is left going round.
@@ -124,8 +174,24 @@ test('a forwarded message is the original, byte for byte and property for proper
   const h = await startWorker({ env: { SMARTER_WORKER_UNKNOWN_TASKS: `forward:${to}` } });
   try {
     const id = randomUUID();
-    const body = Buffer.from(JSON.stringify([[1, 'two'], { k: { nested: [3] } }, { callbacks: null, errbacks: null, chain: null, chord: null }]));
-    const headers = { lang: 'py', task: 'legacy.anything', id, root_id: id, parent_id: null, retries: 0, eta: null, expires: null, 'x-custom': 'kept' };
+    const body = Buffer.from(
+      JSON.stringify([
+        [1, 'two'],
+        { k: { nested: [3] } },
+        { callbacks: null, errbacks: null, chain: null, chord: null },
+      ]),
+    );
+    const headers = {
+      lang: 'py',
+      task: 'legacy.anything',
+      id,
+      root_id: id,
+      parent_id: null,
+      retries: 0,
+      eta: null,
+      expires: null,
+      'x-custom': 'kept',
+    };
     await publishRaw(h.queue, body, {
       contentType: 'application/json',
       contentEncoding: 'utf-8',
@@ -141,12 +207,37 @@ test('a forwarded message is the original, byte for byte and property for proper
       userId: 'guest',
       headers,
     });
-    const got = await waitFor(() => withChannel(async (ch) => (await ch.get(to, { noAck: true })) || undefined), 15_000);
+    const got = await waitFor(
+      () => withChannel(async (ch) => (await ch.get(to, { noAck: true })) || undefined),
+      15_000,
+    );
     expect(got.content.equals(body)).toBe(true);
-    expect(got.properties).toMatchObject({ contentType: 'application/json', contentEncoding: 'utf-8', correlationId: id, replyTo: 'caller.reply.queue', priority: 7, deliveryMode: 2, expiration: '600000', messageId: 'm-1', timestamp: 1733000000, type: 'legacy', appId: 'smarter', userId: 'guest' });
-    expect(got.properties.headers).toEqual({ ...headers, 'x-smarter-forwarded-by': h.worker.options.nodeName, 'x-smarter-forwarded-from': h.queue });
+    expect(got.properties).toMatchObject({
+      contentType: 'application/json',
+      contentEncoding: 'utf-8',
+      correlationId: id,
+      replyTo: 'caller.reply.queue',
+      priority: 7,
+      deliveryMode: 2,
+      expiration: '600000',
+      messageId: 'm-1',
+      timestamp: 1733000000,
+      type: 'legacy',
+      appId: 'smarter',
+      userId: 'guest',
+    });
+    expect(got.properties.headers).toEqual({
+      ...headers,
+      'x-smarter-forwarded-by': h.worker.options.nodeName,
+      'x-smarter-forwarded-from': h.queue,
+    });
     // Acked once forwarded: nothing left on the front queue, nothing dead-lettered.
-    expect(await withChannel(async (ch) => [(await ch.checkQueue(h.queue)).messageCount, (await ch.checkQueue(`${h.queue}.dead_letter`).catch(() => ({ messageCount: 0 }))).messageCount])).toEqual([0, 0]);
+    expect(
+      await withChannel(async (ch) => [
+        (await ch.checkQueue(h.queue)).messageCount,
+        (await ch.checkQueue(`${h.queue}.dead_letter`).catch(() => ({ messageCount: 0 }))).messageCount,
+      ]),
+    ).toEqual([0, 0]);
   } finally {
     await h.stop();
     await deleteQueues([to]);

@@ -12,16 +12,23 @@ test('the page shows commands to run (so that the test below runs something)', (
 });
 
 test("every command of getting started runs: three processes serve, the checks exit 0 and print the page's last lines", async () => {
-  const s = await substitutionsFor(['default_celery_task_queue', 'infrastructure_celery_task_queue'], [8080, 8081, 8082]);
+  const s = await substitutionsFor(
+    ['default_celery_task_queue', 'infrastructure_celery_task_queue'],
+    [8080, 8081, 8082],
+  );
   const env = {
     SMARTER_LLM_CLIENT_TASKS_CELERY_TASK_QUEUE: s.queues.default_celery_task_queue,
     SMARTER_INFRASTRUCTURE_TASKS_CELERY_TASK_QUEUE: s.queues.infrastructure_celery_task_queue,
   };
   // `check` compares the settings with the chart's and compose.yaml's queues: it runs with the page's defaults.
   const run = await runPage(PAGE, s, env, (c) => / check$/.test(c));
-  expect(run.ran.map((r) => [r.command, r.code === null ? 'serving' : r.code, r.code === null || r.code === 0 ? '' : r.output.slice(-1500)])).toEqual(
-    run.ran.map((r) => [r.command, r.code === null ? 'serving' : 0, '']),
-  );
+  expect(
+    run.ran.map((r) => [
+      r.command,
+      r.code === null ? 'serving' : r.code,
+      r.code === null || r.code === 0 ? '' : r.output.slice(-1500),
+    ]),
+  ).toEqual(run.ran.map((r) => [r.command, r.code === null ? 'serving' : 0, '']));
   expect(run.ran).toHaveLength(shellCommands(readFileSync(PAGE, 'utf8')).length);
   const page = readFileSync(PAGE, 'utf8');
   const endings = [...page.matchAll(/it ends with\n\n```text\n([\s\S]*?)\n```/g)].map((m) => m[1] ?? '');

@@ -11,11 +11,15 @@ const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 test('celery beat sends a short-interval entry to our queue; our worker runs it each time', async () => {
   const h = await startWorker();
   const dir = mkdtempSync(join(tmpdir(), 'pybeat-'));
-  const beat = spawn(PYTHON, ['-m', 'celery', '-A', 'beatconf', 'beat', '-l', 'info', '-s', join(dir, 'celerybeat-schedule')], {
-    cwd: 'spec/interop/python',
-    env: { ...process.env, CELERY_BROKER_URL: AMQP_URL, BEAT_QUEUE: h.queue },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const beat = spawn(
+    PYTHON,
+    ['-m', 'celery', '-A', 'beatconf', 'beat', '-l', 'info', '-s', join(dir, 'celerybeat-schedule')],
+    {
+      cwd: 'spec/interop/python',
+      env: { ...process.env, CELERY_BROKER_URL: AMQP_URL, BEAT_QUEUE: h.queue },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let log = '';
   beat.stderr?.on('data', (d: Buffer) => (log += d.toString()));
   try {

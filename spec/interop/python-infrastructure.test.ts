@@ -24,7 +24,11 @@ let infra: Harness;
 let op: Harness;
 
 async function python(mode: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const { stdout } = await exec(PYTHON, ['spec/interop/python/infra_client.py', AMQP_URL, REDIS_URL, infra.queue, op.queue, mode, JSON.stringify(params)], { timeout: 120_000 });
+  const { stdout } = await exec(
+    PYTHON,
+    ['spec/interop/python/infra_client.py', AMQP_URL, REDIS_URL, infra.queue, op.queue, mode, JSON.stringify(params)],
+    { timeout: 120_000 },
+  );
   return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
 }
 
@@ -42,10 +46,28 @@ beforeAll(async () => {
   world = await startWorld({ apiDomain: API, namespace: NS, acmValidationWait: 27 });
   const infraQueue = uniqueName('infra');
   const opQueue = uniqueName('op');
-  const settings = { operationalQueue: opQueue, infrastructureQueue: infraQueue, maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com', checkTimeScale: 0.01 };
+  const settings = {
+    operationalQueue: opQueue,
+    infrastructureQueue: infraQueue,
+    maxRetries: 3,
+    retryBackoff: true,
+    environment: 'alpha',
+    rootDomain: 'example.com',
+    checkTimeScale: 0.01,
+  };
   const deps: SmarterDeps = { db: t.db, cloud: world.cloud };
-  infra = await startWorker({ queue: infraQueue, tasks: () => smarterTasks(settings), deps, env: { CELERY_RESULT_BACKEND: REDIS_URL } });
-  op = await startWorker({ queue: opQueue, tasks: () => smarterTasks(settings), deps, env: { CELERY_WORKER_CONCURRENCY: '16' } });
+  infra = await startWorker({
+    queue: infraQueue,
+    tasks: () => smarterTasks(settings),
+    deps,
+    env: { CELERY_RESULT_BACKEND: REDIS_URL },
+  });
+  op = await startWorker({
+    queue: opQueue,
+    tasks: () => smarterTasks(settings),
+    deps,
+    env: { CELERY_WORKER_CONCURRENCY: '16' },
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -56,7 +78,13 @@ afterAll(async () => {
 });
 
 /** An LLMClient `bot<id>` of a new account, owned by the account's admin (its first staff profile). */
-async function newLlmclient(): Promise<{ id: number; accountId: number; accountNumber: string; host: string; contact: string }> {
+async function newLlmclient(): Promise<{
+  id: number;
+  accountId: number;
+  accountNumber: string;
+  host: string;
+  contact: string;
+}> {
   const ids = await seed(t.db);
   await t.db.execute("UPDATE llmclient_llmclient SET name = CONCAT('bot', id) WHERE id = ?", [ids.llmclientId]);
   await t.db.execute('UPDATE auth_user SET is_staff = 1 WHERE id = ?', [ids.userId]);
@@ -66,10 +94,22 @@ async function newLlmclient(): Promise<{ id: number; accountId: number; accountN
     "INSERT INTO account_accountcontact (first_name, last_name, email, is_primary, account_id, created_at, updated_at) VALUES ('Ada', 'L', ?, 1, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
     [contact, ids.accountId],
   );
-  return { id: ids.llmclientId, accountId: ids.accountId, accountNumber: String(a?.account_number), host: `bot${ids.llmclientId}.${String(a?.account_number)}.${API}`, contact };
+  return {
+    id: ids.llmclientId,
+    accountId: ids.accountId,
+    accountNumber: String(a?.account_number),
+    host: `bot${ids.llmclientId}.${String(a?.account_number)}.${API}`,
+    contact,
+  };
 }
 
-const row = async (id: number) => (await t.db.select('SELECT deployed, dns_verification_status AS dns, tls_certificate_issuance_status AS tls FROM llmclient_llmclient WHERE id = ?', [id]))[0];
+const row = async (id: number) =>
+  (
+    await t.db.select(
+      'SELECT deployed, dns_verification_status AS dns, tls_certificate_issuance_status AS tls FROM llmclient_llmclient WHERE id = ?',
+      [id],
+    )
+  )[0];
 
 test('deploy_default_api from Python: certificate then domain stages, deployed and Verified, one success e-mail; meanwhile the infrastructure worker holds nothing and 1,000 charges complete', async () => {
   const l = await newLlmclient();
@@ -91,7 +131,14 @@ test('deploy_default_api from Python: certificate then domain stages, deployed a
   expect(samples.length).toBeGreaterThan(5);
   expect(samples.every(Boolean)).toBe(true);
   expect(brokerUnacked).toBe(0);
-  await waitFor(async () => Number((await t.db.select('SELECT COUNT(*) AS n FROM account_charge WHERE resource_locator = ?', [locator]))[0]?.n) === 1000, 60_000, 200);
+  await waitFor(
+    async () =>
+      Number(
+        (await t.db.select('SELECT COUNT(*) AS n FROM account_charge WHERE resource_locator = ?', [locator]))[0]?.n,
+      ) === 1000,
+    60_000,
+    200,
+  );
 
   await waitFor(() => world.certificateChecks(l.host) >= 2, 30_000);
   world.issueTls(l.host);
@@ -101,17 +148,25 @@ test('deploy_default_api from Python: certificate then domain stages, deployed a
   await waitFor(async () => (await row(l.id))?.dns === 'Verified', 30_000);
   expect(await row(l.id)).toEqual({ deployed: 1, dns: 'Verified', tls: 'Issued' });
   await waitFor(() => world.mails().length >= 1, 10_000);
-  expect(world.mails().filter((m) => m.to.includes(l.contact)).map((m) => m.subject)).toEqual([`Your Smarter llmclient https://${l.host}/ has been deployed`]);
+  expect(
+    world
+      .mails()
+      .filter((m) => m.to.includes(l.contact))
+      .map((m) => m.subject),
+  ).toEqual([`Your Smarter llmclient https://${l.host}/ has been deployed`]);
   expect(await world.aRecord(l.host)).toEqual(world.loadBalancer);
 }, 120_000);
 
 // smarter/smarter/apps/llmclient/models/llmclient.py: `rfc1034_compliant_name` is `<name>-<username>` for an
 // LLMClient its account's admin does not own (smarter/smarter/common/utils/rfc1034_compliance.py sanitises it).
-test('deploy_default_api from Python of a member\'s LLMClient: deployed at <name>-<username>.<account>.<API domain> in Route 53', async () => {
+test("deploy_default_api from Python of a member's LLMClient: deployed at <name>-<username>.<account>.<API domain> in Route 53", async () => {
   const l = await newLlmclient();
   const username = `Jane_Doe.${l.accountId}`;
   const u = await t.db.execute('INSERT INTO auth_user (username, is_staff) VALUES (?, 0)', [username]);
-  const p = await t.db.execute('INSERT INTO account_userprofile (user_id, account_id, created_at, updated_at) VALUES (?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))', [u.insertId, l.accountId]);
+  const p = await t.db.execute(
+    'INSERT INTO account_userprofile (user_id, account_id, created_at, updated_at) VALUES (?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))',
+    [u.insertId, l.accountId],
+  );
   await t.db.execute('UPDATE llmclient_llmclient SET user_profile_id = ? WHERE id = ?', [p.insertId, l.id]);
   const memberHost = `bot${l.id}-jane-doe${l.accountId}.${l.accountNumber}.${API}`;
   await python('deploy', { llmclient_id: l.id });
@@ -140,21 +195,55 @@ test('a certificate that never becomes Ready: TLS Failed after exactly 30 checks
 test('register_custom_domain → verify_custom_domain → deploy_custom_api from Python, as the delegation and the certificate appear', async () => {
   const l = await newLlmclient();
   const domain = `bots${l.accountId}.example.net`;
-  await t.db.execute("UPDATE llmclient_llmclient SET deployed = 1, dns_verification_status = 'Verified', tls_certificate_issuance_status = 'Issued' WHERE id = ?", [l.id]);
+  await t.db.execute(
+    "UPDATE llmclient_llmclient SET deployed = 1, dns_verification_status = 'Verified', tls_certificate_issuance_status = 'Issued' WHERE id = ?",
+    [l.id],
+  );
   await python('register', { account_id: l.accountId, domain_name: domain });
-  const cd = await waitFor(async () => (await t.db.select('SELECT id, aws_hosted_zone_id, verification_status, verification_message FROM llmclient_llmclientcustomdomain WHERE domain_name = ?', [domain]))[0], 20_000);
+  const cd = await waitFor(
+    async () =>
+      (
+        await t.db.select(
+          'SELECT id, aws_hosted_zone_id, verification_status, verification_message FROM llmclient_llmclientcustomdomain WHERE domain_name = ?',
+          [domain],
+        )
+      )[0],
+    20_000,
+  );
   await t.db.execute('UPDATE llmclient_llmclient SET custom_domain_id = ? WHERE id = ?', [cd.id, l.id]);
-  const message = async () => String((await t.db.select('SELECT verification_message FROM llmclient_llmclientcustomdomain WHERE id = ?', [cd.id]))[0]?.verification_message);
+  const message = async () =>
+    String(
+      (await t.db.select('SELECT verification_message FROM llmclient_llmclientcustomdomain WHERE id = ?', [cd.id]))[0]
+        ?.verification_message,
+    );
   await waitFor(async () => /not delegated/.test(await message()), 20_000);
   await world.delegate(domain, String(cd.aws_hosted_zone_id));
   // Delegated: the next check finds the certificate (requested at registration) not issued yet.
-  await waitFor(async () => /TLS certificate .* is not issued yet\. Its status is PENDING_VALIDATION/.test(await message()), 30_000);
-  await waitFor(async () => (await t.db.select("SELECT 1 FROM llmclient_llmclientcustomdomain WHERE id = ? AND verification_status = 'Verified' AND verified_at IS NOT NULL", [cd.id])).length === 1, 60_000, 200);
+  await waitFor(
+    async () => /TLS certificate .* is not issued yet\. Its status is PENDING_VALIDATION/.test(await message()),
+    30_000,
+  );
+  await waitFor(
+    async () =>
+      (
+        await t.db.select(
+          "SELECT 1 FROM llmclient_llmclientcustomdomain WHERE id = ? AND verification_status = 'Verified' AND verified_at IS NOT NULL",
+          [cd.id],
+        )
+      ).length === 1,
+    60_000,
+    200,
+  );
   const custom = `bot${l.id}.${domain}`;
   await waitFor(async () => (await world.aRecord(custom, String(cd.aws_hosted_zone_id))).length > 0, 20_000);
   // deploy_custom_api.py writes the A record first and the Ingress after it: wait for the second write too.
   await waitFor(() => world.ingress(custom), 10_000);
   const subject = `Domain Verification for ${domain} Successful`;
   await waitFor(() => world.mails().some((m) => m.subject === subject), 10_000);
-  expect(world.mails().filter((m) => m.subject === subject).map((m) => m.to)).toEqual([[l.contact]]);
+  expect(
+    world
+      .mails()
+      .filter((m) => m.subject === subject)
+      .map((m) => m.to),
+  ).toEqual([[l.contact]]);
 }, 120_000);

@@ -22,14 +22,28 @@ let infra: Harness;
 const received: TaskMessage[] = [];
 
 async function python(mode: string, params: Record<string, unknown>): Promise<{ id: string }> {
-  const { stdout } = await exec(PYTHON, ['spec/interop/python/llmhost_client.py', AMQP_URL, infra.queue, mode, JSON.stringify(params)], { timeout: 60_000 });
+  const { stdout } = await exec(
+    PYTHON,
+    ['spec/interop/python/llmhost_client.py', AMQP_URL, infra.queue, mode, JSON.stringify(params)],
+    { timeout: 60_000 },
+  );
   return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { id: string };
 }
 
 beforeAll(async () => {
   const queue = uniqueName('infra');
   w = await startLlmhostWorld({ queue });
-  const settings = { operationalQueue: uniqueName('op'), infrastructureQueue: queue, maxRetries: 3, retryBackoff: true, environment: 'alpha', rootDomain: 'example.com', checkTimeScale: 0.01, awsEksClusterName: CLUSTER, fernetEncryptionKey: w.fernetKey };
+  const settings = {
+    operationalQueue: uniqueName('op'),
+    infrastructureQueue: queue,
+    maxRetries: 3,
+    retryBackoff: true,
+    environment: 'alpha',
+    rootDomain: 'example.com',
+    checkTimeScale: 0.01,
+    awsEksClusterName: CLUSTER,
+    fernetEncryptionKey: w.fernetKey,
+  };
   const events: TaskEvents = { ...noEvents, received: (m) => received.push(m) };
   infra = await startWorker({ queue, tasks: () => smarterTasks(settings), deps: w.deps, events });
 }, 120_000);
@@ -43,7 +57,15 @@ const reconciles = () => received.filter((m) => m.task === RECONCILE);
 
 test('Python launch_llmhost.delay(id) and reconcile_llmhost_compute.apply_async((compute_id,)): our worker re-queues (compute_id, attempt + 1) positionally until the node joins, then the compute is settled and the LLMHost active', async () => {
   const computeId = await w.newCompute({ name: 'gpu-l4-interop' });
-  const id = await w.newLlmhost({ name: 'interop', spec: { model: { repository: 'meta-llama/Llama-3.1-8B-Instruct' }, engine: { name: 'vllm' }, resources: { cpu: '4', memory: '16Gi', gpuCount: 1 }, compute: 'gpu-l4-interop' } });
+  const id = await w.newLlmhost({
+    name: 'interop',
+    spec: {
+      model: { repository: 'meta-llama/Llama-3.1-8B-Instruct' },
+      engine: { name: 'vllm' },
+      resources: { cpu: '4', memory: '16Gi', gpuCount: 1 },
+      compute: 'gpu-l4-interop',
+    },
+  });
   await python('launch', { llmhost_id: id });
   await waitFor(async () => reconciles().some((m) => m.args[1] === 3), 30_000);
   const sent = await python('reconcile', { compute_id: computeId, countdown: 0 });
@@ -70,5 +92,9 @@ test('Python launch_llmhost.delay(id) and reconcile_llmhost_compute.apply_async(
   // Every re-queue our worker sent was positional, (compute_id, n), never keyword arguments.
   const requeued = reconciles().filter((m) => m.args.length === 2);
   expect(requeued.length).toBeGreaterThanOrEqual(2);
-  expect(requeued.every((m) => m.args[0] === computeId && typeof m.args[1] === 'number' && Object.keys(m.kwargs).length === 0)).toBe(true);
+  expect(
+    requeued.every(
+      (m) => m.args[0] === computeId && typeof m.args[1] === 'number' && Object.keys(m.kwargs).length === 0,
+    ),
+  ).toBe(true);
 }, 90_000);

@@ -28,7 +28,11 @@ let profileId: number;
 let lines: LogLine[];
 
 async function python(mode: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
-  const { stdout } = await exec(PYTHON, ['spec/interop/python/mcp_client.py', AMQP_URL, REDIS_URL, h.queue, mode, JSON.stringify(params)], { timeout: 120_000 });
+  const { stdout } = await exec(
+    PYTHON,
+    ['spec/interop/python/mcp_client.py', AMQP_URL, REDIS_URL, h.queue, mode, JSON.stringify(params)],
+    { timeout: 120_000 },
+  );
   return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
 }
 
@@ -41,9 +45,25 @@ beforeAll(async () => {
   lines = rec.lines;
   const deps: SmarterDeps = {
     db: t.db,
-    cloud: { ...new FakeCloud().deps, mcp: new SdkMcpServers({ allowPrivateEndpoints: true }, nullLogger()), llm: new FetchLlmProviders({ timeoutSeconds: 5 }, nullLogger()) },
+    cloud: {
+      ...new FakeCloud().deps,
+      mcp: new SdkMcpServers({ allowPrivateEndpoints: true }, nullLogger()),
+      llm: new FetchLlmProviders({ timeoutSeconds: 5 }, nullLogger()),
+    },
   };
-  h = await startWorker({ queue, tasks: () => smarterTasks({ operationalQueue: queue, infrastructureQueue: `${queue}.infra`, maxRetries: 3, retryBackoff: true }), deps, logger: rec, env: { CELERY_RESULT_BACKEND: REDIS_URL } });
+  h = await startWorker({
+    queue,
+    tasks: () =>
+      smarterTasks({
+        operationalQueue: queue,
+        infrastructureQueue: `${queue}.infra`,
+        maxRetries: 3,
+        retryBackoff: true,
+      }),
+    deps,
+    logger: rec,
+    env: { CELERY_RESULT_BACKEND: REDIS_URL },
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -54,7 +74,8 @@ afterAll(async () => {
 
 const insert = async (name: string, url: string) =>
   insertRow(t.db, 'mcpclient_mcpclient', { name, user_profile_id: profileId, endpoint_url: url, transport: 'http' });
-const status = async (id: number) => (await t.db.select('SELECT status, tools, last_error FROM mcpclient_mcpclient WHERE id = ?', [id]))[0];
+const status = async (id: number) =>
+  (await t.db.select('SELECT status, tools, last_error FROM mcpclient_mcpclient WHERE id = ?', [id]))[0];
 
 test('refresh_mcpclient.delay(id) from Python: the worker connects to the MCP server and Python gets "connected"', async () => {
   const id = await insert('py-ok', mcp.url);
@@ -69,7 +90,11 @@ test('a server that is down: Python gets "error" (a SUCCESS result, no retry), t
   const id = await insert('py-down', down.url);
   await expect(python('refresh', { id })).resolves.toEqual({ result: 'error' });
   expect(String((await status(id))?.last_error)).toMatch(/ECONNREFUSED/);
-  expect(lines.some((l) => l.message.startsWith('Task smarter.apps.mcpclient.tasks.refresh_mcpclient[') && l.meta.outcome === 'retry')).toBe(false);
+  expect(
+    lines.some(
+      (l) => l.message.startsWith('Task smarter.apps.mcpclient.tasks.refresh_mcpclient[') && l.meta.outcome === 'retry',
+    ),
+  ).toBe(false);
 }, 60_000);
 
 test('refresh_mcpclients() from Python returns the count, and the queued refreshes run', async () => {
@@ -77,25 +102,44 @@ test('refresh_mcpclients() from Python returns the count, and the queued refresh
   const a = await insert('py-all-a', mcp.url);
   const b = await insert('py-all-b', mcp.url);
   await expect(python('refresh_all')).resolves.toEqual({ result: 2 });
-  await waitFor(async () => (await status(a))?.status === 'connected' && (await status(b))?.status === 'connected', 30_000);
+  await waitFor(
+    async () => (await status(a))?.status === 'connected' && (await status(b))?.status === 'connected',
+    30_000,
+  );
 }, 60_000);
 
 test.each([
   [{ args: ['abc'] }, /mcpclient_id/],
   [{ args: [] }, /mcpclient_id/],
   [{ args: [1], kwargs: { bogus: 1 } }, /bogus/],
-])('bad arguments from Python (%o) are a FAILURE naming the argument; the worker goes on', async (call, message) => {
-  const r = await python('bad', call);
-  expect(r.state).toBe('FAILURE');
-  expect(String(r.message)).toMatch(message);
-  const id = await insert(`py-after-bad-${String(Math.random()).slice(2, 8)}`, mcp.url);
-  await expect(python('refresh', { id })).resolves.toEqual({ result: 'connected' });
-}, 60_000);
+])(
+  'bad arguments from Python (%o) are a FAILURE naming the argument; the worker goes on',
+  async (call, message) => {
+    const r = await python('bad', call);
+    expect(r.state).toBe('FAILURE');
+    expect(String(r.message)).toMatch(message);
+    const id = await insert(`py-after-bad-${String(Math.random()).slice(2, 8)}`, mcp.url);
+    await expect(python('refresh', { id })).resolves.toEqual({ result: 'connected' });
+  },
+  60_000,
+);
 
 test('verify_provider(provider_id=…) with no base_url: autoretried, then SmarterValueError reaches Python', async () => {
-  const r = { insertId: await insertRow(t.db, 'provider_provider', { name: 'nourl', user_profile_id: profileId, status: 'verified' }) };
-  await expect(python('verify_provider', { id: r.insertId })).resolves.toEqual({ state: 'FAILURE', exc_type: 'SmarterValueError', message: 'base_url is not set for this provider.' });
+  const r = {
+    insertId: await insertRow(t.db, 'provider_provider', {
+      name: 'nourl',
+      user_profile_id: profileId,
+      status: 'verified',
+    }),
+  };
+  await expect(python('verify_provider', { id: r.insertId })).resolves.toEqual({
+    state: 'FAILURE',
+    exc_type: 'SmarterValueError',
+    message: 'base_url is not set for this provider.',
+  });
   // max_retries=3: three retries with Celery's backoff, then the failure.
-  const retries = lines.filter((l) => l.message.startsWith('Task smarter.apps.provider.tasks.verify_provider[') && l.meta.outcome === 'retry');
+  const retries = lines.filter(
+    (l) => l.message.startsWith('Task smarter.apps.provider.tasks.verify_provider[') && l.meta.outcome === 'retry',
+  );
   expect(retries.map((l) => l.meta.retries)).toEqual([0, 1, 2]);
 }, 120_000);

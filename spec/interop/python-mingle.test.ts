@@ -43,11 +43,15 @@ test('a Python worker learns our revokes at start, and ours learns a revoke only
   const theirs = randomUUID();
   holder.worker.revokeTasks([ours], false);
   const pyNode = `py-${randomUUID().slice(0, 6)}@mingle`;
-  py = spawn(PYTHON, ['-m', 'celery', '-A', 'pyworker', 'worker', '-Q', uniqueName('pyq'), '--pool', 'solo', '-l', 'info', '-n', pyNode], {
-    cwd: 'spec/interop/python',
-    env: { ...process.env, CELERY_BROKER_URL: REDIS_URL, CELERY_RESULT_BACKEND: REDIS_URL, ...holder.pythonEnv },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  py = spawn(
+    PYTHON,
+    ['-m', 'celery', '-A', 'pyworker', 'worker', '-Q', uniqueName('pyq'), '--pool', 'solo', '-l', 'info', '-n', pyNode],
+    {
+      cwd: 'spec/interop/python',
+      env: { ...process.env, CELERY_BROKER_URL: REDIS_URL, CELERY_RESULT_BACKEND: REDIS_URL, ...holder.pythonEnv },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let log = '';
   py.stderr?.on('data', (b: Buffer) => (log += b.toString()));
   const end = Date.now() + 45_000;

@@ -12,7 +12,11 @@ const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 
 type Outcome = { ok?: unknown; raised?: string; module?: string; args?: string[]; state: string };
 
-async function pythonClient(backend: string, protocol: 1 | 2, queue: string): Promise<Record<string, Outcome & number>> {
+async function pythonClient(
+  backend: string,
+  protocol: 1 | 2,
+  queue: string,
+): Promise<Record<string, Outcome & number>> {
   const { stdout } = await run(PYTHON, ['spec/interop/python/client.py', AMQP_URL, backend, String(protocol), queue], {
     timeout: 120_000,
   });

@@ -36,15 +36,24 @@ test('celery inspect registered lists our tasks', async () => {
 }, 60_000);
 
 test('celery inspect stats answers, naming the redis transport', async () => {
-  const stats = (JSON.parse(await celery('inspect', 'stats', '-d', node, '-j')) as Record<string, Record<string, unknown>>)[node];
+  const stats = (
+    JSON.parse(await celery('inspect', 'stats', '-d', node, '-j')) as Record<string, Record<string, unknown>>
+  )[node];
   expect(stats).toMatchObject({ pid: process.pid, pool: { 'max-concurrency': 4 }, broker: { transport: 'redis' } });
 }, 60_000);
 
 test('a kombu event receiver on celeryev sees our task events', async () => {
-  const listen = exec(PYTHON, ['spec/interop/python/kombu_redis.py', REDIS_URL, h.scope.prefix, 'listen', 'celeryev', 'task.#'], { timeout: 30_000 });
+  const listen = exec(
+    PYTHON,
+    ['spec/interop/python/kombu_redis.py', REDIS_URL, h.scope.prefix, 'listen', 'celeryev', 'task.#'],
+    { timeout: 30_000 },
+  );
   await new Promise((r) => setTimeout(r, 1500));
   const id = await h.worker.publisher.apply('test.add', [1, 2], {});
-  const got = JSON.parse((await listen).stdout.trim().split('\n').pop() ?? 'null') as { body: Record<string, unknown>; delivery_info: Record<string, unknown> };
+  const got = JSON.parse((await listen).stdout.trim().split('\n').pop() ?? 'null') as {
+    body: Record<string, unknown>;
+    delivery_info: Record<string, unknown>;
+  };
   expect(String(got.body.type)).toMatch(/^task-/);
   expect(got.body.uuid).toBe(id);
   expect(got.delivery_info.exchange).toBe('celeryev');

@@ -30,7 +30,21 @@ afterAll(async () => {
 
 test(`${N} countdowns of ${COUNTDOWN} s with a 1 s visibility timeout: none early, none twice, unacked empty while they wait`, async () => {
   const { redis, keys } = h.scope;
-  await run(PYTHON, ['spec/interop/python/kombu_redis.py', REDIS_URL, h.scope.prefix, 'stamp', h.queue, String(N), String(COUNTDOWN), key, '1'], { timeout: 60_000 });
+  await run(
+    PYTHON,
+    [
+      'spec/interop/python/kombu_redis.py',
+      REDIS_URL,
+      h.scope.prefix,
+      'stamp',
+      h.queue,
+      String(N),
+      String(COUNTDOWN),
+      key,
+      '1',
+    ],
+    { timeout: 60_000 },
+  );
   // While they wait: sample the unacked hash (a message is briefly there between pop and defer).
   let maxUnackedWhileWaiting = 0;
   let sawDelayed = 0;
@@ -42,7 +56,9 @@ test(`${N} countdowns of ${COUNTDOWN} s with a 1 s visibility timeout: none earl
     await new Promise((r) => setTimeout(r, 200));
   }
   const deadline = Date.now() + 60_000;
-  while ((await runCounter().hlen(`${key}:runs`)) < N && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  while ((await runCounter().hlen(`${key}:runs`)) < N && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+  }
   await new Promise((r) => setTimeout(r, 2000));
   const runs = Object.values(await runCounter().hgetall(`${key}:runs`)).map(Number);
   const late = Object.values(await runCounter().hgetall(`${key}:late`)).map(Number);

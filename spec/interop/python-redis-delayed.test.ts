@@ -31,7 +31,12 @@ const cli = async (...args: string[]) =>
   (
     await exec(process.execPath, ['--import', 'tsx', 'tasks/main.ts', 'delayed', ...args], {
       timeout: 60_000,
-      env: { ...process.env, CELERY_BROKER_URL: REDIS_URL, CELERY_BROKER_TRANSPORT_OPTIONS: JSON.stringify({ global_keyprefix: h.scope.prefix }), LOG_LEVEL: 'error' },
+      env: {
+        ...process.env,
+        CELERY_BROKER_URL: REDIS_URL,
+        CELERY_BROKER_TRANSPORT_OPTIONS: JSON.stringify({ global_keyprefix: h.scope.prefix }),
+        LOG_LEVEL: 'error',
+      },
     })
   ).stdout;
 
@@ -53,17 +58,28 @@ test('celery inspect scheduled lists a countdown parked in Redis as Celery shows
   const node = h.worker.options.nodeName;
   const id = await h.worker.publisher.apply('test.add', [2, 3], {}, { queue: h.queue, countdown: 120 });
   expect(await h.scope.redis.zcard(h.scope.keys.delayed)).toBe(1);
-  const other = await h.worker.publisher.apply('test.add', [1, 1], {}, { queue: uniqueName('notours'), countdown: 120 });
-  const out = JSON.parse(await celery('inspect', 'scheduled', '-d', node, '-j')) as Record<string, Array<{ eta: string; priority: number; request: Record<string, unknown> }>>;
+  const other = await h.worker.publisher.apply(
+    'test.add',
+    [1, 1],
+    {},
+    { queue: uniqueName('notours'), countdown: 120 },
+  );
+  const out = JSON.parse(await celery('inspect', 'scheduled', '-d', node, '-j')) as Record<
+    string,
+    Array<{ eta: string; priority: number; request: Record<string, unknown> }>
+  >;
   const shown = out[node] ?? [];
   expect(shown.map((s) => s.request.id)).toEqual([id]);
-  expect(shown[0]).toMatchObject({ priority: 6, request: { id, name: 'test.add', type: 'test.add', args: [2, 3], hostname: node } });
+  expect(shown[0]).toMatchObject({
+    priority: 6,
+    request: { id, name: 'test.add', type: 'test.add', args: [2, 3], hostname: node },
+  });
   const eta = Date.parse(shown[0]?.eta ?? '');
   expect(eta - Date.now()).toBeGreaterThan(100_000);
   expect(other).not.toBe(id);
 }, 60_000);
 
-test('delayed purge --queue removes only that queue\'s parked messages; delayed purge removes the rest', async () => {
+test("delayed purge --queue removes only that queue's parked messages; delayed purge removes the rest", async () => {
   const mine = uniqueName('purgeq');
   const theirs = uniqueName('keepq');
   for (let i = 0; i < 3; i++) await h.worker.publisher.apply('test.add', [i, i], {}, { queue: mine, countdown: 120 });
@@ -77,13 +93,15 @@ test('delayed purge --queue removes only that queue\'s parked messages; delayed 
   expect(await h.scope.redis.llen(h.scope.keys.queue(mine))).toBe(0);
 }, 60_000);
 
-test('delayed release --queue moves that queue\'s parked messages into it unchanged; a Python-only fleet holds each to its ETA and runs it once', async () => {
+test("delayed release --queue moves that queue's parked messages into it unchanged; a Python-only fleet holds each to its ETA and runs it once", async () => {
   const queue = uniqueName('pyrelease');
   const stay = uniqueName('stayq');
   const key = `release:${randomUUID()}`;
   const dueMs = Date.now() + 12_000;
   const ids: string[] = [];
-  for (let i = 0; i < 3; i++) ids.push(await h.worker.publisher.apply('test.stamp', [key, dueMs], {}, { queue, eta: new Date(dueMs) }));
+  for (let i = 0; i < 3; i++) {
+    ids.push(await h.worker.publisher.apply('test.stamp', [key, dueMs], {}, { queue, eta: new Date(dueMs) }));
+  }
   await h.worker.publisher.apply('test.add', [1, 1], {}, { queue: stay, countdown: 120 });
   const before = (await parkedMembers()).filter((m) => m.includes(queue));
   expect(before).toHaveLength(3);
@@ -95,11 +113,30 @@ test('delayed release --queue moves that queue\'s parked messages into it unchan
   for (const text of listed) expect(before.filter((m) => m.startsWith(`[${text}, `))).toHaveLength(1);
   expect((await parkedMembers()).filter((m) => m.includes(stay))).toHaveLength(1);
 
-  const py = spawn(PYTHON, ['-m', 'celery', '-A', 'pyworker', 'worker', '-Q', queue, '--pool', 'solo', '-l', 'warning', '--without-mingle', '-n', `py-${randomUUID().slice(0, 6)}@%h`], {
-    cwd: 'spec/interop/python',
-    env: { ...process.env, CELERY_BROKER_URL: REDIS_URL, CELERY_RESULT_BACKEND: REDIS_URL, ...h.pythonEnv },
-    stdio: 'ignore',
-  });
+  const py = spawn(
+    PYTHON,
+    [
+      '-m',
+      'celery',
+      '-A',
+      'pyworker',
+      'worker',
+      '-Q',
+      queue,
+      '--pool',
+      'solo',
+      '-l',
+      'warning',
+      '--without-mingle',
+      '-n',
+      `py-${randomUUID().slice(0, 6)}@%h`,
+    ],
+    {
+      cwd: 'spec/interop/python',
+      env: { ...process.env, CELERY_BROKER_URL: REDIS_URL, CELERY_RESULT_BACKEND: REDIS_URL, ...h.pythonEnv },
+      stdio: 'ignore',
+    },
+  );
   procs.push(py);
   const end = Date.now() + 60_000;
   let runs: Record<string, string> = {};

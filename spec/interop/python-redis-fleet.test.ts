@@ -21,33 +21,67 @@ let queue: string;
 const transport = (extra: Record<string, unknown> = {}) => JSON.stringify({ global_keyprefix: s.prefix, ...extra });
 
 function ours(env: Record<string, string>, concurrency: number): ChildProcess {
-  const p = spawn(process.execPath, ['--import', 'tsx', 'spec/support/worker-main.ts', '-Q', queue, '-c', String(concurrency)], {
-    env: {
-      ...process.env,
-      CELERY_BROKER_URL: REDIS_URL,
-      CELERY_RESULT_BACKEND: 'disabled',
-      CELERY_WORKER_HOSTNAME: `ours-${randomUUID().slice(0, 6)}@%h`,
-      LOG_LEVEL: 'warning',
-      ...env,
+  const p = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'spec/support/worker-main.ts', '-Q', queue, '-c', String(concurrency)],
+    {
+      env: {
+        ...process.env,
+        CELERY_BROKER_URL: REDIS_URL,
+        CELERY_RESULT_BACKEND: 'disabled',
+        CELERY_WORKER_HOSTNAME: `ours-${randomUUID().slice(0, 6)}@%h`,
+        LOG_LEVEL: 'warning',
+        ...env,
+      },
+      stdio: 'ignore',
     },
-    stdio: 'ignore',
-  });
+  );
   procs.push(p);
   return p;
 }
 
 function python(concurrency: number, extra: Record<string, string> = {}): ChildProcess {
-  const p = spawn(PYTHON, ['-m', 'celery', '-A', 'pyworker', 'worker', '-Q', queue, '--pool', 'prefork', '-c', String(concurrency), '-l', 'warning', '--without-mingle', '-n', `py-${randomUUID().slice(0, 6)}@%h`], {
-    cwd: 'spec/interop/python',
-    env: { ...process.env, CELERY_BROKER_URL: REDIS_URL, CELERY_RESULT_BACKEND: 'redis://127.0.0.1:6379/0', BROKER_TRANSPORT_OPTIONS: transport(), ...extra },
-    stdio: 'ignore',
-  });
+  const p = spawn(
+    PYTHON,
+    [
+      '-m',
+      'celery',
+      '-A',
+      'pyworker',
+      'worker',
+      '-Q',
+      queue,
+      '--pool',
+      'prefork',
+      '-c',
+      String(concurrency),
+      '-l',
+      'warning',
+      '--without-mingle',
+      '-n',
+      `py-${randomUUID().slice(0, 6)}@%h`,
+    ],
+    {
+      cwd: 'spec/interop/python',
+      env: {
+        ...process.env,
+        CELERY_BROKER_URL: REDIS_URL,
+        CELERY_RESULT_BACKEND: 'redis://127.0.0.1:6379/0',
+        BROKER_TRANSPORT_OPTIONS: transport(),
+        ...extra,
+      },
+      stdio: 'ignore',
+    },
+  );
   procs.push(p);
   return p;
 }
 
 const send = (n: number) =>
-  run(PYTHON, ['spec/interop/python/kombu_redis.py', REDIS_URL, s.prefix, 'stamp', queue, String(n), '0', key, '1'], { timeout: 120_000, maxBuffer: 1 << 20 });
+  run(PYTHON, ['spec/interop/python/kombu_redis.py', REDIS_URL, s.prefix, 'stamp', queue, String(n), '0', key, '1'], {
+    timeout: 120_000,
+    maxBuffer: 1 << 20,
+  });
 
 async function until(what: string, cond: () => Promise<boolean>, ms: number): Promise<void> {
   const end = Date.now() + ms;
@@ -76,7 +110,15 @@ afterEach(async () => {
 afterAll(async () => closeRunCounter());
 
 test('SIGKILL with 100 unacked (late ack): after a 2 s visibility timeout the restarted worker restores them and runs each once', async () => {
-  const first = ours({ CELERY_BROKER_TRANSPORT_OPTIONS: transport(), STAMP_ACKS_LATE: '1', STAMP_RUN_MS: '60000', CELERY_WORKER_PREFETCH_MULTIPLIER: '10' }, 10);
+  const first = ours(
+    {
+      CELERY_BROKER_TRANSPORT_OPTIONS: transport(),
+      STAMP_ACKS_LATE: '1',
+      STAMP_RUN_MS: '60000',
+      CELERY_WORKER_PREFETCH_MULTIPLIER: '10',
+    },
+    10,
+  );
   await send(100);
   await until('100 unacked in the first worker', async () => (await s.redis.hlen(s.keys.unacked)) === 100, 60_000);
   first.kill('SIGKILL');
@@ -129,8 +171,12 @@ test('mixed fleet, 10,000 tasks, ours SIGKILLed midway (late ack): none lost, do
   await new Promise((r) => setTimeout(r, 4000));
   const all = await runCounter().hgetall(`${key}:runs`);
   expect(Object.keys(all)).toHaveLength(FLEET_N);
-  const twice = Object.entries(all).filter(([, n]) => Number(n) > 1).map(([id]) => id);
-  report(`mixed fleet with a SIGKILL: ${FLEET_N} run in ${((Date.now() - started) / 1000).toFixed(1)} s; ${held.size} unacked at the kill (ours, and Python's prefetch), ${twice.length} ran twice, all of them among those`);
+  const twice = Object.entries(all)
+    .filter(([, n]) => Number(n) > 1)
+    .map(([id]) => id);
+  report(
+    `mixed fleet with a SIGKILL: ${FLEET_N} run in ${((Date.now() - started) / 1000).toFixed(1)} s; ${held.size} unacked at the kill (ours, and Python's prefetch), ${twice.length} ran twice, all of them among those`,
+  );
   expect(twice.filter((id) => !held.has(id))).toEqual([]);
   expect(Object.values(all).every((n) => Number(n) <= 2)).toBe(true);
 }, 240_000);

@@ -55,20 +55,34 @@ describe('celery control shutdown on Redis', () => {
       stdio: 'ignore',
     });
     worker = w;
-    const exited = new Promise<{ code: number | null; signal: string | null }>((r) => w.once('exit', (code, signal) => r({ code, signal })));
-    await exec(PYTHON, ['spec/interop/python/kombu_redis.py', REDIS_URL, s.prefix, 'stamp', queue, String(N), '0', key, '2'], { timeout: 60_000 });
+    const exited = new Promise<{ code: number | null; signal: string | null }>((r) =>
+      w.once('exit', (code, signal) => r({ code, signal })),
+    );
+    await exec(
+      PYTHON,
+      ['spec/interop/python/kombu_redis.py', REDIS_URL, s.prefix, 'stamp', queue, String(N), '0', key, '2'],
+      { timeout: 60_000 },
+    );
     const runs = async () => runCounter().hlen(`${key}:runs`);
     await until('30 runs', async () => (await runs()) >= 30, 60_000);
-    const { stdout } = await exec(PYTHON, ['-m', 'celery', '-A', 'redisapp', '-b', REDIS_URL, 'control', 'shutdown', '-d', node], {
-      timeout: 60_000,
-      env: { ...process.env, BROKER_TRANSPORT_OPTIONS: transport, PYTHONPATH: 'spec/interop/python' },
-    });
+    const { stdout } = await exec(
+      PYTHON,
+      ['-m', 'celery', '-A', 'redisapp', '-b', REDIS_URL, 'control', 'shutdown', '-d', node],
+      {
+        timeout: 60_000,
+        env: { ...process.env, BROKER_TRANSPORT_OPTIONS: transport, PYTHONPATH: 'spec/interop/python' },
+      },
+    );
     expect(stdout).toContain(`${node}: OK`);
     const exit = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 30_000))]);
     expect(exit).toEqual({ code: 0, signal: null });
     const counts = Object.values(await runCounter().hgetall(`${key}:runs`)).map(Number);
     const queued = await s.redis.llen(s.keys.queue(queue, 0));
-    const state = { ranTwice: counts.filter((n) => n > 1).length, ranPlusQueued: counts.length + queued, unacked: await s.redis.hlen(s.keys.unacked) };
+    const state = {
+      ranTwice: counts.filter((n) => n > 1).length,
+      ranPlusQueued: counts.length + queued,
+      unacked: await s.redis.hlen(s.keys.unacked),
+    };
     expect(counts.length).toBeLessThan(N);
     expect(state).toEqual({ ranTwice: 0, ranPlusQueued: N, unacked: 0 });
   }, 120_000);
@@ -82,7 +96,10 @@ describe('Flower-style events on Redis', () => {
   afterAll(async () => h.stop());
 
   test('app.events.Receiver sees task-received, task-started and task-succeeded of our task, and our heartbeat', async () => {
-    const py = spawn(PYTHON, ['spec/interop/python/events.py', REDIS_URL, '4'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...h.pythonEnv } });
+    const py = spawn(PYTHON, ['spec/interop/python/events.py', REDIS_URL, '4'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, ...h.pythonEnv },
+    });
     let out = '';
     py.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const done = new Promise((r) => py.once('exit', r));

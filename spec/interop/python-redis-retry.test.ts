@@ -31,14 +31,40 @@ test('a Python Celery worker on Redis runs a retry our worker published', async 
     for (let i = 0; i < 100 && !(await results.meta(id)); i++) await new Promise((r) => setTimeout(r, 50));
     expect((await results.meta(id))?.status).toBe('RETRY');
     await h.app.shutdown();
-    py = spawn(PYTHON, ['-m', 'celery', '-A', 'pyworker', 'worker', '-Q', h.queue, '--pool', 'solo', '-l', 'warning', '--without-mingle'], {
-      cwd: 'spec/interop/python',
-      env: { ...process.env, CELERY_BROKER_URL: REDIS_URL, CELERY_RESULT_BACKEND: REDIS_URL, ...h.pythonEnv },
-      stdio: 'ignore',
-    });
+    py = spawn(
+      PYTHON,
+      [
+        '-m',
+        'celery',
+        '-A',
+        'pyworker',
+        'worker',
+        '-Q',
+        h.queue,
+        '--pool',
+        'solo',
+        '-l',
+        'warning',
+        '--without-mingle',
+      ],
+      {
+        cwd: 'spec/interop/python',
+        env: { ...process.env, CELERY_BROKER_URL: REDIS_URL, CELERY_RESULT_BACKEND: REDIS_URL, ...h.pythonEnv },
+        stdio: 'ignore',
+      },
+    );
     const meta = await results.ready(id, 30_000);
     expect(meta.status).toBe('SUCCESS');
-    expect(meta.result).toEqual({ id, retries: 1, parent_id: id, root_id: id, args: [7], kwargs: { k: 'v' }, custom: 'kept', worker: 'python' });
+    expect(meta.result).toEqual({
+      id,
+      retries: 1,
+      parent_id: id,
+      root_id: id,
+      args: [7],
+      kwargs: { k: 'v' },
+      custom: 'kept',
+      worker: 'python',
+    });
   } finally {
     py?.kill('SIGTERM');
     if (py) await new Promise((r) => py?.once('exit', r));

@@ -29,9 +29,17 @@ beforeAll(async () => {
   sentinelPort = await freePort();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sentinel-'));
   const conf = path.join(dir, 'sentinel.conf');
-  fs.writeFileSync(conf, `port ${sentinelPort}\nbind 127.0.0.1\nsentinel monitor ${MASTER} 127.0.0.1 ${master.port} 1\n`);
+  fs.writeFileSync(
+    conf,
+    `port ${sentinelPort}\nbind 127.0.0.1\nsentinel monitor ${MASTER} 127.0.0.1 ${master.port} 1\n`,
+  );
   sentinel = spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' });
-  const probe = new Redis({ port: sentinelPort, lazyConnect: true, retryStrategy: () => 100, maxRetriesPerRequest: null });
+  const probe = new Redis({
+    port: sentinelPort,
+    lazyConnect: true,
+    retryStrategy: () => 100,
+    maxRetriesPerRequest: null,
+  });
   probe.on('error', () => undefined);
   await probe.connect().catch(() => undefined);
   for (let i = 0; ; i++) {
@@ -58,10 +66,17 @@ afterAll(async () => {
 });
 
 test('through a real sentinel: Python Celery sends (protocol 2) to our worker, which found the master the same way; the sum comes back', async () => {
-  const { stdout } = await run(PYTHON, ['spec/interop/python/client.py', `sentinel://127.0.0.1:${sentinelPort}/0`, REDIS_URL, '2', h.queue], {
-    timeout: 120_000,
-    env: { ...process.env, BROKER_TRANSPORT_OPTIONS: JSON.stringify({ global_keyprefix: h.scope.prefix, master_name: MASTER }) },
-  });
+  const { stdout } = await run(
+    PYTHON,
+    ['spec/interop/python/client.py', `sentinel://127.0.0.1:${sentinelPort}/0`, REDIS_URL, '2', h.queue],
+    {
+      timeout: 120_000,
+      env: {
+        ...process.env,
+        BROKER_TRANSPORT_OPTIONS: JSON.stringify({ global_keyprefix: h.scope.prefix, master_name: MASTER }),
+      },
+    },
+  );
   const out = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
   expect(out.positional).toEqual({ ok: 5, state: 'SUCCESS' });
   expect(out.keyword).toEqual({ ok: 42, state: 'SUCCESS' });

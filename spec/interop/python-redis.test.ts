@@ -18,10 +18,14 @@ describe.each([1, 2] as const)('Python Celery → our worker, both on a Redis br
   let out: Record<string, Outcome & number>;
   beforeAll(async () => {
     h = await startRedisWorker();
-    const { stdout } = await run(PYTHON, ['spec/interop/python/client.py', REDIS_URL, REDIS_URL, String(protocol), h.queue], {
-      timeout: 120_000,
-      env: { ...process.env, ...h.pythonEnv },
-    });
+    const { stdout } = await run(
+      PYTHON,
+      ['spec/interop/python/client.py', REDIS_URL, REDIS_URL, String(protocol), h.queue],
+      {
+        timeout: 120_000,
+        env: { ...process.env, ...h.pythonEnv },
+      },
+    );
     out = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, Outcome & number>;
   }, 150_000);
   afterAll(async () => h.stop());

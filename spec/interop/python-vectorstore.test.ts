@@ -31,9 +31,22 @@ let op: Harness;
 let infra: Harness;
 let vectorstoreId: number;
 
-async function python(mode: string, id = 0): Promise<{ id: string; result?: unknown; state?: string; type?: string; message?: string }> {
-  const { stdout } = await exec(PYTHON, ['spec/interop/python/vectorstore_client.py', AMQP_URL, REDIS_URL, op.queue, infra.queue, mode, String(id)], { timeout: 120_000 });
-  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { id: string; result?: unknown; state?: string; type?: string; message?: string };
+async function python(
+  mode: string,
+  id = 0,
+): Promise<{ id: string; result?: unknown; state?: string; type?: string; message?: string }> {
+  const { stdout } = await exec(
+    PYTHON,
+    ['spec/interop/python/vectorstore_client.py', AMQP_URL, REDIS_URL, op.queue, infra.queue, mode, String(id)],
+    { timeout: 120_000 },
+  );
+  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as {
+    id: string;
+    result?: unknown;
+    state?: string;
+    type?: string;
+    message?: string;
+  };
 }
 
 async function documentRow(content: string, status = 'pending', minutesAgo = 0): Promise<number> {
@@ -45,7 +58,8 @@ async function documentRow(content: string, status = 'pending', minutesAgo = 0):
   return res.insertId;
 }
 
-const docStatus = async (id: number) => (await t.db.select('SELECT status, chunk_count FROM vectorstore_vectorstoredocument WHERE id = ?', [id]))[0];
+const docStatus = async (id: number) =>
+  (await t.db.select('SELECT status, chunk_count FROM vectorstore_vectorstoredocument WHERE id = ?', [id]))[0];
 
 beforeAll(async () => {
   t = await createTestDatabase('e2e_vs');
@@ -55,9 +69,18 @@ beforeAll(async () => {
   // the keys as Smarter stores them: Secrets of the ApiConnection and of the Provider, encrypted by Python's Fernet
   const key = fernetKey();
   const qdrantKey = await insertSecret(t.db, profileId, key, 'qk');
-  await t.db.execute("INSERT INTO connection_apiconnection (connectionbase_ptr_id, base_url, auth_method, api_key_id) VALUES (1, ?, 'token', ?)", [qdrant.url, qdrantKey]);
+  await t.db.execute(
+    "INSERT INTO connection_apiconnection (connectionbase_ptr_id, base_url, auth_method, api_key_id) VALUES (1, ?, 'token', ?)",
+    [qdrant.url, qdrantKey],
+  );
   const providerKey = await insertSecret(t.db, profileId, key, 'sk-interop');
-  const provider = await insertRow(t.db, 'provider_provider', { name: 'embedder', user_profile_id: profileId, status: 'verified', base_url: api.url, api_key_id: providerKey });
+  const provider = await insertRow(t.db, 'provider_provider', {
+    name: 'embedder',
+    user_profile_id: profileId,
+    status: 'verified',
+    base_url: api.url,
+    api_key_id: providerKey,
+  });
   vectorstoreId = await insertRow(t.db, 'vectorstore_vectorstoremeta', {
     name: 'handbook',
     user_profile_id: profileId,
@@ -73,8 +96,20 @@ beforeAll(async () => {
     endpoint_url: qdrant.url,
     deployed_at: new Date().toISOString().replace('T', ' ').replace('Z', ''),
   });
-  qdrant.collections.set('handbook-3141', { size: 6, distance: 'Cosine', points: new Map(), snapshots: [], payloadSchema: {} });
-  const settings = { operationalQueue: uniqueName('op'), infrastructureQueue: uniqueName('infra'), maxRetries: 3, retryBackoff: true, fernetEncryptionKey: key };
+  qdrant.collections.set('handbook-3141', {
+    size: 6,
+    distance: 'Cosine',
+    points: new Map(),
+    snapshots: [],
+    payloadSchema: {},
+  });
+  const settings = {
+    operationalQueue: uniqueName('op'),
+    infrastructureQueue: uniqueName('infra'),
+    maxRetries: 3,
+    retryBackoff: true,
+    fernetEncryptionKey: key,
+  };
   const deps: SmarterDeps = {
     db: t.db,
     cloud: {
@@ -103,7 +138,9 @@ test('Python sends load_vectorstore_document(pk): the document is split, embedde
   expect(result).toBeGreaterThan(1);
   expect(await docStatus(id)).toMatchObject({ status: 'loaded', chunk_count: result });
   const stored = [...(qdrant.collections.get('handbook-3141')?.points.keys() ?? [])];
-  expect(stored).toEqual(expect.arrayContaining([chunkId(vectorstoreId, id, 0), chunkId(vectorstoreId, id, Number(result) - 1)]));
+  expect(stored).toEqual(
+    expect.arrayContaining([chunkId(vectorstoreId, id, 0), chunkId(vectorstoreId, id, Number(result) - 1)]),
+  );
   expect(api.calls.every((c) => c.authorization === 'Bearer sk-interop')).toBe(true);
 }, 120_000);
 
@@ -118,7 +155,9 @@ test('Python sends snapshot_vectorstore(pk) and delete_vectorstore_document(pk):
   expect(String(snap.result)).toMatch(/^handbook-3141-\d+-[\d-]+\.snapshot$/);
   expect((await python('delete', id)).result).toBe(true);
   expect(await docStatus(id)).toBeUndefined();
-  const left = [...(qdrant.collections.get('handbook-3141')?.points.values() ?? [])].filter((p) => (p.payload.metadata as { document_id?: number }).document_id === id);
+  const left = [...(qdrant.collections.get('handbook-3141')?.points.values() ?? [])].filter(
+    (p) => (p.payload.metadata as { document_id?: number }).document_id === id,
+  );
   expect(left).toEqual([]);
 }, 120_000);
 

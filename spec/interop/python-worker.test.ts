@@ -27,11 +27,28 @@ test('a Python Celery worker consumes a retry message our worker published', asy
     expect(retry.status).toBe('RETRY');
     await h.app.shutdown();
 
-    py = spawn(PYTHON, ['-m', 'celery', '-A', 'pyworker', 'worker', '-Q', h.queue, '--pool', 'solo', '-l', 'warning', '--without-mingle'], {
-      cwd: 'spec/interop/python',
-      env: { ...process.env, CELERY_BROKER_URL: AMQP_URL, CELERY_RESULT_BACKEND: REDIS_URL },
-      stdio: 'ignore',
-    });
+    py = spawn(
+      PYTHON,
+      [
+        '-m',
+        'celery',
+        '-A',
+        'pyworker',
+        'worker',
+        '-Q',
+        h.queue,
+        '--pool',
+        'solo',
+        '-l',
+        'warning',
+        '--without-mingle',
+      ],
+      {
+        cwd: 'spec/interop/python',
+        env: { ...process.env, CELERY_BROKER_URL: AMQP_URL, CELERY_RESULT_BACKEND: REDIS_URL },
+        stdio: 'ignore',
+      },
+    );
     const meta = await results.ready(id, 30_000);
     expect(meta.status).toBe('SUCCESS');
     expect(meta.result).toEqual({

@@ -46,18 +46,30 @@ test("npm run system on a machine without the smarter database: the README's Pyt
   };
   delete env.CELERY_RESULT_BACKEND;
   let out = '';
-  const system: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'tasks/system.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const system: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'tasks/system.ts'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   system.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   system.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const admin = await mysql.createConnection(ADMIN);
   try {
     await waitFor(() => out.includes(`created database ${database} on `), 30_000);
     expect(out.split('\n').filter((l) => l.includes('created database'))).toHaveLength(1);
-    await waitFor(() => (out.match(/worker celery@\S+ running|worker infrastructure@\S+ running/g) ?? []).length >= 2, 60_000);
+    await waitFor(
+      () => (out.match(/worker celery@\S+ running|worker infrastructure@\S+ running/g) ?? []).length >= 2,
+      60_000,
+    );
 
-    const { stdout } = await run(PYTHON, ['-c', python.replaceAll('"default_celery_task_queue"', JSON.stringify(queue))], { timeout: 60_000 });
+    const { stdout } = await run(
+      PYTHON,
+      ['-c', python.replaceAll('"default_celery_task_queue"', JSON.stringify(queue))],
+      { timeout: 60_000 },
+    );
     expect(stdout).toBe(prints);
-    const [rows] = await admin.query(`SELECT resource_locator, total_tokens, total_cost FROM \`${database}\`.account_charge`);
+    const [rows] = await admin.query(
+      `SELECT resource_locator, total_tokens, total_cost FROM \`${database}\`.account_charge`,
+    );
     expect(rows).toEqual([{ resource_locator: 'quickstart', total_tokens: 15, total_cost: '0.00042000' }]);
   } finally {
     const exited = new Promise((r) => system.once('exit', r));

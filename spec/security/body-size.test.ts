@@ -18,7 +18,10 @@ afterAll(() => results.close());
 async function deadLetterReasons(broker: Broker, queue: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   await broker.take(`${queue}.dead_letter`, 100, async (d) => {
-    out.set(String(d.raw.properties.correlationId), String((d.raw.properties.headers as Record<string, unknown> | undefined)?.['x-dead-letter-reason']));
+    out.set(
+      String(d.raw.properties.correlationId),
+      String((d.raw.properties.headers as Record<string, unknown> | undefined)?.['x-dead-letter-reason']),
+    );
   });
   return out;
 }
@@ -26,12 +29,22 @@ async function deadLetterReasons(broker: Broker, queue: string): Promise<Map<str
 function message(id: string, body: Buffer, headers: Record<string, unknown> = {}) {
   return {
     body,
-    properties: { contentType: 'application/json', contentEncoding: 'utf-8', correlationId: id, headers: { lang: 'py', task: 'test.add', id, root_id: id, retries: 0, ...headers }, deliveryMode: 2 as const, priority: 0 },
+    properties: {
+      contentType: 'application/json',
+      contentEncoding: 'utf-8',
+      correlationId: id,
+      headers: { lang: 'py', task: 'test.add', id, root_id: id, retries: 0, ...headers },
+      deliveryMode: 2 as const,
+      priority: 0,
+    },
   };
 }
 
 describe.each([
-  ['RabbitMQ', () => startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL, SMARTER_WORKER_MAX_BODY_SIZE: String(LIMIT) } })],
+  [
+    'RabbitMQ',
+    () => startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL, SMARTER_WORKER_MAX_BODY_SIZE: String(LIMIT) } }),
+  ],
   ['Redis', () => startRedisWorker({ env: { SMARTER_WORKER_MAX_BODY_SIZE: String(LIMIT) } })],
 ] as const)('on %s', (_name, start) => {
   test('a body over the limit and a zlib bomb are dead-lettered undecoded with the size in the reason; the next task runs', async () => {
@@ -40,8 +53,18 @@ describe.each([
       const big = randomUUID();
       const bomb = randomUUID();
       const kwargs = { x: 1, y: 2 };
-      await h.broker.send(h.queue, message(big, Buffer.from(JSON.stringify([[], { ...kwargs, pad: 'x'.repeat(LIMIT) }, {}]))));
-      await h.broker.send(h.queue, message(bomb, zlib.deflateSync(Buffer.from(JSON.stringify([[], { ...kwargs, pad: 'y'.repeat(64 * LIMIT) }, {}]))), { compression: 'application/x-gzip' }));
+      await h.broker.send(
+        h.queue,
+        message(big, Buffer.from(JSON.stringify([[], { ...kwargs, pad: 'x'.repeat(LIMIT) }, {}]))),
+      );
+      await h.broker.send(
+        h.queue,
+        message(
+          bomb,
+          zlib.deflateSync(Buffer.from(JSON.stringify([[], { ...kwargs, pad: 'y'.repeat(64 * LIMIT) }, {}]))),
+          { compression: 'application/x-gzip' },
+        ),
+      );
       const next = await h.worker.publisher.apply('test.add', [20, 22], {});
       expect((await results.ready(next)).result).toBe(42);
       let reasons = new Map<string, string>();

@@ -24,7 +24,12 @@ async function freePort(host: string): Promise<number> {
 }
 
 /** A raw request (fetch refuses some methods and bodies on HEAD): status, headers and body. */
-function request(host: string, port: number, method: string, path: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+function request(
+  host: string,
+  port: number,
+  method: string,
+  path: string,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host, port, method, path }, (res) => {
       let body = '';
@@ -43,7 +48,9 @@ let port: number;
 const results = new ResultReader();
 beforeAll(async () => {
   port = await freePort(HOST);
-  h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL, SMARTER_WORKER_HTTP_PORT: String(port), SMARTER_WORKER_HTTP_HOST: HOST } });
+  h = await startWorker({
+    env: { CELERY_RESULT_BACKEND: REDIS_URL, SMARTER_WORKER_HTTP_PORT: String(port), SMARTER_WORKER_HTTP_HOST: HOST },
+  });
 });
 afterAll(async () => {
   await h.stop();
@@ -55,27 +62,36 @@ test('SMARTER_WORKER_HTTP_HOST=127.0.0.2 binds that address only: 127.0.0.1 on t
   await expect(request('127.0.0.1', port, 'GET', '/healthz')).rejects.toMatchObject({ code: 'ECONNREFUSED' });
 });
 
-test.each(['/healthz', '/readyz', '/metrics'])('GET %s answers 200, and HEAD the same status with no body', async (path) => {
-  const get = await request(HOST, port, 'GET', path);
-  expect(get.status).toBe(200);
-  expect(get.body.length).toBeGreaterThan(0);
-  const head = await request(HOST, port, 'HEAD', path);
-  expect(head.status).toBe(200);
-  expect(head.body).toBe('');
-});
+test.each(['/healthz', '/readyz', '/metrics'])(
+  'GET %s answers 200, and HEAD the same status with no body',
+  async (path) => {
+    const get = await request(HOST, port, 'GET', path);
+    expect(get.status).toBe(200);
+    expect(get.body.length).toBeGreaterThan(0);
+    const head = await request(HOST, port, 'HEAD', path);
+    expect(head.status).toBe(200);
+    expect(head.body).toBe('');
+  },
+);
 
-test.each(['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'])('%s on each of the three paths is 405 with Allow: GET, HEAD', async (method) => {
-  for (const path of ['/healthz', '/readyz', '/metrics']) {
-    const r = await request(HOST, port, method, path);
-    expect(r.status).toBe(405);
-    expect(r.headers.allow).toBe('GET, HEAD');
-  }
-});
+test.each(['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'])(
+  '%s on each of the three paths is 405 with Allow: GET, HEAD',
+  async (method) => {
+    for (const path of ['/healthz', '/readyz', '/metrics']) {
+      const r = await request(HOST, port, method, path);
+      expect(r.status).toBe(405);
+      expect(r.headers.allow).toBe('GET, HEAD');
+    }
+  },
+);
 
-test.each(['/', '/metrics/', '/admin', '/healthz/../metrics', '/%2e%2e/etc/passwd'])('GET %s (no such path) is 404, and so is POST', async (path) => {
-  expect((await request(HOST, port, 'GET', path)).status).toBe(404);
-  expect((await request(HOST, port, 'POST', path)).status).toBe(404);
-});
+test.each(['/', '/metrics/', '/admin', '/healthz/../metrics', '/%2e%2e/etc/passwd'])(
+  'GET %s (no such path) is 404, and so is POST',
+  async (path) => {
+    expect((await request(HOST, port, 'GET', path)).status).toBe(404);
+    expect((await request(HOST, port, 'POST', path)).status).toBe(404);
+  },
+);
 
 test('/metrics exposes no task arguments: succeeded, failed and dead-lettered tasks with a marker in their arguments, and unregistered task names, leave no trace of it', async () => {
   const marker = `marker${randomUUID().replace(/-/g, '')}`;
@@ -110,13 +126,21 @@ test("smarter-beat's endpoint is read-only too: GET on /healthz and /metrics, 40
   const beatPort = await freePort('127.0.0.1');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'beat-http-'));
   const beat = spawn(process.execPath, ['--import', 'tsx', 'beat/main.ts', '--http-port', String(beatPort)], {
-    env: { ...process.env, CELERY_RESULT_BACKEND: REDIS_URL, SMARTER_BEAT_LOCK: `beat-http-${randomUUID()}`, SMARTER_BEAT_SCHEDULE_FILE: `${dir}/schedule.json` },
+    env: {
+      ...process.env,
+      CELERY_RESULT_BACKEND: REDIS_URL,
+      SMARTER_BEAT_LOCK: `beat-http-${randomUUID()}`,
+      SMARTER_BEAT_SCHEDULE_FILE: `${dir}/schedule.json`,
+    },
     stdio: 'ignore',
   });
   try {
     let health = 0;
     for (let i = 0; i < 150 && health !== 200; i++) {
-      health = await request('127.0.0.1', beatPort, 'GET', '/healthz').then((r) => r.status, () => 0);
+      health = await request('127.0.0.1', beatPort, 'GET', '/healthz').then(
+        (r) => r.status,
+        () => 0,
+      );
       if (health !== 200) await new Promise((r) => setTimeout(r, 200));
     }
     expect(health).toBe(200);

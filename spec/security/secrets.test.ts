@@ -64,19 +64,44 @@ beforeAll(async () => {
 
   redisPort = await freePort();
   redisDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sec-redis-'));
-  redisServer = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--dir', redisDir, '--save', '', '--requirepass', REDIS_PASSWORD], { stdio: 'ignore' });
+  redisServer = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(redisPort),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      redisDir,
+      '--save',
+      '',
+      '--requirepass',
+      REDIS_PASSWORD,
+    ],
+    { stdio: 'ignore' },
+  );
   backendUrl = `redis://:${enc(REDIS_PASSWORD)}@127.0.0.1:${redisPort}/0`;
-  await waitFor(async () => {
-    const r = new Redis({ port: redisPort, password: REDIS_PASSWORD, lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-    try {
-      await r.connect();
-      return (await r.ping()) === 'PONG';
-    } catch {
-      return false;
-    } finally {
-      r.disconnect();
-    }
-  }, 15_000, 100);
+  await waitFor(
+    async () => {
+      const r = new Redis({
+        port: redisPort,
+        password: REDIS_PASSWORD,
+        lazyConnect: true,
+        retryStrategy: () => null,
+        maxRetriesPerRequest: 0,
+      });
+      try {
+        await r.connect();
+        return (await r.ping()) === 'PONG';
+      } catch {
+        return false;
+      } finally {
+        r.disconnect();
+      }
+    },
+    15_000,
+    100,
+  );
 
   db = await createTestDatabase('sec');
   const admin = await mysql.createConnection(ADMIN);
@@ -110,11 +135,20 @@ afterAll(async () => {
   await admin.end();
 }, 60_000);
 
-function runMain(args: string[], extra: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<{ code: number; out: string }> {
+function runMain(
+  args: string[],
+  extra: NodeJS.ProcessEnv = {},
+  timeoutMs = 60_000,
+): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'tasks/main.ts', ...args], { env: { ...env, ...extra }, timeout: timeoutMs }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, out: `${stdout}\n${stderr}` });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'tasks/main.ts', ...args],
+      { env: { ...env, ...extra }, timeout: timeoutMs },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, out: `${stdout}\n${stderr}` });
+      },
+    );
   });
 }
 
@@ -140,15 +174,41 @@ print(json.dumps(out, default=str))
 test('no password (broker, Redis, database) appears in anything the worker printed or answered in a whole run', async () => {
   const httpPort = await freePort();
   let out = '';
-  const worker = spawn(process.execPath, ['--import', 'tsx', 'tasks/main.ts', '-Q', queue, '-c', '4', '-n', `${queue}@%h`, '--http-port', String(httpPort), '--http-host', '127.0.0.1', '-E'], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const worker = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'tasks/main.ts',
+      '-Q',
+      queue,
+      '-c',
+      '4',
+      '-n',
+      `${queue}@%h`,
+      '--http-port',
+      String(httpPort),
+      '--http-host',
+      '127.0.0.1',
+      '-E',
+    ],
+    {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   worker.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   worker.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const node = `${queue}@${os.hostname()}`;
   try {
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${httpPort}/readyz`).then((r) => r.status).catch(() => 0)) === 200, 60_000, 100);
+    await waitFor(
+      async () =>
+        (await fetch(`http://127.0.0.1:${httpPort}/readyz`)
+          .then((r) => r.status)
+          .catch(() => 0)) === 200,
+      60_000,
+      100,
+    );
 
     const driven = await exec(PYTHON, ['-c', DRIVER, brokerUrl, backendUrl, queue], { timeout: 120_000 });
     record('python driver', driven.stdout + driven.stderr);
@@ -162,26 +222,48 @@ test('no password (broker, Redis, database) appears in anything the worker print
     // A poison message too: pickle, refused to the dead-letter queue.
     const conn = await amqp.connect(brokerUrl);
     const ch = await conn.createConfirmChannel();
-    ch.sendToQueue(queue, Buffer.from('\x80\x04.'), { contentType: 'application/x-python-serialize', correlationId: 'poison', headers: { task: 'celery.accumulate', id: 'poison' } });
+    ch.sendToQueue(queue, Buffer.from('\x80\x04.'), {
+      contentType: 'application/x-python-serialize',
+      correlationId: 'poison',
+      headers: { task: 'celery.accumulate', id: 'poison' },
+    });
     await ch.waitForConfirms();
     await waitFor(async () => (await ch.checkQueue(`${queue}.dead_letter`)).messageCount >= 2, 20_000, 100);
     for (;;) {
       const m = await ch.get(`${queue}.dead_letter`, { noAck: true });
       if (m === false) break;
-      record('dead-letter message', JSON.stringify({ properties: m.properties, fields: m.fields, body: m.content.toString('latin1') }));
+      record(
+        'dead-letter message',
+        JSON.stringify({ properties: m.properties, fields: m.fields, body: m.content.toString('latin1') }),
+      );
     }
     await conn.close();
 
     // `conf true`: every setting, defaults included (plain `conf` shows only what differs from them, as Celery).
-    for (const cmd of [['conf', 'true'], ['conf'], ['report'], ['stats'], ['registered'], ['active_queues'], ['ping']]) {
-      const r = await exec(PYTHON, ['-m', 'celery', '-b', brokerUrl, 'inspect', ...cmd, '-d', node, '-j'], { timeout: 60_000 });
+    for (const cmd of [
+      ['conf', 'true'],
+      ['conf'],
+      ['report'],
+      ['stats'],
+      ['registered'],
+      ['active_queues'],
+      ['ping'],
+    ]) {
+      const r = await exec(PYTHON, ['-m', 'celery', '-b', brokerUrl, 'inspect', ...cmd, '-d', node, '-j'], {
+        timeout: 60_000,
+      });
       record(`celery inspect ${cmd.join(' ')}`, r.stdout + r.stderr);
       expect(r.stdout).toContain(node);
     }
-    const conf = JSON.parse(seen.find(([w]) => w === 'celery inspect conf true')?.[1] ?? '{}') as Record<string, Record<string, unknown>>;
+    const conf = JSON.parse(seen.find(([w]) => w === 'celery inspect conf true')?.[1] ?? '{}') as Record<
+      string,
+      Record<string, unknown>
+    >;
     expect(Object.keys(conf[node] ?? {}).length).toBeGreaterThan(10);
 
-    for (const p of ['/metrics', '/healthz', '/readyz']) record(`GET ${p}`, await (await fetch(`http://127.0.0.1:${httpPort}${p}`)).text());
+    for (const p of ['/metrics', '/healthz', '/readyz']) {
+      record(`GET ${p}`, await (await fetch(`http://127.0.0.1:${httpPort}${p}`)).text());
+    }
 
     // What the results backend holds for those tasks (tracebacks included).
     const redis = new Redis({ port: redisPort, password: REDIS_PASSWORD });
@@ -198,7 +280,10 @@ test('no password (broker, Redis, database) appears in anything the worker print
   expect(out).toContain('refused a message on');
 
   record('smarter-worker settings', (await runMain(['settings'])).out);
-  const bad = await runMain(['-Q', queue], { CELERY_WORKER_CONCURRENCY: 'many', CELERY_RESULT_BACKEND: `kafka://:${REDIS_PASSWORD}@x/0` });
+  const bad = await runMain(['-Q', queue], {
+    CELERY_WORKER_CONCURRENCY: 'many',
+    CELERY_RESULT_BACKEND: `kafka://:${REDIS_PASSWORD}@x/0`,
+  });
   expect(bad.code).toBe(2);
   expect(bad.out).toContain('invalid configuration');
   record('configuration error', bad.out);
@@ -207,14 +292,24 @@ test('no password (broker, Redis, database) appears in anything the worker print
   record('configuration error (broker scheme)', badScheme.out);
   // A broker it cannot reach: the retry lines name the URL.
   const closed = await freePort();
-  const unreachable = await runMain(['-Q', queue], { CELERY_BROKER_URL: `amqp://u:${enc(BROKER_PASSWORD)}@127.0.0.1:${closed}//` }, 8_000);
+  const unreachable = await runMain(
+    ['-Q', queue],
+    { CELERY_BROKER_URL: `amqp://u:${enc(BROKER_PASSWORD)}@127.0.0.1:${closed}//` },
+    8_000,
+  );
   expect(unreachable.out.length).toBeGreaterThan(0);
   record('unreachable broker', unreachable.out);
   // A broker that refuses the login (a wrong password, also one not to be printed).
-  const refused = await runMain(['-Q', queue], { CELERY_BROKER_URL: `amqp://${rabbitUser}:${enc(WRONG_PASSWORD)}@127.0.0.1:${rabbit.port}//` }, 8_000);
+  const refused = await runMain(
+    ['-Q', queue],
+    { CELERY_BROKER_URL: `amqp://${rabbitUser}:${enc(WRONG_PASSWORD)}@127.0.0.1:${rabbit.port}//` },
+    8_000,
+  );
   expect(refused.out).toMatch(/ACCESS_REFUSED|403/);
   record('login refused', refused.out);
-  if (process.env.SECRETS_DUMP) fs.writeFileSync(process.env.SECRETS_DUMP, seen.map(([w, t]) => `=== ${w}\n${t}`).join('\n'));
+  if (process.env.SECRETS_DUMP) {
+    fs.writeFileSync(process.env.SECRETS_DUMP, seen.map(([w, t]) => `=== ${w}\n${t}`).join('\n'));
+  }
   const total = seen.reduce((n, [, t]) => n + t.length, 0);
   expect(total).toBeGreaterThan(10_000);
   const leaks: string[] = [];

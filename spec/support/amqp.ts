@@ -33,7 +33,11 @@ export async function withChannel<T>(fn: (ch: Channel) => Promise<T>): Promise<T
   }
 }
 
-export async function waitFor<T>(fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000, stepMs = 50): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 15_000,
+  stepMs = 50,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -48,11 +52,16 @@ export async function publishRaw(queue: string, body: string | Buffer, options: 
   await publishMany(queue, [{ body, options }]);
 }
 
-export async function publishMany(queue: string, messages: Array<{ body: string | Buffer; options: Options.Publish }>): Promise<void> {
+export async function publishMany(
+  queue: string,
+  messages: Array<{ body: string | Buffer; options: Options.Publish }>,
+): Promise<void> {
   const conn = await amqp.connect(AMQP_URL);
   try {
     const ch = await conn.createConfirmChannel();
-    for (const { body, options } of messages) ch.sendToQueue(queue, Buffer.isBuffer(body) ? body : Buffer.from(body), options);
+    for (const { body, options } of messages) {
+      ch.sendToQueue(queue, Buffer.isBuffer(body) ? body : Buffer.from(body), options);
+    }
     await ch.waitForConfirms();
   } finally {
     await conn.close().catch(() => undefined);
@@ -67,12 +76,23 @@ export async function closeConnectionNamed(connectionName: string, reason = 'tes
   const { execFile } = await import('node:child_process');
   const { promisify } = await import('node:util');
   const exec = promisify(execFile);
-  const { stdout } = await exec('rabbitmqctl', ['list_connections', 'name', 'client_properties', '-q', '--formatter', 'json']);
+  const { stdout } = await exec('rabbitmqctl', [
+    'list_connections',
+    'name',
+    'client_properties',
+    '-q',
+    '--formatter',
+    'json',
+  ]);
   const conns = JSON.parse(stdout) as Array<{ name: string; client_properties: Array<[string, string, unknown]> }>;
-  const mine = conns.filter((c) => c.client_properties.some(([k, , v]) => k === 'connection_name' && v === connectionName));
+  const mine = conns.filter((c) =>
+    c.client_properties.some(([k, , v]) => k === 'connection_name' && v === connectionName),
+  );
   if (mine.length === 0) throw new Error(`no connection named ${connectionName}`);
   // close_connection takes the Erlang pid, which only the tabular listing prints usably.
-  const table = (await exec('rabbitmqctl', ['list_connections', 'pid', 'name', '-q'])).stdout.split('\n').map((l) => l.split('\t'));
+  const table = (await exec('rabbitmqctl', ['list_connections', 'pid', 'name', '-q'])).stdout
+    .split('\n')
+    .map((l) => l.split('\t'));
   for (const c of mine) {
     const pid = table.find((row) => row[1] === c.name)?.[0];
     if (pid) await exec('rabbitmqctl', ['close_connection', pid, reason]);

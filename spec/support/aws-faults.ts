@@ -45,14 +45,27 @@ const isEks = (req: http.IncomingMessage) => (req.url ?? '').startsWith('/cluste
 function eksFault(fault: AwsFault, action: string): { status: number; code: string; type: string; body: string } {
   const spec = {
     Throttling: { status: 429, code: 'ThrottlingException', message: 'Rate exceeded' },
-    AccessDenied: { status: 403, code: 'AccessDeniedException', message: `User: arn:aws:iam::123456789012:user/smarter-worker is not authorized to perform: eks:${action}` },
+    AccessDenied: {
+      status: 403,
+      code: 'AccessDeniedException',
+      message: `User: arn:aws:iam::123456789012:user/smarter-worker is not authorized to perform: eks:${action}`,
+    },
     ServiceUnavailable: { status: 503, code: 'ServiceUnavailableException', message: 'Service Unavailable' },
     InternalError: { status: 500, code: 'ServerException', message: 'An internal error occurred' },
   }[fault];
-  return { status: spec.status, code: spec.code, type: 'application/json', body: JSON.stringify({ message: spec.message }) };
+  return {
+    status: spec.status,
+    code: spec.code,
+    type: 'application/json',
+    body: JSON.stringify({ message: spec.message }),
+  };
 }
 
-function faultResponse(fault: AwsFault, json: boolean, action: string): { status: number; code: string; type: string; body: string } {
+function faultResponse(
+  fault: AwsFault,
+  json: boolean,
+  action: string,
+): { status: number; code: string; type: string; body: string } {
   const spec = {
     Throttling: { status: 400, code: json ? 'ThrottlingException' : 'Throttling', message: 'Rate exceeded' },
     AccessDenied: {
@@ -60,11 +73,24 @@ function faultResponse(fault: AwsFault, json: boolean, action: string): { status
       code: json ? 'AccessDeniedException' : 'AccessDenied',
       message: `User: arn:aws:iam::123456789012:user/smarter-worker is not authorized to perform: ${json ? 'acm' : 'route53'}:${action} because no identity-based policy allows the action`,
     },
-    ServiceUnavailable: { status: 503, code: json ? 'ServiceUnavailableException' : 'ServiceUnavailable', message: 'Service Unavailable' },
-    InternalError: { status: 500, code: json ? 'InternalFailure' : 'InternalFailure', message: 'An internal error occurred' },
+    ServiceUnavailable: {
+      status: 503,
+      code: json ? 'ServiceUnavailableException' : 'ServiceUnavailable',
+      message: 'Service Unavailable',
+    },
+    InternalError: {
+      status: 500,
+      code: json ? 'InternalFailure' : 'InternalFailure',
+      message: 'An internal error occurred',
+    },
   }[fault];
   if (json) {
-    return { status: spec.status, code: spec.code, type: 'application/x-amz-json-1.1', body: JSON.stringify({ __type: spec.code, message: spec.message }) };
+    return {
+      status: spec.status,
+      code: spec.code,
+      type: 'application/x-amz-json-1.1',
+      body: JSON.stringify({ __type: spec.code, message: spec.message }),
+    };
   }
   const body =
     '<?xml version="1.0"?>\n' +
@@ -98,7 +124,13 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     }
     forwarded.push(action);
     const out = http.request(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } },
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: upstream.host },
+      },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
@@ -138,7 +170,10 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
  * For a test file: moto on a free port behind a fault proxy, the AWS environment pointed at the proxy for the
  * file's duration, faults cleared after each test. The handles are set once `beforeAll` has run.
  */
-export function useMotoBehindFaultProxy(options: MotoOptions = {}): { readonly moto: Moto; readonly proxy: FaultProxy } {
+export function useMotoBehindFaultProxy(options: MotoOptions = {}): {
+  readonly moto: Moto;
+  readonly proxy: FaultProxy;
+} {
   const handles = {} as { moto: Moto; proxy: FaultProxy };
   let restoreEnv: (() => void) | undefined;
   beforeAll(async () => {

@@ -23,18 +23,35 @@ const env = (k: string) => {
 const logger = createLogger({ level: 'info', json: true });
 const brokerUrl = process.env.BEAT_BROKER_URL;
 const broker = brokerUrl
-  ? createBroker({ url: brokerUrl, logger, redis: { keyPrefix: process.env.BEAT_KEY_PREFIX ?? '', visibilityTimeoutSeconds: 3600, masterName: null } })
+  ? createBroker({
+      url: brokerUrl,
+      logger,
+      redis: { keyPrefix: process.env.BEAT_KEY_PREFIX ?? '', visibilityTimeoutSeconds: 3600, masterName: null },
+    })
   : new AmqpBroker({ url: env('AMQP_URL'), logger });
 const redbeatPrefix = process.env.BEAT_REDBEAT_PREFIX;
 const names = (process.env.BEAT_ENTRIES ?? 'tick').split(',');
 const where = redbeatPrefix
-  ? redBeat({ url: env('REDIS_URL'), keyPrefix: redbeatPrefix, lockTimeoutMs: Number(process.env.BEAT_LOCK_TIMEOUT_MS ?? 2500), logger, legacyKey: null })
+  ? redBeat({
+      url: env('REDIS_URL'),
+      keyPrefix: redbeatPrefix,
+      lockTimeoutMs: Number(process.env.BEAT_LOCK_TIMEOUT_MS ?? 2500),
+      logger,
+      legacyKey: null,
+    })
   : {
       store: new RedisStore(env('REDIS_URL'), env('BEAT_STORE_KEY')),
       lock: brokerUrl ? broker.lock(env('BEAT_LOCK')) : new AmqpLock(env('AMQP_URL'), env('BEAT_LOCK'), logger),
     };
 const beat = new Beat({
-  entries: names.map((name) => ({ name, task: 'test.add', schedule: every(1), args: [1, 2], kwargs: {}, options: { queue: env('BEAT_QUEUE') } })),
+  entries: names.map((name) => ({
+    name,
+    task: 'test.add',
+    schedule: every(1),
+    args: [1, 2],
+    kwargs: {},
+    options: { queue: env('BEAT_QUEUE') },
+  })),
   store: where.store,
   broker,
   lock: where.lock,

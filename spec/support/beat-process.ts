@@ -14,8 +14,15 @@ export interface BeatSend {
  * Starts a replica with `env` (BEAT_QUEUE, BEAT_STORE_KEY, BEAT_LOCK, … as beat-main.ts reads them) on top of
  * this process's; `onSend` hears each `beat: sending due task` line of its JSON log, as it arrives.
  */
-export function spawnBeat(env: Record<string, string>, onSend: (send: BeatSend, beat: ChildProcess) => void, stderr: 'inherit' | 'ignore' = 'inherit'): ChildProcess {
-  const beat = spawn(process.execPath, ['--import', 'tsx', 'spec/support/beat-main.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', stderr] });
+export function spawnBeat(
+  env: Record<string, string>,
+  onSend: (send: BeatSend, beat: ChildProcess) => void,
+  stderr: 'inherit' | 'ignore' = 'inherit',
+): ChildProcess {
+  const beat = spawn(process.execPath, ['--import', 'tsx', 'spec/support/beat-main.ts'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', stderr],
+  });
   let buf = '';
   beat.stdout?.on('data', (d: Buffer) => {
     buf += d.toString();
@@ -30,7 +37,15 @@ export function spawnBeat(env: Record<string, string>, onSend: (send: BeatSend, 
       }
       if (rec.message?.startsWith('beat: sending due task') && rec.id) {
         const entry = /^beat: sending due task (\S+)/.exec(rec.message)?.[1];
-        onSend({ id: rec.id, at: Date.now(), ...(entry ? { entry } : {}), ...(rec.run !== undefined ? { run: rec.run } : {}) }, beat);
+        onSend(
+          {
+            id: rec.id,
+            at: Date.now(),
+            ...(entry ? { entry } : {}),
+            ...(rec.run !== undefined ? { run: rec.run } : {}),
+          },
+          beat,
+        );
       }
     }
   });

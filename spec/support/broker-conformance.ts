@@ -29,10 +29,21 @@ async function until(what: string | (() => string), fn: () => boolean, timeoutMs
   }
 }
 
-export function message(text: string, headers: Record<string, unknown> = {}, id: string = randomUUID()): OutgoingMessage {
+export function message(
+  text: string,
+  headers: Record<string, unknown> = {},
+  id: string = randomUUID(),
+): OutgoingMessage {
   return {
     body: Buffer.from(text),
-    properties: { contentType: 'application/json', contentEncoding: 'utf-8', headers: { id, ...headers }, deliveryMode: 2, priority: 0, correlationId: id },
+    properties: {
+      contentType: 'application/json',
+      contentEncoding: 'utf-8',
+      headers: { id, ...headers },
+      deliveryMode: 2,
+      priority: 0,
+      correlationId: id,
+    },
   };
 }
 
@@ -93,7 +104,13 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       expect(d.queue).toBe(q);
       expect(d.redelivered).toBe(false);
       expect(d.live).toBe(true);
-      expect(d.raw.properties).toMatchObject({ contentType: 'application/json', contentEncoding: 'utf-8', correlationId: m.properties.correlationId, replyTo: 'reply-here', priority: 5 });
+      expect(d.raw.properties).toMatchObject({
+        contentType: 'application/json',
+        contentEncoding: 'utf-8',
+        correlationId: m.properties.correlationId,
+        replyTo: 'reply-here',
+        priority: 5,
+      });
       expect(d.raw.properties.headers).toMatchObject({ task: 't.a', retries: 3 });
       d.ack();
       expect(d.settled).toBe(true);
@@ -177,7 +194,10 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       expect(got[1]!.live).toBe(false);
       const second = await client();
       const again = await collect(second, q);
-      await until(() => `redelivered to the second: ${again.map(text).join()}`, () => again.length === 2);
+      await until(
+        () => `redelivered to the second: ${again.map(text).join()}`,
+        () => again.length === 2,
+      );
       expect(again.map(text).sort()).toEqual(['1', '2']);
       expect(again.every((d) => d.redelivered)).toBe(true);
       second.settle(again, 'ack');
@@ -201,7 +221,11 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       const stale = b.staleSettles;
       got[1]!.ack();
       expect(b.staleSettles).toBe(stale + 1);
-      await until(() => `redelivered: ${got.slice(3).map(text).join()}`, () => got.length === 6, 20_000);
+      await until(
+        () => `redelivered: ${got.slice(3).map(text).join()}`,
+        () => got.length === 6,
+        20_000,
+      );
       expect(got.slice(3).map(text).sort()).toEqual(['0', '1', '2']);
       expect(got.slice(3).every((d) => d.redelivered && d.live)).toBe(true);
       b.settle(got.slice(3), 'ack');
@@ -218,13 +242,21 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       const delayMs = 1500;
       const sentAt = Date.now();
       // Through delayed.ts, as every caller sends later: the per-message TTL that would drop it is not kept.
-      await sendLater(b, q, { ...message('later'), properties: { ...message('later').properties, expiration: '100' } }, delayMs);
+      await sendLater(
+        b,
+        q,
+        { ...message('later'), properties: { ...message('later').properties, expiration: '100' } },
+        delayMs,
+      );
       await b.send(q, message('now'));
       await until('both delivered', () => got.length === 2, 20_000);
       expect(text(got[0]!.d)).toBe('now');
       expect(text(got[1]!.d)).toBe('later');
       expect(got[1]!.at - sentAt).toBeGreaterThanOrEqual(delayMs);
-      b.settle(got.map((g) => g.d), 'ack');
+      b.settle(
+        got.map((g) => g.d),
+        'ack',
+      );
     });
 
     test('a queue declared while the delay store is being prepared, and a send later made meanwhile, are delivered', async () => {
@@ -279,7 +311,12 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       await b.send(q, m);
       const got = await collect(b, q);
       await until('delivered', () => got.length === 1);
-      await b.deadLetter(got[0]!, { queue: dlq, reason: 'ValueError: no', by: 'node@test', at: new Date('2026-12-01T09:00:00Z') });
+      await b.deadLetter(got[0]!, {
+        queue: dlq,
+        reason: 'ValueError: no',
+        by: 'node@test',
+        at: new Date('2026-12-01T09:00:00Z'),
+      });
       expect(got[0]!.settled).toBe(false);
       got[0]!.ack();
       const copies = await collect(b, dlq);
@@ -342,7 +379,11 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       const got: string[][] = subs.map(() => []);
       for (const [i, s] of subs.entries()) {
         await s.declareExchange({ name: fan, kind: 'fanout', durable: false });
-        await s.subscribe(fan, { queue: unique(`sub${i}`), expiresMs: 10_000, messageTtlMs: 60_000 }, (d) => void got[i]!.push(text(d)));
+        await s.subscribe(
+          fan,
+          { queue: unique(`sub${i}`), expiresMs: 10_000, messageTtlMs: 60_000 },
+          (d) => void got[i]!.push(text(d)),
+        );
       }
       const sender = await client();
       await sender.declareExchange({ name: fan, kind: 'fanout', durable: false });

@@ -14,12 +14,26 @@ type Scope = unknown;
 function lookup(path: string, root: Record<string, unknown>, dot: Scope): unknown {
   if (path === '.') return dot;
   let v: unknown = root;
-  for (const part of path.split('.').slice(1)) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined;
+  for (const part of path.split('.').slice(1)) {
+    v = v && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined;
+  }
   return v;
 }
 
-const truthy = (v: unknown) => !(v === undefined || v === null || v === false || v === '' || v === 0 || (typeof v === 'object' && Object.keys(v).length === 0));
-const indent = (n: number, s: string) => s.split('\n').map((l) => ' '.repeat(n) + l).join('\n');
+const truthy = (v: unknown) =>
+  !(
+    v === undefined ||
+    v === null ||
+    v === false ||
+    v === '' ||
+    v === 0 ||
+    (typeof v === 'object' && Object.keys(v).length === 0)
+  );
+const indent = (n: number, s: string) =>
+  s
+    .split('\n')
+    .map((l) => ' '.repeat(n) + l)
+    .join('\n');
 
 export function renderTemplate(file: string, values: Record<string, unknown>, release = 'smarter'): string {
   const chart = yaml.load(readFileSync(`${CHART}/Chart.yaml`, 'utf8')) as { name: string; version: string };
@@ -83,7 +97,9 @@ export function dashboardQueries(): Array<{ panel: string; expr: string }> {
 
 /** The expression of every rule of the chart's alerts. */
 export function alertExpressions(): Array<{ alert: string; expr: string }> {
-  const r = yaml.load(readFileSync(`${CHART}/files/alerts.yaml`, 'utf8')) as { groups: Array<{ rules: Array<{ alert?: string; record?: string; expr: string }> }> };
+  const r = yaml.load(readFileSync(`${CHART}/files/alerts.yaml`, 'utf8')) as {
+    groups: Array<{ rules: Array<{ alert?: string; record?: string; expr: string }> }>;
+  };
   return r.groups.flatMap((g) => g.rules.map((x) => ({ alert: x.alert ?? x.record ?? '', expr: x.expr })));
 }
 

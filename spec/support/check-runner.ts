@@ -7,7 +7,12 @@ import { randomUUID } from 'node:crypto';
 import { type Logger, nullLogger } from '../../lib/logger.js';
 import { bindArguments } from '../../lib/registry/args.js';
 import { planCheckAgain } from '../../lib/registry/checks.js';
-import { type ApplyOptions, type CheckAgainOptions, Rescheduled, type TaskContext } from '../../lib/registry/context.js';
+import {
+  type ApplyOptions,
+  type CheckAgainOptions,
+  Rescheduled,
+  type TaskContext,
+} from '../../lib/registry/context.js';
 import type { AnyTask } from '../../lib/registry/define-task.js';
 import { testContext } from './task-context.js';
 
@@ -44,9 +49,22 @@ export class CheckRunner<D> {
     return t;
   }
 
-  send(name: string, kwargs: Record<string, unknown> = {}, args: unknown[] = [], countdown = 0, queue?: string): string {
+  send(
+    name: string,
+    kwargs: Record<string, unknown> = {},
+    args: unknown[] = [],
+    countdown = 0,
+    queue?: string,
+  ): string {
     const id = `run-${this.tag}-${++this.seq}`;
-    this.pending.push({ id, name, args, kwargs: JSON.parse(JSON.stringify(kwargs)) as Record<string, unknown>, countdown, queue });
+    this.pending.push({
+      id,
+      name,
+      args,
+      kwargs: JSON.parse(JSON.stringify(kwargs)) as Record<string, unknown>,
+      countdown,
+      queue,
+    });
     return id;
   }
 
@@ -61,11 +79,22 @@ export class CheckRunner<D> {
       queue: task.queue,
       rootId: msg.id,
       logger: this.logger,
-      applyAsync: (target: string | AnyTask<never>, args: unknown[] = [], kwargs: unknown = {}, options: ApplyOptions = {}) =>
+      applyAsync: (
+        target: string | AnyTask<never>,
+        args: unknown[] = [],
+        kwargs: unknown = {},
+        options: ApplyOptions = {},
+      ) =>
         Promise.resolve(
           typeof target === 'string'
             ? this.send(target, kwargs as Record<string, unknown>, args, options.countdown ?? 0, options.queue)
-            : this.send(target.name, kwargs as Record<string, unknown>, args, options.countdown ?? 0, options.queue ?? target.queue),
+            : this.send(
+                target.name,
+                kwargs as Record<string, unknown>,
+                args,
+                options.countdown ?? 0,
+                options.queue ?? target.queue,
+              ),
         ),
       checkAgain: (o: CheckAgainOptions) => {
         const { args, kwargs, attempt } = planCheckAgain(msg.name, task.checks, bound, o, msg.id, task.argNames);

@@ -35,12 +35,16 @@ async function assertStrict(admin: mysql.Connection): Promise<void> {
   const [rows] = await admin.query<mysql.RowDataPacket[]>('SELECT @@GLOBAL.sql_mode AS mode');
   const mode = String(rows[0]?.mode ?? '');
   if (!/\bSTRICT_(TRANS|ALL)_TABLES\b/.test(mode)) {
-    throw new Error(`the MariaDB server at ${ADMIN.host}:${ADMIN.port} runs with sql_mode '${mode}', without STRICT_TRANS_TABLES (MariaDB's default); set it back (SET GLOBAL sql_mode = CONCAT(@@GLOBAL.sql_mode, ',STRICT_TRANS_TABLES'))`);
+    throw new Error(
+      `the MariaDB server at ${ADMIN.host}:${ADMIN.port} runs with sql_mode '${mode}', without STRICT_TRANS_TABLES (MariaDB's default); set it back (SET GLOBAL sql_mode = CONCAT(@@GLOBAL.sql_mode, ',STRICT_TRANS_TABLES'))`,
+    );
   }
 }
 
 export async function createTestDatabase(prefix = 'sw'): Promise<TestDatabase> {
-  const name = uniqueName(`${prefix}_db`).replace(/[^A-Za-z0-9_]/g, '_').slice(0, 60);
+  const name = uniqueName(`${prefix}_db`)
+    .replace(/[^A-Za-z0-9_]/g, '_')
+    .slice(0, 60);
   const admin = await mysql.createConnection({ ...ADMIN, multipleStatements: true });
   await assertStrict(admin);
   await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
@@ -62,12 +66,27 @@ export async function createTestDatabase(prefix = 'sw'): Promise<TestDatabase> {
 }
 
 /** Fixtures: a user with a profile and an account, an LLMClient, a prompt, a plugin with its selector. */
-export async function seed(db: Database): Promise<{ userId: number; profileId: number; accountId: number; llmclientId: number; promptId: number; pluginId: number; selectorId: number }> {
+export async function seed(db: Database): Promise<{
+  userId: number;
+  profileId: number;
+  accountId: number;
+  llmclientId: number;
+  promptId: number;
+  pluginId: number;
+  selectorId: number;
+}> {
   const u = await db.execute("INSERT INTO auth_user (username) VALUES (CONCAT('user', UUID_SHORT()))");
-  const a = await db.execute("INSERT INTO account_account (account_number, created_at, updated_at) VALUES (CONCAT('3141-', UUID_SHORT()), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))");
-  const p = await db.execute('INSERT INTO account_userprofile (user_id, account_id, created_at, updated_at) VALUES (?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))', [u.insertId, a.insertId]);
+  const a = await db.execute(
+    "INSERT INTO account_account (account_number, created_at, updated_at) VALUES (CONCAT('3141-', UUID_SHORT()), UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
+  );
+  const p = await db.execute(
+    'INSERT INTO account_userprofile (user_id, account_id, created_at, updated_at) VALUES (?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))',
+    [u.insertId, a.insertId],
+  );
   const tag = Math.random().toString(36).slice(2, 10);
-  const l = { insertId: await insertRow(db, 'llmclient_llmclient', { name: `bot${tag}`, user_profile_id: p.insertId }) };
+  const l = {
+    insertId: await insertRow(db, 'llmclient_llmclient', { name: `bot${tag}`, user_profile_id: p.insertId }),
+  };
   const pr = {
     insertId: await insertRow(db, 'prompt_prompt', {
       session_key: `sk${tag}`,
@@ -79,6 +98,17 @@ export async function seed(db: Database): Promise<{ userId: number; profileId: n
     }),
   };
   const pm = await db.execute("INSERT INTO plugin_pluginmeta (name, account_id) VALUES ('weather', ?)", [a.insertId]);
-  const ps = await db.execute("INSERT INTO plugin_pluginselector (directive, search_terms, plugin_id) VALUES ('search_terms', '[\"weather\"]', ?)", [pm.insertId]);
-  return { userId: u.insertId, profileId: p.insertId, accountId: a.insertId, llmclientId: l.insertId, promptId: pr.insertId, pluginId: pm.insertId, selectorId: ps.insertId };
+  const ps = await db.execute(
+    "INSERT INTO plugin_pluginselector (directive, search_terms, plugin_id) VALUES ('search_terms', '[\"weather\"]', ?)",
+    [pm.insertId],
+  );
+  return {
+    userId: u.insertId,
+    profileId: p.insertId,
+    accountId: a.insertId,
+    llmclientId: l.insertId,
+    promptId: pr.insertId,
+    pluginId: pm.insertId,
+    selectorId: ps.insertId,
+  };
 }

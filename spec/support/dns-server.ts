@@ -76,7 +76,10 @@ export async function startDnsServer(): Promise<DnsStandIn> {
   const answersFor = (name: string, type: StandInRecordType): dns2.Packet.Resource[] => {
     const rrs = zone.get(name)?.get(type);
     if (!rrs) return [];
-    return rrs.values.map((v) => ({ name, type: TYPES[type], class: Packet.CLASS.IN, ttl: rrs.ttl, ...rdata(type, v) }) as dns2.Packet.Resource);
+    return rrs.values.map(
+      (v) =>
+        ({ name, type: TYPES[type], class: Packet.CLASS.IN, ttl: rrs.ttl, ...rdata(type, v) }) as dns2.Packet.Resource,
+    );
   };
   const soa = (name: string): dns2.Packet.Resource =>
     ({

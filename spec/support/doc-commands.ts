@@ -36,7 +36,10 @@ export function shellCommands(markdown: string): string[] {
 
 /** A command that serves until it is stopped, rather than one that answers and exits. */
 export function serves(command: string): boolean {
-  return /\bcelery\b.*\sworker(\s|$)/.test(command) || /(smarter-worker|smarter-beat|dist\/(tasks|beat)\/main\.js)(\s+-.*)?$/.test(command);
+  return (
+    /\bcelery\b.*\sworker(\s|$)/.test(command) ||
+    /(smarter-worker|smarter-beat|dist\/(tasks|beat)\/main\.js)(\s+-.*)?$/.test(command)
+  );
 }
 
 /** The page's queue names and ports, each with the unique stand-in a test uses. */
@@ -68,7 +71,14 @@ async function ready(command: string, before: number, proc: ChildProcess): Promi
   const port = /--http-port\s+(\d+)/.exec(command)?.[1];
   // A worker's /readyz; Beat serves /healthz only (it has nothing to consume).
   const get = (p: string) => fetch(`http://127.0.0.1:${port}${p}`, { headers: { connection: 'close' } });
-  if (port) return get('/readyz').then((r) => (r.status === 404 ? get('/healthz') : r)).then((r) => r.ok, () => false);
+  if (port) {
+    return get('/readyz')
+      .then((r) => (r.status === 404 ? get('/healthz') : r))
+      .then(
+        (r) => r.ok,
+        () => false,
+      );
+  }
   const queue = /-Q\s+(\S+)/.exec(command)?.[1];
   if (queue) return (await consumers(queue)) > before;
   throw new Error(`\`${command}\` serves, but names neither --http-port nor -Q to see it ready`);
@@ -83,7 +93,12 @@ export interface PageRun {
  * Runs the page's commands. `env` is every command's environment; `plainEnv(command)` may give a command the
  * page's own defaults instead (e.g. a check that compares the settings with the chart's files).
  */
-export async function runPage(file: string, s: Substitutions, env: NodeJS.ProcessEnv, plainEnv: (command: string) => boolean = () => false): Promise<PageRun> {
+export async function runPage(
+  file: string,
+  s: Substitutions,
+  env: NodeJS.ProcessEnv,
+  plainEnv: (command: string) => boolean = () => false,
+): Promise<PageRun> {
   const commands = shellCommands(readFileSync(file, 'utf8'));
   const schedule = path.join(os.tmpdir(), `${uniqueName('beat')}.json`);
   const base: NodeJS.ProcessEnv = {
@@ -105,7 +120,11 @@ export async function runPage(file: string, s: Substitutions, env: NodeJS.Proces
       let output = '';
       const queue = /-Q\s+(\S+)/.exec(command)?.[1];
       const before = serves(command) && queue ? await consumers(queue) : 0;
-      const proc = spawn('bash', ['-c', `${PRELUDE}\n${command}`], { env: e, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      const proc = spawn('bash', ['-c', `${PRELUDE}\n${command}`], {
+        env: e,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       proc.stdout?.on('data', (d: Buffer) => (output += d.toString()));
       proc.stderr?.on('data', (d: Buffer) => (output += d.toString()));
       const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));

@@ -36,7 +36,9 @@ export function vectorOf(text: string, dimension: number): number[] {
   const out: number[] = [];
   for (let i = 0; out.length < dimension; i += 1) {
     const h = createHash('sha256').update(`${i}:${text}`).digest();
-    for (let j = 0; j + 1 < h.length && out.length < dimension; j += 2) out.push(Math.round(((h.readUInt16BE(j) / 65535) * 2 - 1) * 1e6) / 1e6);
+    for (let j = 0; j + 1 < h.length && out.length < dimension; j += 2) {
+      out.push(Math.round(((h.readUInt16BE(j) / 65535) * 2 - 1) * 1e6) / 1e6);
+    }
   }
   return out;
 }
@@ -62,7 +64,10 @@ const ERRORS = {
   }),
 };
 
-export async function startEmbeddingsStandIn(options: { apiKey: string; dimension: number }): Promise<EmbeddingsStandIn> {
+export async function startEmbeddingsStandIn(options: {
+  apiKey: string;
+  dimension: number;
+}): Promise<EmbeddingsStandIn> {
   const calls: EmbeddingsCall[] = [];
   const faults: (401 | 429 | 500)[] = [];
   const server = http.createServer((req, res) => {
@@ -73,8 +78,18 @@ export async function startEmbeddingsStandIn(options: { apiKey: string; dimensio
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
       };
-      const invalid = (message: string) => send(400, { error: { message, type: 'invalid_request_error', param: null, code: null } });
-      if (req.method !== 'POST' || req.url !== '/v1/embeddings') return send(404, { error: { message: `Invalid URL (${req.method ?? ''} ${req.url ?? ''})`, type: 'invalid_request_error', param: null, code: null } });
+      const invalid = (message: string) =>
+        send(400, { error: { message, type: 'invalid_request_error', param: null, code: null } });
+      if (req.method !== 'POST' || req.url !== '/v1/embeddings') {
+        return send(404, {
+          error: {
+            message: `Invalid URL (${req.method ?? ''} ${req.url ?? ''})`,
+            type: 'invalid_request_error',
+            param: null,
+            code: null,
+          },
+        });
+      }
       const authorization = req.headers.authorization ?? '';
       const key = /^Bearer (.+)$/.exec(authorization)?.[1] ?? '';
       let body: { model?: unknown; input?: unknown; dimensions?: unknown; encoding_format?: unknown };
@@ -88,10 +103,12 @@ export async function startEmbeddingsStandIn(options: { apiKey: string; dimensio
       if (fault === 401 || key !== options.apiKey) return send(401, { error: ERRORS[401](key || 'none') });
       if (fault === 429) return send(429, { error: ERRORS[429](model) });
       if (fault === 500) return send(500, { error: ERRORS[500]() });
-      if (!model) return invalid("you must provide a model parameter");
+      if (!model) return invalid('you must provide a model parameter');
       const input = typeof body.input === 'string' ? [body.input] : body.input;
       if (!Array.isArray(input) || input.length === 0 || !input.every((x) => typeof x === 'string' && x !== '')) {
-        return invalid("'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.");
+        return invalid(
+          "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.",
+        );
       }
       const dimension = typeof body.dimensions === 'number' ? body.dimensions : options.dimension;
       calls.push({
@@ -104,7 +121,11 @@ export async function startEmbeddingsStandIn(options: { apiKey: string; dimensio
       const tokens = (input as string[]).reduce((n, s) => n + Math.ceil(s.length / 4), 0);
       send(200, {
         object: 'list',
-        data: (input as string[]).map((text, index) => ({ object: 'embedding', index, embedding: vectorOf(text, dimension) })),
+        data: (input as string[]).map((text, index) => ({
+          object: 'embedding',
+          index,
+          embedding: vectorOf(text, dimension),
+        })),
         model,
         usage: { prompt_tokens: tokens, total_tokens: tokens },
       });

@@ -50,7 +50,11 @@ export class FakeCloud {
 
   addZone(name: string): HostedZone {
     const id = `Z${runTag}${String(++zoneSeq).padStart(5, '0')}`;
-    const zone = { id, name: bare(name), nameServers: [`ns-${this.seq}.awsdns-01.org`, `ns-${this.seq}.awsdns-02.net`] };
+    const zone = {
+      id,
+      name: bare(name),
+      nameServers: [`ns-${this.seq}.awsdns-01.org`, `ns-${this.seq}.awsdns-02.net`],
+    };
     this.zones.set(id, zone);
     return zone;
   }
@@ -75,7 +79,11 @@ export class FakeCloud {
       metadata: { name: `${host}-tls`, namespace },
       status: { conditions: [{ type: 'Ready', status: 'True' }] },
     });
-    this.objects.set(kubeKey({ kind: 'Secret', name: `${host}-tls`, namespace }), { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${host}-tls`, namespace } });
+    this.objects.set(kubeKey({ kind: 'Secret', name: `${host}-tls`, namespace }), {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: `${host}-tls`, namespace },
+    });
   }
 
   object(kind: string, name: string, namespace?: string): KubeObject | undefined {
@@ -103,12 +111,22 @@ export class FakeCloud {
       },
       getRecord: async (zoneId, name, type) => {
         this.enter('route53.getRecord', `${name} ${type}`);
-        if (!this.zones.has(zoneId)) throw new CloudError('route53', 'get record', `${name} ${type}`, 'NotFound', `no hosted zone ${zoneId}`);
+        if (!this.zones.has(zoneId)) {
+          throw new CloudError('route53', 'get record', `${name} ${type}`, 'NotFound', `no hosted zone ${zoneId}`);
+        }
         return this.record(zoneId, name, type) ?? null;
       },
       upsertRecord: async (zoneId, r) => {
         this.enter('route53.upsertRecord', `${r.name} ${r.type}`);
-        if (!this.zones.has(zoneId)) throw new CloudError('route53', 'upsert record', `${r.name} ${r.type}`, 'NotFound', `no hosted zone ${zoneId}`);
+        if (!this.zones.has(zoneId)) {
+          throw new CloudError(
+            'route53',
+            'upsert record',
+            `${r.name} ${r.type}`,
+            'NotFound',
+            `no hosted zone ${zoneId}`,
+          );
+        }
         this.setRecord(zoneId, r);
       },
       deleteRecord: async (zoneId, name, type) => {
@@ -132,7 +150,9 @@ export class FakeCloud {
           arn: `arn:aws:acm:us-east-1:123456789012:certificate/${++this.seq}`,
           domain: d,
           status: 'PENDING_VALIDATION',
-          validationRecords: [{ name: `_x${this.seq}.${d}`, type: 'CNAME', ttl: 300, values: [`_y${this.seq}.acm-validations.aws`] }],
+          validationRecords: [
+            { name: `_x${this.seq}.${d}`, type: 'CNAME', ttl: 300, values: [`_y${this.seq}.acm-validations.aws`] },
+          ],
         };
         this.certificates.push(cert);
         return cert;
@@ -151,7 +171,9 @@ export class FakeCloud {
       },
       list: async (ref) => {
         this.enter('kube.list', `${ref.kind}/${ref.namespace ?? ''}`);
-        return [...this.objects.values()].filter((o) => o.kind === ref.kind && (ref.namespace === undefined || o.metadata.namespace === ref.namespace));
+        return [...this.objects.values()].filter(
+          (o) => o.kind === ref.kind && (ref.namespace === undefined || o.metadata.namespace === ref.namespace),
+        );
       },
       delete: async (ref) => {
         this.enter('kube.delete', kubeKey(ref));
@@ -174,17 +196,41 @@ export class FakeCloud {
       },
     },
     // The vectorstore tasks are tested against the Qdrant and embeddings stand-ins through the real clients.
-    vectordb: { connect: () => { throw new Error('FakeCloud has no vector database: use spec/support/qdrant-standin.ts'); } },
-    pinecone: { connect: () => { throw new Error('FakeCloud has no Pinecone: use spec/support/pinecone-standin.ts'); } },
-    embeddings: { embed: () => Promise.reject(new Error('FakeCloud has no embeddings: use spec/support/embeddings-standin.ts')) },
+    vectordb: {
+      connect: () => {
+        throw new Error('FakeCloud has no vector database: use spec/support/qdrant-standin.ts');
+      },
+    },
+    pinecone: {
+      connect: () => {
+        throw new Error('FakeCloud has no Pinecone: use spec/support/pinecone-standin.ts');
+      },
+    },
+    embeddings: {
+      embed: () => Promise.reject(new Error('FakeCloud has no embeddings: use spec/support/embeddings-standin.ts')),
+    },
     // The LLMClient tasks never call EKS; the llmhost tests drive the real EKS client against moto instead.
     eks: new Proxy({} as CloudDeps['eks'], {
-      get: (_t, verb) => () => Promise.reject(new CloudError('eks', String(verb), '*', 'Unavailable', 'the fake cloud has no EKS')),
+      get: (_t, verb) => () =>
+        Promise.reject(new CloudError('eks', String(verb), '*', 'Unavailable', 'the fake cloud has no EKS')),
     }),
-    autoscaling: { terminateInstance: (id) => Promise.reject(new CloudError('autoscaling', 'TerminateInstanceInAutoScalingGroup', id, 'Unavailable', 'the fake cloud has no Auto Scaling')) },
+    autoscaling: {
+      terminateInstance: (id) =>
+        Promise.reject(
+          new CloudError(
+            'autoscaling',
+            'TerminateInstanceInAutoScalingGroup',
+            id,
+            'Unavailable',
+            'the fake cloud has no Auto Scaling',
+          ),
+        ),
+    },
     // The MCP and LLM ports are tested on their real clients against real servers (spec/support/mcp-server.ts,
     // llm-standin.ts); the infrastructure tasks never call them.
     mcp: { discover: () => Promise.reject(new Error('FakeCloud has no MCP servers')) },
-    llm: new Proxy({} as CloudDeps['llm'], { get: () => () => Promise.reject(new Error('FakeCloud has no LLM providers')) }),
+    llm: new Proxy({} as CloudDeps['llm'], {
+      get: () => () => Promise.reject(new Error('FakeCloud has no LLM providers')),
+    }),
   };
 }

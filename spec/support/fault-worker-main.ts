@@ -10,10 +10,21 @@ import { installSignalHandlers } from '../../lib/app/signals.js';
 import { faultTasks } from './fault-tasks.js';
 
 // Without mingle unless the test asks for it: it waits Celery's full second for replies at every start.
-const { values } = loadConfig(WORKER_SETTINGS, { SMARTER_WORKER_WITHOUT_MINGLE: 'true', ...process.env }, process.argv.slice(2));
+const { values } = loadConfig(
+  WORKER_SETTINGS,
+  { SMARTER_WORKER_WITHOUT_MINGLE: 'true', ...process.env },
+  process.argv.slice(2),
+);
 const queue = values.queues[0] ?? 'celery';
 const logger = createLogger({ level: values.logLevel, json: true });
 const tasks = faultTasks(queue, { acksLate: process.env.FAULT_ACKS_LATE === '1' });
-const { app } = createWorker({ config: values, tasks, deps: {}, logger, defaultQueue: queue, onRemoteShutdown: () => process.exit(0) });
+const { app } = createWorker({
+  config: values,
+  tasks,
+  deps: {},
+  logger,
+  defaultQueue: queue,
+  onRemoteShutdown: () => process.exit(0),
+});
 installSignalHandlers(app, logger, (code) => process.exit(code));
 await app.start();

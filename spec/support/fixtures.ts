@@ -25,7 +25,8 @@ export function fixtureNames(): string[] {
 /** A fixture as the broker would hand it to the decoder. */
 export function rawFromFixture(f: Fixture): RawMessage {
   const p = f.properties ?? {};
-  const body = f.body_base64 !== undefined ? Buffer.from(f.body_base64, 'base64') : Buffer.from(f.body_text ?? '', 'utf8');
+  const body =
+    f.body_base64 !== undefined ? Buffer.from(f.body_base64, 'base64') : Buffer.from(f.body_text ?? '', 'utf8');
   return {
     body,
     properties: {

@@ -30,7 +30,14 @@ export const FUZZ_MAX_BODY = 128 * 1024;
 
 const JSON_TYPE = 'application/json';
 
-const v2headers = (id: string, extra: Record<string, unknown> = {}) => ({ lang: 'py', task: 'test.stamp', id, root_id: id, retries: 0, ...extra });
+const v2headers = (id: string, extra: Record<string, unknown> = {}) => ({
+  lang: 'py',
+  task: 'test.stamp',
+  id,
+  root_id: id,
+  retries: 0,
+  ...extra,
+});
 const stampKwargs = (key: string) => ({ key, due_ms: 0 });
 const json = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8');
 const good = (id: string, key: string, extra: Record<string, unknown> = {}): FuzzPublish => ({
@@ -39,7 +46,13 @@ const good = (id: string, key: string, extra: Record<string, unknown> = {}): Fuz
 });
 
 // Values of each wrong type, as AMQP headers and JSON can carry them. Buffers are left out: they are strings.
-const notString = fc.oneof(fc.integer(), fc.double({ min: -1e6, max: 1e6, noNaN: true }), fc.boolean(), fc.array(fc.integer(), { maxLength: 3 }), fc.dictionary(fc.string({ minLength: 1, maxLength: 5 }), fc.integer(), { minKeys: 1, maxKeys: 3 }));
+const notString = fc.oneof(
+  fc.integer(),
+  fc.double({ min: -1e6, max: 1e6, noNaN: true }),
+  fc.boolean(),
+  fc.array(fc.integer(), { maxLength: 3 }),
+  fc.dictionary(fc.string({ minLength: 1, maxLength: 5 }), fc.integer(), { minKeys: 1, maxKeys: 3 }),
+);
 const notInt = fc.oneof(
   fc.double({ min: -1e6, max: 1e6, noNaN: true }).filter((d) => !Number.isInteger(d)),
   fc.boolean(),
@@ -47,12 +60,40 @@ const notInt = fc.oneof(
   fc.array(fc.integer(), { maxLength: 3 }),
 );
 const notBool = fc.oneof(fc.integer(), fc.string({ maxLength: 8 }), fc.array(fc.boolean(), { maxLength: 2 }));
-const notList = fc.oneof(fc.integer(), fc.string({ maxLength: 8 }), fc.boolean(), fc.dictionary(fc.string({ minLength: 1, maxLength: 4 }), fc.integer(), { minKeys: 1, maxKeys: 2 }));
-const notMapping = fc.oneof(fc.integer(), fc.string({ maxLength: 8 }), fc.boolean(), fc.array(fc.integer(), { maxLength: 3 }));
-const notDate = fc.oneof(fc.integer(), fc.boolean(), fc.string({ minLength: 1, maxLength: 8 }).map((s) => `not a date ${s}`), fc.array(fc.integer(), { maxLength: 2 }));
-const notNumberText = fc.string({ minLength: 1, maxLength: 6 }).filter((s) => s.trim() === '' || !Number.isFinite(Number(s)));
+const notList = fc.oneof(
+  fc.integer(),
+  fc.string({ maxLength: 8 }),
+  fc.boolean(),
+  fc.dictionary(fc.string({ minLength: 1, maxLength: 4 }), fc.integer(), { minKeys: 1, maxKeys: 2 }),
+);
+const notMapping = fc.oneof(
+  fc.integer(),
+  fc.string({ maxLength: 8 }),
+  fc.boolean(),
+  fc.array(fc.integer(), { maxLength: 3 }),
+);
+const notDate = fc.oneof(
+  fc.integer(),
+  fc.boolean(),
+  fc.string({ minLength: 1, maxLength: 8 }).map((s) => `not a date ${s}`),
+  fc.array(fc.integer(), { maxLength: 2 }),
+);
+const notNumberText = fc
+  .string({ minLength: 1, maxLength: 6 })
+  .filter((s) => s.trim() === '' || !Number.isFinite(Number(s)));
 
-const STRING_HEADERS = ['id', 'task', 'root_id', 'parent_id', 'group', 'shadow', 'origin', 'argsrepr', 'kwargsrepr', 'compression'] as const;
+const STRING_HEADERS = [
+  'id',
+  'task',
+  'root_id',
+  'parent_id',
+  'group',
+  'shadow',
+  'origin',
+  'argsrepr',
+  'kwargsrepr',
+  'compression',
+] as const;
 const INT_HEADERS = ['retries', 'group_index', 'replaced_task_nesting'] as const;
 
 const headerFault: fc.Arbitrary<FuzzCase> = fc.oneof(
@@ -60,8 +101,12 @@ const headerFault: fc.Arbitrary<FuzzCase> = fc.oneof(
   fc.tuple(fc.constantFrom(...INT_HEADERS), notInt).map(([name, v]) => headerCase(name, v)),
   fc.tuple(fc.constantFrom('eta', 'expires'), notDate).map(([name, v]) => headerCase(name, v)),
   notBool.map((v) => headerCase('ignore_result', v)),
-  fc.oneof(fc.integer(), fc.string({ maxLength: 6 }), fc.tuple(notNumberText, fc.constant(null))).map((v) => headerCase('timelimit', v)),
-  fc.oneof(fc.integer(), fc.string({ maxLength: 6 }), fc.array(fc.integer(), { minLength: 1, maxLength: 3 })).map((v) => headerCase('stamped_headers', v)),
+  fc
+    .oneof(fc.integer(), fc.string({ maxLength: 6 }), fc.tuple(notNumberText, fc.constant(null)))
+    .map((v) => headerCase('timelimit', v)),
+  fc
+    .oneof(fc.integer(), fc.string({ maxLength: 6 }), fc.array(fc.integer(), { minLength: 1, maxLength: 3 }))
+    .map((v) => headerCase('stamped_headers', v)),
   notMapping.map((v) => headerCase('stamps', v)),
   fc.string({ minLength: 1, maxLength: 8 }).map((s) => headerCase('compression', `x-none-${s}`)),
 );
@@ -99,17 +144,33 @@ const signatureFault = fc.oneof(
 );
 
 const bodyFault: fc.Arbitrary<FuzzCase> = fc.oneof(
-  fc.oneof(fc.integer(), fc.string({ maxLength: 8 }), fc.boolean(), fc.constant(null), fc.dictionary(fc.constantFrom('a', 'b', 'kw'), fc.integer(), { maxKeys: 2 })).map((v) =>
-    bodyCase('body shape', 'body', () => v),
-  ),
+  fc
+    .oneof(
+      fc.integer(),
+      fc.string({ maxLength: 8 }),
+      fc.boolean(),
+      fc.constant(null),
+      fc.dictionary(fc.constantFrom('a', 'b', 'kw'), fc.integer(), { maxKeys: 2 }),
+    )
+    .map((v) => bodyCase('body shape', 'body', () => v)),
   notList.map((v) => bodyCase('args type', 'body[0] (args)', (key) => [v, stampKwargs(key), {}])),
   notMapping.map((v) => bodyCase('kwargs type', 'body[1] (kwargs)', () => [[], v, {}])),
   notMapping.map((v) => bodyCase('embed type', 'body[2] (embed)', (key) => [[], stampKwargs(key), v])),
-  signatureFault.map(([field, v, where]) => bodyCase(`embed ${field}`, where, (key) => [[], stampKwargs(key), { [field]: v }])),
+  signatureFault.map(([field, v, where]) =>
+    bodyCase(`embed ${field}`, where, (key) => [[], stampKwargs(key), { [field]: v }]),
+  ),
   // v1/v2 hybrids: v2 headers, a v1-style body dict.
   notList.map((v) => bodyCase('hybrid args', 'body.args', (key) => ({ args: v, kwargs: stampKwargs(key) }))),
   notMapping.map((v) => bodyCase('hybrid kwargs', 'body.kwargs', () => ({ args: [], kwargs: v }))),
-  fc.integer({ min: 300, max: 3000 }).map((depth) => bodyCase(`nesting ${depth}`, 'body: lists and mappings are nested deeper', (key) => [[nest(depth)], stampKwargs(key), {}])),
+  fc
+    .integer({ min: 300, max: 3000 })
+    .map((depth) =>
+      bodyCase(`nesting ${depth}`, 'body: lists and mappings are nested deeper', (key) => [
+        [nest(depth)],
+        stampKwargs(key),
+        {},
+      ]),
+    ),
 );
 
 function nest(depth: number): unknown {
@@ -130,7 +191,17 @@ const v1Field = fc.oneof(
 
 function v1(id: string, key: string, extra: Record<string, unknown> = {}): FuzzPublish {
   return {
-    body: json({ task: 'test.stamp', id, args: [], kwargs: stampKwargs(key), retries: 0, eta: null, expires: null, utc: true, ...extra }),
+    body: json({
+      task: 'test.stamp',
+      id,
+      args: [],
+      kwargs: stampKwargs(key),
+      retries: 0,
+      eta: null,
+      expires: null,
+      utc: true,
+      ...extra,
+    }),
     options: { contentType: JSON_TYPE, contentEncoding: 'utf-8', correlationId: id, headers: {} },
   };
 }
@@ -141,17 +212,31 @@ const v1Fault: fc.Arbitrary<FuzzCase> = v1Field.map(([field, v]) => ({
   build: (id: string, key: string) => v1(id, key, { [field]: v }),
 }));
 
-const NOT_ACCEPTED = ['application/x-python-serialize', 'application/data', 'text/plain', 'application/xml', 'application/x-yaml', 'application/x-msgpack', 'application/json; charset=utf-8', ''];
+const NOT_ACCEPTED = [
+  'application/x-python-serialize',
+  'application/data',
+  'text/plain',
+  'application/xml',
+  'application/x-yaml',
+  'application/x-msgpack',
+  'application/json; charset=utf-8',
+  '',
+];
 
 const envelopeFault: fc.Arbitrary<FuzzCase> = fc.oneof(
-  fc.oneof(fc.constantFrom(...NOT_ACCEPTED), fc.string({ minLength: 1, maxLength: 12 }).filter((s) => s.trim().toLowerCase() !== JSON_TYPE)).map((contentType) => ({
-    kind: 'content type',
-    expect: 'properties.content_type',
-    build: (id: string, key: string) => {
-      const m = good(id, key);
-      return { ...m, options: { ...m.options, contentType } };
-    },
-  })),
+  fc
+    .oneof(
+      fc.constantFrom(...NOT_ACCEPTED),
+      fc.string({ minLength: 1, maxLength: 12 }).filter((s) => s.trim().toLowerCase() !== JSON_TYPE),
+    )
+    .map((contentType) => ({
+      kind: 'content type',
+      expect: 'properties.content_type',
+      build: (id: string, key: string) => {
+        const m = good(id, key);
+        return { ...m, options: { ...m.options, contentType } };
+      },
+    })),
   fc.constant<FuzzCase>({
     kind: 'no content type',
     expect: 'properties.content_type',
@@ -228,7 +313,10 @@ const sizeFault: fc.Arbitrary<FuzzCase> = fc.oneof(
   fc.integer({ min: 1, max: 64 * 1024 }).map((extra) => ({
     kind: 'huge body',
     expect: 'over the limit of',
-    build: (id: string, key: string) => ({ ...good(id, key), body: json([['x'.repeat(FUZZ_MAX_BODY + extra)], stampKwargs(key), {}]) }),
+    build: (id: string, key: string) => ({
+      ...good(id, key),
+      body: json([['x'.repeat(FUZZ_MAX_BODY + extra)], stampKwargs(key), {}]),
+    }),
   })),
   fc.constant<FuzzCase>({
     kind: 'zlib bomb',
@@ -246,12 +334,22 @@ const sizeFault: fc.Arbitrary<FuzzCase> = fc.oneof(
 // Custom headers of any AMQP-encodable shape ride along on good messages and must not matter.
 const customHeaders = fc.dictionary(
   fc.string({ minLength: 1, maxLength: 8 }).map((s) => `x-${s}`),
-  fc.oneof(fc.integer(), fc.string({ maxLength: 10 }), fc.boolean(), fc.array(fc.integer(), { maxLength: 3 }), fc.constant(null)),
+  fc.oneof(
+    fc.integer(),
+    fc.string({ maxLength: 10 }),
+    fc.boolean(),
+    fc.array(fc.integer(), { maxLength: 3 }),
+    fc.constant(null),
+  ),
   { maxKeys: 3 },
 );
 
 const goodCase: fc.Arbitrary<FuzzCase> = fc.oneof(
-  customHeaders.map((extra) => ({ kind: 'good v2', expect: 'ok', build: (id: string, key: string) => good(id, key, extra) })),
+  customHeaders.map((extra) => ({
+    kind: 'good v2',
+    expect: 'ok',
+    build: (id: string, key: string) => good(id, key, extra),
+  })),
   fc.constantFrom('utf-8', 'utf8', 'UTF-8', undefined).map((enc) => ({
     kind: 'good v2 encoding',
     expect: 'ok',
@@ -266,7 +364,10 @@ const goodCase: fc.Arbitrary<FuzzCase> = fc.oneof(
     expect: 'ok',
     build: (id, key) => {
       const m = good(id, key);
-      return { body: zlib.deflateSync(m.body), options: { ...m.options, headers: { ...m.options.headers, compression: 'application/x-gzip' } } };
+      return {
+        body: zlib.deflateSync(m.body),
+        options: { ...m.options, headers: { ...m.options.headers, compression: 'application/x-gzip' } },
+      };
     },
   }),
   fc.constant<FuzzCase>({ kind: 'good v1', expect: 'ok', build: (id, key) => v1(id, key) }),

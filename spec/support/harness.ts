@@ -19,14 +19,16 @@ export interface Harness {
 /** The harnesses start workers without mingle; a test about it turns it back on with these. */
 export const WITH_MINGLE = { SMARTER_WORKER_WITHOUT_MINGLE: 'false' } as const;
 
-export async function startWorker(opts: {
-  env?: Record<string, string>;
-  tasks?: (queue: string) => AnyTask[];
-  queue?: string;
-  events?: TaskEvents;
-  deps?: unknown;
-  logger?: Logger;
-} = {}): Promise<Harness> {
+export async function startWorker(
+  opts: {
+    env?: Record<string, string>;
+    tasks?: (queue: string) => AnyTask[];
+    queue?: string;
+    events?: TaskEvents;
+    deps?: unknown;
+    logger?: Logger;
+  } = {},
+): Promise<Harness> {
   const queue = opts.queue ?? uniqueName('q');
   const { values } = loadConfig(WORKER_SETTINGS, {
     CELERY_BROKER_URL: AMQP_URL,

@@ -15,7 +15,11 @@ export function stampTask(key: string, pad?: string): { id: string; body: Buffer
   const id = randomUUID();
   const kwargs: Record<string, unknown> = { key, due_ms: Date.now() };
   if (pad !== undefined) kwargs.pad = pad;
-  return { id, body: Buffer.from(JSON.stringify([[], kwargs, {}])), headers: { lang: 'py', task: 'test.stamp', id, root_id: id, retries: 0 } };
+  return {
+    id,
+    body: Buffer.from(JSON.stringify([[], kwargs, {}])),
+    headers: { lang: 'py', task: 'test.stamp', id, root_id: id, retries: 0 },
+  };
 }
 
 /** Heavy and good interleaved, the order both tests queue them in before the worker starts. */
@@ -41,7 +45,13 @@ export interface MeasuredWorker {
 /** `spec/support/worker-main.ts -Q queue -c 4`, results disabled, with `env` added. */
 export function startMeasuredWorker(queue: string, env: Record<string, string>): MeasuredWorker {
   const w = spawn(process.execPath, ['--import', 'tsx', 'spec/support/worker-main.ts', '-Q', queue, '-c', '4'], {
-    env: { ...process.env, CELERY_RESULT_BACKEND: 'disabled', CELERY_WORKER_HOSTNAME: `${queue}@test`, LOG_LEVEL: 'error', ...env },
+    env: {
+      ...process.env,
+      CELERY_RESULT_BACKEND: 'disabled',
+      CELERY_WORKER_HOSTNAME: `${queue}@test`,
+      LOG_LEVEL: 'error',
+      ...env,
+    },
     stdio: 'ignore',
   });
   const series: number[] = [];

@@ -36,7 +36,11 @@ export interface World {
   stop(): Promise<void>;
 }
 
-export async function startWorld(o: { apiDomain: string; namespace: string; acmValidationWait?: number }): Promise<World> {
+export async function startWorld(o: {
+  apiDomain: string;
+  namespace: string;
+  acmValidationWait?: number;
+}): Promise<World> {
   const moto = await startMoto({ acmValidationWait: o.acmValidationWait ?? 0 });
   const aws = await startFaultProxy(moto.endpoint);
   const restoreAws = useMotoEnv(aws.endpoint);
@@ -45,7 +49,12 @@ export async function startWorld(o: { apiDomain: string; namespace: string; acmV
   process.env.KUBECONFIG = kube.kubeconfig;
   const dns = await startDnsServer();
   const smtp = await startSmtpServer({ user: 'smarter', pass: 'stand-in' });
-  const cloud = testCloud({ ...smtp.env, SMARTER_DNS_SERVERS: dns.server, SMARTER_DNS_TIMEOUT: '1', SMARTER_WORKER_SMTP_TIMEOUT: '3' });
+  const cloud = testCloud({
+    ...smtp.env,
+    SMARTER_DNS_SERVERS: dns.server,
+    SMARTER_DNS_TIMEOUT: '1',
+    SMARTER_WORKER_SMTP_TIMEOUT: '3',
+  });
   // The first readiness check asks STS once; asked now, it never takes a fault a test meant for another call.
   await cloud.readiness.provider();
   const loadBalancer = ['192.0.2.10'];
@@ -60,7 +69,9 @@ export async function startWorld(o: { apiDomain: string; namespace: string; acmV
     dns,
     smtp,
     loadBalancer,
-    certificateChecks: (host) => kube.requests.filter((r) => r.startsWith('GET ') && r.includes(`/namespaces/${ns}/certificates/${host}-tls`)).length,
+    certificateChecks: (host) =>
+      kube.requests.filter((r) => r.startsWith('GET ') && r.includes(`/namespaces/${ns}/certificates/${host}-tls`))
+        .length,
     domainChecks: (host) => dns.queries.filter((q) => q === `${host} A`).length,
     // The stand-in plays cert-manager's ingress-shim: the applied Ingress got its Certificate, not Ready.
     issueTls: (host) => kube.issueCertificate({ name: `${host}-tls`, namespace: ns }),
@@ -70,7 +81,8 @@ export async function startWorld(o: { apiDomain: string; namespace: string; acmV
       dns.set(domain, 'NS', zone?.nameServers ?? []);
     },
     aRecord: async (host, zoneId) => (await cloud.route53.getRecord(zoneId ?? apiZone.id, host, 'A'))?.values ?? [],
-    ingress: (host) => kube.object({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: host, namespace: ns }) !== undefined,
+    ingress: (host) =>
+      kube.object({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: host, namespace: ns }) !== undefined,
     mails: () => smtp.messages.map((m) => ({ to: m.to, subject: m.subject })),
     async stop() {
       restoreAws();

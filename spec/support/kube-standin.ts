@@ -67,7 +67,13 @@ export interface KubeStandIn {
   /** Creates or replaces an object as another controller would (cert-manager writing a Secret). */
   put(manifest: JsonObject, manager?: string): JsonObject;
   /** Sets a status condition (a Certificate's Ready), bumping resourceVersion. */
-  setCondition(ref: StandInRef, type: string, status: 'True' | 'False' | 'Unknown', reason?: string, message?: string): void;
+  setCondition(
+    ref: StandInRef,
+    type: string,
+    status: 'True' | 'False' | 'Unknown',
+    reason?: string,
+    message?: string,
+  ): void;
   /** Issues a cert-manager Certificate: Ready=True and its TLS Secret (`spec.secretName`) written. */
   issueCertificate(ref: Omit<StandInRef, 'apiVersion' | 'kind'>): void;
   /** The next request matching gets this error instead of being served. */
@@ -166,7 +172,9 @@ export function parseLabelSelector(selector: string): Requirement[] {
     if ((m = new RegExp(`^${key}\\s+(in|notin)\\s*\\(([^)]*)\\)$`).exec(p))) {
       const [, k, op, list] = m as unknown as [string, string, string, string];
       const values = list.split(',').map((s) => s.trim());
-      return op === 'in' ? (l) => l[k] !== undefined && values.includes(l[k]) : (l) => l[k] === undefined || !values.includes(l[k]);
+      return op === 'in'
+        ? (l) => l[k] !== undefined && values.includes(l[k])
+        : (l) => l[k] === undefined || !values.includes(l[k]);
     }
     if ((m = new RegExp(`^!${key}$`).exec(p))) {
       const k = m[1] as string;
@@ -190,11 +198,22 @@ class ApiError extends Error {
     super(message);
   }
   status(): JsonObject {
-    return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, reason: this.reason, ...(this.details ? { details: this.details } : {}), code: this.code };
+    return {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: this.message,
+      reason: this.reason,
+      ...(this.details ? { details: this.details } : {}),
+      code: this.code,
+    };
   }
 }
 
-export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNamespace?: string; user?: string; certManager?: boolean } = {}): Promise<KubeStandIn> {
+export async function startKubeStandIn(
+  options: { kinds?: KindSpec[]; defaultNamespace?: string; user?: string; certManager?: boolean } = {},
+): Promise<KubeStandIn> {
   const kinds: Kind[] = [...BUILT_IN_KINDS, ...(options.kinds ?? [])].map((k) => ({
     apiVersion: k.apiVersion,
     group: k.apiVersion.includes('/') ? (k.apiVersion.split('/')[0] as string) : '',
@@ -210,17 +229,29 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
   const requests: string[] = [];
   let revision = 1000;
 
-  const keyOf = (k: Kind, namespace: string | undefined, name: string) => `${k.apiVersion}|${k.kind}|${k.namespaced ? (namespace ?? '') : ''}|${name}`;
-  const kindOf = (apiVersion: string, kind: string) => kinds.find((k) => k.apiVersion === apiVersion && k.kind === kind);
+  const keyOf = (k: Kind, namespace: string | undefined, name: string) =>
+    `${k.apiVersion}|${k.kind}|${k.namespaced ? (namespace ?? '') : ''}|${name}`;
+  const kindOf = (apiVersion: string, kind: string) =>
+    kinds.find((k) => k.apiVersion === apiVersion && k.kind === kind);
   /** `secrets` or `ingresses.networking.k8s.io`, as the API server names a resource in its messages. */
   const qualified = (k: Kind) => (k.group ? `${k.plural}.${k.group}` : k.plural);
-  const details = (k: Kind, name: string): JsonObject => ({ name, ...(k.group ? { group: k.group } : {}), kind: k.plural });
-  const notFound = (k: Kind, name: string) => new ApiError(404, 'NotFound', `${qualified(k)} "${name}" not found`, details(k, name));
+  const details = (k: Kind, name: string): JsonObject => ({
+    name,
+    ...(k.group ? { group: k.group } : {}),
+    kind: k.plural,
+  });
+  const notFound = (k: Kind, name: string) =>
+    new ApiError(404, 'NotFound', `${qualified(k)} "${name}" not found`, details(k, name));
 
   function forbidden(k: Kind, verb: string, name: string, namespace: string | undefined): ApiError {
     const where = k.namespaced && namespace ? ` in the namespace "${namespace}"` : '';
     const subject = name ? `${qualified(k)} "${name}" is forbidden` : `${qualified(k)} is forbidden`;
-    return new ApiError(403, 'Forbidden', `${subject}: User "${user}" cannot ${verb} resource "${k.plural}" in API group "${k.group}"${where}`, details(k, name));
+    return new ApiError(
+      403,
+      'Forbidden',
+      `${subject}: User "${user}" cannot ${verb} resource "${k.plural}" in API group "${k.group}"${where}`,
+      details(k, name),
+    );
   }
 
   function stamp(stored: Stored, previous: JsonObject | undefined): JsonObject {
@@ -230,7 +261,14 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
     const comparable = (x: JsonObject | undefined) => {
       if (!x) return undefined;
       const { metadata, ...rest } = x;
-      const { resourceVersion: _r, generation: _g, managedFields: _m, uid: _u, creationTimestamp: _c, ...m } = (metadata ?? {}) as JsonObject;
+      const {
+        resourceVersion: _r,
+        generation: _g,
+        managedFields: _m,
+        uid: _u,
+        creationTimestamp: _c,
+        ...m
+      } = (metadata ?? {}) as JsonObject;
       return JSON.stringify({ ...rest, metadata: m });
     };
     meta.uid = prevMeta.uid ?? randomUUID();
@@ -239,7 +277,12 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
     meta.resourceVersion = changed ? String(++revision) : prevMeta.resourceVersion;
     const specChanged = JSON.stringify(previous?.spec) !== JSON.stringify(o.spec);
     meta.generation = previous ? Number(prevMeta.generation ?? 1) + (specChanged ? 1 : 0) : 1;
-    meta.managedFields = [...stored.applied.keys()].map((manager) => ({ manager, operation: 'Apply', apiVersion: o.apiVersion, fieldsType: 'FieldsV1' }));
+    meta.managedFields = [...stored.applied.keys()].map((manager) => ({
+      manager,
+      operation: 'Apply',
+      apiVersion: o.apiVersion,
+      fieldsType: 'FieldsV1',
+    }));
     return o;
   }
 
@@ -249,11 +292,22 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
     const data = isObject(o.data) ? { ...o.data } : {};
     for (const [key, v] of Object.entries(data)) {
       if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v) || v.length % 4 !== 0) {
-        throw new ApiError(422, 'Invalid', `Secret "${name}" is invalid: data[${key}]: Invalid value: "<secret contents redacted>": illegal base64 data`, {
-          name,
-          kind: 'Secret',
-          causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: "<secret contents redacted>": illegal base64 data', field: `data[${key}]` }],
-        });
+        throw new ApiError(
+          422,
+          'Invalid',
+          `Secret "${name}" is invalid: data[${key}]: Invalid value: "<secret contents redacted>": illegal base64 data`,
+          {
+            name,
+            kind: 'Secret',
+            causes: [
+              {
+                reason: 'FieldValueInvalid',
+                message: 'Invalid value: "<secret contents redacted>": illegal base64 data',
+                field: `data[${key}]`,
+              },
+            ],
+          },
+        );
       }
     }
     if (isObject(o.stringData)) {
@@ -264,17 +318,41 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
     o.type ??= 'Opaque';
   }
 
-  function apply(k: Kind, namespace: string | undefined, urlName: string, body: unknown, manager: string | null, force: boolean): { object: JsonObject; created: boolean } {
+  function apply(
+    k: Kind,
+    namespace: string | undefined,
+    urlName: string,
+    body: unknown,
+    manager: string | null,
+    force: boolean,
+  ): { object: JsonObject; created: boolean } {
     if (!manager) {
-      throw new ApiError(422, 'Invalid', 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch', {
-        group: 'meta.k8s.io',
-        kind: 'PatchOptions',
-        causes: [{ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'fieldManager' }],
-      });
+      throw new ApiError(
+        422,
+        'Invalid',
+        'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+        {
+          group: 'meta.k8s.io',
+          kind: 'PatchOptions',
+          causes: [
+            {
+              reason: 'FieldValueRequired',
+              message: 'Required value: is required for apply patch',
+              field: 'fieldManager',
+            },
+          ],
+        },
+      );
     }
-    if (!isObject(body) || !isObject(body.metadata)) throw new ApiError(400, 'BadRequest', 'error decoding patch: the body is not an object with metadata');
+    if (!isObject(body) || !isObject(body.metadata)) {
+      throw new ApiError(400, 'BadRequest', 'error decoding patch: the body is not an object with metadata');
+    }
     if (body.apiVersion !== k.apiVersion || body.kind !== k.kind) {
-      throw new ApiError(400, 'BadRequest', `the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${k.apiVersion})`);
+      throw new ApiError(
+        400,
+        'BadRequest',
+        `the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${k.apiVersion})`,
+      );
     }
     const name = str(body.metadata.name);
     if (!DNS1123.test(name) || name.length > 253) {
@@ -286,7 +364,13 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
         causes: [{ reason: 'FieldValueInvalid', message: msg, field: 'metadata.name' }],
       });
     }
-    if (name !== urlName) throw new ApiError(400, 'BadRequest', `the name of the object (${name}) does not match the name on the URL (${urlName})`);
+    if (name !== urlName) {
+      throw new ApiError(
+        400,
+        'BadRequest',
+        `the name of the object (${name}) does not match the name on the URL (${urlName})`,
+      );
+    }
     const key = keyOf(k, namespace, name);
     const existing = store.get(key);
     const applied = clone(body);
@@ -304,9 +388,18 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
       if (conflicts.length > 0) {
         const n = conflicts.length;
         const list = conflicts.map((c) => `conflict with "${c.manager}": ${c.field}`).join('\n- ');
-        throw new ApiError(409, 'Conflict', `Apply failed with ${n} conflict${n === 1 ? '' : 's'}: ${n === 1 ? list : `\n- ${list}`}`, {
-          causes: conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with "${c.manager}" using ${k.apiVersion}`, field: c.field })),
-        });
+        throw new ApiError(
+          409,
+          'Conflict',
+          `Apply failed with ${n} conflict${n === 1 ? '' : 's'}: ${n === 1 ? list : `\n- ${list}`}`,
+          {
+            causes: conflicts.map((c) => ({
+              reason: 'FieldManagerConflict',
+              message: `conflict with "${c.manager}" using ${k.apiVersion}`,
+              field: c.field,
+            })),
+          },
+        );
       }
     }
     const appliedBy = new Map(existing?.applied ?? []);
@@ -315,10 +408,14 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
     let merged: JsonObject = {};
     for (const [m, a] of appliedBy) if (m !== manager) merged = deepMerge(merged, a);
     merged = deepMerge(merged, applied);
-    if (existing?.object.status !== undefined && applied.status === undefined) merged.status = clone(existing.object.status);
+    if (existing?.object.status !== undefined && applied.status === undefined) {
+      merged.status = clone(existing.object.status);
+    }
     const meta = merged.metadata as JsonObject;
     const prevMeta = (existing?.object.metadata ?? {}) as JsonObject;
-    for (const f of ['uid', 'creationTimestamp', 'resourceVersion', 'generation']) if (prevMeta[f] !== undefined) meta[f] = prevMeta[f];
+    for (const f of ['uid', 'creationTimestamp', 'resourceVersion', 'generation']) {
+      if (prevMeta[f] !== undefined) meta[f] = prevMeta[f];
+    }
     foldSecret(k, merged);
     const stored: Stored = { object: merged, applied: appliedBy };
     stamp(stored, existing?.object);
@@ -337,7 +434,10 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
     if (!issuer) return;
     const certificate = kindOf('cert-manager.io/v1', 'Certificate') as Kind;
     const namespace = str(meta.namespace) || undefined;
-    const tls = ((ingress.spec as JsonObject | undefined)?.tls ?? []) as Array<{ hosts?: string[]; secretName?: string }>;
+    const tls = ((ingress.spec as JsonObject | undefined)?.tls ?? []) as Array<{
+      hosts?: string[];
+      secretName?: string;
+    }>;
     for (const t of tls) {
       if (!t.secretName || store.has(keyOf(certificate, namespace, t.secretName))) continue;
       apply(
@@ -347,9 +447,28 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
         {
           apiVersion: 'cert-manager.io/v1',
           kind: 'Certificate',
-          metadata: { name: t.secretName, namespace, ownerReferences: [{ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: meta.name, uid: meta.uid, controller: true }] },
-          spec: { secretName: t.secretName, dnsNames: t.hosts ?? [], issuerRef: { name: issuer, kind: clusterIssuer ? 'ClusterIssuer' : 'Issuer', group: 'cert-manager.io' } },
-          status: { conditions: [{ type: 'Ready', status: 'False', reason: 'DoesNotExist', message: 'Issuing certificate as Secret does not exist' }] },
+          metadata: {
+            name: t.secretName,
+            namespace,
+            ownerReferences: [
+              { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: meta.name, uid: meta.uid, controller: true },
+            ],
+          },
+          spec: {
+            secretName: t.secretName,
+            dnsNames: t.hosts ?? [],
+            issuerRef: { name: issuer, kind: clusterIssuer ? 'ClusterIssuer' : 'Issuer', group: 'cert-manager.io' },
+          },
+          status: {
+            conditions: [
+              {
+                type: 'Ready',
+                status: 'False',
+                reason: 'DoesNotExist',
+                message: 'Issuing certificate as Secret does not exist',
+              },
+            ],
+          },
         },
         'cert-manager-ingress-shim',
         true,
@@ -357,7 +476,10 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
     }
   }
 
-  function route(req: http.IncomingMessage, url: URL): { k: Kind; namespace: string | undefined; name: string | undefined } | { discovery: string } | null {
+  function route(
+    req: http.IncomingMessage,
+    url: URL,
+  ): { k: Kind; namespace: string | undefined; name: string | undefined } | { discovery: string } | null {
     const segs = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
     let apiVersion: string;
     let rest: string[];
@@ -393,34 +515,78 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
     }
     const r = route(req, url);
     if (r === null) {
-      return { code: 404, body: new ApiError(404, 'NotFound', 'the server could not find the requested resource').status() };
+      return {
+        code: 404,
+        body: new ApiError(404, 'NotFound', 'the server could not find the requested resource').status(),
+      };
     }
     if ('discovery' in r) {
       const served = kinds.filter((k) => k.apiVersion === r.discovery);
-      if (served.length === 0) return { code: 404, body: new ApiError(404, 'NotFound', 'the server could not find the requested resource').status() };
+      if (served.length === 0) {
+        return {
+          code: 404,
+          body: new ApiError(404, 'NotFound', 'the server could not find the requested resource').status(),
+        };
+      }
       return {
         code: 200,
         body: {
           kind: 'APIResourceList',
           apiVersion: 'v1',
           groupVersion: r.discovery,
-          resources: served.map((k) => ({ name: k.plural, singularName: k.kind.toLowerCase(), namespaced: k.namespaced, kind: k.kind, verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] })),
+          resources: served.map((k) => ({
+            name: k.plural,
+            singularName: k.kind.toLowerCase(),
+            namespaced: k.namespaced,
+            kind: k.kind,
+            verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+          })),
         },
       };
     }
     const { k, namespace, name } = r;
-    const fault = faults.findIndex((f) => (f.method === undefined || f.method === method) && (f.path === undefined || url.pathname.includes(f.path)));
+    const fault = faults.findIndex(
+      (f) => (f.method === undefined || f.method === method) && (f.path === undefined || url.pathname.includes(f.path)),
+    );
     if (fault >= 0) {
       const f = faults.splice(fault, 1)[0] as InjectedFault;
-      const verb = { GET: name ? 'get' : 'list', PATCH: 'patch', DELETE: 'delete', POST: 'create', PUT: 'update' }[method] ?? method.toLowerCase();
+      const verb =
+        { GET: name ? 'get' : 'list', PATCH: 'patch', DELETE: 'delete', POST: 'create', PUT: 'update' }[method] ??
+        method.toLowerCase();
       const err =
         f.status === 403
           ? forbidden(k, verb, name ?? '', namespace)
           : f.status === 409
-            ? new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(k)} "${name ?? ''}": the object has been modified; please apply your changes to the latest version and try again`, details(k, name ?? ''))
+            ? new ApiError(
+                409,
+                'Conflict',
+                `Operation cannot be fulfilled on ${qualified(k)} "${name ?? ''}": the object has been modified; please apply your changes to the latest version and try again`,
+                details(k, name ?? ''),
+              )
             : f.status === 422
-              ? new ApiError(422, 'Invalid', `${k.kind}.${k.group || 'core'} "${name ?? ''}" is invalid: spec: Invalid value: injected by the stand-in`, { name: name ?? '', kind: k.kind, causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: injected by the stand-in', field: 'spec' }] })
-              : new ApiError(f.status, f.status === 503 ? 'ServiceUnavailable' : 'InternalError', f.status === 503 ? 'the server is currently unable to handle the request' : 'Internal error occurred: injected by the stand-in');
+              ? new ApiError(
+                  422,
+                  'Invalid',
+                  `${k.kind}.${k.group || 'core'} "${name ?? ''}" is invalid: spec: Invalid value: injected by the stand-in`,
+                  {
+                    name: name ?? '',
+                    kind: k.kind,
+                    causes: [
+                      {
+                        reason: 'FieldValueInvalid',
+                        message: 'Invalid value: injected by the stand-in',
+                        field: 'spec',
+                      },
+                    ],
+                  },
+                )
+              : new ApiError(
+                  f.status,
+                  f.status === 503 ? 'ServiceUnavailable' : 'InternalError',
+                  f.status === 503
+                    ? 'the server is currently unable to handle the request'
+                    : 'Internal error occurred: injected by the stand-in',
+                );
       return { code: f.status, body: err.status() };
     }
     if (method === 'GET' && name === undefined) {
@@ -435,14 +601,33 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
         .map((s) => s.object)
         .filter((o) => o.apiVersion === k.apiVersion && o.kind === k.kind)
         .filter((o) => !k.namespaced || namespace === undefined || (o.metadata as JsonObject).namespace === namespace)
-        .filter((o) => requirements.every((req) => req(((o.metadata as JsonObject).labels ?? {}) as Record<string, string>)))
+        .filter((o) =>
+          requirements.every((req) => req(((o.metadata as JsonObject).labels ?? {}) as Record<string, string>)),
+        )
         .map((o) => {
           const { apiVersion: _a, kind: _k, ...item } = clone(o);
           return item;
         });
-      return { code: 200, body: { kind: `${k.kind}List`, apiVersion: k.apiVersion, metadata: { resourceVersion: String(revision) }, items } };
+      return {
+        code: 200,
+        body: {
+          kind: `${k.kind}List`,
+          apiVersion: k.apiVersion,
+          metadata: { resourceVersion: String(revision) },
+          items,
+        },
+      };
     }
-    if (name === undefined) return { code: 405, body: new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource').status() };
+    if (name === undefined) {
+      return {
+        code: 405,
+        body: new ApiError(
+          405,
+          'MethodNotAllowed',
+          'the server does not allow this method on the requested resource',
+        ).status(),
+      };
+    }
     const key = keyOf(k, namespace, name);
     if (method === 'GET') {
       const s = store.get(key);
@@ -458,23 +643,51 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
       const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim();
       const text = await readBody(req);
       if (type !== 'application/apply-patch+yaml') {
-        return { code: 415, body: new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/apply-patch+yaml (the stand-in serves server-side apply only, got ${type})`).status() };
+        return {
+          code: 415,
+          body: new ApiError(
+            415,
+            'UnsupportedMediaType',
+            `the body of the request was in an unknown format - accepted media types include: application/apply-patch+yaml (the stand-in serves server-side apply only, got ${type})`,
+          ).status(),
+        };
       }
       let body: unknown;
       try {
         body = JSON.parse(text);
       } catch {
-        return { code: 400, body: new ApiError(400, 'BadRequest', 'error decoding YAML: the stand-in accepts the JSON form of YAML only').status() };
+        return {
+          code: 400,
+          body: new ApiError(
+            400,
+            'BadRequest',
+            'error decoding YAML: the stand-in accepts the JSON form of YAML only',
+          ).status(),
+        };
       }
       try {
-        const { object, created } = apply(k, namespace, name, body, url.searchParams.get('fieldManager'), url.searchParams.get('force') === 'true');
+        const { object, created } = apply(
+          k,
+          namespace,
+          name,
+          body,
+          url.searchParams.get('fieldManager'),
+          url.searchParams.get('force') === 'true',
+        );
         return { code: created ? 201 : 200, body: object };
       } catch (err) {
         if (err instanceof ApiError) return { code: err.code, body: err.status() };
         throw err;
       }
     }
-    return { code: 405, body: new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource').status() };
+    return {
+      code: 405,
+      body: new ApiError(
+        405,
+        'MethodNotAllowed',
+        'the server does not allow this method on the requested resource',
+      ).status(),
+    };
   }
 
   const sockets = new Set<net.Socket>();
@@ -509,7 +722,9 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
       // The client refuses plain HTTP unless TLS verification is off; the stand-in speaks HTTP on loopback.
       clusters: [{ name: 'stand-in', cluster: { server: serverUrl, 'insecure-skip-tls-verify': true } }],
       users: [{ name: 'smarter-worker', user: { token } }],
-      contexts: [{ name: 'stand-in', context: { cluster: 'stand-in', user: 'smarter-worker', namespace: defaultNamespace } }],
+      contexts: [
+        { name: 'stand-in', context: { cluster: 'stand-in', user: 'smarter-worker', namespace: defaultNamespace } },
+      ],
       'current-context': 'stand-in',
     }),
   );
@@ -538,9 +753,16 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
       const s = store.get(keyOf(k, ref.namespace ?? defaultNamespace, ref.name));
       if (!s) throw new Error(`no ${ref.kind} ${ref.namespace ?? defaultNamespace}/${ref.name} to set a condition on`);
       const previous = clone(s.object);
-      const st = (isObject(s.object.status) ? s.object.status : {});
+      const st = isObject(s.object.status) ? s.object.status : {};
       const conditions = (Array.isArray(st.conditions) ? st.conditions : []) as JsonObject[];
-      const condition = { type, status, reason, message, lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), observedGeneration: (s.object.metadata as JsonObject).generation };
+      const condition = {
+        type,
+        status,
+        reason,
+        message,
+        lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+        observedGeneration: (s.object.metadata as JsonObject).generation,
+      };
       st.conditions = [...conditions.filter((c) => c.type !== type), condition];
       s.object.status = st;
       stamp(s, previous);
@@ -557,7 +779,10 @@ export async function startKubeStandIn(options: { kinds?: KindSpec[]; defaultNam
           kind: 'Secret',
           type: 'kubernetes.io/tls',
           metadata: { name: secretName, namespace, annotations: { 'cert-manager.io/certificate-name': ref.name } },
-          stringData: { 'tls.crt': '-----BEGIN CERTIFICATE-----\nstand-in\n-----END CERTIFICATE-----\n', 'tls.key': '-----BEGIN PRIVATE KEY-----\nstand-in\n-----END PRIVATE KEY-----\n' },
+          stringData: {
+            'tls.crt': '-----BEGIN CERTIFICATE-----\nstand-in\n-----END CERTIFICATE-----\n',
+            'tls.key': '-----BEGIN PRIVATE KEY-----\nstand-in\n-----END PRIVATE KEY-----\n',
+          },
         },
         'cert-manager-certificates-issuing',
       );

@@ -35,8 +35,16 @@ export interface LlmStandIn {
 }
 
 const ERRORS: Record<number, { message: string; type: string; code: string | null }> = {
-  429: { message: 'Rate limit reached for requests. Limit: 3 / min. Please try again in 20s.', type: 'requests', code: 'rate_limit_exceeded' },
-  500: { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', code: null },
+  429: {
+    message: 'Rate limit reached for requests. Limit: 3 / min. Please try again in 20s.',
+    type: 'requests',
+    code: 'rate_limit_exceeded',
+  },
+  500: {
+    message: 'The server had an error while processing your request. Sorry about that!',
+    type: 'server_error',
+    code: null,
+  },
   503: { message: 'The engine is currently overloaded, please try again later.', type: 'server_error', code: null },
 };
 
@@ -53,7 +61,14 @@ export async function startLlmStandIn(opts: { apiKey: string; models: string[] }
   const send = (res: http.ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
   };
-  const error = (res: http.ServerResponse, status: number, message: string, type: string, code: string | null, param: string | null = null) => send(res, status, { error: { message, type, param, code } });
+  const error = (
+    res: http.ServerResponse,
+    status: number,
+    message: string,
+    type: string,
+    code: string | null,
+    param: string | null = null,
+  ) => send(res, status, { error: { message, type, param, code } });
 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -62,8 +77,12 @@ export async function startLlmStandIn(opts: { apiKey: string; models: string[] }
     const raw = Buffer.concat(chunks);
     const type = String(req.headers['content-type'] ?? '');
     let body: Record<string, unknown> | null = null;
-    if (type.startsWith('application/json') && raw.length > 0) body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
-    if (type.startsWith('multipart/form-data')) body = Object.fromEntries((await new Response(raw, { headers: { 'content-type': type } }).formData()).entries());
+    if (type.startsWith('application/json') && raw.length > 0) {
+      body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+    }
+    if (type.startsWith('multipart/form-data')) {
+      body = Object.fromEntries((await new Response(raw, { headers: { 'content-type': type } }).formData()).entries());
+    }
     requests.push({ method: req.method ?? '', path: url.pathname, headers: req.headers, body });
 
     const page = pages.get(url.pathname);
@@ -71,19 +90,53 @@ export async function startLlmStandIn(opts: { apiKey: string; models: string[] }
       res.writeHead(page.status, { 'Content-Type': 'text/html' }).end(page.html);
       return;
     }
-    if (!url.pathname.startsWith('/v1/')) return error(res, 404, `Invalid URL (${req.method} ${url.pathname})`, 'invalid_request_error', null);
+    if (!url.pathname.startsWith('/v1/')) {
+      return error(res, 404, `Invalid URL (${req.method} ${url.pathname})`, 'invalid_request_error', null);
+    }
     const key = /^Bearer (.*)$/.exec(String(req.headers.authorization ?? ''))?.[1];
-    if (key === undefined) return error(res, 401, "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).", 'invalid_request_error', null);
-    if (key !== opts.apiKey) return error(res, 401, `Incorrect API key provided: ${key.slice(0, 3)}***${key.slice(-2)}. You can find your API key at https://platform.openai.com/account/api-keys.`, 'invalid_request_error', 'invalid_api_key');
-    if (req.method === 'GET' && url.pathname === '/v1/models') return send(res, 200, { object: 'list', data: opts.models.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'stand-in' })) });
-    if (req.method !== 'POST') return error(res, 404, `Invalid URL (${req.method} ${url.pathname})`, 'invalid_request_error', null);
+    if (key === undefined) {
+      return error(
+        res,
+        401,
+        "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+        'invalid_request_error',
+        null,
+      );
+    }
+    if (key !== opts.apiKey) {
+      return error(
+        res,
+        401,
+        `Incorrect API key provided: ${key.slice(0, 3)}***${key.slice(-2)}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+        'invalid_request_error',
+        'invalid_api_key',
+      );
+    }
+    if (req.method === 'GET' && url.pathname === '/v1/models') {
+      return send(res, 200, {
+        object: 'list',
+        data: opts.models.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'stand-in' })),
+      });
+    }
+    if (req.method !== 'POST') {
+      return error(res, 404, `Invalid URL (${req.method} ${url.pathname})`, 'invalid_request_error', null);
+    }
     if (failing !== null) {
       const e = ERRORS[failing] ?? { message: 'error', type: 'server_error', code: null };
       return error(res, failing, e.message, e.type, e.code);
     }
     const model = typeof body?.model === 'string' ? body.model : '';
-    const known = opts.models.includes(model) || (url.pathname === '/v1/audio/transcriptions' && model === 'gpt-4o-transcribe');
-    if (!known) return error(res, 404, `The model \`${model}\` does not exist or you do not have access to it.`, 'invalid_request_error', 'model_not_found');
+    const known =
+      opts.models.includes(model) || (url.pathname === '/v1/audio/transcriptions' && model === 'gpt-4o-transcribe');
+    if (!known) {
+      return error(
+        res,
+        404,
+        `The model \`${model}\` does not exist or you do not have access to it.`,
+        'invalid_request_error',
+        'model_not_found',
+      );
+    }
 
     switch (url.pathname) {
       case '/v1/chat/completions': {
@@ -91,19 +144,36 @@ export async function startLlmStandIn(opts: { apiKey: string; models: string[] }
         const content = replies.find(([k]) => prompt.includes(k))?.[1] ?? 'Hello! How can I help?';
         const tools = Array.isArray(body?.tools) && body.tools.length > 0;
         const message = tools
-          ? { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Boston"}' } }] }
+          ? {
+              role: 'assistant',
+              content: null,
+              tool_calls: [
+                { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Boston"}' } },
+              ],
+            }
           : { role: 'assistant', content };
         const base = { id: 'chatcmpl-1', created: 1_700_000_000, model };
         if (body?.stream === true) {
           res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-          for (const word of content.split(' ')) res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: word }, finish_reason: null }] })}\n\n`);
+          for (const word of content.split(' ')) {
+            res.write(
+              `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: word }, finish_reason: null }] })}\n\n`,
+            );
+          }
           res.end('data: [DONE]\n\n');
           return;
         }
-        return send(res, 200, { ...base, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: tools ? 'tool_calls' : 'stop' }], usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 } });
+        return send(res, 200, {
+          ...base,
+          object: 'chat.completion',
+          choices: [{ index: 0, message, finish_reason: tools ? 'tool_calls' : 'stop' }],
+          usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 },
+        });
       }
       case '/v1/audio/transcriptions':
-        if (!(body?.file instanceof Blob)) return error(res, 400, "'file' is a required property", 'invalid_request_error', null, 'file');
+        if (!(body?.file instanceof Blob)) {
+          return error(res, 400, "'file' is a required property", 'invalid_request_error', null, 'file');
+        }
         return send(res, 200, { text: '' });
       case '/v1/audio/speech':
         res.writeHead(200, { 'Content-Type': 'audio/mpeg' }).end(Buffer.alloc(64));
@@ -111,7 +181,14 @@ export async function startLlmStandIn(opts: { apiKey: string; models: string[] }
       case '/v1/images/generations':
         return send(res, 200, { created: 1_700_000_000, data: [{ url: 'https://example.com/apple.png' }] });
       case '/v1/fine_tuning/jobs':
-        return error(res, 400, `invalid training_file: ${String(body?.training_file)}`, 'invalid_request_error', null, 'training_file');
+        return error(
+          res,
+          400,
+          `invalid training_file: ${String(body?.training_file)}`,
+          'invalid_request_error',
+          null,
+          'training_file',
+        );
       default:
         return error(res, 404, `Invalid URL (POST ${url.pathname})`, 'invalid_request_error', null);
     }

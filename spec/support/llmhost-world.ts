@@ -4,7 +4,13 @@
  * Auto Scaling groups whose instances the test's nodes run on, and the API domain's Route 53 zone and A record; the Kubernetes stand-in serving Nodes and PersistentVolumes too,
  * where the test plays the kubelet and the Deployment controller (`joinNode`, `deploymentReady`); MariaDB.
  */
-import { AutoScalingClient, CreateAutoScalingGroupCommand, CreateLaunchConfigurationCommand, DescribeAutoScalingGroupsCommand, SetDesiredCapacityCommand } from '@aws-sdk/client-auto-scaling';
+import {
+  AutoScalingClient,
+  CreateAutoScalingGroupCommand,
+  CreateLaunchConfigurationCommand,
+  DescribeAutoScalingGroupsCommand,
+  SetDesiredCapacityCommand,
+} from '@aws-sdk/client-auto-scaling';
 import { CreateClusterCommand, CreateNodegroupCommand, EKSClient } from '@aws-sdk/client-eks';
 import type { CloudDeps } from '../../tasks/cloud/ports.js';
 import { type SmarterDeps, type TaskEnv, taskEnv } from '../../tasks/deps.js';
@@ -46,12 +52,27 @@ export interface LlmhostWorld {
   autoScalingGroup(group: string): Promise<{ desired: number; instances: string[] }>;
   /** The Deployment controller reports `ready` ready replicas. */
   deploymentReady(name: string, ready: number): void;
-  newCompute(o?: { name?: string; cpu?: number; memoryGb?: number; gpuCount?: number; gpuMemoryGb?: number; maxNodes?: number; price?: string | null }): Promise<number>;
-  newLlmhost(o: { name: string; spec: Record<string, unknown>; computeId?: number | null; status?: string }): Promise<number>;
+  newCompute(o?: {
+    name?: string;
+    cpu?: number;
+    memoryGb?: number;
+    gpuCount?: number;
+    gpuMemoryGb?: number;
+    maxNodes?: number;
+    price?: string | null;
+  }): Promise<number>;
+  newLlmhost(o: {
+    name: string;
+    spec: Record<string, unknown>;
+    computeId?: number | null;
+    status?: string;
+  }): Promise<number>;
   stop(): Promise<void>;
 }
 
-export async function startLlmhostWorld(settings: { queue?: string; healthProbes?: boolean } = {}): Promise<LlmhostWorld> {
+export async function startLlmhostWorld(
+  settings: { queue?: string; healthProbes?: boolean } = {},
+): Promise<LlmhostWorld> {
   const t = await createTestDatabase('llmhost');
   const moto = await startMoto();
   const restoreAws = useMotoEnv(moto.endpoint);
@@ -67,16 +88,35 @@ export async function startLlmhostWorld(settings: { queue?: string; healthProbes
   const cloud = testCloud();
   const eks = new EKSClient({});
   const autoscaling = new AutoScalingClient({});
-  await autoscaling.send(new CreateLaunchConfigurationCommand({ LaunchConfigurationName: 'llmhost-nodes', ImageId: 'ami-12c6146b', InstanceType: 'g6.2xlarge' }));
+  await autoscaling.send(
+    new CreateLaunchConfigurationCommand({
+      LaunchConfigurationName: 'llmhost-nodes',
+      ImageId: 'ami-12c6146b',
+      InstanceType: 'g6.2xlarge',
+    }),
+  );
   const groups = new Set<string>();
   const autoScalingGroup = async (group: string) => {
-    const g = (await autoscaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [group] }))).AutoScalingGroups?.[0];
+    const g = (await autoscaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [group] })))
+      .AutoScalingGroups?.[0];
     return { desired: g?.DesiredCapacity ?? 0, instances: (g?.Instances ?? []).map((i) => i.InstanceId ?? '') };
   };
   const key = fernetKey();
-  await eks.send(new CreateClusterCommand({ name: CLUSTER, roleArn: 'arn:aws:iam::123456789012:role/eks', resourcesVpcConfig: { subnetIds: PLATFORM_SUBNETS } }));
   await eks.send(
-    new CreateNodegroupCommand({ clusterName: CLUSTER, nodegroupName: 'platform', nodeRole: PLATFORM_ROLE, subnets: PLATFORM_SUBNETS, scalingConfig: { minSize: 2, maxSize: 4, desiredSize: 2 } }),
+    new CreateClusterCommand({
+      name: CLUSTER,
+      roleArn: 'arn:aws:iam::123456789012:role/eks',
+      resourcesVpcConfig: { subnetIds: PLATFORM_SUBNETS },
+    }),
+  );
+  await eks.send(
+    new CreateNodegroupCommand({
+      clusterName: CLUSTER,
+      nodegroupName: 'platform',
+      nodeRole: PLATFORM_ROLE,
+      subnets: PLATFORM_SUBNETS,
+      scalingConfig: { minSize: 2, maxSize: 4, desiredSize: 2 },
+    }),
   );
   const loadBalancer = ['192.0.2.10'];
   const apiZone = await cloud.route53.getOrCreateZone(API);
@@ -108,21 +148,33 @@ export async function startLlmhostWorld(settings: { queue?: string; healthProbes
     profileId: ids.profileId,
     accountNumber: String(a?.account_number),
     joinNode(compute, name, ready = true, instanceId = `i-${name}`) {
-      kube.put({
-        apiVersion: 'v1',
-        kind: 'Node',
-        metadata: { name, labels: { 'smarter.sh/compute': compute } },
-        spec: { providerID: `aws:///us-east-1a/${instanceId}` },
-        status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
-      }, 'kubelet');
+      kube.put(
+        {
+          apiVersion: 'v1',
+          kind: 'Node',
+          metadata: { name, labels: { 'smarter.sh/compute': compute } },
+          spec: { providerID: `aws:///us-east-1a/${instanceId}` },
+          status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
+        },
+        'kubelet',
+      );
     },
     async launchInstances(group, count) {
       const before = groups.has(group) ? (await autoScalingGroup(group)).instances : [];
       if (groups.has(group)) {
-        await autoscaling.send(new SetDesiredCapacityCommand({ AutoScalingGroupName: group, DesiredCapacity: before.length + count }));
+        await autoscaling.send(
+          new SetDesiredCapacityCommand({ AutoScalingGroupName: group, DesiredCapacity: before.length + count }),
+        );
       } else {
         await autoscaling.send(
-          new CreateAutoScalingGroupCommand({ AutoScalingGroupName: group, LaunchConfigurationName: 'llmhost-nodes', MinSize: 0, MaxSize: 10, DesiredCapacity: count, AvailabilityZones: ['us-east-1a'] }),
+          new CreateAutoScalingGroupCommand({
+            AutoScalingGroupName: group,
+            LaunchConfigurationName: 'llmhost-nodes',
+            MinSize: 0,
+            MaxSize: 10,
+            DesiredCapacity: count,
+            AvailabilityZones: ['us-east-1a'],
+          }),
         );
         groups.add(group);
       }
@@ -130,7 +182,15 @@ export async function startLlmhostWorld(settings: { queue?: string; healthProbes
     },
     autoScalingGroup,
     deploymentReady(name, ready) {
-      kube.put({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: NS }, status: { readyReplicas: ready } }, 'kube-controller-manager');
+      kube.put(
+        {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: { name, namespace: NS },
+          status: { readyReplicas: ready },
+        },
+        'kube-controller-manager',
+      );
     },
     async newCompute(o = {}) {
       return insertRow(t.db, 'llmhost_llmhostcompute', {

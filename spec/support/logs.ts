@@ -7,8 +7,14 @@ export interface LogLine {
   meta: Record<string, unknown>;
 }
 
-export function recordingLogger(lines: LogLine[] = [], bound: Record<string, unknown> = {}): Logger & { lines: LogLine[] } {
-  const at = (level: string) => (message: string, meta: Record<string, unknown> = {}) => void lines.push({ level, message, meta: { ...bound, ...meta } });
+export function recordingLogger(
+  lines: LogLine[] = [],
+  bound: Record<string, unknown> = {},
+): Logger & { lines: LogLine[] } {
+  const at =
+    (level: string) =>
+    (message: string, meta: Record<string, unknown> = {}) =>
+      void lines.push({ level, message, meta: { ...bound, ...meta } });
   return {
     lines,
     error: at('error'),

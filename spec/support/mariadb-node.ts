@@ -26,12 +26,33 @@ export async function startMariaNode(): Promise<MariaNode> {
   const node = await startServerNode({
     name: 'mariadb-node',
     async prepare(dir) {
-      await run('mariadb-install-db', ['--no-defaults', `--datadir=${path.join(dir, 'data')}`, '--user=root', '--auth-root-authentication-method=normal', '--skip-test-db'], { timeout: 120_000 });
+      await run(
+        'mariadb-install-db',
+        [
+          '--no-defaults',
+          `--datadir=${path.join(dir, 'data')}`,
+          '--user=root',
+          '--auth-root-authentication-method=normal',
+          '--skip-test-db',
+        ],
+        { timeout: 120_000 },
+      );
     },
     launch: (dir, port) =>
       spawn(
         'mariadbd',
-        ['--no-defaults', `--datadir=${path.join(dir, 'data')}`, `--port=${port}`, '--bind-address=127.0.0.1', `--socket=${path.join(dir, 's')}`, '--user=root', `--pid-file=${path.join(dir, 'pid')}`, `--log-error=${path.join(dir, 'error.log')}`, '--innodb-buffer-pool-size=32M', '--skip-log-bin'],
+        [
+          '--no-defaults',
+          `--datadir=${path.join(dir, 'data')}`,
+          `--port=${port}`,
+          '--bind-address=127.0.0.1',
+          `--socket=${path.join(dir, 's')}`,
+          '--user=root',
+          `--pid-file=${path.join(dir, 'pid')}`,
+          `--log-error=${path.join(dir, 'error.log')}`,
+          '--innodb-buffer-pool-size=32M',
+          '--skip-log-bin',
+        ],
         { stdio: 'ignore' },
       ),
     async ready(server, port, dir) {
@@ -42,7 +63,9 @@ export async function startMariaNode(): Promise<MariaNode> {
           await c.end();
           return;
         } catch (err) {
-          if (server.exitCode !== null || Date.now() > until) throw new Error(`mariadbd on ${port} did not start (see ${path.join(dir, 'error.log')}): ${String(err)}`);
+          if (server.exitCode !== null || Date.now() > until) {
+            throw new Error(`mariadbd on ${port} did not start (see ${path.join(dir, 'error.log')}): ${String(err)}`);
+          }
           await new Promise((r) => setTimeout(r, 200));
         }
       }

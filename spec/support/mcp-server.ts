@@ -52,16 +52,34 @@ export async function startMcpServer(opts: McpServerOptions = {}): Promise<McpSt
   const sockets = new Set<net.Socket>();
 
   const build = () => {
-    const server = new McpServer({ name: opts.name ?? 'stand-in', version: opts.version ?? '1.2.3' }, { instructions: opts.instructions ?? 'Use the tools.', capabilities: { tools: {} } });
+    const server = new McpServer(
+      { name: opts.name ?? 'stand-in', version: opts.version ?? '1.2.3' },
+      { instructions: opts.instructions ?? 'Use the tools.', capabilities: { tools: {} } },
+    );
     for (const name of tools) {
-      server.registerTool(name, { title: `The ${name} tool`, description: `Does ${name}.`, inputSchema: { text: z.string() }, annotations: { readOnlyHint: true } }, ({ text }) => ({
-        content: [{ type: 'text', text: `${name}: ${text}` }],
-      }));
+      server.registerTool(
+        name,
+        {
+          title: `The ${name} tool`,
+          description: `Does ${name}.`,
+          inputSchema: { text: z.string() },
+          annotations: { readOnlyHint: true },
+        },
+        ({ text }) => ({
+          content: [{ type: 'text', text: `${name}: ${text}` }],
+        }),
+      );
     }
     // Paging and JSON-RPC errors in tools/list, which McpServer's own handler never produces.
     server.server.setRequestHandler(ListToolsRequestSchema, (req) => {
       if (failure === 'rpc-error') throw new McpError(ErrorCode.InternalError, 'the tool registry is unavailable');
-      const all = tools.map((name) => ({ name, title: `The ${name} tool`, description: `Does ${name}.`, inputSchema: { type: 'object' as const, properties: { text: { type: 'string' } } }, annotations: { readOnlyHint: true } }));
+      const all = tools.map((name) => ({
+        name,
+        title: `The ${name} tool`,
+        description: `Does ${name}.`,
+        inputSchema: { type: 'object' as const, properties: { text: { type: 'string' } } },
+        annotations: { readOnlyHint: true },
+      }));
       if (page === null) return { tools: all };
       const from = Number(req.params?.cursor ?? 0);
       const next = from + page;
@@ -82,7 +100,9 @@ export async function startMcpServer(opts: McpServerOptions = {}): Promise<McpSt
     requests.push({ method: req.method ?? '', path: url.pathname, headers: req.headers });
     if (failure === 'hang') return; // never answers
     if (required && req.headers[required[0]] !== required[1]) {
-      res.writeHead(401, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'invalid_token', error_description: 'missing or wrong credential' }));
+      res
+        .writeHead(401, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify({ error: 'invalid_token', error_description: 'missing or wrong credential' }));
       return;
     }
     if (failure === 'http500' && req.method === 'POST') {

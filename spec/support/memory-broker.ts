@@ -112,7 +112,13 @@ export class MemoryStore {
   readonly lockHolders = new Map<string, MemLock>();
   private readonly timers = new Set<NodeJS.Timeout>();
   /** Every message sent, in order, with where it went (for assertions on what the worker sent). */
-  readonly sent: Array<{ exchange: string; routingKey: string; queue: string | null; message: OutgoingMessage; delayMs: number }> = [];
+  readonly sent: Array<{
+    exchange: string;
+    routingKey: string;
+    queue: string | null;
+    message: OutgoingMessage;
+    delayMs: number;
+  }> = [];
 
   queue(name: string): MemQueue | undefined {
     return this.queues.get(name);
@@ -141,7 +147,9 @@ export class MemoryStore {
     if (!x) return;
     const targets = new Set<string>();
     for (const b of x.bindings) {
-      const hit = x.spec.kind === 'fanout' || (x.spec.kind === 'direct' ? b.pattern === routingKey : topicMatch(b.pattern, routingKey));
+      const hit =
+        x.spec.kind === 'fanout' ||
+        (x.spec.kind === 'direct' ? b.pattern === routingKey : topicMatch(b.pattern, routingKey));
       if (hit) targets.add(b.queue);
     }
     for (const t of targets) this.enqueue(t, { ...e });
@@ -406,7 +414,13 @@ export class MemoryBroker implements Broker {
   async consume(queue: string, handler: DeliveryHandler, options: ConsumeOptions = {}): Promise<void> {
     this.ready();
     const q = this.store.declare(queue);
-    const c: MemConsumer = { broker: this, handler, noAck: options.noAck ?? false, prefetch: options.prefetch ?? 0, unsettled: 0 };
+    const c: MemConsumer = {
+      broker: this,
+      handler,
+      noAck: options.noAck ?? false,
+      prefetch: options.prefetch ?? 0,
+      unsettled: 0,
+    };
     this.consumers.set(queue, c);
     q.consumers.push(c);
     this.store.schedule(q);

@@ -33,7 +33,9 @@ export interface MotoOptions {
 export function motoCommand(): string[] | null {
   if (process.env.MOTO_SERVER) return process.env.MOTO_SERVER.split(' ').filter(Boolean);
   if (spawnSync('moto_server', ['--help'], { stdio: 'ignore' }).status === 0) return ['moto_server'];
-  if (spawnSync('python3', ['-c', 'import moto.server'], { stdio: 'ignore' }).status === 0) return ['python3', '-m', 'moto.server'];
+  if (spawnSync('python3', ['-c', 'import moto.server'], { stdio: 'ignore' }).status === 0) {
+    return ['python3', '-m', 'moto.server'];
+  }
   return null;
 }
 
@@ -66,7 +68,14 @@ export function useMotoEnv(endpoint: string): () => void {
     process.env[k] = v;
   }
   // A developer's own profile or session token must not leak into the tests.
-  for (const k of ['AWS_PROFILE', 'AWS_SESSION_TOKEN', 'AWS_ENDPOINT_URL_ROUTE_53', 'AWS_ENDPOINT_URL_ACM', 'AWS_ENDPOINT_URL_EKS', 'AWS_ENDPOINT_URL_AUTO_SCALING']) {
+  for (const k of [
+    'AWS_PROFILE',
+    'AWS_SESSION_TOKEN',
+    'AWS_ENDPOINT_URL_ROUTE_53',
+    'AWS_ENDPOINT_URL_ACM',
+    'AWS_ENDPOINT_URL_EKS',
+    'AWS_ENDPOINT_URL_AUTO_SCALING',
+  ]) {
     saved[k] = process.env[k];
     delete process.env[k];
   }
@@ -80,7 +89,9 @@ export function useMotoEnv(endpoint: string): () => void {
 
 export async function startMoto(options: MotoOptions = {}): Promise<Moto> {
   const command = motoCommand();
-  if (!command) throw new Error('moto is not installed: run `pip install "moto[server]"` (or set MOTO_SERVER to its command line)');
+  if (!command) {
+    throw new Error('moto is not installed: run `pip install "moto[server]"` (or set MOTO_SERVER to its command line)');
+  }
   const [program, ...args] = command as [string, ...string[]];
   // Another process may take the port between our probe and moto's bind: try a few.
   for (let attempt = 0; ; attempt++) {

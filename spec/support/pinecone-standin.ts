@@ -72,7 +72,10 @@ export interface PineconeFault {
   message?: string;
 }
 
-export type FetchLike = (url: string, init?: { method?: string; headers?: unknown; body?: unknown; signal?: AbortSignal | null }) => Promise<Response>;
+export type FetchLike = (
+  url: string,
+  init?: { method?: string; headers?: unknown; body?: unknown; signal?: AbortSignal | null },
+) => Promise<Response>;
 
 export interface PineconeStandIn {
   /** `https://127.0.0.1:PORT`: the client's `controllerHostUrl`. */
@@ -103,7 +106,16 @@ class PineconeHttpError extends Error {
 }
 
 const GRPC_CODES: Record<number, number> = { 400: 3, 401: 16, 403: 7, 404: 5, 409: 6, 429: 8, 500: 13, 503: 14 };
-const HTTP_CODES: Record<number, string> = { 400: 'INVALID_ARGUMENT', 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 409: 'ALREADY_EXISTS', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE' };
+const HTTP_CODES: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'ALREADY_EXISTS',
+  429: 'RESOURCE_EXHAUSTED',
+  500: 'INTERNAL',
+  503: 'UNAVAILABLE',
+};
 
 const bad = (message: string) => new PineconeHttpError(400, 'INVALID_ARGUMENT', message);
 const DEFAULT_NAMESPACE = '__default__';
@@ -114,8 +126,16 @@ function validMetadata(metadata: unknown): Metadata | undefined {
   if (metadata === undefined || metadata === null) return undefined;
   if (typeof metadata !== 'object' || Array.isArray(metadata)) throw bad('Metadata must be an object');
   for (const [k, v] of Object.entries(metadata)) {
-    const ok = typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)) || (Array.isArray(v) && v.every((x) => typeof x === 'string'));
-    if (!ok) throw bad(`Metadata value must be a string, number, boolean or list of strings, got '${v === null ? 'null' : JSON.stringify(v)}' for field '${k}'`);
+    const ok =
+      typeof v === 'string' ||
+      typeof v === 'boolean' ||
+      (typeof v === 'number' && Number.isFinite(v)) ||
+      (Array.isArray(v) && v.every((x) => typeof x === 'string'));
+    if (!ok) {
+      throw bad(
+        `Metadata value must be a string, number, boolean or list of strings, got '${v === null ? 'null' : JSON.stringify(v)}' for field '${k}'`,
+      );
+    }
   }
   return metadata as Metadata;
 }
@@ -158,7 +178,9 @@ function matches(record: StoredRecord, filter: Filter | undefined): boolean {
       return key === '$and' ? parts.every(Boolean) : parts.some(Boolean);
     }
     const value = record.metadata?.[key];
-    if (cond !== null && typeof cond === 'object' && !Array.isArray(cond)) return Object.entries(cond).every(([op, operand]) => compare(value, op, operand));
+    if (cond !== null && typeof cond === 'object' && !Array.isArray(cond)) {
+      return Object.entries(cond).every(([op, operand]) => compare(value, op, operand));
+    }
     return compare(value, '$eq', cond);
   });
 }
@@ -178,7 +200,9 @@ const indexModel = (ix: StoredIndex) => ({
   dimension: ix.dimension,
   status: ix.status,
   host: ix.host,
-  spec: { serverless: { cloud: ix.cloud, region: ix.region, read_capacity: { mode: 'OnDemand', status: { state: 'Ready' } } } },
+  spec: {
+    serverless: { cloud: ix.cloud, region: ix.region, read_capacity: { mode: 'OnDemand', status: { state: 'Ready' } } },
+  },
   deletion_protection: ix.deletionProtection,
   tags: ix.tags,
 });
@@ -191,9 +215,15 @@ export function trustingFetch(caFile: string): FetchLike {
       const headers: Record<string, string> = {};
       const given = init.headers;
       if (given instanceof Headers) given.forEach((v, k) => (headers[k] = v));
-      else if (given && typeof given === 'object') for (const [k, v] of Object.entries(given as Record<string, unknown>)) if (typeof v === 'string') headers[k] = v;
+      else if (given && typeof given === 'object') {
+        for (const [k, v] of Object.entries(given as Record<string, unknown>)) {
+          if (typeof v === 'string') headers[k] = v;
+        }
+      }
       // The client sends JSON text; a body of another kind is not one it sends.
-      if (init.body !== undefined && init.body !== null && typeof init.body !== 'string') return reject(new TypeError('the stand-in fetch sends string bodies only'));
+      if (init.body !== undefined && init.body !== null && typeof init.body !== 'string') {
+        return reject(new TypeError('the stand-in fetch sends string bodies only'));
+      }
       const body = init.body ?? undefined;
       const req = https.request(url, { method: init.method ?? 'GET', headers, ca }, (res) => {
         const chunks: Buffer[] = [];
@@ -223,7 +253,9 @@ export function trustingFetch(caFile: string): FetchLike {
 export async function startPineconeStandIn(options: { apiKey: string; ca?: TestCa }): Promise<PineconeStandIn> {
   const ca = options.ca ?? (await makeTestCa('pinecone'));
   const ownCa = options.ca ? undefined : ca;
-  const { certFile, keyFile } = await ca.issue(`pinecone-${randomUUID().slice(0, 8)}`, { altNames: ['IP:127.0.0.1', 'DNS:localhost'] });
+  const { certFile, keyFile } = await ca.issue(`pinecone-${randomUUID().slice(0, 8)}`, {
+    altNames: ['IP:127.0.0.1', 'DNS:localhost'],
+  });
   const tls = { cert: fs.readFileSync(certFile), key: fs.readFileSync(keyFile) };
   const indexes = new Map<string, StoredIndex>();
   const backups = new Map<string, StoredBackup>();
@@ -248,7 +280,13 @@ export async function startPineconeStandIn(options: { apiKey: string; ca?: TestC
       if (!m[2] && method === 'GET') return [200, indexModel(index(name))];
       if (!m[2] && method === 'DELETE') {
         const ix = index(name);
-        if (ix.deletionProtection === 'enabled') throw new PineconeHttpError(403, 'FORBIDDEN', `Deletion protection is enabled for this index. Disable deletion protection before retrying.`);
+        if (ix.deletionProtection === 'enabled') {
+          throw new PineconeHttpError(
+            403,
+            'FORBIDDEN',
+            `Deletion protection is enabled for this index. Disable deletion protection before retrying.`,
+          );
+        }
         indexes.delete(name);
         const server = servers.get(name);
         servers.delete(name);
@@ -301,14 +339,22 @@ export async function startPineconeStandIn(options: { apiKey: string; ca?: TestC
   async function createIndex(body: Record<string, unknown>): Promise<[number, unknown]> {
     const name = body.name;
     if (typeof name !== 'string' || !/^[a-z0-9]([a-z0-9-]{0,43}[a-z0-9])?$/.test(name)) {
-      throw bad(`Name must consist of lower case alphanumeric characters or '-', start and end with an alphanumeric character, and be 1 to 45 characters long`);
+      throw bad(
+        `Name must consist of lower case alphanumeric characters or '-', start and end with an alphanumeric character, and be 1 to 45 characters long`,
+      );
     }
     const dimension = body.dimension;
-    if (typeof dimension !== 'number' || !Number.isInteger(dimension) || dimension < 1 || dimension > 20000) throw bad('Dimension must be an integer between 1 and 20000');
+    if (typeof dimension !== 'number' || !Number.isInteger(dimension) || dimension < 1 || dimension > 20000) {
+      throw bad('Dimension must be an integer between 1 and 20000');
+    }
     const metric = body.metric ?? 'cosine';
-    if (metric !== 'cosine' && metric !== 'euclidean' && metric !== 'dotproduct') throw bad(`Metric must be one of cosine, euclidean or dotproduct`);
+    if (metric !== 'cosine' && metric !== 'euclidean' && metric !== 'dotproduct') {
+      throw bad(`Metric must be one of cosine, euclidean or dotproduct`);
+    }
     const serverless = (body.spec as { serverless?: { cloud?: unknown; region?: unknown } } | undefined)?.serverless;
-    if (!serverless || typeof serverless.cloud !== 'string' || typeof serverless.region !== 'string') throw bad('This stand-in creates serverless indexes only: spec.serverless needs cloud and region');
+    if (!serverless || typeof serverless.cloud !== 'string' || typeof serverless.region !== 'string') {
+      throw bad('This stand-in creates serverless indexes only: spec.serverless needs cloud and region');
+    }
     if (indexes.has(name)) throw new PineconeHttpError(409, 'ALREADY_EXISTS', 'Resource  already exists');
     const server = await dataPlane(name);
     const ix: StoredIndex = {
@@ -327,7 +373,13 @@ export async function startPineconeStandIn(options: { apiKey: string; ca?: TestC
     return [201, indexModel(ix)];
   }
 
-  function data(name: string, method: string, path: string, query: URLSearchParams, body: Record<string, unknown>): [number, unknown] {
+  function data(
+    name: string,
+    method: string,
+    path: string,
+    query: URLSearchParams,
+    body: Record<string, unknown>,
+  ): [number, unknown] {
     const ix = index(name);
     const namespace = (ns: unknown) => {
       const key = nsKey(ns);
@@ -341,12 +393,20 @@ export async function startPineconeStandIn(options: { apiKey: string; ca?: TestC
     if (path === '/vectors/upsert' && method === 'POST') {
       const vectors = body.vectors;
       if (!Array.isArray(vectors) || vectors.length === 0) throw bad('Invalid request: vectors must not be empty');
-      if (vectors.length > 1000) throw bad(`Invalid request: upsert of ${vectors.length} vectors exceeds the limit of 1000`);
+      if (vectors.length > 1000) {
+        throw bad(`Invalid request: upsert of ${vectors.length} vectors exceeds the limit of 1000`);
+      }
       const parsed = vectors.map((v: unknown) => {
         const r = v as { id?: unknown; values?: unknown; metadata?: unknown };
-        if (typeof r.id !== 'string' || r.id === '' || r.id.length > 512) throw bad('Invalid request: a vector id must be a string of 1 to 512 characters');
-        if (!Array.isArray(r.values) || !r.values.every((x) => typeof x === 'number')) throw bad(`Invalid request: vector ${r.id} has no dense values`);
-        if (r.values.length !== ix.dimension) throw bad(`Vector dimension ${r.values.length} does not match the dimension of the index ${ix.dimension}`);
+        if (typeof r.id !== 'string' || r.id === '' || r.id.length > 512) {
+          throw bad('Invalid request: a vector id must be a string of 1 to 512 characters');
+        }
+        if (!Array.isArray(r.values) || !r.values.every((x) => typeof x === 'number')) {
+          throw bad(`Invalid request: vector ${r.id} has no dense values`);
+        }
+        if (r.values.length !== ix.dimension) {
+          throw bad(`Vector dimension ${r.values.length} does not match the dimension of the index ${ix.dimension}`);
+        }
         const metadata = validMetadata(r.metadata);
         return { id: r.id, values: r.values, ...(metadata ? { metadata } : {}) };
       });
@@ -365,11 +425,19 @@ export async function startPineconeStandIn(options: { apiKey: string; ca?: TestC
     }
     if (path === '/query' && method === 'POST') {
       const topK = body.topK;
-      if (typeof topK !== 'number' || topK < 1 || topK > 10000) throw bad('Invalid request: topK must be between 1 and 10000');
+      if (typeof topK !== 'number' || topK < 1 || topK > 10000) {
+        throw bad('Invalid request: topK must be between 1 and 10000');
+      }
       const records = [...(ix.namespaces.get(nsKey(body.namespace))?.values() ?? [])];
-      const vector = Array.isArray(body.vector) ? (body.vector as number[]) : typeof body.id === 'string' ? records.find((r) => r.id === body.id)?.values : undefined;
+      const vector = Array.isArray(body.vector)
+        ? (body.vector as number[])
+        : typeof body.id === 'string'
+          ? records.find((r) => r.id === body.id)?.values
+          : undefined;
       if (!vector) throw bad('Invalid request: a query needs a vector or the id of a stored vector');
-      if (vector.length !== ix.dimension) throw bad(`Query vector dimension ${vector.length} does not match the dimension of the index ${ix.dimension}`);
+      if (vector.length !== ix.dimension) {
+        throw bad(`Query vector dimension ${vector.length} does not match the dimension of the index ${ix.dimension}`);
+      }
       const scored = records
         .filter((r) => matches(r, body.filter as Filter | undefined))
         .map((r) => ({ r, s: score(ix.metric, vector, r.values) }))
@@ -379,7 +447,12 @@ export async function startPineconeStandIn(options: { apiKey: string; ca?: TestC
         200,
         {
           results: [],
-          matches: scored.map(({ r, s }) => ({ id: r.id, score: s, values: body.includeValues === true ? r.values : [], ...(body.includeMetadata === true && r.metadata ? { metadata: r.metadata } : {}) })),
+          matches: scored.map(({ r, s }) => ({
+            id: r.id,
+            score: s,
+            values: body.includeValues === true ? r.values : [],
+            ...(body.includeMetadata === true && r.metadata ? { metadata: r.metadata } : {}),
+          })),
           namespace: nsKey(body.namespace),
           usage: { readUnits: 5 },
         },
@@ -403,10 +476,28 @@ export async function startPineconeStandIn(options: { apiKey: string; ca?: TestC
         namespaces[nsName(ns)] = { vectorCount: n };
         total += n;
       }
-      return [200, { namespaces, dimension: ix.dimension, indexFullness: 0, totalVectorCount: total, metric: ix.metric, vectorType: 'dense' }];
+      return [
+        200,
+        {
+          namespaces,
+          dimension: ix.dimension,
+          indexFullness: 0,
+          totalVectorCount: total,
+          metric: ix.metric,
+          vectorType: 'dense',
+        },
+      ];
     }
     if (path === '/namespaces' && method === 'GET') {
-      return [200, { namespaces: [...ix.namespaces].filter(([, r]) => r.size > 0).map(([ns, r]) => ({ name: nsName(ns), record_count: String(r.size) })), pagination: null }];
+      return [
+        200,
+        {
+          namespaces: [...ix.namespaces]
+            .filter(([, r]) => r.size > 0)
+            .map(([ns, r]) => ({ name: nsName(ns), record_count: String(r.size) })),
+          pagination: null,
+        },
+      ];
     }
     throw new PineconeHttpError(404, 'NOT_FOUND', `Not found: ${method} ${path}`);
   }
@@ -439,7 +530,11 @@ export async function startPineconeStandIn(options: { apiKey: string; ca?: TestC
             if (i >= 0) {
               const [f] = faults.splice(i, 1);
               const status = f?.status ?? 500;
-              throw new PineconeHttpError(status, HTTP_CODES[status] ?? 'UNKNOWN', f?.message ?? 'Internal error: injected by the stand-in');
+              throw new PineconeHttpError(
+                status,
+                HTTP_CODES[status] ?? 'UNKNOWN',
+                f?.message ?? 'Internal error: injected by the stand-in',
+              );
             }
             const key = req.headers['api-key'];
             keys.push(typeof key === 'string' ? key : '');

@@ -79,7 +79,10 @@ function normalizeId(id: unknown): string | number {
     const h = id.replace(/-/g, '').toLowerCase();
     return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
   }
-  throw new QdrantHttpError(400, `Format error in JSON body: value ${JSON.stringify(id)} is not a valid point ID, valid values are either an unsigned integer or a UUID`);
+  throw new QdrantHttpError(
+    400,
+    `Format error in JSON body: value ${JSON.stringify(id)} is not a valid point ID, valid values are either an unsigned integer or a UUID`,
+  );
 }
 
 function valueAt(payload: Record<string, unknown>, key: string): unknown {
@@ -94,10 +97,14 @@ function valueAt(payload: Record<string, unknown>, key: string): unknown {
 function matches(point: StoredPoint, filter: unknown): boolean {
   if (filter === undefined || filter === null) return true;
   const must = (filter as { must?: unknown }).must;
-  if (!Array.isArray(must)) throw new QdrantHttpError(400, 'Format error in JSON body: this stand-in understands only `must` filters');
+  if (!Array.isArray(must)) {
+    throw new QdrantHttpError(400, 'Format error in JSON body: this stand-in understands only `must` filters');
+  }
   return must.every((c: unknown) => {
     const cond = c as { key?: unknown; match?: { value?: unknown } };
-    if (typeof cond.key !== 'string' || cond.match === undefined) throw new QdrantHttpError(400, 'Format error in JSON body: a condition needs `key` and `match`');
+    if (typeof cond.key !== 'string' || cond.match === undefined) {
+      throw new QdrantHttpError(400, 'Format error in JSON body: a condition needs `key` and `match`');
+    }
     return valueAt(point.payload, cond.key) === cond.match.value;
   });
 }
@@ -125,12 +132,16 @@ export async function startQdrantStandIn(options: { apiKey?: string } = {}): Pro
     const header = req.headers['api-key'];
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     const key = typeof header === 'string' ? header : bearer;
-    if (key === undefined) throw new QdrantHttpError(401, 'Must provide an API key or an Authorization bearer token', true);
+    if (key === undefined) {
+      throw new QdrantHttpError(401, 'Must provide an API key or an Authorization bearer token', true);
+    }
     if (key !== options.apiKey) throw new QdrantHttpError(403, 'Invalid API key or JWT', true);
   }
 
   function route(method: string, path: string, body: Record<string, unknown>): unknown {
-    if (method === 'GET' && path === '/') return { raw: { title: 'qdrant - vector search engine', version: '1.18.0', commit: 'stand-in' } };
+    if (method === 'GET' && path === '/') {
+      return { raw: { title: 'qdrant - vector search engine', version: '1.18.0', commit: 'stand-in' } };
+    }
     if (method === 'GET' && ['/healthz', '/livez', '/readyz'].includes(path)) return { text: 'healthz check passed' };
     const m = /^\/collections\/([^/]+)(\/.*)?$/.exec(path);
     if (!m) throw new QdrantHttpError(404, `Not found: ${path}`, true);
@@ -148,9 +159,26 @@ export async function startQdrantStandIn(options: { apiKey?: string } = {}): Pro
             points_count: c.points.size,
             segments_count: 2,
             config: {
-              params: { vectors: { size: c.size, distance: c.distance }, shard_number: 1, replication_factor: 1, write_consistency_factor: 1, on_disk_payload: true },
-              hnsw_config: { m: 16, ef_construct: 100, full_scan_threshold: 10000, max_indexing_threads: 0, on_disk: false },
-              optimizer_config: { deleted_threshold: 0.2, vacuum_min_vector_number: 1000, default_segment_number: 0, flush_interval_sec: 5 },
+              params: {
+                vectors: { size: c.size, distance: c.distance },
+                shard_number: 1,
+                replication_factor: 1,
+                write_consistency_factor: 1,
+                on_disk_payload: true,
+              },
+              hnsw_config: {
+                m: 16,
+                ef_construct: 100,
+                full_scan_threshold: 10000,
+                max_indexing_threads: 0,
+                on_disk: false,
+              },
+              optimizer_config: {
+                deleted_threshold: 0.2,
+                vacuum_min_vector_number: 1000,
+                default_segment_number: 0,
+                flush_interval_sec: 5,
+              },
               wal_config: { wal_capacity_mb: 32, wal_segments_ahead: 0 },
             },
             payload_schema: c.payloadSchema,
@@ -158,12 +186,27 @@ export async function startQdrantStandIn(options: { apiKey?: string } = {}): Pro
         };
       }
       if (method === 'PUT') {
-        if (collections.has(name)) throw new QdrantHttpError(400, `Wrong input: Collection \`${name}\` already exists!`);
-        const vectors = body.vectors as { size?: unknown; distance?: unknown } | undefined;
-        if (!vectors || typeof vectors.size !== 'number' || !['Cosine', 'Euclid', 'Dot', 'Manhattan'].includes(String(vectors.distance))) {
-          throw new QdrantHttpError(400, 'Format error in JSON body: `vectors` needs `size` and `distance` (Cosine, Euclid, Dot or Manhattan)');
+        if (collections.has(name)) {
+          throw new QdrantHttpError(400, `Wrong input: Collection \`${name}\` already exists!`);
         }
-        collections.set(name, { size: vectors.size, distance: String(vectors.distance), points: new Map(), snapshots: [], payloadSchema: {} });
+        const vectors = body.vectors as { size?: unknown; distance?: unknown } | undefined;
+        if (
+          !vectors ||
+          typeof vectors.size !== 'number' ||
+          !['Cosine', 'Euclid', 'Dot', 'Manhattan'].includes(String(vectors.distance))
+        ) {
+          throw new QdrantHttpError(
+            400,
+            'Format error in JSON body: `vectors` needs `size` and `distance` (Cosine, Euclid, Dot or Manhattan)',
+          );
+        }
+        collections.set(name, {
+          size: vectors.size,
+          distance: String(vectors.distance),
+          points: new Map(),
+          snapshots: [],
+          payloadSchema: {},
+        });
         return { result: true };
       }
       if (method === 'DELETE') return { result: collections.delete(name) };
@@ -172,7 +215,9 @@ export async function startQdrantStandIn(options: { apiKey?: string } = {}): Pro
     if (rest === '/index' && method === 'PUT') {
       const c = collection(name);
       const field = body.field_name;
-      if (typeof field !== 'string') throw new QdrantHttpError(400, 'Format error in JSON body: missing field `field_name`');
+      if (typeof field !== 'string') {
+        throw new QdrantHttpError(400, 'Format error in JSON body: missing field `field_name`');
+      }
       c.payloadSchema[field] = { data_type: String(body.field_schema), points: 0 };
       return { result: completed() };
     }
@@ -183,8 +228,15 @@ export async function startQdrantStandIn(options: { apiKey?: string } = {}): Pro
       const parsed = points.map((p: unknown) => {
         const point = p as { id?: unknown; vector?: unknown; payload?: unknown };
         const id = normalizeId(point.id);
-        if (!Array.isArray(point.vector) || !point.vector.every((x) => typeof x === 'number')) throw new QdrantHttpError(400, 'Format error in JSON body: `vector` must be a list of numbers');
-        if (point.vector.length !== c.size) throw new QdrantHttpError(400, `Wrong input: Vector dimension error: expected dim: ${c.size}, got ${point.vector.length}`);
+        if (!Array.isArray(point.vector) || !point.vector.every((x) => typeof x === 'number')) {
+          throw new QdrantHttpError(400, 'Format error in JSON body: `vector` must be a list of numbers');
+        }
+        if (point.vector.length !== c.size) {
+          throw new QdrantHttpError(
+            400,
+            `Wrong input: Vector dimension error: expected dim: ${c.size}, got ${point.vector.length}`,
+          );
+        }
         return { id, vector: point.vector, payload: (point.payload ?? {}) as Record<string, unknown> };
       });
       for (const p of parsed) c.points.set(String(p.id), p);
@@ -205,13 +257,22 @@ export async function startQdrantStandIn(options: { apiKey?: string } = {}): Pro
     if (rest === '/points/scroll' && method === 'POST') {
       const c = collection(name);
       const limit = typeof body.limit === 'number' ? body.limit : 10;
-      const all = [...c.points.values()].filter((p) => matches(p, body.filter)).sort((a, b) => String(a.id).localeCompare(String(b.id)));
-      const start = body.offset === undefined || body.offset === null ? 0 : all.findIndex((p) => String(p.id) === String(normalizeId(body.offset)));
+      const all = [...c.points.values()]
+        .filter((p) => matches(p, body.filter))
+        .sort((a, b) => String(a.id).localeCompare(String(b.id)));
+      const start =
+        body.offset === undefined || body.offset === null
+          ? 0
+          : all.findIndex((p) => String(p.id) === String(normalizeId(body.offset)));
       const page = all.slice(Math.max(0, start), Math.max(0, start) + limit);
       const next = all[Math.max(0, start) + limit];
       return {
         result: {
-          points: page.map((p) => ({ id: p.id, payload: body.with_payload === false ? null : p.payload, ...(body.with_vector === true ? { vector: p.vector } : {}) })),
+          points: page.map((p) => ({
+            id: p.id,
+            payload: body.with_payload === false ? null : p.payload,
+            ...(body.with_vector === true ? { vector: p.vector } : {}),
+          })),
           next_page_offset: next ? next.id : null,
         },
       };
@@ -223,9 +284,16 @@ export async function startQdrantStandIn(options: { apiKey?: string } = {}): Pro
         const created = new Date();
         const snapshotName = `${name}-${PEER_ID}-${snapshotStamp(created)}.snapshot`;
         // Qdrant names a snapshot by the second; two in one second would collide, which it refuses too.
-        if (c.snapshots.some((s) => s.name === snapshotName)) throw new QdrantHttpError(409, `Snapshot ${snapshotName} already exists`);
+        if (c.snapshots.some((s) => s.name === snapshotName)) {
+          throw new QdrantHttpError(409, `Snapshot ${snapshotName} already exists`);
+        }
         const content = JSON.stringify([...c.points.values()]);
-        const s = { name: snapshotName, creation_time: created.toISOString().slice(0, 19), size: Buffer.byteLength(content) + 1024, checksum: createHash('sha256').update(content).digest('hex') };
+        const s = {
+          name: snapshotName,
+          creation_time: created.toISOString().slice(0, 19),
+          size: Buffer.byteLength(content) + 1024,
+          checksum: createHash('sha256').update(content).digest('hex'),
+        };
         c.snapshots.push(s);
         return { result: s };
       }

@@ -20,7 +20,10 @@ interface ConnectionRow {
   client_properties?: Array<[string, string, unknown]>;
 }
 
-export async function startRabbitCluster(size = 3, options: Omit<RabbitNodeOptions, 'name'> = {}): Promise<RabbitCluster> {
+export async function startRabbitCluster(
+  size = 3,
+  options: Omit<RabbitNodeOptions, 'name'> = {},
+): Promise<RabbitCluster> {
   const started = await Promise.allSettled(Array.from({ length: size }, () => startRabbitNode(options)));
   const nodes = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const remove = async (): Promise<void> => {
@@ -36,7 +39,9 @@ export async function startRabbitCluster(size = 3, options: Omit<RabbitNodeOptio
   try {
     for (const n of rest) await n.join(first);
     const members = await first.ctl('eval', 'length(rabbit_nodes:all_running()).');
-    if (Number(members.trim()) !== size) throw new Error(`cluster has ${members.trim()} running nodes, expected ${size}`);
+    if (Number(members.trim()) !== size) {
+      throw new Error(`cluster has ${members.trim()} running nodes, expected ${size}`);
+    }
   } catch (err) {
     await remove();
     throw err;
@@ -48,10 +53,14 @@ export async function startRabbitCluster(size = 3, options: Omit<RabbitNodeOptio
       // list_connections is cluster-wide: ask any running node; the server port a connection came in on is
       // its node's (each node listens on its own).
       for (const n of nodes) {
-        const out = await n.ctl('list_connections', 'port', 'client_properties', '-q', '--formatter', 'json').catch(() => undefined);
+        const out = await n
+          .ctl('list_connections', 'port', 'client_properties', '-q', '--formatter', 'json')
+          .catch(() => undefined);
         if (out === undefined) continue;
         const rows = JSON.parse(out || '[]') as ConnectionRow[];
-        const row = rows.find((r) => r.client_properties?.some(([k, , v]) => k === 'connection_name' && v === connectionName));
+        const row = rows.find((r) =>
+          r.client_properties?.some(([k, , v]) => k === 'connection_name' && v === connectionName),
+        );
         return row ? nodes.find((m) => m.port === row.port) : undefined;
       }
       return undefined;

@@ -32,20 +32,38 @@ export interface RollingReport {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function stopped(p: ChildProcess): Promise<void> {
-  return p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise((r) => p.once('exit', () => r()));
+  return p.exitCode !== null || p.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((r) => p.once('exit', () => r()));
 }
 
-export async function rollingUpdate(scope: RedisScope, durationMs: number, entries = ['tick-a', 'tick-b', 'tick-c']): Promise<RollingReport> {
+export async function rollingUpdate(
+  scope: RedisScope,
+  durationMs: number,
+  entries = ['tick-a', 'tick-b', 'tick-c'],
+): Promise<RollingReport> {
   const prefix = `${scope.prefix}redbeat:`;
   const queue = 'rolling';
   const sends: Send[] = [];
   const now = Date.now();
   // As RedBeat's setup_schedule left them: each static entry with a meta of its install time.
-  for (const name of entries) await redBeatEntry(scope.redis, prefix, { name, schedule: interval(1), lastRunAt: now, score: Math.floor(now / 1000) + 1, static: true, task: 'test.add', queue });
+  for (const name of entries) {
+    await redBeatEntry(scope.redis, prefix, {
+      name,
+      schedule: interval(1),
+      lastRunAt: now,
+      score: Math.floor(now / 1000) + 1,
+      static: true,
+      task: 'test.add',
+      queue,
+    });
+  }
   const procs: ChildProcess[] = [];
 
   const python = (who: string): ChildProcess => {
-    const p = spawn('/usr/bin/python3', ['spec/support/redbeat_standin.py', 'run', REDIS_URL, prefix, '5', '0.5'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const p = spawn('/usr/bin/python3', ['spec/support/redbeat_standin.py', 'run', REDIS_URL, prefix, '5', '0.5'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let buf = '';
     p.stdout?.on('data', (d: Buffer) => {
       buf += d.toString();
@@ -53,14 +71,24 @@ export async function rollingUpdate(scope: RedisScope, durationMs: number, entri
         const line = buf.slice(0, nl);
         buf = buf.slice(nl + 1);
         const rec = JSON.parse(line) as { sent?: string; run?: number };
-        if (rec.sent !== undefined && rec.run !== undefined) sends.push({ who, entry: rec.sent, run: rec.run, at: Date.now() });
+        if (rec.sent !== undefined && rec.run !== undefined) {
+          sends.push({ who, entry: rec.sent, run: rec.run, at: Date.now() });
+        }
       }
     });
     procs.push(p);
     return p;
   };
   const smarter = (who: string): ChildProcess => {
-    const env = { BEAT_REDBEAT_PREFIX: prefix, BEAT_ENTRIES: entries.join(','), BEAT_QUEUE: queue, REDIS_URL, BEAT_BROKER_URL: REDIS_URL, BEAT_KEY_PREFIX: scope.prefix, BEAT_LOCK_TIMEOUT_MS: '2500' };
+    const env = {
+      BEAT_REDBEAT_PREFIX: prefix,
+      BEAT_ENTRIES: entries.join(','),
+      BEAT_QUEUE: queue,
+      REDIS_URL,
+      BEAT_BROKER_URL: REDIS_URL,
+      BEAT_KEY_PREFIX: scope.prefix,
+      BEAT_LOCK_TIMEOUT_MS: '2500',
+    };
     const p = spawnBeat(env, (s) => {
       if (s.entry !== undefined && s.run !== undefined) sends.push({ who, entry: s.entry, run: s.run, at: s.at });
     });

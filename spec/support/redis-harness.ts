@@ -20,16 +20,18 @@ export interface RedisHarness {
   stop(): Promise<void>;
 }
 
-export async function startRedisWorker(opts: {
-  env?: Record<string, string>;
-  tasks?: (queue: string) => AnyTask[];
-  visibilityTimeoutSeconds?: number;
-  scope?: RedisScope;
-  /** Another Redis server as the broker (results stay on the shared one). */
-  url?: string;
-  /** The queue consumed, which also names the node. */
-  queue?: string;
-} = {}): Promise<RedisHarness> {
+export async function startRedisWorker(
+  opts: {
+    env?: Record<string, string>;
+    tasks?: (queue: string) => AnyTask[];
+    visibilityTimeoutSeconds?: number;
+    scope?: RedisScope;
+    /** Another Redis server as the broker (results stay on the shared one). */
+    url?: string;
+    /** The queue consumed, which also names the node. */
+    queue?: string;
+  } = {},
+): Promise<RedisHarness> {
   const scope = opts.scope ?? redisScope(opts.url);
   const queue = opts.queue ?? uniqueName('rq');
   const { values } = loadConfig(WORKER_SETTINGS, {
@@ -49,7 +51,13 @@ export async function startRedisWorker(opts: {
   });
   const logger = process.env.TEST_LOG ? createLogger({ level: 'debug', json: false }) : nullLogger();
   // Chosen by the URL, as in production.
-  const { app, worker, broker } = createWorker({ config: values, tasks: (opts.tasks ?? testTasks)(queue), deps: {}, logger, defaultQueue: queue });
+  const { app, worker, broker } = createWorker({
+    config: values,
+    tasks: (opts.tasks ?? testTasks)(queue),
+    deps: {},
+    logger,
+    defaultQueue: queue,
+  });
   if (!(broker instanceof RedisBroker)) throw new Error('a redis:// broker URL did not give the Redis broker');
   await app.start();
   const transport: Record<string, unknown> = { global_keyprefix: scope.prefix };

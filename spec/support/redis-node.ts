@@ -11,7 +11,24 @@ export async function startRedisNode(): Promise<RedisNode> {
   const node = await startServerNode({
     name: 'redis-node',
     launch: (dir, port) =>
-      spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''], { stdio: 'ignore' }),
+      spawn(
+        'redis-server',
+        [
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--dir',
+          dir,
+          '--appendonly',
+          'yes',
+          '--appendfsync',
+          'always',
+          '--save',
+          '',
+        ],
+        { stdio: 'ignore' },
+      ),
     async ready(_server, port) {
       const probe = new Redis({ port, lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: null });
       probe.on('error', () => undefined);

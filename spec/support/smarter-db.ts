@@ -7,7 +7,10 @@ import type { Database } from '../../tasks/db/database.js';
 import { type TestDatabase, createTestDatabase, seed } from './db.js';
 
 /** Smarter's tasks as a worker of `operationalQueue` registers them, with Smarter's retry settings. */
-export function smarterTasksOn(operationalQueue = 'default_celery_task_queue', infrastructureQueue = 'infrastructure_celery_task_queue'): AnyTask<SmarterDeps>[] {
+export function smarterTasksOn(
+  operationalQueue = 'default_celery_task_queue',
+  infrastructureQueue = 'infrastructure_celery_task_queue',
+): AnyTask<SmarterDeps>[] {
   return smarterTasks({ operationalQueue, infrastructureQueue, maxRetries: 3, retryBackoff: true });
 }
 
@@ -45,9 +48,17 @@ export function seededDatabase(prefix: string): SeededDatabase {
   });
   afterAll(async () => state?.database.drop());
   return {
-    get database() { return get().database; },
-    get db() { return get().database.db; },
-    get deps() { return get().deps; },
-    get ids() { return get().ids; },
+    get database() {
+      return get().database;
+    },
+    get db() {
+      return get().database.db;
+    },
+    get deps() {
+      return get().deps;
+    },
+    get ids() {
+      return get().ids;
+    },
   };
 }

@@ -43,7 +43,9 @@ export interface SmtpStandIn {
 /** Smarter sends only with a user and password set, so by default the stand-in asks for these. */
 export const STAND_IN_CREDENTIALS = { user: 'smarter', pass: 'stand-in-password' };
 
-export async function startSmtpServer(auth: { user: string; pass: string } | null = STAND_IN_CREDENTIALS): Promise<SmtpStandIn> {
+export async function startSmtpServer(
+  auth: { user: string; pass: string } | null = STAND_IN_CREDENTIALS,
+): Promise<SmtpStandIn> {
   const messages: ReceivedMail[] = [];
   let refusing = false;
   const server = new SMTPServer({
@@ -166,6 +168,8 @@ function decodeQuotedPrintable(s: string): string {
 
 function decodeWords(s: string): string {
   return s.replace(/=\?([^?]+)\?([BQ])\?([^?]*)\?=\s*/gi, (_m, _charset: string, enc: string, text: string) =>
-    enc.toUpperCase() === 'B' ? Buffer.from(text, 'base64').toString('utf8') : decodeQuotedPrintable(text.replace(/_/g, ' ')),
+    enc.toUpperCase() === 'B'
+      ? Buffer.from(text, 'base64').toString('utf8')
+      : decodeQuotedPrintable(text.replace(/_/g, ' ')),
   );
 }

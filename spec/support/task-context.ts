@@ -35,7 +35,12 @@ export function testContext<D>(deps: D, name = 'test'): TaskContext<D> {
 }
 
 /** Binds `(args, kwargs)` as the worker does, then runs the task. */
-export async function call<D>(task: AnyTask<D>, deps: D, args: unknown[] = [], kwargs: Record<string, unknown> = {}): Promise<unknown> {
+export async function call<D>(
+  task: AnyTask<D>,
+  deps: D,
+  args: unknown[] = [],
+  kwargs: Record<string, unknown> = {},
+): Promise<unknown> {
   const params = bindArguments(task, args, kwargs);
   return task.run(params, testContext(deps, task.name));
 }

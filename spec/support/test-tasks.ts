@@ -24,7 +24,12 @@ export function testTasks(queue: string) {
       // Never wait: a check that is "not ready" until its last allowed attempt, then records its run count.
       name: 'test.poll',
       queue,
-      params: z.object({ key: z.string(), every: z.number(), attempt: z.number().int().default(0), task_id: z.string().nullable().default(null) }),
+      params: z.object({
+        key: z.string(),
+        every: z.number(),
+        attempt: z.number().int().default(0),
+        task_id: z.string().nullable().default(null),
+      }),
       checks: { maxAttempts: 5, firstRunIdParam: 'task_id' },
       run: async ({ key, every }, ctx) => {
         await runCounter().hincrby(key, ctx.id, 0);
@@ -65,7 +70,9 @@ export function testTasks(queue: string) {
       params: z.object({ succeedAfter: z.number().int() }),
       retry: { maxRetries: 5 },
       run: async ({ succeedAfter }, ctx) => {
-        if (ctx.retries < succeedAfter) return ctx.retry({ countdown: 0.2, exc: new PyValueError(`attempt ${ctx.retries}`) });
+        if (ctx.retries < succeedAfter) {
+          return ctx.retry({ countdown: 0.2, exc: new PyValueError(`attempt ${ctx.retries}`) });
+        }
         return `done after ${ctx.retries} retries`;
       },
     }),

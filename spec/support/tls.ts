@@ -28,8 +28,25 @@ export async function makeTestCa(label = 'test'): Promise<TestCa> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tls-${label}-`));
   const caKey = path.join(dir, 'ca.key');
   const caFile = path.join(dir, 'ca.pem');
-  await openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', caKey, '-out', caFile, '-days', '2', '-subj', `/CN=smarter-worker ${label} CA`,
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  await openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    caKey,
+    '-out',
+    caFile,
+    '-days',
+    '2',
+    '-subj',
+    `/CN=smarter-worker ${label} CA`,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
   let serial = 1;
   return {
     dir,
@@ -46,7 +63,24 @@ export async function makeTestCa(label = 'test'): Promise<TestCa> {
         ...(o.altNames?.length ? [`subjectAltName=${o.altNames.join(',')}`] : []),
       ];
       fs.writeFileSync(ext, `${lines.join('\n')}\n`);
-      await openssl('x509', '-req', '-in', csr, '-CA', caFile, '-CAkey', caKey, '-set_serial', String(serial++), '-out', certFile, '-days', '2', '-extfile', ext);
+      await openssl(
+        'x509',
+        '-req',
+        '-in',
+        csr,
+        '-CA',
+        caFile,
+        '-CAkey',
+        caKey,
+        '-set_serial',
+        String(serial++),
+        '-out',
+        certFile,
+        '-days',
+        '2',
+        '-extfile',
+        ext,
+      );
       // RabbitMQ runs as the rabbitmq user and reads these files itself.
       for (const f of [dir, caFile, certFile, keyFile]) fs.chmodSync(f, f === dir ? 0o755 : 0o644);
       return { certFile, keyFile };

@@ -11,9 +11,23 @@ import { stampTask } from './stamp-task.js';
 import { testTasks } from './test-tasks.js';
 
 // Without mingle unless the test asks for it: it waits Celery's full second for replies at every start.
-const { values } = loadConfig(WORKER_SETTINGS, { SMARTER_WORKER_WITHOUT_MINGLE: 'true', ...process.env }, process.argv.slice(2));
+const { values } = loadConfig(
+  WORKER_SETTINGS,
+  { SMARTER_WORKER_WITHOUT_MINGLE: 'true', ...process.env },
+  process.argv.slice(2),
+);
 const queue = values.queues[0] ?? 'celery';
 const logger = createLogger({ level: values.logLevel, json: true });
-const { app } = createWorker({ config: values, tasks: [...testTasks(queue), stampTask(queue, { acksLate: process.env.STAMP_ACKS_LATE === '1', runMs: Number(process.env.STAMP_RUN_MS ?? '0') })], deps: {}, logger, defaultQueue: queue, onRemoteShutdown: () => process.exit(0) });
+const { app } = createWorker({
+  config: values,
+  tasks: [
+    ...testTasks(queue),
+    stampTask(queue, { acksLate: process.env.STAMP_ACKS_LATE === '1', runMs: Number(process.env.STAMP_RUN_MS ?? '0') }),
+  ],
+  deps: {},
+  logger,
+  defaultQueue: queue,
+  onRemoteShutdown: () => process.exit(0),
+});
 installSignalHandlers(app, logger, (code) => process.exit(code));
 await app.start();

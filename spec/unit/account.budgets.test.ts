@@ -9,7 +9,7 @@ import { Dec } from '../../tasks/db/decimal.js';
 
 const utc = (iso: string) => new Date(`${iso}Z`);
 
-describe('ResourceConstraint.expires_at: the start of the start date\'s period plus `duration` periods', () => {
+describe("ResourceConstraint.expires_at: the start of the start date's period plus `duration` periods", () => {
   test.each([
     ['month', '2026-03-15T12:00:00', 1, '2026-04-01T00:00:00.000Z'],
     ['month', '2026-01-31T23:59:59', 2, '2026-03-01T00:00:00.000Z'],
@@ -47,24 +47,55 @@ describe('Budget.format_amount', () => {
 
 describe('the reasons ResourceConstraint.evaluate writes', () => {
   test('periodic: `{period}ly` (so "dayly"), "this {period}", and when it renews, in UTC', () => {
-    expect(periodicReason({ budget: 'b', unit: 'cost', limit: Dec.of('10.00'), actual: Dec.of('10.5'), period: 'month', periodEnds: utc('2026-12-01T00:00:00') })).toBe(
+    expect(
+      periodicReason({
+        budget: 'b',
+        unit: 'cost',
+        limit: Dec.of('10.00'),
+        actual: Dec.of('10.5'),
+        period: 'month',
+        periodEnds: utc('2026-12-01T00:00:00'),
+      }),
+    ).toBe(
       'Budget b: the monthly limit of $10.00 has been reached ($10.50 this month). It renews at 2026-12-01 00:00 UTC.',
     );
-    expect(periodicReason({ budget: 'b', unit: 'tokens', limit: Dec.of('50000'), actual: Dec.of('50001'), period: 'day', periodEnds: utc('2026-11-21T00:00:00') })).toBe(
+    expect(
+      periodicReason({
+        budget: 'b',
+        unit: 'tokens',
+        limit: Dec.of('50000'),
+        actual: Dec.of('50001'),
+        period: 'day',
+        periodEnds: utc('2026-11-21T00:00:00'),
+      }),
+    ).toBe(
       'Budget b: the dayly limit of 50,000 tokens has been reached (50,001 tokens this day). It renews at 2026-11-21 00:00 UTC.',
     );
-    expect(periodicReason({ budget: 'b', unit: 'cost', limit: Dec.of('1'), actual: Dec.of('1'), period: 'hour', periodEnds: utc('2026-11-20T10:00:00') })).toContain(
-      'the hourly limit of $1.00 has been reached ($1.00 this hour). It renews at 2026-11-20 10:00 UTC.',
-    );
+    expect(
+      periodicReason({
+        budget: 'b',
+        unit: 'cost',
+        limit: Dec.of('1'),
+        actual: Dec.of('1'),
+        period: 'hour',
+        periodEnds: utc('2026-11-20T10:00:00'),
+      }),
+    ).toContain('the hourly limit of $1.00 has been reached ($1.00 this hour). It renews at 2026-11-20 10:00 UTC.');
   });
 
   test('absolute: the spending since the start date', () => {
-    expect(absoluteReason({ budget: 'p', unit: 'cost', limit: Dec.of('100'), actual: Dec.of('100.004'), startDate: utc('2026-08-22T23:30:00') })).toBe(
-      'Budget p: the limit of $100.00 has been reached ($100.00 since 2026-08-22).',
-    );
+    expect(
+      absoluteReason({
+        budget: 'p',
+        unit: 'cost',
+        limit: Dec.of('100'),
+        actual: Dec.of('100.004'),
+        startDate: utc('2026-08-22T23:30:00'),
+      }),
+    ).toBe('Budget p: the limit of $100.00 has been reached ($100.00 since 2026-08-22).');
   });
 
-  test('ResourceLock.message: the budget\'s message, else the reason', () => {
+  test("ResourceLock.message: the budget's message, else the reason", () => {
     expect(lockMessage('Ask your teacher.', 'Budget b: …')).toBe('Ask your teacher.');
     expect(lockMessage('', 'Budget b: …')).toBe('Budget b: …');
     expect(lockMessage(null, '')).toBe('A budget forbids more charges.');

@@ -95,7 +95,7 @@ describe('the AMQP ack batcher', () => {
 
   test('any order of settlement, acks and rejects, flushed at random turns: each acked tag reaches the broker once, no other', () => {
     let seed = 42;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let round = 0; round < 50; round++) {
       const ch = new Channel();
       const open: AckSlot<number>[] = [];

@@ -28,7 +28,9 @@ describe('binding Celery args and kwargs to named parameters', () => {
   });
 
   test('too many positional arguments is reported like Python', () => {
-    expect(problemOf(() => bindArguments(add, [1, 2, 3], {}))).toContain('takes 2 positional argument(s) but 3 were given');
+    expect(problemOf(() => bindArguments(add, [1, 2, 3], {}))).toContain(
+      'takes 2 positional argument(s) but 3 were given',
+    );
   });
 
   test('a value given twice is reported', () => {

@@ -21,7 +21,7 @@ describe('interval schedules', () => {
   });
 });
 
-describe('crontab fields (Celery\'s crontab_parser)', () => {
+describe("crontab fields (Celery's crontab_parser)", () => {
   test.each([
     ['*', 0, 5, [0, 1, 2, 3, 4, 5]],
     ['*/15', 0, 59, [0, 15, 30, 45]],
@@ -63,11 +63,16 @@ describe('crontab next run', () => {
 
   test('a run missed while beat was down is sent at start, once', () => {
     const daily = crontab({ minute: '0', hour: '4' });
-    expect(isDue(daily, T('2026-11-29T04:00:00Z'), T('2026-11-30T06:00:00Z'))).toEqual({ due: true, nextInMs: 22 * 3_600_000 });
+    expect(isDue(daily, T('2026-11-29T04:00:00Z'), T('2026-11-30T06:00:00Z'))).toEqual({
+      due: true,
+      nextInMs: 22 * 3_600_000,
+    });
     expect(isDue(daily, T('2026-11-30T06:00:00Z'), T('2026-11-30T06:00:01Z')).due).toBe(false);
   });
 
   test('a crontab that can never match is refused', () => {
-    expect(() => nextRun(crontab({ dayOfMonth: '31', monthOfYear: '2' }), T('2026-01-01T00:00:00Z'))).toThrow(/never matches/);
+    expect(() => nextRun(crontab({ dayOfMonth: '31', monthOfYear: '2' }), T('2026-01-01T00:00:00Z'))).toThrow(
+      /never matches/,
+    );
   });
 });

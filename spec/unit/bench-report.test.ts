@@ -1,7 +1,14 @@
 import type { Sample } from '../../bench/record.js';
 import { benchTable, mergeReport, renderReport } from '../../bench/report.js';
 
-const s = (system: string, value: number, metric = 'seconds', x?: number): Sample => ({ bench: 'b', system, metric, unit: 's', value, ...(x === undefined ? {} : { x }) });
+const s = (system: string, value: number, metric = 'seconds', x?: number): Sample => ({
+  bench: 'b',
+  system,
+  metric,
+  unit: 's',
+  value,
+  ...(x === undefined ? {} : { x }),
+});
 
 describe('bench report writer', () => {
   it('prints one row per metric and system with the median, min – max, n and the ratio to the baseline', () => {

@@ -23,7 +23,9 @@ function problemsOf(env: Record<string, string>): string {
 
 describe('broker URL failover list', () => {
   test('a ;-separated list of RabbitMQ URLs is accepted and kept in order', () => {
-    const { values } = loadConfig(WORKER_SETTINGS, { CELERY_BROKER_URL: 'amqp://u:p1@a:5672//; amqps://u:p2@b:5671// ;' });
+    const { values } = loadConfig(WORKER_SETTINGS, {
+      CELERY_BROKER_URL: 'amqp://u:p1@a:5672//; amqps://u:p2@b:5671// ;',
+    });
     expect(values.brokerUrl).toBe('amqp://u:p1@a:5672//;amqps://u:p2@b:5671//');
   });
 
@@ -37,7 +39,9 @@ describe('broker URL failover list', () => {
   test('a list mixing RabbitMQ and Redis, or several redis:// URLs, is refused; several sentinels are not', () => {
     expect(problemsOf({ CELERY_BROKER_URL: 'amqp://a//;redis://b/0' })).toContain('must be of the same broker');
     expect(problemsOf({ CELERY_BROKER_URL: 'redis://a/0;redis://b/0' })).toContain('a redis:// broker takes one URL');
-    expect(loadConfig(WORKER_SETTINGS, { CELERY_BROKER_URL: 'sentinel://s1:26379;sentinel://s2:26379' }).values.brokerUrl).toBe('sentinel://s1:26379;sentinel://s2:26379');
+    expect(
+      loadConfig(WORKER_SETTINGS, { CELERY_BROKER_URL: 'sentinel://s1:26379;sentinel://s2:26379' }).values.brokerUrl,
+    ).toBe('sentinel://s1:26379;sentinel://s2:26379');
   });
 
   test('redaction hides the password of every URL of a list, in logs and in the described configuration', () => {
@@ -86,7 +90,14 @@ describe('TLS settings (Celery broker_use_ssl, redis_backend_use_ssl)', () => {
   });
 
   test('every problem of the setting is reported at once: unknown key, bad cert_reqs, unreadable files', () => {
-    const msg = problemsOf({ CELERY_BROKER_USE_SSL: JSON.stringify({ ca_cert: ca, cert_reqs: 'maybe', certfile: '/nonexistent/c.pem', keyfile: '/nonexistent/k.pem' }) });
+    const msg = problemsOf({
+      CELERY_BROKER_USE_SSL: JSON.stringify({
+        ca_cert: ca,
+        cert_reqs: 'maybe',
+        certfile: '/nonexistent/c.pem',
+        keyfile: '/nonexistent/k.pem',
+      }),
+    });
     expect(msg).toContain('unknown key(s) ca_cert');
     expect(msg).toContain('cert_reqs must be CERT_REQUIRED, CERT_OPTIONAL or CERT_NONE, got "maybe"');
     expect(msg).toContain('certfile "/nonexistent/c.pem" cannot be read (ENOENT)');
@@ -98,8 +109,11 @@ describe('TLS settings (Celery broker_use_ssl, redis_backend_use_ssl)', () => {
     expect(effectiveUrl('amqp://h//')).toBe('amqp://h//');
   });
 
-  test('rediss:// takes Celery\'s ssl_* query parameters over the setting and loses them from the URL', () => {
-    const r = redisTls(`rediss://:pw@h:6380/1?ssl_cert_reqs=CERT_NONE&ssl_ca_certs=${encodeURIComponent(ca)}`, parseTlsSetting('{"ssl_cert_reqs": "required"}'));
+  test("rediss:// takes Celery's ssl_* query parameters over the setting and loses them from the URL", () => {
+    const r = redisTls(
+      `rediss://:pw@h:6380/1?ssl_cert_reqs=CERT_NONE&ssl_ca_certs=${encodeURIComponent(ca)}`,
+      parseTlsSetting('{"ssl_cert_reqs": "required"}'),
+    );
     expect(r.url).toBe('rediss://:pw@h:6380/1');
     expect(r.tls).toMatchObject({ enabled: true, caFile: ca, certReqs: 'none' });
     expect(redisTls('rediss://h:6380/0').tls).toMatchObject({ enabled: true, certReqs: 'required' });
@@ -107,19 +121,35 @@ describe('TLS settings (Celery broker_use_ssl, redis_backend_use_ssl)', () => {
   });
 
   test('a result backend URL with ssl_* parameters on redis://, or a bad one on rediss://, is a configuration error', () => {
-    expect(problemsOf({ CELERY_RESULT_BACKEND: 'redis://h/0?ssl_cert_reqs=required' })).toContain('need a rediss:// URL');
-    expect(problemsOf({ CELERY_RESULT_BACKEND: 'rediss://:pw@h/0?ssl_cert_reqs=sometimes' })).toContain('cert_reqs must be');
+    expect(problemsOf({ CELERY_RESULT_BACKEND: 'redis://h/0?ssl_cert_reqs=required' })).toContain(
+      'need a rediss:// URL',
+    );
+    expect(problemsOf({ CELERY_RESULT_BACKEND: 'rediss://:pw@h/0?ssl_cert_reqs=sometimes' })).toContain(
+      'cert_reqs must be',
+    );
   });
 
   test('the compiled configuration carries the broker TLS, connect timeout and task queue type', () => {
-    const { values } = loadConfig(WORKER_SETTINGS, { CELERY_BROKER_USE_SSL: '{"cert_reqs": "CERT_NONE"}', CELERY_BROKER_CONNECTION_TIMEOUT: '2.5', CELERY_TASK_DEFAULT_QUEUE_TYPE: 'quorum' });
+    const { values } = loadConfig(WORKER_SETTINGS, {
+      CELERY_BROKER_USE_SSL: '{"cert_reqs": "CERT_NONE"}',
+      CELERY_BROKER_CONNECTION_TIMEOUT: '2.5',
+      CELERY_TASK_DEFAULT_QUEUE_TYPE: 'quorum',
+    });
     const c = compileWorkerConfig(values, { defaultQueue: 'q' });
-    expect(c.broker).toMatchObject({ tls: { enabled: true, certReqs: 'none' }, connectTimeoutMs: 2500, queueType: 'quorum' });
+    expect(c.broker).toMatchObject({
+      tls: { enabled: true, certReqs: 'none' },
+      connectTimeoutMs: 2500,
+      queueType: 'quorum',
+    });
   });
 
   test('a refused certificate is explained with what to set; other errors are left as they are', () => {
-    const err = Object.assign(new Error('self-signed certificate in certificate chain'), { code: 'SELF_SIGNED_CERT_IN_CHAIN' });
+    const err = Object.assign(new Error('self-signed certificate in certificate chain'), {
+      code: 'SELF_SIGNED_CERT_IN_CHAIN',
+    });
     expect(describeTlsFailure(err, 'CELERY_BROKER_USE_SSL')).toMatch(/not trusted .*ca_certs in CELERY_BROKER_USE_SSL/);
-    expect(describeTlsFailure(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), 'X')).toBeUndefined();
+    expect(
+      describeTlsFailure(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), 'X'),
+    ).toBeUndefined();
   });
 });

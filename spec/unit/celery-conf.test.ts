@@ -29,7 +29,11 @@ test('secrets are censored as Celery does: URL passwords masked, keys naming a s
   expect(conf.result_backend).toBe('redis://user:********@redis:6379/1');
   expect(conf.smarter_mysql_password).toBe('********');
   // Celery's HIDDEN_SETTINGS matches KEY in a nested key too (`global_keyprefix`); the transport options get snake_case keys.
-  expect(conf.broker_transport_options).toEqual({ visibility_timeout: 7200, master_name: null, global_keyprefix: '********' });
+  expect(conf.broker_transport_options).toEqual({
+    visibility_timeout: 7200,
+    master_name: null,
+    global_keyprefix: '********',
+  });
   expect(JSON.stringify(celeryConf(SETTINGS, values, true))).not.toMatch(/s3cret|p%40ss|db-password/);
 });
 

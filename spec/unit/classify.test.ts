@@ -38,7 +38,10 @@ test('a code that is not ours (a library error) is a plain failure', () => {
 });
 
 test('an unpublishable retry is dead-lettered and rejected, never requeued; a requeueing reject is not', () => {
-  expect(decide(classify(new RetryUnpublishableError('no broker')), policy)).toEqual({ settle: 'reject', deadLetter: true });
+  expect(decide(classify(new RetryUnpublishableError('no broker')), policy)).toEqual({
+    settle: 'reject',
+    deadLetter: true,
+  });
   expect(decide(classify(new RejectTaskError('back', true)), policy)).toEqual({ settle: 'requeue', deadLetter: false });
 });
 

@@ -6,7 +6,7 @@
 import { AwsReadiness, type Readiness, awsCredentialsConfigured, isTaskable } from '../../tasks/cloud/readiness.js';
 import { recordingLogger } from '../support/logs.js';
 
-describe('awsCredentialsConfigured (AWSBase.__init__, plus the SDK chain\'s in-AWS sources)', () => {
+describe("awsCredentialsConfigured (AWSBase.__init__, plus the SDK chain's in-AWS sources)", () => {
   test.each([
     [{}, false],
     // compose.yaml passes the pair through as empty strings when the operator has none
@@ -16,7 +16,13 @@ describe('awsCredentialsConfigured (AWSBase.__init__, plus the SDK chain\'s in-A
     [{ AWS_PROFILE: 'smarter' }, true],
     [{ AWS_DEPLOYED: 'true' }, true],
     [{ AWS_WEB_IDENTITY_TOKEN_FILE: '/var/run/secrets/eks.amazonaws.com/serviceaccount/token' }, false],
-    [{ AWS_WEB_IDENTITY_TOKEN_FILE: '/var/run/secrets/eks.amazonaws.com/serviceaccount/token', AWS_ROLE_ARN: 'arn:aws:iam::1:role/w' }, true],
+    [
+      {
+        AWS_WEB_IDENTITY_TOKEN_FILE: '/var/run/secrets/eks.amazonaws.com/serviceaccount/token',
+        AWS_ROLE_ARN: 'arn:aws:iam::1:role/w',
+      },
+      true,
+    ],
     [{ AWS_CONTAINER_CREDENTIALS_FULL_URI: 'http://169.254.170.23/v1/credentials' }, true],
     [{ AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL: 'http://127.0.0.1:5000' }, false],
   ] as const)('%j → %s', (env, expected) => {
@@ -28,7 +34,11 @@ describe('AwsReadiness (AWSProvider.ready)', () => {
   test('without credentials: not ready, and AWS is never asked', async () => {
     const log = recordingLogger();
     let asked = 0;
-    const r = new AwsReadiness(async () => (asked++, '123456789012'), log, () => ({}));
+    const r = new AwsReadiness(
+      async () => (asked++, '123456789012'),
+      log,
+      () => ({}),
+    );
     expect([await r.provider(), await r.dns(), await r.certificates()]).toEqual([false, false, false]);
     expect(asked).toBe(0);
     // Logged once, not on every task.
@@ -38,10 +48,21 @@ describe('AwsReadiness (AWSProvider.ready)', () => {
   test('credentials that STS confirms: ready, and asked once for the process (as AWSBase keeps its identity)', async () => {
     const log = recordingLogger();
     let asked = 0;
-    const r = new AwsReadiness(async () => (asked++, '123456789012'), log, () => ({ AWS_ACCESS_KEY_ID: 'AKIA', AWS_SECRET_ACCESS_KEY: 's' }));
-    expect([await r.provider(), await r.dns(), await r.certificates(), await r.provider()]).toEqual([true, true, true, true]);
+    const r = new AwsReadiness(
+      async () => (asked++, '123456789012'),
+      log,
+      () => ({ AWS_ACCESS_KEY_ID: 'AKIA', AWS_SECRET_ACCESS_KEY: 's' }),
+    );
+    expect([await r.provider(), await r.dns(), await r.certificates(), await r.provider()]).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
     expect(asked).toBe(1);
-    expect(log.lines.map((l) => [l.level, l.message])).toEqual([['info', 'authenticated with AWS, account 123456789012']]);
+    expect(log.lines.map((l) => [l.level, l.message])).toEqual([
+      ['info', 'authenticated with AWS, account 123456789012'],
+    ]);
   });
 
   test('credentials that STS refuses: not ready, logged at error once; asked again at the next check, and ready once accepted', async () => {

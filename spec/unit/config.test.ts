@@ -11,7 +11,21 @@ describe('the configuration loader', () => {
   });
 
   test("Celery's flags: -Q (repeatable, comma lists), -c, -n, -E, --loglevel, --prefetch-multiplier", () => {
-    const { values } = loadConfig(WORKER_SETTINGS, {}, ['-Q', 'a,b', '-Q', 'c', '-c', '5', '-n', 'infra@%h', '-E', '--loglevel', 'WARNING', '--prefetch-multiplier', '1']);
+    const { values } = loadConfig(WORKER_SETTINGS, {}, [
+      '-Q',
+      'a,b',
+      '-Q',
+      'c',
+      '-c',
+      '5',
+      '-n',
+      'infra@%h',
+      '-E',
+      '--loglevel',
+      'WARNING',
+      '--prefetch-multiplier',
+      '1',
+    ]);
     expect(values.queues).toEqual(['a', 'b', 'c']);
     expect(values.concurrency).toBe(5);
     expect(values.hostname).toBe('infra@%h');
@@ -28,7 +42,15 @@ describe('the configuration loader', () => {
   test('every problem is reported at once, and the broker password never appears', () => {
     let message = '';
     try {
-      loadConfig(WORKER_SETTINGS, { CELERY_BROKER_URL: 'kafka://:s3cret@host/1', CELERY_WORKER_CONCURRENCY: 'many', CELERY_ACCEPT_CONTENT: 'json,pickle' }, ['--bogus']);
+      loadConfig(
+        WORKER_SETTINGS,
+        {
+          CELERY_BROKER_URL: 'kafka://:s3cret@host/1',
+          CELERY_WORKER_CONCURRENCY: 'many',
+          CELERY_ACCEPT_CONTENT: 'json,pickle',
+        },
+        ['--bogus'],
+      );
     } catch (err) {
       message = (err as Error).message;
       expect((err as { problems: string[] }).problems).toHaveLength(4);

@@ -21,20 +21,36 @@ test('a copy that keeps failing is tried a bounded number of times with growing 
 
 test('a copy that succeeds on a later attempt is a success', async () => {
   let calls = 0;
-  const r = await copyWithBackoff(async () => {
-    if (++calls < 3) throw new Error('not yet');
-  }, () => true, () => undefined, fast);
+  const r = await copyWithBackoff(
+    async () => {
+      if (++calls < 3) throw new Error('not yet');
+    },
+    () => true,
+    () => undefined,
+    fast,
+  );
   expect(r).toEqual({ ok: true });
   expect(calls).toBe(3);
 });
 
 test('retrying stops once the message is gone (its channel closed)', async () => {
   let calls = 0;
-  const r = await copyWithBackoff(() => Promise.reject(new Error(`fail ${++calls}`)), () => calls < 2, () => undefined, fast);
+  const r = await copyWithBackoff(
+    () => Promise.reject(new Error(`fail ${++calls}`)),
+    () => calls < 2,
+    () => undefined,
+    fast,
+  );
   expect(r).toMatchObject({ ok: false, attempts: 2 });
 });
 
 test('each message is reported once', () => {
   const once = new ReportedOnce(2);
-  expect([once.first('a'), once.first('a'), once.first('b'), once.first('c'), once.first('a')]).toEqual([true, false, true, true, true]);
+  expect([once.first('a'), once.first('a'), once.first('b'), once.first('c'), once.first('a')]).toEqual([
+    true,
+    false,
+    true,
+    true,
+    true,
+  ]);
 });

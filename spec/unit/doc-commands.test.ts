@@ -21,14 +21,32 @@ test('the commands of a page are the lines of its sh (or bash) blocks, continuat
     'print(1)',
     '```',
   ].join('\n');
-  expect(shellCommands(page)).toEqual(["CELERY_BROKER_URL='amqp://a'  smarter-worker -Q q", 'smarter-beat check', 'smarter-worker delayed']);
+  expect(shellCommands(page)).toEqual([
+    "CELERY_BROKER_URL='amqp://a'  smarter-worker -Q q",
+    'smarter-beat check',
+    'smarter-worker delayed',
+  ]);
 });
 
 test('a worker, Beat or a Python worker serves; a subcommand, curl or celery inspect answers and exits', () => {
-  for (const c of ['smarter-worker -Q q -c 64', 'smarter-beat --http-port 8082', 'node dist/tasks/main.js -Q q', 'node dist/beat/main.js', 'celery -A smarter.workers.celery.app worker -Q q', 'SMARTER_WORKER_UNKNOWN_TASKS=forward:p smarter-worker -Q q']) {
+  for (const c of [
+    'smarter-worker -Q q -c 64',
+    'smarter-beat --http-port 8082',
+    'node dist/tasks/main.js -Q q',
+    'node dist/beat/main.js',
+    'celery -A smarter.workers.celery.app worker -Q q',
+    'SMARTER_WORKER_UNKNOWN_TASKS=forward:p smarter-worker -Q q',
+  ]) {
     expect([c, serves(c)]).toEqual([c, true]);
   }
-  for (const c of ['smarter-worker tasks --contract', 'smarter-beat check', 'node dist/tasks/main.js tasks --contract', 'curl -sf http://localhost:8080/readyz', 'celery -b amqp://x inspect ping -d w@h', 'smarter-worker dead-letter list q']) {
+  for (const c of [
+    'smarter-worker tasks --contract',
+    'smarter-beat check',
+    'node dist/tasks/main.js tasks --contract',
+    'curl -sf http://localhost:8080/readyz',
+    'celery -b amqp://x inspect ping -d w@h',
+    'smarter-worker dead-letter list q',
+  ]) {
     expect([c, serves(c)]).toEqual([c, false]);
   }
 });

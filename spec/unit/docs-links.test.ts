@@ -40,12 +40,17 @@ function links(page: string): Array<{ target: string; problem: string | null }> 
       const resolved = file === '' ? page : path.normalize(path.join(path.dirname(page), file));
       if (!existsSync(resolved)) return { target, problem: `${resolved} does not exist` };
       if (anchor === undefined || statSync(resolved).isDirectory()) return { target, problem: null };
-      return { target, problem: anchors(readFileSync(resolved, 'utf8')).has(anchor) ? null : `no heading #${anchor} in ${resolved}` };
+      return {
+        target,
+        problem: anchors(readFileSync(resolved, 'utf8')).has(anchor) ? null : `no heading #${anchor} in ${resolved}`,
+      };
     });
 }
 
 test('the manual has pages to check', () => {
-  expect(PAGES).toEqual(expect.arrayContaining(['README.md', 'CHANGELOG.md', 'docs/getting-started.md', 'docs/migrating.md']));
+  expect(PAGES).toEqual(
+    expect.arrayContaining(['README.md', 'CHANGELOG.md', 'docs/getting-started.md', 'docs/migrating.md']),
+  );
 });
 
 test.each(PAGES)('every relative link and anchor of %s resolves', (page) => {
@@ -53,7 +58,12 @@ test.each(PAGES)('every relative link and anchor of %s resolves', (page) => {
 });
 
 test("the anchors are GitHub's: punctuation dropped, code spans kept as text, repeats numbered", () => {
-  expect([...anchors("# Smarter's tasks\n## `smarter-worker` flags\n## A, B & C\n## A, B & C\n")]).toEqual(['smarters-tasks', 'smarter-worker-flags', 'a-b--c', 'a-b--c-1']);
+  expect([...anchors("# Smarter's tasks\n## `smarter-worker` flags\n## A, B & C\n## A, B & C\n")]).toEqual([
+    'smarters-tasks',
+    'smarter-worker-flags',
+    'a-b--c',
+    'a-b--c-1',
+  ]);
 });
 
 test('a broken link or anchor is found', () => {

@@ -10,7 +10,7 @@ test.each(docPages())('the generated tables of %s are current (else run `npm run
   expect(regenerate(text)).toBe(text);
 });
 
-test('the configuration page holds the worker\'s and Beat\'s settings tables', () => {
+test("the configuration page holds the worker's and Beat's settings tables", () => {
   const page = readFileSync('docs/configuration.md', 'utf8');
   expect(page).toContain(generated('settings worker'));
   expect(page).toContain(generated('settings beat'));
@@ -21,7 +21,12 @@ test("every app of tasks/ that registers tasks has its page, and the page's tabl
     .filter((e) => e.isDirectory() && readdirSync(`tasks/${e.name}`).includes('index.ts') && e.name !== 'cloud')
     .map((e) => e.name);
   expect(apps.length).toBeGreaterThanOrEqual(10);
-  for (const app of apps) expect([app, readFileSync(`docs/tasks/${app}.md`, 'utf8').includes(`<!-- generated: tasks ${app} -->`)]).toEqual([app, true]);
+  for (const app of apps) {
+    expect([app, readFileSync(`docs/tasks/${app}.md`, 'utf8').includes(`<!-- generated: tasks ${app} -->`)]).toEqual([
+      app,
+      true,
+    ]);
+  }
 });
 
 test('a stale table is found', () => {

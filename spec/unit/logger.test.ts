@@ -15,7 +15,10 @@ function capture(fn: () => void): string[] {
   } finally {
     spy.mockRestore();
   }
-  return lines.join('').split('\n').filter((l) => l !== '');
+  return lines
+    .join('')
+    .split('\n')
+    .filter((l) => l !== '');
 }
 
 beforeAll(() => {
@@ -90,7 +93,12 @@ describe('readable lines (a terminal)', () => {
 
 test('levels: npm severities; a silent logger writes nothing but still answers isLevelEnabled', () => {
   const warn = createLogger({ level: 'warn', silent: true });
-  expect([warn.isLevelEnabled('error'), warn.isLevelEnabled('warn'), warn.isLevelEnabled('info'), warn.isLevelEnabled('debug')]).toEqual([true, true, false, false]);
+  expect([
+    warn.isLevelEnabled('error'),
+    warn.isLevelEnabled('warn'),
+    warn.isLevelEnabled('info'),
+    warn.isLevelEnabled('debug'),
+  ]).toEqual([true, true, false, false]);
   expect(warn.child({ a: 1 }).isLevelEnabled('info')).toBe(false);
   expect(capture(() => nullLogger().error('dropped'))).toEqual([]);
 });

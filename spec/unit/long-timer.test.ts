@@ -4,7 +4,7 @@ import { MAX_TIMER_MS, setLongTimeout } from '../../lib/worker/long-timer.js';
 beforeEach(() => jest.useFakeTimers({ now: 1_000_000 }));
 afterEach(() => jest.useRealTimers());
 
-test('a delay beyond setTimeout\'s 2^31−1 ms cap fires at its due time, not at the cap', () => {
+test("a delay beyond setTimeout's 2^31−1 ms cap fires at its due time, not at the cap", () => {
   const fn = jest.fn();
   setLongTimeout(fn, MAX_TIMER_MS + 60_000);
   jest.advanceTimersByTime(MAX_TIMER_MS);

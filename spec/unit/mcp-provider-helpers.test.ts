@@ -46,9 +46,17 @@ test('paths join to a base URL as the openai package joins them, and connectivit
   expect(urljoin('https://api.openai.com/v1/', '')).toBe('https://api.openai.com/v1/');
 });
 
-test('statuses map to the openai package\'s exception classes', () => {
+test("statuses map to the openai package's exception classes", () => {
   expect([400, 401, 403, 404, 422, 429, 500, 503, 418].map(errorClassOf)).toEqual([
-    'BadRequestError', 'AuthenticationError', 'PermissionDeniedError', 'NotFoundError', 'UnprocessableEntityError', 'RateLimitError', 'InternalServerError', 'InternalServerError', 'APIStatusError',
+    'BadRequestError',
+    'AuthenticationError',
+    'PermissionDeniedError',
+    'NotFoundError',
+    'UnprocessableEntityError',
+    'RateLimitError',
+    'InternalServerError',
+    'InternalServerError',
+    'APIStatusError',
   ]);
 });
 
@@ -56,6 +64,8 @@ test('the audio check sends a one-second 16 kHz mono 16-bit silent WAV', () => {
   const wav = silentWav();
   expect(wav.toString('ascii', 0, 4)).toBe('RIFF');
   expect(wav.toString('ascii', 8, 12)).toBe('WAVE');
-  expect([wav.readUInt16LE(22), wav.readUInt32LE(24), wav.readUInt16LE(34), wav.readUInt32LE(40)]).toEqual([1, 16000, 16, 32000]);
+  expect([wav.readUInt16LE(22), wav.readUInt32LE(24), wav.readUInt16LE(34), wav.readUInt32LE(40)]).toEqual([
+    1, 16000, 16, 32000,
+  ]);
   expect(wav.subarray(44).every((b) => b === 0)).toBe(true);
 });

@@ -58,7 +58,10 @@ describe('alerts (files/alerts.yaml)', () => {
   test('a broken rule is refused (the check is not a formality)', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'rules-'));
     try {
-      writeFileSync(`${dir}/bad.yaml`, 'groups:\n  - name: x\n    rules:\n      - alert: X\n        expr: sum by (queue (smarter_worker_ready)\n');
+      writeFileSync(
+        `${dir}/bad.yaml`,
+        'groups:\n  - name: x\n    rules:\n      - alert: X\n        expr: sum by (queue (smarter_worker_ready)\n',
+      );
       expect(() => promtool('check', 'rules', `${dir}/bad.yaml`)).toThrow(/promtool check rules .* failed/s);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -73,7 +76,14 @@ describe('dashboard (files/dashboard.json)', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dash-'));
     try {
       const file = `${dir}/queries.yaml`;
-      writeFileSync(file, yaml.dump({ groups: [{ name: 'dashboard', rules: queries.map((q, i) => ({ record: `dashboard:query_${i}`, expr: q.expr })) }] }));
+      writeFileSync(
+        file,
+        yaml.dump({
+          groups: [
+            { name: 'dashboard', rules: queries.map((q, i) => ({ record: `dashboard:query_${i}`, expr: q.expr })) },
+          ],
+        }),
+      );
       expect(promtool('check', 'rules', file)).toContain(`SUCCESS: ${queries.length} rules found`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -88,18 +98,36 @@ describe('templates/monitoring.yaml', () => {
   });
 
   test('monitoring.enabled: a PrometheusRule holding the rules file as it is, and the dashboard in a ConfigMap labelled grafana_dashboard "1"', () => {
-    const text = renderTemplate('monitoring.yaml', chartValues({ monitoring: { enabled: true, ruleLabels: { release: 'kube-prometheus-stack' } } }));
-    const docs = yaml.loadAll(text) as Array<{ kind: string; metadata: { name: string; labels: Record<string, string> }; spec?: unknown; data?: Record<string, string> }>;
+    const text = renderTemplate(
+      'monitoring.yaml',
+      chartValues({ monitoring: { enabled: true, ruleLabels: { release: 'kube-prometheus-stack' } } }),
+    );
+    const docs = yaml.loadAll(text) as Array<{
+      kind: string;
+      metadata: { name: string; labels: Record<string, string> };
+      spec?: unknown;
+      data?: Record<string, string>;
+    }>;
     expect(docs.map((d) => d.kind)).toEqual(['PrometheusRule', 'ConfigMap']);
     const [rule, cm] = docs;
-    expect(rule?.metadata.labels).toMatchObject({ release: 'kube-prometheus-stack', 'app.kubernetes.io/instance': 'smarter' });
+    expect(rule?.metadata.labels).toMatchObject({
+      release: 'kube-prometheus-stack',
+      'app.kubernetes.io/instance': 'smarter',
+    });
     expect(rule?.spec).toEqual(rules);
     expect(cm?.metadata).toMatchObject({ name: 'smarter-dashboard', labels: { grafana_dashboard: '1' } });
     expect(JSON.parse(cm?.data?.['smarter-worker.json'] ?? '')).toEqual(JSON.parse(readFileSync(DASHBOARD, 'utf8')));
   });
 
   test('alerts or the dashboard alone', () => {
-    const only = (o: Record<string, unknown>) => (yaml.loadAll(renderTemplate('monitoring.yaml', chartValues({ monitoring: { enabled: true, ...o } }))) as Array<{ kind: string } | null>).filter((d) => d).map((d) => d?.kind);
+    const only = (o: Record<string, unknown>) =>
+      (
+        yaml.loadAll(renderTemplate('monitoring.yaml', chartValues({ monitoring: { enabled: true, ...o } }))) as Array<{
+          kind: string;
+        } | null>
+      )
+        .filter((d) => d)
+        .map((d) => d?.kind);
     expect(only({ dashboard: false })).toEqual(['PrometheusRule']);
     expect(only({ alerts: false })).toEqual(['ConfigMap']);
   });

@@ -9,7 +9,11 @@ const taskRules = config.find((b) => b.files?.includes('tasks/**/*.ts'))?.rules 
 function problems(code: string): string[] {
   const linter = new Linter({ configType: 'flat' });
   return linter
-    .verify(code, [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser }, rules: taskRules }], 'tasks/account/probe.ts')
+    .verify(
+      code,
+      [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser }, rules: taskRules }],
+      'tasks/account/probe.ts',
+    )
     .map((m) => m.message);
 }
 
@@ -23,6 +27,10 @@ describe('the lint rule that forbids sleeping in tasks/ (ADR-030)', () => {
   });
 
   test('leaves a check-and-reschedule task alone', () => {
-    expect(problems('export async function run(ctx: { checkAgain(o: { after: number }): Promise<unknown> }) { return ctx.checkAgain({ after: 60 }); }')).toEqual([]);
+    expect(
+      problems(
+        'export async function run(ctx: { checkAgain(o: { after: number }): Promise<unknown> }) { return ctx.checkAgain({ after: 60 }); }',
+      ),
+    ).toEqual([]);
   });
 });

@@ -42,7 +42,7 @@ describe('Dec: exact decimals for money', () => {
   });
 });
 
-describe('billing periods (UTC), as Smarter\'s budget tests state them', () => {
+describe("billing periods (UTC), as Smarter's budget tests state them", () => {
   const when = new Date(Date.UTC(2026, 0, 31, 13, 45)); // a Saturday
   test.each([
     ['hour', Date.UTC(2026, 0, 31, 13)],

@@ -3,7 +3,10 @@ import type { RawMessage } from '../../lib/protocol/types.js';
 
 const accept = ['json' as const];
 function raw(body: string | Buffer, properties: RawMessage['properties'] = {}): RawMessage {
-  return { body: Buffer.isBuffer(body) ? body : Buffer.from(body), properties: { contentType: 'application/json', ...properties } };
+  return {
+    body: Buffer.isBuffer(body) ? body : Buffer.from(body),
+    properties: { contentType: 'application/json', ...properties },
+  };
 }
 function codeOf(fn: () => unknown): { code: string; message: string } {
   try {
@@ -18,7 +21,9 @@ const v2 = { task: 't', id: 'i' };
 describe('bad messages are refused with an error that says what and where', () => {
   test('pickle is always refused, naming the content type', () => {
     const e = codeOf(() =>
-      decodeTaskMessage(raw('x', { contentType: 'application/x-python-serialize', headers: v2 }), { accept: ['json', 'msgpack', 'yaml'] }),
+      decodeTaskMessage(raw('x', { contentType: 'application/x-python-serialize', headers: v2 }), {
+        accept: ['json', 'msgpack', 'yaml'],
+      }),
     );
     expect(e.code).toBe('PROTOCOL_CONTENT_DISALLOWED');
     expect(e.message).toContain('application/x-python-serialize');
@@ -35,7 +40,9 @@ describe('bad messages are refused with an error that says what and where', () =
   });
 
   test('an unknown kombu __type__ marker is a decode error, as in kombu', () => {
-    const e = codeOf(() => decodeTaskMessage(raw('[[{"__type__": "frob", "__value__": 1}], {}, {}]', { headers: v2 }), { accept }));
+    const e = codeOf(() =>
+      decodeTaskMessage(raw('[[{"__type__": "frob", "__value__": 1}], {}, {}]', { headers: v2 }), { accept }),
+    );
     expect(e.code).toBe('PROTOCOL_DECODE');
     expect(e.message).toContain('frob');
   });

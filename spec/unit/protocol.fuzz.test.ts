@@ -7,9 +7,17 @@ import { decodeTaskMessage } from '../../lib/protocol/index.js';
 import type { RawMessage } from '../../lib/protocol/types.js';
 import { FUZZ_MAX_BODY, sampleCases } from '../support/fuzz-messages.js';
 
-const PROTOCOL_CODES = ['PROTOCOL_DECODE', 'PROTOCOL_CONTENT_DISALLOWED', 'PROTOCOL_INVALID', 'PROTOCOL_UNKNOWN_MESSAGE'];
+const PROTOCOL_CODES = [
+  'PROTOCOL_DECODE',
+  'PROTOCOL_CONTENT_DISALLOWED',
+  'PROTOCOL_INVALID',
+  'PROTOCOL_UNKNOWN_MESSAGE',
+];
 
-function rawOf(p: { body: Buffer; options: { contentType?: string; contentEncoding?: string; correlationId: string; headers?: Record<string, unknown> } }): RawMessage {
+function rawOf(p: {
+  body: Buffer;
+  options: { contentType?: string; contentEncoding?: string; correlationId: string; headers?: Record<string, unknown> };
+}): RawMessage {
   const { contentType, contentEncoding, correlationId, headers } = p.options;
   return {
     body: p.body,
@@ -44,7 +52,9 @@ test('20,000 fuzzed messages: each good one decodes, each bad one is refused wit
       expect(shown).toMatchObject({ outcome: { ok: false } });
       if (!outcome.ok) {
         expect(PROTOCOL_CODES).toContain(outcome.code);
-        if (!outcome.message.includes(c.expect)) throw new Error(`${c.kind}: expected the reason to name ${c.expect}, got ${outcome.message}`);
+        if (!outcome.message.includes(c.expect)) {
+          throw new Error(`${c.kind}: expected the reason to name ${c.expect}, got ${outcome.message}`);
+        }
       }
     }
   }
@@ -53,14 +63,32 @@ test('20,000 fuzzed messages: each good one decodes, each bad one is refused wit
 });
 
 const anyHeaders = fc.dictionary(
-  fc.oneof(fc.constantFrom('task', 'id', 'retries', 'eta', 'expires', 'timelimit', 'compression', 'stamps', 'stamped_headers', 'ignore_result', 'group_index', 'argsrepr'), fc.string({ maxLength: 6 })),
+  fc.oneof(
+    fc.constantFrom(
+      'task',
+      'id',
+      'retries',
+      'eta',
+      'expires',
+      'timelimit',
+      'compression',
+      'stamps',
+      'stamped_headers',
+      'ignore_result',
+      'group_index',
+      'argsrepr',
+    ),
+    fc.string({ maxLength: 6 }),
+  ),
   fc.anything({ maxDepth: 3 }),
   { maxKeys: 6 },
 );
 const anyBody = fc.oneof(
   fc.uint8Array({ maxLength: 200 }).map((a) => Buffer.from(a)),
   fc.jsonValue({ maxDepth: 4 }).map((v) => Buffer.from(JSON.stringify(v) ?? 'null')),
-  fc.tuple(fc.jsonValue({ maxDepth: 3 }), fc.jsonValue({ maxDepth: 3 }), fc.jsonValue({ maxDepth: 3 })).map((t) => Buffer.from(JSON.stringify(t))),
+  fc
+    .tuple(fc.jsonValue({ maxDepth: 3 }), fc.jsonValue({ maxDepth: 3 }), fc.jsonValue({ maxDepth: 3 }))
+    .map((t) => Buffer.from(JSON.stringify(t))),
 );
 
 test('30,000 arbitrary messages (any bytes, any header values, any labels) never throw anything but a ProtocolError', () => {
@@ -68,10 +96,26 @@ test('30,000 arbitrary messages (any bytes, any header values, any labels) never
     fc.property(
       anyBody,
       fc.option(anyHeaders, { nil: undefined }),
-      fc.option(fc.constantFrom('application/json', 'application/x-msgpack', 'application/x-yaml', 'application/x-python-serialize', 'text/plain'), { nil: undefined }),
+      fc.option(
+        fc.constantFrom(
+          'application/json',
+          'application/x-msgpack',
+          'application/x-yaml',
+          'application/x-python-serialize',
+          'text/plain',
+        ),
+        { nil: undefined },
+      ),
       fc.option(fc.constantFrom('utf-8', 'binary', 'utf-16', 'latin-1', 'ebcdic'), { nil: undefined }),
       (body, headers, contentType, contentEncoding) => {
-        const raw: RawMessage = { body, properties: { ...(contentType ? { contentType } : {}), ...(contentEncoding ? { contentEncoding } : {}), ...(headers ? { headers } : {}) } };
+        const raw: RawMessage = {
+          body,
+          properties: {
+            ...(contentType ? { contentType } : {}),
+            ...(contentEncoding ? { contentEncoding } : {}),
+            ...(headers ? { headers } : {}),
+          },
+        };
         try {
           decodeTaskMessage(raw, { accept: ['json', 'msgpack', 'yaml'], maxBodyBytes: FUZZ_MAX_BODY });
         } catch (err) {

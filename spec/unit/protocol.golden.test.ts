@@ -7,9 +7,10 @@ const accept = ['json', 'msgpack', 'yaml'] as const;
 // Body-only fixtures were recorded without headers; they get the minimal v2 headers a producer would send.
 const decode = (name: string) => {
   const f = loadFixture(name);
-  const headers = f.headers === null || (f.headers !== undefined && !('task' in f.headers) && !name.startsWith('smarter-v1'))
-    ? { task: 'proj.tasks.add', id: 'body-only', ...(f.headers ?? {}) }
-    : f.headers;
+  const headers =
+    f.headers === null || (f.headers !== undefined && !('task' in f.headers) && !name.startsWith('smarter-v1'))
+      ? { task: 'proj.tasks.add', id: 'body-only', ...(f.headers ?? {}) }
+      : f.headers;
   return decodeTaskMessage(rawFromFixture({ ...f, headers }), { accept: [...accept] });
 };
 

@@ -12,7 +12,7 @@ describe("Celery's rate strings and token bucket", () => {
     ['3600/h', 1],
   ])('%s is %d per second', (text, perSecond) => expect(parseRate(text)).toBe(perSecond));
 
-  test('a bad rate string is refused with Celery\'s message', () => {
+  test("a bad rate string is refused with Celery's message", () => {
     expect(() => parseRate('ten per minute')).toThrow('Invalid rate limit string');
   });
 
@@ -28,7 +28,13 @@ describe('the revoked-ids state file', () => {
   test('survives a save and a load; entries older than 3 h are dropped', () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'statedb-')), 'worker.state');
     const now = Date.now();
-    saveRevoked(file, new Map([['fresh', now - 1000], ['stale', now - REVOKE_EXPIRES_MS - 1]]));
+    saveRevoked(
+      file,
+      new Map([
+        ['fresh', now - 1000],
+        ['stale', now - REVOKE_EXPIRES_MS - 1],
+      ]),
+    );
     expect([...loadRevoked(file, now).keys()]).toEqual(['fresh']);
     fs.rmSync(path.dirname(file), { recursive: true });
   });

@@ -8,7 +8,10 @@ import { decodeEnvelope, encodeEnvelope } from '../../lib/broker/redis/envelope.
 import { KombuKeys, SEP, messagePriority, priorityStep } from '../../lib/broker/redis/keys.js';
 import { decodeTaskMessage, encodeTaskMessage } from '../../lib/protocol/index.js';
 
-const captured = JSON.parse(fs.readFileSync('spec/fixtures/redis/celery-5.2.6-capq.json', 'utf8')) as Record<string, unknown[]>;
+const captured = JSON.parse(fs.readFileSync('spec/fixtures/redis/celery-5.2.6-capq.json', 'utf8')) as Record<
+  string,
+  unknown[]
+>;
 const keys = new KombuKeys({ prefix: 'cap:golden:' });
 const envelopes = (list: string) => (captured[list] ?? []).map((e) => JSON.stringify(e));
 const accept = { accept: ['json' as const] };
@@ -28,7 +31,14 @@ describe('Python Celery 5.2.6 envelopes in Redis decode to the task it sent', ()
     expect(env).toMatchObject({ exchange: '', routingKey: 'capq', redelivered: false });
     expect(env.deliveryTag).toMatch(/^[0-9a-f-]{36}$/);
     const msg = decodeTaskMessage(env.raw, accept);
-    expect(msg).toMatchObject({ protocol: 2, id: 'id-2', task: 'tasks.add', args: [2, 3], kwargs: { x: 'é' }, priority: 0 });
+    expect(msg).toMatchObject({
+      protocol: 2,
+      id: 'id-2',
+      task: 'tasks.add',
+      args: [2, 3],
+      kwargs: { x: 'é' },
+      priority: 0,
+    });
   });
 
   test('protocol 1 (as Smarter sends): empty headers, the countdown became an eta in the body', () => {
@@ -44,7 +54,7 @@ describe('Python Celery 5.2.6 envelopes in Redis decode to the task it sent', ()
     expect(msg.priority).toBe(5);
   });
 
-  test('our envelope of the same task has kombu\'s keys in kombu\'s order and decodes to the same task', () => {
+  test("our envelope of the same task has kombu's keys in kombu's order and decodes to the same task", () => {
     const py = JSON.parse(plain.find((t) => t.includes('"id-2"')) ?? '{}') as Record<string, Record<string, unknown>>;
     const enc = encodeTaskMessage({ id: 'id-2', task: 'tasks.add', args: [2, 3], kwargs: { x: 'é' } });
     const { text, object } = encodeEnvelope(enc.body, enc.properties, '', 'capq');
@@ -60,7 +70,16 @@ describe('Python Celery 5.2.6 envelopes in Redis decode to the task it sent', ()
 
 describe('kombu priority steps and key names', () => {
   test.each([
-    [0, 0], [1, 0], [2, 0], [3, 3], [5, 3], [6, 6], [8, 6], [9, 9], [200, 9], [-4, 0],
+    [0, 0],
+    [1, 0],
+    [2, 0],
+    [3, 3],
+    [5, 3],
+    [6, 6],
+    [8, 6],
+    [9, 9],
+    [200, 9],
+    [-4, 0],
   ])('priority %s is served from step %s', (p, s) => expect(priorityStep(messagePriority(p))).toBe(s));
 
   test('an absent or non-numeric priority is 0, as kombu reads it', () => {
@@ -68,7 +87,7 @@ describe('kombu priority steps and key names', () => {
     expect(messagePriority('x')).toBe(0);
   });
 
-  test('fanout channels carry kombu\'s /{db}. prefix and glob patterns', () => {
+  test("fanout channels carry kombu's /{db}. prefix and glob patterns", () => {
     const k = new KombuKeys({ db: 1 });
     expect(k.fanoutTopic('celery.pidbox')).toBe('/1.celery.pidbox');
     expect(k.fanoutTopic('celeryev', 'task.succeeded')).toBe('/1.celeryev/task.succeeded');
@@ -76,13 +95,17 @@ describe('kombu priority steps and key names', () => {
   });
 });
 
-describe('envelopes that are not kombu\'s are refused with where they fail', () => {
+describe("envelopes that are not kombu's are refused with where they fail", () => {
   test.each([
     ['not json', 'PROTOCOL_DECODE', 'redis envelope'],
     ['[1]', 'PROTOCOL_INVALID', 'redis envelope'],
     ['{"body": 3}', 'PROTOCOL_INVALID', 'redis envelope.body'],
     ['{"body": "@@", "properties": {"body_encoding": "base64"}}', 'PROTOCOL_DECODE', 'redis envelope.body'],
-    ['{"body": "", "properties": {"body_encoding": "rot13"}}', 'PROTOCOL_DECODE', 'redis envelope.properties.body_encoding'],
+    [
+      '{"body": "", "properties": {"body_encoding": "rot13"}}',
+      'PROTOCOL_DECODE',
+      'redis envelope.properties.body_encoding',
+    ],
     ['{"body": "", "properties": {"delivery_info": 1}}', 'PROTOCOL_INVALID', 'redis envelope.properties.delivery_info'],
   ])('%s', (text, code, where) => {
     expect(() => decodeEnvelope(text)).toThrow(expect.objectContaining({ code, where }) as Error);

@@ -24,7 +24,13 @@ const body = (name: string) => parseKombuJson(loadFixture(name).body_text ?? '')
 
 test('redis SUCCESS meta: same keys in the same order, date_done an aware ISO time', () => {
   const golden = body('result-kv-success.json');
-  const ours = kvMeta({ taskId: 'aaaaaaaa-0000-0000-0000-000000000001', state: 'SUCCESS', result: 5, traceback: null, children: [] });
+  const ours = kvMeta({
+    taskId: 'aaaaaaaa-0000-0000-0000-000000000001',
+    state: 'SUCCESS',
+    result: 5,
+    traceback: null,
+    children: [],
+  });
   expect(Object.keys(ours)).toEqual(Object.keys(golden));
   expect({ ...ours, date_done: 'x' }).toEqual({ ...golden, date_done: 'x' });
   expect(ours.date_done).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?\+00:00$/);
@@ -32,13 +38,29 @@ test('redis SUCCESS meta: same keys in the same order, date_done an aware ISO ti
 
 test('redis STARTED meta is byte-identical', () => {
   const text = loadFixture('result-kv-started.json').body_text;
-  expect(stringifyKombuJson(kvMeta({ taskId: 's1', state: 'STARTED', result: { pid: 123, hostname: 'celery@h' }, traceback: null, children: null }))).toBe(text);
+  expect(
+    stringifyKombuJson(
+      kvMeta({
+        taskId: 's1',
+        state: 'STARTED',
+        result: { pid: 123, hostname: 'celery@h' },
+        traceback: null,
+        children: null,
+      }),
+    ),
+  ).toBe(text);
 });
 
 test('redis FAILURE meta carries the exception dict Python re-raises', () => {
   const golden = body('result-kv-failure.json');
   const err = Object.assign(new Error('missing'), { name: 'KeyError' });
-  const ours = kvMeta({ taskId: 'aaaaaaaa-0000-0000-0000-000000000003', state: 'FAILURE', result: { exc_type: 'KeyError', exc_message: ['missing'], exc_module: 'builtins' }, traceback: 't', children: [] });
+  const ours = kvMeta({
+    taskId: 'aaaaaaaa-0000-0000-0000-000000000003',
+    state: 'FAILURE',
+    result: { exc_type: 'KeyError', exc_message: ['missing'], exc_module: 'builtins' },
+    traceback: 't',
+    children: [],
+  });
   expect(Object.keys(ours)).toEqual(Object.keys(golden));
   expect(ours.result).toEqual(golden.result);
   expect(exceptionInfo(err)).toEqual({ exc_type: 'KeyError', exc_message: ['missing'], exc_module: null });
@@ -46,7 +68,17 @@ test('redis FAILURE meta carries the exception dict Python re-raises', () => {
 
 test('rpc SUCCESS body is byte-identical (released Celery: no date_done)', () => {
   const text = loadFixture('result-rpc-success.json').body_text;
-  expect(stringifyKombuJson(rpcBody({ taskId: 'aaaaaaaa-0000-0000-0000-000000000001', state: 'SUCCESS', result: 5, traceback: null, children: [] }))).toBe(text);
+  expect(
+    stringifyKombuJson(
+      rpcBody({
+        taskId: 'aaaaaaaa-0000-0000-0000-000000000001',
+        state: 'SUCCESS',
+        result: 5,
+        traceback: null,
+        children: [],
+      }),
+    ),
+  ).toBe(text);
 });
 
 test('the exception dicts match prepare_exception for every golden case', () => {
@@ -69,7 +101,12 @@ test('the pidbox queue is declared as Celery declares it', () => {
   };
   const t = subscriptionTopology(pidboxExchange, pidboxSubscription('celery@h'));
   expect(t.exchanges[0]).toMatchObject({ name: d.exchange.name, type: d.exchange.type, durable: d.exchange.durable });
-  expect(t.queues[0]).toEqual({ name: 'celery@h.celery.pidbox', durable: d.queue.durable, autoDelete: d.queue.auto_delete, arguments: d.queue.arguments });
+  expect(t.queues[0]).toEqual({
+    name: 'celery@h.celery.pidbox',
+    durable: d.queue.durable,
+    autoDelete: d.queue.auto_delete,
+    arguments: d.queue.arguments,
+  });
 });
 
 test('an active_queues item is the golden one', () => {
@@ -78,26 +115,59 @@ test('an active_queues item is the golden one', () => {
 
 test('a task-received event has the golden keys in the golden order, on celeryev with the hostname header', () => {
   const sent: Array<{ exchange: string; key: string; body: Buffer; p: PublishProperties }> = [];
-  const broker = { route: async (exchange: string, key: string, m: OutgoingMessage) => void sent.push({ exchange, key, body: m.body, p: m.properties }) } as unknown as Broker;
-  const events = new EventDispatcher(broker, 'celery@workerhost', new LamportClock(), nullLogger(), { taskEvents: true }, () => ({ active: 0, processed: 0 }));
-  const msg = { id: 't1', task: 'proj.tasks.add', argsrepr: '(2, 2)', kwargsrepr: '{}', rootId: 't1', parentId: null, retries: 0, eta: null, expires: null } as unknown as TaskMessage;
+  const broker = {
+    route: async (exchange: string, key: string, m: OutgoingMessage) =>
+      void sent.push({ exchange, key, body: m.body, p: m.properties }),
+  } as unknown as Broker;
+  const events = new EventDispatcher(
+    broker,
+    'celery@workerhost',
+    new LamportClock(),
+    nullLogger(),
+    { taskEvents: true },
+    () => ({ active: 0, processed: 0 }),
+  );
+  const msg = {
+    id: 't1',
+    task: 'proj.tasks.add',
+    argsrepr: '(2, 2)',
+    kwargsrepr: '{}',
+    rootId: 't1',
+    parentId: null,
+    retries: 0,
+    eta: null,
+    expires: null,
+  } as unknown as TaskMessage;
   events.received(msg);
   const golden = loadFixture('event-task-received.json');
   const ours = parseKombuJson(sent[0]?.body.toString() ?? '') as Record<string, unknown>;
   const want = parseKombuJson(golden.body_text ?? '') as Record<string, unknown>;
   expect(Object.keys(ours)).toEqual(Object.keys(want));
   expect({ ...ours, pid: 0, timestamp: 0, utcoffset: 0 }).toEqual({ ...want, pid: 0, timestamp: 0, utcoffset: 0 });
-  expect(sent[0]).toMatchObject({ exchange: 'celeryev', key: golden.routing_key, p: { headers: golden.headers, deliveryMode: 1 } });
+  expect(sent[0]).toMatchObject({
+    exchange: 'celeryev',
+    key: golden.routing_key,
+    p: { headers: golden.headers, deliveryMode: 1 },
+  });
 });
 
 test('task-failed and task-retried carry the Python exception a caller would catch, as Celery repr()s it', () => {
   const sent: Buffer[] = [];
-  const broker = { route: async (_e: string, _k: string, m: OutgoingMessage) => void sent.push(m.body) } as unknown as Broker;
-  const events = new EventDispatcher(broker, 'celery@workerhost', new LamportClock(), nullLogger(), { taskEvents: true }, () => ({ active: 0, processed: 0 }));
+  const broker = {
+    route: async (_e: string, _k: string, m: OutgoingMessage) => void sent.push(m.body),
+  } as unknown as Broker;
+  const events = new EventDispatcher(
+    broker,
+    'celery@workerhost',
+    new LamportClock(),
+    nullLogger(),
+    { taskEvents: true },
+    () => ({ active: 0, processed: 0 }),
+  );
   const msg = { id: 't1', task: 'proj.tasks.add' } as unknown as TaskMessage;
   events.failed(msg, new PythonException('ValueError', 'builtins', 'boom'), '');
   events.retried(msg, new RangeError("it's out"), '');
   events.failed(msg, new NotRegisteredError('proj.tasks.nope'), '');
   const exceptions = sent.map((b) => (parseKombuJson(b.toString()) as Record<string, unknown>).exception);
-  expect(exceptions).toEqual(['ValueError(\'boom\')', 'ValueError("it\'s out")', "NotRegistered('proj.tasks.nope')"]);
+  expect(exceptions).toEqual(["ValueError('boom')", 'ValueError("it\'s out")', "NotRegistered('proj.tasks.nope')"]);
 });

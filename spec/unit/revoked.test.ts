@@ -41,7 +41,9 @@ test('a state file that cannot be written stops the worker at start with a sente
   const aFile = path.join(dir, 'file');
   fs.writeFileSync(aFile, '');
   for (const file of ['/proc/smarter-worker-nope/state', path.join(aFile, 'below', 'state')]) {
-    expect(() => new RevokedSet(file, nullLogger()).load()).toThrow(/CELERY_WORKER_STATE_DB \/ --statedb: cannot write/);
+    expect(() => new RevokedSet(file, nullLogger()).load()).toThrow(
+      /CELERY_WORKER_STATE_DB \/ --statedb: cannot write/,
+    );
   }
   // Missing directories that can be made are made, as before.
   const nested = path.join(dir, 'a', 'b', 'state');
@@ -50,7 +52,7 @@ test('a state file that cannot be written stops the worker at start with a sente
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-test('ids learnt from other workers (mingle) before the state file is read join the file\'s ids rather than replace them; stale and older times are not taken', () => {
+test("ids learnt from other workers (mingle) before the state file is read join the file's ids rather than replace them; stale and older times are not taken", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'revoked-'));
   const file = path.join(dir, 'worker.db');
   try {
@@ -60,7 +62,12 @@ test('ids learnt from other workers (mingle) before the state file is read join 
     first.persist();
     const now = Date.now();
     const second = new RevokedSet(file, nullLogger());
-    expect(second.merge([['learnt', now - 1000], ['stale', now - 4 * 3600_000]])).toBe(1);
+    expect(
+      second.merge([
+        ['learnt', now - 1000],
+        ['stale', now - 4 * 3600_000],
+      ]),
+    ).toBe(1);
     second.persist();
     second.load();
     expect(second.ids().sort()).toEqual(['from-file', 'learnt']);

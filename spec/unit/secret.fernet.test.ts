@@ -13,13 +13,19 @@ test('a token made with a given time and IV is byte for byte the one cryptograph
   const at = new Date('2026-12-01T20:00:00Z');
   const python = execFileSync(
     '/usr/bin/python3',
-    ['-c', 'import sys; from cryptography.fernet import Fernet; sys.stdout.write(Fernet(sys.argv[1].encode())._encrypt_from_parts("clé secrète".encode(), int(sys.argv[2]), bytes.fromhex(sys.argv[3])).decode())', key, String(at.getTime() / 1000), iv.toString('hex')],
+    [
+      '-c',
+      'import sys; from cryptography.fernet import Fernet; sys.stdout.write(Fernet(sys.argv[1].encode())._encrypt_from_parts("clé secrète".encode(), int(sys.argv[2]), bytes.fromhex(sys.argv[3])).decode())',
+      key,
+      String(at.getTime() / 1000),
+      iv.toString('hex'),
+    ],
     { encoding: 'utf8' },
   );
   expect(fernetEncrypt(key, 'clé secrète', { at, iv })).toBe(python);
 });
 
-test('Python decrypts the worker\'s tokens, and the worker Python\'s; a random IV each time', () => {
+test("Python decrypts the worker's tokens, and the worker Python's; a random IV each time", () => {
   const a = fernetEncrypt(key, 'hf_abc');
   expect(fernetDecryptPython(key, a)).toBe('hf_abc');
   expect(fernetEncrypt(key, 'hf_abc')).not.toBe(a);

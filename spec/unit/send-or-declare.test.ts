@@ -36,7 +36,9 @@ test('another failure is thrown as it is, without a declare or a second send', a
 test('unroutable twice: the second failure is the caller’s, and there is no third send', async () => {
   const log: string[] = [];
   const second = new UnroutableError('', 'q', 'NO_ROUTE');
-  await expect(sendOrDeclare(sender(log, new UnroutableError('', 'q', 'NO_ROUTE'), second), async () => void log.push('declare'))).rejects.toBe(second);
+  await expect(
+    sendOrDeclare(sender(log, new UnroutableError('', 'q', 'NO_ROUTE'), second), async () => void log.push('declare')),
+  ).rejects.toBe(second);
   expect(log).toEqual(['send', 'declare', 'send']);
 });
 
@@ -52,7 +54,10 @@ test('a declare that has nothing to declare rethrows the unroutable error it is 
 });
 
 const delivery: Delivery = {
-  raw: { body: Buffer.from('{}'), properties: { contentType: 'application/json', contentEncoding: 'utf-8', headers: { id: '1' } } },
+  raw: {
+    body: Buffer.from('{}'),
+    properties: { contentType: 'application/json', contentEncoding: 'utf-8', headers: { id: '1' } },
+  },
   queue: 'q',
   exchange: '',
   routingKey: 'q',
@@ -88,15 +93,30 @@ test('a dead-letter queue is declared before its first copy only, and again when
   await sendDeadLetter(target, delivery, why);
   missing = true;
   await sendDeadLetter(target, delivery, why);
-  expect(log).toEqual(['declare q.dead_letter', 'send q.dead_letter', 'send q.dead_letter', 'send q.dead_letter', 'declare q.dead_letter', 'send q.dead_letter']);
+  expect(log).toEqual([
+    'declare q.dead_letter',
+    'send q.dead_letter',
+    'send q.dead_letter',
+    'send q.dead_letter',
+    'declare q.dead_letter',
+    'send q.dead_letter',
+  ]);
   expect(sent).toHaveLength(3);
   expect(sent[0]?.body).toBe(delivery.raw.body);
-  expect(sent[0]?.properties.headers).toMatchObject({ id: '1', [DEAD_LETTER_HEADER.reason]: 'boom', [DEAD_LETTER_HEADER.originalQueue]: 'q', [DEAD_LETTER_HEADER.at]: '1970-01-01T00:00:00.000Z' });
+  expect(sent[0]?.properties.headers).toMatchObject({
+    id: '1',
+    [DEAD_LETTER_HEADER.reason]: 'boom',
+    [DEAD_LETTER_HEADER.originalQueue]: 'q',
+    [DEAD_LETTER_HEADER.at]: '1970-01-01T00:00:00.000Z',
+  });
 });
 
 test('a broker that does not remember its dead-letter queues declares before every copy', async () => {
   const log: string[] = [];
-  const target = { send: async (q: string) => void log.push(`send ${q}`), declare: async (q: string) => void log.push(`declare ${q}`) };
+  const target = {
+    send: async (q: string) => void log.push(`send ${q}`),
+    declare: async (q: string) => void log.push(`declare ${q}`),
+  };
   await sendDeadLetter(target, delivery, why);
   await sendDeadLetter(target, delivery, why);
   expect(log).toEqual(['declare q.dead_letter', 'send q.dead_letter', 'declare q.dead_letter', 'send q.dead_letter']);

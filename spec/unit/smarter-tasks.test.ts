@@ -34,19 +34,35 @@ test('every operational task of the contract is registered, once, on the operati
   for (const t of tasks) expect([t.name, t.queue]).toEqual([t.name, OP]);
 });
 
-test.each(Object.entries(CONTRACT))('%s: autoretry for every exception, 3 retries with backoff, exactly where Smarter has it', (name, ar) => {
-  const task = tasks.find((t) => t.name === name);
-  expect(task?.retry?.autoretryFor === 'all' && task.retry.maxRetries === 3 && task.retry.retryBackoff === true).toBe(ar);
-});
+test.each(Object.entries(CONTRACT))(
+  '%s: autoretry for every exception, 3 retries with backoff, exactly where Smarter has it',
+  (name, ar) => {
+    const task = tasks.find((t) => t.name === name);
+    expect(task?.retry?.autoretryFor === 'all' && task.retry.maxRetries === 3 && task.retry.retryBackoff === true).toBe(
+      ar,
+    );
+  },
+);
 
-test('the queue comes from Smarter\'s setting, so producers and worker read one value', () => {
-  const other = smarterTasks({ operationalQueue: 'ops_q', infrastructureQueue: 'infra_q', maxRetries: 5, retryBackoff: false });
+test("the queue comes from Smarter's setting, so producers and worker read one value", () => {
+  const other = smarterTasks({
+    operationalQueue: 'ops_q',
+    infrastructureQueue: 'infra_q',
+    maxRetries: 5,
+    retryBackoff: false,
+  });
   expect(new Set(other.map((t) => t.queue))).toEqual(new Set(['ops_q', 'infra_q']));
-  expect(other.find((t) => t.name.endsWith('create_charge'))?.retry).toMatchObject({ maxRetries: 5, retryBackoff: false });
+  expect(other.find((t) => t.name.endsWith('create_charge'))?.retry).toMatchObject({
+    maxRetries: 5,
+    retryBackoff: false,
+  });
 });
 
 test('exactly the tasks that INSERT a record a user depends on keep their message in the dead-letter queue when they fail for good', () => {
-  const keeping = tasks.filter((t) => t.deadLetterOnExhaustion === true).map((t) => t.name.replace('smarter.apps.', '')).sort();
+  const keeping = tasks
+    .filter((t) => t.deadLetterOnExhaustion === true)
+    .map((t) => t.name.replace('smarter.apps.', ''))
+    .sort();
   expect(keeping).toEqual([
     'account.tasks.create_charge',
     'llmclient.tasks.create_llmclient_request.create_llmclient_request',

@@ -36,14 +36,23 @@ describe('healthOf (/healthz)', () => {
   });
 
   test('a 2 s stall 3 s ago: 200 degraded, naming it, not a 503 that would get the pod killed', () => {
-    expect(healthOf({ ...base, maxDelayMs: 2000, lastStall: { blockedMs: 2000, at: 97_000 } })).toEqual({ code: 200, body: 'degraded: event loop blocked for 2000 ms, 3 s ago\n' });
+    expect(healthOf({ ...base, maxDelayMs: 2000, lastStall: { blockedMs: 2000, at: 97_000 } })).toEqual({
+      code: 200,
+      body: 'degraded: event loop blocked for 2000 ms, 3 s ago\n',
+    });
   });
 
   test('the stall older than the degraded window: 200 ok again', () => {
-    expect(healthOf({ ...base, maxDelayMs: 20, lastStall: { blockedMs: 2000, at: 30_000 } })).toEqual({ code: 200, body: 'ok\n' });
+    expect(healthOf({ ...base, maxDelayMs: 20, lastStall: { blockedMs: 2000, at: 30_000 } })).toEqual({
+      code: 200,
+      body: 'ok\n',
+    });
   });
 
   test('held past the liveness limit since the last probe: 503', () => {
-    expect(healthOf({ ...base, maxDelayMs: 6000, lastStall: { blockedMs: 6000, at: 99_000 } })).toEqual({ code: 503, body: 'event loop stalled for 6000 ms\n' });
+    expect(healthOf({ ...base, maxDelayMs: 6000, lastStall: { blockedMs: 6000, at: 99_000 } })).toEqual({
+      code: 503,
+      body: 'event loop stalled for 6000 ms\n',
+    });
   });
 });

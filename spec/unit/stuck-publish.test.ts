@@ -88,15 +88,25 @@ class FakeChannel extends EventEmitter {
     return true;
   }
 }
-const props: PublishProperties = { contentType: 'application/json', contentEncoding: 'utf-8', headers: {}, deliveryMode: 2, priority: 0, passthrough: {} } as unknown as PublishProperties;
+const props: PublishProperties = {
+  contentType: 'application/json',
+  contentEncoding: 'utf-8',
+  headers: {},
+  deliveryMode: 2,
+  priority: 0,
+  passthrough: {},
+} as unknown as PublishProperties;
 const asConfirm = (c: FakeChannel) => c as unknown as ConfirmChannel;
 
 describe('ConfirmPublisher on a renewed channel', () => {
-  test('publishes waiting on a stuck channel are sent again on the new one; the caller hears the new confirm, never the old channel\'s', async () => {
+  test("publishes waiting on a stuck channel are sent again on the new one; the caller hears the new confirm, never the old channel's", async () => {
     const hooks = { acks: 0, nacks: 0 };
     const p = new ConfirmPublisher({ acked: () => void hooks.acks++, nacked: () => void hooks.nacks++ });
     const stuck = new FakeChannel();
-    const sends = [p.publish(asConfirm(stuck), '', 'q', Buffer.from('a'), props, true), p.publish(asConfirm(stuck), '', 'q', Buffer.from('b'), props, true)];
+    const sends = [
+      p.publish(asConfirm(stuck), '', 'q', Buffer.from('a'), props, true),
+      p.publish(asConfirm(stuck), '', 'q', Buffer.from('b'), props, true),
+    ];
     expect(p.oldestUnconfirmed(asConfirm(stuck))).toEqual(expect.any(Number));
     expect(p.detach(asConfirm(stuck))).toBe(2);
     const fresh = new FakeChannel();

@@ -10,13 +10,22 @@ import { type ContextInput, type ContextPublisher, createTaskContext } from '../
 const NOW = Date.UTC(2026, 11, 1, 9, 0, 0);
 
 function message(o: Partial<OutgoingTask> = {}): TaskMessage {
-  const raw = encodeTaskMessage({ id: 'run-1', task: 'app.check', args: [], kwargs: { key: 'k', attempt: 2 }, ...o }, NOW);
+  const raw = encodeTaskMessage(
+    { id: 'run-1', task: 'app.check', args: [], kwargs: { key: 'k', attempt: 2 }, ...o },
+    NOW,
+  );
   return decodeTaskMessage({ body: raw.body, properties: raw.properties }, { accept: ['json'] });
 }
 
 function recorder(fail = false) {
   const sent: Array<{ task: OutgoingTask; route: Route | undefined }> = [];
-  const applied: Array<{ name: string; args: unknown[]; kwargs: Record<string, unknown>; options: unknown; parent: TaskMessage | undefined }> = [];
+  const applied: Array<{
+    name: string;
+    args: unknown[];
+    kwargs: Record<string, unknown>;
+    options: unknown;
+    parent: TaskMessage | undefined;
+  }> = [];
   const publisher: ContextPublisher = {
     send: async (task, route) => {
       if (fail) throw new Error('broker gone');
@@ -31,7 +40,12 @@ function recorder(fail = false) {
   return { sent, applied, publisher };
 }
 
-function input(o: { msg?: TaskMessage; publisher: ContextPublisher; task?: Partial<ContextInput<unknown>['task']>; exchange?: string }): ContextInput<unknown> {
+function input(o: {
+  msg?: TaskMessage;
+  publisher: ContextPublisher;
+  task?: Partial<ContextInput<unknown>['task']>;
+  exchange?: string;
+}): ContextInput<unknown> {
   return {
     msg: o.msg ?? message(),
     task: { queue: 'checks', ...o.task },
@@ -65,7 +79,9 @@ test('a retry of a message that came through an exchange goes back through that 
 
 test('past maxRetries the cause is thrown, or MaxRetriesExceededError when there is none; nothing is sent', async () => {
   const r = recorder();
-  const { ctx } = createTaskContext(input({ publisher: r.publisher, msg: message({ retries: 3 }), task: { retry: { maxRetries: 3 } } }));
+  const { ctx } = createTaskContext(
+    input({ publisher: r.publisher, msg: message({ retries: 3 }), task: { retry: { maxRetries: 3 } } }),
+  );
   const cause = new RangeError('still down');
   await expect(ctx.retry({ exc: cause })).rejects.toBe(cause);
   await expect(ctx.retry()).rejects.toMatchObject({ code: 'TASK_MAX_RETRIES' });
@@ -75,7 +91,10 @@ test('past maxRetries the cause is thrown, or MaxRetriesExceededError when there
 test('a retry that cannot be published is its own error, never a Retry', async () => {
   const r = recorder(true);
   const { ctx } = createTaskContext(input({ publisher: r.publisher }));
-  await expect(ctx.retry()).rejects.toMatchObject({ code: 'TASK_RETRY_UNPUBLISHABLE', message: expect.stringContaining('broker gone') as string });
+  await expect(ctx.retry()).rejects.toMatchObject({
+    code: 'TASK_RETRY_UNPUBLISHABLE',
+    message: expect.stringContaining('broker gone') as string,
+  });
 });
 
 test('checkAgain sends this task again with the bound arguments, attempt + 1, after the wait, to its declared queue', async () => {
@@ -84,13 +103,20 @@ test('checkAgain sends this task again with the bound arguments, attempt + 1, af
   c.bind({ key: 'k', attempt: 2 });
   const next = await c.ctx.checkAgain({ after: 60, update: { stage: 'b' } });
   expect(next).toMatchObject({ nextId: 'next-1', attempt: 3, afterSeconds: 60 });
-  expect(r.applied[0]).toMatchObject({ name: 'app.check', args: [], kwargs: { key: 'k', attempt: 3, stage: 'b' }, options: { countdown: 60, queue: 'checks' } });
+  expect(r.applied[0]).toMatchObject({
+    name: 'app.check',
+    args: [],
+    kwargs: { key: 'k', attempt: 3, stage: 'b' },
+    options: { countdown: 60, queue: 'checks' },
+  });
   expect(r.applied[0]?.parent?.id).toBe('run-1');
 });
 
 test('checkAgain of a task declared for any queue goes back to the queue it was consumed from; past the limit it gives up', async () => {
   const r = recorder();
-  const c = createTaskContext(input({ publisher: r.publisher, task: { queue: ANY_QUEUE, checks: { maxAttempts: 4 } } }));
+  const c = createTaskContext(
+    input({ publisher: r.publisher, task: { queue: ANY_QUEUE, checks: { maxAttempts: 4 } } }),
+  );
   c.bind({ key: 'k', attempt: 2 });
   await c.ctx.checkAgain({ after: 5 });
   expect(r.applied[0]?.options).toEqual({ countdown: 5, queue: 'consumed' });

@@ -10,16 +10,22 @@ function problems(room: string, code: string): string[] {
   const rules = config.find((b) => b.files?.includes(`tasks/${room}/**/*.ts`))?.rules ?? {};
   const linter = new Linter({ configType: 'flat' });
   return linter
-    .verify(code, [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser }, rules }], `tasks/${room}/probe.ts`)
+    .verify(
+      code,
+      [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser }, rules }],
+      `tasks/${room}/probe.ts`,
+    )
     .map((m) => m.message);
 }
 
 describe('the lint rule that keeps each app of tasks/ in its room', () => {
-  test('flags an app importing another app\'s internals', () => {
-    expect(problems('llmhost', "import { evaluateBudgets } from '../account/budgets.js';").join('\n')).toContain('only through its index.ts');
+  test("flags an app importing another app's internals", () => {
+    expect(problems('llmhost', "import { evaluateBudgets } from '../account/budgets.js';").join('\n')).toContain(
+      'only through its index.ts',
+    );
   });
 
-  test('lets an app import another app\'s index, its own files and the shared rooms', () => {
+  test("lets an app import another app's index, its own files and the shared rooms", () => {
     const code = [
       "import { evaluateBudgets } from '../account/index.js';",
       "import { findCompute } from './rows.js';",
@@ -32,11 +38,15 @@ describe('the lint rule that keeps each app of tasks/ in its room', () => {
   });
 
   test('flags a shared room importing any app, even its index', () => {
-    expect(problems('cloud', "import type { InfrastructureLedger } from '../infrastructure/ledger.js';").join('\n')).toContain('imports none');
+    expect(
+      problems('cloud', "import type { InfrastructureLedger } from '../infrastructure/ledger.js';").join('\n'),
+    ).toContain('imports none');
     expect(problems('db', "import { accountTasks } from '../account/index.js';").join('\n')).toContain('imports none');
   });
 
   test('still forbids waiting inside an app', () => {
-    expect(problems('vectorstore', "import { setTimeout as sleep } from 'node:timers/promises';").join('\n')).toContain('Never wait in a task');
+    expect(problems('vectorstore', "import { setTimeout as sleep } from 'node:timers/promises';").join('\n')).toContain(
+      'Never wait in a task',
+    );
   });
 });

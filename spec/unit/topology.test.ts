@@ -1,9 +1,19 @@
-import { DELAY_DELIVERY_EXCHANGE, delayBinding, delayEntryExchange, delayRoutingKey, delayTopology } from '../../lib/broker/amqp/topology.js';
+import {
+  DELAY_DELIVERY_EXCHANGE,
+  delayBinding,
+  delayEntryExchange,
+  delayRoutingKey,
+  delayTopology,
+} from '../../lib/broker/amqp/topology.js';
 import { loadFixture } from '../support/fixtures.js';
 
 describe("Celery 5.5's native delayed delivery topology", () => {
   test('routing keys match kombu calculate_routing_key (golden)', () => {
-    const cases = loadFixture('native-delayed-delivery-routing-keys.json').cases as Array<{ countdown: number; routing_key: string; result: string }>;
+    const cases = loadFixture('native-delayed-delivery-routing-keys.json').cases as Array<{
+      countdown: number;
+      routing_key: string;
+      result: string;
+    }>;
     expect(cases.length).toBeGreaterThan(0);
     for (const c of cases) expect(delayRoutingKey(c.countdown, c.routing_key)).toBe(c.result);
   });
@@ -25,10 +35,25 @@ describe("Celery 5.5's native delayed delivery topology", () => {
       'x-dead-letter-exchange': 'celery_delayed_4',
       'x-dead-letter-strategy': 'at-least-once',
     });
-    expect(t.queues.find((q) => q.name === 'celery_delayed_0')?.arguments?.['x-dead-letter-exchange']).toBe(DELAY_DELIVERY_EXCHANGE);
-    expect(t.bindings).toContainEqual({ destination: 'celery_delayed_27', source: 'celery_delayed_27', pattern: '1.#' });
-    expect(t.bindings).toContainEqual({ destination: 'celery_delayed_26', source: 'celery_delayed_27', pattern: '0.#', toExchange: true });
-    expect(t.bindings).toContainEqual({ destination: 'celery_delayed_0', source: 'celery_delayed_0', pattern: `${'*.'.repeat(27)}1.#` });
+    expect(t.queues.find((q) => q.name === 'celery_delayed_0')?.arguments?.['x-dead-letter-exchange']).toBe(
+      DELAY_DELIVERY_EXCHANGE,
+    );
+    expect(t.bindings).toContainEqual({
+      destination: 'celery_delayed_27',
+      source: 'celery_delayed_27',
+      pattern: '1.#',
+    });
+    expect(t.bindings).toContainEqual({
+      destination: 'celery_delayed_26',
+      source: 'celery_delayed_27',
+      pattern: '0.#',
+      toExchange: true,
+    });
+    expect(t.bindings).toContainEqual({
+      destination: 'celery_delayed_0',
+      source: 'celery_delayed_0',
+      pattern: `${'*.'.repeat(27)}1.#`,
+    });
   });
 
   test('classic delay queues have no quorum-only argument', () => {
@@ -46,10 +71,22 @@ describe("Celery 5.5's native delayed delivery topology", () => {
 
   test('a zero-TTL sink takes a copy of every message leaving the topology, so none is ever unroutable', () => {
     const t = delayTopology('quorum');
-    expect(t.queues).toContainEqual({ name: 'celery_delayed_delivery_sink', durable: true, arguments: { 'x-queue-type': 'quorum', 'x-message-ttl': 0 } });
+    expect(t.queues).toContainEqual({
+      name: 'celery_delayed_delivery_sink',
+      durable: true,
+      arguments: { 'x-queue-type': 'quorum', 'x-message-ttl': 0 },
+    });
     // Classic levels, classic sink (a single broker, as before).
-    expect(delayTopology('classic').queues).toContainEqual({ name: 'celery_delayed_delivery_sink', durable: true, arguments: { 'x-message-ttl': 0 } });
-    expect(t.bindings).toContainEqual({ destination: 'celery_delayed_delivery_sink', source: DELAY_DELIVERY_EXCHANGE, pattern: '#' });
+    expect(delayTopology('classic').queues).toContainEqual({
+      name: 'celery_delayed_delivery_sink',
+      durable: true,
+      arguments: { 'x-message-ttl': 0 },
+    });
+    expect(t.bindings).toContainEqual({
+      destination: 'celery_delayed_delivery_sink',
+      source: DELAY_DELIVERY_EXCHANGE,
+      pattern: '#',
+    });
   });
 
   test('a queue binding matches exactly 28 bit words then the queue name', () => {

@@ -1,7 +1,15 @@
 import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import { answerInfoFlags, packageVersion, usage } from '../../lib/config/usage.js';
 
-const info = { program: 'prog', summary: 'Does things.', settings: WORKER_SETTINGS, commands: [{ name: 'run', summary: 'Runs.' }, { name: 'extra [x]', summary: 'Another one.' }] };
+const info = {
+  program: 'prog',
+  summary: 'Does things.',
+  settings: WORKER_SETTINGS,
+  commands: [
+    { name: 'run', summary: 'Runs.' },
+    { name: 'extra [x]', summary: 'Another one.' },
+  ],
+};
 
 test('the usage lists every flag, every environment variable behind a setting, and every subcommand passed in', () => {
   const text = usage(info);

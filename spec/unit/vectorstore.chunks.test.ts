@@ -2,7 +2,8 @@
 import { chunkId, chunkIds } from '../../tasks/vectorstore/chunk-ids.js';
 import { RecursiveCharacterTextSplitter } from '../../tasks/vectorstore/splitter.js';
 
-const split = (text: string, size: number, overlap: number) => new RecursiveCharacterTextSplitter(size, overlap).splitText(text);
+const split = (text: string, size: number, overlap: number) =>
+  new RecursiveCharacterTextSplitter(size, overlap).splitText(text);
 
 describe("RecursiveCharacterTextSplitter, as LangChain's splits", () => {
   test('words merge up to chunk_size inclusive; the separator starts the next piece and is stripped', () => {
@@ -26,10 +27,12 @@ describe("RecursiveCharacterTextSplitter, as LangChain's splits", () => {
     expect(split('😀😀😀😀', 2, 0)).toEqual(['😀😀', '😀😀']);
   });
 
-  test('an empty or blank text has no chunks; an overlap above the size is refused with LangChain\'s words', () => {
+  test("an empty or blank text has no chunks; an overlap above the size is refused with LangChain's words", () => {
     expect(split('', 10, 0)).toEqual([]);
     expect(split(' \n\n  ', 10, 0)).toEqual([]);
-    expect(() => split('x', 10, 20)).toThrow('Got a larger chunk overlap (20) than chunk size (10), should be smaller.');
+    expect(() => split('x', 10, 20)).toThrow(
+      'Got a larger chunk overlap (20) than chunk size (10), should be smaller.',
+    );
   });
 });
 

@@ -5,17 +5,23 @@ import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 const values = (env: Record<string, string> = {}) => loadConfig(WORKER_SETTINGS, env, []).values;
 
 test('the worker configuration is compiled once: seconds become ms, the default queue applies, the node name is expanded', () => {
-  const c = compileWorkerConfig(values({ SMARTER_WORKER_SHUTDOWN_GRACE: '7', SMARTER_WORKER_ETA_HOLD_MAX: '30', CELERY_WORKER_HOSTNAME: 'w1@%h' }), {
-    defaultQueue: 'default_celery_task_queue',
-    host: 'box.example',
-  });
+  const c = compileWorkerConfig(
+    values({ SMARTER_WORKER_SHUTDOWN_GRACE: '7', SMARTER_WORKER_ETA_HOLD_MAX: '30', CELERY_WORKER_HOSTNAME: 'w1@%h' }),
+    {
+      defaultQueue: 'default_celery_task_queue',
+      host: 'box.example',
+    },
+  );
   expect(c.nodeName).toBe('w1@box.example');
   expect(c.worker.nodeName).toBe('w1@box.example');
   expect(c.broker.connectionName).toBe('w1@box.example');
   expect(c.worker.queues).toEqual(['default_celery_task_queue']);
   expect(c.worker.shutdownGraceMs).toBe(7000);
   expect(c.worker.delayedDelivery).toMatchObject({ holdMaxMs: 30_000 });
-  expect(compileWorkerConfig(values({ SMARTER_WORKER_QUEUES: 'a,b' }), { defaultQueue: 'd' }).worker.queues).toEqual(['a', 'b']);
+  expect(compileWorkerConfig(values({ SMARTER_WORKER_QUEUES: 'a,b' }), { defaultQueue: 'd' }).worker.queues).toEqual([
+    'a',
+    'b',
+  ]);
 });
 
 test('the compiled configuration is frozen, all the way down', () => {

@@ -43,10 +43,20 @@ function start(tasks: AnyTask[], env: Record<string, string> = {}) {
     CELERY_WORKER_HOSTNAME: 'mem@test',
     ...env,
   });
-  const { worker, app } = createWorker({ config: values, tasks, deps: {}, logger: nullLogger(), defaultQueue: Q, broker });
+  const { worker, app } = createWorker({
+    config: values,
+    tasks,
+    deps: {},
+    logger: nullLogger(),
+    defaultQueue: Q,
+    broker,
+  });
   const send = async (task: string, kwargs: Record<string, unknown>, o: { eta?: number } = {}) => {
     const id = randomUUID();
-    await broker.send(Q, encodeTaskMessage({ id, task, args: [], kwargs, ...(o.eta ? { eta: PyDateTime.fromEpochMs(o.eta) } : {}) }));
+    await broker.send(
+      Q,
+      encodeTaskMessage({ id, task, args: [], kwargs, ...(o.eta ? { eta: PyDateTime.fromEpochMs(o.eta) } : {}) }),
+    );
     return id;
   };
   const ready = () => store.queue(Q)?.ready.length ?? 0;
@@ -98,7 +108,9 @@ test('the pump runs no more than the concurrency at once and takes the next as e
 
 test('an ETA in the near future is held, not run, until it is due; then it runs', async () => {
   const ran: number[] = [];
-  const w = start([defineTask({ name: 'mem.at', queue: Q, params: z.object({}), run: () => void ran.push(Date.now()) })]);
+  const w = start([
+    defineTask({ name: 'mem.at', queue: Q, params: z.object({}), run: () => void ran.push(Date.now()) }),
+  ]);
   await w.app.start();
   try {
     const due = Date.now() + 400;
@@ -134,7 +146,17 @@ test('settling: a message that cannot be decoded is copied to the dead-letter qu
   const w = start([]);
   await w.app.start();
   try {
-    await w.broker.send(Q, { body: Buffer.from('{not json'), properties: { contentType: 'application/json', contentEncoding: 'utf-8', headers: { task: 'x', id: 'bad-1' }, deliveryMode: 2, priority: 0, correlationId: 'bad-1' } });
+    await w.broker.send(Q, {
+      body: Buffer.from('{not json'),
+      properties: {
+        contentType: 'application/json',
+        contentEncoding: 'utf-8',
+        headers: { task: 'x', id: 'bad-1' },
+        deliveryMode: 2,
+        priority: 0,
+        correlationId: 'bad-1',
+      },
+    });
     await until(() => (w.store.queue(`${Q}.dead_letter`)?.ready.length ?? 0) === 1);
     const copy = w.store.queue(`${Q}.dead_letter`)?.ready[0];
     expect(copy?.body.toString()).toBe('{not json');
@@ -200,7 +222,9 @@ test('cold shutdown cancels a late-ack run and its message goes back to the queu
 
 test('a lost connection drops what was held from it unrun; the broker delivers it again after the reconnect', async () => {
   const ran: string[] = [];
-  const w = start([defineTask({ name: 'mem.at', queue: Q, params: z.object({}), run: (_p, ctx) => void ran.push(ctx.id) })]);
+  const w = start([
+    defineTask({ name: 'mem.at', queue: Q, params: z.object({}), run: (_p, ctx) => void ran.push(ctx.id) }),
+  ]);
   await w.app.start();
   try {
     const id = await w.send('mem.at', {}, { eta: Date.now() + 500 });

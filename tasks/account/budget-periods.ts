@@ -35,7 +35,17 @@ export function addPeriods(period: BudgetPeriod, when: Date, n: number): Date {
       const y = when.getUTCFullYear();
       const m = when.getUTCMonth() + n;
       const last = new Date(Date.UTC(y, m + 1, 0)).getUTCDate();
-      return new Date(Date.UTC(y, m, Math.min(when.getUTCDate(), last), when.getUTCHours(), when.getUTCMinutes(), when.getUTCSeconds(), when.getUTCMilliseconds()));
+      return new Date(
+        Date.UTC(
+          y,
+          m,
+          Math.min(when.getUTCDate(), last),
+          when.getUTCHours(),
+          when.getUTCMinutes(),
+          when.getUTCSeconds(),
+          when.getUTCMilliseconds(),
+        ),
+      );
     }
   }
 }
@@ -50,7 +60,9 @@ export function budgetExpiresAt(period: BudgetPeriod, startDate: Date, duration:
 
 /** `charge.py`'s `_hour_key`: an aggregated charge's year, month, day and hour as one sortable number (UTC). */
 export function hourKey(when: Date): number {
-  return when.getUTCFullYear() * 1_000_000 + (when.getUTCMonth() + 1) * 10_000 + when.getUTCDate() * 100 + when.getUTCHours();
+  return (
+    when.getUTCFullYear() * 1_000_000 + (when.getUTCMonth() + 1) * 10_000 + when.getUTCDate() * 100 + when.getUTCHours()
+  );
 }
 
 /** MariaDB DATETIME(6) text in UTC, as Django writes it. */

@@ -31,7 +31,8 @@ import {
   updateLock,
 } from './rows.js';
 
-const sameInstant = (a: Date | null, b: Date | null) => (a === null || b === null ? a === b : a.getTime() === b.getTime());
+const sameInstant = (a: Date | null, b: Date | null) =>
+  a === null || b === null ? a === b : a.getTime() === b.getTime();
 
 /** Evaluates one constraint inside `tx`; returns whether its resource is locked by it afterwards. */
 async function evaluateOne(tx: Queryable, c: Constraint, now: Date): Promise<boolean> {
@@ -43,7 +44,9 @@ async function evaluateOne(tx: Queryable, c: Constraint, now: Date): Promise<boo
   }
   const periodBegins = periodStart(b.period, now);
   const periodEnds = addPeriods(b.period, periodBegins, 1);
-  const periodic = b.periodic.isZero() ? Dec.zero() : await actuals(tx, c.locator, c.start > periodBegins ? c.start : periodBegins, b.unit);
+  const periodic = b.periodic.isZero()
+    ? Dec.zero()
+    : await actuals(tx, c.locator, c.start > periodBegins ? c.start : periodBegins, b.unit);
   const absolute = b.absolute.isZero() ? Dec.zero() : await actuals(tx, c.locator, c.start, b.unit);
 
   // The absolute limit is checked first: its lock does not end with the period.
@@ -52,7 +55,14 @@ async function evaluateOne(tx: Queryable, c: Constraint, now: Date): Promise<boo
   if (!b.absolute.isZero() && absolute.cmp(b.absolute) >= 0) {
     reason = absoluteReason({ budget: b.name, unit: b.unit, limit: b.absolute, actual: absolute, startDate: c.start });
   } else if (!b.periodic.isZero() && periodic.cmp(b.periodic) >= 0) {
-    reason = periodicReason({ budget: b.name, unit: b.unit, limit: b.periodic, actual: periodic, period: b.period, periodEnds });
+    reason = periodicReason({
+      budget: b.name,
+      unit: b.unit,
+      limit: b.periodic,
+      actual: periodic,
+      period: b.period,
+      periodEnds,
+    });
     expiration = periodEnds;
   }
   // A lock ends no later than the budget does.
@@ -67,7 +77,12 @@ async function evaluateOne(tx: Queryable, c: Constraint, now: Date): Promise<boo
     } else if (lock.reason !== reason || !sameInstant(lock.expiration, expiration)) {
       await updateLock(tx, lock.id, reason, expiration);
     }
-    if (extra.length > 0) await deleteLocks(tx, extra.map((r) => r.id));
+    if (extra.length > 0) {
+      await deleteLocks(
+        tx,
+        extra.map((r) => r.id),
+      );
+    }
     return true;
   }
   if (locks.length > 0) await deleteConstraintLocks(tx, c.id);
@@ -121,7 +136,11 @@ export async function evaluateBudgets(db: Database, options: { now?: Date; locat
  * Smarter's `get_resource_lock_message(locator)`: what a request charged to the resource is refused with, or null
  * when no unexpired lock of an active constraint holds it (`charge_authorization` raises with this message).
  */
-export async function resourceLockMessage(db: Queryable, locator: string, now: Date = new Date()): Promise<string | null> {
+export async function resourceLockMessage(
+  db: Queryable,
+  locator: string,
+  now: Date = new Date(),
+): Promise<string | null> {
   const lock = await liveLock(db, locator, now);
   if (!lock) return null;
   return lockMessage(lock.message, lock.reason);

@@ -18,16 +18,14 @@ import { evaluateBudgets } from './budgets.js';
 import { constrainedLocators, llmPrice } from './rows.js';
 
 const tokens = z.number().int().min(0).max(2_147_483_647);
-const amount = z
-  .union([z.instanceof(PyDecimal), z.string(), z.number()])
-  .transform((v, ctx) => {
-    try {
-      return Dec.of(v);
-    } catch (err) {
-      ctx.addIssue({ code: 'custom', message: (err as Error).message });
-      return z.NEVER;
-    }
-  });
+const amount = z.union([z.instanceof(PyDecimal), z.string(), z.number()]).transform((v, ctx) => {
+  try {
+    return Dec.of(v);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message });
+    return z.NEVER;
+  }
+});
 
 const params = z.object({
   resource_locator: z.string().min(1).max(255),
@@ -45,7 +43,13 @@ const params = z.object({
  * half-even to the column's 8 places on insert, as Smarter's `quantize(Decimal("0.00000001"))` rounds it. The
  * provider is matched without regard to case (`provider__iexact`), the model as the column's collation compares it.
  */
-export async function costOf(db: Queryable, chargeType: string, provider: string | null | undefined, model: string | null | undefined, totalTokens: number): Promise<Dec> {
+export async function costOf(
+  db: Queryable,
+  chargeType: string,
+  provider: string | null | undefined,
+  model: string | null | undefined,
+  totalTokens: number,
+): Promise<Dec> {
   if (!provider || !model) return Dec.zero();
   const price = await llmPrice(db, chargeType, provider, model);
   if (price === null) return Dec.zero();
@@ -55,7 +59,14 @@ export async function costOf(db: Queryable, chargeType: string, provider: string
 export const CHARGE_COST_PLACES = 8;
 
 type ChargeRow = [locator: string, type: string, prompt: number, completion: number, total: number, cost: string];
-const CHARGE_COLUMNS = ['resource_locator', 'charge_type', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'total_cost'];
+const CHARGE_COLUMNS = [
+  'resource_locator',
+  'charge_type',
+  'prompt_tokens',
+  'completion_tokens',
+  'total_tokens',
+  'total_cost',
+];
 
 /**
  * Charges are many and small: they are written by group commit (see Batcher), one multi-row INSERT per
@@ -69,7 +80,18 @@ function writerFor(db: Database): Batcher<[EffectKey, ChargeRow], boolean> {
   if (!w) {
     w = new Batcher(async (items) => {
       // Once per task id (tasks/db/once.ts): a redelivered charge finds its marker and is not written again.
-      await writeOnce(db, items, ([key]) => key, (tx, fresh) => insertModels(tx, 'account_charge', CHARGE_COLUMNS, fresh.map(([, row]) => row)).then(() => undefined));
+      await writeOnce(
+        db,
+        items,
+        ([key]) => key,
+        (tx, fresh) =>
+          insertModels(
+            tx,
+            'account_charge',
+            CHARGE_COLUMNS,
+            fresh.map(([, row]) => row),
+          ).then(() => undefined),
+      );
       const rows = items.map(([, row]) => row);
       const locators = [...new Set(rows.map((r) => r[0]))];
       const attached = await constrainedLocators(db, locators)
@@ -95,13 +117,23 @@ export const createCharge = (env: TaskEnv) =>
       const cost = p.total_cost ?? (await costOf(db, p.charge_type, p.provider, p.model, p.total_tokens));
       const attached = await writerFor(db).submit([
         { taskId: ctx.id, taskName: ctx.name },
-        [p.resource_locator, p.charge_type, p.prompt_tokens, p.completion_tokens, p.total_tokens, cost.quantize(CHARGE_COST_PLACES).toString()],
+        [
+          p.resource_locator,
+          p.charge_type,
+          p.prompt_tokens,
+          p.completion_tokens,
+          p.total_tokens,
+          cost.quantize(CHARGE_COST_PLACES).toString(),
+        ],
       ]);
       if (attached) {
         // The charge is committed: failing the task here would only retry an evaluation. A budget left
         // unevaluated here is evaluated again by the hourly evaluate_budget_constraints.
         await evaluateBudgets(db, { locator: p.resource_locator }).catch((err: unknown) =>
-          ctx.logger.error('create_charge: charge recorded, budget evaluation failed', { resource_locator: p.resource_locator, error: String(err) }),
+          ctx.logger.error('create_charge: charge recorded, budget evaluation failed', {
+            resource_locator: p.resource_locator,
+            error: String(err),
+          }),
         );
       }
       return null;

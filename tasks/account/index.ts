@@ -5,7 +5,11 @@ import { aggregateRecords } from './aggregate-records.js';
 import { createCharge } from './create-charge.js';
 import { evaluateBudgetConstraints } from './evaluate-budget-constraints.js';
 
-export const accountTasks = (env: TaskEnv): AnyTask<SmarterDeps>[] => [createCharge(env), aggregateRecords(env), evaluateBudgetConstraints(env)];
+export const accountTasks = (env: TaskEnv): AnyTask<SmarterDeps>[] => [
+  createCharge(env),
+  aggregateRecords(env),
+  evaluateBudgetConstraints(env),
+];
 
 /** What the llmhost app uses of this one: budgets and resource locks, and the places a charge's cost keeps. */
 export { evaluateBudgets, resourceLockMessage } from './budgets.js';

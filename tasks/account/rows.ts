@@ -13,14 +13,25 @@ import type { BudgetUnit } from './budget-text.js';
 // Prices and constraints a new charge looks up.
 
 /** The price per million tokens (exact text) of a model for a charge type, the provider matched without regard to case; null without one. */
-export async function llmPrice(db: Queryable, chargeType: string, provider: string, model: string): Promise<string | null> {
-  const [r] = await db.select('SELECT price FROM account_llmprices WHERE charge_type = ? AND LOWER(provider) = LOWER(?) AND model = ? LIMIT 1', [chargeType, provider, model]);
+export async function llmPrice(
+  db: Queryable,
+  chargeType: string,
+  provider: string,
+  model: string,
+): Promise<string | null> {
+  const [r] = await db.select(
+    'SELECT price FROM account_llmprices WHERE charge_type = ? AND LOWER(provider) = LOWER(?) AND model = ? LIMIT 1',
+    [chargeType, provider, model],
+  );
   return r === undefined || r.price === null || r.price === undefined ? null : str(r.price);
 }
 
 /** Which of `locators` have an active ResourceConstraint. */
 export async function constrainedLocators(db: Queryable, locators: readonly string[]): Promise<Set<string>> {
-  const found = await db.select('SELECT DISTINCT resource_locator FROM account_resourceconstraint WHERE is_active = 1 AND resource_locator IN (?)', [locators]);
+  const found = await db.select(
+    'SELECT DISTINCT resource_locator FROM account_resourceconstraint WHERE is_active = 1 AND resource_locator IN (?)',
+    [locators],
+  );
   return new Set(found.map((f) => str(f.resource_locator)));
 }
 
@@ -45,7 +56,19 @@ export interface AggregateGroup {
 }
 
 const AGGREGATE_COST_PLACES = 5;
-const AGGREGATE_COLUMNS = ['year', 'month', 'day', 'hour', 'resource_locator', 'charge_type', 'records', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'total_cost'];
+const AGGREGATE_COLUMNS = [
+  'year',
+  'month',
+  'day',
+  'hour',
+  'resource_locator',
+  'charge_type',
+  'records',
+  'prompt_tokens',
+  'completion_tokens',
+  'total_tokens',
+  'total_cost',
+];
 
 function toGroup(g: Row, hour: number): AggregateGroup {
   return {
@@ -66,10 +89,21 @@ function toGroup(g: Row, hour: number): AggregateGroup {
 /** Writes the groups, 500 rows a statement; `total_cost` is rounded half-even to the column's 5 places, as Django would. */
 export async function insertAggregates(tx: Queryable, groups: readonly AggregateGroup[]): Promise<void> {
   for (let i = 0; i < groups.length; i += 500) {
-    const rows = groups.slice(i, i + 500).map((g) => [
-      g.year, g.month, g.day, g.hour, g.locator, g.chargeType, g.records, g.promptTokens, g.completionTokens, g.totalTokens,
-      Dec.of(g.cost).quantize(AGGREGATE_COST_PLACES).toString(),
-    ]);
+    const rows = groups
+      .slice(i, i + 500)
+      .map((g) => [
+        g.year,
+        g.month,
+        g.day,
+        g.hour,
+        g.locator,
+        g.chargeType,
+        g.records,
+        g.promptTokens,
+        g.completionTokens,
+        g.totalTokens,
+        Dec.of(g.cost).quantize(AGGREGATE_COST_PLACES).toString(),
+      ]);
     await insertModels(tx, 'account_aggregatedcharges', AGGREGATE_COLUMNS, rows);
   }
 }
@@ -89,7 +123,9 @@ export async function dropChargeScratch(tx: Queryable): Promise<void> {
 
 /** Locks every dated charge and copies its id into the scratch table; how many were taken. */
 export async function takeCharges(tx: Queryable): Promise<number> {
-  const taken = await tx.execute('INSERT INTO aggregating_charge SELECT id FROM account_charge WHERE created_at IS NOT NULL FOR UPDATE');
+  const taken = await tx.execute(
+    'INSERT INTO aggregating_charge SELECT id FROM account_charge WHERE created_at IS NOT NULL FOR UPDATE',
+  );
   return taken.affectedRows;
 }
 
@@ -123,7 +159,11 @@ export async function lockMonthAggregates(tx: Queryable, year: number, month: nu
  * The month's aggregates summed per day, resource and charge type (as hour 0), with the ids they sum; only the
  * days not yet rolled up (more than one row, or a row of another hour).
  */
-export async function unrolledDays(tx: Queryable, year: number, month: number): Promise<Array<AggregateGroup & { ids: number[] }>> {
+export async function unrolledDays(
+  tx: Queryable,
+  year: number,
+  month: number,
+): Promise<Array<AggregateGroup & { ids: number[] }>> {
   const groups = await tx.select(
     `SELECT year y, month m, day d, resource_locator, charge_type, SUM(records) records, SUM(prompt_tokens) pt,
               SUM(completion_tokens) ct, SUM(total_tokens) tt, SUM(total_cost) cost, GROUP_CONCAT(id) ids
@@ -168,7 +208,16 @@ export interface Constraint {
   start: Date;
   exceededAt: Date | null;
   warnedAt: Date | null;
-  budget: { name: string; period: BudgetPeriod; unit: BudgetUnit; periodic: Dec; absolute: Dec; duration: number; action: string; threshold: number };
+  budget: {
+    name: string;
+    period: BudgetPeriod;
+    unit: BudgetUnit;
+    periodic: Dec;
+    absolute: Dec;
+    duration: number;
+    action: string;
+    threshold: number;
+  };
 }
 
 function toConstraint(r: Row): Constraint {
@@ -200,7 +249,10 @@ const CONSTRAINTS = `SELECT c.id, c.resource_locator, c.start_date, c.exceeded_a
 /** The ids of the active constraints that have a budget; with `locator`, only that resource's. */
 export async function activeConstraintIds(db: Queryable, locator?: string): Promise<number[]> {
   const filter = locator === undefined ? '' : ' AND c.resource_locator = ?';
-  const ids = await db.select(`SELECT c.id FROM account_resourceconstraint c WHERE c.is_active = 1 AND c.budget_id IS NOT NULL${filter}`, locator === undefined ? [] : [locator]);
+  const ids = await db.select(
+    `SELECT c.id FROM account_resourceconstraint c WHERE c.is_active = 1 AND c.budget_id IS NOT NULL${filter}`,
+    locator === undefined ? [] : [locator],
+  );
   return ids.map((r) => num(r.id));
 }
 
@@ -228,12 +280,18 @@ export interface LockRow {
 
 /** The constraint's locks, oldest first. */
 export async function constraintLocks(tx: Queryable, constraintId: number): Promise<LockRow[]> {
-  const locks = await tx.select('SELECT id, reason, expiration_date FROM account_resourcelock WHERE resource_constraint_id = ? ORDER BY id', [constraintId]);
+  const locks = await tx.select(
+    'SELECT id, reason, expiration_date FROM account_resourcelock WHERE resource_constraint_id = ? ORDER BY id',
+    [constraintId],
+  );
   return locks.map((r) => ({ id: num(r.id), reason: str(r.reason), expiration: fromSqlTime(r.expiration_date) }));
 }
 
 /** `ResourceLock.objects.create(…)`; `expiration` null locks until the budget changes. */
-export async function createLock(tx: Queryable, lock: { locator: string; constraintId: number; reason: string; expiration: Date | null }): Promise<void> {
+export async function createLock(
+  tx: Queryable,
+  lock: { locator: string; constraintId: number; reason: string; expiration: Date | null },
+): Promise<void> {
   await insertModel(tx, 'account_resourcelock', {
     resource_locator: lock.locator,
     expiration_date: lock.expiration ? sqlTime(lock.expiration) : null,
@@ -243,11 +301,10 @@ export async function createLock(tx: Queryable, lock: { locator: string; constra
 }
 
 export async function updateLock(tx: Queryable, id: number, reason: string, expiration: Date | null): Promise<void> {
-  await tx.execute(`UPDATE account_resourcelock SET reason = ?, expiration_date = ?, updated_at = ${NOW} WHERE id = ?`, [
-    reason,
-    expiration ? sqlTime(expiration) : null,
-    id,
-  ]);
+  await tx.execute(
+    `UPDATE account_resourcelock SET reason = ?, expiration_date = ?, updated_at = ${NOW} WHERE id = ?`,
+    [reason, expiration ? sqlTime(expiration) : null, id],
+  );
 }
 
 export async function deleteLocks(tx: Queryable, ids: readonly number[]): Promise<void> {
@@ -260,7 +317,9 @@ export async function deleteConstraintLocks(tx: Queryable, constraintId: number)
 
 /** Deletes the locks whose expiration date has come. */
 export async function deleteExpiredLocks(db: Queryable, now: Date): Promise<void> {
-  await db.execute('DELETE FROM account_resourcelock WHERE expiration_date IS NOT NULL AND expiration_date <= ?', [sqlTime(now)]);
+  await db.execute('DELETE FROM account_resourcelock WHERE expiration_date IS NOT NULL AND expiration_date <= ?', [
+    sqlTime(now),
+  ]);
 }
 
 /** Deletes the locks of inactive constraints and of constraints whose budget is gone. */
@@ -272,7 +331,11 @@ export async function deleteDetachedLocks(db: Queryable): Promise<void> {
 }
 
 /** The resource's first unexpired lock of an active constraint, with its budget's message (null without a budget). */
-export async function liveLock(db: Queryable, locator: string, now: Date): Promise<{ reason: string; message: string | null } | null> {
+export async function liveLock(
+  db: Queryable,
+  locator: string,
+  now: Date,
+): Promise<{ reason: string; message: string | null } | null> {
   const [row] = await db.select(
     `SELECT l.reason, b.message FROM account_resourcelock l
        JOIN account_resourceconstraint c ON c.id = l.resource_constraint_id

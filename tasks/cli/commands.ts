@@ -9,7 +9,11 @@ import { TASKS_FLAGS, tasksCommand } from './tasks.js';
 
 import { type CommandName, isCommand } from './names.js';
 
-const COMMANDS: Record<CommandName, CommandFlags> = { 'dead-letter': DEAD_LETTER_FLAGS, tasks: TASKS_FLAGS, doctor: DOCTOR_FLAGS };
+const COMMANDS: Record<CommandName, CommandFlags> = {
+  'dead-letter': DEAD_LETTER_FLAGS,
+  tasks: TASKS_FLAGS,
+  doctor: DOCTOR_FLAGS,
+};
 
 export { isCommand };
 

@@ -34,33 +34,60 @@ export function formatSummary(s: DeadLetterSummary): string {
   ].join('\n');
 }
 
-export async function deadLetterCommand(positionals: readonly string[], own: Record<string, string | true>, config: DeadLetterConfig, out: (s: string) => void): Promise<number> {
+export async function deadLetterCommand(
+  positionals: readonly string[],
+  own: Record<string, string | true>,
+  config: DeadLetterConfig,
+  out: (s: string) => void,
+): Promise<number> {
   const [action, name, ...extra] = positionals;
   if ((action !== 'list' && action !== 'replay') || !name || extra.length > 0) {
-    throw new UsageError('usage: smarter-worker dead-letter list <queue> | replay <queue> [--task NAME] [--reason TEXT] [--limit N] [--to QUEUE]');
+    throw new UsageError(
+      'usage: smarter-worker dead-letter list <queue> | replay <queue> [--task NAME] [--reason TEXT] [--limit N] [--to QUEUE]',
+    );
   }
   const queue = name.endsWith(config.deadLetterSuffix) ? name : name + config.deadLetterSuffix;
   if (action === 'list') {
     if (Object.keys(own).length > 0) throw new UsageError('dead-letter list takes no flags');
-    out(formatSummary(await withBroker(config.brokerUrl, (b) => listDeadLetters(b, queue), undefined, redisOptionsOf(config.brokerTransportOptions), config.brokerUseSsl)));
+    out(
+      formatSummary(
+        await withBroker(
+          config.brokerUrl,
+          (b) => listDeadLetters(b, queue),
+          undefined,
+          redisOptionsOf(config.brokerTransportOptions),
+          config.brokerUseSsl,
+        ),
+      ),
+    );
     return 0;
   }
   const str = (k: string) => (typeof own[k] === 'string' ? own[k] : undefined);
   const limitText = str('limit');
   const limit = limitText === undefined ? undefined : Number(limitText);
-  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw new UsageError(`--limit expects a positive integer, got ${JSON.stringify(limitText)}`);
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
+    throw new UsageError(`--limit expects a positive integer, got ${JSON.stringify(limitText)}`);
+  }
   const task = str('task');
   const reason = str('reason');
   const to = str('to');
   const r = await withBroker(
     config.brokerUrl,
-    (b) => replayDeadLetters(b, queue, { ...(task !== undefined ? { task } : {}), ...(reason !== undefined ? { reason } : {}), ...(limit !== undefined ? { limit } : {}), ...(to !== undefined ? { to } : {}) }),
+    (b) =>
+      replayDeadLetters(b, queue, {
+        ...(task !== undefined ? { task } : {}),
+        ...(reason !== undefined ? { reason } : {}),
+        ...(limit !== undefined ? { limit } : {}),
+        ...(to !== undefined ? { to } : {}),
+      }),
     undefined,
     redisOptionsOf(config.brokerTransportOptions),
     config.brokerUseSsl,
   );
   const targets = [...r.replayedTo].map(([q, n]) => `${n} to ${q}`).join(', ');
-  out(`replayed ${r.replayed} message(s) from ${queue}${targets ? ` (${targets})` : ''}; ${r.skipped} not chosen left in place`);
+  out(
+    `replayed ${r.replayed} message(s) from ${queue}${targets ? ` (${targets})` : ''}; ${r.skipped} not chosen left in place`,
+  );
   for (const s of r.stayed) out(`left in place: ${s.count} message(s): ${s.reason}`);
   return 0;
 }

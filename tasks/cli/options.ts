@@ -9,7 +9,10 @@ export interface CommandFlags {
 
 export class UsageError extends Error {}
 
-export function takeCommandFlags(argv: readonly string[], flags: CommandFlags): { own: Record<string, string | true>; rest: string[] } {
+export function takeCommandFlags(
+  argv: readonly string[],
+  flags: CommandFlags,
+): { own: Record<string, string | true>; rest: string[] } {
   const own: Record<string, string | true> = {};
   const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -20,7 +23,9 @@ export function takeCommandFlags(argv: readonly string[], flags: CommandFlags): 
       own[name] = true;
     } else if (name !== undefined && flags.strings.includes(name)) {
       const value = m?.[2] ?? argv[++i];
-      if (value === undefined || (m?.[2] === undefined && value.startsWith('--'))) throw new UsageError(`--${name} needs a value`);
+      if (value === undefined || (m?.[2] === undefined && value.startsWith('--'))) {
+        throw new UsageError(`--${name} needs a value`);
+      }
       own[name] = value;
     } else {
       rest.push(arg);

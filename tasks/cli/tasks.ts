@@ -40,12 +40,16 @@ function limits(t: AnyTask<unknown>, c: TasksConfig): string {
 
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[]) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
 }
 
 export function tasksTable(c: TasksConfig): string {
-  const registry = new Registry<unknown>([...(BUILTIN_TASKS), ...(smarterTasks(c) as ReadonlyArray<AnyTask<unknown>>)]);
+  const registry = new Registry<unknown>([...BUILTIN_TASKS, ...(smarterTasks(c) as ReadonlyArray<AnyTask<unknown>>)]);
   const rows = registry.names().map((name) => {
     const t = registry.get(name);
     return [
@@ -62,9 +66,16 @@ export function tasksTable(c: TasksConfig): string {
 
 /** Smarter's task names (tasks/catalog.ts), each implemented here, forwarded, or rejected. */
 /** `ours`: the names implemented here (every Smarter task now; a test passes fewer to see forwarding). */
-export function contractTable(c: TasksConfig, ours: ReadonlySet<string> = new Set(smarterTasks(c).map((t) => t.name))): string {
+export function contractTable(
+  c: TasksConfig,
+  ours: ReadonlySet<string> = new Set(smarterTasks(c).map((t) => t.name)),
+): string {
   const rows = [...SMARTER_CATALOG].map(([name, kind]) => {
-    const how = ours.has(name) ? 'implemented' : c.unknownTasks.mode === 'forward' ? `forwarded to ${c.unknownTasks.queue}` : 'rejected (NotRegistered)';
+    const how = ours.has(name)
+      ? 'implemented'
+      : c.unknownTasks.mode === 'forward'
+        ? `forwarded to ${c.unknownTasks.queue}`
+        : 'rejected (NotRegistered)';
     return [name, `${kind} (${kind === 'operational' ? c.operationalQueue : c.infrastructureQueue})`, how];
   });
   const count = (prefix: string) => rows.filter((r) => r[2]?.startsWith(prefix)).length;

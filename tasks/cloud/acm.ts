@@ -18,7 +18,15 @@ import { awsClassifier } from './aws-errors.js';
 import { checkDnsName, cloudCall } from './call.js';
 import type { Certificate, Certificates, DnsRecord } from './ports.js';
 
-const ALL_STATUSES: AcmStatus[] = ['PENDING_VALIDATION', 'ISSUED', 'INACTIVE', 'EXPIRED', 'VALIDATION_TIMED_OUT', 'REVOKED', 'FAILED'];
+const ALL_STATUSES: AcmStatus[] = [
+  'PENDING_VALIDATION',
+  'ISSUED',
+  'INACTIVE',
+  'EXPIRED',
+  'VALIDATION_TIMED_OUT',
+  'REVOKED',
+  'FAILED',
+];
 const norm = (name: string) => name.replace(/\.$/, '').toLowerCase();
 
 export class AcmCertificates implements Certificates {
@@ -33,14 +41,20 @@ export class AcmCertificates implements Certificates {
       const found: string[] = [];
       let next: string | undefined;
       do {
-        const out = await this.client.send(new ListCertificatesCommand({ CertificateStatuses: ALL_STATUSES, NextToken: next, MaxItems: 100 }));
-        for (const s of out.CertificateSummaryList ?? []) if (s.CertificateArn && s.DomainName && norm(s.DomainName) === wanted) found.push(s.CertificateArn);
+        const out = await this.client.send(
+          new ListCertificatesCommand({ CertificateStatuses: ALL_STATUSES, NextToken: next, MaxItems: 100 }),
+        );
+        for (const s of out.CertificateSummaryList ?? []) {
+          if (s.CertificateArn && s.DomainName && norm(s.DomainName) === wanted) found.push(s.CertificateArn);
+        }
         next = out.NextToken;
       } while (next);
       return found;
     });
     // The summaries do not all carry a creation time; the details do.
-    const details = (await Promise.all(arns.map((arn) => this.detail(arn)))).filter((d): d is CertificateDetail => d !== null);
+    const details = (await Promise.all(arns.map((arn) => this.detail(arn)))).filter(
+      (d): d is CertificateDetail => d !== null,
+    );
     details.sort((a, b) => (b.CreatedAt?.getTime() ?? 0) - (a.CreatedAt?.getTime() ?? 0));
     return details[0] ? toCertificate(details[0]) : null;
   }
@@ -54,15 +68,25 @@ export class AcmCertificates implements Certificates {
     const sans = subjectAlternativeNames ?? [`*.${norm(domain)}`];
     const arn = await this.call('RequestCertificate', domain, async () => {
       for (const name of [domain, ...sans]) checkDnsName('acm', 'RequestCertificate', name);
-      const token = createHash('sha256').update([norm(domain), ...sans.map(norm)].join(' ')).digest('hex').slice(0, 32);
+      const token = createHash('sha256')
+        .update([norm(domain), ...sans.map(norm)].join(' '))
+        .digest('hex')
+        .slice(0, 32);
       const out = await this.client.send(
-        new RequestCertificateCommand({ DomainName: norm(domain), ValidationMethod: 'DNS', SubjectAlternativeNames: sans, IdempotencyToken: token }),
+        new RequestCertificateCommand({
+          DomainName: norm(domain),
+          ValidationMethod: 'DNS',
+          SubjectAlternativeNames: sans,
+          IdempotencyToken: token,
+        }),
       );
       if (!out.CertificateArn) throw new Error('RequestCertificate answered without an ARN');
       return out.CertificateArn;
     });
     // ACM adds the validation records a few seconds after the request; a later describe() sees them.
-    return (await this.describe(arn)) ?? { arn, domain: norm(domain), status: 'PENDING_VALIDATION', validationRecords: [] };
+    return (
+      (await this.describe(arn)) ?? { arn, domain: norm(domain), status: 'PENDING_VALIDATION', validationRecords: [] }
+    );
   }
 
   private detail(arn: string): Promise<CertificateDetail | null> {
@@ -87,12 +111,14 @@ function toCertificate(d: CertificateDetail): Certificate {
   for (const o of d.DomainValidationOptions ?? []) {
     const r = o.ResourceRecord;
     // `example.com` and `*.example.com` are proved by one and the same record.
-    if (r?.Name && r.Value) records.set(norm(r.Name), { name: norm(r.Name), type: 'CNAME', ttl: 300, values: [norm(r.Value)] });
+    if (r?.Name && r.Value) {
+      records.set(norm(r.Name), { name: norm(r.Name), type: 'CNAME', ttl: 300, values: [norm(r.Value)] });
+    }
   }
   return {
     arn: d.CertificateArn ?? '',
     domain: norm(d.DomainName ?? ''),
-    status: (d.Status ?? 'PENDING_VALIDATION'),
+    status: d.Status ?? 'PENDING_VALIDATION',
     validationRecords: [...records.values()],
   };
 }

@@ -17,9 +17,21 @@ export class AwsAutoScalingGroups implements AutoScalingGroups {
   ) {}
 
   terminateInstance(instanceId: string, decrementDesiredCapacity: boolean): Promise<void> {
-    return cloudCall(this.logger, 'autoscaling', TERMINATE, instanceId, awsClassifier('autoscaling', TERMINATE, instanceId), async () => {
-      await this.client.send(new TerminateInstanceInAutoScalingGroupCommand({ InstanceId: instanceId, ShouldDecrementDesiredCapacity: decrementDesiredCapacity }));
-      this.logger.info('terminated instance in its auto scaling group', { instanceId, decrementDesiredCapacity });
-    });
+    return cloudCall(
+      this.logger,
+      'autoscaling',
+      TERMINATE,
+      instanceId,
+      awsClassifier('autoscaling', TERMINATE, instanceId),
+      async () => {
+        await this.client.send(
+          new TerminateInstanceInAutoScalingGroupCommand({
+            InstanceId: instanceId,
+            ShouldDecrementDesiredCapacity: decrementDesiredCapacity,
+          }),
+        );
+        this.logger.info('terminated instance in its auto scaling group', { instanceId, decrementDesiredCapacity });
+      },
+    );
   }
 }

@@ -23,7 +23,13 @@ export async function cloudCall<T>(
     return result;
   } catch (err) {
     const failure = err instanceof CloudError ? err : classify(err);
-    logger.debug('cloud call failed', { service, verb, resource, kind: failure.kind, ms: Math.round(performance.now() - started) });
+    logger.debug('cloud call failed', {
+      service,
+      verb,
+      resource,
+      kind: failure.kind,
+      ms: Math.round(performance.now() - started),
+    });
     throw failure;
   }
 }
@@ -34,7 +40,8 @@ export function messageOf(err: unknown): string {
   return typeof err === 'string' ? err : JSON.stringify(err);
 }
 
-const NETWORK_CODES = /\b(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ESOCKET|ECONNECTION|UND_ERR_\w+)\b/;
+const NETWORK_CODES =
+  /\b(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ESOCKET|ECONNECTION|UND_ERR_\w+)\b/;
 
 /**
  * A network failure before any answer (refused, reset, timed out, name not resolved): the service is
@@ -64,6 +71,18 @@ const LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/i;
 export function checkDnsName(service: CloudService, verb: string, name: string): void {
   const bare = name.replace(/\.$/, '');
   const labels = bare.split('.');
-  const ok = bare.length > 0 && bare.length <= 253 && labels.length >= 2 && labels.every((l, i) => LABEL.test(l) || (i === 0 && l === '*'));
-  if (!ok) throw new CloudError(service, verb, name, 'Invalid', `${JSON.stringify(name)} is not a DNS name (dot-separated labels of letters, digits, - and _)`);
+  const ok =
+    bare.length > 0 &&
+    bare.length <= 253 &&
+    labels.length >= 2 &&
+    labels.every((l, i) => LABEL.test(l) || (i === 0 && l === '*'));
+  if (!ok) {
+    throw new CloudError(
+      service,
+      verb,
+      name,
+      'Invalid',
+      `${JSON.stringify(name)} is not a DNS name (dot-separated labels of letters, digits, - and _)`,
+    );
+  }
 }

@@ -5,7 +5,8 @@
  */
 
 /** As EKS reports a node group's status; Smarter stores it in `llmhost_llmhostcompute.nodegroup_status`. */
-export type NodegroupStatus = 'CREATING' | 'ACTIVE' | 'UPDATING' | 'DELETING' | 'CREATE_FAILED' | 'DELETE_FAILED' | 'DEGRADED';
+export type NodegroupStatus =
+  'CREATING' | 'ACTIVE' | 'UPDATING' | 'DELETING' | 'CREATE_FAILED' | 'DELETE_FAILED' | 'DEGRADED';
 
 export interface Nodegroup {
   name: string;

@@ -32,7 +32,9 @@ export class EksNodeGroups implements ManagedNodeGroups {
     return this.call('DescribeCluster', cluster, async () => {
       try {
         const out = await this.client.send(new DescribeClusterCommand({ name: cluster }));
-        return out.cluster?.name ? { name: out.cluster.name, arn: out.cluster.arn ?? '', status: out.cluster.status ?? '' } : null;
+        return out.cluster?.name
+          ? { name: out.cluster.name, arn: out.cluster.arn ?? '', status: out.cluster.status ?? '' }
+          : null;
       } catch (err) {
         if (notFound(err)) return null;
         throw err;
@@ -110,7 +112,13 @@ export class EksNodeGroups implements ManagedNodeGroups {
 
   scaleNodegroup(cluster: string, name: string, desired: number, max: number): Promise<void> {
     return this.call('UpdateNodegroupConfig', `${cluster}/${name}`, async () => {
-      await this.client.send(new UpdateNodegroupConfigCommand({ clusterName: cluster, nodegroupName: name, scalingConfig: { minSize: 0, maxSize: max, desiredSize: desired } }));
+      await this.client.send(
+        new UpdateNodegroupConfigCommand({
+          clusterName: cluster,
+          nodegroupName: name,
+          scalingConfig: { minSize: 0, maxSize: max, desiredSize: desired },
+        }),
+      );
       this.logger.info('scaled node group', { cluster, nodegroup: name, desired });
     });
   }

@@ -41,7 +41,11 @@ function isVectorList(value: unknown, count: number): value is { data: { index: 
     data.length === count &&
     data.every((d: unknown) => {
       const item = d as { index?: unknown; embedding?: unknown };
-      return typeof item.index === 'number' && Array.isArray(item.embedding) && item.embedding.every((x) => typeof x === 'number');
+      return (
+        typeof item.index === 'number' &&
+        Array.isArray(item.embedding) &&
+        item.embedding.every((x) => typeof x === 'number')
+      );
     })
   );
 }
@@ -59,10 +63,19 @@ export class HttpEmbeddings implements Embeddings {
     const classify = (err: unknown) => {
       const name = (err as { name?: unknown } | null)?.name;
       const network = isNetworkError(err) || name === 'TypeError' || name === 'TimeoutError';
-      return new CloudError('embeddings', 'create embeddings', resource, network ? 'Unavailable' : 'Invalid', textOf(err), { cause: err });
+      return new CloudError(
+        'embeddings',
+        'create embeddings',
+        resource,
+        network ? 'Unavailable' : 'Invalid',
+        textOf(err),
+        { cause: err },
+      );
     };
     return cloudCall(this.log, 'embeddings', 'create embeddings', resource, classify, async () => {
-      if (!endpoint.apiKey) throw new CloudError('embeddings', 'create embeddings', resource, 'AccessDenied', 'no API key');
+      if (!endpoint.apiKey) {
+        throw new CloudError('embeddings', 'create embeddings', resource, 'AccessDenied', 'no API key');
+      }
       const body: Record<string, unknown> = { model: request.model, input: request.input, encoding_format: 'float' };
       if (request.dimensions !== undefined) body.dimensions = request.dimensions;
       const res = await fetch(url, {
@@ -72,15 +85,35 @@ export class HttpEmbeddings implements Embeddings {
         signal: AbortSignal.timeout(this.config.timeoutSeconds * 1000),
       });
       const text = await res.text();
-      if (!res.ok) throw new CloudError('embeddings', 'create embeddings', resource, kindOf(res.status), apiMessage(res.status, text));
+      if (!res.ok) {
+        throw new CloudError(
+          'embeddings',
+          'create embeddings',
+          resource,
+          kindOf(res.status),
+          apiMessage(res.status, text),
+        );
+      }
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
       } catch {
-        throw new CloudError('embeddings', 'create embeddings', resource, 'Invalid', `the answer is not JSON: ${text.slice(0, 200)}`);
+        throw new CloudError(
+          'embeddings',
+          'create embeddings',
+          resource,
+          'Invalid',
+          `the answer is not JSON: ${text.slice(0, 200)}`,
+        );
       }
       if (!isVectorList(parsed, request.input.length)) {
-        throw new CloudError('embeddings', 'create embeddings', resource, 'Invalid', `expected data[] of ${request.input.length} embeddings`);
+        throw new CloudError(
+          'embeddings',
+          'create embeddings',
+          resource,
+          'Invalid',
+          `expected data[] of ${request.input.length} embeddings`,
+        );
       }
       return [...parsed.data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
     });

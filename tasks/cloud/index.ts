@@ -23,7 +23,9 @@ export type CloudConfig = ValuesOf<typeof CLOUD_SETTINGS> & Partial<ValuesOf<typ
 const ROUTE53_REGION = 'us-east-1';
 
 /** Every member of T is a method returning a promise: what an adapter loaded on first use can stand for. */
-type AsyncMethods<T> = { [K in keyof T]: T[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => Promise<R> : never };
+type AsyncMethods<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => Promise<R> : never;
+};
 
 /**
  * `make()` runs on the first call of any method (once; a failed make is tried again on the next call), and
@@ -32,10 +34,11 @@ type AsyncMethods<T> = { [K in keyof T]: T[K] extends (...args: infer A) => Prom
  */
 export function lazy<T extends AsyncMethods<T>>(make: () => Promise<T>): T {
   let made: Promise<T> | undefined;
-  const target = () => (made ??= make().catch((err: unknown) => {
-    made = undefined;
-    throw err;
-  }));
+  const target = () =>
+    (made ??= make().catch((err: unknown) => {
+      made = undefined;
+      throw err;
+    }));
   return new Proxy({} as T, {
     get(_target, prop) {
       return async (...args: unknown[]) => {
@@ -54,12 +57,18 @@ export function openCloud(config: CloudConfig & Partial<McpLlmConfig>, logger: L
     readiness: new AwsReadiness(stsWhoAmI(), log),
     // Endpoint (AWS_ENDPOINT_URL[_ROUTE_53|_ACM]), credentials and retry mode come from the SDK's own chain.
     route53: lazy<DnsZones>(async () => {
-      const [{ Route53Client }, { Route53Zones }] = await Promise.all([import('@aws-sdk/client-route-53'), import('./route53.js')]);
+      const [{ Route53Client }, { Route53Zones }] = await Promise.all([
+        import('@aws-sdk/client-route-53'),
+        import('./route53.js'),
+      ]);
       return new Route53Zones(new Route53Client({ region: ROUTE53_REGION }), log);
     }),
     // Region (AWS_REGION) from the SDK's chain: ACM is regional, and Smarter uses it in `smarter_settings.aws_region`.
     acm: lazy<Certificates>(async () => {
-      const [{ ACMClient }, { AcmCertificates }] = await Promise.all([import('@aws-sdk/client-acm'), import('./acm.js')]);
+      const [{ ACMClient }, { AcmCertificates }] = await Promise.all([
+        import('@aws-sdk/client-acm'),
+        import('./acm.js'),
+      ]);
       return new AcmCertificates(new ACMClient({}), log);
     }),
     kube: lazy<Kubernetes>(async () => {
@@ -73,12 +82,18 @@ export function openCloud(config: CloudConfig & Partial<McpLlmConfig>, logger: L
     }),
     // Region and endpoint (AWS_ENDPOINT_URL[_AUTO_SCALING]) from the SDK's chain, as for EKS.
     autoscaling: lazy<AutoScalingGroups>(async () => {
-      const [{ AutoScalingClient }, { AwsAutoScalingGroups }] = await Promise.all([import('@aws-sdk/client-auto-scaling'), import('./autoscaling.js')]);
+      const [{ AutoScalingClient }, { AwsAutoScalingGroups }] = await Promise.all([
+        import('@aws-sdk/client-auto-scaling'),
+        import('./autoscaling.js'),
+      ]);
       return new AwsAutoScalingGroups(new AutoScalingClient({}), log);
     }),
     resolver: lazy<Resolver>(async () => {
       const { DnsResolver } = await import('./resolver.js');
-      return new DnsResolver({ servers: config.dnsServers, timeoutSeconds: config.dnsTimeout, tries: config.dnsTries }, log);
+      return new DnsResolver(
+        { servers: config.dnsServers, timeoutSeconds: config.dnsTimeout, tries: config.dnsTries },
+        log,
+      );
     }),
     mailer: lazy<Mailer>(async () => {
       const { SmtpMailer } = await import('./mailer.js');
@@ -104,7 +119,10 @@ export function openCloud(config: CloudConfig & Partial<McpLlmConfig>, logger: L
     }),
     pinecone: lazyPinecone(async () => {
       const { SdkPineconeProjects } = await import('./pinecone.js');
-      return new SdkPineconeProjects(log, { controllerUrl: vs.pineconeControllerUrl, timeoutSeconds: vs.pineconeTimeout });
+      return new SdkPineconeProjects(log, {
+        controllerUrl: vs.pineconeControllerUrl,
+        timeoutSeconds: vs.pineconeTimeout,
+      });
     }),
     embeddings: lazy<Embeddings>(async () => {
       const { HttpEmbeddings } = await import('./embeddings.js');

@@ -39,7 +39,14 @@ export class KubeClient implements Kubernetes {
 
   async apply(manifest: KubeObject): Promise<KubeObject> {
     return this.call('apply', refText({ ...manifest, ...manifest.metadata }), async () => {
-      const out = await this.api.patch(manifest, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+      const out = await this.api.patch(
+        manifest,
+        undefined,
+        undefined,
+        FIELD_MANAGER,
+        true,
+        PatchStrategy.ServerSideApply,
+      );
       return { ...plain(out), apiVersion: manifest.apiVersion, kind: manifest.kind };
     });
   }
@@ -47,7 +54,11 @@ export class KubeClient implements Kubernetes {
   async get(ref: KubeRef): Promise<KubeObject | null> {
     return this.call('get', refText(ref), async () => {
       try {
-        const out = await this.api.read({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) } });
+        const out = await this.api.read({
+          apiVersion: ref.apiVersion,
+          kind: ref.kind,
+          metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
+        });
         return { ...plain(out), apiVersion: ref.apiVersion, kind: ref.kind };
       } catch (err) {
         if (isObjectNotFound(err)) return null;
@@ -59,7 +70,16 @@ export class KubeClient implements Kubernetes {
   async list(ref: Omit<KubeRef, 'name'> & { labelSelector?: string }): Promise<KubeObject[]> {
     const resource = `${refText(ref)}${ref.labelSelector ? ` -l ${ref.labelSelector}` : ''}`;
     return this.call('list', resource, async () => {
-      const out = await this.api.list(ref.apiVersion, ref.kind, ref.namespace, undefined, undefined, undefined, undefined, ref.labelSelector);
+      const out = await this.api.list(
+        ref.apiVersion,
+        ref.kind,
+        ref.namespace,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        ref.labelSelector,
+      );
       // A list's items carry no kind or apiVersion: the list's own are theirs.
       return (out.items ?? []).map((item) => ({ ...plain(item), apiVersion: ref.apiVersion, kind: ref.kind }));
     });
@@ -68,7 +88,11 @@ export class KubeClient implements Kubernetes {
   async delete(ref: KubeRef): Promise<boolean> {
     return this.call('delete', refText(ref), async () => {
       try {
-        await this.api.delete({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) } });
+        await this.api.delete({
+          apiVersion: ref.apiVersion,
+          kind: ref.kind,
+          metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
+        });
         return true;
       } catch (err) {
         if (isObjectNotFound(err)) return false;
@@ -83,7 +107,8 @@ export class KubeClient implements Kubernetes {
 }
 
 /** The client prefixes a failed discovery of the kind's resource; that is no answer about the object. */
-const isDiscoveryError = (err: unknown) => err instanceof Error && /^(Failed to fetch resource metadata|Unrecognized API version and kind)/.test(err.message);
+const isDiscoveryError = (err: unknown) =>
+  err instanceof Error && /^(Failed to fetch resource metadata|Unrecognized API version and kind)/.test(err.message);
 
 function statusCode(err: unknown): number | undefined {
   const code = (err as { code?: unknown } | null)?.code;
@@ -114,8 +139,10 @@ export function kubeClassifier(verb: string, resource: string): Classify {
     const code = statusCode(err);
     let kind: CloudErrorKind;
     if (code === undefined && isNetworkError(err)) kind = 'Unavailable';
-    else if (isDiscoveryError(err)) kind = code === 401 || code === 403 ? 'AccessDenied' : code !== undefined && code >= 500 ? 'Unavailable' : 'Invalid';
-    else if (code === 404) kind = 'NotFound';
+    else if (isDiscoveryError(err)) {
+      kind =
+        code === 401 || code === 403 ? 'AccessDenied' : code !== undefined && code >= 500 ? 'Unavailable' : 'Invalid';
+    } else if (code === 404) kind = 'NotFound';
     else if (code === 401 || code === 403) kind = 'AccessDenied';
     else if (code === 409) kind = 'Conflict';
     else if (code === 429) kind = 'Throttled';
@@ -123,7 +150,7 @@ export function kubeClassifier(verb: string, resource: string): Classify {
     else if (code !== undefined && code >= 400) kind = 'Invalid';
     // No answer and no network failure: our side is wrong (a kubeconfig that does not load, a bad manifest).
     else kind = 'Invalid';
-    const detail = statusMessage(err) ?? (code !== undefined ? `HTTP ${code}` : messageOf(err).split('\n')[0] ?? '');
+    const detail = statusMessage(err) ?? (code !== undefined ? `HTTP ${code}` : (messageOf(err).split('\n')[0] ?? ''));
     const prefix = isDiscoveryError(err) && kind === 'Invalid' ? 'the API server does not serve this kind: ' : '';
     return new CloudError('kubernetes', verb, resource, kind, `${prefix}${detail}`, { cause: err });
   };

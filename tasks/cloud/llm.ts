@@ -3,7 +3,15 @@
  * OpenAI error body (`{"error": {"message", "type", "code"}}`) and typed by status as the package types them.
  */
 import type { Logger } from '../../lib/logger.js';
-import { type ChatRequest, type ChatResult, LlmError, type LlmEndpoint, type LlmProviders, type Page, errorClassOf } from './llm-port.js';
+import {
+  type ChatRequest,
+  type ChatResult,
+  LlmError,
+  type LlmEndpoint,
+  type LlmProviders,
+  type Page,
+  errorClassOf,
+} from './llm-port.js';
 
 export interface LlmOptions {
   timeoutSeconds: number;
@@ -22,17 +30,37 @@ export class FetchLlmProviders implements LlmProviders {
 
   async chat(ep: LlmEndpoint, req: ChatRequest): Promise<ChatResult> {
     const res = await this.send(ep, 'chat/completions', 'create a chat completion at', json(body(req)));
-    const data = (await res.json().catch(() => null)) as { choices?: { message?: { content?: unknown; tool_calls?: { function?: { name?: unknown; arguments?: unknown } }[] } }[] } | null;
+    const data = (await res.json().catch(() => null)) as {
+      choices?: {
+        message?: { content?: unknown; tool_calls?: { function?: { name?: unknown; arguments?: unknown } }[] };
+      }[];
+    } | null;
     const message = data?.choices?.[0]?.message;
-    if (!message) throw new LlmError('APIStatusError', 'create a chat completion at', joinUrl(ep.baseUrl, 'chat/completions'), res.status, 'the answer has no choices[0].message');
+    if (!message) {
+      throw new LlmError(
+        'APIStatusError',
+        'create a chat completion at',
+        joinUrl(ep.baseUrl, 'chat/completions'),
+        res.status,
+        'the answer has no choices[0].message',
+      );
+    }
     return {
       content: typeof message.content === 'string' ? message.content : null,
-      toolCalls: (message.tool_calls ?? []).map((c) => ({ name: text(c.function?.name), arguments: text(c.function?.arguments) })),
+      toolCalls: (message.tool_calls ?? []).map((c) => ({
+        name: text(c.function?.name),
+        arguments: text(c.function?.arguments),
+      })),
     };
   }
 
   async chatStreamFirstChunk(ep: LlmEndpoint, req: ChatRequest): Promise<unknown> {
-    const res = await this.send(ep, 'chat/completions', 'stream a chat completion at', json({ ...body(req), stream: true }));
+    const res = await this.send(
+      ep,
+      'chat/completions',
+      'stream a chat completion at',
+      json({ ...body(req), stream: true }),
+    );
     const reader = res.body?.getReader();
     if (!reader) return null;
     const decoder = new TextDecoder();
@@ -78,13 +106,23 @@ export class FetchLlmProviders implements LlmProviders {
     return { status: res.status, text: await res.text() };
   }
 
-  private async send(ep: LlmEndpoint, path: string, verb: string, init: { body: string | FormData; headers: Record<string, string> }): Promise<Response> {
+  private async send(
+    ep: LlmEndpoint,
+    path: string,
+    verb: string,
+    init: { body: string | FormData; headers: Record<string, string> },
+  ): Promise<Response> {
     const url = joinUrl(ep.baseUrl, path);
     const headers: Record<string, string> = { ...init.headers, Accept: 'application/json' };
     if (ep.apiKey !== null) headers.Authorization = `Bearer ${ep.apiKey}`;
     let res: Response;
     try {
-      res = await fetch(url, { method: 'POST', headers, body: init.body, signal: AbortSignal.timeout(this.options.timeoutSeconds * 1000) });
+      res = await fetch(url, {
+        method: 'POST',
+        headers,
+        body: init.body,
+        signal: AbortSignal.timeout(this.options.timeoutSeconds * 1000),
+      });
     } catch (e) {
       throw transportError(verb, url, e);
     }
@@ -93,7 +131,9 @@ export class FetchLlmProviders implements LlmProviders {
     let detail = text.slice(0, 500) || res.statusText;
     try {
       const parsed = JSON.parse(text) as { error?: { message?: unknown; code?: unknown } };
-      if (typeof parsed.error?.message === 'string') detail = parsed.error.message + (typeof parsed.error.code === 'string' ? ` (${parsed.error.code})` : '');
+      if (typeof parsed.error?.message === 'string') {
+        detail = parsed.error.message + (typeof parsed.error.code === 'string' ? ` (${parsed.error.code})` : '');
+      }
     } catch {
       // not JSON: keep the text
     }
@@ -105,7 +145,12 @@ export class FetchLlmProviders implements LlmProviders {
 const text = (v: unknown) => (typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v));
 
 function body(req: ChatRequest): Record<string, unknown> {
-  return { model: req.model, messages: req.messages, max_completion_tokens: req.maxCompletionTokens, ...(req.tools ? { tools: req.tools } : {}) };
+  return {
+    model: req.model,
+    messages: req.messages,
+    max_completion_tokens: req.maxCompletionTokens,
+    ...(req.tools ? { tools: req.tools } : {}),
+  };
 }
 
 function json(payload: unknown) {
@@ -114,7 +159,15 @@ function json(payload: unknown) {
 
 function transportError(verb: string, url: string, e: unknown): LlmError {
   const err = e as Error & { cause?: Error & { code?: string } };
-  if (err?.name === 'TimeoutError' || err?.name === 'AbortError') return new LlmError('APITimeoutError', verb, url, null, 'Request timed out.');
+  if (err?.name === 'TimeoutError' || err?.name === 'AbortError') {
+    return new LlmError('APITimeoutError', verb, url, null, 'Request timed out.');
+  }
   const cause = err?.cause;
-  return new LlmError('APIConnectionError', verb, url, null, `Connection error: ${cause?.code ?? cause?.message ?? err?.message ?? String(e)}`);
+  return new LlmError(
+    'APIConnectionError',
+    verb,
+    url,
+    null,
+    `Connection error: ${cause?.code ?? cause?.message ?? err?.message ?? String(e)}`,
+  );
 }

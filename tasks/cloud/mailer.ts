@@ -65,7 +65,15 @@ export class SmtpMailer implements Mailer {
       'smtp',
       'send',
       resource,
-      (err) => new CloudError('smtp', 'send', resource, kindOfSmtpError(err), `mail "${mail.subject}" to ${mail.to.length} recipient(s): ${messageOf(err)}`, { cause: err }),
+      (err) =>
+        new CloudError(
+          'smtp',
+          'send',
+          resource,
+          kindOfSmtpError(err),
+          `mail "${mail.subject}" to ${mail.to.length} recipient(s): ${messageOf(err)}`,
+          { cause: err },
+        ),
       async () => {
         await this.transporter().sendMail({
           from: o.from,

@@ -12,7 +12,7 @@ export const MCP_LLM_SETTINGS = {
     default: '',
     parse: parsers.string,
     secret: true,
-    doc: 'Fernet key of Smarter\'s Secrets (MCP credentials, provider and vectorstore keys, LLMHost tokens and API keys): the key the Python side uses.',
+    doc: "Fernet key of Smarter's Secrets (MCP credentials, provider and vectorstore keys, LLMHost tokens and API keys): the key the Python side uses.",
   }),
   mcpAllowPrivateEndpoints: setting({
     env: ['SMARTER_WORKER_MCP_ALLOW_PRIVATE_ENDPOINTS'],

@@ -23,8 +23,30 @@ export interface McpOptions {
 }
 
 const PRIVATE = new net.BlockList();
-for (const [a, p] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4]] as const) PRIVATE.addSubnet(a, p, 'ipv4');
-for (const [a, p] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['::ffff:0:0', 96]] as const) PRIVATE.addSubnet(a, p, 'ipv6');
+for (const [a, p] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  PRIVATE.addSubnet(a, p, 'ipv4');
+}
+for (const [a, p] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+  ['::ffff:0:0', 96],
+] as const) {
+  PRIVATE.addSubnet(a, p, 'ipv6');
+}
 
 export class SdkMcpServers implements McpServers {
   constructor(
@@ -41,7 +63,10 @@ export class SdkMcpServers implements McpServers {
     const deadline = AbortSignal.timeout(ms);
     let onAbort = () => undefined as void;
     const timedOut = new Promise<never>((_resolve, reject) => {
-      onAbort = () => reject(new McpConnectionError(target.url, 'list the tools of', `timed out after ${target.timeoutSeconds} seconds`));
+      onAbort = () =>
+        reject(
+          new McpConnectionError(target.url, 'list the tools of', `timed out after ${target.timeoutSeconds} seconds`),
+        );
       deadline.addEventListener('abort', onAbort, { once: true });
     });
     try {
@@ -114,17 +139,25 @@ export class SdkMcpServers implements McpServers {
       throw new McpConnectionError(endpoint, 'connect to', 'not a URL');
     }
     if (this.options.allowPrivateEndpoints) {
-      if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new McpConnectionError(endpoint, 'connect to', 'only http(s) URLs are allowed');
+      if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+        throw new McpConnectionError(endpoint, 'connect to', 'only http(s) URLs are allowed');
+      }
       return;
     }
     if (url.protocol !== 'https:') throw new McpConnectionError(endpoint, 'connect to', 'the URL must be https');
-    if (url.port !== '' && url.port !== '443') throw new McpConnectionError(endpoint, 'connect to', 'the URL must use the standard port');
+    if (url.port !== '' && url.port !== '443') {
+      throw new McpConnectionError(endpoint, 'connect to', 'the URL must use the standard port');
+    }
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    const addresses = net.isIP(host) ? [{ address: host, family: net.isIP(host) }] : await lookup(host, { all: true }).catch((e: Error) => {
-      throw new McpConnectionError(endpoint, 'resolve', e.message);
-    });
+    const addresses = net.isIP(host)
+      ? [{ address: host, family: net.isIP(host) }]
+      : await lookup(host, { all: true }).catch((e: Error) => {
+          throw new McpConnectionError(endpoint, 'resolve', e.message);
+        });
     for (const a of addresses) {
-      if (PRIVATE.check(a.address, a.family === 6 ? 'ipv6' : 'ipv4')) throw new McpConnectionError(endpoint, 'connect to', `${host} resolves to the non-public address ${a.address}`);
+      if (PRIVATE.check(a.address, a.family === 6 ? 'ipv6' : 'ipv4')) {
+        throw new McpConnectionError(endpoint, 'connect to', `${host} resolves to the non-public address ${a.address}`);
+      }
     }
   }
 }

@@ -7,7 +7,15 @@
 import { Pinecone, type RecordMetadata } from '@pinecone-database/pinecone';
 import type { Logger } from '../../lib/logger.js';
 import { cloudCall, isNetworkError } from './call.js';
-import type { NewPineconeIndex, PineconeBackup, PineconeIndexStats, PineconeIndexStatus, PineconeProject, PineconeProjects, PineconeRecord } from './pinecone-port.js';
+import type {
+  NewPineconeIndex,
+  PineconeBackup,
+  PineconeIndexStats,
+  PineconeIndexStatus,
+  PineconeProject,
+  PineconeProjects,
+  PineconeRecord,
+} from './pinecone-port.js';
 import { CloudError, type CloudErrorKind } from './ports.js';
 import { textOf } from './vectordb.js';
 
@@ -57,7 +65,10 @@ export function classifyPinecone(verb: string, resource: string, err: unknown): 
   const kind = typeof name === 'string' ? KINDS[name] : undefined;
   // A connection error's own message is generic; its cause says why (ECONNREFUSED, a certificate…).
   const cause = (err as { cause?: unknown } | null)?.cause;
-  const detail = name === 'PineconeConnectionError' && cause !== undefined ? `${textOf(err)}: ${textOf(cause)}` : pineconeWords(textOf(err));
+  const detail =
+    name === 'PineconeConnectionError' && cause !== undefined
+      ? `${textOf(err)}: ${textOf(cause)}`
+      : pineconeWords(textOf(err));
   if (kind) return new CloudError('pinecone', verb, resource, kind, detail, { cause: err });
   if (isNetworkError(err)) return new CloudError('pinecone', verb, resource, 'Unavailable', detail, { cause: err });
   return new CloudError('pinecone', verb, resource, 'Invalid', detail, { cause: err });
@@ -75,7 +86,8 @@ export class SdkPineconeProject implements PineconeProject {
   ) {
     const base: PineconeFetch = config.fetch ?? ((url, init) => fetch(url, init));
     const ms = config.timeoutSeconds * 1000;
-    const timed: PineconeFetch = (url, init = {}) => base(url, { ...init, signal: init.signal ?? AbortSignal.timeout(ms) });
+    const timed: PineconeFetch = (url, init = {}) =>
+      base(url, { ...init, signal: init.signal ?? AbortSignal.timeout(ms) });
     this.client = new Pinecone({
       apiKey,
       fetchApi: timed as unknown as typeof fetch,
@@ -113,7 +125,11 @@ export class SdkPineconeProject implements PineconeProject {
 
   async describeIndexStats(name: string): Promise<PineconeIndexStats> {
     const s = await this.call('describe index stats', name, () => this.client.index(name).describeIndexStats());
-    return { totalVectorCount: num(s.totalRecordCount) ?? 0, dimension: num(s.dimension), indexFullness: num(s.indexFullness) };
+    return {
+      totalVectorCount: num(s.totalRecordCount) ?? 0,
+      dimension: num(s.dimension),
+      indexFullness: num(s.indexFullness),
+    };
   }
 
   async upsert(name: string, records: PineconeRecord[]): Promise<void> {
@@ -129,7 +145,9 @@ export class SdkPineconeProject implements PineconeProject {
   }
 
   async createBackup(name: string, backupName: string, description: string): Promise<PineconeBackup> {
-    const b = await this.call('create backup', name, () => this.client.createBackup({ indexName: name, name: backupName, description }));
+    const b = await this.call('create backup', name, () =>
+      this.client.createBackup({ indexName: name, name: backupName, description }),
+    );
     return { backupId: b.backupId, status: String(b.status), sizeBytes: num(b.sizeBytes) };
   }
 

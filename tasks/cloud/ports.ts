@@ -22,7 +22,25 @@ import type { ResourceLedger } from './ledger-port.js';
 import type { Readiness } from './readiness.js';
 
 /** Every record type Route 53 accepts (its `RRType`). */
-export const RECORD_TYPES = ['A', 'AAAA', 'CAA', 'CNAME', 'DS', 'HTTPS', 'MX', 'NAPTR', 'NS', 'PTR', 'SOA', 'SPF', 'SRV', 'SSHFP', 'SVCB', 'TLSA', 'TXT'] as const;
+export const RECORD_TYPES = [
+  'A',
+  'AAAA',
+  'CAA',
+  'CNAME',
+  'DS',
+  'HTTPS',
+  'MX',
+  'NAPTR',
+  'NS',
+  'PTR',
+  'SOA',
+  'SPF',
+  'SRV',
+  'SSHFP',
+  'SVCB',
+  'TLSA',
+  'TXT',
+] as const;
 export type RecordType = (typeof RECORD_TYPES)[number];
 
 /** The record types public DNS is asked for through node:dns. */
@@ -62,13 +80,7 @@ export interface DnsZones {
 }
 
 export type CertificateStatus =
-  | 'PENDING_VALIDATION'
-  | 'ISSUED'
-  | 'INACTIVE'
-  | 'EXPIRED'
-  | 'VALIDATION_TIMED_OUT'
-  | 'REVOKED'
-  | 'FAILED';
+  'PENDING_VALIDATION' | 'ISSUED' | 'INACTIVE' | 'EXPIRED' | 'VALIDATION_TIMED_OUT' | 'REVOKED' | 'FAILED';
 
 export interface Certificate {
   arn: string;
@@ -97,7 +109,13 @@ export interface KubeRef {
 export interface KubeObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   [field: string]: unknown;
 }
 
@@ -149,7 +167,8 @@ export interface CloudDeps {
   ledger?: ResourceLedger;
 }
 
-export type CloudService = 'route53' | 'acm' | 'eks' | 'autoscaling' | 'kubernetes' | 'dns' | 'smtp' | 'vectordb' | 'pinecone' | 'embeddings';
+export type CloudService =
+  'route53' | 'acm' | 'eks' | 'autoscaling' | 'kubernetes' | 'dns' | 'smtp' | 'vectordb' | 'pinecone' | 'embeddings';
 
 export type CloudErrorKind = 'NotFound' | 'AccessDenied' | 'Conflict' | 'Throttled' | 'Invalid' | 'Unavailable';
 

@@ -64,7 +64,11 @@ export class AwsReadiness implements Readiness {
   async provider(): Promise<boolean> {
     if (this.confirmed) return true;
     if (!awsCredentialsConfigured(this.env())) {
-      this.report('unconfigured', 'warn', 'AWS credentials are not configured (no access key pair, profile, web identity or AWS_DEPLOYED): the cloud is not ready');
+      this.report(
+        'unconfigured',
+        'warn',
+        'AWS credentials are not configured (no access key pair, profile, web identity or AWS_DEPLOYED): the cloud is not ready',
+      );
       return false;
     }
     try {
@@ -86,7 +90,11 @@ export class AwsReadiness implements Readiness {
     return this.provider();
   }
 
-  private report(state: NonNullable<AwsReadiness['reported']>, level: 'info' | 'warn' | 'error', message: string): void {
+  private report(
+    state: NonNullable<AwsReadiness['reported']>,
+    level: 'info' | 'warn' | 'error',
+    message: string,
+  ): void {
     if (this.reported === state) return;
     this.reported = state;
     this.logger[level](message, { service: 'sts' });
@@ -133,9 +141,13 @@ export async function isTaskable(readiness: Readiness, logger: Logger): Promise<
  * A task that begins with `is_taskable()`: when the cloud is not ready it returns `notReady` at once, successfully,
  * before reading a row or calling the cloud, as each of Smarter's LLMClient tasks does.
  */
-export function whenTaskable<D extends { cloud: { readiness: Readiness } }, T extends AnyTask<D>>(task: T, notReady: null | false): T {
+export function whenTaskable<D extends { cloud: { readiness: Readiness } }, T extends AnyTask<D>>(
+  task: T,
+  notReady: null | false,
+): T {
   return {
     ...task,
-    run: async (params: unknown, ctx: TaskContext<D>) => ((await isTaskable(ctx.deps.cloud.readiness, ctx.logger)) ? task.run(params, ctx) : notReady),
+    run: async (params: unknown, ctx: TaskContext<D>) =>
+      (await isTaskable(ctx.deps.cloud.readiness, ctx.logger)) ? task.run(params, ctx) : notReady,
   };
 }

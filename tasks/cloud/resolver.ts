@@ -29,7 +29,10 @@ export class DnsResolver implements Resolver {
     options: ResolverOptions,
     private readonly logger: Logger,
   ) {
-    this.resolver = new dns.Resolver({ timeout: Math.max(1, Math.round(options.timeoutSeconds * 1000)), tries: options.tries });
+    this.resolver = new dns.Resolver({
+      timeout: Math.max(1, Math.round(options.timeoutSeconds * 1000)),
+      tries: options.tries,
+    });
     if (options.servers.length > 0) this.resolver.setServers(options.servers);
   }
 
@@ -44,7 +47,14 @@ export class DnsResolver implements Resolver {
       (err) => {
         const code = (err as { code?: unknown } | null)?.code;
         const kind = code === 'EBADNAME' || code === 'EBADQUERY' || code === 'EFORMERR' ? 'Invalid' : 'Unavailable';
-        return new CloudError('dns', 'lookup', resource, kind, `${typeof code === 'string' ? `${code}: ` : ''}${messageOf(err)}`, { cause: err });
+        return new CloudError(
+          'dns',
+          'lookup',
+          resource,
+          kind,
+          `${typeof code === 'string' ? `${code}: ` : ''}${messageOf(err)}`,
+          { cause: err },
+        );
       },
       async () => {
         try {
@@ -76,7 +86,9 @@ export class DnsResolver implements Resolver {
       case 'MX':
         return (await r.resolveMx(host)).map((m) => `${m.priority} ${dot(m.exchange).toLowerCase()}`);
       case 'NAPTR':
-        return (await r.resolveNaptr(host)).map((n) => `${n.order} ${n.preference} "${n.flags}" "${n.service}" "${n.regexp}" ${n.replacement || '.'}`);
+        return (await r.resolveNaptr(host)).map(
+          (n) => `${n.order} ${n.preference} "${n.flags}" "${n.service}" "${n.regexp}" ${n.replacement || '.'}`,
+        );
       case 'NS':
         return (await r.resolveNs(host)).map((v) => dot(v).toLowerCase());
       case 'PTR':

@@ -20,7 +20,10 @@ import type { DnsRecord, DnsZones, HostedZone, RecordType } from './ports.js';
 
 /** Route 53 writes names with a trailing dot and escapes some characters as `\ooo` (`*` is `\052`). */
 export function fromRoute53Name(name: string): string {
-  return name.replace(/\\(\d{3})/g, (_m, o: string) => String.fromCharCode(parseInt(o, 8))).replace(/\.$/, '').toLowerCase();
+  return name
+    .replace(/\\(\d{3})/g, (_m, o: string) => String.fromCharCode(parseInt(o, 8)))
+    .replace(/\.$/, '')
+    .toLowerCase();
 }
 
 const fqdn = (name: string) => `${name.replace(/\.$/, '').toLowerCase()}.`;
@@ -58,7 +61,11 @@ export class Route53Zones implements DnsZones {
       try {
         const out = await this.client.send(new GetHostedZoneCommand({ Id: zoneIdOf(id) }));
         if (!out.HostedZone?.Id || !out.HostedZone.Name) return null;
-        return { id: zoneIdOf(out.HostedZone.Id), name: fromRoute53Name(out.HostedZone.Name), nameServers: out.DelegationSet?.NameServers ?? [] };
+        return {
+          id: zoneIdOf(out.HostedZone.Id),
+          name: fromRoute53Name(out.HostedZone.Name),
+          nameServers: out.DelegationSet?.NameServers ?? [],
+        };
       } catch (err) {
         if ((err as { name?: string }).name === 'NoSuchHostedZone') return null;
         throw err;
@@ -71,27 +78,42 @@ export class Route53Zones implements DnsZones {
     if (existing) return existing;
     return this.call('CreateHostedZone', domain, async () => {
       // One reference per creation: the SDK's own retries resend it, so a retried request creates one zone.
-      const out = await this.client.send(new CreateHostedZoneCommand({ Name: fqdn(domain), CallerReference: `smarter-worker-${randomUUID()}` }));
+      const out = await this.client.send(
+        new CreateHostedZoneCommand({ Name: fqdn(domain), CallerReference: `smarter-worker-${randomUUID()}` }),
+      );
       if (!out.HostedZone?.Id || !out.HostedZone.Name) throw new Error('CreateHostedZone answered without a zone');
-      return { id: zoneIdOf(out.HostedZone.Id), name: fromRoute53Name(out.HostedZone.Name), nameServers: out.DelegationSet?.NameServers ?? [] };
+      return {
+        id: zoneIdOf(out.HostedZone.Id),
+        name: fromRoute53Name(out.HostedZone.Name),
+        nameServers: out.DelegationSet?.NameServers ?? [],
+      };
     });
   }
 
   async getRecord(zoneId: string, name: string, type: RecordType): Promise<DnsRecord | null> {
-    const set = await this.call('ListResourceRecordSets', `${zoneIdOf(zoneId)}/${name} ${type}`, () => this.findSet(zoneId, name, type));
+    const set = await this.call('ListResourceRecordSets', `${zoneIdOf(zoneId)}/${name} ${type}`, () =>
+      this.findSet(zoneId, name, type),
+    );
     return set ? toRecord(set) : null;
   }
 
   async upsertRecord(zoneId: string, record: DnsRecord): Promise<void> {
-    await this.call('ChangeResourceRecordSets UPSERT', `${zoneIdOf(zoneId)}/${record.name} ${record.type}`, async () => {
-      checkDnsName('route53', 'ChangeResourceRecordSets UPSERT', record.name);
-      await this.client.send(
-        new ChangeResourceRecordSetsCommand({
-          HostedZoneId: zoneIdOf(zoneId),
-          ChangeBatch: { Comment: 'smarter-worker', Changes: [{ Action: 'UPSERT', ResourceRecordSet: toSet(record) }] },
-        }),
-      );
-    });
+    await this.call(
+      'ChangeResourceRecordSets UPSERT',
+      `${zoneIdOf(zoneId)}/${record.name} ${record.type}`,
+      async () => {
+        checkDnsName('route53', 'ChangeResourceRecordSets UPSERT', record.name);
+        await this.client.send(
+          new ChangeResourceRecordSetsCommand({
+            HostedZoneId: zoneIdOf(zoneId),
+            ChangeBatch: {
+              Comment: 'smarter-worker',
+              Changes: [{ Action: 'UPSERT', ResourceRecordSet: toSet(record) }],
+            },
+          }),
+        );
+      },
+    );
   }
 
   async deleteRecord(zoneId: string, name: string, type: RecordType): Promise<boolean> {
@@ -109,7 +131,9 @@ export class Route53Zones implements DnsZones {
         return true;
       } catch (err) {
         // Gone between our read and our delete (another run of the same task): that is what we wanted.
-        if ((err as { name?: string }).name === 'InvalidChangeBatch' && /not found/i.test((err as Error).message)) return false;
+        if ((err as { name?: string }).name === 'InvalidChangeBatch' && /not found/i.test((err as Error).message)) {
+          return false;
+        }
         throw err;
       }
     });
@@ -117,10 +141,17 @@ export class Route53Zones implements DnsZones {
 
   private async findSet(zoneId: string, name: string, type: RecordType): Promise<ResourceRecordSet | undefined> {
     const out = await this.client.send(
-      new ListResourceRecordSetsCommand({ HostedZoneId: zoneIdOf(zoneId), StartRecordName: fqdn(name), StartRecordType: type, MaxItems: 1 }),
+      new ListResourceRecordSetsCommand({
+        HostedZoneId: zoneIdOf(zoneId),
+        StartRecordName: fqdn(name),
+        StartRecordType: type,
+        MaxItems: 1,
+      }),
     );
     const set = out.ResourceRecordSets?.[0];
-    return set && set.Name && fromRoute53Name(set.Name) === fromRoute53Name(name) && set.Type === type ? set : undefined;
+    return set && set.Name && fromRoute53Name(set.Name) === fromRoute53Name(name) && set.Type === type
+      ? set
+      : undefined;
   }
 
   private call<T>(verb: string, resource: string, run: () => Promise<T>): Promise<T> {
@@ -130,14 +161,22 @@ export class Route53Zones implements DnsZones {
 
 function toRecord(set: ResourceRecordSet): DnsRecord {
   const type = set.Type as RecordType;
-  const values = (set.ResourceRecords ?? []).map((r) => r.Value ?? '').map((v) => (type === 'TXT' ? unquoteTxt(v) : type === 'CNAME' || type === 'NS' ? v.replace(/\.$/, '') : v));
+  const values = (set.ResourceRecords ?? [])
+    .map((r) => r.Value ?? '')
+    .map((v) => (type === 'TXT' ? unquoteTxt(v) : type === 'CNAME' || type === 'NS' ? v.replace(/\.$/, '') : v));
   return {
     name: fromRoute53Name(set.Name ?? ''),
     type,
     ttl: set.TTL ?? 0,
     values,
     ...(set.AliasTarget?.DNSName && set.AliasTarget.HostedZoneId
-      ? { alias: { zoneId: set.AliasTarget.HostedZoneId, dnsName: set.AliasTarget.DNSName.replace(/\.$/, ''), evaluateTargetHealth: set.AliasTarget.EvaluateTargetHealth ?? false } }
+      ? {
+          alias: {
+            zoneId: set.AliasTarget.HostedZoneId,
+            dnsName: set.AliasTarget.DNSName.replace(/\.$/, ''),
+            evaluateTargetHealth: set.AliasTarget.EvaluateTargetHealth ?? false,
+          },
+        }
       : {}),
   };
 }
@@ -147,7 +186,11 @@ function toSet(record: DnsRecord): ResourceRecordSet {
     return {
       Name: fqdn(record.name),
       Type: record.type,
-      AliasTarget: { HostedZoneId: record.alias.zoneId, DNSName: record.alias.dnsName, EvaluateTargetHealth: record.alias.evaluateTargetHealth },
+      AliasTarget: {
+        HostedZoneId: record.alias.zoneId,
+        DNSName: record.alias.dnsName,
+        EvaluateTargetHealth: record.alias.evaluateTargetHealth,
+      },
     };
   }
   return {

@@ -18,8 +18,14 @@ export function parseDnsServers(text: string): string[] {
     const v4 = /^([\d.]+)(?::(\d+))?$/.exec(item);
     const [host, port] = bracketed ? [bracketed[1], bracketed[2]] : v4 ? [v4[1], v4[2]] : [item, undefined];
     const family = net.isIP(host ?? '');
-    if (family === 0) throw new ParseError(`${JSON.stringify(item)} is not an IP address with an optional port (host[:port], IPv6 as [addr]:port)`);
-    if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) throw new ParseError(`${JSON.stringify(item)}: port out of range`);
+    if (family === 0) {
+      throw new ParseError(
+        `${JSON.stringify(item)} is not an IP address with an optional port (host[:port], IPv6 as [addr]:port)`,
+      );
+    }
+    if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) {
+      throw new ParseError(`${JSON.stringify(item)}: port out of range`);
+    }
     if (port === undefined) return host as string;
     return family === 6 ? `[${host}]:${port}` : `${host}:${port}`;
   });
@@ -45,12 +51,39 @@ export const CLOUD_SETTINGS = {
     parse: parsers.int(1, 10),
     doc: 'Times a DNS query is sent to each resolver before the lookup is a timeout (`Unavailable`, never NXDOMAIN).',
   }),
-  smtpHost: setting({ env: both('SMTP_HOST'), default: 'email-smtp.us-east-2.amazonaws.com', parse: parsers.string, doc: 'SMTP server (Smarter\'s default is Amazon SES).' }),
+  smtpHost: setting({
+    env: both('SMTP_HOST'),
+    default: 'email-smtp.us-east-2.amazonaws.com',
+    parse: parsers.string,
+    doc: "SMTP server (Smarter's default is Amazon SES).",
+  }),
   smtpPort: setting({ env: both('SMTP_PORT'), default: 587, parse: parsers.int(1, 65535), doc: 'SMTP port.' }),
-  smtpUseSsl: setting({ env: both('SMTP_USE_SSL'), default: false, parse: parsers.bool, doc: 'Implicit TLS from the first byte (port 465).' }),
-  smtpUseTls: setting({ env: both('SMTP_USE_TLS'), default: true, parse: parsers.bool, doc: 'STARTTLS, required when on (Smarter\'s default).' }),
-  smtpUsername: setting({ env: both('SMTP_USERNAME'), default: '', parse: parsers.string, secret: true, doc: 'SMTP user (never logged).' }),
-  smtpPassword: setting({ env: both('SMTP_PASSWORD'), default: '', parse: parsers.string, secret: true, doc: 'SMTP password (never logged).' }),
+  smtpUseSsl: setting({
+    env: both('SMTP_USE_SSL'),
+    default: false,
+    parse: parsers.bool,
+    doc: 'Implicit TLS from the first byte (port 465).',
+  }),
+  smtpUseTls: setting({
+    env: both('SMTP_USE_TLS'),
+    default: true,
+    parse: parsers.bool,
+    doc: "STARTTLS, required when on (Smarter's default).",
+  }),
+  smtpUsername: setting({
+    env: both('SMTP_USERNAME'),
+    default: '',
+    parse: parsers.string,
+    secret: true,
+    doc: 'SMTP user (never logged).',
+  }),
+  smtpPassword: setting({
+    env: both('SMTP_PASSWORD'),
+    default: '',
+    parse: parsers.string,
+    secret: true,
+    doc: 'SMTP password (never logged).',
+  }),
   smtpFromEmail: setting({
     env: both('SMTP_FROM_EMAIL'),
     default: '',
@@ -58,7 +91,13 @@ export const CLOUD_SETTINGS = {
     parse: parsers.string,
     doc: 'From address of the e-mails. As in Smarter, mail is sent only when host, port, user, password and this are all set; otherwise it is logged and skipped.',
   }),
-  emailAdmin: setting({ env: both('EMAIL_ADMIN'), default: '', shownDefault: 'none', parse: parsers.string, doc: 'Blind copy of every e-mail, unless the admin is a recipient, as Smarter sends.' }),
+  emailAdmin: setting({
+    env: both('EMAIL_ADMIN'),
+    default: '',
+    shownDefault: 'none',
+    parse: parsers.string,
+    doc: 'Blind copy of every e-mail, unless the admin is a recipient, as Smarter sends.',
+  }),
   smtpTimeout: setting({
     env: ['SMARTER_WORKER_SMTP_TIMEOUT'],
     default: 30,

@@ -8,7 +8,16 @@ import { QdrantClient } from '@qdrant/js-client-rest';
 import type { Logger } from '../../lib/logger.js';
 import { cloudCall, isNetworkError, messageOf } from './call.js';
 import { CloudError, type CloudErrorKind } from './ports.js';
-import type { CollectionInfo, Distance, MatchFilter, SnapshotInfo, VectorDatabases, VectorDb, VectorDbTarget, VectorPoint } from './vectordb-port.js';
+import type {
+  CollectionInfo,
+  Distance,
+  MatchFilter,
+  SnapshotInfo,
+  VectorDatabases,
+  VectorDb,
+  VectorDbTarget,
+  VectorPoint,
+} from './vectordb-port.js';
 
 interface ApiErrorLike {
   status: number;
@@ -47,11 +56,17 @@ export function textOf(err: unknown): string {
 }
 
 export function classifyQdrant(verb: string, resource: string, err: unknown): CloudError {
-  if (isApiError(err)) return new CloudError('vectordb', verb, resource, kindOf(err.status), qdrantMessage(err), { cause: err });
+  if (isApiError(err)) {
+    return new CloudError('vectordb', verb, resource, kindOf(err.status), qdrantMessage(err), { cause: err });
+  }
   const name = (err as { name?: unknown } | null)?.name;
-  if (name === 'QdrantClientTimeoutError') return new CloudError('vectordb', verb, resource, 'Unavailable', `timed out: ${textOf(err)}`, { cause: err });
+  if (name === 'QdrantClientTimeoutError') {
+    return new CloudError('vectordb', verb, resource, 'Unavailable', `timed out: ${textOf(err)}`, { cause: err });
+  }
   // fetch's network failures are a TypeError "fetch failed" whose cause says why (ECONNREFUSED, ENOTFOUND…).
-  if (isNetworkError(err) || (name === 'TypeError' && /fetch failed/.test(textOf(err)))) return new CloudError('vectordb', verb, resource, 'Unavailable', textOf(err), { cause: err });
+  if (isNetworkError(err) || (name === 'TypeError' && /fetch failed/.test(textOf(err)))) {
+    return new CloudError('vectordb', verb, resource, 'Unavailable', textOf(err), { cause: err });
+  }
   return new CloudError('vectordb', verb, resource, 'Invalid', textOf(err), { cause: err });
 }
 
@@ -118,7 +133,9 @@ export class QdrantVectorDb implements VectorDb {
   }
 
   async createPayloadIndex(name: string, field: string, schema: 'integer' | 'keyword'): Promise<void> {
-    await this.call('create payload index', `${name}/${field}`, () => this.client.createPayloadIndex(name, { field_name: field, field_schema: schema, wait: true }));
+    await this.call('create payload index', `${name}/${field}`, () =>
+      this.client.createPayloadIndex(name, { field_name: field, field_schema: schema, wait: true }),
+    );
   }
 
   async deleteCollection(name: string): Promise<boolean> {
@@ -140,13 +157,23 @@ export class QdrantVectorDb implements VectorDb {
   }
 
   async count(name: string, filter?: MatchFilter): Promise<number> {
-    const res = await this.call('count points', name, () => this.client.count(name, { exact: true, ...(filter ? { filter: toFilter(filter) } : {}) }));
+    const res = await this.call('count points', name, () =>
+      this.client.count(name, { exact: true, ...(filter ? { filter: toFilter(filter) } : {}) }),
+    );
     return res.count;
   }
 
   async createSnapshot(name: string): Promise<SnapshotInfo> {
     const s = await this.call('create snapshot', name, () => this.client.createSnapshot(name, { wait: true }));
-    if (!s) throw new CloudError('vectordb', 'create snapshot', name, 'Unavailable', 'Qdrant accepted the snapshot but did not describe it');
+    if (!s) {
+      throw new CloudError(
+        'vectordb',
+        'create snapshot',
+        name,
+        'Unavailable',
+        'Qdrant accepted the snapshot but did not describe it',
+      );
+    }
     return toSnapshot(s);
   }
 
@@ -157,7 +184,9 @@ export class QdrantVectorDb implements VectorDb {
 
   async deleteSnapshot(name: string, snapshot: string): Promise<boolean> {
     try {
-      await this.call('delete snapshot', `${name}/${snapshot}`, () => this.client.deleteSnapshot(name, snapshot, { wait: true }));
+      await this.call('delete snapshot', `${name}/${snapshot}`, () =>
+        this.client.deleteSnapshot(name, snapshot, { wait: true }),
+      );
       return true;
     } catch (err) {
       if (err instanceof CloudError && err.kind === 'NotFound') return false;

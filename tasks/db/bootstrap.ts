@@ -30,7 +30,13 @@ const ident = (name: string) => `\`${name.replace(/`/g, '``')}\``;
 
 async function reachable(c: BootstrapConfig): Promise<boolean> {
   try {
-    const conn = await mysql.createConnection({ host: c.host, port: c.port, user: c.user, password: c.password, database: c.database });
+    const conn = await mysql.createConnection({
+      host: c.host,
+      port: c.port,
+      user: c.user,
+      password: c.password,
+      database: c.database,
+    });
     await conn.end();
     return true;
   } catch {
@@ -43,7 +49,13 @@ export async function ensureLocalDatabase(c: BootstrapConfig, logger: Logger): P
   if (await reachable(c)) return 'reachable';
   let admin: mysql.Connection;
   try {
-    admin = await mysql.createConnection({ host: c.host, port: c.port, user: c.admin.user, password: c.admin.password, multipleStatements: true });
+    admin = await mysql.createConnection({
+      host: c.host,
+      port: c.port,
+      user: c.admin.user,
+      password: c.admin.password,
+      multipleStatements: true,
+    });
   } catch (err) {
     logger.warn(
       `database ${c.database} on ${c.host}:${c.port} is not reachable as ${c.user}, and ${c.admin.user} cannot connect to create it (${(err as Error).message}); set SMARTER_SYSTEM_DB_ADMIN_USER/_PASSWORD, or create it with tasks/db/schema.sql`,
@@ -51,9 +63,13 @@ export async function ensureLocalDatabase(c: BootstrapConfig, logger: Logger): P
     return 'no-admin';
   }
   try {
-    const [found] = await admin.query('SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?', [c.database]);
+    const [found] = await admin.query('SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?', [
+      c.database,
+    ]);
     if ((found as unknown[]).length > 0) {
-      logger.warn(`database ${c.database} exists on ${c.host}:${c.port} but ${c.user} cannot use it; it is left as it is`);
+      logger.warn(
+        `database ${c.database} exists on ${c.host}:${c.port} but ${c.user} cannot use it; it is left as it is`,
+      );
       return 'exists';
     }
     await admin.query(`CREATE DATABASE ${ident(c.database)} CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
@@ -71,6 +87,8 @@ export async function ensureLocalDatabase(c: BootstrapConfig, logger: Logger): P
   } finally {
     await admin.end().catch(() => undefined);
   }
-  logger.info(`created database ${c.database} on ${c.host}:${c.port} with Smarter's tables (tasks/db/schema.sql) for user ${c.user}`);
+  logger.info(
+    `created database ${c.database} on ${c.host}:${c.port} with Smarter's tables (tasks/db/schema.sql) for user ${c.user}`,
+  );
   return 'created';
 }

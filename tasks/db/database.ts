@@ -28,7 +28,10 @@ export interface Queryable {
 
 export interface Database extends Queryable {
   /** READ COMMITTED takes no gap locks, so a long transaction does not block concurrent INSERTs. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: { isolation?: 'READ COMMITTED' | 'REPEATABLE READ' }): Promise<T>;
+  transaction<T>(
+    fn: (tx: Queryable) => Promise<T>,
+    options?: { isolation?: 'READ COMMITTED' | 'REPEATABLE READ' },
+  ): Promise<T>;
   close(): Promise<void>;
 }
 

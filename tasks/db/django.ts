@@ -35,7 +35,12 @@ function toDjango(value: unknown): unknown {
  * INSERT TimestampedModel rows (values in `columns` order), all in one statement, with both timestamps from
  * MariaDB's clock; returns the first row's id.
  */
-export async function insertModels(db: Queryable, table: string, columns: readonly string[], rows: ReadonlyArray<readonly unknown[]>): Promise<number> {
+export async function insertModels(
+  db: Queryable,
+  table: string,
+  columns: readonly string[],
+  rows: ReadonlyArray<readonly unknown[]>,
+): Promise<number> {
   const one = `(${columns.map(() => '?').join(', ')}, ${NOW}, ${NOW})`;
   const sql = `INSERT INTO \`${table}\` (${columns.map((c) => `\`${c}\``).join(', ')}, created_at, updated_at) VALUES ${rows.map(() => one).join(', ')}`;
   const res = await db.execute(sql, rows.flat());

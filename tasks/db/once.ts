@@ -66,7 +66,9 @@ async function prune(db: Database): Promise<void> {
   if (now - (pruned.get(db) ?? 0) < PRUNE_EVERY_MS) return;
   pruned.set(db, now);
   // Bounded, so that a first prune after a long time never holds a long lock; what is left goes next hour.
-  await db.execute(`DELETE FROM ${ONCE_TABLE} WHERE done_at < ${NOW} - INTERVAL ? DAY LIMIT 10000`, [MARKER_RETENTION_DAYS]).catch(() => undefined);
+  await db
+    .execute(`DELETE FROM ${ONCE_TABLE} WHERE done_at < ${NOW} - INTERVAL ? DAY LIMIT 10000`, [MARKER_RETENTION_DAYS])
+    .catch(() => undefined);
 }
 
 /**
@@ -77,7 +79,10 @@ export async function claimEffects(tx: Queryable, keys: readonly EffectKey[]): P
   if (keys.length === 0) return [];
   const claim = randomBytes(16).toString('hex');
   const rows = keys.map((k) => [k.taskId, k.effect ?? '', k.taskName, claim]);
-  await tx.execute(`INSERT IGNORE INTO ${ONCE_TABLE} (task_id, effect, task_name, claim, done_at) VALUES ${rows.map(() => `(?, ?, ?, ?, ${NOW})`).join(', ')}`, rows.flat());
+  await tx.execute(
+    `INSERT IGNORE INTO ${ONCE_TABLE} (task_id, effect, task_name, claim, done_at) VALUES ${rows.map(() => `(?, ?, ?, ?, ${NOW})`).join(', ')}`,
+    rows.flat(),
+  );
   const mine = await tx.select(`SELECT task_id, effect FROM ${ONCE_TABLE} WHERE claim = ?`, [claim]);
   const claimed = new Set(mine.map((r) => `${String(r.task_id)}\n${String(r.effect)}`));
   // One key given twice is claimed by its first occurrence only.
@@ -94,7 +99,12 @@ export async function claimEffects(tx: Queryable, keys: readonly EffectKey[]): P
  * Runs `write` for the items whose key has no marker, with their markers, in one transaction; returns for each
  * item whether it was written now (false: a run of the same task id had committed it).
  */
-export async function writeOnce<I>(db: Database, items: readonly I[], keyOf: (item: I) => EffectKey, write: (tx: Queryable, fresh: I[]) => Promise<void>): Promise<boolean[]> {
+export async function writeOnce<I>(
+  db: Database,
+  items: readonly I[],
+  keyOf: (item: I) => EffectKey,
+  write: (tx: Queryable, fresh: I[]) => Promise<void>,
+): Promise<boolean[]> {
   await ensureOnceTable(db);
   const fresh = await db.transaction(
     async (tx) => {
@@ -111,6 +121,11 @@ export async function writeOnce<I>(db: Database, items: readonly I[], keyOf: (it
 
 /** One effect: `write` and its marker in one transaction, unless a run of the same task id committed it. */
 export async function once(db: Database, key: EffectKey, write: (tx: Queryable) => Promise<void>): Promise<boolean> {
-  const [fresh] = await writeOnce(db, [key], (k) => k, (tx) => write(tx));
+  const [fresh] = await writeOnce(
+    db,
+    [key],
+    (k) => k,
+    (tx) => write(tx),
+  );
   return fresh === true;
 }

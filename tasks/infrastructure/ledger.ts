@@ -43,7 +43,10 @@ export class InfrastructureLedger implements ResourceLedger {
     try {
       await recordDestroyed(this.db, this.provider, entry);
     } catch (err) {
-      this.logger.error('infrastructure ledger: could not record a resource destroyed', { ...entry, error: String(err) });
+      this.logger.error('infrastructure ledger: could not record a resource destroyed', {
+        ...entry,
+        error: String(err),
+      });
     }
   }
 
@@ -76,13 +79,21 @@ export class InfrastructureLedger implements ResourceLedger {
    * `billableResources`), as `kubernetes.<kind>`, its name also its id.
    */
   async kubernetesApplied(objects: readonly KubeObject[]): Promise<void> {
-    for (const [kind, name] of billableResources(objects)) await this.created({ service: 'kubernetes', type: `kubernetes.${kind}`, name, id: name, billable: true });
+    for (const [kind, name] of billableResources(objects)) {
+      await this.created({ service: 'kubernetes', type: `kubernetes.${kind}`, name, id: name, billable: true });
+    }
   }
 
   /** `KubernetesService.delete_resource`: any kind, billable when it is a PersistentVolumeClaim. */
   kubernetesDeleted(kind: string, name: string): Promise<void> {
     const k = kind.toLowerCase();
-    return this.destroyed({ service: 'kubernetes', type: `kubernetes.${k}`, name, id: name, billable: BILLABLE_KINDS.has(k) });
+    return this.destroyed({
+      service: 'kubernetes',
+      type: `kubernetes.${k}`,
+      name,
+      id: name,
+      billable: BILLABLE_KINDS.has(k),
+    });
   }
 
   /** `CertificateService.delete_certificate`. */
@@ -91,7 +102,13 @@ export class InfrastructureLedger implements ResourceLedger {
   }
 }
 
-const dnsZone = (zone: { id: string; name: string }): LedgerEntry => ({ service: 'dns', type: 'dns.zone', name: bare(zone.name), id: zone.id, billable: true });
+const dnsZone = (zone: { id: string; name: string }): LedgerEntry => ({
+  service: 'dns',
+  type: 'dns.zone',
+  name: bare(zone.name),
+  id: zone.id,
+  billable: true,
+});
 
 const dnsRecord = (zoneId: string, name: string, type: string): LedgerEntry => ({
   service: 'dns',
@@ -101,7 +118,13 @@ const dnsRecord = (zoneId: string, name: string, type: string): LedgerEntry => (
   billable: false,
 });
 
-const acmCertificate = (c: { arn: string; domain: string }): LedgerEntry => ({ service: 'certificates', type: 'certificate', name: bare(c.domain), id: c.arn, billable: false });
+const acmCertificate = (c: { arn: string; domain: string }): LedgerEntry => ({
+  service: 'certificates',
+  type: 'certificate',
+  name: bare(c.domain),
+  id: c.arn,
+  billable: false,
+});
 
 /** Smarter's `BILLABLE_KUBERNETES_KINDS`: kinds that provision a billable cloud resource of their own. */
 const BILLABLE_KINDS = new Set(['persistentvolumeclaim']);
@@ -115,7 +138,11 @@ export function billableResources(objects: readonly KubeObject[]): [string, stri
   for (const o of objects) {
     const kind = o.kind.toLowerCase();
     const spec = (o.spec ?? {}) as { volumeClaimTemplates?: unknown[]; type?: string };
-    if (BILLABLE_KINDS.has(kind) || (kind === 'statefulset' && (spec.volumeClaimTemplates ?? []).length > 0) || (kind === 'service' && spec.type === 'LoadBalancer')) {
+    if (
+      BILLABLE_KINDS.has(kind) ||
+      (kind === 'statefulset' && (spec.volumeClaimTemplates ?? []).length > 0) ||
+      (kind === 'service' && spec.type === 'LoadBalancer')
+    ) {
       out.push([kind, o.metadata.name]);
     }
   }

@@ -27,16 +27,27 @@ export interface ActiveRow {
   billable: boolean;
 }
 
-const toActive = (r: Row): ActiveRow => ({ id: Number(r.id), name: String(r.resource_name), resourceId: String(r.resource_id ?? ''), billable: bool(r.billable) });
+const toActive = (r: Row): ActiveRow => ({
+  id: Number(r.id),
+  name: String(r.resource_name),
+  resourceId: String(r.resource_id ?? ''),
+  billable: bool(r.billable),
+});
 
 /** The active rows of a provider's resource type (the inventory reconciles them). */
 export async function activeRows(db: Queryable, provider: string, type: string): Promise<ActiveRow[]> {
-  const rows = await db.select(`SELECT id, resource_name, resource_id, billable FROM ${TABLE} WHERE provider = ? AND resource_type = ? AND status = 'active'`, [provider, type]);
+  const rows = await db.select(
+    `SELECT id, resource_name, resource_id, billable FROM ${TABLE} WHERE provider = ? AND resource_type = ? AND status = 'active'`,
+    [provider, type],
+  );
   return rows.map(toActive);
 }
 
 async function activeRow(db: Queryable, provider: string, e: LedgerEntry): Promise<ActiveRow | null> {
-  const [r] = await db.select(`SELECT id, resource_name, resource_id, billable FROM ${TABLE} WHERE provider = ? AND resource_type = ? AND resource_name = ? AND status = 'active' ORDER BY created_at DESC, id DESC LIMIT 1`, [provider, e.type, e.name]);
+  const [r] = await db.select(
+    `SELECT id, resource_name, resource_id, billable FROM ${TABLE} WHERE provider = ? AND resource_type = ? AND resource_name = ? AND status = 'active' ORDER BY created_at DESC, id DESC LIMIT 1`,
+    [provider, e.type, e.name],
+  );
   return r ? toActive(r) : null;
 }
 
@@ -57,7 +68,11 @@ export async function recordCreated(db: Queryable, provider: string, e: LedgerEn
   }
   const resourceId = e.id || row.resourceId;
   if (resourceId === row.resourceId && e.billable === row.billable) return false;
-  await db.execute(`UPDATE ${TABLE} SET resource_id = ?, billable = ?, updated_at = ${NOW} WHERE id = ?`, [resourceId, e.billable ? 1 : 0, row.id]);
+  await db.execute(`UPDATE ${TABLE} SET resource_id = ?, billable = ?, updated_at = ${NOW} WHERE id = ?`, [
+    resourceId,
+    e.billable ? 1 : 0,
+    row.id,
+  ]);
   return true;
 }
 
@@ -75,7 +90,10 @@ export async function recordDestroyed(db: Queryable, provider: string, e: Ledger
     );
     return;
   }
-  await db.execute(`UPDATE ${TABLE} SET status = 'destroyed', destroyed_at = ${NOW}, updated_at = ${NOW} WHERE id = ?`, [row.id]);
+  await db.execute(
+    `UPDATE ${TABLE} SET status = 'destroyed', destroyed_at = ${NOW}, updated_at = ${NOW} WHERE id = ?`,
+    [row.id],
+  );
 }
 
 /** The inventory's id update of an active row (Smarter's `row.save(update_fields=["resource_id", "updated_at"])`). */

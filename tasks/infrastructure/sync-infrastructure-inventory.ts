@@ -21,10 +21,19 @@ export interface Discovered {
 }
 
 const lbHostname = (o: KubeObject) => {
-  const ing = ((o.status as { loadBalancer?: { ingress?: { hostname?: string; ip?: string }[] } } | undefined)?.loadBalancer?.ingress ?? [])[0];
+  const ing = ((o.status as { loadBalancer?: { ingress?: { hostname?: string; ip?: string }[] } } | undefined)
+    ?.loadBalancer?.ingress ?? [])[0];
   return ing?.hostname ?? ing?.ip ?? '';
 };
-const spec = (o: KubeObject) => (o.spec ?? {}) as { providerID?: string; secretName?: string; type?: string; csi?: { volumeHandle?: string }; awsElasticBlockStore?: { volumeID?: string }; claimRef?: { namespace?: string } };
+const spec = (o: KubeObject) =>
+  (o.spec ?? {}) as {
+    providerID?: string;
+    secretName?: string;
+    type?: string;
+    csi?: { volumeHandle?: string };
+    awsElasticBlockStore?: { volumeID?: string };
+    claimRef?: { namespace?: string };
+  };
 
 interface Source {
   type: string;
@@ -37,7 +46,14 @@ interface Source {
 }
 
 const SOURCES: Source[] = [
-  { type: 'kubernetes.node', apiVersion: 'v1', kind: 'Node', namespaced: false, billable: true, id: (o) => spec(o).providerID ?? '' },
+  {
+    type: 'kubernetes.node',
+    apiVersion: 'v1',
+    kind: 'Node',
+    namespaced: false,
+    billable: true,
+    id: (o) => spec(o).providerID ?? '',
+  },
   {
     type: 'kubernetes.persistentvolume',
     apiVersion: 'v1',
@@ -47,16 +63,49 @@ const SOURCES: Source[] = [
     id: (o) => spec(o).csi?.volumeHandle ?? spec(o).awsElasticBlockStore?.volumeID ?? '',
     include: (o, ns) => spec(o).claimRef?.namespace === ns,
   },
-  { type: 'kubernetes.loadbalancer', apiVersion: 'v1', kind: 'Service', namespaced: true, billable: true, id: lbHostname, include: (o) => spec(o).type === 'LoadBalancer' },
-  { type: 'kubernetes.ingress', apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespaced: true, billable: false, id: lbHostname },
-  { type: 'kubernetes.certificate', apiVersion: 'cert-manager.io/v1', kind: 'Certificate', namespaced: true, billable: false, id: (o) => spec(o).secretName ?? '' },
+  {
+    type: 'kubernetes.loadbalancer',
+    apiVersion: 'v1',
+    kind: 'Service',
+    namespaced: true,
+    billable: true,
+    id: lbHostname,
+    include: (o) => spec(o).type === 'LoadBalancer',
+  },
+  {
+    type: 'kubernetes.ingress',
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    namespaced: true,
+    billable: false,
+    id: lbHostname,
+  },
+  {
+    type: 'kubernetes.certificate',
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Certificate',
+    namespaced: true,
+    billable: false,
+    id: (o) => spec(o).secretName ?? '',
+  },
 ];
 
-async function discover(deps: SmarterDeps, env: TaskEnv, warn: (m: string) => void): Promise<Map<string, Discovered[]>> {
+async function discover(
+  deps: SmarterDeps,
+  env: TaskEnv,
+  warn: (m: string) => void,
+): Promise<Map<string, Discovered[]>> {
   const out = new Map<string, Discovered[]>();
   const cluster = env.llmhost.awsEksClusterName;
   const eks: [string, boolean, () => Promise<{ name: string; arn: string }[]>][] = [
-    ['kubernetes.cluster', true, async () => { const c = await deps.cloud.eks.describeCluster(cluster); return c ? [c] : []; }],
+    [
+      'kubernetes.cluster',
+      true,
+      async () => {
+        const c = await deps.cloud.eks.describeCluster(cluster);
+        return c ? [c] : [];
+      },
+    ],
     ['kubernetes.addon', false, () => deps.cloud.eks.listAddons(cluster)],
     [
       'kubernetes.nodegroup',
@@ -73,15 +122,27 @@ async function discover(deps: SmarterDeps, env: TaskEnv, warn: (m: string) => vo
   ];
   for (const [type, billable, list] of eks) {
     try {
-      out.set(type, (await list()).filter((r) => r.name).map((r) => ({ name: r.name, id: r.arn, billable })));
+      out.set(
+        type,
+        (await list()).filter((r) => r.name).map((r) => ({ name: r.name, id: r.arn, billable })),
+      );
     } catch (err) {
       warn(`could not list ${type}: ${(err as Error).message}`);
     }
   }
   for (const s of SOURCES) {
     try {
-      const items = await deps.cloud.kube.list({ apiVersion: s.apiVersion, kind: s.kind, ...(s.namespaced ? { namespace: env.namespace } : {}) });
-      out.set(s.type, items.filter((o) => o.metadata.name && (s.include?.(o, env.namespace) ?? true)).map((o) => ({ name: o.metadata.name, id: s.id(o), billable: s.billable })));
+      const items = await deps.cloud.kube.list({
+        apiVersion: s.apiVersion,
+        kind: s.kind,
+        ...(s.namespaced ? { namespace: env.namespace } : {}),
+      });
+      out.set(
+        s.type,
+        items
+          .filter((o) => o.metadata.name && (s.include?.(o, env.namespace) ?? true))
+          .map((o) => ({ name: o.metadata.name, id: s.id(o), billable: s.billable })),
+      );
     } catch (err) {
       warn(`could not list ${s.type}: ${(err as Error).message}`);
     }
@@ -94,7 +155,12 @@ async function discover(deps: SmarterDeps, env: TaskEnv, warn: (m: string) => vo
  * is recorded destroyed (through the Kubernetes service's resource signals, so with its provider's name), and an
  * active row whose resource now has an id gets it.
  */
-async function reconcile(db: Queryable, ledger: InfrastructureLedger, type: string, resources: Discovered[]): Promise<{ found: number; created: number; destroyed: number }> {
+async function reconcile(
+  db: Queryable,
+  ledger: InfrastructureLedger,
+  type: string,
+  resources: Discovered[],
+): Promise<{ found: number; created: number; destroyed: number }> {
   const found = new Map(resources.map((r) => [r.name, r]));
   const active = new Map((await activeRows(db, ledger.provider, type)).map((r) => [r.name, r]));
   let created = 0;
@@ -118,17 +184,21 @@ async function reconcile(db: Queryable, ledger: InfrastructureLedger, type: stri
 }
 
 export const syncInfrastructureInventory = (env: TaskEnv) =>
-  defineTask<Record<string, never>, Record<string, { found: number; created: number; destroyed: number }>, SmarterDeps>({
-    name: 'smarter.apps.infrastructure.tasks.sync_infrastructure_inventory',
-    queue: env.infrastructureQueue,
-    params: z.strictObject({}),
-    async run(_p, ctx) {
-      const out: Record<string, { found: number; created: number; destroyed: number }> = {};
-      const ledger = new InfrastructureLedger(ctx.deps.db, ctx.logger);
-      for (const [type, resources] of await discover(ctx.deps, env, (m) => ctx.logger.warn(`sync_infrastructure_inventory() ${m}`))) {
-        out[type] = await reconcile(ctx.deps.db, ledger, type, resources);
-      }
-      ctx.logger.info('sync_infrastructure_inventory()', { result: out });
-      return out;
+  defineTask<Record<string, never>, Record<string, { found: number; created: number; destroyed: number }>, SmarterDeps>(
+    {
+      name: 'smarter.apps.infrastructure.tasks.sync_infrastructure_inventory',
+      queue: env.infrastructureQueue,
+      params: z.strictObject({}),
+      async run(_p, ctx) {
+        const out: Record<string, { found: number; created: number; destroyed: number }> = {};
+        const ledger = new InfrastructureLedger(ctx.deps.db, ctx.logger);
+        for (const [type, resources] of await discover(ctx.deps, env, (m) =>
+          ctx.logger.warn(`sync_infrastructure_inventory() ${m}`),
+        )) {
+          out[type] = await reconcile(ctx.deps.db, ledger, type, resources);
+        }
+        ctx.logger.info('sync_infrastructure_inventory()', { result: out });
+        return out;
+      },
     },
-  });
+  );

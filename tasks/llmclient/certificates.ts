@@ -13,7 +13,9 @@ export async function ensureCertificate(cloud: CloudDeps, zoneId: string, domain
   const cert = (await cloud.acm.find(domain)) ?? (await cloud.acm.request(domain));
   await cloud.ledger?.certificateCreated(cert);
   if (cert.status === 'PENDING_VALIDATION') {
-    for (const r of cert.validationRecords) await cloud.route53.upsertRecord(zoneId, { ...r, ttl: VALIDATION_RECORD_TTL });
+    for (const r of cert.validationRecords) {
+      await cloud.route53.upsertRecord(zoneId, { ...r, ttl: VALIDATION_RECORD_TTL });
+    }
     for (const r of cert.validationRecords) await cloud.ledger?.recordCreated(zoneId, r.name, r.type);
   }
   return cert;

@@ -51,7 +51,10 @@ export const continueDefaultApiDeployment = (env: TaskEnv) =>
       const cloud = ctx.deps.cloud;
       const l = await findLlmclient(db, p.llmclient_id);
       if (!l) {
-        ctx.logger.error(`continue_default_api_deployment() LLMClient ${p.llmclient_id} not found (llmclient_llmclient). Nothing to do, returning.`, { task_id: p.task_id });
+        ctx.logger.error(
+          `continue_default_api_deployment() LLMClient ${p.llmclient_id} not found (llmclient_llmclient). Nothing to do, returning.`,
+          { task_id: p.task_id },
+        );
         return null;
       }
       const host = defaultHost(l, env.llmclientApiDomain);
@@ -69,12 +72,22 @@ export const continueDefaultApiDeployment = (env: TaskEnv) =>
             }
             throw err;
           });
-        const [ingress, certificate, secret] = await Promise.all([read(refs.ingress), read(refs.certificate), read(refs.secret)]);
+        const [ingress, certificate, secret] = await Promise.all([
+          read(refs.ingress),
+          read(refs.certificate),
+          read(refs.secret),
+        ]);
         if (!(ingress && secret && certificateReady(certificate))) {
-          ctx.logger.info(`${host}: ingress ${ingress ? 'found' : 'missing'}, certificate ${certificateReady(certificate) ? 'ready' : 'not ready'}, secret ${secret ? 'found' : 'missing'}; check ${attempt + 1} of ${CERTIFICATE_MAX_ATTEMPTS}`, { task_id: p.task_id });
+          ctx.logger.info(
+            `${host}: ingress ${ingress ? 'found' : 'missing'}, certificate ${certificateReady(certificate) ? 'ready' : 'not ready'}, secret ${secret ? 'found' : 'missing'}; check ${attempt + 1} of ${CERTIFICATE_MAX_ATTEMPTS}`,
+            { task_id: p.task_id },
+          );
           const again = await orGaveUp(() => ctx.checkAgain({ after: env.wait(CERTIFICATE_CHECK_INTERVAL) }));
           if (again) return again;
-          ctx.logger.error(`${host}: one or more resources were not created after ${CERTIFICATE_MAX_ATTEMPTS} checks; TLS Failed`, { task_id: p.task_id });
+          ctx.logger.error(
+            `${host}: one or more resources were not created after ${CERTIFICATE_MAX_ATTEMPTS} checks; TLS Failed`,
+            { task_id: p.task_id },
+          );
           await updateLlmclient(db, l.id, { tls_certificate_issuance_status: TLS.FAILED });
           return null;
         }
@@ -87,13 +100,23 @@ export const continueDefaultApiDeployment = (env: TaskEnv) =>
         const result = await checkDomain(cloud, { name: host, type: 'A', apiDomain: env.llmclientApiDomain });
         if (result === 'pending') {
           const again = await orGaveUp(() =>
-            ctx.checkAgain({ after: env.wait(VERIFY_DOMAIN_INTERVAL), update: { stage: 'domain' }, attempt, maxAttempts: VERIFY_DOMAIN_MAX_ATTEMPTS }),
+            ctx.checkAgain({
+              after: env.wait(VERIFY_DOMAIN_INTERVAL),
+              update: { stage: 'domain' },
+              attempt,
+              maxAttempts: VERIFY_DOMAIN_MAX_ATTEMPTS,
+            }),
           );
           if (again) return again;
         }
         if (result !== 'verified') {
-          const why = result === 'missing' ? 'its A record does not exist' : `it did not resolve after ${VERIFY_DOMAIN_MAX_ATTEMPTS} checks`;
-          ctx.logger.error(`unable to verify domain ${host} (${why}). LLMClient ${l.name} will not be deployed.`, { task_id: p.task_id });
+          const why =
+            result === 'missing'
+              ? 'its A record does not exist'
+              : `it did not resolve after ${VERIFY_DOMAIN_MAX_ATTEMPTS} checks`;
+          ctx.logger.error(`unable to verify domain ${host} (${why}). LLMClient ${l.name} will not be deployed.`, {
+            task_id: p.task_id,
+          });
           await updateLlmclient(db, l.id, { dns_verification_status: DNS.FAILED });
           return null;
         }
@@ -104,7 +127,14 @@ export const continueDefaultApiDeployment = (env: TaskEnv) =>
       ctx.logger.info(`LLMClient ${l.name} has been deployed to ${host}`, { task_id: p.task_id });
       // Smarter's LLMClient is activated just above when its domain was verified; its `url` follows.
       const url = llmclientUrl(l, l.deployed || p.with_domain_verification, env.llmclientApiDomain, env.settings);
-      await sendToPrimaryContact(db, cloud.mailer, ctx.logger, l.accountId, MAIL.deployed(l.name, url, env.settings.customerSupportEmail), 'deployed');
+      await sendToPrimaryContact(
+        db,
+        cloud.mailer,
+        ctx.logger,
+        l.accountId,
+        MAIL.deployed(l.name, url, env.settings.customerSupportEmail),
+        'deployed',
+      );
       return null;
     },
   });

@@ -15,14 +15,27 @@ import { recordName } from './hosts.js';
 import { customDomainById, upsertCustomDomainDns } from './rows.js';
 
 export const createCustomDomainDnsRecord = (env: TaskEnv) =>
-  defineTask<{ llmclient_custom_domain_id: number; record_name: string; record_type: RecordType; record_value: string; record_ttl: number }, null, SmarterDeps>({
+  defineTask<
+    {
+      llmclient_custom_domain_id: number;
+      record_name: string;
+      record_type: RecordType;
+      record_value: string;
+      record_ttl: number;
+    },
+    null,
+    SmarterDeps
+  >({
     name: 'smarter.apps.llmclient.tasks.create_custom_domain_dns_record.create_custom_domain_dns_record',
     queue: env.infrastructureQueue,
     retry: env.infrastructureRetry,
     params: z.strictObject({
       llmclient_custom_domain_id: pk(),
       record_name: z.string(),
-      record_type: z.string().transform((t) => t.toUpperCase()).pipe(z.enum(RECORD_TYPES)),
+      record_type: z
+        .string()
+        .transform((t) => t.toUpperCase())
+        .pipe(z.enum(RECORD_TYPES)),
       record_value: z.string().min(1),
       record_ttl: z.number().int().nonnegative().default(600),
     }),
@@ -30,8 +43,16 @@ export const createCustomDomainDnsRecord = (env: TaskEnv) =>
       const { db } = ctx.deps;
       const cloud = ctx.deps.cloud;
       const cd = await customDomainById(db, p.llmclient_custom_domain_id);
-      if (!cd) throw new LLMClientCustomDomainNotFound(`create_custom_domain_dns_record: custom domain ${p.llmclient_custom_domain_id} not found (llmclient_llmclientcustomdomain)`);
-      if (!cd.zoneId) throw new SmarterValueError(`create_custom_domain_dns_record: ${cd.domainName} has no hosted zone yet; register it first`);
+      if (!cd) {
+        throw new LLMClientCustomDomainNotFound(
+          `create_custom_domain_dns_record: custom domain ${p.llmclient_custom_domain_id} not found (llmclient_llmclientcustomdomain)`,
+        );
+      }
+      if (!cd.zoneId) {
+        throw new SmarterValueError(
+          `create_custom_domain_dns_record: ${cd.domainName} has no hosted zone yet; register it first`,
+        );
+      }
       const name = recordName(p.record_name, 'create_custom_domain_dns_record record_name');
       const wanted: DnsRecord = { name, type: p.record_type, ttl: p.record_ttl, values: [p.record_value] };
       let record = await cloud.route53.getRecord(cd.zoneId, name, p.record_type);
@@ -40,7 +61,13 @@ export const createCustomDomainDnsRecord = (env: TaskEnv) =>
         await cloud.ledger?.recordCreated(cd.zoneId, name, p.record_type);
         record = (await cloud.route53.getRecord(cd.zoneId, name, p.record_type)) ?? wanted;
       }
-      await upsertCustomDomainDns(db, { customDomainId: cd.id, name: record.name, type: record.type, value: record.values.join(','), ttl: record.ttl || p.record_ttl });
+      await upsertCustomDomainDns(db, {
+        customDomainId: cd.id,
+        name: record.name,
+        type: record.type,
+        value: record.values.join(','),
+        ttl: record.ttl || p.record_ttl,
+      });
       return null;
     },
   });

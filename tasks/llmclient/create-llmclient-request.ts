@@ -20,7 +20,10 @@ export const createLlmclientRequest = (env: TaskEnv) =>
     async run(p, ctx) {
       const { db } = ctx.deps;
       if (!(await exists(db, 'llmclient_llmclient', p.llmclient_id))) {
-        throw new DoesNotExist('llmclient.models.LLMClient', `LLMClient matching query does not exist (id=${p.llmclient_id})`);
+        throw new DoesNotExist(
+          'llmclient.models.LLMClient',
+          `LLMClient matching query does not exist (id=${p.llmclient_id})`,
+        );
       }
       const key = p.request_data[SESSION_KEY_NAME];
       await insertModel(db, 'llmclient_llmclientrequests', {

@@ -15,7 +15,11 @@ import { ingressResources } from './ingress.js';
 import { accountById } from './rows.js';
 
 export const deleteDefaultApi = (env: TaskEnv) =>
-  defineTask<{ name: string; api_url: string; account_number: string | null; account_id: number | null }, null, SmarterDeps>({
+  defineTask<
+    { name: string; api_url: string; account_number: string | null; account_id: number | null },
+    null,
+    SmarterDeps
+  >({
     name: 'smarter.apps.llmclient.tasks.delete_default_api.delete_default_api',
     queue: env.infrastructureQueue,
     retry: env.infrastructureRetry,
@@ -31,19 +35,31 @@ export const deleteDefaultApi = (env: TaskEnv) =>
       let accountNumber = p.account_number;
       if (accountNumber === null && p.account_id !== null) {
         accountNumber = (await accountById(ctx.deps.db, p.account_id))?.accountNumber ?? null;
-        if (accountNumber === null) ctx.logger.warn(`delete_default_api: account ${p.account_id} no longer exists; using the account number of ${p.api_url}`);
+        if (accountNumber === null) {
+          ctx.logger.warn(
+            `delete_default_api: account ${p.account_id} no longer exists; using the account number of ${p.api_url}`,
+          );
+        }
       }
       accountNumber = accountNumber || accountNumberOfHost(netloc);
       if (!accountNumber || accountNumberOfHost(netloc) !== accountNumber) {
-        ctx.logger.error(`delete_default_api: ${JSON.stringify(p.api_url)} is not the default API URL of an LLMClient of account ${String(accountNumber)}; nothing deleted`);
+        ctx.logger.error(
+          `delete_default_api: ${JSON.stringify(p.api_url)} is not the default API URL of an LLMClient of account ${String(accountNumber)}; nothing deleted`,
+        );
         return null;
       }
       const host = netloc.toLowerCase();
       const cloud = ctx.deps.cloud;
       await destroyARecord(cloud, host, env.apiDomain, ctx.logger);
       const refs = ingressResources(host, env.namespace);
-      const deleted = await Promise.all([cloud.kube.delete(refs.ingress), cloud.kube.delete(refs.certificate), cloud.kube.delete(refs.secret)]);
-      ctx.logger.info(`deleted the resources of ${host}: ingress ${deleted[0]}, certificate ${deleted[1]}, secret ${deleted[2]}`);
+      const deleted = await Promise.all([
+        cloud.kube.delete(refs.ingress),
+        cloud.kube.delete(refs.certificate),
+        cloud.kube.delete(refs.secret),
+      ]);
+      ctx.logger.info(
+        `deleted the resources of ${host}: ingress ${deleted[0]}, certificate ${deleted[1]}, secret ${deleted[2]}`,
+      );
       return null;
     },
   });

@@ -23,20 +23,36 @@ export const deployCustomApi = (env: TaskEnv) =>
       // As Smarter's (`smarter/smarter/apps/llmclient/tasks/deploy_custom_api.py`): a missing LLMClient is dropped.
       const l = await findLlmclient(db, p.llmclient_id);
       if (!l) {
-        ctx.logger.warn(`deploy_custom_api() LLMClient ${p.llmclient_id} not found (llmclient_llmclient). Nothing to do.`);
+        ctx.logger.warn(
+          `deploy_custom_api() LLMClient ${p.llmclient_id} not found (llmclient_llmclient). Nothing to do.`,
+        );
         return null;
       }
       const host = customHost(l);
       if (!host || !l.customDomain?.zoneId || !l.deployed) {
-        ctx.logger.warn(`LLMClient ${l.id}: not deployed, or its custom domain is missing or not verified; nothing to do`);
+        ctx.logger.warn(
+          `LLMClient ${l.id}: not deployed, or its custom domain is missing or not verified; nothing to do`,
+        );
         return null;
       }
       const cloud = ctx.deps.cloud;
       if (env.settings.createDnsRecord) {
-        await copyApiARecord(cloud, { hostname: host, apiDomain: env.llmclientApiDomain, ttl: env.settings.defaultTtl, zoneId: l.customDomain.zoneId });
+        await copyApiARecord(cloud, {
+          hostname: host,
+          apiDomain: env.llmclientApiDomain,
+          ttl: env.settings.defaultTtl,
+          zoneId: l.customDomain.zoneId,
+        });
       }
       if (env.settings.createIngressManifest) {
-        await cloud.kube.apply(ingressManifest({ host, namespace: env.namespace, platformName: env.platformName, clusterIssuer: env.apiDomain }));
+        await cloud.kube.apply(
+          ingressManifest({
+            host,
+            namespace: env.namespace,
+            platformName: env.platformName,
+            clusterIssuer: env.apiDomain,
+          }),
+        );
       }
       return host;
     },

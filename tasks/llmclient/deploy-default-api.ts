@@ -34,7 +34,9 @@ export const deployDefaultApi = (env: TaskEnv) => {
       const cloud = ctx.deps.cloud;
       const l = await findLlmclient(db, p.llmclient_id);
       if (!l) {
-        ctx.logger.error(`deploy_default_api() LLMClient ${p.llmclient_id} not found (llmclient_llmclient). Nothing to do, returning.`);
+        ctx.logger.error(
+          `deploy_default_api() LLMClient ${p.llmclient_id} not found (llmclient_llmclient). Nothing to do, returning.`,
+        );
         return null;
       }
       if (!(await cloud.readiness.dns())) {
@@ -43,7 +45,11 @@ export const deployDefaultApi = (env: TaskEnv) => {
       }
       const host = defaultHost(l, env.llmclientApiDomain);
       if (env.settings.createDnsRecord) {
-        const { created } = await copyApiARecord(cloud, { hostname: host, apiDomain: env.llmclientApiDomain, ttl: env.settings.defaultTtl });
+        const { created } = await copyApiARecord(cloud, {
+          hostname: host,
+          apiDomain: env.llmclientApiDomain,
+          ttl: env.settings.defaultTtl,
+        });
         ctx.logger.info(`${created ? 'created' : 'found'} the A record of ${host}`);
       }
       if (l.deployed && l.dnsStatus === DNS.VERIFIED) {
@@ -58,11 +64,20 @@ export const deployDefaultApi = (env: TaskEnv) => {
         return null;
       }
       try {
-        await cloud.kube.apply(ingressManifest({ host, namespace: env.namespace, platformName: env.platformName, clusterIssuer: env.apiDomain }));
+        await cloud.kube.apply(
+          ingressManifest({
+            host,
+            namespace: env.namespace,
+            platformName: env.platformName,
+            clusterIssuer: env.apiDomain,
+          }),
+        );
       } catch (err) {
         // Smarter catches every failure of `apply_ingress_manifest`, a cluster that does not answer included.
         if (!(err instanceof CloudError)) throw err;
-        ctx.logger.error(`deploy_default_api() failed to apply the Ingress of LLMClient ${l.name} at ${host}: ${err.message}`);
+        ctx.logger.error(
+          `deploy_default_api() failed to apply the Ingress of LLMClient ${l.name} at ${host}: ${err.message}`,
+        );
         await updateLlmclient(db, l.id, { tls_certificate_issuance_status: TLS.FAILED });
         return null;
       }

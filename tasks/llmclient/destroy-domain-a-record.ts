@@ -15,7 +15,12 @@ import { domainName } from './hosts.js';
  * Shared with delete_default_api and undeploy_default_api, which Smarter has call this task synchronously, and
  * which therefore go on after it whatever it found.
  */
-export async function destroyARecord(cloud: CloudDeps, hostname: string, apiHostDomain: string, log: Logger): Promise<'deleted' | 'absent' | 'no zone'> {
+export async function destroyARecord(
+  cloud: CloudDeps,
+  hostname: string,
+  apiHostDomain: string,
+  log: Logger,
+): Promise<'deleted' | 'absent' | 'no zone'> {
   const zone = await cloud.route53.findZone(apiHostDomain);
   if (!zone) {
     log.error(`destroy_domain_A_record() DNS zone not found for ${apiHostDomain}. Nothing to do, returning.`);
@@ -35,7 +40,11 @@ export const destroyDomainARecord = (env: TaskEnv) =>
     name: 'smarter.apps.llmclient.tasks.destroy_domain_a_record.destroy_domain_A_record',
     queue: env.infrastructureQueue,
     retry: env.infrastructureRetry,
-    params: z.strictObject({ hostname: z.string(), api_host_domain: z.string(), task_id: z.string().nullable().default(null) }),
+    params: z.strictObject({
+      hostname: z.string(),
+      api_host_domain: z.string(),
+      task_id: z.string().nullable().default(null),
+    }),
     async run(p, ctx) {
       const host = domainName(p.hostname, 'destroy_domain_A_record hostname');
       const api = domainName(p.api_host_domain, 'destroy_domain_A_record api_host_domain');

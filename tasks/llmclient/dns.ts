@@ -3,14 +3,24 @@
  * `create_domain_a_record` (point a host at the API domain's load balancer by copying its A record),
  * `check_domain` (the record exists and resolves) and the NS delegation check of a custom domain.
  */
-import { CloudError, type CloudDeps, type DnsRecord, type HostedZone, LOOKUP_TYPES, type LookupType, type RecordType } from '../cloud/ports.js';
+import {
+  CloudError,
+  type CloudDeps,
+  type DnsRecord,
+  type HostedZone,
+  LOOKUP_TYPES,
+  type LookupType,
+  type RecordType,
+} from '../cloud/ports.js';
 
 const bare = (n: string) => n.trim().toLowerCase().replace(/\.$/, '');
 
 /** The hosted zone named exactly `domain`, or a NotFound that says which zone and why it was wanted. */
 export async function zoneOf(cloud: CloudDeps, domain: string, why: string): Promise<HostedZone> {
   const zone = await cloud.route53.findZone(domain);
-  if (!zone) throw new CloudError('route53', 'find hosted zone', domain, 'NotFound', `no hosted zone named ${domain} (${why})`);
+  if (!zone) {
+    throw new CloudError('route53', 'find hosted zone', domain, 'NotFound', `no hosted zone named ${domain} (${why})`);
+  }
   return zone;
 }
 
@@ -26,7 +36,13 @@ export async function copyApiARecord(
   const apiZone = await zoneOf(cloud, o.apiDomain, `to copy its A record to ${o.hostname}`);
   const source = await cloud.route53.getRecord(apiZone.id, o.apiDomain, 'A');
   if (!source || (source.values.length === 0 && !source.alias)) {
-    throw new CloudError('route53', 'get A record', o.apiDomain, 'NotFound', `${o.apiDomain} has no A record to copy to ${o.hostname}`);
+    throw new CloudError(
+      'route53',
+      'get A record',
+      o.apiDomain,
+      'NotFound',
+      `${o.apiDomain} has no A record to copy to ${o.hostname}`,
+    );
   }
   const zoneId = o.zoneId ?? apiZone.id;
   const existing = await cloud.route53.getRecord(zoneId, o.hostname, 'A');

@@ -36,7 +36,15 @@ export function ingressManifest(v: IngressValues): KubeObject {
       rules: [
         {
           host: v.host,
-          http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: SERVICE.name, port: { number: SERVICE.port } } } }] },
+          http: {
+            paths: [
+              {
+                path: '/',
+                pathType: 'Prefix',
+                backend: { service: { name: SERVICE.name, port: { number: SERVICE.port } } },
+              },
+            ],
+          },
         },
       ],
     },
@@ -44,7 +52,10 @@ export function ingressManifest(v: IngressValues): KubeObject {
 }
 
 /** The three objects of a host: its Ingress, the cert-manager Certificate and the TLS Secret. */
-export function ingressResources(host: string, namespace: string): { ingress: KubeRef; certificate: KubeRef; secret: KubeRef } {
+export function ingressResources(
+  host: string,
+  namespace: string,
+): { ingress: KubeRef; certificate: KubeRef; secret: KubeRef } {
   return {
     ingress: { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: host, namespace },
     certificate: { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', name: `${host}-tls`, namespace },

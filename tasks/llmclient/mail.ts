@@ -40,7 +40,13 @@ export interface Message {
 }
 
 /** `EmailService.send_email(subject, body, to, quiet=…)`: whether the message went out; never throws. */
-export async function sendEmail(mailer: Mailer, log: Logger, message: Message, to: string, o: { quiet: boolean; kind: string }): Promise<boolean> {
+export async function sendEmail(
+  mailer: Mailer,
+  log: Logger,
+  message: Message,
+  to: string,
+  o: { quiet: boolean; kind: string },
+): Promise<boolean> {
   if (o.quiet) {
     log.debug(`quiet mode. Would have sent '${message.subject}' to: ${to}`);
     return false;
@@ -53,7 +59,9 @@ export async function sendEmail(mailer: Mailer, log: Logger, message: Message, t
     if (!(await mailer.send({ to: [to], subject: message.subject, text: message.body }))) return false;
   } catch (err) {
     mailFailures.inc({ subject: o.kind });
-    log.error(`could not send '${message.subject}' to ${to}: ${coerceError(err).message}`, { subject: message.subject });
+    log.error(`could not send '${message.subject}' to ${to}: ${coerceError(err).message}`, {
+      subject: message.subject,
+    });
     return false;
   }
   log.info(`sent '${message.subject}' to ${to}`);
@@ -64,7 +72,14 @@ const sendTo = (mailer: Mailer, log: Logger, message: Message, contact: Contact,
   sendEmail(mailer, log, message, contact.email, { quiet: contact.isTest, kind });
 
 /** `AccountContact.send_email_to_primary_contact`: none found is logged at error level, as in Smarter. */
-export async function sendToPrimaryContact(db: Queryable, mailer: Mailer, log: Logger, accountId: number, message: Message, kind: string): Promise<void> {
+export async function sendToPrimaryContact(
+  db: Queryable,
+  mailer: Mailer,
+  log: Logger,
+  accountId: number,
+  message: Message,
+  kind: string,
+): Promise<void> {
   const contact = await primaryContact(db, accountId);
   if (!contact) {
     log.error(`No primary contact found for account ${accountId}; '${message.subject}' not sent`);
@@ -74,7 +89,14 @@ export async function sendToPrimaryContact(db: Queryable, mailer: Mailer, log: L
 }
 
 /** `AccountContact.send_email_to_account`: one message to each contact of the account, in turn. */
-export async function sendToAccount(db: Queryable, mailer: Mailer, log: Logger, accountId: number, message: Message, kind: string): Promise<void> {
+export async function sendToAccount(
+  db: Queryable,
+  mailer: Mailer,
+  log: Logger,
+  accountId: number,
+  message: Message,
+  kind: string,
+): Promise<void> {
   for (const contact of await accountContacts(db, accountId)) await sendTo(mailer, log, message, contact, kind);
 }
 

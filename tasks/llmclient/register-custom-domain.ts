@@ -39,9 +39,15 @@ export const registerCustomDomain = (env: TaskEnv) => {
       const { db } = ctx.deps;
       const cloud = ctx.deps.cloud;
       const account = await accountById(db, p.account_id);
-      if (!account) throw new DoesNotExist('account.models.Account', `register_custom_domain: Account ${p.account_id} does not exist (account_account)`);
+      if (!account) {
+        throw new DoesNotExist(
+          'account.models.Account',
+          `register_custom_domain: Account ${p.account_id} does not exist (account_account)`,
+        );
+      }
       const domain = domainName(p.domain_name, 'register_custom_domain domain_name');
-      const verify = (zoneId: string) => ctx.applyAsync(verification.name, [], { hosted_zone_id: zoneId }, { queue: env.infrastructureQueue });
+      const verify = (zoneId: string) =>
+        ctx.applyAsync(verification.name, [], { hosted_zone_id: zoneId }, { queue: env.infrastructureQueue });
 
       const existing = await accountCustomDomain(db, account.id, domain);
       if (existing) {
@@ -51,14 +57,18 @@ export const registerCustomDomain = (env: TaskEnv) => {
             await setDomainStatus(db, existing.id, DOMAIN.VERIFYING, VERIFICATION_STARTED);
             await verify(existing.zoneId);
           }
-          ctx.logger.info(`${domain} is already registered to account ${account.accountNumber} and its certificate is issued; nothing to do`);
+          ctx.logger.info(
+            `${domain} is already registered to account ${account.accountNumber} and its certificate is issued; nothing to do`,
+          );
           return true;
         }
       }
 
       const other = await otherAccountCustomDomain(db, account.id, domain);
       if (other) {
-        throw new LLMClientCustomDomainExists(`register_custom_domain: Account ${account.accountNumber} attempted to register ${domain} but it is already registered to another account`);
+        throw new LLMClientCustomDomainExists(
+          `register_custom_domain: Account ${account.accountNumber} attempted to register ${domain} but it is already registered to another account`,
+        );
       }
       const zone = await cloud.route53.getOrCreateZone(domain);
       await cloud.ledger?.zoneCreated(zone);
@@ -68,7 +78,12 @@ export const registerCustomDomain = (env: TaskEnv) => {
         await setCustomDomainZone(db, id, zone.id);
       } else {
         const owner = await registrationOwnerProfile(db, account.id);
-        if (owner === null) throw new DoesNotExist('account.models.UserProfile', `register_custom_domain: Account ${account.accountNumber} has no user profile to own ${domain}`);
+        if (owner === null) {
+          throw new DoesNotExist(
+            'account.models.UserProfile',
+            `register_custom_domain: Account ${account.accountNumber} has no user profile to own ${domain}`,
+          );
+        }
         id = await createCustomDomain(db, owner, domain, zone.id);
       }
       const cert = await ensureCertificate(cloud, zone.id, domain);

@@ -7,9 +7,24 @@ import type { Queryable, Row } from '../db/database.js';
 import { NOW, insertModel } from '../db/django.js';
 import { bool, num, str } from '../db/columns.js';
 
-export const DNS = { VERIFYING: 'Verifying', NOT_VERIFIED: 'Not Verified', VERIFIED: 'Verified', FAILED: 'Failed' } as const;
-export const TLS = { NO_CERTIFICATE: 'No Certificate', REQUESTED: 'Requested', ISSUED: 'Issued', FAILED: 'Failed' } as const;
-export const DOMAIN = { NOT_VERIFIED: 'Not Verified', VERIFYING: 'Verifying', VERIFIED: 'Verified', FAILED: 'Failed' } as const;
+export const DNS = {
+  VERIFYING: 'Verifying',
+  NOT_VERIFIED: 'Not Verified',
+  VERIFIED: 'Verified',
+  FAILED: 'Failed',
+} as const;
+export const TLS = {
+  NO_CERTIFICATE: 'No Certificate',
+  REQUESTED: 'Requested',
+  ISSUED: 'Issued',
+  FAILED: 'Failed',
+} as const;
+export const DOMAIN = {
+  NOT_VERIFIED: 'Not Verified',
+  VERIFYING: 'Verifying',
+  VERIFIED: 'Verified',
+  FAILED: 'Failed',
+} as const;
 
 export interface CustomDomainRow {
   id: number;
@@ -59,7 +74,9 @@ function toDomain(r: Row): CustomDomainRow {
  * `get_cached_admin_user_for_account`. Smarter creates such a user when the account has none; the worker creates
  * no users, so then nobody is the admin.
  */
-const ADMIN_USER_OF_ACCOUNT = (account: string) => `(SELECT ap.user_id FROM account_userprofile ap JOIN auth_user au ON au.id = ap.user_id
+const ADMIN_USER_OF_ACCOUNT = (
+  account: string,
+) => `(SELECT ap.user_id FROM account_userprofile ap JOIN auth_user au ON au.id = ap.user_id
   WHERE ap.account_id = ${account} AND au.is_staff = 1 ORDER BY ap.id LIMIT 1)`;
 
 /** The LLMClient with its account, its owner (and whether the owner is the account's admin) and custom domain, or null. */
@@ -113,14 +130,28 @@ export async function customDomainByZone(db: Queryable, zoneId: string): Promise
 }
 
 /** The account's row for a domain, whoever in the account owns it (`filter(user_profile__account=…, domain_name=…)`). */
-export async function accountCustomDomain(db: Queryable, accountId: number, domainName: string): Promise<CustomDomainRow | null> {
-  const [r] = await db.select(`${DOMAIN_SELECT} WHERE p.account_id = ? AND d.domain_name = ? ORDER BY d.id LIMIT 1`, [accountId, domainName]);
+export async function accountCustomDomain(
+  db: Queryable,
+  accountId: number,
+  domainName: string,
+): Promise<CustomDomainRow | null> {
+  const [r] = await db.select(`${DOMAIN_SELECT} WHERE p.account_id = ? AND d.domain_name = ? ORDER BY d.id LIMIT 1`, [
+    accountId,
+    domainName,
+  ]);
   return r ? toDomain(r) : null;
 }
 
 /** Another account's row for a domain (`filter(domain_name=…).exclude(user_profile__account=…).first()`). */
-export async function otherAccountCustomDomain(db: Queryable, accountId: number, domainName: string): Promise<CustomDomainRow | null> {
-  const [r] = await db.select(`${DOMAIN_SELECT} WHERE d.domain_name = ? AND p.account_id <> ? ORDER BY d.id LIMIT 1`, [domainName, accountId]);
+export async function otherAccountCustomDomain(
+  db: Queryable,
+  accountId: number,
+  domainName: string,
+): Promise<CustomDomainRow | null> {
+  const [r] = await db.select(`${DOMAIN_SELECT} WHERE d.domain_name = ? AND p.account_id <> ? ORDER BY d.id LIMIT 1`, [
+    domainName,
+    accountId,
+  ]);
   return r ? toDomain(r) : null;
 }
 
@@ -138,21 +169,39 @@ export async function setDomainStatus(db: Queryable, id: number, status: string,
 
 /** Django's `name` of a custom domain: its domain in snake case (migration 0006's `custom_domain_name`). */
 export function customDomainName(domainName: string): string {
-  return domainName.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '') || 'custom_domain';
+  return (
+    domainName
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '_')
+      .replace(/^_+|_+$/g, '') || 'custom_domain'
+  );
 }
 
 /** Records the domain's hosted zone on its row (`host.aws_hosted_zone_id = …; host.save()`). */
 export async function setCustomDomainZone(db: Queryable, id: number, zoneId: string): Promise<void> {
-  await db.execute(`UPDATE llmclient_llmclientcustomdomain SET aws_hosted_zone_id = ?, updated_at = ${NOW} WHERE id = ?`, [zoneId, id]);
+  await db.execute(
+    `UPDATE llmclient_llmclientcustomdomain SET aws_hosted_zone_id = ?, updated_at = ${NOW} WHERE id = ?`,
+    [zoneId, id],
+  );
 }
 
 /** `LLMClientCustomDomain.objects.create(user_profile=…, domain_name=…)`, with its hosted zone. */
-export async function createCustomDomain(db: Queryable, userProfileId: number, domainName: string, zoneId: string): Promise<number> {
+export async function createCustomDomain(
+  db: Queryable,
+  userProfileId: number,
+  domainName: string,
+  zoneId: string,
+): Promise<number> {
   // `name` is unique per owner; two domains can share a snake-case name (`a-b.com`, `a.b.com`): number them,
   // as migration 0006 does.
   const base = customDomainName(domainName);
   const taken = new Set(
-    (await db.select('SELECT name FROM llmclient_llmclientcustomdomain WHERE user_profile_id = ? AND name LIKE ?', [userProfileId, `${base}%`])).map((r) => str(r.name)),
+    (
+      await db.select('SELECT name FROM llmclient_llmclientcustomdomain WHERE user_profile_id = ? AND name LIKE ?', [
+        userProfileId,
+        `${base}%`,
+      ])
+    ).map((r) => str(r.name)),
   );
   let name = base;
   for (let i = 1; taken.has(name); i++) name = `${base}_${i}`;
@@ -179,11 +228,10 @@ export async function upsertCustomDomainDns(
     [row.customDomainId, row.name, row.type],
   );
   if (existing) {
-    await db.execute(`UPDATE llmclient_llmclientcustomdomaindns SET record_value = ?, record_ttl = ?, updated_at = ${NOW} WHERE id = ?`, [
-      row.value.slice(0, 255),
-      row.ttl,
-      existing.id,
-    ]);
+    await db.execute(
+      `UPDATE llmclient_llmclientcustomdomaindns SET record_value = ?, record_ttl = ?, updated_at = ${NOW} WHERE id = ?`,
+      [row.value.slice(0, 255), row.ttl, existing.id],
+    );
     return num(existing.id);
   }
   return insertModel(db, 'llmclient_llmclientcustomdomaindns', {
@@ -197,17 +245,28 @@ export async function upsertCustomDomainDns(
 
 /** The deployed LLMClient on a custom domain (`LLMClient.objects.filter(custom_domain=…, deployed=True).first()`). */
 export async function deployedLlmclientOn(db: Queryable, customDomainId: number): Promise<number | null> {
-  const [r] = await db.select('SELECT id FROM llmclient_llmclient WHERE custom_domain_id = ? AND deployed = 1 ORDER BY id LIMIT 1', [customDomainId]);
+  const [r] = await db.select(
+    'SELECT id FROM llmclient_llmclient WHERE custom_domain_id = ? AND deployed = 1 ORDER BY id LIMIT 1',
+    [customDomainId],
+  );
   return r ? num(r.id) : null;
 }
 
-export async function accountById(db: Queryable, id: number): Promise<{ id: number; accountNumber: string; companyName: string } | null> {
+export async function accountById(
+  db: Queryable,
+  id: number,
+): Promise<{ id: number; accountNumber: string; companyName: string } | null> {
   const [r] = await db.select('SELECT id, account_number, company_name FROM account_account WHERE id = ?', [id]);
   return r ? { id: num(r.id), accountNumber: str(r.account_number), companyName: str(r.company_name) } : null;
 }
 
-export async function accountByNumber(db: Queryable, accountNumber: string): Promise<{ id: number; accountNumber: string } | null> {
-  const [r] = await db.select('SELECT id, account_number FROM account_account WHERE account_number = ?', [accountNumber]);
+export async function accountByNumber(
+  db: Queryable,
+  accountNumber: string,
+): Promise<{ id: number; accountNumber: string } | null> {
+  const [r] = await db.select('SELECT id, account_number FROM account_account WHERE account_number = ?', [
+    accountNumber,
+  ]);
   return r ? { id: num(r.id), accountNumber: str(r.account_number) } : null;
 }
 
@@ -234,11 +293,16 @@ const toContact = (r: Row): Contact => ({ email: str(r.email), isTest: bool(r.is
 
 /** `AccountContact.get_primary_contact(account)`: the first primary contact, or null. */
 export async function primaryContact(db: Queryable, accountId: number): Promise<Contact | null> {
-  const [r] = await db.select('SELECT email, is_test FROM account_accountcontact WHERE account_id = ? AND is_primary = 1 ORDER BY id LIMIT 1', [accountId]);
+  const [r] = await db.select(
+    'SELECT email, is_test FROM account_accountcontact WHERE account_id = ? AND is_primary = 1 ORDER BY id LIMIT 1',
+    [accountId],
+  );
   return r ? toContact(r) : null;
 }
 
 /** Every contact of the account (`AccountContact.objects.filter(account=account)`), test contacts included. */
 export async function accountContacts(db: Queryable, accountId: number): Promise<Contact[]> {
-  return (await db.select('SELECT email, is_test FROM account_accountcontact WHERE account_id = ? ORDER BY id', [accountId])).map(toContact);
+  return (
+    await db.select('SELECT email, is_test FROM account_accountcontact WHERE account_id = ? ORDER BY id', [accountId])
+  ).map(toContact);
 }

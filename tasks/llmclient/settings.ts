@@ -36,13 +36,13 @@ export const INFRASTRUCTURE_SETTINGS = {
     env: both('LLM_CLIENT_TASKS_CREATE_DNS_RECORD'),
     default: true,
     parse: pyBool,
-    doc: 'deploy_default_api creates the LLMClient\'s DNS A record (Route 53).',
+    doc: "deploy_default_api creates the LLMClient's DNS A record (Route 53).",
   }),
   createIngressManifest: setting({
     env: both('LLM_CLIENT_TASKS_CREATE_INGRESS_MANIFEST'),
     default: true,
     parse: pyBool,
-    doc: 'deploy_default_api applies the LLMClient\'s Kubernetes Ingress (cert-manager then issues its TLS certificate).',
+    doc: "deploy_default_api applies the LLMClient's Kubernetes Ingress (cert-manager then issues its TLS certificate).",
   }),
   defaultTtl: setting({
     env: both('LLM_CLIENT_TASKS_DEFAULT_TTL'),
@@ -62,23 +62,25 @@ export const INFRASTRUCTURE_SETTINGS = {
       if (!/^[a-z0-9][a-z0-9-]*$/.test(v)) throw new ParseError('expected an environment name, e.g. alpha or prod');
       return v;
     },
-    doc: 'Smarter\'s environment (`local`, `alpha`, `beta`, `next`, `prod`); part of the API domain and namespace.',
+    doc: "Smarter's environment (`local`, `alpha`, `beta`, `next`, `prod`); part of the API domain and namespace.",
   }),
   rootDomain: setting({
     env: both('ROOT_DOMAIN'),
     default: 'example.com',
     parse: domain,
-    doc: 'Smarter\'s root domain: the API domain is `api.<platform subdomain>.<root>` in prod, `<environment>.api.<platform subdomain>.<root>` in alpha, beta and next; in `local`, LLMClients\' hosts are under `api.local.<root>` and LLMHosts\' under `local.api.<root>`; the platform name is its first label.',
+    doc: "Smarter's root domain: the API domain is `api.<platform subdomain>.<root>` in prod, `<environment>.api.<platform subdomain>.<root>` in alpha, beta and next; in `local`, LLMClients' hosts are under `api.local.<root>` and LLMHosts' under `local.api.<root>`; the platform name is its first label.",
   }),
   platformSubdomain: setting({
     env: both('PLATFORM_SUBDOMAIN'),
     default: 'platform',
     parse: (t: string) => {
       const v = t.trim().toLowerCase();
-      if (!/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(v)) throw new ParseError('expected one DNS label, e.g. platform');
+      if (!/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(v)) {
+        throw new ParseError('expected one DNS label, e.g. platform');
+      }
       return v;
     },
-    doc: 'Smarter\'s platform subdomain (`SMARTER_PLATFORM_DEFAULT_SUBDOMAIN` is `platform`): part of the API domain and of the namespace `<platform name>-<platform subdomain>-<environment>`.',
+    doc: "Smarter's platform subdomain (`SMARTER_PLATFORM_DEFAULT_SUBDOMAIN` is `platform`): part of the API domain and of the namespace `<platform name>-<platform subdomain>-<environment>`.",
   }),
   checkTimeScale: setting({
     env: ['SMARTER_WORKER_CHECK_TIME_SCALE'],
@@ -94,7 +96,7 @@ export const INFRASTRUCTURE_SETTINGS = {
       if (!/^[^\s@]+@[^\s@]+$/.test(v)) throw new ParseError('expected an e-mail address');
       return v;
     },
-    doc: 'The support address the LLMClient e-mails give (Smarter\'s constant `SMARTER_CUSTOMER_SUPPORT_EMAIL`, `smarter/common/const.py`).',
+    doc: "The support address the LLMClient e-mails give (Smarter's constant `SMARTER_CUSTOMER_SUPPORT_EMAIL`, `smarter/common/const.py`).",
   }),
 };
 
@@ -126,7 +128,9 @@ export interface Derived {
 const AWS_ENVIRONMENTS = new Set(['alpha', 'beta', 'next', 'prod']);
 const LOCAL = 'local';
 
-export function derived(s: Pick<InfrastructureSettings, 'environment' | 'rootDomain'> & { platformSubdomain?: string }): Derived {
+export function derived(
+  s: Pick<InfrastructureSettings, 'environment' | 'rootDomain'> & { platformSubdomain?: string },
+): Derived {
   const sub = s.platformSubdomain ?? INFRASTRUCTURE_DEFAULTS.platformSubdomain;
   const platformName = s.rootDomain.split('.')[0] ?? s.rootDomain;
   const rootApiDomain = `api.${sub}.${s.rootDomain}`;

@@ -25,18 +25,24 @@ export const verifyCertificate = (env: TaskEnv) =>
     params: z.strictObject({ certificate_arn: z.string().min(1), attempt: z.number().int().nonnegative().default(0) }),
     async run(p, ctx) {
       const cert = await ctx.deps.cloud.acm.describe(p.certificate_arn);
-      if (!cert) throw new CloudError('acm', 'describe certificate', p.certificate_arn, 'NotFound', 'no such certificate');
+      if (!cert) {
+        throw new CloudError('acm', 'describe certificate', p.certificate_arn, 'NotFound', 'no such certificate');
+      }
       if (cert.status === 'ISSUED') {
         ctx.logger.info(`certificate ${cert.arn} for ${cert.domain} verified`);
         return null;
       }
       if (cert.status !== 'PENDING_VALIDATION') {
-        ctx.logger.error(`certificate ${cert.arn} for ${cert.domain} verification failed: it is ${cert.status}, and will not be issued`);
+        ctx.logger.error(
+          `certificate ${cert.arn} for ${cert.domain} verification failed: it is ${cert.status}, and will not be issued`,
+        );
         return null;
       }
       const again = await orGaveUp(() => ctx.checkAgain({ after: env.wait(CERTIFICATE_WAIT_INTERVAL) }));
       if (again) return again;
-      ctx.logger.error(`certificate ${cert.arn} for ${cert.domain} verification failed: not issued after ${CERTIFICATE_WAIT_ATTEMPTS} checks`);
+      ctx.logger.error(
+        `certificate ${cert.arn} for ${cert.domain} verification failed: not issued after ${CERTIFICATE_WAIT_ATTEMPTS} checks`,
+      );
       return null;
     },
   });

@@ -58,7 +58,9 @@ export const verifyCustomDomain = (env: TaskEnv) => {
       if (!zoneId) {
         const cd = p.custom_domain_id === null ? null : await customDomainById(db, p.custom_domain_id);
         if (!cd) {
-          ctx.logger.error(`verify_custom_domain: custom domain ${String(p.custom_domain_id)} not found (llmclient_llmclientcustomdomain)`);
+          ctx.logger.error(
+            `verify_custom_domain: custom domain ${String(p.custom_domain_id)} not found (llmclient_llmclientcustomdomain)`,
+          );
           return false;
         }
         if (!cd.zoneId) {
@@ -73,18 +75,30 @@ export const verifyCustomDomain = (env: TaskEnv) => {
       const interval = p.sleep_interval ?? DEFAULT_SLEEP_INTERVAL;
       const maxAttempts = p.max_attempts ?? Math.trunc((HOURS * 3600) / interval);
       const zone = await cloud.route53.getZone(zoneId);
-      if (!zone) throw new CloudError('route53', 'get hosted zone', zoneId, 'NotFound', 'the custom domain\'s hosted zone does not exist');
+      if (!zone) {
+        throw new CloudError(
+          'route53',
+          'get hosted zone',
+          zoneId,
+          'NotFound',
+          "the custom domain's hosted zone does not exist",
+        );
+      }
       const domain = zone.name;
       const cd = await customDomainByZone(db, zoneId);
       const verified = cd?.status === DOMAIN.VERIFIED;
-      if (p.attempt === 0 && cd && !verified) await setDomainStatus(db, cd.id, DOMAIN.VERIFYING, 'Verification has started.');
+      if (p.attempt === 0 && cd && !verified) {
+        await setDomainStatus(db, cd.id, DOMAIN.VERIFYING, 'Verification has started.');
+      }
 
       let blocker: string | null = null;
       if (!(await nsDelegated(cloud, zone, domain))) {
         blocker = `The NS records of ${domain} are not delegated to Smarter yet. Add these NS records to your root domain's DNS settings: ${zone.nameServers.join(', ')}`;
       } else {
         const cert = await ensureCertificate(cloud, zone.id, domain);
-        if (cert.status !== 'ISSUED') blocker = `The TLS certificate of ${domain} is not issued yet. Its status is ${cert.status}.`;
+        if (cert.status !== 'ISSUED') {
+          blocker = `The TLS certificate of ${domain} is not issued yet. Its status is ${cert.status}.`;
+        }
       }
 
       if (blocker === null) {
@@ -92,20 +106,40 @@ export const verifyCustomDomain = (env: TaskEnv) => {
         if (cd) {
           await setDomainStatus(db, cd.id, DOMAIN.VERIFIED, '');
           const llmclientId = await deployedLlmclientOn(db, cd.id);
-          if (llmclientId !== null) await ctx.applyAsync(deploy.name, [], { llmclient_id: llmclientId }, { queue: env.infrastructureQueue });
-          await sendToAccount(db, cloud.mailer, ctx.logger, cd.accountId, MAIL.domainVerified(domain, env.settings.customerSupportEmail), 'domain verified');
+          if (llmclientId !== null) {
+            await ctx.applyAsync(deploy.name, [], { llmclient_id: llmclientId }, { queue: env.infrastructureQueue });
+          }
+          await sendToAccount(
+            db,
+            cloud.mailer,
+            ctx.logger,
+            cd.accountId,
+            MAIL.domainVerified(domain, env.settings.customerSupportEmail),
+            'domain verified',
+          );
         }
         return true;
       }
       ctx.logger.info(`${domain} is not verified yet (check ${p.attempt + 1} of ${maxAttempts}): ${blocker}`);
       if (cd && !verified) await setDomainStatus(db, cd.id, DOMAIN.VERIFYING, blocker);
       const again = await orGaveUp(() =>
-        ctx.checkAgain({ after: env.wait(interval), update: { hosted_zone_id: zoneId, sleep_interval: interval, max_attempts: maxAttempts }, maxAttempts }),
+        ctx.checkAgain({
+          after: env.wait(interval),
+          update: { hosted_zone_id: zoneId, sleep_interval: interval, max_attempts: maxAttempts },
+          maxAttempts,
+        }),
       );
       if (again) return again;
       if (cd) {
         await setDomainStatus(db, cd.id, DOMAIN.FAILED, blocker);
-        await sendToAccount(db, cloud.mailer, ctx.logger, cd.accountId, MAIL.domainFailed(domain, blocker, maxAttempts, env.settings.customerSupportEmail), 'domain failed');
+        await sendToAccount(
+          db,
+          cloud.mailer,
+          ctx.logger,
+          cd.accountId,
+          MAIL.domainFailed(domain, blocker, maxAttempts, env.settings.customerSupportEmail),
+          'domain failed',
+        );
       }
       return false;
     },

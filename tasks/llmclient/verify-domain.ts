@@ -26,7 +26,15 @@ const recordType = z
 
 export const verifyDomain = (env: TaskEnv) =>
   defineTask<
-    { domain_name: string; record_type: RecordType; llmclient_id: number | null; activate_llmclient: boolean; hosted_zone_id: string | null; task_id: string | null; attempt: number },
+    {
+      domain_name: string;
+      record_type: RecordType;
+      llmclient_id: number | null;
+      activate_llmclient: boolean;
+      hosted_zone_id: string | null;
+      task_id: string | null;
+      attempt: number;
+    },
     Rescheduled | boolean,
     SmarterDeps
   >({
@@ -49,7 +57,12 @@ export const verifyDomain = (env: TaskEnv) =>
       const name = domainName(p.domain_name, 'verify_domain domain_name');
       const l = p.llmclient_id === null ? null : await findLlmclient(db, p.llmclient_id);
       if (p.attempt === 0) ctx.logger.info(`verifying ${p.record_type} ${name}`, { task_id: p.task_id ?? ctx.id });
-      const result = await checkDomain(cloud, { name, type: p.record_type, apiDomain: env.apiDomain, zoneId: p.hosted_zone_id });
+      const result = await checkDomain(cloud, {
+        name,
+        type: p.record_type,
+        apiDomain: env.apiDomain,
+        zoneId: p.hosted_zone_id,
+      });
       if (result === 'pending') {
         const again = await orGaveUp(() => ctx.checkAgain({ after: env.wait(VERIFY_DOMAIN_INTERVAL) }));
         if (again) return again;

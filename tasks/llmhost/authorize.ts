@@ -19,7 +19,11 @@ export class LLMHostBudgetExceeded extends PythonException {
 
 /** The refusal message of the first locked of the LLMHost's compute, owner and account, or null when none is. */
 export async function budgetRefusal(db: Queryable, host: LlmhostRow, accountId: number): Promise<string | null> {
-  const locators = [...(host.computeId !== null ? [recordLocator('LLMHostCompute', host.computeId)] : []), recordLocator('UserProfile', host.userProfileId), recordLocator('Account', accountId)];
+  const locators = [
+    ...(host.computeId !== null ? [recordLocator('LLMHostCompute', host.computeId)] : []),
+    recordLocator('UserProfile', host.userProfileId),
+    recordLocator('Account', accountId),
+  ];
   for (const locator of locators) {
     const message = await resourceLockMessage(db, locator);
     if (message) return message;

@@ -28,27 +28,38 @@ export const chargeLlmhostComputes = (env: TaskEnv) =>
       const out: Record<string, string> = {};
       for (const c of computes) {
         const cost = Dec.of(c.pricePerHour).mul(Dec.of(c.readyNodes));
-        const locators = [recordLocator('LLMHostCompute', c.id), recordLocator('UserProfile', c.profileId), recordLocator('Account', c.accountId)];
+        const locators = [
+          recordLocator('LLMHostCompute', c.id),
+          recordLocator('UserProfile', c.profileId),
+          recordLocator('Account', c.accountId),
+        ];
         for (const resource_locator of locators) {
           try {
             // Once per task id and charge (tasks/db/once.ts): a redelivered run skips the charges it committed.
-            await once(db, { taskId: ctx.id, taskName: ctx.name, effect: `${String(c.id)} ${resource_locator}` }, (tx) =>
-              insertModel(tx, 'account_charge', {
-                resource_locator,
-                charge_type: 'compute',
-                prompt_tokens: 0,
-                completion_tokens: 0,
-                total_tokens: 0,
-                total_cost: cost.quantize(CHARGE_COST_PLACES).toString(),
-              }).then(() => undefined),
+            await once(
+              db,
+              { taskId: ctx.id, taskName: ctx.name, effect: `${String(c.id)} ${resource_locator}` },
+              (tx) =>
+                insertModel(tx, 'account_charge', {
+                  resource_locator,
+                  charge_type: 'compute',
+                  prompt_tokens: 0,
+                  completion_tokens: 0,
+                  total_tokens: 0,
+                  total_cost: cost.quantize(CHARGE_COST_PLACES).toString(),
+                }).then(() => undefined),
             );
           } catch (err) {
-            ctx.logger.error(`charge_llmhost_computes() failed to charge ${resource_locator}: ${(err as Error).message}`);
+            ctx.logger.error(
+              `charge_llmhost_computes() failed to charge ${resource_locator}: ${(err as Error).message}`,
+            );
             continue;
           }
           // The charge stands whatever its evaluation does; the hourly evaluate_budget_constraints tries again.
           await evaluateBudgets(db, { locator: resource_locator }).catch((err: unknown) =>
-            ctx.logger.error(`charge_llmhost_computes() charged ${resource_locator}, and the evaluation of its budgets failed: ${(err as Error).message}`),
+            ctx.logger.error(
+              `charge_llmhost_computes() charged ${resource_locator}, and the evaluation of its budgets failed: ${(err as Error).message}`,
+            ),
           );
         }
         out[c.name] = cost.toString();

@@ -24,14 +24,22 @@ export interface ComputeState {
 }
 
 /** New nodes are on their way: the node group is being created or updated, or has nodes not yet ready. */
-export const provisioning = (s: ComputeState) => s.nodegroup_status === NODEGROUP.CREATING || s.nodegroup_status === NODEGROUP.UPDATING || s.ready < Math.min(s.desired, s.needed);
+export const provisioning = (s: ComputeState) =>
+  s.nodegroup_status === NODEGROUP.CREATING ||
+  s.nodegroup_status === NODEGROUP.UPDATING ||
+  s.ready < Math.min(s.desired, s.needed);
 
 /** The node group has the nodes its LLMHosts need, all ready, and nothing was changed this time. */
 export const settled = (s: ComputeState) =>
-  (s.nodegroup_status === NODEGROUP.ACTIVE || s.nodegroup_status === NODEGROUP.ABSENT) && s.desired === s.ready && s.ready === s.nodes && s.desired >= s.needed && s.actions.length === 0;
+  (s.nodegroup_status === NODEGROUP.ACTIVE || s.nodegroup_status === NODEGROUP.ABSENT) &&
+  s.desired === s.ready &&
+  s.ready === s.nodes &&
+  s.desired >= s.needed &&
+  s.actions.length === 0;
 
 const nodeReady = (node: KubeObject) => {
-  const conditions = ((node.status as { conditions?: { type?: string; status?: string }[] } | undefined)?.conditions ?? []);
+  const conditions =
+    (node.status as { conditions?: { type?: string; status?: string }[] } | undefined)?.conditions ?? [];
   return conditions.find((c) => c.type === 'Ready')?.status === 'True';
 };
 
@@ -50,7 +58,9 @@ const providerId = (node: KubeObject) => {
 /** Smarter's `instance_id`: the EC2 instance of a node's providerID, `aws:///us-east-1a/i-0abc` → `i-0abc`. */
 export function instanceId(providerID: string): string {
   const instance = providerID.replace(/\/+$/, '').split('/').pop() ?? '';
-  if (!instance.startsWith('i-')) throw new LLMHostComputeError(`${providerID} is not the providerID of an EC2 instance.`);
+  if (!instance.startsWith('i-')) {
+    throw new LLMHostComputeError(`${providerID} is not the providerID of an EC2 instance.`);
+  }
   return instance;
 }
 
@@ -76,7 +86,9 @@ async function nodegroupDefaults(deps: SmarterDeps, env: TaskEnv): Promise<{ rol
     const platform = (await deps.cloud.eks.listNodegroups(cluster)).filter((n) => !n.startsWith('smarter-'));
     const first = platform[0] ? await deps.cloud.eks.describeNodegroup(cluster, platform[0]) : null;
     if (!first) {
-      throw new LLMHostComputeError(`EKS cluster ${cluster} has no node group to copy the node role and subnets from. Set SMARTER_LLMHOST_NODE_ROLE_ARN and SMARTER_LLMHOST_NODE_SUBNET_IDS.`);
+      throw new LLMHostComputeError(
+        `EKS cluster ${cluster} has no node group to copy the node role and subnets from. Set SMARTER_LLMHOST_NODE_ROLE_ARN and SMARTER_LLMHOST_NODE_SUBNET_IDS.`,
+      );
     }
     role ||= first.nodeRole;
     if (subnets.length === 0) subnets = first.subnets;
@@ -84,7 +96,12 @@ async function nodegroupDefaults(deps: SmarterDeps, env: TaskEnv): Promise<{ rol
   return { role, subnets };
 }
 
-export async function reconcileCompute(deps: SmarterDeps, env: TaskEnv, c: ComputeRow, log: (m: string) => void): Promise<ComputeState> {
+export async function reconcileCompute(
+  deps: SmarterDeps,
+  env: TaskEnv,
+  c: ComputeRow,
+  log: (m: string) => void,
+): Promise<ComputeState> {
   const cluster = env.llmhost.awsEksClusterName;
   const name = compute.nodegroupName(c, env.settings.environment);
   const needed = nodesNeeded(await demand(deps, c, log), c);
@@ -114,7 +131,11 @@ export async function reconcileCompute(deps: SmarterDeps, env: TaskEnv, c: Compu
         subnets: subnetIds.length ? subnetIds : subnets,
         labels: { [LABEL_COMPUTE]: c.name },
         taints: [{ key: taint.key, value: taint.value, effect: 'NO_SCHEDULE' }],
-        tags: { 'smarter.sh/compute': c.name, 'smarter.sh/environment': env.settings.environment, 'smarter.sh/managed-by': env.platformName },
+        tags: {
+          'smarter.sh/compute': c.name,
+          'smarter.sh/environment': env.settings.environment,
+          'smarter.sh/managed-by': env.platformName,
+        },
       });
       // Smarter reports a node group it has just asked for as CREATING, whatever the create call answered.
       status = NODEGROUP.CREATING;
@@ -130,7 +151,11 @@ export async function reconcileCompute(deps: SmarterDeps, env: TaskEnv, c: Compu
     actions.push(`scaled node group ${nodegroup.name} from ${desired} to ${target} nodes`);
     desired = target;
   } else if (target < desired) {
-    const pods = await deps.cloud.kube.list({ ...KINDS.pod, namespace: env.namespace, labelSelector: `${LABEL_COMPUTE}=${c.name}` });
+    const pods = await deps.cloud.kube.list({
+      ...KINDS.pod,
+      namespace: env.namespace,
+      labelSelector: `${LABEL_COMPUTE}=${c.name}`,
+    });
     const busy = new Set(pods.map((p) => (p.spec as { nodeName?: string } | undefined)?.nodeName).filter(Boolean));
     for (const n of readyNodes.filter((node) => !busy.has(node.metadata.name)).slice(0, desired - target)) {
       await deps.cloud.autoscaling.terminateInstance(instanceId(providerId(n)), true);
@@ -140,11 +165,22 @@ export async function reconcileCompute(deps: SmarterDeps, env: TaskEnv, c: Compu
   }
 
   if (!message) {
-    if (needed > c.maxNodes) message = `Its LLMHosts need ${needed} nodes, more than its maximum of ${c.maxNodes}. Raise max_nodes, or destroy an LLMHost.`;
-    else if (readyNodes.length < Math.min(desired, target)) message = `Waiting for ${Math.min(desired, target) - readyNodes.length} ${c.instanceType} nodes to join the cluster.`;
-    else message = `${readyNodes.length} of ${desired} nodes ready, for ${needed} needed.`;
+    if (needed > c.maxNodes) {
+      message = `Its LLMHosts need ${needed} nodes, more than its maximum of ${c.maxNodes}. Raise max_nodes, or destroy an LLMHost.`;
+    } else if (readyNodes.length < Math.min(desired, target)) {
+      message = `Waiting for ${Math.min(desired, target) - readyNodes.length} ${c.instanceType} nodes to join the cluster.`;
+    } else message = `${readyNodes.length} of ${desired} nodes ready, for ${needed} needed.`;
   }
-  const state: ComputeState = { compute: c.name, nodegroup_status: status, needed, desired, ready: readyNodes.length, nodes: nodes.length, message, actions };
+  const state: ComputeState = {
+    compute: c.name,
+    nodegroup_status: status,
+    needed,
+    desired,
+    ready: readyNodes.length,
+    nodes: nodes.length,
+    message,
+    actions,
+  };
   await saveComputeState(deps.db, c.id, { nodegroupStatus: status, desired, ready: readyNodes.length, message });
   for (const a of actions) log(`${c.name}: ${a}`);
   return state;

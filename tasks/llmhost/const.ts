@@ -33,10 +33,24 @@ export const STATUS = {
  * `SAMLLMHostStatusEnum.deployed()`: the statuses in which an LLMHost's resources may exist and use nodes;
  * `error` among them (a pod whose image cannot be pulled still holds its node; a status check corrects it).
  */
-export const DEPLOYED_STATUSES: readonly string[] = [STATUS.PROVISIONING, STATUS.PENDING, STATUS.DOWNLOADING, STATUS.DEPLOYING, STATUS.ACTIVE, STATUS.DEGRADED, STATUS.ERROR];
+export const DEPLOYED_STATUSES: readonly string[] = [
+  STATUS.PROVISIONING,
+  STATUS.PENDING,
+  STATUS.DOWNLOADING,
+  STATUS.DEPLOYING,
+  STATUS.ACTIVE,
+  STATUS.DEGRADED,
+  STATUS.ERROR,
+];
 
 /** `SAMLLMHostEventType`, the `llmhost_llmhostevent.event_type` values. */
-export const EVENT = { LAUNCHED: 'launched', STATUS_CHANGED: 'status_changed', DESTROYED: 'destroyed', NODES_SCALED: 'nodes_scaled', ERROR: 'error' } as const;
+export const EVENT = {
+  LAUNCHED: 'launched',
+  STATUS_CHANGED: 'status_changed',
+  DESTROYED: 'destroyed',
+  NODES_SCALED: 'nodes_scaled',
+  ERROR: 'error',
+} as const;
 
 /** `LLMHostComputeNodeGroupStatus`: EKS's node group status, or `absent`. */
 export const NODEGROUP = {
@@ -49,7 +63,11 @@ export const NODEGROUP = {
   DELETE_FAILED: 'DELETE_FAILED',
   DEGRADED: 'DEGRADED',
 } as const;
-export const NODEGROUP_FAILED: readonly string[] = [NODEGROUP.CREATE_FAILED, NODEGROUP.DELETE_FAILED, NODEGROUP.DEGRADED];
+export const NODEGROUP_FAILED: readonly string[] = [
+  NODEGROUP.CREATE_FAILED,
+  NODEGROUP.DELETE_FAILED,
+  NODEGROUP.DEGRADED,
+];
 
 /** Kubernetes kinds (apiVersion, kind) of an LLMHost's resources. */
 export const KINDS = {

@@ -15,7 +15,8 @@ export const SHM_VOLUME = 'dshm';
 /** PyTorch-based engines exchange tensors through /dev/shm, and a container's default 64 MB is too small. */
 export const SHM_MOUNT_PATH = '/dev/shm';
 
-export type EnvVar = { name: string; value: string } | { name: string; valueFrom: { secretKeyRef: { name: string; key: string } } };
+export type EnvVar =
+  { name: string; value: string } | { name: string; valueFrom: { secretKeyRef: { name: string; key: string } } };
 
 export interface ContainerContext {
   /** The resources' base name: the Secret's name, and the slug of local model paths. */
@@ -30,9 +31,13 @@ export interface ContainerContext {
 }
 
 export const engineOf = (spec: LlmhostSpec): Engine => getEngine(spec.engine.name);
-export const modelOf = (ctx: Pick<ContainerContext, 'base' | 'spec'>): ResolvedModel => resolveModel(ctx.spec.model, ctx.base);
+export const modelOf = (ctx: Pick<ContainerContext, 'base' | 'spec'>): ResolvedModel =>
+  resolveModel(ctx.spec.model, ctx.base);
 
-const secretEnv = (secret: string, name: string, key: string): EnvVar => ({ name, valueFrom: { secretKeyRef: { name: secret, key } } });
+const secretEnv = (secret: string, name: string, key: string): EnvVar => ({
+  name,
+  valueFrom: { secretKeyRef: { name: secret, key } },
+});
 
 export function renderContainer(ctx: ContainerContext): Record<string, unknown> {
   const { spec } = ctx;
@@ -42,7 +47,12 @@ export function renderContainer(ctx: ContainerContext): Record<string, unknown> 
   const apiKey = ctx.apiKey && engine.apiKey;
 
   const env: EnvVar[] = Object.entries(engine.env(spec, model)).map(([name, value]) => ({ name, value }));
-  if (ctx.hfToken) env.push(secretEnv(ctx.base, 'HF_TOKEN', SECRET_HF_TOKEN), secretEnv(ctx.base, 'HUGGING_FACE_HUB_TOKEN', SECRET_HF_TOKEN));
+  if (ctx.hfToken) {
+    env.push(
+      secretEnv(ctx.base, 'HF_TOKEN', SECRET_HF_TOKEN),
+      secretEnv(ctx.base, 'HUGGING_FACE_HUB_TOKEN', SECRET_HF_TOKEN),
+    );
+  }
   if (apiKey && engine.apiKeyEnv) env.push(secretEnv(ctx.base, engine.apiKeyEnv, SECRET_API_KEY));
 
   const { resources, healthCheck } = spec;
@@ -66,10 +76,20 @@ export function renderContainer(ctx: ContainerContext): Record<string, unknown> 
       { name: SHM_VOLUME, mountPath: SHM_MOUNT_PATH },
     ],
     // The startup probe allows the time to download and load the weights.
-    startupProbe: { ...probe, periodSeconds: period, timeoutSeconds: 10, failureThreshold: Math.ceil(healthCheck.startupTimeoutSeconds / period) },
+    startupProbe: {
+      ...probe,
+      periodSeconds: period,
+      timeoutSeconds: 10,
+      failureThreshold: Math.ceil(healthCheck.startupTimeoutSeconds / period),
+    },
     readinessProbe: { ...probe, periodSeconds: period, timeoutSeconds: 10, failureThreshold: 3 },
     // A busy server may answer its health check slowly: the liveness probe is lenient.
-    livenessProbe: { httpGet: { path: engine.healthPathFor(spec), port: 'http' }, periodSeconds: 30, timeoutSeconds: 15, failureThreshold: 5 },
+    livenessProbe: {
+      httpGet: { path: engine.healthPathFor(spec), port: 'http' },
+      periodSeconds: 30,
+      timeoutSeconds: 15,
+      failureThreshold: 5,
+    },
   };
   const command = engine.command(spec, model);
   if (command !== null) container.command = command;

@@ -30,10 +30,22 @@ export const destroyLlmhost = (env: TaskEnv) => {
       const hostname = managedHostname(env, host);
       // As Smarter: only when the cloud's DNS is ready (`infrastructure.dns.ready`, tasks/cloud/readiness.ts).
       if (hostname && env.settings.createDnsRecord && (await ctx.deps.cloud.readiness.dns())) {
-        await ctx.applyAsync(destroyRecord.name, [], { hostname, api_host_domain: env.apiDomain }, { queue: env.infrastructureQueue });
+        await ctx.applyAsync(
+          destroyRecord.name,
+          [],
+          { hostname, api_host_domain: env.apiDomain },
+          { queue: env.infrastructureQueue },
+        );
       }
       // A node still starting when the LLMHost was destroyed is removed once it joins.
-      if (host.computeId !== null) await ctx.applyAsync(reconcile.name, [host.computeId], {}, { countdown: env.wait(RECONCILE_INTERVAL_SECONDS), queue: env.infrastructureQueue });
+      if (host.computeId !== null) {
+        await ctx.applyAsync(
+          reconcile.name,
+          [host.computeId],
+          {},
+          { countdown: env.wait(RECONCILE_INTERVAL_SECONDS), queue: env.infrastructureQueue },
+        );
+      }
       return status;
     },
   });

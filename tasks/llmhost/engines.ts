@@ -109,7 +109,12 @@ export class Engine {
   }
 
   args(spec: LlmhostSpec, model: ResolvedModel, servedName: string, apiKey: boolean): string[] {
-    return [...this.modelArgs(spec, model, servedName), ...this.settingArgs(spec), ...(apiKey ? this.apiKeyArgs() : []), ...spec.engine.args];
+    return [
+      ...this.modelArgs(spec, model, servedName),
+      ...this.settingArgs(spec),
+      ...(apiKey ? this.apiKeyArgs() : []),
+      ...spec.engine.args,
+    ];
   }
 
   /** The variables other than secrets; `spec.engine.env` overrides them. */
@@ -128,12 +133,28 @@ export class Engine {
 }
 
 /** The model by path when it is on the volume, else by reference; then where to listen. */
-const loadAndListen = (flagName: string, hostFlag: string, port: number, model: ResolvedModel) => [flagName, model.local ? modelPath(model) : model.reference, hostFlag, CONTAINER_BIND_ADDRESS, '--port', String(port)];
+const loadAndListen = (flagName: string, hostFlag: string, port: number, model: ResolvedModel) => [
+  flagName,
+  model.local ? modelPath(model) : model.reference,
+  hostFlag,
+  CONTAINER_BIND_ADDRESS,
+  '--port',
+  String(port),
+];
 
 class VllmEngine extends Engine {
   override readonly apiKeyEnv = 'VLLM_API_KEY';
   protected override modelArgs(spec: LlmhostSpec, model: ResolvedModel, servedName: string): string[] {
-    const args = ['--model', model.local ? modelPath(model) : model.reference, '--served-model-name', servedName, '--host', CONTAINER_BIND_ADDRESS, '--port', String(this.containerPort(spec))];
+    const args = [
+      '--model',
+      model.local ? modelPath(model) : model.reference,
+      '--served-model-name',
+      servedName,
+      '--host',
+      CONTAINER_BIND_ADDRESS,
+      '--port',
+      String(this.containerPort(spec)),
+    ];
     if (!model.local) flag(args, '--revision', model.revision);
     return args;
   }
@@ -179,7 +200,16 @@ class SglangEngine extends Engine {
     return ['python3', '-m', 'sglang.launch_server'];
   }
   protected override modelArgs(spec: LlmhostSpec, model: ResolvedModel, servedName: string): string[] {
-    const args = ['--model-path', model.local ? modelPath(model) : model.reference, '--served-model-name', servedName, '--host', CONTAINER_BIND_ADDRESS, '--port', String(this.containerPort(spec))];
+    const args = [
+      '--model-path',
+      model.local ? modelPath(model) : model.reference,
+      '--served-model-name',
+      servedName,
+      '--host',
+      CONTAINER_BIND_ADDRESS,
+      '--port',
+      String(this.containerPort(spec)),
+    ];
     if (!model.local) flag(args, '--revision', model.revision);
     return args;
   }
@@ -204,7 +234,9 @@ class LlamaCppEngine extends Engine {
   override readonly port = 8080;
   override readonly apiKeyEnv = 'LLAMA_API_KEY';
   protected override modelArgs(spec: LlmhostSpec, model: ResolvedModel, servedName: string): string[] {
-    const args = model.local ? ['--model', modelPath(model)] : ['--hf-repo', model.reference, '--hf-file', String(model.file)];
+    const args = model.local
+      ? ['--model', modelPath(model)]
+      : ['--hf-repo', model.reference, '--hf-file', String(model.file)];
     args.push('--alias', servedName, '--host', CONTAINER_BIND_ADDRESS, '--port', String(this.containerPort(spec)));
     if (spec.model.task === 'embedding') args.push('--embedding');
     return args;
@@ -277,7 +309,9 @@ class TeiEngine extends Engine {
 /** Any other image: only `spec.engine.command`, `args` and `env`. */
 class CustomEngine extends Engine {
   override image(spec: LlmhostSpec): string {
-    if (!spec.engine.image) throw new LLMHostConfigurationError('engine.image: is required when engine.name is custom.');
+    if (!spec.engine.image) {
+      throw new LLMHostConfigurationError('engine.image: is required when engine.name is custom.');
+    }
     return spec.engine.image;
   }
 }

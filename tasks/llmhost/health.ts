@@ -26,7 +26,9 @@ export function uptimeHours(host: Pick<LlmhostRow, 'status' | 'secondsSinceDeplo
 }
 
 /** `LLMHost.estimated_cost`: `Decimal(str(uptime_hours)) × replicas × cost_per_hour`, to 4 places, as text; None without either. */
-export function estimatedCost(host: Pick<LlmhostRow, 'status' | 'secondsSinceDeployed' | 'replicas' | 'costPerHour'>): string | null {
+export function estimatedCost(
+  host: Pick<LlmhostRow, 'status' | 'secondsSinceDeployed' | 'replicas' | 'costPerHour'>,
+): string | null {
   const hours = uptimeHours(host);
   if (hours === null || host.costPerHour === null) return null;
   return Dec.of(hours).mul(Dec.of(host.replicas)).mul(Dec.of(host.costPerHour)).quantize(4).toString();

@@ -12,5 +12,12 @@ import { reconcileLlmhostComputes } from './reconcile-llmhost-computes.js';
 import { refreshLlmhostStatus } from './refresh-llmhost-status.js';
 
 export function llmhostTasks(env: TaskEnv): AnyTask<SmarterDeps>[] {
-  return [chargeLlmhostComputes(env), launchLlmhost(env), destroyLlmhost(env), refreshLlmhostStatus(env), reconcileLlmhostCompute(env), reconcileLlmhostComputes(env)];
+  return [
+    chargeLlmhostComputes(env),
+    launchLlmhost(env),
+    destroyLlmhost(env),
+    refreshLlmhostStatus(env),
+    reconcileLlmhostCompute(env),
+    reconcileLlmhostComputes(env),
+  ];
 }

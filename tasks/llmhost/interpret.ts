@@ -8,7 +8,15 @@
 import type { KubeObject } from '../cloud/ports.js';
 import { STATUS } from './const.js';
 
-const ERROR_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'CrashLoopBackOff', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError']);
+const ERROR_REASONS = new Set([
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'InvalidImageName',
+  'CrashLoopBackOff',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+  'RunContainerError',
+]);
 
 interface ContainerStatus {
   name?: string;
@@ -47,16 +55,25 @@ export interface Interpretation {
 export function interpret(deployment: KubeObject | null, pods: KubeObject[]): Interpretation {
   if (!deployment) return { status: STATUS.INACTIVE, message: 'Not deployed.', replicas: 0, ready: 0 };
   const replicas = Number((deployment.spec as { replicas?: number } | undefined)?.replicas ?? 1) || 0;
-  const dstatus = (deployment.status ?? {}) as { readyReplicas?: number; conditions?: { type?: string; reason?: string; message?: string }[] };
+  const dstatus = (deployment.status ?? {}) as {
+    readyReplicas?: number;
+    conditions?: { type?: string; reason?: string; message?: string }[];
+  };
   const ready = Number(dstatus.readyReplicas ?? 0) || 0;
   const at = (status: string, message: string) => ({ status, message, replicas, ready });
-  const deadline = (dstatus.conditions ?? []).find((c) => c.type === 'Progressing' && c.reason === 'ProgressDeadlineExceeded');
+  const deadline = (dstatus.conditions ?? []).find(
+    (c) => c.type === 'Progressing' && c.reason === 'ProgressDeadlineExceeded',
+  );
   if (deadline && ready === 0) return at(STATUS.ERROR, deadline.message ?? 'Progress deadline exceeded.');
   const errors = pods.map(hasError).filter((e): e is string => e !== null);
   if (replicas && ready >= replicas) return at(STATUS.ACTIVE, `${ready}/${replicas} replicas ready.`);
   if (ready > 0) return at(STATUS.DEGRADED, `${ready}/${replicas} replicas ready.${errors[0] ? ` ${errors[0]}` : ''}`);
   if (errors[0]) return at(STATUS.ERROR, errors[0]);
-  if (pods.some((p) => (podStatus(p).initContainerStatuses ?? []).some((c) => c.state !== undefined && 'running' in c.state))) {
+  if (
+    pods.some((p) =>
+      (podStatus(p).initContainerStatuses ?? []).some((c) => c.state !== undefined && 'running' in c.state),
+    )
+  ) {
     return at(STATUS.DOWNLOADING, 'Copying the model weights to the model volume.');
   }
   const blocked = pods.map(unschedulable).filter((u): u is string => u !== null);

@@ -35,7 +35,14 @@ export const launchLlmhost = (env: TaskEnv) => {
           ctx.logger.error(`failed to create the DNS record ${hostname} for ${host.name}: ${(err as Error).message}`);
         }
       }
-      if (host.computeId !== null) await ctx.applyAsync(reconcile.name, [host.computeId], {}, { countdown: env.wait(RECONCILE_INTERVAL_SECONDS), queue: env.infrastructureQueue });
+      if (host.computeId !== null) {
+        await ctx.applyAsync(
+          reconcile.name,
+          [host.computeId],
+          {},
+          { countdown: env.wait(RECONCILE_INTERVAL_SECONDS), queue: env.infrastructureQueue },
+        );
+      }
       return status;
     },
   });

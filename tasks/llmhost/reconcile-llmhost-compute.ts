@@ -35,14 +35,18 @@ export const reconcileLlmhostCompute = (env: TaskEnv) =>
         try {
           await observe(ctx.deps, env, host, { probe: false });
         } catch (err) {
-          ctx.logger.error(`reconcile_llmhost_compute() status check of ${host.name} failed: ${(err as Error).message}`);
+          ctx.logger.error(
+            `reconcile_llmhost_compute() status check of ${host.name} failed: ${(err as Error).message}`,
+          );
         }
       }
       if ((state === null || !settled(state)) && p.attempt < RECONCILE_MAX_ATTEMPTS) {
         // Re-queued as Smarter does, (compute_id, attempt + 1) positionally; this run still returns the state.
         await ctx.checkAgain({ after: env.wait(RECONCILE_INTERVAL_SECONDS) });
       } else if (state === null || !settled(state)) {
-        ctx.logger.warn(`reconcile_llmhost_compute() ${c.name} is not settled after ${RECONCILE_MAX_ATTEMPTS} attempts; Beat's reconcile_llmhost_computes takes over.`);
+        ctx.logger.warn(
+          `reconcile_llmhost_compute() ${c.name} is not settled after ${RECONCILE_MAX_ATTEMPTS} attempts; Beat's reconcile_llmhost_computes takes over.`,
+        );
       }
       return state;
     },

@@ -16,7 +16,10 @@ export const refreshLlmhostStatus = (env: TaskEnv) =>
     queue: env.infrastructureQueue,
     params: z.strictObject({ llmhost_id: pk().nullable().default(null) }),
     async run(p, ctx) {
-      const hosts = p.llmhost_id !== null ? [await findLlmhost(ctx.deps.db, p.llmhost_id)].filter((h) => h !== null) : await llmhostsWithStatus(ctx.deps.db, DEPLOYED_STATUSES);
+      const hosts =
+        p.llmhost_id !== null
+          ? [await findLlmhost(ctx.deps.db, p.llmhost_id)].filter((h) => h !== null)
+          : await llmhostsWithStatus(ctx.deps.db, DEPLOYED_STATUSES);
       if (!(await clusterReady(ctx.deps, env))) {
         ctx.logger.warn('refresh_llmhost_status() the Kubernetes cluster is not available.');
         return {};

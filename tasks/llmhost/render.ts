@@ -8,16 +8,30 @@
  * neither the database nor the cluster.
  */
 import type { KubeObject } from '../cloud/ports.js';
-import { KINDS, LABEL_ACCOUNT, LABEL_COMPUTE, LABEL_LLMHOST, MAX_RESOURCE_NAME_LENGTH, RESOURCE_PREFIX, SERVICE_PORT } from './const.js';
+import {
+  KINDS,
+  LABEL_ACCOUNT,
+  LABEL_COMPUTE,
+  LABEL_LLMHOST,
+  MAX_RESOURCE_NAME_LENGTH,
+  RESOURCE_PREFIX,
+  SERVICE_PORT,
+} from './const.js';
 import { SECRET_API_KEY, SECRET_HF_TOKEN, SHM_VOLUME, engineOf, modelOf, renderContainer } from './container.js';
 import { MODELS_VOLUME } from './sources.js';
 import type { LlmhostSpec } from './spec-model.js';
 
 export { engineOf } from './container.js';
 
-const dnsLabel = (v: string) => v.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').replace(/-{2,}/g, '-');
+const dnsLabel = (v: string) =>
+  v
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .replace(/-{2,}/g, '-');
 
-export const resourceName = (id: number, name: string) => `${RESOURCE_PREFIX}-${id}-${dnsLabel(name)}`.slice(0, MAX_RESOURCE_NAME_LENGTH).replace(/-+$/, '');
+export const resourceName = (id: number, name: string) =>
+  `${RESOURCE_PREFIX}-${id}-${dnsLabel(name)}`.slice(0, MAX_RESOURCE_NAME_LENGTH).replace(/-+$/, '');
 export const labelSelector = (base: string) => `${LABEL_LLMHOST}=${base}`;
 
 export interface RenderContext {
@@ -54,14 +68,25 @@ export const endpoints = (ctx: Pick<RenderContext, 'base' | 'namespace' | 'spec'
 
 type Toleration = Record<string, unknown>;
 
-function renderDeployment(ctx: RenderContext, meta: KubeObject['metadata'], podLabels: Record<string, string>): KubeObject {
+function renderDeployment(
+  ctx: RenderContext,
+  meta: KubeObject['metadata'],
+  podLabels: Record<string, string>,
+): KubeObject {
   const { spec } = ctx;
   const { resources } = spec;
-  const nodeSelector: Record<string, string> = { ...resources.nodeSelector, ...(ctx.compute ? { [LABEL_COMPUTE]: ctx.compute } : {}) };
+  const nodeSelector: Record<string, string> = {
+    ...resources.nodeSelector,
+    ...(ctx.compute ? { [LABEL_COMPUTE]: ctx.compute } : {}),
+  };
   const tolerations: Toleration[] = [...resources.tolerations];
   const tolerates = (key: string) => tolerations.some((t) => t.key === key);
-  if (resources.gpuCount && !tolerates(resources.gpuResource)) tolerations.push({ key: resources.gpuResource, operator: 'Exists', effect: 'NoSchedule' });
-  if (ctx.taint && !tolerates(ctx.taint.key)) tolerations.push({ key: ctx.taint.key, operator: 'Exists', effect: ctx.taint.effect });
+  if (resources.gpuCount && !tolerates(resources.gpuResource)) {
+    tolerations.push({ key: resources.gpuResource, operator: 'Exists', effect: 'NoSchedule' });
+  }
+  if (ctx.taint && !tolerates(ctx.taint.key)) {
+    tolerations.push({ key: ctx.taint.key, operator: 'Exists', effect: ctx.taint.effect });
+  }
 
   const initContainers = modelOf(ctx).initContainers;
   const pod: Record<string, unknown> = {
@@ -94,17 +119,47 @@ function renderDeployment(ctx: RenderContext, meta: KubeObject['metadata'], podL
 
 /** `render_resources`: in the order in which they are applied. */
 export function renderResources(ctx: RenderContext): KubeObject[] {
-  const labels = { 'app.kubernetes.io/name': ctx.base, 'app.kubernetes.io/component': 'llmhost', 'app.kubernetes.io/managed-by': ctx.platformName, [LABEL_LLMHOST]: ctx.base, [LABEL_ACCOUNT]: ctx.accountNumber };
-  const meta = (name = ctx.base, annotations?: Record<string, string>) => ({ name, namespace: ctx.namespace, labels, ...(annotations ? { annotations } : {}) });
+  const labels = {
+    'app.kubernetes.io/name': ctx.base,
+    'app.kubernetes.io/component': 'llmhost',
+    'app.kubernetes.io/managed-by': ctx.platformName,
+    [LABEL_LLMHOST]: ctx.base,
+    [LABEL_ACCOUNT]: ctx.accountNumber,
+  };
+  const meta = (name = ctx.base, annotations?: Record<string, string>) => ({
+    name,
+    namespace: ctx.namespace,
+    labels,
+    ...(annotations ? { annotations } : {}),
+  });
   const { storage, network } = ctx.spec;
   const out: KubeObject[] = [];
   if (!storage.existingClaim) {
-    out.push({ ...KINDS.persistentvolumeclaim, metadata: meta(`${ctx.base}-models`), spec: { accessModes: [storage.accessMode], resources: { requests: { storage: storage.size } }, ...(storage.storageClass ? { storageClassName: storage.storageClass } : {}) } });
+    out.push({
+      ...KINDS.persistentvolumeclaim,
+      metadata: meta(`${ctx.base}-models`),
+      spec: {
+        accessModes: [storage.accessMode],
+        resources: { requests: { storage: storage.size } },
+        ...(storage.storageClass ? { storageClassName: storage.storageClass } : {}),
+      },
+    });
   }
-  const secret: Record<string, string> = { ...(ctx.hfToken ? { [SECRET_HF_TOKEN]: ctx.hfToken } : {}), ...(ctx.apiKey ? { [SECRET_API_KEY]: ctx.apiKey } : {}) };
+  const secret: Record<string, string> = {
+    ...(ctx.hfToken ? { [SECRET_HF_TOKEN]: ctx.hfToken } : {}),
+    ...(ctx.apiKey ? { [SECRET_API_KEY]: ctx.apiKey } : {}),
+  };
   if (Object.keys(secret).length) out.push({ ...KINDS.secret, type: 'Opaque', metadata: meta(), stringData: secret });
   out.push(renderDeployment(ctx, meta(), ctx.compute ? { ...labels, [LABEL_COMPUTE]: ctx.compute } : labels));
-  out.push({ ...KINDS.service, metadata: meta(), spec: { type: 'ClusterIP', selector: { [LABEL_LLMHOST]: ctx.base }, ports: [{ name: 'http', port: SERVICE_PORT, targetPort: 'http', protocol: 'TCP' }] } });
+  out.push({
+    ...KINDS.service,
+    metadata: meta(),
+    spec: {
+      type: 'ClusterIP',
+      selector: { [LABEL_LLMHOST]: ctx.base },
+      ports: [{ name: 'http', port: SERVICE_PORT, targetPort: 'http', protocol: 'TCP' }],
+    },
+  });
   if (network.ingress && ctx.hostname) {
     const annotations: Record<string, string> = {
       'kubernetes.io/tls-acme': 'true',
@@ -117,7 +172,20 @@ export function renderResources(ctx: RenderContext): KubeObject[] {
       metadata: meta(ctx.base, annotations),
       spec: {
         ingressClassName: 'traefik',
-        rules: [{ host: ctx.hostname, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: ctx.base, port: { number: SERVICE_PORT } } } }] } }],
+        rules: [
+          {
+            host: ctx.hostname,
+            http: {
+              paths: [
+                {
+                  path: '/',
+                  pathType: 'Prefix',
+                  backend: { service: { name: ctx.base, port: { number: SERVICE_PORT } } },
+                },
+              ],
+            },
+          },
+        ],
         tls: [{ hosts: [ctx.hostname], secretName: `${ctx.base}-tls` }],
       },
     });

@@ -49,10 +49,17 @@ export async function findLlmhost(db: Queryable, id: number): Promise<LlmhostRow
   return rows[0] ? toLlmhost(rows[0]) : null;
 }
 
-export async function llmhostsWithStatus(db: Queryable, statuses: readonly string[], computeId?: number): Promise<LlmhostRow[]> {
+export async function llmhostsWithStatus(
+  db: Queryable,
+  statuses: readonly string[],
+  computeId?: number,
+): Promise<LlmhostRow[]> {
   const marks = statuses.map(() => '?').join(', ');
   const byCompute = computeId === undefined ? '' : ' AND h.compute_id = ?';
-  const rows = await db.select(`${LLMHOST_SELECT} WHERE h.status IN (${marks})${byCompute} ORDER BY h.id`, computeId === undefined ? [...statuses] : [...statuses, computeId]);
+  const rows = await db.select(
+    `${LLMHOST_SELECT} WHERE h.status IN (${marks})${byCompute} ORDER BY h.id`,
+    computeId === undefined ? [...statuses] : [...statuses, computeId],
+  );
   return rows.map(toLlmhost);
 }
 
@@ -64,7 +71,14 @@ export async function updateLlmhost(db: Queryable, id: number, fields: Record<st
 }
 
 /** `LLMHost.record_event()`: one `llmhost_llmhostevent` row, with the LLMHost's status at the time. */
-export async function recordEvent(db: Queryable, host: { id: number; name: string }, eventType: string, status: string, message: string, details: Record<string, unknown> = {}): Promise<void> {
+export async function recordEvent(
+  db: Queryable,
+  host: { id: number; name: string },
+  eventType: string,
+  status: string,
+  message: string,
+  details: Record<string, unknown> = {},
+): Promise<void> {
   await db.execute(
     `INSERT INTO llmhost_llmhostevent (created_at, updated_at, llmhost_name, event_type, status, message, details, llmhost_id) VALUES (${NOW}, ${NOW}, ?, ?, ?, ?, ?, ?)`,
     [host.name, eventType, status, message, djangoJson(details), host.id],
@@ -114,7 +128,11 @@ export async function computesInUse(db: Queryable, deployed: readonly string[]):
   return rows.map(toCompute);
 }
 
-export async function saveComputeState(db: Queryable, id: number, s: { nodegroupStatus: string; desired: number; ready: number; message: string }): Promise<void> {
+export async function saveComputeState(
+  db: Queryable,
+  id: number,
+  s: { nodegroupStatus: string; desired: number; ready: number; message: string },
+): Promise<void> {
   await db.execute(
     `UPDATE llmhost_llmhostcompute SET nodegroup_status = ?, desired_nodes = ?, ready_nodes = ?, status_message = ?, last_reconciled_at = ${NOW}, updated_at = ${NOW} WHERE id = ?`,
     [s.nodegroupStatus, s.desired, s.ready, s.message, id],

@@ -9,19 +9,37 @@ import { CloudError } from '../cloud/ports.js';
 import { NOW } from '../db/django.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
 import { type ComputeState, provisioning, reconcileCompute } from './compute.js';
-import { DEPLOYED_STATUSES, EVENT, KINDS, LABEL_LLMHOST, MANAGED_KINDS, NODEGROUP, STATUS, VOLUME_KIND } from './const.js';
+import {
+  DEPLOYED_STATUSES,
+  EVENT,
+  KINDS,
+  LABEL_LLMHOST,
+  MANAGED_KINDS,
+  NODEGROUP,
+  STATUS,
+  VOLUME_KIND,
+} from './const.js';
 import { LLMHostBudgetExceeded, budgetRefusal } from './authorize.js';
 import { estimatedCost, probeHealth, uptimeHours } from './health.js';
 import { interpret } from './interpret.js';
 import { ensureApiKey, hfTokenOf } from './keys.js';
 import { endpoints, engineOf, labelSelector, renderResources, resourceName } from './render.js';
 import { type LlmhostRow, accountIdOfProfile, allComputes, findCompute, recordEvent, updateLlmhost } from './rows.js';
-import { type ComputeRow, LLMHostConfigurationError, type LlmhostSpec, compute, fits, parseSpec, podRequests } from './spec.js';
+import {
+  type ComputeRow,
+  LLMHostConfigurationError,
+  type LlmhostSpec,
+  compute,
+  fits,
+  parseSpec,
+  podRequests,
+} from './spec.js';
 
 type Log = (m: string) => void;
 
 /** `<base name>.<account number>.<API domain>`: the hostname Smarter picks, and whose DNS record it manages. */
-export const defaultHostname = (env: TaskEnv, host: LlmhostRow) => `${resourceName(host.id, host.name)}.${host.accountNumber}.${env.apiDomain}`;
+export const defaultHostname = (env: TaskEnv, host: LlmhostRow) =>
+  `${resourceName(host.id, host.name)}.${host.accountNumber}.${env.apiDomain}`;
 
 /** The Ingress hostname when Smarter chose it (an Ingress without `network.hostname`), else null. */
 export function managedHostname(env: TaskEnv, host: LlmhostRow): string | null {
@@ -34,7 +52,12 @@ export function managedHostname(env: TaskEnv, host: LlmhostRow): string | null {
 }
 
 /** `compute_of`: the LLMHost's compute, chosen and saved the first time (`spec.compute`, else the cheapest that fits). */
-async function computeOf(deps: SmarterDeps, host: LlmhostRow, spec: LlmhostSpec, accountId: number): Promise<ComputeRow> {
+async function computeOf(
+  deps: SmarterDeps,
+  host: LlmhostRow,
+  spec: LlmhostSpec,
+  accountId: number,
+): Promise<ComputeRow> {
   if (host.computeId !== null) {
     const c = await findCompute(deps.db, host.computeId);
     if (c) return c;
@@ -45,15 +68,27 @@ async function computeOf(deps: SmarterDeps, host: LlmhostRow, spec: LlmhostSpec,
   if (spec.compute) {
     const rank = (c: ComputeRow) => (c.userProfileId === host.userProfileId ? 0 : c.accountId === accountId ? 1 : 2);
     chosen = all.filter((c) => c.name === spec.compute).sort((a, b) => rank(a) - rank(b))[0];
-    if (!chosen) throw new LLMHostConfigurationError(`LLMHost ${host.name}: compute: ${spec.compute} does not exist. Choose one of: ${[...new Set(all.map((c) => c.name))].sort().join(', ')}.`);
+    if (!chosen) {
+      throw new LLMHostConfigurationError(
+        `LLMHost ${host.name}: compute: ${spec.compute} does not exist. Choose one of: ${[...new Set(all.map((c) => c.name))].sort().join(', ')}.`,
+      );
+    }
     const reasons = fits(pod, chosen);
-    if (reasons.length) throw new LLMHostConfigurationError(`LLMHost ${host.name}: compute: the LLMHost does not fit a ${chosen.name} node: ${reasons.join('; ')}.`);
+    if (reasons.length) {
+      throw new LLMHostConfigurationError(
+        `LLMHost ${host.name}: compute: the LLMHost does not fit a ${chosen.name} node: ${reasons.join('; ')}.`,
+      );
+    }
   } else {
     let candidates = all.filter((c) => fits(pod, c).length === 0);
     if (!pod.gpus && candidates.some((c) => c.gpuCount === 0)) candidates = candidates.filter((c) => c.gpuCount === 0);
     const price = (c: ComputeRow) => (c.pricePerHour === null ? Number.POSITIVE_INFINITY : Number(c.pricePerHour));
     chosen = candidates.sort((a, b) => price(a) - price(b) || a.name.localeCompare(b.name))[0];
-    if (!chosen) throw new LLMHostConfigurationError(`LLMHost ${host.name}: No LLMHostCompute fits the LLMHost's resources. Reduce spec.resources, or apply an LLMHostCompute manifest whose node is large enough.`);
+    if (!chosen) {
+      throw new LLMHostConfigurationError(
+        `LLMHost ${host.name}: No LLMHostCompute fits the LLMHost's resources. Reduce spec.resources, or apply an LLMHostCompute manifest whose node is large enough.`,
+      );
+    }
   }
   await updateLlmhost(deps.db, host.id, { compute_id: chosen.id });
   host.computeId = chosen.id;
@@ -129,7 +164,9 @@ export async function launch(deps: SmarterDeps, env: TaskEnv, host: LlmhostRow, 
     await recordEvent(deps.db, host, EVENT.ERROR, STATUS.ERROR, message);
     throw err;
   }
-  if (state.actions.length) await recordEvent(deps.db, host, EVENT.NODES_SCALED, status, state.actions.join('; '), { compute: c.name });
+  if (state.actions.length) {
+    await recordEvent(deps.db, host, EVENT.NODES_SCALED, status, state.actions.join('; '), { compute: c.name });
+  }
   if (provisioning(state)) {
     status = STATUS.PROVISIONING;
     await updateLlmhost(deps.db, host.id, { status, status_message: `Compute ${c.name}: ${state.message}` });
@@ -157,15 +194,29 @@ export async function clusterReady(deps: SmarterDeps, env: TaskEnv): Promise<boo
  * active LLMHost's health URL is called where the worker can reach it (`env.healthProbes`): a failed check makes
  * it `degraded`, and the result goes to `last_health_ok` and `last_health_check_at`.
  */
-export async function observe(deps: SmarterDeps, env: TaskEnv, host: LlmhostRow, options: { probe?: boolean } = {}): Promise<string> {
+export async function observe(
+  deps: SmarterDeps,
+  env: TaskEnv,
+  host: LlmhostRow,
+  options: { probe?: boolean } = {},
+): Promise<string> {
   const base = resourceName(host.id, host.name);
   const deployment = await deps.cloud.kube.get({ ...KINDS.deployment, name: base, namespace: env.namespace });
-  const pods = await deps.cloud.kube.list({ ...KINDS.pod, namespace: env.namespace, labelSelector: labelSelector(base) });
+  const pods = await deps.cloud.kube.list({
+    ...KINDS.pod,
+    namespace: env.namespace,
+    labelSelector: labelSelector(base),
+  });
   const seen = interpret(deployment, pods);
   let { status, message } = seen;
   if (status === STATUS.PENDING && host.computeId !== null) {
     const c = await findCompute(deps.db, host.computeId);
-    if (c && (c.nodegroupStatus === NODEGROUP.CREATING || c.nodegroupStatus === NODEGROUP.UPDATING || c.readyNodes < c.desiredNodes)) {
+    if (
+      c &&
+      (c.nodegroupStatus === NODEGROUP.CREATING ||
+        c.nodegroupStatus === NODEGROUP.UPDATING ||
+        c.readyNodes < c.desiredNodes)
+    ) {
       status = STATUS.PROVISIONING;
       message = `Compute ${c.name}: ${c.statusMessage}`;
     }
@@ -178,12 +229,28 @@ export async function observe(deps: SmarterDeps, env: TaskEnv, host: LlmhostRow,
       message = `${message} The health check at ${host.healthCheckUrl} failed.`;
     }
   }
-  await updateLlmhost(deps.db, host.id, { status, status_message: message, ready_replicas: seen.ready, ...(healthy === null ? {} : { last_health_check_at: NOW, last_health_ok: healthy }) });
-  if (status !== host.status) await recordEvent(deps.db, host, EVENT.STATUS_CHANGED, status, `${host.status} -> ${status}: ${message}`, { from: host.status, to: status });
+  await updateLlmhost(deps.db, host.id, {
+    status,
+    status_message: message,
+    ready_replicas: seen.ready,
+    ...(healthy === null ? {} : { last_health_check_at: NOW, last_health_ok: healthy }),
+  });
+  if (status !== host.status) {
+    await recordEvent(deps.db, host, EVENT.STATUS_CHANGED, status, `${host.status} -> ${status}: ${message}`, {
+      from: host.status,
+      to: status,
+    });
+  }
   return status;
 }
 
-export async function destroy(deps: SmarterDeps, env: TaskEnv, host: LlmhostRow, purge: boolean, log: Log): Promise<string> {
+export async function destroy(
+  deps: SmarterDeps,
+  env: TaskEnv,
+  host: LlmhostRow,
+  purge: boolean,
+  log: Log,
+): Promise<string> {
   let spec: LlmhostSpec | null = null;
   try {
     spec = parseSpec(host.name, host.spec);
@@ -196,14 +263,23 @@ export async function destroy(deps: SmarterDeps, env: TaskEnv, host: LlmhostRow,
   for (const kind of kinds) {
     const ref = { ...KINDS[kind as keyof typeof KINDS], namespace: env.namespace };
     // An existingClaim is not labeled, so it is never selected.
-    for (const o of await deps.cloud.kube.list({ ...ref, labelSelector: labelSelector(base) })) await deps.cloud.kube.delete({ ...ref, name: o.metadata.name });
+    for (const o of await deps.cloud.kube.list({ ...ref, labelSelector: labelSelector(base) })) {
+      await deps.cloud.kube.delete({ ...ref, name: o.metadata.name });
+    }
   }
   // cert-manager writes the TLS Secret without the LLMHost's labels.
-  if (spec === null || spec.network.ingress) await deps.cloud.kube.delete({ ...KINDS.secret, name: `${base}-tls`, namespace: env.namespace });
+  if (spec === null || spec.network.ingress) {
+    await deps.cloud.kube.delete({ ...KINDS.secret, name: `${base}-tls`, namespace: env.namespace });
+  }
   // Uptime and cost as of the moment before the LLMHost stops being deployed.
   const details = { purge: deleteVolume, uptimeHours: uptimeHours(host), estimatedCost: estimatedCost(host) };
   const message = `Destroyed.${deleteVolume ? '' : ' The model volume was kept.'}`;
-  await updateLlmhost(deps.db, host.id, { status: STATUS.INACTIVE, status_message: message, ready_replicas: 0, last_health_ok: null });
+  await updateLlmhost(deps.db, host.id, {
+    status: STATUS.INACTIVE,
+    status_message: message,
+    ready_replicas: 0,
+    last_health_ok: null,
+  });
   await recordEvent(deps.db, host, EVENT.DESTROYED, STATUS.INACTIVE, message, details);
   log(`destroyed ${host.name}, purge=${String(deleteVolume)}`);
   // release_compute: a failure is logged; the reconcile task tries again.
@@ -212,7 +288,11 @@ export async function destroy(deps: SmarterDeps, env: TaskEnv, host: LlmhostRow,
     if (c) {
       try {
         const state = await reconcileCompute(deps, env, c, log);
-        if (state.actions.length) await recordEvent(deps.db, host, EVENT.NODES_SCALED, STATUS.INACTIVE, state.actions.join('; '), { compute: c.name });
+        if (state.actions.length) {
+          await recordEvent(deps.db, host, EVENT.NODES_SCALED, STATUS.INACTIVE, state.actions.join('; '), {
+            compute: c.name,
+          });
+        }
       } catch (err) {
         log(`release of compute ${c.name} failed: ${(err as Error).message}`);
       }

@@ -17,14 +17,14 @@ export const LLMHOST_SETTINGS = {
   llmhostNodeRoleArn: setting({
     env: both('LLMHOST_NODE_ROLE_ARN'),
     default: '',
-    shownDefault: 'that of the cluster\'s first node group not made by Smarter',
+    shownDefault: "that of the cluster's first node group not made by Smarter",
     parse: parsers.string,
     doc: 'IAM role of the node groups the llmhost tasks create.',
   }),
   llmhostNodeSubnetIds: setting<string[]>({
     env: both('LLMHOST_NODE_SUBNET_IDS'),
     default: [],
-    shownDefault: 'those of the cluster\'s first node group not made by Smarter',
+    shownDefault: "those of the cluster's first node group not made by Smarter",
     parse: parsers.list,
     doc: 'Subnets of the node groups the llmhost tasks create, comma separated.',
   }),
@@ -32,4 +32,6 @@ export const LLMHOST_SETTINGS = {
 
 export type LlmhostSettings = ValuesOf<typeof LLMHOST_SETTINGS>;
 
-export const LLMHOST_DEFAULTS: LlmhostSettings = Object.fromEntries(Object.entries(LLMHOST_SETTINGS).map(([k, s]) => [k, s.default])) as LlmhostSettings;
+export const LLMHOST_DEFAULTS: LlmhostSettings = Object.fromEntries(
+  Object.entries(LLMHOST_SETTINGS).map(([k, s]) => [k, s.default]),
+) as LlmhostSettings;

@@ -82,13 +82,18 @@ export function resolveModel(model: LlmhostSpec['model'], slug: string): Resolve
         reference: target,
         file: model.file,
         local: true,
-        initContainers: [download(S3_DOWNLOAD_IMAGE, ['aws', 's3', 'sync', '--only-show-errors', model.repository, target])],
+        initContainers: [
+          download(S3_DOWNLOAD_IMAGE, ['aws', 's3', 'sync', '--only-show-errors', model.repository, target]),
+        ],
       };
     case 'url': {
       const file = model.file || urlFileName(model.repository);
-      if (!file) throw new LLMHostConfigurationError(`model.file: is required, because ${model.repository} has no file name.`);
+      if (!file) {
+        throw new LLMHostConfigurationError(`model.file: is required, because ${model.repository} has no file name.`);
+      }
       // The URL and path are the script's arguments, never part of it; a file already there is kept.
-      const script = 'test -s "$2" || { mkdir -p "$(dirname "$2")" && curl -fsSL -o "$2.partial" "$1" && mv "$2.partial" "$2"; }';
+      const script =
+        'test -s "$2" || { mkdir -p "$(dirname "$2")" && curl -fsSL -o "$2.partial" "$1" && mv "$2.partial" "$2"; }';
       const command = ['/bin/sh', '-c', script, 'download', model.repository, joinPath(target, file)];
       return { ...base, reference: target, file, local: true, initContainers: [download(URL_DOWNLOAD_IMAGE, command)] };
     }

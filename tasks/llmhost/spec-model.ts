@@ -81,7 +81,9 @@ function choice<T extends string>(choices: readonly T[]) {
 /** `quantity`: a Kubernetes resource quantity, e.g. 500m, 4 or 24Gi. */
 const quantity = z.string().transform((value, ctx) => {
   const v = value.trim();
-  if (!QUANTITY.test(v)) ctx.addIssue({ code: 'custom', message: `'${v}' is not a Kubernetes quantity, e.g. 500m, 4 or 24Gi.` });
+  if (!QUANTITY.test(v)) {
+    ctx.addIssue({ code: 'custom', message: `'${v}' is not a Kubernetes quantity, e.g. 500m, 4 or 24Gi.` });
+  }
   return v;
 });
 
@@ -100,7 +102,9 @@ const token = orNull(z.string()).transform((value, ctx) => {
 const repository = z.string(required).transform((value, ctx) => {
   const v = value.trim();
   if (!v) ctx.addIssue({ code: 'custom', message: 'is required.' });
-  else if (SHELL_CHARS.test(v)) ctx.addIssue({ code: 'custom', message: `'${v}' contains whitespace or shell characters.` });
+  else if (SHELL_CHARS.test(v)) {
+    ctx.addIssue({ code: 'custom', message: `'${v}' contains whitespace or shell characters.` });
+  }
   return v;
 });
 
@@ -121,19 +125,34 @@ const model = z
       embeddingDimensions: optionalInt(0),
       quantization: choice(QUANTIZATIONS).default('none'),
       capabilities: z
-        .looseObject({ streaming: z.boolean().default(true), functionCalling: z.boolean().default(false), vision: z.boolean().default(false), reasoning: z.boolean().default(false) })
+        .looseObject({
+          streaming: z.boolean().default(true),
+          functionCalling: z.boolean().default(false),
+          vision: z.boolean().default(false),
+          reasoning: z.boolean().default(false),
+        })
         .prefault({}),
     },
     required,
   )
   .superRefine((m, ctx) => {
     const at = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
-    if (m.source === 'huggingface' && !HF_REPOSITORY.test(m.repository)) at('repository', `'${m.repository}' is not a Hugging Face repository id, e.g. Qwen/Qwen3-8B.`);
-    else if (m.source === 's3' && !m.repository.startsWith('s3://')) at('repository', 'must be an s3:// URI when source is s3.');
-    else if (m.source === 'url' && !/^https?:\/\//.test(m.repository)) at('repository', 'must be an http(s):// URL when source is url.');
-    else if (m.source === 'pvc' && (m.repository.startsWith('/') || m.repository.split('/').includes('..'))) at('repository', 'must be a relative path within the volume.');
-    else if (m.revision && m.source !== 'huggingface') at('revision', 'applies only when source is huggingface.');
-    else if (m.task === 'embedding' && m.capabilities.functionCalling) ctx.addIssue({ code: 'custom', path: ['capabilities', 'functionCalling'], message: 'does not apply to embedding models.' });
+    if (m.source === 'huggingface' && !HF_REPOSITORY.test(m.repository)) {
+      at('repository', `'${m.repository}' is not a Hugging Face repository id, e.g. Qwen/Qwen3-8B.`);
+    } else if (m.source === 's3' && !m.repository.startsWith('s3://')) {
+      at('repository', 'must be an s3:// URI when source is s3.');
+    } else if (m.source === 'url' && !/^https?:\/\//.test(m.repository)) {
+      at('repository', 'must be an http(s):// URL when source is url.');
+    } else if (m.source === 'pvc' && (m.repository.startsWith('/') || m.repository.split('/').includes('..'))) {
+      at('repository', 'must be a relative path within the volume.');
+    } else if (m.revision && m.source !== 'huggingface') at('revision', 'applies only when source is huggingface.');
+    else if (m.task === 'embedding' && m.capabilities.functionCalling) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['capabilities', 'functionCalling'],
+        message: 'does not apply to embedding models.',
+      });
+    }
   });
 
 const engine = z.looseObject(
@@ -155,8 +174,11 @@ const engine = z.looseObject(
       .default({})
       .superRefine((env, ctx) => {
         for (const key of Object.keys(env)) {
-          if (!ENV_NAME.test(key)) ctx.addIssue({ code: 'custom', message: `'${key}' is not a valid environment variable name.` });
-          else if (key.startsWith('SMARTER_')) ctx.addIssue({ code: 'custom', message: `'${key}': the SMARTER_ prefix is reserved.` });
+          if (!ENV_NAME.test(key)) {
+            ctx.addIssue({ code: 'custom', message: `'${key}' is not a valid environment variable name.` });
+          } else if (key.startsWith('SMARTER_')) {
+            ctx.addIssue({ code: 'custom', message: `'${key}': the SMARTER_ prefix is reserved.` });
+          }
         }
       }),
   },
@@ -204,7 +226,12 @@ const network = z
 const healthCheck = z
   .looseObject({
     path: optionalString.refine((p) => p === null || p.startsWith('/'), 'must start with /.'),
-    startupTimeoutSeconds: z.number().int().min(60).max(6 * 3600).default(DEFAULT_STARTUP_TIMEOUT_SECONDS),
+    startupTimeoutSeconds: z
+      .number()
+      .int()
+      .min(60)
+      .max(6 * 3600)
+      .default(DEFAULT_STARTUP_TIMEOUT_SECONDS),
     periodSeconds: z.number().int().min(1).max(300).default(DEFAULT_PERIOD_SECONDS),
   })
   .prefault({});
@@ -221,28 +248,58 @@ export const llmhostSpec = z
     healthCheck,
   })
   .superRefine((spec, ctx) => {
-    const fail = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: path ? path.split('.') : [], message });
+    const fail = (path: string, message: string) =>
+      ctx.addIssue({ code: 'custom', path: path ? path.split('.') : [], message });
     const name = spec.engine.name;
     const rules = ENGINE_RULES[name];
     const source = spec.model.source;
     // `SAMLLMHostEngineConfig.validate_custom`
-    if (name === 'custom' && (!spec.engine.image || !spec.engine.port)) return fail('', 'engine.image and engine.port: are required when engine.name is custom.');
-    if (spec.engine.command !== null && name !== 'custom') return fail('engine.command', 'applies only when engine.name is custom. Use engine.args.');
-    // `SAMLLMHostSpec.validate_compatibility`
-    if (!rules.sources.includes(source)) return fail('model.source', `engine ${name} cannot load source ${source}. It supports: ${pyList([...rules.sources].sort())}.`);
-    if (rules.tasks !== null && !rules.tasks.includes(spec.model.task)) return fail('model.task', `engine ${name} cannot serve ${spec.model.task} models.`);
-    if (rules.requiresFile && !spec.model.file && source !== 'url') return fail('model.file', `engine ${name} requires a single weights file, e.g. a GGUF file.`);
-    if (rules.requiresGpu && !spec.resources.gpuCount && !spec.engine.image) {
-      return fail('resources.gpuCount', `engine ${name} requires a GPU. For CPU, use llama_cpp or ollama, or set engine.image to a CPU build.`);
+    if (name === 'custom' && (!spec.engine.image || !spec.engine.port)) {
+      return fail('', 'engine.image and engine.port: are required when engine.name is custom.');
     }
-    if (source === 'pvc' && !spec.storage.existingClaim) return fail('storage.existingClaim', 'is required when model.source is pvc.');
+    if (spec.engine.command !== null && name !== 'custom') {
+      return fail('engine.command', 'applies only when engine.name is custom. Use engine.args.');
+    }
+    // `SAMLLMHostSpec.validate_compatibility`
+    if (!rules.sources.includes(source)) {
+      return fail(
+        'model.source',
+        `engine ${name} cannot load source ${source}. It supports: ${pyList([...rules.sources].sort())}.`,
+      );
+    }
+    if (rules.tasks !== null && !rules.tasks.includes(spec.model.task)) {
+      return fail('model.task', `engine ${name} cannot serve ${spec.model.task} models.`);
+    }
+    if (rules.requiresFile && !spec.model.file && source !== 'url') {
+      return fail('model.file', `engine ${name} requires a single weights file, e.g. a GGUF file.`);
+    }
+    if (rules.requiresGpu && !spec.resources.gpuCount && !spec.engine.image) {
+      return fail(
+        'resources.gpuCount',
+        `engine ${name} requires a GPU. For CPU, use llama_cpp or ollama, or set engine.image to a CPU build.`,
+      );
+    }
+    if (source === 'pvc' && !spec.storage.existingClaim) {
+      return fail('storage.existingClaim', 'is required when model.source is pvc.');
+    }
     const format = spec.engine.apiFormat;
-    if (name === 'ollama' && format !== 'openai_compatible' && format !== 'ollama_native') return fail('engine.apiFormat', 'ollama speaks openai_compatible or ollama_native.');
-    if (format === 'ollama_native' && name !== 'ollama' && name !== 'custom') return fail('engine.apiFormat', `${name} does not speak ollama_native.`);
-    if (spec.engine.tensorParallelSize && spec.engine.tensorParallelSize > Math.max(spec.resources.gpuCount, 1)) return fail('engine.tensorParallelSize', 'cannot exceed resources.gpuCount.');
-    if (spec.engine.gpuMemoryUtilization && !spec.resources.gpuCount) return fail('engine.gpuMemoryUtilization', 'requires resources.gpuCount > 0.');
+    if (name === 'ollama' && format !== 'openai_compatible' && format !== 'ollama_native') {
+      return fail('engine.apiFormat', 'ollama speaks openai_compatible or ollama_native.');
+    }
+    if (format === 'ollama_native' && name !== 'ollama' && name !== 'custom') {
+      return fail('engine.apiFormat', `${name} does not speak ollama_native.`);
+    }
+    if (spec.engine.tensorParallelSize && spec.engine.tensorParallelSize > Math.max(spec.resources.gpuCount, 1)) {
+      return fail('engine.tensorParallelSize', 'cannot exceed resources.gpuCount.');
+    }
+    if (spec.engine.gpuMemoryUtilization && !spec.resources.gpuCount) {
+      return fail('engine.gpuMemoryUtilization', 'requires resources.gpuCount > 0.');
+    }
     if (spec.scaling.replicas > 1 && spec.storage.accessMode === 'ReadWriteOnce' && !spec.storage.existingClaim) {
-      return fail('scaling.replicas', 'more than one replica requires storage.accessMode ReadWriteMany or ReadOnlyMany.');
+      return fail(
+        'scaling.replicas',
+        'more than one replica requires storage.accessMode ReadWriteMany or ReadOnlyMany.',
+      );
     }
     if (spec.network.ingress && !spec.network.allowUnauthenticated && !rules.apiKey) {
       return fail(
@@ -250,7 +307,9 @@ export const llmhostSpec = z
         `engine ${name} does not authenticate requests, so a public Ingress would let anyone use the model. Use an engine that supports API keys, e.g. vllm, or set network.allowUnauthenticated: true.`,
       );
     }
-    if (spec.network.apiKeySecret && !rules.apiKey) return fail('network.apiKeySecret', `engine ${name} does not support API keys.`);
+    if (spec.network.apiKeySecret && !rules.apiKey) {
+      return fail('network.apiKeySecret', `engine ${name} does not support API keys.`);
+    }
   });
 
 export type LlmhostSpec = z.output<typeof llmhostSpec>;

@@ -40,7 +40,11 @@ export const refreshMcpclient = (env: TaskEnv) =>
         const target = await targetOf(row, ctx.deps, env.fernetEncryptionKey);
         const catalog = await ctx.deps.cloud.mcp.discover(target);
         await recordConnected(db, row, catalog);
-        ctx.logger.info('refresh_mcpclient: connected', { mcpclient: row.name, server: catalog.serverName, tools: catalog.tools.length });
+        ctx.logger.info('refresh_mcpclient: connected', {
+          mcpclient: row.name,
+          server: catalog.serverName,
+          tools: catalog.tools.length,
+        });
         return MCP_STATUS.CONNECTED;
       } catch (e) {
         if (e instanceof ConfigurationError) {
@@ -67,12 +71,18 @@ async function targetOf(row: McpClientRow, deps: SmarterDeps, key: string) {
   const credential = async () => {
     // An undecryptable Secret throws SecretError (Smarter's SmarterValueError), which fails the task.
     const value = row.credentialsId === null ? null : await readSecret(deps.db, key, row.credentialsId, true);
-    if (!value) throw new ConfigurationError(`MCPClient ${row.name} requires a credentials Secret for authType ${row.authType}.`);
+    if (!value) {
+      throw new ConfigurationError(`MCPClient ${row.name} requires a credentials Secret for authType ${row.authType}.`);
+    }
     return value;
   };
   if (row.authType === AUTH.API_KEY) headers[row.apiKeyHeader || 'X-API-Key'] = await credential();
-  else if (row.authType === AUTH.BEARER_TOKEN || row.authType === AUTH.OAUTH2) headers.Authorization = `Bearer ${await credential()}`;
+  else if (row.authType === AUTH.BEARER_TOKEN || row.authType === AUTH.OAUTH2) {
+    headers.Authorization = `Bearer ${await credential()}`;
+  }
   const transport = row.transport ?? 'http';
-  if (!isTransport(transport)) throw new ConfigurationError(`MCPClient ${row.name}: transport ${transport} is not supported.`);
+  if (!isTransport(transport)) {
+    throw new ConfigurationError(`MCPClient ${row.name}: transport ${transport} is not supported.`);
+  }
   return { url: row.endpointUrl, transport, headers, timeoutSeconds: row.timeout };
 }

@@ -8,7 +8,12 @@ import { NOW, djangoJson } from '../db/django.js';
 import type { McpCatalog } from '../cloud/mcp-port.js';
 import { json } from '../db/columns.js';
 
-export const MCP_STATUS = { UNCONFIGURED: 'unconfigured', CONNECTED: 'connected', DISCONNECTED: 'disconnected', ERROR: 'error' } as const;
+export const MCP_STATUS = {
+  UNCONFIGURED: 'unconfigured',
+  CONNECTED: 'connected',
+  DISCONNECTED: 'disconnected',
+  ERROR: 'error',
+} as const;
 export const AUTH = { NONE: 'none', API_KEY: 'api_key', OAUTH2: 'oauth2', BEARER_TOKEN: 'bearer_token' } as const;
 
 export interface McpClientRow {
@@ -51,7 +56,10 @@ export async function loadMcpClient(db: Queryable, id: number): Promise<McpClien
     authType: String(r.auth_type ?? AUTH.NONE),
     credentialsId: r.credentials_id === null ? null : Number(r.credentials_id),
     apiKeyHeader: String(r.api_key_header ?? ''),
-    headers: headers !== null && typeof headers === 'object' && !Array.isArray(headers) ? (headers as Record<string, unknown>) : {},
+    headers:
+      headers !== null && typeof headers === 'object' && !Array.isArray(headers)
+        ? (headers as Record<string, unknown>)
+        : {},
     timeout: Number(r.timeout) || 30,
     allowedTools: Array.isArray(allowed) ? allowed.map(String) : [],
   };
@@ -78,7 +86,8 @@ export function globMatch(value: string, pattern: string): boolean {
   return new RegExp(`^${re}$`).test(value);
 }
 
-export const isToolAllowed = (row: McpClientRow, tool: string) => row.allowedTools.length === 0 || row.allowedTools.some((p) => globMatch(tool, p));
+export const isToolAllowed = (row: McpClientRow, tool: string) =>
+  row.allowedTools.length === 0 || row.allowedTools.some((p) => globMatch(tool, p));
 
 /** Python's `text[:n]`: the first `n` code points (a JS slice counts UTF-16 units and could split a pair). */
 export function pyPrefix(text: string, n: number): string {
@@ -99,12 +108,23 @@ export async function recordConnected(db: Queryable, row: McpClientRow, catalog:
         SET status = ?, protocol_version = ?, server_name = ?, server_version = ?, tools = ?, last_error = NULL,
             last_connected_at = ${NOW}
       WHERE id = ?`,
-    [MCP_STATUS.CONNECTED, cut(catalog.protocolVersion, 16), cut(catalog.serverName, 255), cut(catalog.serverVersion, 64), djangoJson(offered), row.id],
+    [
+      MCP_STATUS.CONNECTED,
+      cut(catalog.protocolVersion, 16),
+      cut(catalog.serverName, 255),
+      cut(catalog.serverVersion, 64),
+      djangoJson(offered),
+      row.id,
+    ],
   );
 }
 
 export async function recordError(db: Queryable, id: number, message: string): Promise<void> {
-  await db.execute('UPDATE mcpclient_mcpclient SET status = ?, last_error = ? WHERE id = ?', [MCP_STATUS.ERROR, pyPrefix(message, 2000), id]);
+  await db.execute('UPDATE mcpclient_mcpclient SET status = ?, last_error = ? WHERE id = ?', [
+    MCP_STATUS.ERROR,
+    pyPrefix(message, 2000),
+    id,
+  ]);
 }
 
 /** The active MCPClients' ids, in order. */

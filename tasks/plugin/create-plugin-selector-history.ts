@@ -41,7 +41,9 @@ export const createPluginSelectorHistory = (env: TaskEnv) =>
         profileId = await firstProfileOfUser(db, p.user_id);
       }
       if (profileId === null) {
-        throw new SmarterPluginError(`could not resolve a user profile (user_profile_id=${p.user_profile_id ?? 'None'}, user_id=${p.user_id ?? 'None'})`);
+        throw new SmarterPluginError(
+          `could not resolve a user profile (user_profile_id=${p.user_profile_id ?? 'None'}, user_id=${p.user_id ?? 'None'})`,
+        );
       }
       if (!(await exists(db, 'plugin_pluginmeta', p.plugin_id))) {
         ctx.logger.error('create_plugin_selector_history: plugin does not exist', { plugin_id: p.plugin_id });

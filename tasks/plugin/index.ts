@@ -4,4 +4,7 @@ import type { SmarterDeps, TaskEnv } from '../deps.js';
 import { createPluginCharge } from './create-plugin-charge.js';
 import { createPluginSelectorHistory } from './create-plugin-selector-history.js';
 
-export const pluginTasks = (env: TaskEnv): AnyTask<SmarterDeps>[] => [createPluginSelectorHistory(env), createPluginCharge(env)];
+export const pluginTasks = (env: TaskEnv): AnyTask<SmarterDeps>[] => [
+  createPluginSelectorHistory(env),
+  createPluginCharge(env),
+];

@@ -14,7 +14,9 @@ export const createPromptHistory = (env: TaskEnv) =>
     async run(p, ctx) {
       const { db } = ctx.deps;
       if (!(await exists(db, 'prompt_prompt', p.prompt_id))) {
-        ctx.logger.error('create_prompt_history: prompt does not exist; history not recorded', { prompt_id: p.prompt_id });
+        ctx.logger.error('create_prompt_history: prompt does not exist; history not recorded', {
+          prompt_id: p.prompt_id,
+        });
         return null;
       }
       await insertModel(db, 'prompt_prompthistory', {

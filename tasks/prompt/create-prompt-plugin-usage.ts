@@ -16,7 +16,9 @@ export const createPromptPluginUsage = (env: TaskEnv) =>
     varArgs: true,
     params: z.object({ prompt_id: pk().nullish(), plugin_id: pk().nullish(), input_text: z.string().nullish() }),
     async run(p, ctx) {
-      const missing = (['prompt_id', 'plugin_id', 'input_text'] as const).filter((k) => p[k] === undefined || p[k] === null);
+      const missing = (['prompt_id', 'plugin_id', 'input_text'] as const).filter(
+        (k) => p[k] === undefined || p[k] === null,
+      );
       if (missing.length > 0) throw new SmarterValueError(`create_prompt_plugin_usage() missing ${missing.join(', ')}`);
       await insertModel(ctx.deps.db, 'prompt_promptpluginusage', {
         prompt_id: p.prompt_id,

@@ -22,7 +22,14 @@ export function fitFunctionArgs(args: unknown): { text: string | null; cut: bool
   return { text: `${chars.slice(0, FUNCTION_ARGS_MAX - 1).join('')}…`, cut: true };
 }
 
-type Params = { prompt_id: number; plugin_meta_id: number | null; function_name: string | null; function_args: unknown; request: unknown; response: unknown };
+type Params = {
+  prompt_id: number;
+  plugin_meta_id: number | null;
+  function_name: string | null;
+  function_args: unknown;
+  request: unknown;
+  response: unknown;
+};
 
 export const createPromptToolCallHistory = (env: TaskEnv) =>
   defineTask<Params, null, SmarterDeps>({
@@ -40,7 +47,9 @@ export const createPromptToolCallHistory = (env: TaskEnv) =>
     }),
     async run(p, ctx) {
       const { db } = ctx.deps;
-      if (!(await exists(db, 'prompt_prompt', p.prompt_id))) throw new SmarterValueError(`Prompt ${p.prompt_id} does not exist`);
+      if (!(await exists(db, 'prompt_prompt', p.prompt_id))) {
+        throw new SmarterValueError(`Prompt ${p.prompt_id} does not exist`);
+      }
       if (p.plugin_meta_id !== null && !(await exists(db, 'plugin_pluginmeta', p.plugin_meta_id))) {
         throw new SmarterValueError(`PluginMeta ${p.plugin_meta_id} does not exist`);
       }
@@ -49,7 +58,8 @@ export const createPromptToolCallHistory = (env: TaskEnv) =>
         ctx.logger.warn('create_prompt_tool_call_history: function_args longer than its column; stored truncated', {
           prompt_id: p.prompt_id,
           function_name: p.function_name,
-          length: [...String(typeof p.function_args === 'string' ? p.function_args : dumpsPython(p.function_args))].length,
+          length: [...String(typeof p.function_args === 'string' ? p.function_args : dumpsPython(p.function_args))]
+            .length,
         });
       }
       await insertModel(db, 'prompt_prompttoolcall', {

@@ -3,7 +3,14 @@ import type { Queryable, Row } from '../db/database.js';
 import { bool } from '../db/columns.js';
 import { NOW } from '../db/django.js';
 
-export const PROVIDER_STATUS = { UNVERIFIED: 'unverified', VERIFYING: 'verifying', FAILED: 'failed', VERIFIED: 'verified', SUSPENDED: 'suspended', DEPRECATED: 'deprecated' } as const;
+export const PROVIDER_STATUS = {
+  UNVERIFIED: 'unverified',
+  VERIFYING: 'verifying',
+  FAILED: 'failed',
+  VERIFIED: 'verified',
+  SUSPENDED: 'suspended',
+  DEPRECATED: 'deprecated',
+} as const;
 
 function s(v: unknown): string | null {
   if (v === null || v === undefined) return null;
@@ -93,13 +100,17 @@ export interface ProviderModelRow {
 export async function loadProviderModel(db: Queryable, id: number): Promise<ProviderModelRow | null> {
   const [r] = await db.select('SELECT * FROM provider_providermodel WHERE id = ?', [id]);
   if (!r) return null;
-  const supports = Object.fromEntries(CAPABILITIES.map((c) => [c, bool(r[`supports_${c}`])])) as Record<Capability, boolean>;
+  const supports = Object.fromEntries(CAPABILITIES.map((c) => [c, bool(r[`supports_${c}`])])) as Record<
+    Capability,
+    boolean
+  >;
   return { id: Number(r.id), name: String(r.name), providerId: Number(r.provider_id), supports };
 }
 
 /** Smarter's `Provider.tos_accepted` and `can_activate`. */
 export const tosAccepted = (p: ProviderRow) => p.tosAcceptedAt !== null && p.tosAcceptedById !== null;
-export const canActivate = (p: ProviderRow) => p.status === PROVIDER_STATUS.VERIFIED && !p.isDeprecated && !p.isSuspended && !p.isFlagged && tosAccepted(p);
+export const canActivate = (p: ProviderRow) =>
+  p.status === PROVIDER_STATUS.VERIFIED && !p.isDeprecated && !p.isSuspended && !p.isFlagged && tosAccepted(p);
 
 /*
  * The verification rows (`provider_providerverification`, `provider_providermodelverification`). Smarter never
@@ -113,15 +124,26 @@ export interface VerificationTable {
   ownerColumn: 'provider_id' | 'provider_model_id';
 }
 
-export const PROVIDER_VERIFICATIONS: VerificationTable = { table: 'provider_providerverification', ownerColumn: 'provider_id' };
-export const MODEL_VERIFICATIONS: VerificationTable = { table: 'provider_providermodelverification', ownerColumn: 'provider_model_id' };
+export const PROVIDER_VERIFICATIONS: VerificationTable = {
+  table: 'provider_providerverification',
+  ownerColumn: 'provider_id',
+};
+export const MODEL_VERIFICATIONS: VerificationTable = {
+  table: 'provider_providermodelverification',
+  ownerColumn: 'provider_model_id',
+};
 
 export interface Verification {
   id: number;
   valid: boolean;
 }
 
-export async function getVerification(db: Queryable, t: VerificationTable, ownerId: number, type: string): Promise<Verification> {
+export async function getVerification(
+  db: Queryable,
+  t: VerificationTable,
+  ownerId: number,
+  type: string,
+): Promise<Verification> {
   const find = () =>
     db.select(
       `SELECT id, (is_successful = 1 AND updated_at > ${NOW} - INTERVAL ? SECOND) AS valid FROM ${t.table} WHERE ${t.ownerColumn} = ? AND verification_type = ? ORDER BY id LIMIT 1`,
@@ -129,14 +151,27 @@ export async function getVerification(db: Queryable, t: VerificationTable, owner
     );
   let [row] = await find();
   if (!row) {
-    await db.execute(`INSERT INTO ${t.table} (${t.ownerColumn}, verification_type, is_successful, created_at, updated_at) VALUES (?, ?, 0, ${NOW}, ${NOW})`, [ownerId, type]);
+    await db.execute(
+      `INSERT INTO ${t.table} (${t.ownerColumn}, verification_type, is_successful, created_at, updated_at) VALUES (?, ?, 0, ${NOW}, ${NOW})`,
+      [ownerId, type],
+    );
     [row] = await find();
   }
   return { id: Number(row?.id), valid: Number(row?.valid) === 1 };
 }
 
-export async function setVerification(db: Queryable, t: VerificationTable, id: number, ok: boolean, error: string | null): Promise<void> {
-  await db.execute(`UPDATE ${t.table} SET is_successful = ?, error_message = ?, updated_at = ${NOW} WHERE id = ?`, [ok ? 1 : 0, ok ? null : error, id]);
+export async function setVerification(
+  db: Queryable,
+  t: VerificationTable,
+  id: number,
+  ok: boolean,
+  error: string | null,
+): Promise<void> {
+  await db.execute(`UPDATE ${t.table} SET is_successful = ?, error_message = ?, updated_at = ${NOW} WHERE id = ?`, [
+    ok ? 1 : 0,
+    ok ? null : error,
+    id,
+  ]);
 }
 
 /**
@@ -144,11 +179,17 @@ export async function setVerification(db: Queryable, t: VerificationTable, id: n
  * update_fields. SET runs left to right: updated_at reads is_active before it changes.
  */
 export async function markProviderVerified(db: Queryable, id: number): Promise<void> {
-  await db.execute(`UPDATE provider_provider SET updated_at = IF(is_active = 1, updated_at, ${NOW}), status = ?, is_verified = 1, is_active = 1 WHERE id = ?`, [PROVIDER_STATUS.VERIFIED, id]);
+  await db.execute(
+    `UPDATE provider_provider SET updated_at = IF(is_active = 1, updated_at, ${NOW}), status = ?, is_verified = 1, is_active = 1 WHERE id = ?`,
+    [PROVIDER_STATUS.VERIFIED, id],
+  );
 }
 
 export async function markProviderFailed(db: Queryable, id: number): Promise<void> {
-  await db.execute('UPDATE provider_provider SET status = ?, is_verified = 0, is_active = 0 WHERE id = ?', [PROVIDER_STATUS.FAILED, id]);
+  await db.execute('UPDATE provider_provider SET status = ?, is_verified = 0, is_active = 0 WHERE id = ?', [
+    PROVIDER_STATUS.FAILED,
+    id,
+  ]);
 }
 
 export async function setProviderModelActive(db: Queryable, id: number, active: boolean): Promise<void> {

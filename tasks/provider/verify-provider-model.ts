@@ -10,7 +10,13 @@ import type { ChatRequest, LlmEndpoint, LlmProviders } from '../cloud/llm-port.j
 import type { Queryable } from '../db/database.js';
 import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { readSecret } from '../secret/rows.js';
-import { type Capability, type ProviderModelRow, loadProvider, loadProviderModel, setProviderModelActive } from './rows.js';
+import {
+  type Capability,
+  type ProviderModelRow,
+  loadProvider,
+  loadProviderModel,
+  setProviderModelActive,
+} from './rows.js';
 import { MODEL_VERIFICATIONS, check } from './verifications.js';
 
 /** 1×1 PNG, as Smarter's image-input check sends. */
@@ -71,40 +77,166 @@ function chatOf(model: string, content: unknown, max: number, tools?: unknown[])
   return { model, messages: [{ role: 'user', content }], maxCompletionTokens: max, ...(tools ? { tools } : {}) };
 }
 
-const run = (b: Bank, type: string, fn: () => Promise<Outcome>, opts?: { skipWhenValid?: boolean }) => check(b.db, MODEL_VERIFICATIONS, b.model.id, type, fn, opts);
-const textInput = (b: Bank) => run(b, 'text_input', () => attempt(async () => void (await b.llm.chat(await b.endpoint(), chatOf(b.model.name, 'Hello', 5)))));
+const run = (b: Bank, type: string, fn: () => Promise<Outcome>, opts?: { skipWhenValid?: boolean }) =>
+  check(b.db, MODEL_VERIFICATIONS, b.model.id, type, fn, opts);
+const textInput = (b: Bank) =>
+  run(b, 'text_input', () =>
+    attempt(async () => void (await b.llm.chat(await b.endpoint(), chatOf(b.model.name, 'Hello', 5)))),
+  );
 
 /** Capability → check, in Smarter's order. */
 const BANK: [Capability, (b: Bank) => Promise<boolean>][] = [
-  ['streaming', (b) => run(b, 'streaming', () => attempt(async () => (await b.llm.chatStreamFirstChunk(await b.endpoint(), chatOf(b.model.name, 'Hello', 10))) !== null))],
-  ['tools', (b) => run(b, 'tools', () => attempt(async () => void (await b.llm.chat(await b.endpoint(), chatOf(b.model.name, 'What is the weather in Boston?', 10, [WEATHER_TOOL])))))],
+  [
+    'streaming',
+    (b) =>
+      run(b, 'streaming', () =>
+        attempt(
+          async () =>
+            (await b.llm.chatStreamFirstChunk(await b.endpoint(), chatOf(b.model.name, 'Hello', 10))) !== null,
+        ),
+      ),
+  ],
+  [
+    'tools',
+    (b) =>
+      run(b, 'tools', () =>
+        attempt(
+          async () =>
+            void (await b.llm.chat(
+              await b.endpoint(),
+              chatOf(b.model.name, 'What is the weather in Boston?', 10, [WEATHER_TOOL]),
+            )),
+        ),
+      ),
+  ],
   ['text_input', textInput],
   [
     'image_input',
     (b) =>
       run(b, 'image_input', () =>
-        attempt(async () => void (await b.llm.chat(await b.endpoint(), chatOf(b.model.name, [{ type: 'text', text: 'What is in this image?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }], 5)))),
+        attempt(
+          async () =>
+            void (await b.llm.chat(
+              await b.endpoint(),
+              chatOf(
+                b.model.name,
+                [
+                  { type: 'text', text: 'What is in this image?' },
+                  { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
+                ],
+                5,
+              ),
+            )),
+        ),
       ),
   ],
-  ['audio_input', (b) => run(b, 'audio_input', () => attempt(async () => b.llm.transcribe(await b.endpoint(), 'gpt-4o-transcribe', silentWav(), 'audio.wav')))],
-  ['fine_tuning', (b) => run(b, 'fine_tuning', () => attempt(async () => b.llm.post(await b.endpoint(), 'fine_tuning/jobs', { model: b.model.name, training_file: 'file-xxxxxxxxxxxxxxxxxxxxxxx' })))],
+  [
+    'audio_input',
+    (b) =>
+      run(b, 'audio_input', () =>
+        attempt(async () => b.llm.transcribe(await b.endpoint(), 'gpt-4o-transcribe', silentWav(), 'audio.wav')),
+      ),
+  ],
+  [
+    'fine_tuning',
+    (b) =>
+      run(b, 'fine_tuning', () =>
+        attempt(async () =>
+          b.llm.post(await b.endpoint(), 'fine_tuning/jobs', {
+            model: b.model.name,
+            training_file: 'file-xxxxxxxxxxxxxxxxxxxxxxx',
+          }),
+        ),
+      ),
+  ],
   // OpenAI deprecated search: Smarter records a failure without asking, even over a valid row.
-  ['search', (b) => run(b, 'search', () => Promise.resolve({ ok: false, error: 'the search endpoint is deprecated' }), { skipWhenValid: false })],
-  ['code_interpreter', (b) => run(b, 'code_interpreter', () => Promise.resolve(CODE_INTERPRETER_MODELS.includes(b.model.name) ? { ok: true } : { ok: false, error: `not one of the known code interpreter models: ${CODE_INTERPRETER_MODELS.join(', ')}` }))],
-  ['image_generation', (b) => run(b, 'text_to_image', () => attempt(async () => b.llm.post(await b.endpoint(), 'images/generations', { model: b.model.name, prompt: 'A red apple on a table', n: 1, size: '256x256' })))],
-  ['audio_generation', (b) => run(b, 'text_to_audio', () => attempt(async () => b.llm.post(await b.endpoint(), 'audio/speech', { model: b.model.name, input: 'Hello, this is a test.', voice: 'alloy' })))],
-  ['text_generation', (b) => run(b, 'text_to_text', async () => ((await textInput(b)) ? { ok: true } : { ok: false, error: 'the text input check failed' }))],
+  [
+    'search',
+    (b) =>
+      run(b, 'search', () => Promise.resolve({ ok: false, error: 'the search endpoint is deprecated' }), {
+        skipWhenValid: false,
+      }),
+  ],
+  [
+    'code_interpreter',
+    (b) =>
+      run(b, 'code_interpreter', () =>
+        Promise.resolve(
+          CODE_INTERPRETER_MODELS.includes(b.model.name)
+            ? { ok: true }
+            : {
+                ok: false,
+                error: `not one of the known code interpreter models: ${CODE_INTERPRETER_MODELS.join(', ')}`,
+              },
+        ),
+      ),
+  ],
+  [
+    'image_generation',
+    (b) =>
+      run(b, 'text_to_image', () =>
+        attempt(async () =>
+          b.llm.post(await b.endpoint(), 'images/generations', {
+            model: b.model.name,
+            prompt: 'A red apple on a table',
+            n: 1,
+            size: '256x256',
+          }),
+        ),
+      ),
+  ],
+  [
+    'audio_generation',
+    (b) =>
+      run(b, 'text_to_audio', () =>
+        attempt(async () =>
+          b.llm.post(await b.endpoint(), 'audio/speech', {
+            model: b.model.name,
+            input: 'Hello, this is a test.',
+            voice: 'alloy',
+          }),
+        ),
+      ),
+  ],
+  [
+    'text_generation',
+    (b) =>
+      run(b, 'text_to_text', async () =>
+        (await textInput(b)) ? { ok: true } : { ok: false, error: 'the text input check failed' },
+      ),
+  ],
   [
     'translation',
     (b) =>
       run(b, 'translation', () =>
-        attempt(async () => ((await b.llm.chat(await b.endpoint(), chatOf(b.model.name, 'Translate this to Spanish: Hello', 10))).content ?? '').trim().toLowerCase().includes('hola')),
+        attempt(async () =>
+          (
+            (await b.llm.chat(await b.endpoint(), chatOf(b.model.name, 'Translate this to Spanish: Hello', 10)))
+              .content ?? ''
+          )
+            .trim()
+            .toLowerCase()
+            .includes('hola'),
+        ),
       ),
   ],
   [
     'summarization',
     // Smarter's test: at most 10 characters (not words) after stripping.
-    (b) => run(b, 'summarization', () => attempt(async () => ((await b.llm.chat(await b.endpoint(), chatOf(b.model.name, `Summarize this into 10 words or less: ${LONG_TEXT}`, 30))).content ?? '').trim().length <= 10)),
+    (b) =>
+      run(b, 'summarization', () =>
+        attempt(
+          async () =>
+            (
+              (
+                await b.llm.chat(
+                  await b.endpoint(),
+                  chatOf(b.model.name, `Summarize this into 10 words or less: ${LONG_TEXT}`, 30),
+                )
+              ).content ?? ''
+            ).trim().length <= 10,
+        ),
+      ),
   ],
 ];
 
@@ -119,14 +251,19 @@ export const verifyProviderModel = (env: TaskEnv) =>
       const { db } = ctx.deps;
       const model = await loadProviderModel(db, p.provider_model_id);
       if (model === null) {
-        ctx.logger.error('verify_provider_model: provider model does not exist', { provider_model_id: p.provider_model_id });
+        ctx.logger.error('verify_provider_model: provider model does not exist', {
+          provider_model_id: p.provider_model_id,
+        });
         return null;
       }
       const endpoint = async (): Promise<LlmEndpoint> => {
         const provider = await loadProvider(db, model.providerId);
         if (!provider?.baseUrl) throw new Error(`provider ${provider?.name ?? model.providerId} has no base_url`);
         if (provider.apiKeyId === null) throw new Error(`provider ${provider.name} has no api_key`);
-        return { baseUrl: provider.baseUrl, apiKey: await readSecret(db, env.fernetEncryptionKey, provider.apiKeyId, false) };
+        return {
+          baseUrl: provider.baseUrl,
+          apiKey: await readSecret(db, env.fernetEncryptionKey, provider.apiKeyId, false),
+        };
       };
       const bank: Bank = { db, llm: ctx.deps.cloud.llm, model, endpoint };
       let success = true;
@@ -134,7 +271,10 @@ export const verifyProviderModel = (env: TaskEnv) =>
         if (model.supports[capability]) success = success && (await test(bank));
       }
       await setProviderModelActive(db, model.id, success);
-      ctx.logger[success ? 'info' : 'error'](success ? 'verify_provider_model: verified' : 'verify_provider_model: one or more verification tests failed', { provider_model: model.name });
+      ctx.logger[success ? 'info' : 'error'](
+        success ? 'verify_provider_model: verified' : 'verify_provider_model: one or more verification tests failed',
+        { provider_model: model.name },
+      );
       return null;
     },
   });

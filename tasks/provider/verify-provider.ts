@@ -12,7 +12,14 @@ import type { Queryable } from '../db/database.js';
 import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
 import { SmarterValueError } from '../errors.js';
 import { PythonException } from '../../lib/errors.js';
-import { type ProviderRow, canActivate, loadProvider, markProviderFailed, markProviderVerified, tosAccepted } from './rows.js';
+import {
+  type ProviderRow,
+  canActivate,
+  loadProvider,
+  markProviderFailed,
+  markProviderVerified,
+  tosAccepted,
+} from './rows.js';
 import { PROVIDER_VERIFICATIONS, check } from './verifications.js';
 
 export class SmarterConfigurationError extends PythonException {
@@ -31,7 +38,11 @@ export function urljoin(base: string, path: string): string {
 function productionApiKey(p: ProviderRow, env: TaskEnv): string {
   const name = `${p.name.toUpperCase()}_API_KEY`;
   const key = env.environ(name);
-  if (key === undefined) throw new SmarterConfigurationError(`Production API key for provider ${p.name} was accessed but is not set in environment variables.`);
+  if (key === undefined) {
+    throw new SmarterConfigurationError(
+      `Production API key for provider ${p.name} was accessed but is not set in environment variables.`,
+    );
+  }
   return key;
 }
 
@@ -42,7 +53,8 @@ interface Ctx {
   env: TaskEnv;
 }
 
-const run = (c: Ctx, type: string, fn: () => Promise<{ ok: boolean; error?: string }>) => check(c.db, PROVIDER_VERIFICATIONS, c.p.id, type, fn);
+const run = (c: Ctx, type: string, fn: () => Promise<{ ok: boolean; error?: string }>) =>
+  check(c.db, PROVIDER_VERIFICATIONS, c.p.id, type, fn);
 const known = (ok: boolean, error: string) => Promise.resolve(ok ? { ok } : { ok, error });
 
 /** Smarter's `test_web_page`: 200, an HTML document, and `text` in it (case-insensitive); transport errors are a failure. */
@@ -51,7 +63,10 @@ async function webPage(c: Ctx, url: string | null, text: string) {
   try {
     const page = await c.llm.getPage(url);
     const body = page.text.toLowerCase();
-    const ok = page.status === 200 && (body.includes('<html') || body.includes('<!doctype html')) && body.includes(text.toLowerCase());
+    const ok =
+      page.status === 200 &&
+      (body.includes('<html') || body.includes('<!doctype html')) &&
+      body.includes(text.toLowerCase());
     return ok ? { ok } : { ok, error: `GET ${url}: ${page.status}, not an HTML page containing "${text}"` };
   } catch (e) {
     return { ok: false, error: (e as Error).message };
@@ -72,9 +87,21 @@ const BANK: ((c: Ctx) => Promise<boolean>)[] = [
         return { ok: false, error: (e as Error).message };
       }
     }),
-  (c) => run(c, 'logo', () => known(c.p.logo !== null && LOGO_EXTENSIONS.some((x) => (c.p.logo ?? '').endsWith(x)), 'no logo, or not png/jpg/jpeg/svg')),
-  (c) => run(c, 'contact_email', () => known(c.p.contactEmail !== null && c.p.contactEmailVerified !== null, 'contact e-mail not set or not verified')),
-  (c) => run(c, 'support_email', () => known(c.p.supportEmail !== null && c.p.supportEmailVerified !== null, 'support e-mail not set or not verified')),
+  (c) =>
+    run(c, 'logo', () =>
+      known(
+        c.p.logo !== null && LOGO_EXTENSIONS.some((x) => (c.p.logo ?? '').endsWith(x)),
+        'no logo, or not png/jpg/jpeg/svg',
+      ),
+    ),
+  (c) =>
+    run(c, 'contact_email', () =>
+      known(c.p.contactEmail !== null && c.p.contactEmailVerified !== null, 'contact e-mail not set or not verified'),
+    ),
+  (c) =>
+    run(c, 'support_email', () =>
+      known(c.p.supportEmail !== null && c.p.supportEmailVerified !== null, 'support e-mail not set or not verified'),
+    ),
   (c) => run(c, 'website_url', () => webPage(c, c.p.websiteUrl, '')),
   (c) => run(c, 'tos_url', () => webPage(c, c.p.termsOfServiceUrl, 'Terms of Service')),
   // Smarter names `ProviderVerificationTypes.DOCS_URL`, which its choices lack (an AttributeError there once

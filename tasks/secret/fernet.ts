@@ -11,7 +11,11 @@ import { PythonException } from '../../lib/errors.js';
 /** Smarter raises `SmarterValueError("Failed to decrypt the secret: …")`; so do we, naming the Secret. */
 export class SecretError extends PythonException {
   constructor(secretName: string, detail: string) {
-    super('SmarterValueError', 'smarter.common.exceptions', `Secret ${secretName}: Failed to decrypt the secret: ${detail}`);
+    super(
+      'SmarterValueError',
+      'smarter.common.exceptions',
+      `Secret ${secretName}: Failed to decrypt the secret: ${detail}`,
+    );
   }
 }
 

@@ -7,7 +7,12 @@ import { SecretError, fernetDecrypt, fernetEncrypt } from './fernet.js';
 export const SMARTER_ACCOUNT_NUMBER = '3141-5926-5359';
 
 /** `Secret.get_secret(update_last_accessed=…)`: the value, or null when the Secret is gone or holds none. */
-export async function readSecret(db: Queryable, key: string, id: number, updateLastAccessed: boolean): Promise<string | null> {
+export async function readSecret(
+  db: Queryable,
+  key: string,
+  id: number,
+  updateLastAccessed: boolean,
+): Promise<string | null> {
   const [row] = await db.select('SELECT name, encrypted_value FROM secret_secret WHERE id = ?', [id]);
   if (!row) return null;
   const name = String(row.name);
@@ -26,7 +31,10 @@ export async function readSecret(db: Queryable, key: string, id: number, updateL
 
 /** The id of the user profile's own Secret named `name`, or null. */
 export async function ownSecretId(db: Queryable, userProfileId: number, name: string): Promise<number | null> {
-  const [row] = await db.select('SELECT id FROM secret_secret WHERE user_profile_id = ? AND name = ?', [userProfileId, name]);
+  const [row] = await db.select('SELECT id FROM secret_secret WHERE user_profile_id = ? AND name = ?', [
+    userProfileId,
+    name,
+  ]);
   return row ? Number(row.id) : null;
 }
 
@@ -55,7 +63,11 @@ export async function readableSecretId(db: Queryable, userProfileId: number, nam
  * Django inserts it (every column, Django's Python defaults for the rest), the value Fernet-encrypted with
  * `key`. Returns its id.
  */
-export async function createSecret(db: Queryable, key: string, s: { name: string; userProfileId: number; description: string; value: string }): Promise<number> {
+export async function createSecret(
+  db: Queryable,
+  key: string,
+  s: { name: string; userProfileId: number; description: string; value: string },
+): Promise<number> {
   if (!key) throw new SecretError(s.name, 'FERNET_ENCRYPTION_KEY is not set on the worker');
   return insertModel(db, 'secret_secret', {
     name: s.name,

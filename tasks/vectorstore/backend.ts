@@ -55,7 +55,11 @@ export function indexName(v: VectorstoreRow): string {
 }
 
 /** `get_backend`. The modules are imported on first use, as the cloud clients are. */
-export async function getBackend(v: VectorstoreRow, deps: BackendDeps, embeddings: VectorstoreEmbeddings): Promise<VectorstoreBackend> {
+export async function getBackend(
+  v: VectorstoreRow,
+  deps: BackendDeps,
+  embeddings: VectorstoreEmbeddings,
+): Promise<VectorstoreBackend> {
   if (v.backend === 'qdrant') return new (await import('./qdrant.js')).QdrantBackend(v, deps, embeddings);
   if (v.backend === 'pinecone') return new (await import('./pinecone.js')).PineconeBackend(v, deps, embeddings);
   throw new SmarterConfigurationError(`Unsupported vectorstore backend: ${v.backend}`);

@@ -1,11 +1,30 @@
 /** Smarter's vectorstore `TextChoices` values (models/vectorstore_meta.py, document.py, snapshot.py) and constants. */
-export const VS = { PENDING: 'pending', PROVISIONING: 'provisioning', READY: 'ready', STOPPED: 'stopped', FAILED: 'failed', DELETING: 'deleting' } as const;
-export const DOC = { PENDING: 'pending', LOADING: 'loading', LOADED: 'loaded', FAILED: 'failed', DELETING: 'deleting' } as const;
+export const VS = {
+  PENDING: 'pending',
+  PROVISIONING: 'provisioning',
+  READY: 'ready',
+  STOPPED: 'stopped',
+  FAILED: 'failed',
+  DELETING: 'deleting',
+} as const;
+export const DOC = {
+  PENDING: 'pending',
+  LOADING: 'loading',
+  LOADED: 'loaded',
+  FAILED: 'failed',
+  DELETING: 'deleting',
+} as const;
 export const SNAP = { CREATING: 'creating', READY: 'ready', FAILED: 'failed' } as const;
 export const HOSTING = { SELF_HOSTED: 'self_hosted', MANAGED: 'managed' } as const;
 
 /** `manifest/models/vectorstore/const.py`. */
-export const DEFAULTS = { chunkSize: 1000, chunkOverlap: 200, batchSize: 64, snapshotIntervalHours: 24, snapshotRetention: 7 } as const;
+export const DEFAULTS = {
+  chunkSize: 1000,
+  chunkOverlap: 200,
+  batchSize: 64,
+  snapshotIntervalHours: 24,
+  snapshotRetention: 7,
+} as const;
 /** `service.STUCK_AFTER`: a document pending, loading or deleting this long lost its Celery task. */
 export const STUCK_AFTER_MINUTES = 30;
 /** `kubernetes.py`: a self-hosted server's label and HTTP port. */

@@ -27,21 +27,35 @@ const secret = (deps: CredentialDeps, id: number | null): Promise<string | null>
 const idOf = (x: unknown): number | null => (x === null || x === undefined ? null : Number(x));
 
 /** The vectorstore's ApiConnection (`connection_apiconnection`, a child table of `connection_connectionbase`). */
-async function connectionOf(db: Queryable, v: VectorstoreRow): Promise<{ baseUrl: string; apiKeyId: number | null } | null> {
+async function connectionOf(
+  db: Queryable,
+  v: VectorstoreRow,
+): Promise<{ baseUrl: string; apiKeyId: number | null } | null> {
   if (v.connectionId === null) return null;
   const r = await apiConnectionRow(db, v.connectionId);
-  return r ? { baseUrl: r.base_url === null || r.base_url === undefined ? '' : String(r.base_url), apiKeyId: idOf(r.api_key_id) } : null;
+  return r
+    ? {
+        baseUrl: r.base_url === null || r.base_url === undefined ? '' : String(r.base_url),
+        apiKeyId: idOf(r.api_key_id),
+      }
+    : null;
 }
 
 /** `QdrantBackend._url_and_api_key` (backends/qdrant.py); `selfHostedUrl` is the server's in-cluster URL. */
-export async function qdrantTarget(deps: CredentialDeps, v: VectorstoreRow, selfHostedUrl: string): Promise<{ url: string; apiKey?: string }> {
+export async function qdrantTarget(
+  deps: CredentialDeps,
+  v: VectorstoreRow,
+  selfHostedUrl: string,
+): Promise<{ url: string; apiKey?: string }> {
   const override = deps.overrides.qdrantApiKey;
   if (v.hosting === 'self_hosted') {
     const key = override || (await secret(deps, v.apiKeySecretId));
     return { url: selfHostedUrl, ...(key ? { apiKey: key } : {}) };
   }
   const connection = await connectionOf(deps.db, v);
-  if (!connection?.baseUrl) throw new VectorStoreBackendConnectionError(`Vectorstore ${v.name} has no ApiConnection URL.`);
+  if (!connection?.baseUrl) {
+    throw new VectorStoreBackendConnectionError(`Vectorstore ${v.name} has no ApiConnection URL.`);
+  }
   const key = override || (await secret(deps, connection.apiKeyId));
   return { url: connection.baseUrl, ...(key ? { apiKey: key } : {}) };
 }
@@ -50,14 +64,19 @@ export async function qdrantTarget(deps: CredentialDeps, v: VectorstoreRow, self
 export async function pineconeApiKey(deps: CredentialDeps, v: VectorstoreRow): Promise<string> {
   const connection = await connectionOf(deps.db, v);
   const key = connection ? await secret(deps, connection.apiKeyId) : null;
-  if (!key) throw new VectorStoreBackendConnectionError(`Vectorstore ${v.name} has no ApiConnection with a Pinecone API key.`);
+  if (!key) {
+    throw new VectorStoreBackendConnectionError(`Vectorstore ${v.name} has no ApiConnection with a Pinecone API key.`);
+  }
   return key;
 }
 
 /** `get_embeddings` (embeddings.py): the Provider's OpenAI-compatible API and key. */
 export async function embeddingsEndpoint(deps: CredentialDeps, v: VectorstoreRow): Promise<EmbeddingsEndpoint> {
-  const [provider] = v.embeddingsProviderId === null ? [] : await embeddingsProviderRows(deps.db, v.embeddingsProviderId);
-  if (!provider || !v.embeddingsModel) throw new SmarterConfigurationError(`Vectorstore ${v.name} has no embeddings provider or model.`);
+  const [provider] =
+    v.embeddingsProviderId === null ? [] : await embeddingsProviderRows(deps.db, v.embeddingsProviderId);
+  if (!provider || !v.embeddingsModel) {
+    throw new SmarterConfigurationError(`Vectorstore ${v.name} has no embeddings provider or model.`);
+  }
   const { overrides } = deps;
   const apiKey = overrides.embeddingsApiKey || (await secret(deps, idOf(provider.api_key_id)));
   if (!apiKey) throw new SmarterConfigurationError(`Provider ${String(provider.name)} has no API key.`);

@@ -29,6 +29,10 @@ export class VectorstoreEmbeddings {
   async embedDocuments(texts: string[]): Promise<number[][]> {
     const endpoint = await this.ready();
     const { dimensions } = embeddingsSpec(this.vectorstore);
-    return this.deps.cloud.embeddings.embed(endpoint, { model: this.vectorstore.embeddingsModel, input: texts, ...(dimensions ? { dimensions } : {}) });
+    return this.deps.cloud.embeddings.embed(endpoint, {
+      model: this.vectorstore.embeddingsModel,
+      input: texts,
+      ...(dimensions ? { dimensions } : {}),
+    });
   }
 }

@@ -8,5 +8,11 @@ import { reconcileVectorstores } from './reconcile-vectorstores.js';
 import { snapshotVectorstore } from './snapshot-vectorstore.js';
 
 export function vectorstoreTasks(env: TaskEnv): AnyTask<SmarterDeps>[] {
-  return [loadVectorstoreDocument(env), deleteVectorstoreDocument(env), snapshotVectorstore(env), reconcileVectorstores(env), maintainVectorstores(env)];
+  return [
+    loadVectorstoreDocument(env),
+    deleteVectorstoreDocument(env),
+    snapshotVectorstore(env),
+    reconcileVectorstores(env),
+    maintainVectorstores(env),
+  ];
 }

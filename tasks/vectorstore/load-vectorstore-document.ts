@@ -23,7 +23,10 @@ export const loadVectorstoreDocument = (env: TaskEnv) =>
       try {
         return await new VectorstoreService(vectorstore, serviceDeps(env, ctx)).loadDocument(document);
       } catch (err) {
-        ctx.logger.warn('load_vectorstore_document failed', { document: describeDocument(vectorstore, document), error: messageOf(err) });
+        ctx.logger.warn('load_vectorstore_document failed', {
+          document: describeDocument(vectorstore, document),
+          error: messageOf(err),
+        });
         return null;
       }
     },

@@ -60,9 +60,15 @@ export class PineconeBackend implements VectorstoreBackend {
 
   async create(): Promise<void> {
     const v = this.vectorstore;
-    if (!METRICS.has(v.metric)) throw new VectorstoreServiceError(`Vectorstore ${v.name} has metric ${JSON.stringify(v.metric)}; expected cosine, euclidean or dotproduct.`);
+    if (!METRICS.has(v.metric)) {
+      throw new VectorstoreServiceError(
+        `Vectorstore ${v.name} has metric ${JSON.stringify(v.metric)}; expected cosine, euclidean or dotproduct.`,
+      );
+    }
     const { cloud, region } = pineconeSpec(v);
-    await (await this.client()).createIndex({
+    await (
+      await this.client()
+    ).createIndex({
       name: this.index,
       dimension: v.dimension,
       metric: v.metric as PineconeMetric,
@@ -83,7 +89,9 @@ export class PineconeBackend implements VectorstoreBackend {
     for (let i = 0; i < chunks.length; i += batchSize) {
       const part = chunks.slice(i, i + batchSize);
       const vectors = await this.embeddings.embedDocuments(part.map((c) => c.text));
-      await (await this.client()).upsert(
+      await (
+        await this.client()
+      ).upsert(
         this.index,
         part.map((c, j) => ({ id: c.id, values: vectors[j] ?? [], metadata: { ...c.metadata, [TEXT_KEY]: c.text } })),
       );
@@ -106,7 +114,11 @@ export class PineconeBackend implements VectorstoreBackend {
     } catch (err) {
       throw new VectorStoreBackendError(`Pinecone did not back up ${this.index}: ${messageOf(err)}`);
     }
-    return { name: backup.backupId || name, sizeBytes: backup.sizeBytes, ready: backup.status.toLowerCase() === 'ready' };
+    return {
+      name: backup.backupId || name,
+      sizeBytes: backup.sizeBytes,
+      ready: backup.status.toLowerCase() === 'ready',
+    };
   }
 
   async deleteSnapshot(name: string): Promise<void> {

@@ -40,7 +40,10 @@ export class QdrantBackend implements VectorstoreBackend {
    * so a worker outside the cluster can be pointed at the server.
    */
   get selfHostedUrl(): string {
-    return this.vectorstore.endpointUrl || `http://${this.kubernetesName}.${this.deps.namespace}.svc.cluster.local:${HTTP_PORT}`;
+    return (
+      this.vectorstore.endpointUrl ||
+      `http://${this.kubernetesName}.${this.deps.namespace}.svc.cluster.local:${HTTP_PORT}`
+    );
   }
 
   get collection(): string {
@@ -62,16 +65,30 @@ export class QdrantBackend implements VectorstoreBackend {
   async infrastructureReady(kube: Kubernetes = this.deps.cloud.kube): Promise<[boolean, string]> {
     if (!this.selfHosted) return [true, ''];
     const ns = this.deps.namespace;
-    const set = await kube.get({ apiVersion: 'apps/v1', kind: 'StatefulSet', name: this.kubernetesName, namespace: ns });
+    const set = await kube.get({
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      name: this.kubernetesName,
+      namespace: ns,
+    });
     if (!set) return [false, 'The Qdrant server does not exist.'];
     const ready = Number((set.status as { readyReplicas?: unknown } | undefined)?.readyReplicas ?? 0);
     if (ready >= 1) return [true, 'The Qdrant server is ready.'];
-    const pods = await kube.list({ apiVersion: 'v1', kind: 'Pod', namespace: ns, labelSelector: `${LABEL}=${this.kubernetesName}` });
+    const pods = await kube.list({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      namespace: ns,
+      labelSelector: `${LABEL}=${this.kubernetesName}`,
+    });
     for (const pod of pods) {
-      const statuses = ((pod.status as { containerStatuses?: unknown } | undefined)?.containerStatuses ?? []) as { state?: { waiting?: { reason?: string; message?: string } } }[];
+      const statuses = ((pod.status as { containerStatuses?: unknown } | undefined)?.containerStatuses ?? []) as {
+        state?: { waiting?: { reason?: string; message?: string } };
+      }[];
       for (const c of statuses) {
         const waiting = c.state?.waiting;
-        if (waiting?.reason && FAILING_REASONS.has(waiting.reason)) return [false, `${waiting.reason}: ${waiting.message ?? ''}`.trim()];
+        if (waiting?.reason && FAILING_REASONS.has(waiting.reason)) {
+          return [false, `${waiting.reason}: ${waiting.message ?? ''}`.trim()];
+        }
       }
     }
     return [false, 'The Qdrant server is starting.'];
@@ -83,7 +100,11 @@ export class QdrantBackend implements VectorstoreBackend {
 
   async create(): Promise<void> {
     const distance = DISTANCES[this.vectorstore.metric];
-    if (!distance) throw new VectorstoreServiceError(`Vectorstore ${this.vectorstore.name} has metric ${JSON.stringify(this.vectorstore.metric)}; expected cosine, euclidean or dotproduct.`);
+    if (!distance) {
+      throw new VectorstoreServiceError(
+        `Vectorstore ${this.vectorstore.name} has metric ${JSON.stringify(this.vectorstore.metric)}; expected cosine, euclidean or dotproduct.`,
+      );
+    }
     const db = await this.client();
     await db.createCollection(this.collection, { size: this.vectorstore.dimension, distance });
     // chunks are found by document when a document is deleted, or loaded again.
@@ -93,7 +114,11 @@ export class QdrantBackend implements VectorstoreBackend {
   async stats(): Promise<Record<string, unknown>> {
     const db = await this.client();
     const info = await db.getCollection(this.collection);
-    if (!info) throw new VectorstoreServiceError(`Vectorstore ${describe(this.vectorstore)} has no collection ${this.collection}.`);
+    if (!info) {
+      throw new VectorstoreServiceError(
+        `Vectorstore ${describe(this.vectorstore)} has no collection ${this.collection}.`,
+      );
+    }
     return {
       vector_count: await db.count(this.collection),
       status: info.status,
@@ -110,7 +135,11 @@ export class QdrantBackend implements VectorstoreBackend {
       const vectors = await this.embeddings.embedDocuments(part.map((c) => c.text));
       await db.upsert(
         this.collection,
-        part.map((c, j) => ({ id: c.id, vector: vectors[j] ?? [], payload: { page_content: c.text, metadata: c.metadata } })),
+        part.map((c, j) => ({
+          id: c.id,
+          vector: vectors[j] ?? [],
+          payload: { page_content: c.text, metadata: c.metadata },
+        })),
       );
     }
   }

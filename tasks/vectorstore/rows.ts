@@ -96,7 +96,9 @@ export async function findVectorstore(db: Queryable, id: number): Promise<Vector
 
 /** `reconcile_vectorstores`' query: deployed, and provisioning, ready or failed. */
 export async function deployedVectorstores(db: Queryable): Promise<VectorstoreRow[]> {
-  const rows = await db.select(`${VS_SELECT} WHERE status IN ('provisioning', 'ready', 'failed') AND deployed_at IS NOT NULL ORDER BY id`);
+  const rows = await db.select(
+    `${VS_SELECT} WHERE status IN ('provisioning', 'ready', 'failed') AND deployed_at IS NOT NULL ORDER BY id`,
+  );
   return rows.map(toVectorstore);
 }
 
@@ -127,11 +129,17 @@ export async function updateVectorstore(db: Queryable, id: number, set: Partial<
       params.push(typeof v === 'object' ? djangoJson(v) : v);
     }
   }
-  await db.execute(`UPDATE vectorstore_vectorstoremeta SET ${cols.join(', ')}, updated_at = ${NOW} WHERE id = ?`, [...params, id]);
+  await db.execute(`UPDATE vectorstore_vectorstoremeta SET ${cols.join(', ')}, updated_at = ${NOW} WHERE id = ?`, [
+    ...params,
+    id,
+  ]);
 }
 
 export async function findDocument(db: Queryable, id: number): Promise<DocumentRow | null> {
-  const [r] = await db.select('SELECT id, vectorstore_id, name, source, content, metadata, status, chunk_count FROM vectorstore_vectorstoredocument WHERE id = ?', [id]);
+  const [r] = await db.select(
+    'SELECT id, vectorstore_id, name, source, content, metadata, status, chunk_count FROM vectorstore_vectorstoredocument WHERE id = ?',
+    [id],
+  );
   if (!r) return null;
   return {
     id: num(r.id),
@@ -146,11 +154,17 @@ export async function findDocument(db: Queryable, id: number): Promise<DocumentR
 }
 
 export async function setDocumentStatus(db: Queryable, id: number, status: string, message: string): Promise<void> {
-  await db.execute(`UPDATE vectorstore_vectorstoredocument SET status = ?, status_message = ?, updated_at = ${NOW} WHERE id = ?`, [status, message, id]);
+  await db.execute(
+    `UPDATE vectorstore_vectorstoredocument SET status = ?, status_message = ?, updated_at = ${NOW} WHERE id = ?`,
+    [status, message, id],
+  );
 }
 
 export async function setDocumentLoaded(db: Queryable, id: number, chunkCount: number): Promise<void> {
-  await db.execute(`UPDATE vectorstore_vectorstoredocument SET status = 'loaded', chunk_count = ?, loaded_at = ${NOW}, updated_at = ${NOW} WHERE id = ?`, [chunkCount, id]);
+  await db.execute(
+    `UPDATE vectorstore_vectorstoredocument SET status = 'loaded', chunk_count = ?, loaded_at = ${NOW}, updated_at = ${NOW} WHERE id = ?`,
+    [chunkCount, id],
+  );
 }
 
 export async function deleteDocumentRow(db: Queryable, id: number): Promise<void> {
@@ -158,7 +172,11 @@ export async function deleteDocumentRow(db: Queryable, id: number): Promise<void
 }
 
 /** `stuck_documents`: pending, loading or deleting, and untouched for `minutes`; with their status. */
-export async function stuckDocuments(db: Queryable, vectorstoreId: number, minutes: number): Promise<{ id: number; status: string }[]> {
+export async function stuckDocuments(
+  db: Queryable,
+  vectorstoreId: number,
+  minutes: number,
+): Promise<{ id: number; status: string }[]> {
   const rows = await db.select(
     `SELECT id, status FROM vectorstore_vectorstoredocument
       WHERE vectorstore_id = ? AND status IN ('pending', 'loading', 'deleting') AND updated_at < UTC_TIMESTAMP(6) - INTERVAL ? MINUTE ORDER BY id`,
@@ -167,7 +185,13 @@ export async function stuckDocuments(db: Queryable, vectorstoreId: number, minut
   return rows.map((r) => ({ id: num(r.id), status: str(r.status) }));
 }
 
-export async function insertSnapshot(db: Queryable, vectorstoreId: number, name: string, scheduled: boolean, vectorCount: number): Promise<number> {
+export async function insertSnapshot(
+  db: Queryable,
+  vectorstoreId: number,
+  name: string,
+  scheduled: boolean,
+  vectorCount: number,
+): Promise<number> {
   const res = await db.execute(
     `INSERT INTO vectorstore_vectorstoresnapshot (vectorstore_id, name, status, status_message, scheduled, vector_count, created_at, updated_at)
      VALUES (?, ?, 'creating', '', ?, ?, ${NOW}, ${NOW})`,
@@ -176,14 +200,24 @@ export async function insertSnapshot(db: Queryable, vectorstoreId: number, name:
   return res.insertId;
 }
 
-export async function updateSnapshot(db: Queryable, id: number, set: { name?: string; size_bytes?: number | null; status: string; status_message?: string }): Promise<void> {
+export async function updateSnapshot(
+  db: Queryable,
+  id: number,
+  set: { name?: string; size_bytes?: number | null; status: string; status_message?: string },
+): Promise<void> {
   const cols = Object.keys(set).map((k) => `${k} = ?`);
-  await db.execute(`UPDATE vectorstore_vectorstoresnapshot SET ${cols.join(', ')}, updated_at = ${NOW} WHERE id = ?`, [...Object.values(set), id]);
+  await db.execute(`UPDATE vectorstore_vectorstoresnapshot SET ${cols.join(', ')}, updated_at = ${NOW} WHERE id = ?`, [
+    ...Object.values(set),
+    id,
+  ]);
 }
 
 /** Newest first, as `Meta.ordering = ["-created_at"]` (the id breaks a tie within a microsecond). */
 export async function snapshots(db: Queryable, vectorstoreId: number): Promise<SnapshotRow[]> {
-  const rows = await db.select('SELECT id, name, status FROM vectorstore_vectorstoresnapshot WHERE vectorstore_id = ? ORDER BY created_at DESC, id DESC', [vectorstoreId]);
+  const rows = await db.select(
+    'SELECT id, name, status FROM vectorstore_vectorstoresnapshot WHERE vectorstore_id = ? ORDER BY created_at DESC, id DESC',
+    [vectorstoreId],
+  );
   return rows.map((r) => ({ id: num(r.id), name: str(r.name), status: str(r.status) }));
 }
 
@@ -193,13 +227,19 @@ export async function deleteSnapshotRow(db: Queryable, id: number): Promise<void
 
 /** Whether `last_snapshot_at` is at least `hours` ago, on MariaDB's clock. */
 export async function snapshotOlderThan(db: Queryable, vectorstoreId: number, hours: number): Promise<boolean> {
-  const [r] = await db.select('SELECT last_snapshot_at IS NULL OR last_snapshot_at <= UTC_TIMESTAMP(6) - INTERVAL ? SECOND AS due FROM vectorstore_vectorstoremeta WHERE id = ?', [Math.round(hours * 3600), vectorstoreId]);
+  const [r] = await db.select(
+    'SELECT last_snapshot_at IS NULL OR last_snapshot_at <= UTC_TIMESTAMP(6) - INTERVAL ? SECOND AS due FROM vectorstore_vectorstoremeta WHERE id = ?',
+    [Math.round(hours * 3600), vectorstoreId],
+  );
   return bool(r?.due);
 }
 
 /** A vectorstore's ApiConnection row (`connection_apiconnection`, a child table of `connection_connectionbase`): its URL and key's Secret. */
 export async function apiConnectionRow(db: Queryable, connectionId: number): Promise<Row | undefined> {
-  const [r] = await db.select('SELECT base_url, api_key_id FROM connection_apiconnection WHERE connectionbase_ptr_id = ?', [connectionId]);
+  const [r] = await db.select(
+    'SELECT base_url, api_key_id FROM connection_apiconnection WHERE connectionbase_ptr_id = ?',
+    [connectionId],
+  );
   return r;
 }
 

@@ -47,12 +47,21 @@ export class VectorstoreService {
     const previous = this.vectorstore.status;
     await rows.updateVectorstore(this.deps.db, this.vectorstore.id, { status, status_message: message });
     this.vectorstore = { ...this.vectorstore, status };
-    if (previous !== status) this.deps.logger.info('vectorstore status', { vectorstore: rows.describe(this.vectorstore), previous, status, message });
+    if (previous !== status) {
+      this.deps.logger.info('vectorstore status', {
+        vectorstore: rows.describe(this.vectorstore),
+        previous,
+        status,
+        message,
+      });
+    }
   }
 
   requireReady(): void {
     const v = this.vectorstore;
-    if (v.status !== VS.READY || !v.isActive) throw new VectorstoreServiceError(`Vectorstore ${v.name} is ${v.status}, not ready. Deploy it first.`);
+    if (v.status !== VS.READY || !v.isActive) {
+      throw new VectorstoreServiceError(`Vectorstore ${v.name} is ${v.status}, not ready. Deploy it first.`);
+    }
   }
 
   /** Bring a deployed database to ready; records status and statistics; never throws. */
@@ -69,7 +78,10 @@ export class VectorstoreService {
       }
       if (!(await backend.exists())) {
         await backend.create();
-        this.deps.logger.info('vectorstore collection created', { vectorstore: rows.describe(v), collection: v.indexName });
+        this.deps.logger.info('vectorstore collection created', {
+          vectorstore: rows.describe(v),
+          collection: v.indexName,
+        });
       }
       await this.refreshStats();
       await this.setStatus(VS.READY, '');
@@ -93,12 +105,21 @@ export class VectorstoreService {
   /** A document's chunks: split page by page, each with the document's metadata and where it came from. */
   chunks(document: rows.DocumentRow): Chunk[] {
     const spec = embeddingsSpec(this.vectorstore);
-    const splitter = new RecursiveCharacterTextSplitter(spec.chunkSize ?? DEFAULTS.chunkSize, spec.chunkOverlap ?? DEFAULTS.chunkOverlap);
+    const splitter = new RecursiveCharacterTextSplitter(
+      spec.chunkSize ?? DEFAULTS.chunkSize,
+      spec.chunkOverlap ?? DEFAULTS.chunkOverlap,
+    );
     const pages = document.content.split(PAGE_BREAK);
     const out: Chunk[] = [];
     pages.forEach((page, p) => {
       for (const text of splitter.splitText(page)) {
-        const metadata: Record<string, unknown> = { ...document.metadata, document_id: document.id, document: document.name, source: document.source, chunk: out.length };
+        const metadata: Record<string, unknown> = {
+          ...document.metadata,
+          document_id: document.id,
+          document: document.name,
+          source: document.source,
+          chunk: out.length,
+        };
         if (pages.length > 1) metadata.page = p + 1;
         out.push({ id: chunkId(this.vectorstore.id, document.id, out.length), text, metadata });
       }
@@ -120,7 +141,9 @@ export class VectorstoreService {
       await this.embeddings.ready();
       await backend.upsert(chunks, embeddingsSpec(this.vectorstore).batchSize ?? DEFAULTS.batchSize);
       // it had more chunks before, e.g. with a smaller chunkSize.
-      if (document.chunkCount > chunks.length) await backend.delete(chunkIds(this.vectorstore.id, document.id, document.chunkCount).slice(chunks.length));
+      if (document.chunkCount > chunks.length) {
+        await backend.delete(chunkIds(this.vectorstore.id, document.id, document.chunkCount).slice(chunks.length));
+      }
       count = chunks.length;
     } catch (err) {
       await rows.setDocumentStatus(db, document.id, DOC.FAILED, messageOf(err));
@@ -151,7 +174,11 @@ export class VectorstoreService {
       await rows.updateSnapshot(db, id, { status: SNAP.FAILED, status_message: messageOf(err) });
       throw err;
     }
-    await rows.updateSnapshot(db, id, { name: info.name, size_bytes: info.sizeBytes, status: info.ready ? SNAP.READY : SNAP.CREATING });
+    await rows.updateSnapshot(db, id, {
+      name: info.name,
+      size_bytes: info.sizeBytes,
+      status: info.ready ? SNAP.READY : SNAP.CREATING,
+    });
     await rows.updateVectorstore(db, v.id, { last_snapshot_at: NOW });
     return info.name;
   }
@@ -179,7 +206,11 @@ export class VectorstoreService {
       try {
         await (await this.backend()).deleteSnapshot(s.name);
       } catch (err) {
-        this.deps.logger.warn('prune snapshot failed', { vectorstore: rows.describe(this.vectorstore), snapshot: s.name, error: messageOf(err) });
+        this.deps.logger.warn('prune snapshot failed', {
+          vectorstore: rows.describe(this.vectorstore),
+          snapshot: s.name,
+          error: messageOf(err),
+        });
         continue;
       }
       await rows.deleteSnapshotRow(db, s.id);
@@ -190,19 +221,32 @@ export class VectorstoreService {
 
   async snapshotDue(): Promise<boolean> {
     if (this.maintenance().snapshots === false) return false;
-    return rows.snapshotOlderThan(this.deps.db, this.vectorstore.id, this.positive('snapshotIntervalHours') ?? DEFAULTS.snapshotIntervalHours);
+    return rows.snapshotOlderThan(
+      this.deps.db,
+      this.vectorstore.id,
+      this.positive('snapshotIntervalHours') ?? DEFAULTS.snapshotIntervalHours,
+    );
   }
 
   /** Reconcile, snapshot when due, prune, and name the documents whose task was lost. */
   async maintain(): Promise<MaintainResult & { retryStatus: Map<number, string> }> {
     const status = await this.reconcile();
-    const result = { status, snapshot: null as string | null, pruned: 0, retry: [] as number[], retryStatus: new Map<number, string>() };
+    const result = {
+      status,
+      snapshot: null as string | null,
+      pruned: 0,
+      retry: [] as number[],
+      retryStatus: new Map<number, string>(),
+    };
     if (status !== VS.READY || !this.vectorstore.isActive) return result;
     if (await this.snapshotDue()) {
       try {
         result.snapshot = await this.snapshot(true);
       } catch (err) {
-        this.deps.logger.warn('scheduled snapshot failed', { vectorstore: rows.describe(this.vectorstore), error: messageOf(err) });
+        this.deps.logger.warn('scheduled snapshot failed', {
+          vectorstore: rows.describe(this.vectorstore),
+          error: messageOf(err),
+        });
       }
     }
     result.pruned = await this.pruneSnapshots();

@@ -33,7 +33,11 @@ export class RecursiveCharacterTextSplitter {
     private readonly chunkSize: number,
     private readonly chunkOverlap: number,
   ) {
-    if (chunkOverlap > chunkSize) throw new SmarterValueError(`Got a larger chunk overlap (${chunkOverlap}) than chunk size (${chunkSize}), should be smaller.`);
+    if (chunkOverlap > chunkSize) {
+      throw new SmarterValueError(
+        `Got a larger chunk overlap (${chunkOverlap}) than chunk size (${chunkSize}), should be smaller.`,
+      );
+    }
   }
 
   splitText(text: string): string[] {

@@ -108,7 +108,10 @@ export class AckBatcher<T> {
   /** The channel is gone: nothing more is sent; returns what was acked here but never reached the broker. */
   drop(): T[] {
     this.dropped = true;
-    const lost = this.slots.slice(this.head).filter((s) => s.state === ACKED).map((s) => s.meta);
+    const lost = this.slots
+      .slice(this.head)
+      .filter((s) => s.state === ACKED)
+      .map((s) => s.meta);
     this.slots = [];
     this.head = 0;
     this.pending = 0;

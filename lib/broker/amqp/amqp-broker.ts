@@ -45,7 +45,13 @@ import { actOnDelayLevels } from './delayed-tools.js';
 import { AmqpDeclarations, scratch, statsOn } from './amqp-declare.js';
 import { ConfirmPublisher } from './amqp-publish.js';
 import { DEFAULT_STUCK_BOUNDS, type Renewal, type StuckBounds, StuckPublishWatch } from './stuck-publish.js';
-import { MAX_DELAY_SECONDS, type Topology, delayEntryExchange, delayRoutingKey, subscriptionTopology } from './topology.js';
+import {
+  MAX_DELAY_SECONDS,
+  type Topology,
+  delayEntryExchange,
+  delayRoutingKey,
+  subscriptionTopology,
+} from './topology.js';
 
 export interface AmqpBrokerOptions {
   /** One URL, or Celery's failover list `amqp://a;amqp://b` (tried round-robin, the next one on loss). */
@@ -126,7 +132,10 @@ export class AmqpBroker implements Broker {
         this.checkStuck();
       },
     });
-    this.declared = new AmqpDeclarations({ logger: opts.logger, queueType: opts.queueType }, async () => (await this.ready()).model);
+    this.declared = new AmqpDeclarations(
+      { logger: opts.logger, queueType: opts.queueType },
+      async () => (await this.ready()).model,
+    );
     const host: ConsumerHost = {
       isLive: (ch) => this.isLive(ch),
       staleSettle: (queue, what, correlationId) => this.staleSettle(queue, what, correlationId),
@@ -135,7 +144,13 @@ export class AmqpBroker implements Broker {
       connected: () => this.connected,
       closing: () => this.closing,
     };
-    this.consumers = new AmqpConsumers(host, this.declared, opts.logger, { initialMs: opts.reconnectInitialMs ?? 200, maxMs: opts.reconnectMaxMs ?? 15_000 }, opts.heldBytesMax);
+    this.consumers = new AmqpConsumers(
+      host,
+      this.declared,
+      opts.logger,
+      { initialMs: opts.reconnectInitialMs ?? 200, maxMs: opts.reconnectMaxMs ?? 15_000 },
+      opts.heldBytesMax,
+    );
   }
 
   /** The broker this connection is on now (password hidden); undefined while disconnected. */
@@ -154,10 +169,13 @@ export class AmqpBroker implements Broker {
   /** A settle whose channel is gone: never silent. */
   staleSettle(queue: string, what: string, correlationId: string | undefined): void {
     this.staleSettles++;
-    this.opts.logger.warn(`could not ${what} a message of ${queue}: the channel it came on is gone; the broker redelivers it`, {
-      queue,
-      correlation_id: correlationId,
-    });
+    this.opts.logger.warn(
+      `could not ${what} a message of ${queue}: the channel it came on is gone; the broker redelivers it`,
+      {
+        queue,
+        correlation_id: correlationId,
+      },
+    );
   }
 
   async connect(): Promise<void> {
@@ -251,13 +269,17 @@ export class AmqpBroker implements Broker {
       const awayMs = Date.now() - this.lostAt;
       this.lostAt = undefined;
       const what = this.everConnected ? 'broker connection restored after' : 'broker connected after retrying for';
-      this.opts.logger.info(`${what} ${(awayMs / 1000).toFixed(1)} s${this.everConnected ? ' away' : ''}`, { away_ms: awayMs });
+      this.opts.logger.info(`${what} ${(awayMs / 1000).toFixed(1)} s${this.everConnected ? ' away' : ''}`, {
+        away_ms: awayMs,
+      });
     }
     this.everConnected = true;
     // Publishes taken off a stuck connection's channel go out again on this one.
     const resent = this.publisher.resendDetached(publishCh);
     this.publishesResentOnRenewal += resent;
-    if (resent > 0) this.opts.logger.info(`sent again ${resent} publish(es) left unconfirmed on the renewed connection`, { resent });
+    if (resent > 0) {
+      this.opts.logger.info(`sent again ${resent} publish(es) left unconfirmed on the renewed connection`, { resent });
+    }
     // Nacks heard on a previous connection say nothing of this one.
     this.stuck.renewed('connection');
     this.watchStuck();
@@ -292,7 +314,9 @@ export class AmqpBroker implements Broker {
     if (!what) return;
     this.renewing = true;
     (what === 'channel' ? this.renewPublishChannel(ch) : this.renewConnection(ch))
-      .catch((err: unknown) => this.opts.logger.warn(`could not renew a stuck publish ${what}`, { error: coerceError(err).message }))
+      .catch((err: unknown) =>
+        this.opts.logger.warn(`could not renew a stuck publish ${what}`, { error: coerceError(err).message }),
+      )
       .finally(() => (this.renewing = false));
   }
 
@@ -400,7 +424,10 @@ export class AmqpBroker implements Broker {
     if (!this.connected) {
       const timeoutMs = this.opts.publishTimeoutMs ?? 30_000;
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new BrokerError(`no broker connection after ${timeoutMs} ms`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new BrokerError(`no broker connection after ${timeoutMs} ms`)),
+          timeoutMs,
+        );
         this.readyWaiters.push(() => {
           clearTimeout(timer);
           resolve();
@@ -445,7 +472,9 @@ export class AmqpBroker implements Broker {
         const queueType = this.declared.delayQueueType;
         if (queueType === undefined) throw unroutable;
         // A delay level was deleted under us (by hand, or by a policy): declared again, the wait goes on.
-        this.opts.logger.warn(`delay level missing at ${entry} (deleted?): declaring the delay topology again`, { queue });
+        this.opts.logger.warn(`delay level missing at ${entry} (deleted?): declaring the delay topology again`, {
+          queue,
+        });
         await this.declareDelayed({ queueType });
       },
     );
@@ -496,7 +525,10 @@ export class AmqpBroker implements Broker {
   }
 
   lock(name: string): BrokerLock {
-    return new AmqpLock(this.opts.url, name, this.opts.logger, this.opts.lockHeartbeatSeconds, { tls: this.opts.tls, connectTimeoutMs: this.opts.connectTimeoutMs ?? 4000 });
+    return new AmqpLock(this.opts.url, name, this.opts.logger, this.opts.lockHeartbeatSeconds, {
+      tls: this.opts.tls,
+      connectTimeoutMs: this.opts.connectTimeoutMs ?? 4000,
+    });
   }
 
   async delayedStats(): Promise<DelayLevelStats[]> {
@@ -525,7 +557,13 @@ export class AmqpBroker implements Broker {
   }
 
   /** Publishes with confirm; `mandatory` ones that no queue takes fail with UnroutableError instead of vanishing. */
-  async publish(exchange: string, routingKey: string, body: Buffer, p: PublishProperties, mandatory = false): Promise<void> {
+  async publish(
+    exchange: string,
+    routingKey: string,
+    body: Buffer,
+    p: PublishProperties,
+    mandatory = false,
+  ): Promise<void> {
     const { publishCh } = await this.ready();
     await this.publisher.publish(publishCh, exchange, routingKey, body, p, mandatory);
   }
@@ -534,7 +572,6 @@ export class AmqpBroker implements Broker {
     const { model } = await this.ready();
     return statsOn(model, queue);
   }
-
 
   /** Runs topology declarations (delay exchanges, pidbox, events) on a scratch channel. */
   async withChannel<T>(fn: (ch: Channel) => Promise<T>): Promise<T> {

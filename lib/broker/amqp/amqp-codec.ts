@@ -170,7 +170,9 @@ function readKey(buf: Buffer, start: number, len: number, position: number): str
     if (i === len) return cached.text;
   }
   const text = buf.toString('utf8', start, start + len);
-  if (position < KEY_CACHE_POSITIONS && len <= KEY_CACHE_MAX_BYTES) keyCache[position] = { bytes: Uint8Array.prototype.slice.call(buf, start, start + len), text };
+  if (position < KEY_CACHE_POSITIONS && len <= KEY_CACHE_MAX_BYTES) {
+    keyCache[position] = { bytes: Uint8Array.prototype.slice.call(buf, start, start + len), text };
+  }
   return text;
 }
 

@@ -49,7 +49,9 @@ export async function connectTo(rawUrl: string, o: AmqpEndpointOptions): Promise
   } catch (err) {
     // Node's socket errors may come from another realm (a test runner's): read the message, not the class.
     const message = (err as { message?: unknown } | null)?.message;
-    const why = describeTlsFailure(err, 'CELERY_BROKER_USE_SSL') ?? (typeof message === 'string' ? message : coerceError(err).message);
+    const why =
+      describeTlsFailure(err, 'CELERY_BROKER_USE_SSL') ??
+      (typeof message === 'string' ? message : coerceError(err).message);
     throw new BrokerError(`cannot connect to ${redactUrl(url)}: ${why}`, { cause: err });
   }
 }

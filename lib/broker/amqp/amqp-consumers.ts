@@ -142,7 +142,10 @@ export class AmqpConsumers {
           handler(delivery);
           return;
         }
-        const slot = acks.track(msg.fields.deliveryTag, { queue, correlationId: msg.properties.correlationId as string | undefined });
+        const slot = acks.track(msg.fields.deliveryTag, {
+          queue,
+          correlationId: msg.properties.correlationId as string | undefined,
+        });
         if (!window || !take) {
           handler(new AmqpDelivery(this.host, ch, msg, queue, { batcher: acks, slot }));
           return;
@@ -193,7 +196,8 @@ export class AmqpConsumers {
   private async tune(queue: string, c: Consumer): Promise<void> {
     const current = this.host.channel();
     const window = c.window;
-    const mine = () => this.consumers.get(queue) === c && !c.restoring && !this.host.closing() && this.host.channel()?.ch === c.ch;
+    const mine = () =>
+      this.consumers.get(queue) === c && !c.restoring && !this.host.closing() && this.host.channel()?.ch === c.ch;
     if (!current || !window || current.ch !== c.ch || !mine()) return;
     if (this.held.over) {
       if (c.paused) return;
@@ -243,7 +247,10 @@ export class AmqpConsumers {
     c.tags.clear();
     c.paused = false;
     c.restoring = { attempt: 0 };
-    this.logger.warn(`consumer of ${queue} was cancelled by the broker (was the queue deleted?); declaring it and consuming it again`, { queue });
+    this.logger.warn(
+      `consumer of ${queue} was cancelled by the broker (was the queue deleted?); declaring it and consuming it again`,
+      { queue },
+    );
     this.scheduleRestore(queue, c, ch);
   }
 
@@ -282,7 +289,14 @@ export class AmqpConsumers {
   /** Starts consuming `queue` on the connection there is now (the caller waited for one). */
   async consume(queue: string, handler: DeliveryHandler, options: ConsumeOptions = {}): Promise<void> {
     if (options.prefetch !== undefined) this.configuredPrefetch = options.prefetch;
-    const entry: Consumer = { handler, noAck: options.noAck ?? false, prefetch: options.prefetch, tags: new Map(), earlier: new Set(), paused: false };
+    const entry: Consumer = {
+      handler,
+      noAck: options.noAck ?? false,
+      prefetch: options.prefetch,
+      tags: new Map(),
+      earlier: new Set(),
+      paused: false,
+    };
     this.consumers.set(queue, entry);
     await this.start(queue, entry);
   }

@@ -42,21 +42,36 @@ export async function statsOn(model: ChannelModel, name: string): Promise<QueueS
 async function ensureQueueOn(model: ChannelModel, q: QueueDecl): Promise<void> {
   if ((await statsOn(model, q.name)) !== null) return;
   await scratch(model, (ch) =>
-    ch.assertQueue(q.name, { durable: q.durable, autoDelete: q.autoDelete ?? false, exclusive: q.exclusive ?? false, arguments: q.arguments ?? {} }),
+    ch.assertQueue(q.name, {
+      durable: q.durable,
+      autoDelete: q.autoDelete ?? false,
+      exclusive: q.exclusive ?? false,
+      arguments: q.arguments ?? {},
+    }),
   );
 }
 
 /** Declares a topology (exchanges, then queues that do not exist yet, then bindings) on `model`. */
 export async function topologyOn(model: ChannelModel, t: Topology): Promise<void> {
   await scratch(model, async (ch) => {
-    await Promise.all(t.exchanges.map((e) => ch.assertExchange(e.name, e.type, { durable: e.durable, autoDelete: e.autoDelete ?? false })));
+    await Promise.all(
+      t.exchanges.map((e) =>
+        ch.assertExchange(e.name, e.type, { durable: e.durable, autoDelete: e.autoDelete ?? false }),
+      ),
+    );
   });
   // In parallel, each on its own scratch channel (a 404 closes only its own): the 28 delay levels cost
   // one round of round trips at start-up instead of 28.
   await Promise.all(t.queues.map((q) => ensureQueueOn(model, q)));
   await scratch(model, async (ch) => {
     // Pipelined on one channel: amqplib sends them in order; the first failure fails them all, as before.
-    await Promise.all(t.bindings.map((b) => (b.toExchange ? ch.bindExchange(b.destination, b.source, b.pattern) : ch.bindQueue(b.destination, b.source, b.pattern))));
+    await Promise.all(
+      t.bindings.map((b) =>
+        b.toExchange
+          ? ch.bindExchange(b.destination, b.source, b.pattern)
+          : ch.bindQueue(b.destination, b.source, b.pattern),
+      ),
+    );
   });
 }
 
@@ -106,7 +121,9 @@ export class AmqpDeclarations {
     const spec = this.queues.get(queue);
     if (spec) await this.declareOn(model, spec);
     for (const t of this.topologies.values()) {
-      if (t.queues.some((q) => q.name === queue) || t.bindings.some((b) => b.destination === queue && !b.toExchange)) await topologyOn(model, t);
+      if (t.queues.some((q) => q.name === queue) || t.bindings.some((b) => b.destination === queue && !b.toExchange)) {
+        await topologyOn(model, t);
+      }
     }
   }
 
@@ -134,7 +151,9 @@ export class AmqpDeclarations {
   async declareQueue(spec: QueueSpec): Promise<void> {
     await this.declareOn(await this.model(), spec);
     this.queues.set(spec.name, spec);
-    if (this.delayType !== undefined) await this.assertTopology({ exchanges: [], queues: [], bindings: [delayBinding(spec.name)] });
+    if (this.delayType !== undefined) {
+      await this.assertTopology({ exchanges: [], queues: [], bindings: [delayBinding(spec.name)] });
+    }
   }
 
   async declareDelayed(options: { queueType?: DelayQueueType } = {}): Promise<void> {
@@ -160,7 +179,6 @@ export class AmqpDeclarations {
     const queues = [...this.queues.keys()].filter((q) => !this.deadLetterQueues.has(q));
     if (queues.length > 0) await this.assertTopology({ exchanges: [], queues: [], bindings: queues.map(delayBinding) });
   }
-
 
   async declareExchange(spec: ExchangeSpec): Promise<void> {
     await this.assertTopology({ exchanges: [exchangeDecl(spec)], queues: [], bindings: [] });

@@ -45,10 +45,38 @@ export class AmqpDelivery implements Delivery {
   private view(): Delivery['raw'] {
     // amqplib types every property `any`: read here as what AMQP carries (clusterId, which Celery never sets, left out).
     const p: Delivery['raw']['properties'] = this.msg.properties;
-    const { contentType, contentEncoding, correlationId, replyTo, priority, deliveryMode, expiration, messageId, timestamp, type, appId, userId, headers } = p;
+    const {
+      contentType,
+      contentEncoding,
+      correlationId,
+      replyTo,
+      priority,
+      deliveryMode,
+      expiration,
+      messageId,
+      timestamp,
+      type,
+      appId,
+      userId,
+      headers,
+    } = p;
     return {
       body: this.msg.content,
-      properties: { contentType, contentEncoding, correlationId, replyTo, priority, deliveryMode, expiration, messageId, timestamp, type, appId, userId, headers },
+      properties: {
+        contentType,
+        contentEncoding,
+        correlationId,
+        replyTo,
+        priority,
+        deliveryMode,
+        expiration,
+        messageId,
+        timestamp,
+        type,
+        appId,
+        userId,
+        headers,
+      },
     };
   }
   get exchange() {

@@ -45,7 +45,14 @@ export class ConfirmPublisher {
     // still pending when the return arrives, and fails when its confirm does.
     ch.on('return', (m: ReturnedMessage) => {
       for (const p of this.pending) {
-        if (p.ch === ch && p.mandatory && !p.returned && p.exchange === m.fields.exchange && p.routingKey === m.fields.routingKey && p.body.equals(m.content)) {
+        if (
+          p.ch === ch &&
+          p.mandatory &&
+          !p.returned &&
+          p.exchange === m.fields.exchange &&
+          p.routingKey === m.fields.routingKey &&
+          p.body.equals(m.content)
+        ) {
           p.returned = m.fields.replyText ?? 'NO_ROUTE';
           return;
         }
@@ -54,7 +61,14 @@ export class ConfirmPublisher {
   }
 
   /** Publishes with confirm; `mandatory` ones that no queue takes fail with UnroutableError instead of vanishing. */
-  async publish(ch: ConfirmChannel, exchange: string, routingKey: string, body: Buffer, properties: PublishProperties, mandatory = false): Promise<void> {
+  async publish(
+    ch: ConfirmChannel,
+    exchange: string,
+    routingKey: string,
+    body: Buffer,
+    properties: PublishProperties,
+    mandatory = false,
+  ): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       const p: Pending = {
         exchange,

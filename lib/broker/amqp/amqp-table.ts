@@ -18,7 +18,9 @@ function isTyped(v: object): boolean {
 export function toAmqpValue(v: unknown, wireType?: string): unknown {
   if (typeof v === 'number') {
     if (wireType === 'f') return { '!': 'float', value: v };
-    if (wireType === 'd' || !Number.isInteger(v) || v >= INT64_LIMIT || v < -INT64_LIMIT) return { '!': 'double', value: v };
+    if (wireType === 'd' || !Number.isInteger(v) || v >= INT64_LIMIT || v < -INT64_LIMIT) {
+      return { '!': 'double', value: v };
+    }
     return v >= INT32_MIN && v <= INT32_MAX ? { '!': 'int32', value: v } : { '!': 'int64', value: v };
   }
   if (typeof v === 'bigint') return { '!': 'int64', value: v };

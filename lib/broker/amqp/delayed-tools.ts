@@ -16,7 +16,11 @@ export function delayedDestination(routingKey: string): string | null {
   return words.slice(DELAY_LEVELS).join('.');
 }
 
-export async function actOnDelayLevels(broker: Pick<Broker, 'inspectQueue' | 'take' | 'send'>, action: 'purge' | 'release', queue?: string): Promise<number> {
+export async function actOnDelayLevels(
+  broker: Pick<Broker, 'inspectQueue' | 'take' | 'send'>,
+  action: 'purge' | 'release',
+  queue?: string,
+): Promise<number> {
   let acted = 0;
   for (let level = 0; level < DELAY_LEVELS; level++) {
     const name = `celery_delayed_${level}`;

@@ -49,7 +49,8 @@ export class StuckPublishWatch {
   /** Since when the current channel has confirmed nothing it sent; undefined when it is not in trouble. */
   private channelTrouble(oldestUnconfirmedAt: number | undefined): number | undefined {
     // A publish still waiting counts only when no ack came after it was sent (acks flow: not stuck).
-    const waiting = oldestUnconfirmedAt !== undefined && oldestUnconfirmedAt >= this.lastAckAt ? oldestUnconfirmedAt : undefined;
+    const waiting =
+      oldestUnconfirmedAt !== undefined && oldestUnconfirmedAt >= this.lastAckAt ? oldestUnconfirmedAt : undefined;
     if (waiting === undefined) return this.firstNackAt;
     return this.firstNackAt === undefined ? waiting : Math.min(waiting, this.firstNackAt);
   }

@@ -47,11 +47,12 @@ export const DELAY_DELIVERY_EXCHANGE = 'celery_delayed_delivery';
 
 export const DELAY_SINK_QUEUE = 'celery_delayed_delivery_sink';
 
-
 /** kombu `calculate_routing_key(countdown, routing_key)`. */
 export function delayRoutingKey(countdownSeconds: number, routingKey: string): string {
   const n = Math.trunc(countdownSeconds);
-  if (n < 1 || n > MAX_DELAY_SECONDS) throw new RangeError(`countdown must be from 1 to ${MAX_DELAY_SECONDS} seconds, got ${countdownSeconds}`);
+  if (n < 1 || n > MAX_DELAY_SECONDS) {
+    throw new RangeError(`countdown must be from 1 to ${MAX_DELAY_SECONDS} seconds, got ${countdownSeconds}`);
+  }
   if (!routingKey) throw new RangeError('routing key must be non-empty');
   return `${n.toString(2).padStart(DELAY_LEVELS, '0').split('').join('.')}.${routingKey}`;
 }
@@ -89,17 +90,31 @@ export function delayTopology(queueType: DelayQueueType = 'quorum'): Topology {
     });
     t.bindings.push({ destination: name, source: name, pattern: `${stars(DELAY_LEVELS - 1 - level)}1.#` });
     if (level > 0) {
-      t.bindings.push({ destination: next, source: name, pattern: `${stars(DELAY_LEVELS - 1 - level)}0.#`, toExchange: true });
+      t.bindings.push({
+        destination: next,
+        source: name,
+        pattern: `${stars(DELAY_LEVELS - 1 - level)}0.#`,
+        toExchange: true,
+      });
     }
   }
   t.exchanges.push({ name: DELAY_DELIVERY_EXCHANGE, type: 'topic', durable: true });
-  t.bindings.push({ destination: DELAY_DELIVERY_EXCHANGE, source: 'celery_delayed_0', pattern: `${stars(DELAY_LEVELS - 1)}0.#`, toExchange: true });
+  t.bindings.push({
+    destination: DELAY_DELIVERY_EXCHANGE,
+    source: 'celery_delayed_0',
+    pattern: `${stars(DELAY_LEVELS - 1)}0.#`,
+    toExchange: true,
+  });
   // Quorum queues dead-letter at-least-once: a message that no queue takes (its queue was deleted while it
   // waited) is retried forever and stalls every message behind it in its level. This sink takes a copy of
   // every message leaving the topology, so each is always routed; its zero TTL drops the copy at once.
   // Of the levels' type: a classic sink lives on one node of a cluster, and while that node is down it can be
   // neither declared (404, home node down: no worker could reconnect) nor take the levels' dead letters.
-  t.queues.push({ name: DELAY_SINK_QUEUE, durable: true, arguments: { ...(queueType === 'quorum' ? { 'x-queue-type': 'quorum' } : {}), 'x-message-ttl': 0 } });
+  t.queues.push({
+    name: DELAY_SINK_QUEUE,
+    durable: true,
+    arguments: { ...(queueType === 'quorum' ? { 'x-queue-type': 'quorum' } : {}), 'x-message-ttl': 0 },
+  });
   t.bindings.push({ destination: DELAY_SINK_QUEUE, source: DELAY_DELIVERY_EXCHANGE, pattern: '#' });
   return t;
 }

@@ -22,7 +22,10 @@ function dbOf(u: URL): number {
 
 /** `tls` is Celery's `broker_use_ssl` (CA, client certificate, cert_reqs): for rediss://, or redis:// when it asks for TLS. */
 export function redisTarget(url: string, masterName?: string, tls: TlsSettings = DEFAULT_TLS): RedisTarget {
-  const parts = url.split(';').map((p) => p.trim()).filter(Boolean);
+  const parts = url
+    .split(';')
+    .map((p) => p.trim())
+    .filter(Boolean);
   const urls = parts.map((p) => {
     try {
       return new URL(p);
@@ -35,9 +38,17 @@ export function redisTarget(url: string, masterName?: string, tls: TlsSettings =
   const password = first.password ? decodeURIComponent(first.password) : undefined;
   const username = first.username ? decodeURIComponent(first.username) : undefined;
   const db = dbOf(first);
-  const common: RedisOptions = { db, maxRetriesPerRequest: null, enableReadyCheck: true, ...(password ? { password } : {}), ...(username ? { username } : {}) };
+  const common: RedisOptions = {
+    db,
+    maxRetriesPerRequest: null,
+    enableReadyCheck: true,
+    ...(password ? { password } : {}),
+    ...(username ? { username } : {}),
+  };
   if (first.protocol === 'sentinel:') {
-    if (!masterName) throw new ConfigError(['a sentinel:// broker URL needs the master name (broker transport option master_name)']);
+    if (!masterName) {
+      throw new ConfigError(['a sentinel:// broker URL needs the master name (broker transport option master_name)']);
+    }
     return {
       db,
       options: {
@@ -48,7 +59,9 @@ export function redisTarget(url: string, masterName?: string, tls: TlsSettings =
       },
     };
   }
-  if (first.protocol !== 'redis:' && first.protocol !== 'rediss:') throw new ConfigError([`broker URL: unsupported scheme ${first.protocol}`]);
+  if (first.protocol !== 'redis:' && first.protocol !== 'rediss:') {
+    throw new ConfigError([`broker URL: unsupported scheme ${first.protocol}`]);
+  }
   return {
     db,
     options: {

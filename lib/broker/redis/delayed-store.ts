@@ -46,7 +46,11 @@ async function select(k: KombuRedis, action: 'purge' | 'release', queue: string 
   let offset = 0;
   let total = 0;
   for (;;) {
-    const res = (await SELECT.run(k.redis, [k.keys.delayed, k.keys.unroutable], [k.keys.prefix, queue ?? '', action, offset, BATCH])) as [number, number];
+    const res = (await SELECT.run(
+      k.redis,
+      [k.keys.delayed, k.keys.unroutable],
+      [k.keys.prefix, queue ?? '', action, offset, BATCH],
+    )) as [number, number];
     const [acted, looked] = res;
     total += acted;
     // What was removed shifted the rest down: the next batch starts after what was kept.

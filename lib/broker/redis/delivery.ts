@@ -18,7 +18,10 @@ function rawOf(p: Popped): RawMessage {
   if (p.envelope) return p.envelope.raw;
   return {
     body: Buffer.from(p.text, 'utf8'),
-    properties: { contentType: 'application/x-invalid-kombu-envelope', headers: { 'x-envelope-error': p.error?.message ?? 'unreadable' } },
+    properties: {
+      contentType: 'application/x-invalid-kombu-envelope',
+      headers: { 'x-envelope-error': p.error?.message ?? 'unreadable' },
+    },
     ...(p.withheld !== undefined ? { withheldBodyBytes: p.withheld } : {}),
   };
 }

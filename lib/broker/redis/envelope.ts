@@ -24,7 +24,9 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 function optString(o: Obj, key: string, where: string): string | undefined {
   const v = o[key];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') throw new ProtocolError('PROTOCOL_INVALID', `${where}.${key}`, `expected a string, got ${typeof v}`);
+  if (typeof v !== 'string') {
+    throw new ProtocolError('PROTOCOL_INVALID', `${where}.${key}`, `expected a string, got ${typeof v}`);
+  }
   return v;
 }
 
@@ -34,7 +36,9 @@ export function decodeEnvelope(text: string): Envelope {
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw new ProtocolError('PROTOCOL_DECODE', 'redis envelope', `not JSON (${(err as Error).message})`, { cause: err });
+    throw new ProtocolError('PROTOCOL_DECODE', 'redis envelope', `not JSON (${(err as Error).message})`, {
+      cause: err,
+    });
   }
   return envelopeFrom(parsed);
 }
@@ -44,7 +48,9 @@ export function envelopeFrom(parsed: unknown): Envelope {
   const props = parsed.properties ?? {};
   if (!isObj(props)) throw new ProtocolError('PROTOCOL_INVALID', 'redis envelope.properties', 'expected an object');
   const info = props.delivery_info ?? {};
-  if (!isObj(info)) throw new ProtocolError('PROTOCOL_INVALID', 'redis envelope.properties.delivery_info', 'expected an object');
+  if (!isObj(info)) {
+    throw new ProtocolError('PROTOCOL_INVALID', 'redis envelope.properties.delivery_info', 'expected an object');
+  }
   const headers = parsed.headers ?? {};
   if (!isObj(headers)) throw new ProtocolError('PROTOCOL_INVALID', 'redis envelope.headers', 'expected an object');
 
@@ -52,16 +58,28 @@ export function envelopeFrom(parsed: unknown): Envelope {
   const bodyText = parsed.body;
   let body: Buffer;
   if (typeof bodyText !== 'string') {
-    throw new ProtocolError('PROTOCOL_INVALID', 'redis envelope.body', `expected a string, got ${bodyText === null ? 'null' : typeof bodyText}`);
+    throw new ProtocolError(
+      'PROTOCOL_INVALID',
+      'redis envelope.body',
+      `expected a string, got ${bodyText === null ? 'null' : typeof bodyText}`,
+    );
   } else if (encoding === 'base64') {
     if (!/^[A-Za-z0-9+/\r\n]*={0,2}[\r\n]*$/.test(bodyText)) {
-      throw new ProtocolError('PROTOCOL_DECODE', 'redis envelope.body', 'body_encoding is base64 but the body is not base64');
+      throw new ProtocolError(
+        'PROTOCOL_DECODE',
+        'redis envelope.body',
+        'body_encoding is base64 but the body is not base64',
+      );
     }
     body = Buffer.from(bodyText, 'base64');
   } else if (encoding === undefined) {
     body = Buffer.from(bodyText, 'utf8');
   } else {
-    throw new ProtocolError('PROTOCOL_DECODE', 'redis envelope.properties.body_encoding', `unknown body encoding ${JSON.stringify(encoding)}`);
+    throw new ProtocolError(
+      'PROTOCOL_DECODE',
+      'redis envelope.properties.body_encoding',
+      `unknown body encoding ${JSON.stringify(encoding)}`,
+    );
   }
 
   const priority = props.priority;

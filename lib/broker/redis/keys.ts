@@ -18,7 +18,8 @@ export interface KombuKeyOptions {
 
 /** kombu `_get_message_priority`: an int clamped to 0..9, 0 when absent or not a number. */
 export function messagePriority(value: unknown): number {
-  const n = typeof value === 'number' ? Math.trunc(value) : typeof value === 'string' ? Number.parseInt(value, 10) : Number.NaN;
+  const n =
+    typeof value === 'number' ? Math.trunc(value) : typeof value === 'string' ? Number.parseInt(value, 10) : Number.NaN;
   if (!Number.isFinite(n)) return 0;
   return Math.max(0, Math.min(MAX_PRIORITY, n));
 }

@@ -64,7 +64,11 @@ export class RedisLeaseLock extends EventEmitter<{ lost: [] }> {
     } catch (err) {
       // Redis unreachable: we still hold the lease until it would have lapsed.
       still = Date.now() - this.renewedAt < this.leaseMs;
-      if (!still) this.logger.error(`could not renew the lock ${this.name} within its ${this.leaseMs} ms lease: ${(err as Error).message}`);
+      if (!still) {
+        this.logger.error(
+          `could not renew the lock ${this.name} within its ${this.leaseMs} ms lease: ${(err as Error).message}`,
+        );
+      }
     }
     if (!still && this.token === token) {
       this.stop();

@@ -164,7 +164,12 @@ export class RedisBroker implements Broker, Settler {
     }
     const make = (name: string) => {
       // Auto-pipelining sends the acks of many deliveries settled together in one round trip.
-      const r = new (ioredis().Redis)({ ...target.options, lazyConnect: true, connectionName: name, enableAutoPipelining: true });
+      const r = new (ioredis().Redis)({
+        ...target.options,
+        lazyConnect: true,
+        connectionName: name,
+        enableAutoPipelining: true,
+      });
       // ioredis rejects a failed connect with "Connection is closed."; the cause (refused, untrusted certificate)
       // comes only as an error event, kept here so that the retry warning can say it.
       r.on('error', (err: Error) => void (this.lastConnectionError = err.message));
@@ -184,7 +189,9 @@ export class RedisBroker implements Broker, Settler {
         // Logged as the RabbitMQ broker logs it, so an outage reads the same on either broker.
         const awayMs = Date.now() - this.lostAt;
         this.lostAt = undefined;
-        this.opts.logger.info(`broker connection restored after ${(awayMs / 1000).toFixed(1)} s away`, { away_ms: awayMs });
+        this.opts.logger.info(`broker connection restored after ${(awayMs / 1000).toFixed(1)} s away`, {
+          away_ms: awayMs,
+        });
       }
       if (!was) this.events.emit('connected');
     });
@@ -193,7 +200,9 @@ export class RedisBroker implements Broker, Settler {
       this.connected = false;
       if (this.closing) return;
       this.lostAt = Date.now();
-      this.opts.logger.warn('broker connection lost; reconnecting', { error: this.lastConnectionError ?? 'connection closed' });
+      this.opts.logger.warn('broker connection lost; reconnecting', {
+        error: this.lastConnectionError ?? 'connection closed',
+      });
       this.events.emit('disconnected', new BrokerError('redis connection lost'));
     });
   }
@@ -211,19 +220,26 @@ export class RedisBroker implements Broker, Settler {
     this.closing = false;
     for (let attempt = 0; ; attempt++) {
       try {
-        await Promise.all([this.cmd, this.subscriber, ...this.blocking.values()].map((r) => (r.status === 'wait' ? r.connect() : Promise.resolve())));
+        await Promise.all(
+          [this.cmd, this.subscriber, ...this.blocking.values()].map((r) =>
+            r.status === 'wait' ? r.connect() : Promise.resolve(),
+          ),
+        );
         await this.cmd.ping();
         break;
       } catch (err) {
         if (this.closing) throw new BrokerError('closed while connecting', { cause: err });
         const delay = Math.min(15_000, 200 * 2 ** attempt);
-        this.opts.logger.warn(`broker connection failed, retrying in ${delay} ms`, { error: this.lastConnectionError ?? coerceError(err).message });
+        this.opts.logger.warn(`broker connection failed, retrying in ${delay} ms`, {
+          error: this.lastConnectionError ?? coerceError(err).message,
+        });
         this.lastConnectionError = undefined;
         await new Promise((r) => setTimeout(r, delay));
       }
     }
     this.connected = true;
-    const restoreMs = this.opts.restoreIntervalMs ?? Math.max(250, Math.min(10_000, (this.visibilityTimeoutSeconds * 1000) / 4));
+    const restoreMs =
+      this.opts.restoreIntervalMs ?? Math.max(250, Math.min(10_000, (this.visibilityTimeoutSeconds * 1000) / 4));
     this.timers.push(setInterval(() => void this.restoreVisible(), restoreMs));
     this.timers.push(setInterval(() => void this.moveDue(), this.opts.schedulerIntervalMs ?? 1000));
     for (const t of this.timers) t.unref();
@@ -232,7 +248,11 @@ export class RedisBroker implements Broker, Settler {
   private async restoreVisible(): Promise<void> {
     try {
       const n = await this.transport.restoreVisible(this.visibilityTimeoutSeconds);
-      if (n) this.opts.logger.warn(`restored ${n} message(s) unacked for longer than the visibility timeout (${this.visibilityTimeoutSeconds} s)`);
+      if (n) {
+        this.opts.logger.warn(
+          `restored ${n} message(s) unacked for longer than the visibility timeout (${this.visibilityTimeoutSeconds} s)`,
+        );
+      }
     } catch {
       /* retried at the next interval */
     }
@@ -264,7 +284,9 @@ export class RedisBroker implements Broker, Settler {
 
   async subscribe(exchange: string, spec: SubscriptionSpec, handler: DeliveryHandler): Promise<void> {
     const e = this.exchanges.get(exchange);
-    if (!e && !this.fanoutExchanges.has(exchange)) throw new BrokerError(`cannot subscribe to exchange ${exchange}: it was not declared`);
+    if (!e && !this.fanoutExchanges.has(exchange)) {
+      throw new BrokerError(`cannot subscribe to exchange ${exchange}: it was not declared`);
+    }
     if (this.fanoutExchanges.has(exchange)) {
       this.fanoutQueues.set(spec.queue, { exchange, routingKey: e?.kind === 'fanout' ? '' : (spec.pattern ?? '') });
     } else {
@@ -283,7 +305,9 @@ export class RedisBroker implements Broker, Settler {
   private consumeFailed(noAck: boolean, queues: readonly string[], err: unknown): void {
     const cause = coerceError(err).message;
     if (this.failing.get(noAck) !== cause) {
-      this.opts.logger.error(`consuming from ${queues.join(', ')} failed: ${cause}; not ready, retrying every 0.5 s`, { error: cause });
+      this.opts.logger.error(`consuming from ${queues.join(', ')} failed: ${cause}; not ready, retrying every 0.5 s`, {
+        error: cause,
+      });
     }
     this.failing.set(noAck, cause);
   }
@@ -301,7 +325,9 @@ export class RedisBroker implements Broker, Settler {
     const fan = this.fanoutQueues.get(queue);
     if (fan) {
       entry.unsubscribe = await this.fanout.subscribe(fan.exchange, fan.routingKey, (env, text, error) => {
-        handler(new RedisDelivery(null, queue, { queue, text, deliveryTag: env?.deliveryTag ?? '', envelope: env, error }));
+        handler(
+          new RedisDelivery(null, queue, { queue, text, deliveryTag: env?.deliveryTag ?? '', envelope: env, error }),
+        );
       });
       return;
     }
@@ -324,7 +350,10 @@ export class RedisBroker implements Broker, Settler {
   /** The queues this loop may take from now: kombu's QoS `can_consume`, per consumer. */
   private listQueues(noAck: boolean): string[] {
     const qs = [...this.consumers]
-      .filter(([q, c]) => c.noAck === noAck && !this.fanoutQueues.has(q) && (noAck || c.prefetch === 0 || this.held(q) < c.prefetch))
+      .filter(
+        ([q, c]) =>
+          c.noAck === noAck && !this.fanoutQueues.has(q) && (noAck || c.prefetch === 0 || this.held(q) < c.prefetch),
+      )
       .map(([q]) => q);
     // kombu's round-robin queue cycle: start from a different queue each time.
     if (qs.length > 1) {
@@ -371,8 +400,18 @@ export class RedisBroker implements Broker, Settler {
         pending ??= randomUUID();
         const budget = noAck
           ? { bytes: this.heldBytesMax, alone: true }
-          : { bytes: this.heldBytesMax - this.heldBytes, alone: this.unsettled.size === 0, withholdOver: this.maxBodyBytes };
-        const got = await this.transport.popBatch(queues, this.freeSlots(queues, noAck), noAck, { id: pending, ...(forget ? { forget } : {}) }, budget);
+          : {
+              bytes: this.heldBytesMax - this.heldBytes,
+              alone: this.unsettled.size === 0,
+              withholdOver: this.maxBodyBytes,
+            };
+        const got = await this.transport.popBatch(
+          queues,
+          this.freeSlots(queues, noAck),
+          noAck,
+          { id: pending, ...(forget ? { forget } : {}) },
+          budget,
+        );
         batch = got.popped;
         this.consumeOk(noAck, queues);
         forget = batch.length > 0 ? pending : undefined;
@@ -452,7 +491,9 @@ export class RedisBroker implements Broker, Settler {
         }
         this.release(tag);
         this.staleSettles++;
-        this.opts.logger.warn(`could not ${what} message ${tag}: ${coerceError(err).message}; it is restored after the visibility timeout`);
+        this.opts.logger.warn(
+          `could not ${what} message ${tag}: ${coerceError(err).message}; it is restored after the visibility timeout`,
+        );
         this.wake();
       },
     );
@@ -478,12 +519,21 @@ export class RedisBroker implements Broker, Settler {
   async deadLetter(delivery: Delivery, why: DeadLetterReason): Promise<void> {
     if (delivery instanceof RedisDelivery && delivery.raw.withheldBodyBytes !== undefined) {
       await this.declareQueue({ name: why.queue });
-      if (!(await this.transport.deadLetterWithheld(delivery.deliveryTag, why.queue, deadLetterHeaders(delivery, why)))) {
+      if (
+        !(await this.transport.deadLetterWithheld(delivery.deliveryTag, why.queue, deadLetterHeaders(delivery, why)))
+      ) {
         throw new BrokerError(`could not dead-letter message ${delivery.deliveryTag}: it is no longer unacked`);
       }
       return;
     }
-    await sendDeadLetter({ send: (queue, m) => this.publish('', queue, m.body, m.properties), declare: (queue) => this.declareQueue({ name: queue }) }, delivery, why);
+    await sendDeadLetter(
+      {
+        send: (queue, m) => this.publish('', queue, m.body, m.properties),
+        declare: (queue) => this.declareQueue({ name: queue }),
+      },
+      delivery,
+      why,
+    );
   }
 
   settle(deliveries: readonly Delivery[], how: Settlement): void {
@@ -497,7 +547,8 @@ export class RedisBroker implements Broker, Settler {
   async take(queue: string, max: number, visit: (delivery: Delivery) => Promise<void>): Promise<void> {
     const taken: RedisDelivery[] = [];
     const settler: Settler = {
-      settleByTag: (tag, what) => void (what === 'requeue' ? this.transport.restore(tag, true) : this.transport.ack(tag)),
+      settleByTag: (tag, what) =>
+        void (what === 'requeue' ? this.transport.restore(tag, true) : this.transport.ack(tag)),
       owns: () => true,
     };
     // Each pop forgets the one before it, so a long walk leaves no pop requests behind (transport.ts popMany).
@@ -568,14 +619,21 @@ export class RedisBroker implements Broker, Settler {
       p.zcount(this.keys.delayed, lo, level === STAT_LEVELS - 1 ? '+inf' : now + (2 ** (level + 1) - 1) * 1000);
     }
     const res = (await p.exec()) ?? [];
-    return res.map(([, n], level) => ({ level, queue: this.keys.delayed, messages: Number(n ?? 0), dueWithinSeconds: 2 ** (level + 1) - 1 }));
+    return res.map(([, n], level) => ({
+      level,
+      queue: this.keys.delayed,
+      messages: Number(n ?? 0),
+      dueWithinSeconds: 2 ** (level + 1) - 1,
+    }));
   }
 
   private async publish(exchange: string, routingKey: string, body: Buffer, p: PublishProperties): Promise<void> {
     try {
       if (this.fanoutExchanges.has(exchange)) await this.fanout.publish(exchange, routingKey, body, p);
       else if ((await this.transport.publish(exchange, routingKey, body, p)) === 0) {
-        this.opts.logger.warn(`message to exchange ${exchange} with routing key ${routingKey} matched no queue (kombu drops it too)`);
+        this.opts.logger.warn(
+          `message to exchange ${exchange} with routing key ${routingKey} matched no queue (kombu drops it too)`,
+        );
       }
     } catch (err) {
       throw new BrokerError('publish to redis failed', { cause: err });
@@ -583,7 +641,13 @@ export class RedisBroker implements Broker, Settler {
   }
 
   /** Publishes a message to become visible at `dueMs`: into the delayed set, unacked nowhere. */
-  async publishAt(exchange: string, routingKey: string, body: Buffer, p: PublishProperties, dueMs: number): Promise<void> {
+  async publishAt(
+    exchange: string,
+    routingKey: string,
+    body: Buffer,
+    p: PublishProperties,
+    dueMs: number,
+  ): Promise<void> {
     await this.transport.publishDelayed(exchange, routingKey, body, p, dueMs);
   }
 
@@ -604,7 +668,9 @@ export class RedisBroker implements Broker, Settler {
         await this.transport.defer(tag, dueMs);
         break;
       } catch (err) {
-        if (attempt >= SETTLE_ATTEMPTS || this.closing) throw new BrokerError(`could not defer message ${tag}`, { cause: err });
+        if (attempt >= SETTLE_ATTEMPTS || this.closing) {
+          throw new BrokerError(`could not defer message ${tag}`, { cause: err });
+        }
         await new Promise((r) => setTimeout(r, 100 * attempt));
       }
     }

@@ -205,7 +205,6 @@ local function big_item(item, limit)
 end
 `;
 
-
 /**
  * Pops up to `max` messages of the given lists (in order: each list is emptied before the next) and records
  * each unacked, as kombu's QoS.append does (`unacked` hash: tag → [message, exchange, routing_key];

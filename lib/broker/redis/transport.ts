@@ -63,7 +63,14 @@ function toPopped(keys: KombuKeys, list: string, text: string, tag: string, with
   } catch (err) {
     error = err as Error;
   }
-  return { queue: keys.queueOfList(list), text, deliveryTag: tag, envelope, error, ...(size !== undefined ? { withheld: size } : {}) };
+  return {
+    queue: keys.queueOfList(list),
+    text,
+    deliveryTag: tag,
+    envelope,
+    error,
+    ...(size !== undefined ? { withheld: size } : {}),
+  };
 }
 
 export class KombuRedis {
@@ -83,7 +90,13 @@ export class KombuRedis {
       await this.redis.lpush(this.keys.queue(routingKey, messagePriority(priority)), text);
       return 1;
     }
-    return Number(await PUBLISH_BOUND.run(this.redis, [], [this.keys.prefix, exchange, routingKey, messagePriority(priority), text]));
+    return Number(
+      await PUBLISH_BOUND.run(
+        this.redis,
+        [],
+        [this.keys.prefix, exchange, routingKey, messagePriority(priority), text],
+      ),
+    );
   }
 
   /** kombu `_queue_bind`: a member `routing_key\x06\x16pattern\x06\x16queue` of `_kombu.binding.<exchange>`. */
@@ -129,7 +142,13 @@ export class KombuRedis {
     const key = this.keys.popRequest(request.id);
     const res = await popScript(lists.length).run(
       this.redis,
-      [this.keys.unacked, this.keys.unackedIndex, key, request.forget ? this.keys.popRequest(request.forget) : key, ...lists],
+      [
+        this.keys.unacked,
+        this.keys.unackedIndex,
+        key,
+        request.forget ? this.keys.popRequest(request.forget) : key,
+        ...lists,
+      ],
       [
         Date.now() / 1000,
         `${randomUUID()}-`,
@@ -144,7 +163,9 @@ export class KombuRedis {
     if (!Array.isArray(res)) return { popped: [], full: false };
     const out: Popped[] = [];
     const flat = res as string[];
-    for (let i = 0; i + 3 < flat.length; i += 4) out.push(toPopped(this.keys, flat[i] ?? '', flat[i + 1] ?? '', flat[i + 2] ?? '', String(flat[i + 3] ?? '')));
+    for (let i = 0; i + 3 < flat.length; i += 4) {
+      out.push(toPopped(this.keys, flat[i] ?? '', flat[i + 1] ?? '', flat[i + 2] ?? '', String(flat[i + 3] ?? '')));
+    }
     return { popped: out, full: flat.length % 4 === 1 && flat[flat.length - 1] === 'full' };
   }
 
@@ -168,7 +189,11 @@ export class KombuRedis {
   /** kombu `restore_by_tag`: back on its queue marked redelivered; `leftmost` puts it at the back (reject with requeue). */
   async restore(tag: string, leftmost = false): Promise<number> {
     return Number(
-      await RESTORE.run(this.redis, [this.keys.unacked, this.keys.unackedIndex, this.keys.unroutable], [tag, leftmost ? 1 : 0, this.keys.prefix]),
+      await RESTORE.run(
+        this.redis,
+        [this.keys.unacked, this.keys.unackedIndex, this.keys.unroutable],
+        [tag, leftmost ? 1 : 0, this.keys.prefix],
+      ),
     );
   }
 
@@ -179,7 +204,11 @@ export class KombuRedis {
   async deadLetterWithheld(tag: string, queue: string, headers: Record<string, unknown>): Promise<boolean> {
     const members = stringifyKombuJson(headers).slice(1, -1);
     const info = stringifyKombuJson({ exchange: '', routing_key: queue });
-    const res = await DEAD_LETTER_WITHHELD.run(this.redis, [this.keys.unacked], [tag, members, JSON.stringify(randomUUID()), info, this.keys.prefix, queue]);
+    const res = await DEAD_LETTER_WITHHELD.run(
+      this.redis,
+      [this.keys.unacked],
+      [tag, members, JSON.stringify(randomUUID()), info, this.keys.prefix, queue],
+    );
     return Number(res) === 1;
   }
 
@@ -211,11 +240,25 @@ export class KombuRedis {
 
   /** Moves an unacked message into the delayed set, due at `dueMs`, and acks it, atomically. False if it was no longer unacked. */
   async defer(tag: string, dueMs: number): Promise<boolean> {
-    return Number(await DEFER.run(this.redis, [this.keys.unacked, this.keys.unackedIndex, this.keys.delayed], [tag, Math.round(dueMs)])) === 1;
+    return (
+      Number(
+        await DEFER.run(
+          this.redis,
+          [this.keys.unacked, this.keys.unackedIndex, this.keys.delayed],
+          [tag, Math.round(dueMs)],
+        ),
+      ) === 1
+    );
   }
 
   /** Publishes straight into the delayed set (our own countdowns and retries): never unacked anywhere. */
-  async publishDelayed(exchange: string, routingKey: string, body: Buffer, properties: PublishProperties, dueMs: number): Promise<void> {
+  async publishDelayed(
+    exchange: string,
+    routingKey: string,
+    body: Buffer,
+    properties: PublishProperties,
+    dueMs: number,
+  ): Promise<void> {
     const { text } = encodeEnvelope(body, properties, exchange, routingKey);
     const entry = `[${text}, ${JSON.stringify(exchange)}, ${JSON.stringify(routingKey)}]`;
     await this.redis.zadd(this.keys.delayed, Math.round(dueMs), entry);
@@ -223,7 +266,13 @@ export class KombuRedis {
 
   /** Moves messages due by `nowMs` back to the back of their queues; each moves once across all workers. */
   async moveDue(nowMs = Date.now(), limit = 500): Promise<number> {
-    return Number(await MOVE_DUE.run(this.redis, [this.keys.delayed, this.keys.unroutable], [Math.round(nowMs), limit, this.keys.prefix]));
+    return Number(
+      await MOVE_DUE.run(
+        this.redis,
+        [this.keys.delayed, this.keys.unroutable],
+        [Math.round(nowMs), limit, this.keys.prefix],
+      ),
+    );
   }
 
   /** kombu `_size`: the sum over the priority lists. */
