@@ -50,7 +50,9 @@ export interface VectorstoreBackend {
 }
 
 /** `SmarterVectorstoreBackend.index_name`: the recorded one, else `VectorstoreMeta.default_index_name()`. */
-export function indexName(v: VectorstoreRow): string {
+export function indexName(
+  v: Pick<VectorstoreRow, 'indexName' | 'name' | 'backend' | 'hosting' | 'accountNumber'>,
+): string {
   return v.indexName || defaultIndexName(v);
 }
 
