@@ -653,10 +653,8 @@ test("refresh_llmhost_status probes an active LLMHost's health URL where the wor
   }
 });
 
-test("refresh_llmhost_status returns {} with one warning when the Kubernetes API does not answer, as Smarter's `if not service.cluster.ready`", async () => {
-  const computeId = await w.newCompute({ name: 'cpu-nocluster', gpuCount: 0, gpuMemoryGb: 0 });
-  await w.newLlmhost({ name: 'nocluster_a', spec: {}, computeId, status: 'active' });
-  await w.newLlmhost({ name: 'nocluster_b', spec: {}, computeId, status: 'pending' });
+/** Runs `fn` with KUBECONFIG pointing at a port nothing listens on: a Kubernetes API that does not answer. */
+async function withKubeDown(fn: () => Promise<void>): Promise<void> {
   const closed = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'kube-down-'));
   const kubeconfig = join(dir, 'config');
@@ -667,6 +665,18 @@ test("refresh_llmhost_status returns {} with one warning when the Kubernetes API
   const saved = process.env.KUBECONFIG;
   process.env.KUBECONFIG = kubeconfig;
   try {
+    await fn();
+  } finally {
+    process.env.KUBECONFIG = saved;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test("refresh_llmhost_status returns {} with one warning when the Kubernetes API does not answer, as Smarter's `if not service.cluster.ready`", async () => {
+  const computeId = await w.newCompute({ name: 'cpu-nocluster', gpuCount: 0, gpuMemoryGb: 0 });
+  await w.newLlmhost({ name: 'nocluster_a', spec: {}, computeId, status: 'active' });
+  await w.newLlmhost({ name: 'nocluster_b', spec: {}, computeId, status: 'pending' });
+  await withKubeDown(async () => {
     const lines: LogLine[] = [];
     const r = new CheckRunner(
       llmhostTasks(w.env),
@@ -680,10 +690,31 @@ test("refresh_llmhost_status returns {} with one warning when the Kubernetes API
     expect(lines.filter((l) => l.level !== 'debug').map((l) => `${l.level}: ${l.message}`)).toEqual([
       'warn: refresh_llmhost_status() the Kubernetes cluster is not available.',
     ]);
-  } finally {
-    process.env.KUBECONFIG = saved;
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
+});
+
+// Smarter: smarter/apps/llmhost/services/service.py (launch: `if not self.cluster.ready: raise LLMHostClusterError`).
+test('launch_llmhost on a Kubernetes API that does not answer fails with LLMHostClusterError before a compute is chosen or a Secret written: the row, its events and Secrets unchanged, nothing queued', async () => {
+  await w.newCompute({ name: 'gpu-l4-kube-down' });
+  const id = await w.newLlmhost({ name: 'nocluster_launch', spec: GPU_SPEC, computeId: null, status: 'inactive' });
+  await withKubeDown(async () => {
+    const r = new CheckRunner([...llmhostTasks(w.env), ...llmclientTasks(w.env)], {
+      db: w.t.db,
+      cloud: testCloud(),
+    }) as CheckRunner<unknown>;
+    r.send(LAUNCH, {}, [id]);
+    const [run] = await steps(r, 1);
+    expect(run?.error).toMatchObject({
+      pyType: 'LLMHostClusterError',
+      message: 'The Kubernetes cluster is not available.',
+    });
+    expect(r.pending).toEqual([]);
+  });
+  expect(await host(id)).toMatchObject({ status: 'inactive', compute_id: null, endpoint_url: '' });
+  expect(await events(id)).toEqual([]);
+  expect(await w.t.db.select("SELECT id FROM secret_secret WHERE name = 'llmhost_nocluster_launch_api_key'")).toEqual(
+    [],
+  );
 });
 
 // Smarter: smarter/apps/llmhost/services/service.py (destroy) and models/llmhost.py (uptime_hours, estimated_cost).
