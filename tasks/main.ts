@@ -35,6 +35,11 @@ const COMMANDS: Subcommand[] = [
       'Check the broker, queues, delay topology, dead letters, result backend, database and cloud credentials; one line per problem; exit 1 on a failure.',
   },
   {
+    name: 'contract',
+    summary:
+      "--smarter <checkout> [--json]: compare a Smarter checkout's tasks, Beat schedule and settings with this worker's; one line per difference; exit 1 when there is one.",
+  },
+  {
     name: 'dead-letter',
     summary:
       'list <queue> | replay <queue> [--task N] [--reason T] [--limit N] [--to Q]: read or replay a dead-letter queue.',
