@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { infrastructureTasks } from '../../tasks/infrastructure/index.js';
 import { llmclientTasks } from '../../tasks/llmclient/index.js';
 import { llmhostTasks } from '../../tasks/llmhost/index.js';
+import { InfrastructureLedger } from '../../tasks/infrastructure/ledger.js';
+import { withLedger } from '../../tasks/cloud/recording-kubernetes.js';
 import { LLAMA_3_1_8B_INSTRUCT } from '../fixtures/llmhost-builtins.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { testCloud } from '../support/cloud.js';
@@ -715,6 +717,41 @@ test('launch_llmhost on a Kubernetes API that does not answer fails with LLMHost
   expect(await w.t.db.select("SELECT id FROM secret_secret WHERE name = 'llmhost_nocluster_launch_api_key'")).toEqual(
     [],
   );
+});
+
+// Smarter: smarter/apps/infrastructure/services/kubernetes.py (apply_manifest records billable_resources, delete_resource each deletion).
+test("the ledger through Smarter's KubernetesService: launch records the LLMHost's model volume (billable), destroy with purge records each resource it deletes and closes the volume's row", async () => {
+  await w.newCompute({ name: 'gpu-l4-ledger' });
+  const id = await w.newLlmhost({ name: 'ledgered', spec: { ...GPU_SPEC, compute: 'gpu-l4-ledger' } });
+  const base = `llmhost-${id}-ledgered`;
+  const deps = { db: w.t.db, cloud: withLedger(w.cloud, new InfrastructureLedger(w.t.db, recordingLogger())) };
+  const r = new CheckRunner([...llmhostTasks(w.env), ...llmclientTasks(w.env)], deps) as CheckRunner<unknown>;
+  const rows = async () =>
+    (
+      await w.t.db.select(
+        "SELECT resource_type, resource_name, billable, status FROM infrastructure_infrastructureresource WHERE resource_type LIKE 'kubernetes.%' AND resource_name LIKE ? ORDER BY id",
+        [`${base}%`],
+      )
+    ).map(
+      (row) =>
+        `${String(row.resource_type)} ${String(row.resource_name)} ${Number(row.billable)} ${String(row.status)}`,
+    );
+  r.send(LAUNCH, {}, [id]);
+  expect((await steps(r, 1))[0]?.error).toBeUndefined();
+  // Only what a cloud bills is recorded on apply: not the Deployment, Service, Ingress or Secret.
+  expect(await rows()).toEqual([`kubernetes.persistentvolumeclaim ${base}-models 1 active`]);
+  r.pending.length = 0;
+  r.send(DESTROY, { purge: true }, [id]);
+  expect((await steps(r, 1))[0]?.error).toBeUndefined();
+  expect(await rows()).toEqual([
+    `kubernetes.persistentvolumeclaim ${base}-models 1 destroyed`,
+    `kubernetes.deployment ${base} 0 destroyed`,
+    `kubernetes.service ${base} 0 destroyed`,
+    `kubernetes.ingress ${base} 0 destroyed`,
+    `kubernetes.secret ${base} 0 destroyed`,
+    // cert-manager's TLS Secret: deleted by name, recorded whether or not it was there (--ignore-not-found).
+    `kubernetes.secret ${base}-tls 0 destroyed`,
+  ]);
 });
 
 // Smarter: smarter/apps/llmhost/services/service.py (destroy) and models/llmhost.py (uptime_hours, estimated_cost).
