@@ -695,6 +695,28 @@ test("refresh_llmhost_status returns {} with one warning when the Kubernetes API
   });
 });
 
+// Smarter: smarter/apps/llmhost/tasks/__init__.py (reconcile_llmhost_compute: `if service.cluster.ready:` before observing).
+test('reconcile_llmhost_compute on a Kubernetes API that does not answer logs the compute failure once, asks nothing about its LLMHosts, and checks again', async () => {
+  const computeId = await w.newCompute({ name: 'cpu-reconcile-down', gpuCount: 0, gpuMemoryGb: 0 });
+  const id = await w.newLlmhost({ name: 'reconcile_down', spec: {}, computeId, status: 'active' });
+  await withKubeDown(async () => {
+    const lines: LogLine[] = [];
+    const r = new CheckRunner(
+      llmhostTasks(w.env),
+      { db: w.t.db, cloud: testCloud() },
+      recordingLogger(lines),
+    ) as CheckRunner<unknown>;
+    r.send(RECONCILE, {}, [computeId]);
+    const [run] = await steps(r, 1);
+    expect(run?.error).toBeUndefined();
+    const errors = lines.filter((l) => l.level === 'error').map((l) => l.message);
+    expect(errors).toEqual([expect.stringMatching(/^reconcile_llmhost_compute\(\) failed for cpu-reconcile-down: /)]);
+    expect(r.pending).toEqual([expect.objectContaining({ name: RECONCILE, args: [computeId, 2] })]);
+  });
+  expect(await host(id)).toMatchObject({ status: 'active' });
+  expect(await events(id)).toEqual([]);
+});
+
 // Smarter: smarter/apps/llmhost/services/service.py (launch: `if not self.cluster.ready: raise LLMHostClusterError`).
 test('launch_llmhost on a Kubernetes API that does not answer fails with LLMHostClusterError before a compute is chosen or a Secret written: the row, its events and Secrets unchanged, nothing queued', async () => {
   await w.newCompute({ name: 'gpu-l4-kube-down' });
