@@ -30,9 +30,15 @@ const COMMANDS: Subcommand[] = [
     summary:
       'Check the queue contract (ADR-030) against the task catalog and the chart/compose deployments in dir (default .); exit 1 when it does not hold.',
   },
+  {
+    name: 'contract',
+    summary:
+      "--smarter <checkout> [--json]: compare a Smarter checkout's Beat schedule (and the queue settings it names) with this one; exit 1 when they differ.",
+  },
 ];
 
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'contract') return contract(argv.slice(1));
   const info = answerInfoFlags(argv, {
     program: 'smarter-beat',
     summary: "Smarter's Beat: sends the periodic tasks to the broker, one replica at a time.",
@@ -129,6 +135,21 @@ async function main(argv: string[]): Promise<number> {
   http?.close();
   await beat.stop();
   return 0;
+}
+
+/** `smarter-beat contract --smarter <checkout> [--json]`: its own flags only; no broker, no settings. */
+async function contract(argv: string[]): Promise<number> {
+  const { takeCommandFlags, UsageError } = await import('../tasks/cli/options.js');
+  const { CONTRACT_FLAGS, contractCommand } = await import('../tasks/cli/contract/index.js');
+  try {
+    const { own, rest } = takeCommandFlags(argv, CONTRACT_FLAGS);
+    if (rest.length > 0) throw new UsageError(`unexpected ${rest.join(' ')}`);
+    return await contractCommand(own, 'beat', (line) => void process.stdout.write(`${line}\n`));
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`smarter-beat: ${err.message}\n`);
+    return 2;
+  }
 }
 
 main(process.argv.slice(2)).then(exitFlushed, (err: unknown) => exitFatal('smarter-beat', err));

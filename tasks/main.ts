@@ -14,6 +14,7 @@ import { formatDuration, nextDueWithinSeconds } from '../lib/broker/delayed.js';
 import { installSignalHandlers } from '../lib/app/signals.js';
 import { isCommand } from './cli/names.js';
 import { openCloud } from './cloud/index.js';
+import { withLedger } from './cloud/recording-kubernetes.js';
 import { InfrastructureLedger } from './infrastructure/ledger.js';
 import { openDatabase } from './db/database.js';
 import { smarterTasks } from './index.js';
@@ -33,6 +34,11 @@ const COMMANDS: Subcommand[] = [
     name: 'doctor',
     summary:
       'Check the broker, queues, delay topology, dead letters, result backend, database and cloud credentials; one line per problem; exit 1 on a failure.',
+  },
+  {
+    name: 'contract',
+    summary:
+      "--smarter <checkout> [--json]: compare a Smarter checkout's tasks, Beat schedule and settings with this worker's; one line per difference; exit 1 when there is one.",
   },
   {
     name: 'dead-letter',
@@ -100,10 +106,7 @@ async function main(argv: string[]): Promise<number> {
     tasks: smarterTasks(config),
     deps: {
       db,
-      cloud: {
-        ...openCloud(config, logger),
-        ledger: new InfrastructureLedger(db, logger.child({ component: 'ledger' })),
-      },
+      cloud: withLedger(openCloud(config, logger), new InfrastructureLedger(db, logger.child({ component: 'ledger' }))),
     },
     logger,
     defaultQueue: config.operationalQueue,

@@ -4,7 +4,9 @@
  * and the moments its DNS and certificate services signal them (services/dns.py, services/certificates.py), as
  * register_custom_domain and deploy_default_api reach them here.
  */
+import { withLedger } from '../../tasks/cloud/recording-kubernetes.js';
 import { InfrastructureLedger, LEDGER_PROVIDER } from '../../tasks/infrastructure/ledger.js';
+import { deleteDefaultApi } from '../../tasks/llmclient/delete-default-api.js';
 import { llmclientTasks } from '../../tasks/llmclient/index.js';
 import { createCustomDomainDnsRecord } from '../../tasks/llmclient/create-custom-domain-dns-record.js';
 import { deployDefaultApi } from '../../tasks/llmclient/deploy-default-api.js';
@@ -47,7 +49,8 @@ beforeEach(async () => {
   const apiZone = cloud.addZone(API);
   cloud.setRecord(apiZone.id, { name: API, type: 'A', ttl: 300, values: ['192.0.2.10'] });
   ledger = new InfrastructureLedger(t.db, logs);
-  runner = new CheckRunner(llmclientTasks(env), { db: t.db, cloud: { ...cloud.deps, ledger } });
+  // As the worker runs it: the Kubernetes port records through the ledger too.
+  runner = new CheckRunner(llmclientTasks(env), { db: t.db, cloud: withLedger(cloud.deps, ledger) });
 });
 
 const rows = async () =>
@@ -132,6 +135,24 @@ describe('the moments the DNS and certificate services signal', () => {
     const name = String(records[0]?.resource_name);
     expect(name.endsWith(`.${API} A`)).toBe(true);
     expect(cloud.record(apiZone.id, name.slice(0, -' A'.length), 'A')).toMatchObject({ values: ['192.0.2.10'] });
+  });
+
+  // smarter/smarter/apps/infrastructure/services/kubernetes.py (delete_resource) via delete_default_api.py.
+  test("delete_default_api records the LLMClient's Ingress, Certificate and TLS Secret as destroyed, none billable, whether or not they were there; deploy_default_api's Ingress is not recorded", async () => {
+    runner.send(nameOf(deployDefaultApi), { llmclient_id: ids.llmclientId });
+    await runner.runOne(runner.pending.shift()!);
+    runner.pending.length = 0;
+    expect((await rows()).filter((r) => r.service === 'kubernetes')).toEqual([]);
+    // A host whose second label is a valid account number, as delete_default_api requires.
+    const host = `bot.1234-5678-9012.${API}`;
+    runner.send(nameOf(deleteDefaultApi), { name: 'bot', api_url: `https://${host}/` });
+    expect((await runner.runOne(runner.pending.shift()!))?.error).toBeUndefined();
+    const kube = (await rows()).filter((r) => r.service === 'kubernetes');
+    expect(kube.map((r) => `${r.resource_type} ${r.resource_name} ${r.billable} ${r.status}`).sort()).toEqual([
+      `kubernetes.certificate ${host}-tls 0 destroyed`,
+      `kubernetes.ingress ${host} 0 destroyed`,
+      `kubernetes.secret ${host}-tls 0 destroyed`,
+    ]);
   });
 
   // smarter/smarter/apps/infrastructure/services/dns.py (delete_record) via destroy_domain_a_record.py.

@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { infrastructureTasks } from '../../tasks/infrastructure/index.js';
 import { llmclientTasks } from '../../tasks/llmclient/index.js';
 import { llmhostTasks } from '../../tasks/llmhost/index.js';
+import { InfrastructureLedger } from '../../tasks/infrastructure/ledger.js';
+import { withLedger } from '../../tasks/cloud/recording-kubernetes.js';
 import { LLAMA_3_1_8B_INSTRUCT } from '../fixtures/llmhost-builtins.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { testCloud } from '../support/cloud.js';
@@ -653,10 +655,8 @@ test("refresh_llmhost_status probes an active LLMHost's health URL where the wor
   }
 });
 
-test("refresh_llmhost_status returns {} with one warning when the Kubernetes API does not answer, as Smarter's `if not service.cluster.ready`", async () => {
-  const computeId = await w.newCompute({ name: 'cpu-nocluster', gpuCount: 0, gpuMemoryGb: 0 });
-  await w.newLlmhost({ name: 'nocluster_a', spec: {}, computeId, status: 'active' });
-  await w.newLlmhost({ name: 'nocluster_b', spec: {}, computeId, status: 'pending' });
+/** Runs `fn` with KUBECONFIG pointing at a port nothing listens on: a Kubernetes API that does not answer. */
+async function withKubeDown(fn: () => Promise<void>): Promise<void> {
   const closed = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'kube-down-'));
   const kubeconfig = join(dir, 'config');
@@ -667,6 +667,18 @@ test("refresh_llmhost_status returns {} with one warning when the Kubernetes API
   const saved = process.env.KUBECONFIG;
   process.env.KUBECONFIG = kubeconfig;
   try {
+    await fn();
+  } finally {
+    process.env.KUBECONFIG = saved;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test("refresh_llmhost_status returns {} with one warning when the Kubernetes API does not answer, as Smarter's `if not service.cluster.ready`", async () => {
+  const computeId = await w.newCompute({ name: 'cpu-nocluster', gpuCount: 0, gpuMemoryGb: 0 });
+  await w.newLlmhost({ name: 'nocluster_a', spec: {}, computeId, status: 'active' });
+  await w.newLlmhost({ name: 'nocluster_b', spec: {}, computeId, status: 'pending' });
+  await withKubeDown(async () => {
     const lines: LogLine[] = [];
     const r = new CheckRunner(
       llmhostTasks(w.env),
@@ -680,10 +692,88 @@ test("refresh_llmhost_status returns {} with one warning when the Kubernetes API
     expect(lines.filter((l) => l.level !== 'debug').map((l) => `${l.level}: ${l.message}`)).toEqual([
       'warn: refresh_llmhost_status() the Kubernetes cluster is not available.',
     ]);
-  } finally {
-    process.env.KUBECONFIG = saved;
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
+});
+
+// Smarter: smarter/apps/llmhost/tasks/__init__.py (reconcile_llmhost_compute: `if service.cluster.ready:` before observing).
+test('reconcile_llmhost_compute on a Kubernetes API that does not answer logs the compute failure once, asks nothing about its LLMHosts, and checks again', async () => {
+  const computeId = await w.newCompute({ name: 'cpu-reconcile-down', gpuCount: 0, gpuMemoryGb: 0 });
+  const id = await w.newLlmhost({ name: 'reconcile_down', spec: {}, computeId, status: 'active' });
+  await withKubeDown(async () => {
+    const lines: LogLine[] = [];
+    const r = new CheckRunner(
+      llmhostTasks(w.env),
+      { db: w.t.db, cloud: testCloud() },
+      recordingLogger(lines),
+    ) as CheckRunner<unknown>;
+    r.send(RECONCILE, {}, [computeId]);
+    const [run] = await steps(r, 1);
+    expect(run?.error).toBeUndefined();
+    const errors = lines.filter((l) => l.level === 'error').map((l) => l.message);
+    expect(errors).toEqual([expect.stringMatching(/^reconcile_llmhost_compute\(\) failed for cpu-reconcile-down: /)]);
+    expect(r.pending).toEqual([expect.objectContaining({ name: RECONCILE, args: [computeId, 2] })]);
+  });
+  expect(await host(id)).toMatchObject({ status: 'active' });
+  expect(await events(id)).toEqual([]);
+});
+
+// Smarter: smarter/apps/llmhost/services/service.py (launch: `if not self.cluster.ready: raise LLMHostClusterError`).
+test('launch_llmhost on a Kubernetes API that does not answer fails with LLMHostClusterError before a compute is chosen or a Secret written: the row, its events and Secrets unchanged, nothing queued', async () => {
+  await w.newCompute({ name: 'gpu-l4-kube-down' });
+  const id = await w.newLlmhost({ name: 'nocluster_launch', spec: GPU_SPEC, computeId: null, status: 'inactive' });
+  await withKubeDown(async () => {
+    const r = new CheckRunner([...llmhostTasks(w.env), ...llmclientTasks(w.env)], {
+      db: w.t.db,
+      cloud: testCloud(),
+    }) as CheckRunner<unknown>;
+    r.send(LAUNCH, {}, [id]);
+    const [run] = await steps(r, 1);
+    expect(run?.error).toMatchObject({
+      pyType: 'LLMHostClusterError',
+      message: 'The Kubernetes cluster is not available.',
+    });
+    expect(r.pending).toEqual([]);
+  });
+  expect(await host(id)).toMatchObject({ status: 'inactive', compute_id: null, endpoint_url: '' });
+  expect(await events(id)).toEqual([]);
+  expect(await w.t.db.select("SELECT id FROM secret_secret WHERE name = 'llmhost_nocluster_launch_api_key'")).toEqual(
+    [],
+  );
+});
+
+// Smarter: smarter/apps/infrastructure/services/kubernetes.py (apply_manifest records billable_resources, delete_resource each deletion).
+test("the ledger through Smarter's KubernetesService: launch records the LLMHost's model volume (billable), destroy with purge records each resource it deletes and closes the volume's row", async () => {
+  await w.newCompute({ name: 'gpu-l4-ledger' });
+  const id = await w.newLlmhost({ name: 'ledgered', spec: { ...GPU_SPEC, compute: 'gpu-l4-ledger' } });
+  const base = `llmhost-${id}-ledgered`;
+  const deps = { db: w.t.db, cloud: withLedger(w.cloud, new InfrastructureLedger(w.t.db, recordingLogger())) };
+  const r = new CheckRunner([...llmhostTasks(w.env), ...llmclientTasks(w.env)], deps) as CheckRunner<unknown>;
+  const rows = async () =>
+    (
+      await w.t.db.select(
+        "SELECT resource_type, resource_name, billable, status FROM infrastructure_infrastructureresource WHERE resource_type LIKE 'kubernetes.%' AND resource_name LIKE ? ORDER BY id",
+        [`${base}%`],
+      )
+    ).map(
+      (row) =>
+        `${String(row.resource_type)} ${String(row.resource_name)} ${Number(row.billable)} ${String(row.status)}`,
+    );
+  r.send(LAUNCH, {}, [id]);
+  expect((await steps(r, 1))[0]?.error).toBeUndefined();
+  // Only what a cloud bills is recorded on apply: not the Deployment, Service, Ingress or Secret.
+  expect(await rows()).toEqual([`kubernetes.persistentvolumeclaim ${base}-models 1 active`]);
+  r.pending.length = 0;
+  r.send(DESTROY, { purge: true }, [id]);
+  expect((await steps(r, 1))[0]?.error).toBeUndefined();
+  expect(await rows()).toEqual([
+    `kubernetes.persistentvolumeclaim ${base}-models 1 destroyed`,
+    `kubernetes.deployment ${base} 0 destroyed`,
+    `kubernetes.service ${base} 0 destroyed`,
+    `kubernetes.ingress ${base} 0 destroyed`,
+    `kubernetes.secret ${base} 0 destroyed`,
+    // cert-manager's TLS Secret: deleted by name, recorded whether or not it was there (--ignore-not-found).
+    `kubernetes.secret ${base}-tls 0 destroyed`,
+  ]);
 });
 
 // Smarter: smarter/apps/llmhost/services/service.py (destroy) and models/llmhost.py (uptime_hours, estimated_cost).

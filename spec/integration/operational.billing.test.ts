@@ -376,6 +376,41 @@ describe('evaluate_budget_constraints', () => {
     await expect(evaluateBudgets(t.db, { now: new Date('2026-11-20T10:00:00Z') })).resolves.toBe(2);
   });
 
+  // Smarter: smarter/apps/account/models/budget.py (evaluate_budgets and evaluate_resource_constraints catch per constraint, log, go on).
+  test('a constraint that fails is logged and the others are still evaluated, by evaluate_budgets and evaluate_resource_constraints alike', async () => {
+    // A duration no date can hold: Python's datetime overflows on it as JavaScript's Date does.
+    const bad = await budget({ absolute_limit: '1.00', period: 'day', duration: 2_000_000_000 }, 'shared');
+    await budget({ periodic_limit: '1.00' }, 'shared');
+    await budget({ periodic_limit: '1.00' }, 'other');
+    await charge('shared', '5.00');
+    await charge('other', '5.00');
+    const errors: string[] = [];
+    await expect(evaluateBudgets(t.db, { onError: (m) => errors.push(m) })).resolves.toBe(2);
+    expect(errors).toEqual([
+      expect.stringMatching(`^evaluate_budgets\\(\\) failed for ResourceConstraint ${bad.constraintId}: `),
+    ]);
+    expect(await locks('shared')).toHaveLength(1);
+    expect(await locks('other')).toHaveLength(1);
+    errors.length = 0;
+    await expect(evaluateBudgets(t.db, { locator: 'shared', onError: (m) => errors.push(m) })).resolves.toBe(1);
+    expect(errors).toEqual([
+      expect.stringMatching(`^evaluate_resource_constraints\\(\\) failed for ResourceConstraint ${bad.constraintId}: `),
+    ]);
+  });
+
+  // Smarter: smarter/apps/account/models/budget.py (evaluate_budgets removes expired locks and those of inactive
+  // constraints only); removing those of a constraint left without a budget is decided in docs/tasks/account.md.
+  test('the hourly run removes the lock of an active constraint left without a budget; a locator-only run does not', async () => {
+    const { constraintId } = await budget({ absolute_limit: '1.00' }, 'orphan');
+    await charge('orphan', '5.00');
+    await expect(evaluateBudgets(t.db)).resolves.toBe(1);
+    await t.db.execute('UPDATE account_resourceconstraint SET budget_id = NULL WHERE id = ?', [constraintId]);
+    await evaluateBudgets(t.db, { locator: 'orphan' });
+    expect(await locks('orphan')).toHaveLength(1);
+    await expect(evaluateBudgets(t.db)).resolves.toBe(0);
+    expect(await locks('orphan')).toHaveLength(0);
+  });
+
   test('an inactive constraint releases its lock; evaluating concurrently gives one lock, not two', async () => {
     const { constraintId } = await budget({ periodic_limit: '1.00' }, 'u7');
     await charge('u7', '5.00');

@@ -1,9 +1,9 @@
 /**
  * `aggregate_records`: rolls `account_charge` rows up into `account_aggregatedcharges` per resource, charge
  * type and hour, and deletes the rows it rolled up; then rolls last month's hourly aggregates up per day.
- * Unlike Smarter's `aggregate_charges()`, each pass is one transaction over rows it has locked, so a crash
- * loses nothing, and two runs (twice, or at once) never count a charge twice; the daily rows fill the
- * NOT NULL `hour` column with 0. Sums are exact; `total_cost` is rounded half-even to the column's 5 places,
+ * As Smarter's `aggregate_charges()`, each pass is one transaction over the charges that exist when it starts, so a
+ * crash loses nothing and a charge created meanwhile waits for the next run; here those rows are also locked, so
+ * two runs at once never count a charge twice. The daily rows fill the NOT NULL `hour` column with 0. Sums are exact; `total_cost` is rounded half-even to the column's 5 places,
  * as Django would.
  */
 import * as z from 'zod';

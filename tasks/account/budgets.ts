@@ -112,10 +112,15 @@ async function evaluateOne(tx: Queryable, c: Constraint, now: Date): Promise<boo
  * Smarter's `evaluate_budgets()`: removes expired locks and those of inactive or detached constraints, then
  * evaluates every active constraint; with `locator`, `evaluate_resource_constraints(locator)`, which only
  * evaluates that resource's. Returns the number of constraints that lock their resource (a resource locked by
- * two budgets counts twice, as in Smarter).
+ * two budgets counts twice, as in Smarter). As Smarter's, a constraint that fails is logged through `onError`
+ * (its transaction rolled back) and the others are still evaluated: one bad budget never unlocks or spares the rest.
  */
-export async function evaluateBudgets(db: Database, options: { now?: Date; locator?: string } = {}): Promise<number> {
+export async function evaluateBudgets(
+  db: Database,
+  options: { now?: Date; locator?: string; onError?: (message: string) => void } = {},
+): Promise<number> {
   const now = options.now ?? new Date();
+  const caller = options.locator === undefined ? 'evaluate_budgets()' : 'evaluate_resource_constraints()';
   if (options.locator === undefined) {
     await deleteExpiredLocks(db, now);
     await deleteDetachedLocks(db);
@@ -123,11 +128,15 @@ export async function evaluateBudgets(db: Database, options: { now?: Date; locat
   const ids = await activeConstraintIds(db, options.locator);
   let locked = 0;
   for (const id of ids) {
-    const isLocked = await db.transaction(async (tx) => {
-      const c = await lockConstraint(tx, id);
-      return c ? evaluateOne(tx, c, now) : false;
-    });
-    if (isLocked) locked += 1;
+    try {
+      const isLocked = await db.transaction(async (tx) => {
+        const c = await lockConstraint(tx, id);
+        return c ? evaluateOne(tx, c, now) : false;
+      });
+      if (isLocked) locked += 1;
+    } catch (err) {
+      options.onError?.(`${caller} failed for ResourceConstraint ${id}: ${(err as Error).message}`);
+    }
   }
   return locked;
 }

@@ -129,7 +129,10 @@ export const createCharge = (env: TaskEnv) =>
       if (attached) {
         // The charge is committed: failing the task here would only retry an evaluation. A budget left
         // unevaluated here is evaluated again by the hourly evaluate_budget_constraints.
-        await evaluateBudgets(db, { locator: p.resource_locator }).catch((err: unknown) =>
+        await evaluateBudgets(db, {
+          locator: p.resource_locator,
+          onError: (m) => ctx.logger.error(m),
+        }).catch((err: unknown) =>
           ctx.logger.error('create_charge: charge recorded, budget evaluation failed', {
             resource_locator: p.resource_locator,
             error: String(err),

@@ -14,7 +14,7 @@ export const evaluateBudgetConstraints = (env: TaskEnv) =>
     retry: env.autoretry,
     params: z.strictObject({}),
     async run(_p, ctx) {
-      const locked = await evaluateBudgets(ctx.deps.db);
+      const locked = await evaluateBudgets(ctx.deps.db, { onError: (m) => ctx.logger.error(m) });
       ctx.logger.info('evaluate_budget_constraints', { locking_constraints: locked });
       return locked;
     },

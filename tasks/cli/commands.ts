@@ -2,6 +2,7 @@
 import { loadCommandLine } from '../../lib/config/settings.js';
 import { BrokerError } from '../../lib/errors.js';
 import { SETTINGS } from '../settings.js';
+import { CONTRACT_FLAGS, contractCommand } from './contract/index.js';
 import { DEAD_LETTER_FLAGS, deadLetterCommand } from './dead-letter.js';
 import { DOCTOR_FLAGS, doctorCommand } from './doctor.js';
 import { type CommandFlags, UsageError, takeCommandFlags } from './options.js';
@@ -13,6 +14,7 @@ const COMMANDS: Record<CommandName, CommandFlags> = {
   'dead-letter': DEAD_LETTER_FLAGS,
   tasks: TASKS_FLAGS,
   doctor: DOCTOR_FLAGS,
+  contract: CONTRACT_FLAGS,
 };
 
 export { isCommand };
@@ -29,6 +31,12 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
       return tasksCommand(own, loaded.values, out);
     }
     if (name === 'doctor') return await doctorCommand(loaded.positionals, own, loaded.values, out);
+    if (name === 'contract') {
+      if (loaded.positionals.length > 0) {
+        throw new UsageError('usage: smarter-worker contract --smarter <path> [--json]');
+      }
+      return await contractCommand(own, 'worker', out);
+    }
     return await deadLetterCommand(loaded.positionals, own, loaded.values, out);
   } catch (err) {
     // A queue that does not exist or a broker that cannot be reached is said in one line, not a stack.

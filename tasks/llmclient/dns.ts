@@ -26,8 +26,8 @@ export async function zoneOf(cloud: CloudDeps, domain: string, why: string): Pro
 
 /**
  * Copies the A record of `apiDomain` (in its own zone) to `hostname`, in `zoneId` or else the API domain's zone.
- * Returns whether it wrote the record (false: it already pointed there). Smarter would first create the API
- * domain's zone if it had none, and then fail for want of its A record; we fail at once, naming the zone.
+ * Returns whether it wrote the record (false: it already pointed there). An API domain without a zone or an A
+ * record fails, as Smarter's DNS service's `create_domain_a_record` does (`DNSZoneNotFound`), naming what is missing.
  */
 export async function copyApiARecord(
   cloud: CloudDeps,

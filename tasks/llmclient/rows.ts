@@ -156,14 +156,15 @@ export async function otherAccountCustomDomain(
 }
 
 /**
- * `LLMClientCustomDomain.set_verification_status`: the status and its message; `verified_at` is now when the
- * domain becomes Verified and NULL for every other status.
+ * `LLMClientCustomDomain.set_verification_status`: the status and its message (none once Verified); `verified_at`
+ * is now when the domain becomes Verified and NULL for every other status. Written as its queryset `.update()`
+ * writes them: `updated_at` does not move.
  */
 export async function setDomainStatus(db: Queryable, id: number, status: string, message = ''): Promise<void> {
   await db.execute(
     `UPDATE llmclient_llmclientcustomdomain SET verification_status = ?, verification_message = ?,
-       verified_at = ${status === DOMAIN.VERIFIED ? NOW : 'NULL'}, updated_at = ${NOW} WHERE id = ?`,
-    [status, message.slice(0, 1024), id],
+       verified_at = ${status === DOMAIN.VERIFIED ? NOW : 'NULL'} WHERE id = ?`,
+    [status, status === DOMAIN.VERIFIED ? '' : message.slice(0, 1024), id],
   );
 }
 

@@ -56,10 +56,11 @@ export const chargeLlmhostComputes = (env: TaskEnv) =>
             continue;
           }
           // The charge stands whatever its evaluation does; the hourly evaluate_budget_constraints tries again.
-          await evaluateBudgets(db, { locator: resource_locator }).catch((err: unknown) =>
-            ctx.logger.error(
-              `charge_llmhost_computes() charged ${resource_locator}, and the evaluation of its budgets failed: ${(err as Error).message}`,
-            ),
+          await evaluateBudgets(db, { locator: resource_locator, onError: (m) => ctx.logger.error(m) }).catch(
+            (err: unknown) =>
+              ctx.logger.error(
+                `charge_llmhost_computes() charged ${resource_locator}, and the evaluation of its budgets failed: ${(err as Error).message}`,
+              ),
           );
         }
         out[c.name] = cost.toString();

@@ -26,7 +26,8 @@ export const launchLlmhost = (env: TaskEnv) => {
       }
       const status = await launch(ctx.deps, env, host, (m) => ctx.logger.info(m));
       const hostname = managedHostname(env, host);
-      if (hostname && env.settings.createDnsRecord) {
+      // Smarter's `dns_enabled()`: the setting, and the cloud's DNS ready (tasks/cloud/readiness.ts).
+      if (hostname && env.settings.createDnsRecord && (await ctx.deps.cloud.readiness.dns())) {
         // As Smarter: a DNS failure is logged, and the launch stands.
         try {
           await copyApiARecord(ctx.deps.cloud, { hostname, apiDomain: env.apiDomain, ttl: env.settings.defaultTtl });

@@ -6,10 +6,22 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
-import { type ComputeState, reconcileCompute, settled } from './compute.js';
+import { CloudError } from '../cloud/ports.js';
+import { type ComputeState, LLMHostComputeError, reconcileCompute, settled } from './compute.js';
 import { DEPLOYED_STATUSES, RECONCILE_INTERVAL_SECONDS, RECONCILE_MAX_ATTEMPTS } from './const.js';
 import { findCompute, llmhostsWithStatus } from './rows.js';
-import { observe } from './service.js';
+import { LLMHostClusterError, clusterReady, observe } from './service.js';
+import { LLMHostConfigurationError } from './spec.js';
+
+/**
+ * What Smarter's task catches (`LLMHostComputeError`, `LLMHostServiceError`): the cloud's failures, which its
+ * services raise as those. Anything else (the database, a bug) fails the task, as it does in Smarter.
+ */
+const cloudFailure = (err: unknown) =>
+  err instanceof CloudError ||
+  err instanceof LLMHostComputeError ||
+  err instanceof LLMHostClusterError ||
+  err instanceof LLMHostConfigurationError;
 
 export const reconcileLlmhostCompute = (env: TaskEnv) =>
   defineTask<{ compute_id: number; attempt: number }, ComputeState | null, SmarterDeps>({
@@ -29,12 +41,18 @@ export const reconcileLlmhostCompute = (env: TaskEnv) =>
       try {
         state = await reconcileCompute(ctx.deps, env, c, (m) => ctx.logger.info(m));
       } catch (err) {
+        if (!cloudFailure(err)) throw err;
         ctx.logger.error(`reconcile_llmhost_compute() failed for ${c.name}: ${(err as Error).message}`);
       }
-      for (const host of await llmhostsWithStatus(ctx.deps.db, DEPLOYED_STATUSES, c.id)) {
+      // As Smarter's `if service.cluster.ready`: a cluster that does not answer is not asked about each LLMHost.
+      const hosts = (await clusterReady(ctx.deps, env))
+        ? await llmhostsWithStatus(ctx.deps.db, DEPLOYED_STATUSES, c.id)
+        : [];
+      for (const host of hosts) {
         try {
           await observe(ctx.deps, env, host, { probe: false });
         } catch (err) {
+          if (!cloudFailure(err)) throw err;
           ctx.logger.error(
             `reconcile_llmhost_compute() status check of ${host.name} failed: ${(err as Error).message}`,
           );

@@ -5,6 +5,7 @@
  * (status from the Deployment and its pods, and the health of an active one) and `destroy` (delete the resources
  * by label, the model volume only when purged or not retained, then release the compute).
  */
+import { PythonException } from '../../lib/errors.js';
 import { CloudError } from '../cloud/ports.js';
 import { NOW } from '../db/django.js';
 import type { SmarterDeps, TaskEnv } from '../deps.js';
@@ -36,6 +37,13 @@ import {
 } from './spec.js';
 
 type Log = (m: string) => void;
+
+/** Smarter's `LLMHostClusterError`: the Kubernetes cluster cannot be reached, or refuses the resources. */
+export class LLMHostClusterError extends PythonException {
+  constructor(message: string) {
+    super('LLMHostClusterError', 'smarter.apps.llmhost.services.exceptions', message);
+  }
+}
 
 /** `<base name>.<account number>.<API domain>`: the hostname Smarter picks, and whose DNS record it manages. */
 export const defaultHostname = (env: TaskEnv, host: LlmhostRow) =>
@@ -115,6 +123,8 @@ export async function launch(deps: SmarterDeps, env: TaskEnv, host: LlmhostRow, 
   const accountId = await accountIdOf(deps, host);
   await authorizeBudgets(deps, host, accountId);
   const spec = parseSpec(host.name, host.spec);
+  // Before a compute is chosen or a Secret written: a launch that cannot reach the cluster leaves the row as it was.
+  if (!(await clusterReady(deps, env))) throw new LLMHostClusterError('The Kubernetes cluster is not available.');
   const base = resourceName(host.id, host.name);
   const c = await computeOf(deps, host, spec, accountId);
   const hostname = spec.network.ingress ? (spec.network.hostname ?? defaultHostname(env, host)) : null;
