@@ -112,10 +112,11 @@ function instrument(): void {
       new MySQL2Instrumentation(),
     ],
   });
-  // The instrumentations patch a module as it is required. node:http and mysql2 are reached through `import`,
-  // which their hook does not see: required once here, they are patched in place before any task uses them.
+  // The instrumentations patch a module as it is required. node:http, mysql2 and ioredis may be reached through
+  // `import` (or be loaded already), which their hook does not see: required once here, they are patched in place
+  // (their prototypes, shared with every import) before any task uses them.
   const require = createRequire(import.meta.url);
-  for (const name of ['node:http', 'node:https', 'mysql2']) {
+  for (const name of ['node:http', 'node:https', 'mysql2', 'ioredis']) {
     try {
       require(name);
     } catch {

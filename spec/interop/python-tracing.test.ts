@@ -149,6 +149,8 @@ describe('follow-ups carry the trace (the test tasks worker)', () => {
         'messaging.operation': 'publish',
         'celery.task_name': 'test.recheck',
       });
+      // A countdown of a second goes through RabbitMQ's delay topology (sendLater).
+      expect(p.attributes['celery.countdown']).toBeGreaterThanOrEqual(1);
     }
     // Each re-queue is a new message: its id is the one the next run reports.
     for (let i = 1; i < chain.length - 1; i += 2) {
@@ -171,6 +173,23 @@ describe('follow-ups carry the trace (the test tasks worker)', () => {
         }) as unknown,
       }),
     ]);
+  }, 60_000);
+
+  test("a task's calls to Redis (ioredis) and over HTTP (fetch) are child spans of its run", async () => {
+    const traceId = hex(16);
+    await send(2, queue, 'test.outside', `00-${traceId}-${hex(8)}-01`, [], { url: `${endpoint}/ping` });
+    const spans = await waitFor('the run and its two calls', () => {
+      const s = inTrace(traceId);
+      return s.length >= 3 && s.some((x) => x.kind === CONSUMER) ? s : undefined;
+    });
+    const runSpan = spans.find((s) => s.kind === CONSUMER);
+    const redis = spans.find(
+      (s) => s.attributes['db.system'] === 'redis' || s.attributes['db.system.name'] === 'redis',
+    );
+    const http = spans.find((s) => s.name.startsWith('GET'));
+    expect(runSpan?.attributes['celery.state']).toBe('SUCCESS');
+    expect(redis?.parentSpanId).toBe(runSpan?.spanId);
+    expect(http?.parentSpanId).toBe(runSpan?.spanId);
   }, 60_000);
 
   test('a message without trace context starts a new trace', async () => {

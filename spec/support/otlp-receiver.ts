@@ -48,7 +48,7 @@ function spansOf(body: Json): ReceivedSpan[] {
           name: String(s.name),
           kind: Number(s.kind),
           attributes: attributes(s.attributes),
-          status: (s.status ?? {}),
+          status: s.status ?? {},
           events: ((s.events ?? []) as Json[]).map((e) => ({
             name: String(e.name),
             attributes: attributes(e.attributes),

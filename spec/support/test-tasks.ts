@@ -53,6 +53,16 @@ export function testTasks(queue: string) {
         attempt < times ? ctx.checkAgain({ after: every }) : `ready after ${attempt}`,
     }),
     defineTask({
+      // Calls outside systems (Redis, and HTTP through fetch), whose client instrumentations trace them.
+      name: 'test.outside',
+      queue,
+      params: z.object({ url: z.string() }),
+      run: async ({ url }) => {
+        await runCounter().ping();
+        return (await fetch(url)).status;
+      },
+    }),
+    defineTask({
       name: 'test.add',
       queue,
       params: z.object({ x: z.number(), y: z.number() }).strict(),
