@@ -215,11 +215,13 @@ export async function startOtel(o: { env: Env; system: string; logger: Logger })
     if (!isTaskMessage(headers)) return send(m);
     const parent = parentOf(headers);
     const retries = typeof headers.retries === 'number' ? { 'celery.retries': headers.retries } : {};
+    // Celery's instrumentation names the same header `celery.eta`: when a countdown makes the message due.
+    const eta = typeof headers.eta === 'string' ? { 'celery.eta': headers.eta } : {};
     const span = tracer.startSpan(
       `publish ${headers.task}`,
       {
         kind: SpanKind.PRODUCER,
-        attributes: { ...messaging('publish', destination, headers.id, headers.task), ...retries, ...extra },
+        attributes: { ...messaging('publish', destination, headers.id, headers.task), ...retries, ...eta, ...extra },
       },
       parent,
     );
