@@ -38,6 +38,7 @@ const steps: Step[] = quick
       { bench: 'memory', file: 'memory', args: ['1000,10000', '10000'] },
       { bench: 'charges', file: 'charges', args: ['500', '100', '3'] },
       { bench: 'broker-cpu', file: 'broker-cpu', args: ['200', '10', '3'] },
+      { bench: 'tracing', file: 'tracing', args: ['1000', '2'] },
     ]
   : [
       { bench: 'accumulate', file: 'accumulate', args: ['20000', '4'] },
@@ -51,6 +52,7 @@ const steps: Step[] = quick
       { bench: 'memory', file: 'memory', args: ['10000,100000', '100000', '2'] },
       { bench: 'charges', file: 'charges', args: ['10000', '200', '15'] },
       { bench: 'broker-cpu', file: 'broker-cpu', args: ['500', '30', '3'] },
+      { bench: 'tracing', file: 'tracing', args: ['10000', '5'] },
     ];
 
 const benches: Record<string, BenchInfo> = {
@@ -80,6 +82,11 @@ const benches: Record<string, BenchInfo> = {
   'broker-cpu': {
     title: 'Broker cost: RabbitMQ CPU seconds per 1,000 check reschedules (a node of its own per system)',
     baseline: 'smarter-worker, quorum delay levels',
+  },
+  tracing: {
+    title: 'Tracing: off (default) against on (always_on, OTLP/HTTP to a sink), start-up and throughput',
+    baseline: 'tracing off',
+    note: 'Start-up is process start → consuming an empty queue; throughput drains N celery.accumulate (late ack, results ignored).',
   },
 };
 

@@ -20,6 +20,14 @@ export interface Logger {
   isLevelEnabled(level: LogLevel): boolean;
 }
 
+/** Keys added to every line as it is logged (tracing's `trace_id` and `span_id`); none unless tracing is on. */
+let lineFields: (() => Record<string, unknown> | undefined) | undefined;
+
+/** Adds the keys `fields()` returns, at the moment of logging, to every line from now on (undefined: none). */
+export function setLineFields(fields: (() => Record<string, unknown> | undefined) | undefined): void {
+  lineFields = fields;
+}
+
 /** npm's levels, as winston numbers them (lower is more severe). */
 const SEVERITY: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 5 };
 
@@ -71,7 +79,10 @@ class LineLogger implements Logger {
   }
 
   private log(level: LogLevel, message: string, meta?: Record<string, unknown>): void {
-    if (this.isLevelEnabled(level)) this.write(infoOf(level, message, meta));
+    if (!this.isLevelEnabled(level)) return;
+    const info = infoOf(level, message, meta);
+    if (lineFields) Object.assign(info, lineFields());
+    this.write(info);
   }
 
   error(message: string, meta?: Record<string, unknown>): void {

@@ -12,6 +12,7 @@ import { type RedisTransport, createBroker, redisOptionsOf } from '../lib/broker
 import type { TlsSettings } from '../lib/config/tls.js';
 import { formatDuration, nextDueWithinSeconds } from '../lib/broker/delayed.js';
 import { installSignalHandlers } from '../lib/app/signals.js';
+import { startTracing, stopTracing } from '../lib/tracing/tracing.js';
 import { isCommand } from './cli/names.js';
 import { openCloud } from './cloud/index.js';
 import { withLedger } from './cloud/recording-kubernetes.js';
@@ -91,6 +92,8 @@ async function main(argv: string[]): Promise<number> {
     );
   }
   logger.info('smarter-worker starting', { config: describeConfig(SETTINGS, config) });
+  // Before the worker and the outside clients exist (OTEL_TRACES_EXPORTER=otlp; off, nothing is loaded).
+  await startTracing(process.env, config.brokerUrl, logger);
   let remoteStop: (() => void) | undefined;
   // The pool connects lazily: a worker that only serves infrastructure tasks never opens it.
   const db = openDatabase({
@@ -120,6 +123,7 @@ async function main(argv: string[]): Promise<number> {
   await app.start();
   const code = await exit;
   await db.close().catch(() => undefined);
+  await stopTracing();
   return code;
 }
 

@@ -24,6 +24,7 @@ import { coerceError } from '../errors.js';
 import { TaskMetrics, fanOut, startHttp } from '../control/http.js';
 import type { Server } from 'node:http';
 import { DelayCanary } from '../control/delay-canary.js';
+import { tracing } from '../tracing/tracing.js';
 
 export type { WorkerConfig } from './worker-config.js';
 
@@ -151,7 +152,8 @@ export function createWorker<D>(spec: AppSpec<D>): {
   const registry = new Registry<D>([...(BUILTIN_TASKS as ReadonlyArray<AnyTask<D>>), ...spec.tasks]);
   names.registry = registry;
   const worker = new Worker<D>(
-    broker,
+    // With tracing on, the worker's publishes carry the run's trace context; nothing else changes.
+    tracing()?.broker(broker) ?? broker,
     backend,
     registry,
     spec.deps,

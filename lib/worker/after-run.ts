@@ -27,6 +27,8 @@ import type { TaskPublisher } from './publisher.js';
 export interface RunEnd {
   outcome: Outcome;
   reason: string;
+  /** The error a failed run raised (for its trace span). */
+  error?: Error;
 }
 
 /** What the handlers need of the run. */
@@ -180,7 +182,7 @@ export async function handleFailure(e: Ending, err: Error, outcome: Outcome, rt:
       ...(timedOut ? { abandoned: true } : {}),
     },
   );
-  return { outcome, reason: `${info.exc_type}: ${err.message}` };
+  return { outcome, reason: `${info.exc_type}: ${err.message}`, error: err };
 }
 
 /** Celery marks every remaining chain step that has a frozen task id as failed too, so waiters resolve. */

@@ -22,6 +22,7 @@ import { RunControl, runWithLimits } from './execute.js';
 import { type RunScope, inRunScope } from './containment.js';
 import type { TaskPublisher } from './publisher.js';
 import { autoretryCountdownFor } from './retrying.js';
+import { tracing } from '../tracing/tracing.js';
 
 export type { RunDefaults } from './run-options.js';
 
@@ -77,7 +78,10 @@ export function runTask<D>(input: RunInput<D>): ActiveRun {
     finalized: false,
     done: Promise.resolve<RunEnd>({ outcome: { kind: 'succeeded' }, reason: '' }),
   };
-  run.done = execute(input, run, options);
+  const traced = tracing();
+  run.done = traced
+    ? traced.run(msg, input.delivery.queue, () => execute(input, run, options))
+    : execute(input, run, options);
   return run;
 }
 

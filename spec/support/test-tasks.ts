@@ -44,6 +44,25 @@ export function testTasks(queue: string) {
       },
     }),
     defineTask({
+      // Never wait: checks again `times` times (each a new message with a countdown), then is ready.
+      name: 'test.recheck',
+      queue,
+      params: z.object({ times: z.number().int(), every: z.number(), attempt: z.number().int().default(0) }),
+      checks: { maxAttempts: 20 },
+      run: async ({ times, every, attempt }, ctx) =>
+        attempt < times ? ctx.checkAgain({ after: every }) : `ready after ${attempt}`,
+    }),
+    defineTask({
+      // Calls outside systems (Redis, and HTTP through fetch), whose client instrumentations trace them.
+      name: 'test.outside',
+      queue,
+      params: z.object({ url: z.string() }),
+      run: async ({ url }) => {
+        await runCounter().ping();
+        return (await fetch(url)).status;
+      },
+    }),
+    defineTask({
       name: 'test.add',
       queue,
       params: z.object({ x: z.number(), y: z.number() }).strict(),

@@ -6,6 +6,7 @@ import { createWorker } from '../../lib/app/app.js';
 import { loadConfig } from '../../lib/config/settings.js';
 import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import { createLogger } from '../../lib/logger.js';
+import { startTracing, stopTracing } from '../../lib/tracing/tracing.js';
 import { installSignalHandlers } from '../../lib/app/signals.js';
 import { stampTask } from './stamp-task.js';
 import { testTasks } from './test-tasks.js';
@@ -18,6 +19,7 @@ const { values } = loadConfig(
 );
 const queue = values.queues[0] ?? 'celery';
 const logger = createLogger({ level: values.logLevel, json: true });
+await startTracing(process.env, values.brokerUrl, logger);
 const { app } = createWorker({
   config: values,
   tasks: [
@@ -29,5 +31,5 @@ const { app } = createWorker({
   defaultQueue: queue,
   onRemoteShutdown: () => process.exit(0),
 });
-installSignalHandlers(app, logger, (code) => process.exit(code));
+installSignalHandlers(app, logger, (code) => void stopTracing().finally(() => process.exit(code)));
 await app.start();

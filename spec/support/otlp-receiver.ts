@@ -1,0 +1,92 @@
+/**
+ * An OTLP/HTTP trace receiver stand-in: takes what an exporter posts to `/v1/traces` in the JSON protocol
+ * (`OTEL_EXPORTER_OTLP_PROTOCOL=http/json`) and keeps its spans, flattened, for a test to read.
+ */
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ReceivedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId: string;
+  name: string;
+  /** OTLP's SpanKind number: 4 producer, 5 consumer. */
+  kind: number;
+  attributes: Record<string, string | number | boolean>;
+  status: { code?: number; message?: string };
+  events: Array<{ name: string; attributes: Record<string, string | number | boolean> }>;
+  resource: Record<string, string | number | boolean>;
+}
+
+type Json = Record<string, unknown>;
+
+function value(v: unknown): string | number | boolean {
+  const o = (v ?? {}) as Json;
+  if (typeof o.stringValue === 'string') return o.stringValue;
+  if (o.intValue !== undefined) return Number(o.intValue);
+  if (typeof o.doubleValue === 'number') return o.doubleValue;
+  if (typeof o.boolValue === 'boolean') return o.boolValue;
+  return JSON.stringify(o);
+}
+
+function attributes(list: unknown): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const a of (list ?? []) as Json[]) out[String(a.key)] = value(a.value);
+  return out;
+}
+
+function spansOf(body: Json): ReceivedSpan[] {
+  const out: ReceivedSpan[] = [];
+  for (const rs of (body.resourceSpans ?? []) as Json[]) {
+    const resource = attributes((rs.resource as Json | undefined)?.attributes);
+    for (const ss of (rs.scopeSpans ?? []) as Json[]) {
+      for (const s of (ss.spans ?? []) as Json[]) {
+        out.push({
+          traceId: String(s.traceId),
+          spanId: String(s.spanId),
+          parentSpanId: typeof s.parentSpanId === 'string' ? s.parentSpanId : '',
+          name: String(s.name),
+          kind: Number(s.kind),
+          attributes: attributes(s.attributes),
+          status: s.status ?? {},
+          events: ((s.events ?? []) as Json[]).map((e) => ({
+            name: String(e.name),
+            attributes: attributes(e.attributes),
+          })),
+          resource,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+export class OtlpReceiver {
+  readonly spans: ReceivedSpan[] = [];
+  private server: Server | undefined;
+
+  async start(): Promise<string> {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        if (req.url === '/v1/traces' && req.method === 'POST') {
+          try {
+            this.spans.push(...spansOf(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json));
+          } catch {
+            res.writeHead(400).end();
+            return;
+          }
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((r) => this.server?.listen(0, '127.0.0.1', r));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
+  }
+}
