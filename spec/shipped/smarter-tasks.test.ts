@@ -85,10 +85,14 @@ async function meta(id: string): Promise<Meta | undefined> {
 const TERMINAL = ['SUCCESS', 'FAILURE', 'REVOKED'];
 
 async function settled(id: string, timeoutMs = 90_000): Promise<Meta> {
-  return waitFor(async () => {
-    const m = await meta(id);
-    return m && TERMINAL.includes(m.status) ? m : undefined;
-  }, timeoutMs, 200);
+  return waitFor(
+    async () => {
+      const m = await meta(id);
+      return m && TERMINAL.includes(m.status) ? m : undefined;
+    },
+    timeoutMs,
+    200,
+  );
 }
 
 const rows = (q: string, p: unknown[] = []) => w.t.db.select(q, p);
@@ -135,7 +139,13 @@ const validAccountNumber = (accountId: number) =>
   `3141-${String(Math.floor(accountId / 10000) % 10000).padStart(4, '0')}-${String(accountId % 10000).padStart(4, '0')}`;
 
 /** An LLMClient `bot<id>` owned by its account's admin, the account with a valid number and a primary contact. */
-async function newLlmclient(): Promise<{ id: number; accountId: number; account: string; host: string; contact: string }> {
+async function newLlmclient(): Promise<{
+  id: number;
+  accountId: number;
+  account: string;
+  host: string;
+  contact: string;
+}> {
   const s = await seed(w.t.db);
   await w.t.db.execute("UPDATE llmclient_llmclient SET name = CONCAT('bot', id) WHERE id = ?", [s.llmclientId]);
   await w.t.db.execute('UPDATE auth_user SET is_staff = 1 WHERE id = ?', [s.userId]);
@@ -181,7 +191,12 @@ async function vectorstore(o: { backend: string; connection: number; indexName: 
   return { id, name };
 }
 
-async function documentRow(vectorstoreId: number, content: string, status = 'pending', minutesAgo = 0): Promise<number> {
+async function documentRow(
+  vectorstoreId: number,
+  content: string,
+  status = 'pending',
+  minutesAgo = 0,
+): Promise<number> {
   const res = await w.t.db.execute(
     `INSERT INTO vectorstore_vectorstoredocument (vectorstore_id, name, source, content_type, content, sha256, size_bytes, metadata, status, status_message, chunk_count, created_at, updated_at)
      VALUES (?, 'manual.pdf', 'upload', '', ?, SHA2(?, 256), 0, '{}', ?, '', 0, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) - INTERVAL ? MINUTE)`,
@@ -286,7 +301,11 @@ beforeAll(async () => {
   };
   // What a pod has besides its env: a PATH, and what stands in for the cluster (the service account's token is a
   // kubeconfig here; the Pinecone stand-in's CA is trusted as a corporate CA would be).
-  const base = { PATH: process.env.PATH ?? '/usr/bin:/bin', KUBECONFIG: w.kube.kubeconfig, NODE_EXTRA_CA_CERTS: w.caFile };
+  const base = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    KUBECONFIG: w.kube.kubeconfig,
+    NODE_EXTRA_CA_CERTS: w.caFile,
+  };
   const container = (name: string) => {
     const c = deployments.get(name);
     if (!c) throw new Error(`the chart renders no Deployment ${name}`);
@@ -309,22 +328,30 @@ beforeAll(async () => {
     started.map((s) => waitHttpOk(s.process, s.port, s.name === 'beat' ? '/healthz' : '/readyz', 120_000)),
   );
   // Beat sends its due entries at once; the workers run them before the tests add their rows.
-  await waitFor(async () => {
-    everyProcessAlive();
-    const counts = await Promise.all(DUE_ENTRIES.map((e) => redis.hget(`${beatPrefix}${e}`, 'meta')));
-    return counts.every((m) => m !== null && /"total_run_count": 8\b/.test(m));
-  }, 60_000, 250);
+  await waitFor(
+    async () => {
+      everyProcessAlive();
+      const counts = await Promise.all(DUE_ENTRIES.map((e) => redis.hget(`${beatPrefix}${e}`, 'meta')));
+      return counts.every((m) => m !== null && /"total_run_count": 8\b/.test(m));
+    },
+    60_000,
+    250,
+  );
   const statuses = () =>
     Promise.all(
       [vsA, vsB, vsP].map(async (v) =>
         one('SELECT status, status_message FROM vectorstore_vectorstoremeta WHERE id = ?', [v.id]),
       ),
     );
-  await waitFor(async () => {
-    everyProcessAlive();
-    // Reconciled: ready, or failed with its reason (which the test of Beat then shows).
-    return (await statuses()).every((r) => r?.status !== 'provisioning');
-  }, 60_000, 250).catch(async (err: Error) => {
+  await waitFor(
+    async () => {
+      everyProcessAlive();
+      // Reconciled: ready, or failed with its reason (which the test of Beat then shows).
+      return (await statuses()).every((r) => r?.status !== 'provisioning');
+    },
+    60_000,
+    250,
+  ).catch(async (err: Error) => {
     throw new Error(`${err.message}: ${JSON.stringify(await statuses())}\n${infra.tail(30)}`);
   });
 }, 300_000);
@@ -346,7 +373,9 @@ describe('Beat, started from the chart', () => {
     expect([...w.qdrantB.collections.keys()]).toHaveLength(1);
     expect(w.pinecone.indexes.has(pineconeIndex)).toBe(true);
     const statuses = await Promise.all(
-      [vsA, vsB, vsP].map(async (v) => one('SELECT status, status_message FROM vectorstore_vectorstoremeta WHERE id = ?', [v.id])),
+      [vsA, vsB, vsP].map(async (v) =>
+        one('SELECT status, status_message FROM vectorstore_vectorstoremeta WHERE id = ?', [v.id]),
+      ),
     );
     expect(statuses).toEqual([0, 1, 2].map(() => ({ status: 'ready', status_message: '' })));
     // sync-infrastructure-inventory recorded the cluster's volume in the ledger.
@@ -412,11 +441,7 @@ function issuedCertificate(host: string): void {
   );
   w.kube.issueCertificate({ name: `${host}-tls`, namespace: NS });
 }
-async function customDomain(
-  profileId: number,
-  domain: string,
-  o: { zoneId: string; status: string },
-): Promise<number> {
+async function customDomain(profileId: number, domain: string, o: { zoneId: string; status: string }): Promise<number> {
   return (
     await w.t.db.execute(
       `INSERT INTO llmclient_llmclientcustomdomain (aws_hosted_zone_id, domain_name, name, description, version, annotations, user_profile_id,
@@ -448,7 +473,9 @@ const CASES: Case[] = [
       args: [ids.promptId, request, response, messages],
       state: 'SUCCESS',
       check: async () => {
-        const [r] = await rows('SELECT request, messages FROM prompt_prompthistory WHERE prompt_id = ?', [ids.promptId]);
+        const [r] = await rows('SELECT request, messages FROM prompt_prompthistory WHERE prompt_id = ?', [
+          ids.promptId,
+        ]);
         expect(JSON.parse(String(r?.messages))).toEqual(messages);
         expect(JSON.parse(String(r?.request))).toEqual(request);
       },
@@ -469,7 +496,9 @@ const CASES: Case[] = [
       state: 'FAILURE',
       check: async (m) => {
         expect(JSON.stringify(m.result)).toContain('IntegrityError');
-        expect(await count("SELECT COUNT(*) AS n FROM prompt_prompt WHERE session_key = 'sk-created-by-python'")).toBe(0);
+        expect(await count("SELECT COUNT(*) AS n FROM prompt_prompt WHERE session_key = 'sk-created-by-python'")).toBe(
+          0,
+        );
       },
     }),
   },
@@ -480,10 +509,15 @@ const CASES: Case[] = [
       args: [ids.promptId, ids.pluginId, 'get_weather', JSON.stringify({ city: 'Paris' }), request, response],
       state: 'SUCCESS',
       check: async () => {
-        const r = await one('SELECT plugin_id, function_name, function_args FROM prompt_prompttoolcall WHERE prompt_id = ?', [
-          ids.promptId,
-        ]);
-        expect(r).toEqual({ plugin_id: ids.pluginId, function_name: 'get_weather', function_args: '{"city": "Paris"}' });
+        const r = await one(
+          'SELECT plugin_id, function_name, function_args FROM prompt_prompttoolcall WHERE prompt_id = ?',
+          [ids.promptId],
+        );
+        expect({ ...r, plugin_id: Number(r?.plugin_id) }).toEqual({
+          plugin_id: ids.pluginId,
+          function_name: 'get_weather',
+          function_args: '{"city":"Paris"}',
+        });
       },
     }),
   },
@@ -494,9 +528,12 @@ const CASES: Case[] = [
       kwargs: { prompt_id: ids.promptId, plugin_id: ids.pluginId, input_text: 'weather in Paris?' },
       state: 'SUCCESS',
       check: async () => {
-        expect(
-          await rows('SELECT plugin_id, input_text FROM prompt_promptpluginusage WHERE prompt_id = ?', [ids.promptId]),
-        ).toEqual([{ plugin_id: ids.pluginId, input_text: 'weather in Paris?' }]);
+        const usage = await rows('SELECT plugin_id, input_text FROM prompt_promptpluginusage WHERE prompt_id = ?', [
+          ids.promptId,
+        ]);
+        expect(usage.map((r) => ({ ...r, plugin_id: Number(r.plugin_id) }))).toEqual([
+          { plugin_id: ids.pluginId, input_text: 'weather in Paris?' },
+        ]);
       },
     }),
   },
@@ -514,9 +551,10 @@ const CASES: Case[] = [
       },
       state: 'SUCCESS',
       check: async () => {
-        const r = await one('SELECT search_term, messages FROM plugin_pluginselectorhistory WHERE plugin_selector_id = ?', [
-          ids.selectorId,
-        ]);
+        const r = await one(
+          'SELECT search_term, messages FROM plugin_pluginselectorhistory WHERE plugin_selector_id = ?',
+          [ids.selectorId],
+        );
         expect(r?.search_term).toBe('weather');
         expect(JSON.parse(String(r?.messages))).toEqual({ input_text: 'weather?' });
       },
@@ -590,11 +628,13 @@ const CASES: Case[] = [
       args: [ids.llmclientId, { session_key: 'sk-shipped', prompt: 'hi' }],
       state: 'SUCCESS',
       check: async () => {
-        expect(
-          await rows('SELECT llmclient_id, session_key FROM llmclient_llmclientrequests WHERE session_key = ?', [
-            'sk-shipped',
-          ]),
-        ).toEqual([{ llmclient_id: ids.llmclientId, session_key: 'sk-shipped' }]);
+        const requests = await rows(
+          'SELECT llmclient_id, session_key FROM llmclient_llmclientrequests WHERE session_key = ?',
+          ['sk-shipped'],
+        );
+        expect(requests.map((r) => ({ ...r, llmclient_id: Number(r.llmclient_id) }))).toEqual([
+          { llmclient_id: ids.llmclientId, session_key: 'sk-shipped' },
+        ]);
       },
     }),
   },
@@ -667,12 +707,19 @@ const CASES: Case[] = [
         kwargs: { provider_id: provider },
         state: 'SUCCESS',
         check: async () => {
-          expect(await one('SELECT status, is_verified, is_active FROM provider_provider WHERE id = ?', [provider])).toEqual({
+          expect(
+            await one('SELECT status, is_verified, is_active FROM provider_provider WHERE id = ?', [provider]),
+          ).toEqual({
             status: 'verified',
             is_verified: 1,
             is_active: 1,
           });
-          expect(await count('SELECT COUNT(*) AS n FROM provider_providerverification WHERE provider_id = ? AND is_successful = 1', [provider])).toBe(10);
+          expect(
+            await count(
+              'SELECT COUNT(*) AS n FROM provider_providerverification WHERE provider_id = ? AND is_successful = 1',
+              [provider],
+            ),
+          ).toBe(10);
         },
       };
     },
@@ -694,7 +741,9 @@ const CASES: Case[] = [
         check: async (m) => {
           expect(m.result).toMatchObject({ 'gpu-pool': '2.5000' });
           expect(
-            await count("SELECT COUNT(*) AS n FROM account_charge WHERE charge_type = 'compute' AND total_cost = '2.50000000'"),
+            await count(
+              "SELECT COUNT(*) AS n FROM account_charge WHERE charge_type = 'compute' AND total_cost = '2.50000000'",
+            ),
           ).toBe(3);
         },
       };
@@ -741,7 +790,8 @@ const CASES: Case[] = [
           expect(m.result).toBe(1);
           // refresh_mcpclient(id) queued for the one active MCPClient, and run by the operational worker.
           await waitFor(
-            async () => (await one('SELECT status FROM mcpclient_mcpclient WHERE id = ?', [id]))?.status === 'connected',
+            async () =>
+              (await one('SELECT status FROM mcpclient_mcpclient WHERE id = ?', [id]))?.status === 'connected',
             30_000,
             200,
           );
@@ -776,7 +826,10 @@ const CASES: Case[] = [
       const docA = await documentRow(vsA.id, TEXT);
       const docB = await documentRow(vsB.id, TEXT);
       const docP = await documentRow(vsP.id, TEXT);
-      shared.docToDelete = await documentRow(vsA.id, 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(3));
+      shared.docToDelete = await documentRow(
+        vsA.id,
+        'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(3),
+      );
       // The other three documents are sent as Smarter's views send them too, beside this one.
       await python(
         [docB, docP, shared.docToDelete].map((d) => ({
@@ -895,10 +948,14 @@ const CASES: Case[] = [
     phase: 1,
     prepare: async () => {
       const l = await newLlmclient();
-      await w.t.db.execute("UPDATE llmclient_llmclient SET tls_certificate_issuance_status = 'Requested' WHERE id = ?", [
-        l.id,
-      ]);
-      w.kube.put({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: l.host, namespace: NS } }, 'smarter');
+      await w.t.db.execute(
+        "UPDATE llmclient_llmclient SET tls_certificate_issuance_status = 'Requested' WHERE id = ?",
+        [l.id],
+      );
+      w.kube.put(
+        { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: l.host, namespace: NS } },
+        'smarter',
+      );
       issuedCertificate(l.host);
       await w.upsertA(w.apiZoneId, l.host);
       w.dns.set(l.host, 'A', LOAD_BALANCER);
@@ -937,13 +994,21 @@ const CASES: Case[] = [
       const l = await newLlmclient();
       const domain = `bots${l.accountId}.example.net`;
       const zoneOf = async () =>
-        String((await one('SELECT aws_hosted_zone_id AS z FROM llmclient_llmclientcustomdomain WHERE domain_name = ?', [domain]))?.z ?? '');
+        String(
+          (
+            await one('SELECT aws_hosted_zone_id AS z FROM llmclient_llmclientcustomdomain WHERE domain_name = ?', [
+              domain,
+            ])
+          )?.z ?? '',
+        );
       return {
         kwargs: { account_id: l.accountId, domain_name: domain },
         state: 'SUCCESS',
         meanwhile: async () => {
           const zoneId = await waitFor(async () => (await zoneOf()) || undefined, 60_000, 200);
-          const zone = await w.route53.send(new (await import('@aws-sdk/client-route-53')).GetHostedZoneCommand({ Id: zoneId }));
+          const zone = await w.route53.send(
+            new (await import('@aws-sdk/client-route-53')).GetHostedZoneCommand({ Id: zoneId }),
+          );
           w.dns.set(domain, 'NS', zone.DelegationSet?.NameServers ?? []);
         },
         check: async (m) => {
@@ -951,8 +1016,12 @@ const CASES: Case[] = [
           expect((await zoneOf()).length).toBeGreaterThan(0);
           await waitFor(
             async () =>
-              (await one('SELECT verification_status AS s FROM llmclient_llmclientcustomdomain WHERE domain_name = ?', [domain]))
-                ?.s === 'Verified',
+              (
+                await one(
+                  'SELECT verification_status AS s FROM llmclient_llmclientcustomdomain WHERE domain_name = ?',
+                  [domain],
+                )
+              )?.s === 'Verified',
             60_000,
             250,
           );
@@ -968,18 +1037,22 @@ const CASES: Case[] = [
       const domain = `verify${l.accountId}.example.net`;
       const zone = await w.zone(domain);
       w.dns.set(domain, 'NS', zone.nameServers);
-      const id = await customDomain((await one('SELECT user_profile_id AS p FROM llmclient_llmclient WHERE id = ?', [l.id]))?.p as number, domain, {
-        zoneId: zone.id,
-        status: 'Verifying',
-      });
+      const id = await customDomain(
+        (await one('SELECT user_profile_id AS p FROM llmclient_llmclient WHERE id = ?', [l.id]))?.p as number,
+        domain,
+        {
+          zoneId: zone.id,
+          status: 'Verifying',
+        },
+      );
       return {
         kwargs: { custom_domain_id: id, sleep_interval: 60, max_attempts: 10 },
         state: 'SUCCESS',
         check: async () => {
           await waitFor(
             async () =>
-              (await one('SELECT verification_status AS s FROM llmclient_llmclientcustomdomain WHERE id = ?', [id]))?.s ===
-              'Verified',
+              (await one('SELECT verification_status AS s FROM llmclient_llmclientcustomdomain WHERE id = ?', [id]))
+                ?.s === 'Verified',
             60_000,
             250,
           );
@@ -995,9 +1068,13 @@ const CASES: Case[] = [
       const l = await newLlmclient();
       const domain = `custom${l.accountId}.example.net`;
       const zone = await w.zone(domain);
-      const profile = (await one('SELECT user_profile_id AS p FROM llmclient_llmclient WHERE id = ?', [l.id]))?.p as number;
+      const profile = (await one('SELECT user_profile_id AS p FROM llmclient_llmclient WHERE id = ?', [l.id]))
+        ?.p as number;
       const id = await customDomain(profile, domain, { zoneId: zone.id, status: 'Verified' });
-      await w.t.db.execute('UPDATE llmclient_llmclient SET deployed = 1, custom_domain_id = ? WHERE id = ?', [id, l.id]);
+      await w.t.db.execute('UPDATE llmclient_llmclient SET deployed = 1, custom_domain_id = ? WHERE id = ?', [
+        id,
+        l.id,
+      ]);
       const host = `bot${l.id}.${domain}`;
       return {
         kwargs: { llmclient_id: l.id },
@@ -1027,7 +1104,14 @@ const CASES: Case[] = [
               'SELECT record_name, record_type, record_value, record_ttl FROM llmclient_llmclientcustomdomaindns WHERE custom_domain_id = ?',
               [id],
             ),
-          ).toEqual([{ record_name: `_dmarc.${domain}`, record_type: 'TXT', record_value: '"v=DMARC1; p=none"', record_ttl: 600 }]);
+          ).toEqual([
+            {
+              record_name: `_dmarc.${domain}`,
+              record_type: 'TXT',
+              record_value: '"v=DMARC1; p=none"',
+              record_ttl: 600,
+            },
+          ]);
         },
       };
     },
@@ -1038,7 +1122,10 @@ const CASES: Case[] = [
     prepare: async () => {
       const l = await newLlmclient();
       await w.upsertA(w.apiZoneId, l.host);
-      w.kube.put({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: l.host, namespace: NS } }, 'smarter');
+      w.kube.put(
+        { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: l.host, namespace: NS } },
+        'smarter',
+      );
       issuedCertificate(l.host);
       return {
         kwargs: { name: `bot${l.id}`, api_url: `https://${l.host}/`, account_number: l.account },
@@ -1046,7 +1133,9 @@ const CASES: Case[] = [
         check: async () => {
           expect(await w.record(w.apiZoneId, l.host, 'A')).toBeUndefined();
           expect(ingress(l.host)).toBeUndefined();
-          expect(w.kube.object({ apiVersion: 'v1', kind: 'Secret', name: `${l.host}-tls`, namespace: NS })).toBeUndefined();
+          expect(
+            w.kube.object({ apiVersion: 'v1', kind: 'Secret', name: `${l.host}-tls`, namespace: NS }),
+          ).toBeUndefined();
         },
       };
     },
@@ -1123,7 +1212,11 @@ const CASES: Case[] = [
         state: 'SUCCESS',
         // The node joins and the Deployment becomes ready while reconcile_llmhost_compute checks every 0.3 s.
         meanwhile: async () => {
-          await waitFor(() => w.kube.object({ apiVersion: 'apps/v1', kind: 'Deployment', name: base, namespace: NS }), 60_000, 200);
+          await waitFor(
+            () => w.kube.object({ apiVersion: 'apps/v1', kind: 'Deployment', name: base, namespace: NS }),
+            60_000,
+            200,
+          );
           w.kube.put(
             {
               apiVersion: 'v1',
@@ -1135,7 +1228,12 @@ const CASES: Case[] = [
             'kubelet',
           );
           w.kube.put(
-            { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: base, namespace: NS }, status: { readyReplicas: 1 } },
+            {
+              apiVersion: 'apps/v1',
+              kind: 'Deployment',
+              metadata: { name: base, namespace: NS },
+              status: { readyReplicas: 1 },
+            },
             'kube-controller-manager',
           );
         },
@@ -1150,7 +1248,10 @@ const CASES: Case[] = [
             expect(w.kube.object({ apiVersion, kind, name, namespace: NS })).toBeDefined();
           }
           const ng = await w.eks.send(
-            new DescribeNodegroupCommand({ clusterName: CLUSTER, nodegroupName: `smarter-alpha-${shared.compute}-gpu-l4-shipped` }),
+            new DescribeNodegroupCommand({
+              clusterName: CLUSTER,
+              nodegroupName: `smarter-alpha-${shared.compute}-gpu-l4-shipped`,
+            }),
           );
           expect(ng.nodegroup?.labels).toEqual({ 'smarter.sh/compute': 'gpu-l4-shipped' });
           expect(await w.record(w.apiZoneId, `${base}.${accountNumber}.${API}`, 'A')).toEqual(LOAD_BALANCER);
@@ -1183,10 +1284,18 @@ const CASES: Case[] = [
         state: 'SUCCESS',
         check: async (m) => {
           expect(m.result).toBe('inactive');
-          expect(w.kube.object({ apiVersion: 'apps/v1', kind: 'Deployment', name: base, namespace: NS })).toBeUndefined();
-          expect(w.kube.object({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: `${base}-models`, namespace: NS })).toBeDefined();
+          expect(
+            w.kube.object({ apiVersion: 'apps/v1', kind: 'Deployment', name: base, namespace: NS }),
+          ).toBeUndefined();
+          expect(
+            w.kube.object({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: `${base}-models`, namespace: NS }),
+          ).toBeDefined();
           // destroy_domain_A_record.delay(hostname=…, api_host_domain=…), run by this worker.
-          await waitFor(async () => (await w.record(w.apiZoneId, `${base}.${accountNumber}.${API}`, 'A')) === undefined, 30_000, 250);
+          await waitFor(
+            async () => (await w.record(w.apiZoneId, `${base}.${accountNumber}.${API}`, 'A')) === undefined,
+            30_000,
+            250,
+          );
         },
       };
     },
@@ -1205,7 +1314,9 @@ const CASES: Case[] = [
         args: [id],
         state: 'SUCCESS',
         check: async () => {
-          expect((await one('SELECT last_reconciled_at FROM llmhost_llmhostcompute WHERE id = ?', [id]))?.last_reconciled_at).not.toBeNull();
+          expect(
+            (await one('SELECT last_reconciled_at FROM llmhost_llmhostcompute WHERE id = ?', [id]))?.last_reconciled_at,
+          ).not.toBeNull();
         },
       };
     },
@@ -1233,9 +1344,10 @@ const CASES: Case[] = [
         state: 'SUCCESS',
         check: async (m) => {
           expect(typeof m.result).toBe('object');
-          const ledger = await rows('SELECT resource_id, status FROM infrastructure_infrastructureresource WHERE resource_id = ?', [
-            'vol-0later',
-          ]);
+          const ledger = await rows(
+            'SELECT resource_id, status FROM infrastructure_infrastructureresource WHERE resource_id = ?',
+            ['vol-0later'],
+          );
           expect(ledger).toHaveLength(1);
         },
       };
@@ -1244,17 +1356,21 @@ const CASES: Case[] = [
 ];
 
 /** The 39 names and queues the shipped binary declares (`smarter-worker tasks --contract`). */
+let declaredNames: Map<string, string> | undefined;
 function contract(): Map<string, string> {
+  if (declaredNames) return declaredNames;
   const out = execFileSyncText(process.execPath, ['dist/tasks/main.js', 'tasks', '--contract']);
   const names = new Map<string, string>();
   for (const line of out.split('\n')) {
     const m = /^(smarter\.apps\.\S+)\s+(operational|infrastructure) \(([^)]+)\)/.exec(line);
     if (m?.[1] && m[3]) names.set(m[1], m[3]);
   }
+  declaredNames = names;
   return names;
 }
 
 const sent = new Map<string, { id: string; prepared: Prepared }>();
+const outcomes = new Map<string, { state: string; error: unknown }>();
 
 describe("Smarter's 39 task names, sent by Python Celery (protocol 1) to the shipped workers", () => {
   let declared: Map<string, string>;
@@ -1268,7 +1384,13 @@ describe("Smarter's 39 task names, sent by Python Celery (protocol 1) to the shi
       const ids = await python(
         cases.map((c) => {
           const p = prepared.get(c.task);
-          return { key: c.task, name: P + c.task, queue: declared.get(P + c.task) ?? '?', args: p?.args, kwargs: p?.kwargs };
+          return {
+            key: c.task,
+            name: P + c.task,
+            queue: declared.get(P + c.task) ?? '?',
+            args: p?.args,
+            kwargs: p?.kwargs,
+          };
         }),
       );
       for (const c of cases) sent.set(c.task, { id: ids[c.task] ?? '', prepared: prepared.get(c.task) as Prepared });
@@ -1276,11 +1398,20 @@ describe("Smarter's 39 task names, sent by Python Celery (protocol 1) to the shi
         ...cases.map((c) => sent.get(c.task)?.prepared.meanwhile?.()),
         ...cases.map((c) => settled(sent.get(c.task)?.id ?? '')),
       ]);
-      // What a later phase acts on is this phase's outcome.
-      for (const c of cases) {
-        const s = sent.get(c.task);
-        if (s) await s.prepared.check((await meta(s.id)) as Meta).catch(() => undefined);
-      }
+      // Each outcome is read before the next phase acts on it (aggregate_records rolls up the charges,
+      // destroy_llmhost removes what launch_llmhost applied).
+      await Promise.all(
+        cases.map(async (c) => {
+          const s = sent.get(c.task);
+          if (!s) return;
+          const m = (await meta(s.id)) as Meta;
+          const error = await s.prepared.check(m).then(
+            () => null,
+            (err: unknown) => err,
+          );
+          outcomes.set(c.task, { state: m.status, error });
+        }),
+      );
     }
   }, 300_000);
 
@@ -1290,13 +1421,128 @@ describe("Smarter's 39 task names, sent by Python Celery (protocol 1) to the shi
     expect(new Set(declared.values())).toEqual(new Set([OP, INFRA]));
   });
 
-  test.each(CASES.map((c) => [c.task]))('%s: Smarter\'s outcome', async (task) => {
+  test.each(CASES.map((c) => [c.task]))("%s: Smarter's outcome", async (task) => {
     const s = sent.get(task);
     if (!s) throw new Error(`${task} was not sent`);
-    const m = await settled(s.id, 5_000);
-    expect({ task, state: m.status }).toEqual({ task, state: s.prepared.state });
-    await s.prepared.check(m);
+    const o = outcomes.get(task);
+    expect({ task, state: o?.state }).toEqual({ task, state: s.prepared.state });
+    if (o?.error) throw o.error instanceof Error ? o.error : new Error(JSON.stringify(o.error));
   });
 
   test('every process is still running', () => everyProcessAlive());
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Bad input through the binary: every name, every kind of bad argument.
+
+interface DeadLetter {
+  id: string;
+  task: string;
+  reason: string;
+}
+
+const text = (v: unknown): string => (typeof v === 'string' ? v : Buffer.isBuffer(v) ? v.toString('utf8') : '');
+
+/** The dead letters of `queue`, read and put back (the channel closes without acking them). */
+async function deadLetters(queue: string): Promise<DeadLetter[]> {
+  const conn = await amqp.connect(w.brokerUrl);
+  conn.on('error', () => undefined);
+  const out: DeadLetter[] = [];
+  try {
+    const ch = await conn.createChannel();
+    // A queue nothing was dead-lettered to does not exist: the get is refused with 404 and the channel closes.
+    ch.on('error', () => undefined);
+    for (;;) {
+      const msg = await ch.get(queue, { noAck: false });
+      if (msg === false) break;
+      const headers = (msg.properties.headers ?? {}) as Record<string, unknown>;
+      let body: { id?: unknown; task?: unknown } = {};
+      try {
+        body = JSON.parse(msg.content.toString('utf8')) as typeof body;
+      } catch {
+        // an undecodable body keeps its id in the properties
+      }
+      out.push({
+        id: String(msg.properties.correlationId ?? headers.id ?? body.id ?? ''),
+        task: text(headers.task) || text(body.task),
+        reason: text(headers['x-dead-letter-reason']),
+      });
+    }
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+  return out;
+}
+
+const OVERSIZED = 'x'.repeat(200_000);
+
+describe('bad arguments for each of the 39 names, through the shipped workers', () => {
+  const messages: Array<{ key: string; task: string; label: string; id: string }> = [];
+  const outcome = new Map<string, string>();
+  let dead: DeadLetter[] = [];
+
+  beforeAll(async () => {
+    const batch: Send[] = [];
+    for (const c of CASES) {
+      const takesArguments = Boolean(
+        sent.get(c.task)?.prepared.args?.length ?? Object.keys(sent.get(c.task)?.prepared.kwargs ?? {}).length,
+      );
+      const bad: Array<[string, Pick<Send, 'args' | 'kwargs'>]> = [
+        // A task that takes no arguments is given one too many instead.
+        takesArguments ? ['missing', { args: [], kwargs: {} }] : ['surplus positional', { args: [1, 2, 3] }],
+        ['None', { args: [null] }],
+        ['wrong type', { args: [{ nested: ['not', 'an', 'id'] }], kwargs: {} }],
+        ['unknown id', { args: [987654321] }],
+        ['oversized string', { args: [OVERSIZED] }],
+        ['extra kwargs', { kwargs: { no_such_argument: true, attempt: 'many' } }],
+      ];
+      for (const [label, a] of bad) {
+        batch.push({ key: `${c.task} / ${label}`, name: P + c.task, queue: contract().get(P + c.task) ?? '?', ...a });
+      }
+    }
+    const ids = await python(batch);
+    for (const b of batch) {
+      messages.push({ key: b.key, task: b.name, label: b.key.split(' / ')[1] ?? '', id: ids[b.key] ?? '' });
+    }
+    const deadLetterQueues = [`${OP}.dead_letter`, `${INFRA}.dead_letter`];
+    await waitFor(
+      async () => {
+        everyProcessAlive();
+        dead = (await Promise.all(deadLetterQueues.map((q) => deadLetters(q).catch(() => [])))).flat();
+        const deadIds = new Set(dead.map((d) => d.id));
+        for (const m of messages) {
+          if (outcome.has(m.id)) continue;
+          const r = await meta(m.id);
+          if (r && TERMINAL.includes(r.status)) outcome.set(m.id, r.status);
+          else if (deadIds.has(m.id)) outcome.set(m.id, 'DEAD_LETTER');
+        }
+        return outcome.size === messages.length;
+      },
+      150_000,
+      1000,
+    ).catch(() => undefined);
+  }, 240_000);
+
+  test('every message settles: a stored result or a dead letter with its reason; none lost, none left unacknowledged', async () => {
+    const counts: Record<string, number> = {};
+    for (const m of messages) {
+      const o = outcome.get(m.id) ?? 'UNSETTLED';
+      counts[o] = (counts[o] ?? 0) + 1;
+    }
+    const deadIds = new Set(dead.map((d) => d.id));
+    const settledCount = messages.length - (counts.UNSETTLED ?? 0);
+    process.stdout.write(
+      `bad input: ${messages.length} sent (${CASES.length} names × 6), ${settledCount} settled: ${JSON.stringify(counts)}; ` +
+        `dead letters with a reason: ${dead.filter((d) => deadIds.has(d.id) && d.reason).length}\n`,
+    );
+    expect(messages).toHaveLength(CASES.length * 6);
+    expect(messages.filter((m) => !outcome.has(m.id)).map((m) => m.key)).toEqual([]);
+    const ours = new Set(messages.map((m) => m.id));
+    expect(dead.filter((d) => ours.has(d.id) && d.reason === '')).toEqual([]);
+    const queues = await w.queues();
+    for (const q of [OP, INFRA]) expect({ q, ...queues.get(q) }).toEqual({ q, messages: 0, unacked: 0 });
+    for (const q of [`${OP}.dead_letter`, `${INFRA}.dead_letter`]) expect(queues.get(q)?.unacked ?? 0).toBe(0);
+  });
+
+  test('every process is still running and healthy', () => everyProcessAlive());
 });

@@ -38,7 +38,10 @@ export interface RenderedContainer {
 export type Secrets = Record<string, Record<string, string>>;
 
 /** Renders the chart with `values` (merged over values.yaml by helm) and returns each Deployment's first container. */
-export function renderDeployments(values: Record<string, unknown>, release = 'smarter'): Map<string, RenderedContainer> {
+export function renderDeployments(
+  values: Record<string, unknown>,
+  release = 'smarter',
+): Map<string, RenderedContainer> {
   const dir = mkdtempSync(join(tmpdir(), 'chart-env-'));
   try {
     const file = join(dir, 'values.yaml');
@@ -85,7 +88,9 @@ export function containerEnv(c: RenderedContainer, secrets: Secrets): Record<str
     const ref = e.valueFrom?.secretKeyRef;
     if (ref) {
       const v = secrets[ref.name]?.[ref.key];
-      if (v === undefined) throw new Error(`${c.deployment}: env ${e.name} refers to Secret ${ref.name} key ${ref.key}, not provided`);
+      if (v === undefined) {
+        throw new Error(`${c.deployment}: env ${e.name} refers to Secret ${ref.name} key ${ref.key}, not provided`);
+      }
       env[e.name] = v;
     } else {
       env[e.name] = e.value ?? '';
@@ -98,6 +103,8 @@ export function containerEnv(c: RenderedContainer, secrets: Secrets): Record<str
 export function nodeCommand(c: RenderedContainer): { script: string; args: string[] } {
   const i = c.command.indexOf('node');
   const script = c.command[i + 1];
-  if (i < 0 || script === undefined) throw new Error(`${c.deployment}: command ${JSON.stringify(c.command)} runs no node script`);
+  if (i < 0 || script === undefined) {
+    throw new Error(`${c.deployment}: command ${JSON.stringify(c.command)} runs no node script`);
+  }
   return { script, args: [...c.command.slice(i + 2), ...c.args] };
 }

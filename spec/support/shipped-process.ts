@@ -30,7 +30,9 @@ export function ensureBuilt(): void {
   const source = Math.max(...SOURCES.map(newestSource));
   if (built >= source) return;
   process.stdout.write(
-    built === 0 ? 'dist/ is missing: running npm run build\n' : 'dist/ is older than the sources: running npm run build\n',
+    built === 0
+      ? 'dist/ is missing: running npm run build\n'
+      : 'dist/ is older than the sources: running npm run build\n',
   );
   try {
     execFileSync('npm', ['run', 'build'], { stdio: 'pipe', encoding: 'utf8' });

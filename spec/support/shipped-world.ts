@@ -120,7 +120,11 @@ export async function startShippedWorld(): Promise<ShippedWorld> {
     startMcpServer({ name: 'weather-server', version: '2.0.1', tools: ['forecast', 'alerts'] }),
   ]);
   const awsEnv = motoEnv(moto.endpoint);
-  const aws = { region: awsEnv.AWS_REGION, endpoint: moto.endpoint, credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' } };
+  const aws = {
+    region: awsEnv.AWS_REGION,
+    endpoint: moto.endpoint,
+    credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+  };
   const route53 = new Route53Client(aws);
   const acm = new ACMClient(aws);
   const eks = new EKSClient(aws);
@@ -177,7 +181,12 @@ export async function startShippedWorld(): Promise<ShippedWorld> {
           Changes: [
             {
               Action: 'UPSERT',
-              ResourceRecordSet: { Name: name, Type: 'A', TTL: 300, ResourceRecords: values.map((Value) => ({ Value })) },
+              ResourceRecordSet: {
+                Name: name,
+                Type: 'A',
+                TTL: 300,
+                ResourceRecords: values.map((Value) => ({ Value })),
+              },
             },
           ],
         },
@@ -219,7 +228,15 @@ export async function startShippedWorld(): Promise<ShippedWorld> {
     awsEnv,
     scratch,
     async queues() {
-      const out = await rabbitmqctl(['list_queues', '-p', vhost, '-q', 'name', 'messages_ready', 'messages_unacknowledged']);
+      const out = await rabbitmqctl([
+        'list_queues',
+        '-p',
+        vhost,
+        '-q',
+        'name',
+        'messages_ready',
+        'messages_unacknowledged',
+      ]);
       const m = new Map<string, QueueCounts>();
       for (const line of out.split('\n')) {
         const [name, ready, unacked] = line.trim().split('\t');
