@@ -1,6 +1,7 @@
 /**
  * The worker's HTTP endpoint, for Kubernetes probes and Prometheus (not Celery's; Celery has none):
- *   /healthz  the process is alive and its event loop is not stalled (liveness)
+ *   /healthz  the process is alive and its event loop is not stalled (liveness); it names the errors it kept
+ *             running through (a task's, or no task's), which do not fail it
  *   /readyz   connected to the broker and consuming (readiness)
  *   /metrics  Prometheus text format (prom-client)
  */
@@ -12,6 +13,7 @@ import type { Counter, Histogram } from 'prom-client';
 import type { TaskMessage } from '../protocol/types.js';
 import type { TaskEvents } from '../worker/events.js';
 import type { WorkerControl } from '../worker/control.js';
+import { CONTAINED_KINDS, type ContainedKind, containedErrors } from '../worker/containment.js';
 import { promClient } from './prom-client.js';
 import { readOnly } from './read-only.js';
 import { StallWatch, healthOf } from './stall-watch.js';
@@ -263,6 +265,21 @@ export function startHttp(
     '1 while this replica holds the delay canary lock and sends the canaries',
     () => (canary?.holder ? 1 : 0),
   );
+  // Counted by the process's handlers (lib/app/signals.ts); each scrape adds what was counted since the last.
+  const containedSeen = new Map<ContainedKind, number>();
+  new client.Counter({
+    name: 'smarter_worker_contained_errors_total',
+    help: "Errors no code caught that the process kept running through: a task's (it failed instead) or no task's (orphan_uncaught also stops the worker warmly)",
+    labelNames: ['kind'],
+    registers: [reg],
+    collect() {
+      for (const kind of CONTAINED_KINDS) {
+        const n = containedErrors.count(kind);
+        this.inc({ kind }, n - (containedSeen.get(kind) ?? 0));
+        containedSeen.set(kind, n);
+      }
+    },
+  });
   const stalls = new client.Counter({
     name: 'smarter_worker_event_loop_stalls_total',
     help: 'Times the event loop was blocked past the stall threshold',
@@ -309,6 +326,7 @@ export function startHttp(
         now: Date.now(),
         degradedForMs: opts.degradedForMs ?? 60_000,
         lateDelayLevels,
+        contained: containedErrors.summary(),
       });
       send(health.code, health.body);
     } else if (path === '/readyz') {

@@ -80,7 +80,14 @@ export function healthOf(input: {
   now: number;
   degradedForMs: number;
   lateDelayLevels?: readonly number[];
+  /** The contained errors by kind since start (`ContainedErrors.summary`): said, never a failure of the probe. */
+  contained?: string;
 }): Health {
+  const h = probe(input);
+  return input.contained ? { code: h.code, body: `${h.body}contained errors since start: ${input.contained}\n` } : h;
+}
+
+function probe(input: Parameters<typeof healthOf>[0]): Health {
   if (input.maxDelayMs > input.livenessMs) {
     return { code: 503, body: `event loop stalled for ${Math.round(input.maxDelayMs)} ms\n` };
   }

@@ -41,6 +41,22 @@ export class RunControl {
   onAbort(listener: (reason: unknown) => void): void {
     this.listener = listener;
   }
+
+  private failer: ((error: Error) => boolean) | undefined;
+
+  /**
+   * An error of the run's own that escaped it (a timer, stream or emitter it started threw; a promise it made was
+   * rejected unhandled): the run ends now, failed with it, and its signal is aborted so that the rest of it may
+   * stop. False when the run is no longer waited for.
+   */
+  fail(error: Error): boolean {
+    return this.failer?.(error) ?? false;
+  }
+
+  /** Set by `runWithLimits` while it waits for the run. */
+  onFail(failer: ((error: Error) => boolean) | undefined): void {
+    this.failer = failer;
+  }
 }
 
 export async function runWithLimits(
@@ -52,7 +68,19 @@ export async function runWithLimits(
   let soft: Deadline | undefined;
   let hard: Deadline | undefined;
   try {
-    return await new Promise<RunResult>((resolve) => {
+    return await new Promise<RunResult>((settle) => {
+      let settled = false;
+      const resolve = (r: RunResult): boolean => {
+        if (settled) return false;
+        settled = true;
+        settle(r);
+        return true;
+      };
+      control.onFail((error) => {
+        if (!resolve({ ok: false, error })) return false;
+        control.abort(error);
+        return true;
+      });
       (async () => run())().then(
         (value) => resolve({ ok: true, value }),
         (err: unknown) => resolve({ ok: false, error: coerceError(err) }),
@@ -75,6 +103,7 @@ export async function runWithLimits(
       }
     });
   } finally {
+    control.onFail(undefined);
     soft?.cancel();
     hard?.cancel();
   }

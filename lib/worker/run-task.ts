@@ -19,6 +19,7 @@ import { type AckPolicy, ackOnStart } from './decide.js';
 import type { TaskEvents } from './events.js';
 import type { Deadline, Deadlines } from './deadlines.js';
 import { RunControl, runWithLimits } from './execute.js';
+import { type RunScope, inRunScope } from './containment.js';
 import type { TaskPublisher } from './publisher.js';
 import { autoretryCountdownFor } from './retrying.js';
 
@@ -131,8 +132,10 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun, options: RunOption
     const params = bindArguments(task, msg.args, msg.kwargs);
     context.bind(params);
     const watchdog = watchWaiting(input.deadlines, options.waitBudget, () => input.onOverWaitBudget(msg, log));
+    // Everything the task's code starts carries this scope: an error escaping it later ends this run, not the process.
+    const scope: RunScope = { task: msg.task, id: msg.id, fail: (e) => run.control.fail(e) };
     const r = await runWithLimits(
-      () => Promise.resolve(task.run(params, ctx as TaskContext<unknown>)),
+      () => inRunScope(scope, () => Promise.resolve(task.run(params, ctx as TaskContext<unknown>))),
       options.limits,
       run.control,
       input.deadlines,

@@ -28,6 +28,7 @@ import { SMARTER_CATALOG } from '../../tasks/catalog.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { insertRow } from '../support/django-rows.js';
 import { type EmbeddingsStandIn, startEmbeddingsStandIn, vectorOf } from '../support/embeddings-standin.js';
+import { testCloud } from '../support/cloud.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { type PineconeStandIn, startPineconeStandIn } from '../support/pinecone-standin.js';
 import { type QdrantStandIn, startQdrantStandIn } from '../support/qdrant-standin.js';
@@ -180,6 +181,8 @@ interface VsOptions {
   spec?: Record<string, unknown>;
   lastSnapshotHoursAgo?: number;
   withCollection?: boolean;
+  /** '' for none recorded: the backends then use `default_index_name()`, which names `collection`. */
+  indexName?: string;
 }
 
 /** A vectorstore row, and (by default) its collection or index in the stand-in, as Smarter's deploy + reconcile leave them. */
@@ -188,8 +191,13 @@ async function vectorstore(o: VsOptions = {}): Promise<{ id: number; name: strin
   const name = `kb${seq}`;
   const backend = o.backend ?? 'qdrant';
   const hosting = o.hosting ?? 'managed';
-  const collection = backend === 'pinecone' ? `kb${seq}-3141-${process.pid}` : `${name}-3141`;
   const selfHosted = hosting === 'self_hosted';
+  const collection =
+    o.indexName === ''
+      ? `${name}${selfHosted ? '' : `-${await accountDigits()}`}`
+      : backend === 'pinecone'
+        ? `kb${seq}-3141-${process.pid}`
+        : `${name}-3141`;
   const connection = selfHosted
     ? null
     : o.connection === undefined
@@ -215,7 +223,7 @@ async function vectorstore(o: VsOptions = {}): Promise<{ id: number; name: strin
       o.deletionProtection ? 1 : 0,
       o.provider === undefined ? shared.providerId : o.provider,
       o.status ?? 'ready',
-      collection,
+      o.indexName ?? collection,
       selfHosted ? (o.endpoint ?? qdrant.url) : '',
       apiKeySecret,
     ],
@@ -233,6 +241,15 @@ async function vectorstore(o: VsOptions = {}): Promise<{ id: number; name: strin
     }
   }
   return { id: res.insertId, name, collection };
+}
+
+/** The digits of the test profile's account number (`3141-<n>`), which a managed default index name ends with. */
+async function accountDigits(): Promise<string> {
+  const [r] = await t.db.select(
+    'SELECT a.account_number FROM account_userprofile p JOIN account_account a ON a.id = p.account_id WHERE p.id = ?',
+    [profileId],
+  );
+  return String(r?.account_number).replace(/-/g, '');
 }
 
 /** A Pinecone index in the stand-in, created as Pinecone's console would. */
@@ -679,6 +696,41 @@ describe('load_vectorstore_document', () => {
       status: 'failed',
       status_message: `pinecone upsert vectors ${v.collection}: Invalid: Metadata value must be a string, number, boolean or list of strings, got 'null' for field 'owner'`,
     });
+  });
+});
+
+// smarter/smarter/apps/vectorstore/backends/base.py: `index_name` is the recorded one or
+// `VectorstoreMeta.default_index_name()` (smarter/smarter/apps/vectorstore/models/vectorstore_meta.py).
+describe('a vectorstore without an index_name uses default_index_name()', () => {
+  test("Qdrant Cloud, through openCloud's own adapters: reconcile creates `<name>-<account digits>` and a document loads into it", async () => {
+    const production = testCloud();
+    const d: SmarterDeps = {
+      db: t.db,
+      cloud: { ...fake.deps, vectordb: production.vectordb, embeddings: production.embeddings },
+    };
+    const v = await vectorstore({ indexName: '', status: 'provisioning', withCollection: false });
+    expect(v.collection).toMatch(/^kb\d+-3141\d+$/);
+    await run(nameOf(reconcileVectorstores), [], d);
+    expect(await vsRow(v.id)).toMatchObject({ status: 'ready', status_message: '' });
+    expect(qdrant.collections.get(v.collection)?.size).toBe(DIM);
+    expect(await run(nameOf(loadVectorstoreDocument), [await documentRow(v.id, 'no index name')], d)).toBe(1);
+    expect(points(v.collection)).toHaveLength(1);
+  });
+
+  test('a self-hosted Qdrant: the name alone', async () => {
+    const v = await vectorstore({ indexName: '', hosting: 'self_hosted' });
+    expect(v.collection).toMatch(/^kb\d+$/);
+    expect(await run(nameOf(loadVectorstoreDocument), [await documentRow(v.id, 'self hosted')])).toBe(1);
+    expect(points(v.collection)).toHaveLength(1);
+  });
+
+  test('Pinecone: reconcile creates the index `<name>-<account digits>` and a document loads into it', async () => {
+    const v = await vectorstore({ indexName: '', backend: 'pinecone', status: 'provisioning', withCollection: false });
+    await run(nameOf(reconcileVectorstores));
+    expect(await vsRow(v.id)).toMatchObject({ status: 'ready' });
+    expect(pinecone.indexes.get(v.collection)?.dimension).toBe(DIM);
+    expect(await run(nameOf(loadVectorstoreDocument), [await documentRow(v.id, 'pinecone')])).toBe(1);
+    expect(records(v.collection)).toHaveLength(1);
   });
 });
 

@@ -7,7 +7,8 @@ import type { Logger } from '../../lib/logger.js';
 import type { CloudDeps } from '../cloud/ports.js';
 import type { CredentialDeps } from './credentials.js';
 import type { VectorstoreEmbeddings } from './embeddings.js';
-import { SmarterConfigurationError, VectorstoreServiceError } from './errors.js';
+import { HOSTING } from './const.js';
+import { SmarterConfigurationError } from './errors.js';
 import type { DocumentRow, VectorstoreRow } from './rows.js';
 
 export interface Chunk {
@@ -48,11 +49,34 @@ export interface VectorstoreBackend {
   deleteSnapshot(name: string): Promise<void>;
 }
 
-/** `SmarterVectorstoreBackend.index_name`; Smarter's deploy records it before any task runs. */
-export function indexName(v: VectorstoreRow): string {
-  if (!v.indexName) throw new VectorstoreServiceError(`Vectorstore ${v.name} has no index_name: deploy it first.`);
-  return v.indexName;
+/** `SmarterVectorstoreBackend.index_name`: the recorded one, else `VectorstoreMeta.default_index_name()`. */
+export function indexName(
+  v: Pick<VectorstoreRow, 'indexName' | 'name' | 'backend' | 'hosting' | 'accountNumber'>,
+): string {
+  return v.indexName || defaultIndexName(v);
 }
+
+/** Pinecone index names are at most 45 lowercase alphanumeric characters and hyphens (`PINECONE_INDEX_NAME_MAX_LENGTH`). */
+const PINECONE_INDEX_NAME_MAX_LENGTH = 45;
+
+/**
+ * `VectorstoreMeta.default_index_name()`: a name unique on a shared service. A managed Pinecone project or Qdrant
+ * Cloud cluster may serve many accounts, so the name carries the account number's digits; a self-hosted server
+ * is the vectorstore's own.
+ */
+export function defaultIndexName(v: Pick<VectorstoreRow, 'name' | 'backend' | 'hosting' | 'accountNumber'>): string {
+  const account = v.accountNumber.replace(/[^0-9]/g, '');
+  const name = stripHyphens(v.name.toLowerCase().replace(/[^a-z0-9-]+/g, '-'));
+  // A negative end counts from the end, as Python's slice does.
+  if (v.backend === 'pinecone') {
+    return stripHyphens(`${name.slice(0, PINECONE_INDEX_NAME_MAX_LENGTH - account.length - 1)}-${account}`);
+  }
+  if (v.hosting === HOSTING.SELF_HOSTED) return name;
+  return `${name}-${account}`;
+}
+
+/** Python's `str.strip("-")`. */
+const stripHyphens = (s: string): string => s.replace(/^-+|-+$/g, '');
 
 /** `get_backend`. The modules are imported on first use, as the cloud clients are. */
 export async function getBackend(

@@ -23,7 +23,10 @@ export interface VectorstoreRow {
   embeddingsProviderId: number | null;
   embeddingsModel: string;
   status: string;
+  /** Empty until Smarter's apply or deploy records one; `backend.indexName` then falls back to `default_index_name()`. */
   indexName: string;
+  /** The owner's `account_number` (`user_profile.account`), which a managed database's default index name carries. */
+  accountNumber: string;
   endpointUrl: string;
   vectorCount: number;
   spec: Record<string, unknown>;
@@ -61,7 +64,9 @@ export const describe = (v: VectorstoreRow): string => `${v.name} (${v.backend},
 export const describeDocument = (v: VectorstoreRow, d: DocumentRow): string => `${v.name}: ${d.name} (${d.status})`;
 
 const VS_SELECT = `SELECT id, name, backend, hosting, is_active, dimension, metric, deletion_protection, connection_id, api_key_secret_id,
-  embeddings_provider_id, embeddings_model, status, index_name, endpoint_url, vector_count, spec, deployed_at, last_snapshot_at FROM vectorstore_vectorstoremeta`;
+  embeddings_provider_id, embeddings_model, status, index_name, endpoint_url, vector_count, spec, deployed_at, last_snapshot_at,
+  (SELECT a.account_number FROM account_userprofile p JOIN account_account a ON a.id = p.account_id WHERE p.id = v.user_profile_id) AS account_number
+  FROM vectorstore_vectorstoremeta v`;
 
 const idOf = (c: Row[string] | undefined): number | null => (c === null || c === undefined ? null : num(c));
 
@@ -81,6 +86,7 @@ function toVectorstore(r: Row): VectorstoreRow {
     embeddingsModel: str(r.embeddings_model),
     status: str(r.status),
     indexName: str(r.index_name),
+    accountNumber: r.account_number === null || r.account_number === undefined ? '' : str(r.account_number),
     endpointUrl: str(r.endpoint_url),
     vectorCount: num(r.vector_count),
     spec: obj(r.spec),

@@ -6,7 +6,7 @@
 import { messageOf } from '../cloud/call.js';
 import type { Database } from '../db/database.js';
 import { NOW } from '../db/django.js';
-import { type BackendDeps, type Chunk, type VectorstoreBackend, getBackend } from './backend.js';
+import { type BackendDeps, type Chunk, type VectorstoreBackend, getBackend, indexName } from './backend.js';
 import { chunkId, chunkIds } from './chunk-ids.js';
 import { VectorstoreEmbeddings } from './embeddings.js';
 import { VectorstoreServiceError } from './errors.js';
@@ -80,7 +80,7 @@ export class VectorstoreService {
         await backend.create();
         this.deps.logger.info('vectorstore collection created', {
           vectorstore: rows.describe(v),
-          collection: v.indexName,
+          collection: indexName(v),
         });
       }
       await this.refreshStats();
@@ -165,7 +165,7 @@ export class VectorstoreService {
     const { db } = this.deps;
     const v = this.vectorstore;
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-    const name = `${v.indexName}-${stamp}`;
+    const name = `${indexName(v)}-${stamp}`;
     const id = await rows.insertSnapshot(db, v.id, name, scheduled, v.vectorCount);
     let info: { name: string; sizeBytes: number | null; ready: boolean };
     try {

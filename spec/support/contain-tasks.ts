@@ -1,0 +1,80 @@
+/**
+ * Tasks whose errors escape them, for the containment tests: each lets an error reach the process from something
+ * it started (a timer, a promise nobody awaits, an EventEmitter with no 'error' listener) while it is still running.
+ * `contain.slow` marks its start in Redis and finishes after `ms`: the run that must not be disturbed.
+ */
+import { EventEmitter } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import * as z from 'zod';
+import { defineTask } from '../../lib/registry/define-task.js';
+import { PyValueError, runCounter } from './test-tasks.js';
+
+/** Long enough that only the escaped error can end the run first. */
+const HOLD_MS = 20_000;
+
+export function containTasks(queue: string) {
+  const message = z.object({ message: z.string() });
+  return [
+    defineTask({
+      name: 'contain.timer_throw',
+      queue,
+      params: message,
+      run: async ({ message }) => {
+        setTimeout(() => {
+          throw new PyValueError(message);
+        }, 20);
+        await sleep(HOLD_MS);
+        return 'not reached';
+      },
+    }),
+    defineTask({
+      name: 'contain.reject_unawaited',
+      queue,
+      params: message,
+      run: async ({ message }) => {
+        void (async () => {
+          await sleep(20);
+          throw new PyValueError(message);
+        })();
+        await sleep(HOLD_MS);
+        return 'not reached';
+      },
+    }),
+    defineTask({
+      name: 'contain.emitter_error',
+      queue,
+      params: message,
+      run: async ({ message }) => {
+        const emitter = new EventEmitter();
+        setTimeout(() => emitter.emit('error', new PyValueError(message)), 20);
+        await sleep(HOLD_MS);
+        return 'not reached';
+      },
+    }),
+    defineTask({
+      // Its policy retries any error once: a timer's error earns that retry, as an error the task threw would.
+      name: 'contain.timer_throw_autoretry',
+      queue,
+      params: z.object({ key: z.string() }),
+      retry: { autoretryFor: 'all', maxRetries: 1, defaultRetryDelay: 0 },
+      run: async ({ key }, ctx) => {
+        await runCounter().incr(key);
+        setTimeout(() => {
+          throw new PyValueError(`from a timer (retries=${ctx.retries})`);
+        }, 20);
+        await sleep(HOLD_MS);
+        return 'not reached';
+      },
+    }),
+    defineTask({
+      name: 'contain.slow',
+      queue,
+      params: z.object({ key: z.string(), ms: z.number() }),
+      run: async ({ key, ms }, ctx) => {
+        await runCounter().hset(`${key}:started`, ctx.id, Date.now());
+        await sleep(ms);
+        return 'finished';
+      },
+    }),
+  ];
+}
