@@ -1,8 +1,8 @@
 /**
  * No task can take the worker down: a real worker process (spec/support/contain-worker-main.ts, the lib worker with
  * the process handlers every main installs) on the shared RabbitMQ, with a queue of its own and the Redis result
- * backend. A task whose timer throws, one whose promise nobody awaits rejects, and one whose EventEmitter emits
- * 'error' each end FAILURE with their result stored while the runs beside them finish SUCCESS and the process
+ * backend. A task whose timer throws, one whose promise nobody awaits rejects, one whose EventEmitter emits 'error'
+ * and one whose file stream fails with no listener each end FAILURE with their result stored while the runs beside them finish SUCCESS and the process
  * stays up; one with an autoretry policy is retried first. An error no task owns: a rejection is counted and the
  * worker goes on; an exception stops the worker warmly, the running tasks finishing, and the process exits 1.
  */
@@ -83,7 +83,7 @@ const contained = (text: string, kind: string): number =>
 
 const alive = () => worker.exitCode === null && worker.signalCode === null;
 
-test("a timer's throw, an unawaited rejection and an emitter's 'error' each fail their own task; the others finish; the process stays up", async () => {
+test("a timer's throw, an unawaited rejection, an emitter's and a stream's 'error' each fail their own task; the others finish; the process stays up", async () => {
   const slowKey = key();
   const slow = [
     await send('contain.slow', { key: slowKey, ms: 2500 }),
@@ -95,6 +95,7 @@ test("a timer's throw, an unawaited rejection and an emitter's 'error' each fail
     timer: await send('contain.timer_throw', { message: 'thrown from a timer' }),
     rejection: await send('contain.reject_unawaited', { message: 'rejected, never awaited' }),
     emitter: await send('contain.emitter_error', { message: 'emitted as error' }),
+    stream: await send('contain.stream_error', { path: `/nonexistent-${queue}/file` }),
     autoretry: await send('contain.timer_throw_autoretry', { key: retryKey }),
   };
 
@@ -110,6 +111,9 @@ test("a timer's throw, an unawaited rejection and an emitter's 'error' each fail
     status: 'FAILURE',
     result: { exc_type: 'ValueError', exc_message: ['emitted as error'] },
   });
+  const stream = await results.ready(failing.stream, 30_000);
+  expect(stream.status).toBe('FAILURE');
+  expect(JSON.stringify(stream.result)).toContain('ENOENT');
   // retried once by its policy, then failed for good
   expect(await results.ready(failing.autoretry, 30_000)).toMatchObject({
     status: 'FAILURE',
@@ -122,12 +126,12 @@ test("a timer's throw, an unawaited rejection and an emitter's 'error' each fail
   expect(alive()).toBe(true);
 
   const metrics = (await get('/metrics')).text;
-  expect(contained(metrics, 'task_uncaught')).toBe(4);
+  expect(contained(metrics, 'task_uncaught')).toBe(5);
   expect(contained(metrics, 'task_rejection')).toBe(1);
   expect(contained(metrics, 'orphan_uncaught')).toBe(0);
   const health = await get('/healthz');
   expect(health.status).toBe(200);
-  expect(health.text).toContain('contained errors since start: task_uncaught 4, task_rejection 1');
+  expect(health.text).toContain('contained errors since start: task_uncaught 5, task_rejection 1');
   // each logged with the task's name and id
   expect(logs).toContain(`of task contain.timer_throw[${failing.timer}]: the task fails`);
   expect(logs).toContain(`of task contain.reject_unawaited[${failing.rejection}]: the task fails`);

@@ -1,9 +1,10 @@
 /**
  * Tasks whose errors escape them, for the containment tests: each lets an error reach the process from something
- * it started (a timer, a promise nobody awaits, an EventEmitter with no 'error' listener) while it is still running.
+ * it started (a timer, a promise nobody awaits, an EventEmitter or a stream with no 'error' listener) while it is still running.
  * `contain.slow` marks its start in Redis and finishes after `ms`: the run that must not be disturbed.
  */
 import { EventEmitter } from 'node:events';
+import { createReadStream } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
@@ -47,6 +48,17 @@ export function containTasks(queue: string) {
       run: async ({ message }) => {
         const emitter = new EventEmitter();
         setTimeout(() => emitter.emit('error', new PyValueError(message)), 20);
+        await sleep(HOLD_MS);
+        return 'not reached';
+      },
+    }),
+    defineTask({
+      // A stream with no 'error' listener, failing from an fs callback.
+      name: 'contain.stream_error',
+      queue,
+      params: z.object({ path: z.string() }),
+      run: async ({ path }) => {
+        createReadStream(path).resume();
         await sleep(HOLD_MS);
         return 'not reached';
       },
