@@ -58,25 +58,35 @@ export interface ChartContainer {
 /** The chart's three Deployments, by the suffix of their names. */
 export type ChartDeployment = 'worker' | 'worker-infrastructure' | 'beat';
 
-/** `helm template` of the chart with `values` over values.yaml: every object it renders, in order. */
-export function renderChart(values: ChartValues = {}, o: { release?: string; namespace?: string } = {}): Manifest[] {
+/** Runs helm with `values` in a file of their own (JSON is YAML), as `--values <file>`. */
+function withValues(values: ChartValues, args: (file: string) => string[]): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'chart-values-'));
   try {
     const file = path.join(dir, 'values.yaml');
     writeFileSync(file, JSON.stringify(values));
-    const out = helm([
-      'template',
-      o.release ?? RELEASE,
-      CHART,
-      '--namespace',
-      o.namespace ?? NAMESPACE,
-      '--values',
-      file,
-    ]);
-    return yaml.loadAll(out).filter((d): d is Manifest => d !== null && typeof d === 'object');
+    return helm(args(file));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** `helm template` of the chart with `values` over values.yaml: every object it renders, in order. */
+export function renderChart(values: ChartValues = {}, o: { release?: string; namespace?: string } = {}): Manifest[] {
+  const out = withValues(values, (file) => [
+    'template',
+    o.release ?? RELEASE,
+    CHART,
+    '--namespace',
+    o.namespace ?? NAMESPACE,
+    '--values',
+    file,
+  ]);
+  return yaml.loadAll(out).filter((d): d is Manifest => d !== null && typeof d === 'object');
+}
+
+/** `helm lint --strict` of the chart with `values`: helm's report, or a throw with it when the chart fails. */
+export function lintChart(values: ChartValues = {}): string {
+  return withValues(values, (file) => ['lint', '--strict', CHART, '--values', file]);
 }
 
 /** The container of one of the chart's Deployments as rendered for `values`; throws if the chart renders none. */
