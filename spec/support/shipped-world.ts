@@ -86,6 +86,8 @@ export interface ShippedWorld {
   /** Every queue of the vhost: messages ready and unacknowledged. */
   queues(): Promise<Map<string, QueueCounts>>;
   zone(domain: string): Promise<{ id: string; nameServers: string[] }>;
+  /** The name servers Route 53 gave the hosted zone (what a customer delegates to). */
+  nameServers(zoneId: string): Promise<string[]>;
   record(zoneId: string, name: string, type: string): Promise<string[] | undefined>;
   upsertA(zoneId: string, name: string, values?: string[]): Promise<void>;
   requestCertificate(domain: string): Promise<string>;
@@ -246,6 +248,9 @@ export async function startShippedWorld(): Promise<ShippedWorld> {
       return m;
     },
     zone,
+    async nameServers(zoneId) {
+      return (await route53.send(new GetHostedZoneCommand({ Id: zoneId }))).DelegationSet?.NameServers ?? [];
+    },
     record,
     upsertA,
     async requestCertificate(domain) {
