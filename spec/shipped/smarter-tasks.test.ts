@@ -244,7 +244,10 @@ async function seedBeforeStart(): Promise<void> {
     apiVersion: 'v1',
     kind: 'PersistentVolume',
     metadata: { name: 'pv-shipped' },
-    spec: { csi: { volumeHandle: 'vol-0shipped' }, claimRef: { namespace: NS, name: 'data' } },
+    spec: {
+      csi: { driver: 'ebs.csi.aws.com', volumeHandle: 'vol-0shipped' },
+      claimRef: { namespace: NS, name: 'data' },
+    },
   });
 }
 
@@ -426,7 +429,7 @@ function issuedCertificate(host: string): void {
       apiVersion: 'cert-manager.io/v1',
       kind: 'Certificate',
       metadata: { name: `${host}-tls`, namespace: NS },
-      spec: { secretName: `${host}-tls`, dnsNames: [host] },
+      spec: { secretName: `${host}-tls`, dnsNames: [host], issuerRef: { name: API, kind: 'ClusterIssuer' } },
     },
     'cert-manager',
   );
@@ -1326,7 +1329,10 @@ const CASES: Case[] = [
         apiVersion: 'v1',
         kind: 'PersistentVolume',
         metadata: { name: 'pv-later' },
-        spec: { csi: { volumeHandle: 'vol-0later' }, claimRef: { namespace: NS, name: 'cache' } },
+        spec: {
+          csi: { driver: 'ebs.csi.aws.com', volumeHandle: 'vol-0later' },
+          claimRef: { namespace: NS, name: 'cache' },
+        },
       });
       return {
         state: 'SUCCESS',
