@@ -6,6 +6,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { KubeConfig, KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
 import { cloudFailure, testCloud } from '../support/cloud.js';
 import { startKubeStandIn, type KubeStandIn } from '../support/kube-standin.js';
 import type { KubeObject, Kubernetes } from '../../tasks/cloud/ports.js';
@@ -249,4 +250,124 @@ test('the stand-in plays cert-manager: an annotated Ingress gets its Certificate
   expect(((await client.get(ref))?.status as { conditions: unknown[] }).conditions).toEqual([
     expect.objectContaining({ status: 'True' }),
   ]);
+});
+
+describe('the stand-in validates every object it is sent, and answers 422 as an API server does', () => {
+  const api = () => {
+    const kc = new KubeConfig();
+    kc.loadFromFile(kube.kubeconfig);
+    return KubernetesObjectApi.makeApiClient(kc);
+  };
+  /** The Status of a refused call, as the real client received it. */
+  const statusOf = async (call: Promise<unknown>) => {
+    const err = (await call.then(
+      () => {
+        throw new Error('the stand-in accepted an invalid object');
+      },
+      (e: unknown) => e,
+    )) as { code?: number; body?: unknown };
+    return { code: err.code, status: JSON.parse(String(err.body)) as Record<string, unknown> };
+  };
+  const badPathType = (n: string) => {
+    const o = ingress(n, 'bad.example.com');
+    const rule = (o.spec as { rules: Array<{ http: { paths: Array<{ pathType: string }> } }> }).rules[0];
+    if (rule?.http.paths[0]) rule.http.paths[0].pathType = 'Everything';
+    return o;
+  };
+
+  test('server-side apply of an invalid Ingress: 422 Invalid, a cause naming the field, nothing stored', async () => {
+    const n = name();
+    const { code, status } = await statusOf(
+      api().patch(badPathType(n), undefined, undefined, 'smarter-worker', true, PatchStrategy.ServerSideApply),
+    );
+    expect(code).toBe(422);
+    expect(status).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: `Ingress.networking.k8s.io "${n}" is invalid: spec.rules[0].http.paths[0].pathType: Unsupported value: "Everything": supported values: "Exact", "ImplementationSpecific", "Prefix"`,
+      reason: 'Invalid',
+      details: {
+        name: n,
+        group: 'networking.k8s.io',
+        kind: 'Ingress',
+        causes: [
+          {
+            reason: 'FieldValueNotSupported',
+            message: 'Unsupported value: "Everything": supported values: "Exact", "ImplementationSpecific", "Prefix"',
+            field: 'spec.rules[0].http.paths[0].pathType',
+          },
+        ],
+      },
+      code: 422,
+    });
+    expect(kube.object({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: 'smarter', name: n })).toBe(
+      undefined,
+    );
+    // Through the worker's adapter, the same answer is a CloudError Invalid that carries the API server's words.
+    const failure = await cloudFailure(client.apply(badPathType(n)));
+    expect(failure).toMatchObject({ verb: 'apply', kind: 'Invalid' });
+    expect(failure.message).toContain('spec.rules[0].http.paths[0].pathType: Unsupported value: "Everything"');
+  });
+
+  test('create, replace and a merge patch are validated too; what was stored stays as it was', async () => {
+    const n = name();
+    const secret = (data: unknown) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: n, namespace: 'smarter' },
+      data,
+    });
+    const created = await statusOf(api().create({ ...secret({}), immutable: 'yes' }));
+    expect(created.code).toBe(422);
+    expect((created.status.details as { causes: unknown[] }).causes).toEqual([
+      { reason: 'FieldValueTypeInvalid', message: 'Invalid value: "yes": must be of type boolean', field: 'immutable' },
+    ]);
+    await api().create(secret({ key: Buffer.from('v').toString('base64') }));
+    expect((await statusOf(api().create(secret({})))).status).toMatchObject({ reason: 'AlreadyExists', code: 409 });
+    const replaced = await statusOf(api().replace({ ...secret({}), type: 7 }));
+    expect(replaced.code).toBe(422);
+    expect(replaced.status.message).toBe(`Secret "${n}" is invalid: type: Invalid value: 7: must be of type string`);
+    const patched = await statusOf(
+      api().patch(
+        { ...secret({}), metadata: { name: n, namespace: 'smarter', labels: { tier: 'not ok!' } } },
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        PatchStrategy.MergePatch,
+      ),
+    );
+    expect(patched.code).toBe(422);
+    expect((patched.status.details as { causes: Array<{ field: string }> }).causes[0]?.field).toBe('metadata.labels');
+    expect(kube.object({ apiVersion: 'v1', kind: 'Secret', namespace: 'smarter', name: n })).toMatchObject({
+      data: { key: Buffer.from('v').toString('base64') },
+    });
+    const stored = kube.object({ apiVersion: 'v1', kind: 'Secret', namespace: 'smarter', name: n });
+    expect((stored?.metadata as { labels?: unknown } | undefined)?.labels).toBeUndefined();
+    const ok = await api().patch(
+      { ...secret({}), metadata: { name: n, namespace: 'smarter', labels: { tier: 'ok' } } },
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      PatchStrategy.MergePatch,
+    );
+    expect(ok.metadata?.labels).toEqual({ tier: 'ok' });
+  });
+
+  test("a kind no schema describes is refused, not stored unvalidated; the test API's writes are validated too", async () => {
+    const widgets = await startKubeStandIn({ kinds: [{ apiVersion: 'example.com/v1', kind: 'Widget' }] });
+    try {
+      expect(() =>
+        widgets.put({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: {} }),
+      ).toThrow(/no schema for kind Widget/);
+      expect(() =>
+        kube.put({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { replicas: 1 } }),
+      ).toThrow(/spec.selector: Required value/);
+    } finally {
+      await widgets.stop();
+    }
+  });
 });

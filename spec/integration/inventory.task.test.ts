@@ -46,13 +46,16 @@ test('records what exists as created, once; a resource gone as destroyed; a new 
     apiVersion: 'v1',
     kind: 'PersistentVolume',
     metadata: { name: 'pv-ours' },
-    spec: { csi: { volumeHandle: 'vol-0abc' }, claimRef: { namespace: NS, name: 'data' } },
+    spec: { csi: { driver: 'ebs.csi.aws.com', volumeHandle: 'vol-0abc' }, claimRef: { namespace: NS, name: 'data' } },
   });
   w.kube.put({
     apiVersion: 'v1',
     kind: 'PersistentVolume',
     metadata: { name: 'pv-theirs' },
-    spec: { csi: { volumeHandle: 'vol-0def' }, claimRef: { namespace: 'other-env', name: 'data' } },
+    spec: {
+      csi: { driver: 'ebs.csi.aws.com', volumeHandle: 'vol-0def' },
+      claimRef: { namespace: 'other-env', name: 'data' },
+    },
   });
   w.kube.put({
     apiVersion: 'v1',
@@ -77,7 +80,7 @@ test('records what exists as created, once; a resource gone as destroyed; a new 
     apiVersion: 'cert-manager.io/v1',
     kind: 'Certificate',
     metadata: { name: 'api-tls', namespace: NS },
-    spec: { secretName: 'api-tls' },
+    spec: { secretName: 'api-tls', issuerRef: { name: 'letsencrypt', kind: 'ClusterIssuer' } },
   });
 
   const first = await sync();

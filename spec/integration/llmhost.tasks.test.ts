@@ -494,7 +494,7 @@ test("scale-down terminates the idle node's own instance in its Auto Scaling gro
         namespace: NS,
         labels: { 'smarter.sh/compute': 'gpu-l4-shrink' },
       },
-      spec: { nodeName: `node-busy-${id}` },
+      spec: { nodeName: `node-busy-${id}`, containers: [{ name: 'vllm', image: 'vllm/vllm-openai' }] },
     },
     'kube-scheduler',
   );
@@ -554,6 +554,13 @@ test('destroy_llmhost with purge=True deletes the model volume too', async () =>
   expect((await host(id))?.status_message).toBe('Destroyed.');
 });
 
+/** The spec of a Deployment another controller made, complete enough for the API server (one replica). */
+const deploymentSpec = (app: string) => ({
+  replicas: 1,
+  selector: { matchLabels: { app } },
+  template: { metadata: { labels: { app } }, spec: { containers: [{ name: 'vllm', image: 'vllm/vllm-openai' }] } },
+});
+
 test('refresh_llmhost_status observes one LLMHost, or every deployed one: {name: status} from the Deployment and pods', async () => {
   const computeId = await w.newCompute({ name: 'cpu-refresh', gpuCount: 0, gpuMemoryGb: 0 });
   const spec = { engine: { name: 'vllm' }, resources: { cpu: '1', memory: '2Gi' } };
@@ -566,7 +573,7 @@ test('refresh_llmhost_status observes one LLMHost, or every deployed one: {name:
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: { name: `llmhost-${a}-refresh-a`, namespace: NS },
-      spec: { replicas: 1 },
+      spec: deploymentSpec(`llmhost-${a}-refresh-a`),
       status: { readyReplicas: 1 },
     },
     'kube-controller-manager',
@@ -606,7 +613,7 @@ test("refresh_llmhost_status probes an active LLMHost's health URL where the wor
           apiVersion: 'apps/v1',
           kind: 'Deployment',
           metadata: { name: `llmhost-${id}-${name}`, namespace: NS },
-          spec: { replicas: 1 },
+          spec: deploymentSpec(`llmhost-${id}-${name}`),
           status: { readyReplicas: 1 },
         },
         'kube-controller-manager',

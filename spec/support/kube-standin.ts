@@ -10,18 +10,25 @@
  * What it does as the API server does: discovery (`/api/v1`, `/apis/<group>/<version>`, which the client's
  * generic KubernetesObjectApi reads first), server-side apply (`PATCH` with `application/apply-patch+yaml`,
  * `fieldManager` required, conflicts between managers unless `force=true`, create or update, `resourceVersion`
- * bumped only on a change, `generation` on a spec change), GET, LIST with `labelSelector` (items without kind
- * and apiVersion, as real lists), DELETE, Secret `stringData` folded into base64 `data`, and errors as `Status`
- * objects worded as the API server words them (404 NotFound, 409 Conflict, 403 Forbidden, 422 Invalid,
- * 400 BadRequest).
+ * bumped only on a change, `generation` on a spec change), create (POST), replace (PUT, `resourceVersion`
+ * checked), JSON merge patch, GET, LIST with `labelSelector` (items without kind and apiVersion, as real lists),
+ * DELETE, Secret `stringData` folded into base64 `data`, and errors as `Status` objects worded as the API server
+ * words them (404 NotFound, 409 Conflict or AlreadyExists, 403 Forbidden, 422 Invalid, 400 BadRequest).
+ *
+ * Every object is validated before it is stored, whoever writes it (a create, a replace, the result of a patch or
+ * of an apply, the test API, cert-manager's ingress-shim): against the schema of its kind with
+ * spec/support/kube-validate.ts, a kind no package models refused too. A failure is apimachinery's NewInvalid:
+ * 422, `reason: Invalid`, `details.causes[]` of `{ reason, message, field }` with the field's path
+ * (`spec.rules[0].host`), and the message `Ingress.networking.k8s.io "x" is invalid: <field>: <error>`.
  *
  * cert-manager is played too (unless `certManager: false`): an Ingress annotated `cert-manager.io/cluster-issuer`
  * (or `cert-manager.io/issuer`) gets, as ingress-shim makes them, a Certificate per `spec.tls` entry, named after
  * its `secretName`, not Ready; `issueCertificate(ref)` then does what issuance does: Ready=True and the
  * `kubernetes.io/tls` Secret.
  *
- * Simplification: one manager's apply replaces what that manager applied before (lists replaced whole, no
- * merge keys); `status` is kept across applies and set only through the test API.
+ * Simplifications: one manager's apply replaces what that manager applied before (lists replaced whole, no
+ * merge keys); a strategic merge patch is applied as a JSON merge patch; `status` is kept across writes and set
+ * only through the test API; unknown fields are not refused (the schemas allow them).
  */
 import http from 'node:http';
 import type net from 'node:net';
@@ -29,6 +36,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { type KubeFieldError, invalidMessage, validateKubeObject } from './kube-validate.js';
 
 export interface KindSpec {
   apiVersion: string;
@@ -145,6 +153,17 @@ function deepMerge(base: JsonObject, over: JsonObject): JsonObject {
   return out;
 }
 
+/** RFC 7386 JSON merge patch: objects merged, `null` deletes, anything else replaces (lists whole). */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isObject(patch)) return clone(patch);
+  const out: JsonObject = isObject(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
+}
+
 type Requirement = (labels: Record<string, string>) => boolean;
 
 /** Kubernetes label selectors: `a=b`, `a==b`, `a!=b`, `a`, `!a`, `a in (x,y)`, `a notin (x,y)`, comma = and. */
@@ -242,6 +261,21 @@ export async function startKubeStandIn(
   });
   const notFound = (k: Kind, name: string) =>
     new ApiError(404, 'NotFound', `${qualified(k)} "${name}" not found`, details(k, name));
+
+  /** apimachinery's NewInvalid: 422, reason Invalid, a cause per field error (`field`, `message`, `reason`). */
+  const invalid = (k: Kind, name: string, errors: KubeFieldError[]) =>
+    new ApiError(422, 'Invalid', invalidMessage(k.group, k.kind, name, errors), {
+      name,
+      ...(k.group ? { group: k.group } : {}),
+      kind: k.kind,
+      causes: errors.map((e) => ({ reason: e.reason, message: e.message, field: e.path })),
+    });
+
+  /** Every object is checked against its kind's schema before it is stored, as the API server does. */
+  function validated(k: Kind, name: string, o: JsonObject): void {
+    const result = validateKubeObject(o);
+    if (!result.ok) throw invalid(k, name, result.errors);
+  }
 
   function forbidden(k: Kind, verb: string, name: string, namespace: string | undefined): ApiError {
     const where = k.namespaced && namespace ? ` in the namespace "${namespace}"` : '';
@@ -357,12 +391,7 @@ export async function startKubeStandIn(
     const name = str(body.metadata.name);
     if (!DNS1123.test(name) || name.length > 253) {
       const msg = `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`;
-      throw new ApiError(422, 'Invalid', `${k.kind}.${k.group || 'core'} "${name}" is invalid: metadata.name: ${msg}`, {
-        name,
-        ...(k.group ? { group: k.group } : {}),
-        kind: k.kind,
-        causes: [{ reason: 'FieldValueInvalid', message: msg, field: 'metadata.name' }],
-      });
+      throw invalid(k, name, [{ path: 'metadata.name', message: msg, reason: 'FieldValueInvalid' }]);
     }
     if (name !== urlName) {
       throw new ApiError(
@@ -417,11 +446,69 @@ export async function startKubeStandIn(
       if (prevMeta[f] !== undefined) meta[f] = prevMeta[f];
     }
     foldSecret(k, merged);
+    validated(k, name, merged);
     const stored: Stored = { object: merged, applied: appliedBy };
     stamp(stored, existing?.object);
     store.set(key, stored);
     if (options.certManager !== false) ingressShim(k, merged);
     return { object: clone(merged), created: !existing };
+  }
+
+  /** The request body of a create or replace: an object of the URL's kind, in the URL's namespace. */
+  function wholeObject(k: Kind, namespace: string | undefined, body: unknown): JsonObject {
+    if (!isObject(body)) throw new ApiError(400, 'BadRequest', 'the body of the request is not a JSON object');
+    if (body.apiVersion !== k.apiVersion || body.kind !== k.kind) {
+      throw new ApiError(
+        400,
+        'BadRequest',
+        `the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${k.apiVersion})`,
+      );
+    }
+    const meta = isObject(body.metadata) ? body.metadata : {};
+    if (k.namespaced && meta.namespace !== undefined && meta.namespace !== namespace) {
+      throw new ApiError(
+        400,
+        'BadRequest',
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
+    }
+    return body;
+  }
+
+  /**
+   * Stores `object` as a create, a replace or a merge patch's result writes it: whole, validated first, `status`
+   * and the server's metadata kept from what was stored (the main resource does not write them).
+   */
+  function write(
+    k: Kind,
+    namespace: string | undefined,
+    name: string,
+    object: JsonObject,
+    manager: string,
+  ): JsonObject {
+    const key = keyOf(k, namespace, name);
+    const existing = store.get(key);
+    const o = clone(object);
+    const meta: JsonObject = isObject(o.metadata) ? o.metadata : (o.metadata = {});
+    meta.name = name;
+    if (k.namespaced) meta.namespace = namespace;
+    else delete meta.namespace;
+    delete o.status;
+    if (existing?.object.status !== undefined) o.status = clone(existing.object.status);
+    const prevMeta = (existing?.object.metadata ?? {}) as JsonObject;
+    for (const f of ['uid', 'creationTimestamp', 'resourceVersion', 'generation', 'managedFields']) {
+      if (prevMeta[f] !== undefined) meta[f] = prevMeta[f];
+      else delete meta[f];
+    }
+    foldSecret(k, o);
+    validated(k, name, o);
+    const applied = new Map(existing?.applied ?? []);
+    applied.set(manager, clone(object));
+    const stored: Stored = { object: o, applied };
+    stamp(stored, existing?.object);
+    store.set(key, stored);
+    if (options.certManager !== false) ingressShim(k, o);
+    return clone(o);
   }
 
   /** cert-manager's ingress-shim: a Certificate for each TLS secret of an annotated Ingress, if there is none. */
@@ -501,6 +588,15 @@ export async function startKubeStandIn(
     return { k, namespace, name: rest[1] };
   }
 
+  /** The body of a create, replace or merge patch: JSON (the stand-in reads no YAML or protobuf), else a 400. */
+  function parseJson(text: string): unknown {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new ApiError(400, 'BadRequest', 'error decoding the body: the stand-in accepts JSON only');
+    }
+  }
+
   async function readBody(req: http.IncomingMessage): Promise<string> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -564,22 +660,9 @@ export async function startKubeStandIn(
                 details(k, name ?? ''),
               )
             : f.status === 422
-              ? new ApiError(
-                  422,
-                  'Invalid',
-                  `${k.kind}.${k.group || 'core'} "${name ?? ''}" is invalid: spec: Invalid value: injected by the stand-in`,
-                  {
-                    name: name ?? '',
-                    kind: k.kind,
-                    causes: [
-                      {
-                        reason: 'FieldValueInvalid',
-                        message: 'Invalid value: injected by the stand-in',
-                        field: 'spec',
-                      },
-                    ],
-                  },
-                )
+              ? invalid(k, name ?? '', [
+                  { path: 'spec', message: 'Invalid value: injected by the stand-in', reason: 'FieldValueInvalid' },
+                ])
               : new ApiError(
                   f.status,
                   f.status === 503 ? 'ServiceUnavailable' : 'InternalError',
@@ -618,6 +701,34 @@ export async function startKubeStandIn(
         },
       };
     }
+    const manager = url.searchParams.get('fieldManager') ?? 'stand-in-client';
+    const answer = async (run: () => Promise<{ code: number; body: JsonObject }>) => {
+      try {
+        return await run();
+      } catch (err) {
+        if (err instanceof ApiError) return { code: err.code, body: err.status() };
+        throw err;
+      }
+    };
+    if (method === 'POST' && name === undefined) {
+      return answer(async () => {
+        const o = wholeObject(k, namespace, parseJson(await readBody(req)));
+        const n = str((o.metadata as JsonObject | undefined)?.name);
+        if (n === '') {
+          throw invalid(k, '', [
+            {
+              path: 'metadata.name',
+              message: 'Required value: name or generateName is required',
+              reason: 'FieldValueRequired',
+            },
+          ]);
+        }
+        if (store.has(keyOf(k, namespace, n))) {
+          throw new ApiError(409, 'AlreadyExists', `${qualified(k)} "${n}" already exists`, details(k, n));
+        }
+        return { code: 201, body: write(k, namespace, n, o, manager) };
+      });
+    }
     if (name === undefined) {
       return {
         code: 405,
@@ -639,16 +750,51 @@ export async function startKubeStandIn(
       store.delete(key);
       return { code: 200, body: clone(s.object) };
     }
+    if (method === 'PUT') {
+      return answer(async () => {
+        const o = wholeObject(k, namespace, parseJson(await readBody(req)));
+        const s = store.get(key);
+        if (!s) throw notFound(k, name);
+        const meta = (o.metadata ?? {}) as JsonObject;
+        if (meta.name !== undefined && meta.name !== name) {
+          throw new ApiError(
+            400,
+            'BadRequest',
+            `the name of the object (${str(meta.name)}) does not match the name on the URL (${name})`,
+          );
+        }
+        const rv = meta.resourceVersion;
+        if (rv !== undefined && rv !== (s.object.metadata as JsonObject).resourceVersion) {
+          throw new ApiError(
+            409,
+            'Conflict',
+            `Operation cannot be fulfilled on ${qualified(k)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+            details(k, name),
+          );
+        }
+        return { code: 200, body: write(k, namespace, name, o, manager) };
+      });
+    }
     if (method === 'PATCH') {
       const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim();
       const text = await readBody(req);
+      if (type === 'application/merge-patch+json' || type === 'application/strategic-merge-patch+json') {
+        return answer(async () => {
+          const patch = parseJson(text);
+          const s = store.get(key);
+          if (!s) throw notFound(k, name);
+          if (!isObject(patch)) throw new ApiError(400, 'BadRequest', 'the patch is not a JSON object');
+          const { status: _status, ...current } = clone(s.object);
+          return { code: 200, body: write(k, namespace, name, mergePatch(current, patch) as JsonObject, manager) };
+        });
+      }
       if (type !== 'application/apply-patch+yaml') {
         return {
           code: 415,
           body: new ApiError(
             415,
             'UnsupportedMediaType',
-            `the body of the request was in an unknown format - accepted media types include: application/apply-patch+yaml (the stand-in serves server-side apply only, got ${type})`,
+            `the body of the request was in an unknown format - accepted media types include: application/apply-patch+yaml, application/merge-patch+json, application/strategic-merge-patch+json (got ${type})`,
           ).status(),
         };
       }
@@ -765,6 +911,11 @@ export async function startKubeStandIn(
       };
       st.conditions = [...conditions.filter((c) => c.type !== type), condition];
       s.object.status = st;
+      const result = validateKubeObject(s.object);
+      if (!result.ok) {
+        s.object = previous;
+        throw new Error(`setCondition: ${JSON.stringify(result.errors)}`);
+      }
       stamp(s, previous);
     },
     issueCertificate(ref) {

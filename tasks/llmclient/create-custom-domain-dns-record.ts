@@ -14,6 +14,13 @@ import { sameTarget } from './dns.js';
 import { recordName } from './hosts.js';
 import { customDomainById, upsertCustomDomainDns } from './rows.js';
 
+/**
+ * A value as Route 53 returns it to Smarter's boto3 (and so as Smarter's row keeps it): a TXT string in its quotes.
+ * The DNS port gives TXT strings unquoted; one that already has its quotes is kept as it is.
+ */
+const asRoute53Holds = (type: string, v: string) =>
+  type === 'TXT' && !/^"[\s\S]*"$/.test(v) ? `"${v.replace(/(["\\])/g, '\\$1')}"` : v;
+
 export const createCustomDomainDnsRecord = (env: TaskEnv) =>
   defineTask<
     {
@@ -65,7 +72,7 @@ export const createCustomDomainDnsRecord = (env: TaskEnv) =>
         customDomainId: cd.id,
         name: record.name,
         type: record.type,
-        value: record.values.join(','),
+        value: record.values.map((v) => asRoute53Holds(record.type, v)).join(','),
         ttl: record.ttl || p.record_ttl,
       });
       return null;

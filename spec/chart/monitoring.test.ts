@@ -1,8 +1,8 @@
 /**
  * The chart's alerts and dashboard (charts/smarter-worker/files/, templates/monitoring.yaml): the rules pass
  * `promtool check rules` and their unit tests on synthetic series (`promtool test rules`,
- * spec/fixtures/monitoring/alerts.test.yaml); every dashboard query is valid PromQL; the template renders
- * nothing by default and, with monitoring.enabled, a PrometheusRule holding the rules file unchanged and a
+ * spec/fixtures/monitoring/alerts.test.yaml); every dashboard query is valid PromQL; `helm template` renders
+ * neither by default and, with monitoring.enabled, a PrometheusRule holding the rules file unchanged and a
  * ConfigMap with Grafana's sidecar label holding the dashboard; every alert has its runbook entry.
  * That each metric queried is exported is proven against running processes (spec/integration/metrics-exported.test.ts).
  */
@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import yaml from 'js-yaml';
-import { CHART, chartValues, dashboardQueries, renderTemplate } from '../support/chart.js';
+import { CHART, type ChartValues, dashboardQueries, renderChart } from '../support/chart.js';
 
 const PROMTOOL = process.env.PROMTOOL ?? 'promtool';
 const RULES = `${CHART}/files/alerts.yaml`;
@@ -91,44 +91,32 @@ describe('dashboard (files/dashboard.json)', () => {
   });
 });
 
-describe('templates/monitoring.yaml', () => {
-  test('off by default: renders nothing', () => {
-    expect(chartValues().monitoring).toMatchObject({ enabled: false });
-    expect(renderTemplate('monitoring.yaml', chartValues()).trim()).toBe('');
+describe('templates/monitoring.yaml, rendered by helm template', () => {
+  const kinds = (values: ChartValues) =>
+    renderChart(values)
+      .filter((o) => o.kind === 'PrometheusRule' || o.metadata.name.endsWith('-dashboard'))
+      .map((o) => o.kind);
+
+  test('off by default: no PrometheusRule and no dashboard', () => {
+    expect(kinds({})).toEqual([]);
   });
 
   test('monitoring.enabled: a PrometheusRule holding the rules file as it is, and the dashboard in a ConfigMap labelled grafana_dashboard "1"', () => {
-    const text = renderTemplate(
-      'monitoring.yaml',
-      chartValues({ monitoring: { enabled: true, ruleLabels: { release: 'kube-prometheus-stack' } } }),
-    );
-    const docs = yaml.loadAll(text) as Array<{
-      kind: string;
-      metadata: { name: string; labels: Record<string, string> };
-      spec?: unknown;
-      data?: Record<string, string>;
-    }>;
-    expect(docs.map((d) => d.kind)).toEqual(['PrometheusRule', 'ConfigMap']);
-    const [rule, cm] = docs;
+    const objects = renderChart({ monitoring: { enabled: true, ruleLabels: { release: 'kube-prometheus-stack' } } });
+    const rule = objects.find((o) => o.kind === 'PrometheusRule');
+    const cm = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'smarter-dashboard');
     expect(rule?.metadata.labels).toMatchObject({
       release: 'kube-prometheus-stack',
       'app.kubernetes.io/instance': 'smarter',
     });
     expect(rule?.spec).toEqual(rules);
-    expect(cm?.metadata).toMatchObject({ name: 'smarter-dashboard', labels: { grafana_dashboard: '1' } });
-    expect(JSON.parse(cm?.data?.['smarter-worker.json'] ?? '')).toEqual(JSON.parse(readFileSync(DASHBOARD, 'utf8')));
+    expect(cm?.metadata.labels).toMatchObject({ grafana_dashboard: '1' });
+    const data = cm?.data as Record<string, string> | undefined;
+    expect(JSON.parse(data?.['smarter-worker.json'] ?? '')).toEqual(JSON.parse(readFileSync(DASHBOARD, 'utf8')));
   });
 
   test('alerts or the dashboard alone', () => {
-    const only = (o: Record<string, unknown>) =>
-      (
-        yaml.loadAll(renderTemplate('monitoring.yaml', chartValues({ monitoring: { enabled: true, ...o } }))) as Array<{
-          kind: string;
-        } | null>
-      )
-        .filter((d) => d)
-        .map((d) => d?.kind);
-    expect(only({ dashboard: false })).toEqual(['PrometheusRule']);
-    expect(only({ alerts: false })).toEqual(['ConfigMap']);
+    expect(kinds({ monitoring: { enabled: true, dashboard: false } })).toEqual(['PrometheusRule']);
+    expect(kinds({ monitoring: { enabled: true, alerts: false } })).toEqual(['ConfigMap']);
   });
 });
