@@ -54,6 +54,20 @@ describe('StuckPublishWatch', () => {
     expect(other.w.check(10)).toBeUndefined();
   });
 
+  test('after a block of the connection the wait is timed from its end: what waited through the block renews nothing', () => {
+    const { w, at } = watchAt();
+    at(0);
+    w.nacked();
+    at(20_000);
+    w.restart();
+    expect(w.check(5)).toBeUndefined();
+    at(20_900);
+    expect(w.check(5)).toBeUndefined();
+    // Still nothing confirmed past the bound after the block: a stuck channel after all.
+    at(21_001);
+    expect(w.check(20_000)).toBe('channel');
+  });
+
   test('still stuck on renewed channels past the connection bound: a new connection, then a fresh start', () => {
     const { w, at } = watchAt();
     at(0);

@@ -17,6 +17,7 @@ import { AmqpConsumers, type ConsumerHost } from './amqp-consumers.js';
 import { type AckMeta, AmqpDelivery } from './amqp-delivery.js';
 import type {
   Broker,
+  BrokerBlock,
   BrokerCapabilities,
   BrokerEvents,
   BrokerLock,
@@ -121,6 +122,7 @@ export class AmqpBroker implements Broker {
   private everConnected = false;
   private readonly failover: FailoverList;
   private connectedTo: string | undefined;
+  private block: BrokerBlock | undefined;
 
   constructor(private readonly opts: AmqpBrokerOptions) {
     this.failover = new FailoverList(opts.url);
@@ -151,6 +153,11 @@ export class AmqpBroker implements Broker {
       { initialMs: opts.reconnectInitialMs ?? 200, maxMs: opts.reconnectMaxMs ?? 15_000 },
       opts.heldBytesMax,
     );
+  }
+
+  /** Set while RabbitMQ blocks the connection that publishes (a memory or disk alarm). */
+  get blocked(): BrokerBlock | undefined {
+    return this.block;
   }
 
   /** The broker this connection is on now (password hidden); undefined while disconnected. */
@@ -231,6 +238,8 @@ export class AmqpBroker implements Broker {
     const model = await connectTo(url, this.endpoint());
     model.on('error', (err: Error) => this.opts.logger.warn('broker connection error', { error: err.message }));
     model.on('close', (err?: Error) => this.lost(model, err));
+    model.on('blocked', (reason: unknown) => this.blockedBy(model, reason));
+    model.on('unblocked', () => this.unblocked(model));
     try {
       await this.setUpOn(model, url);
     } catch (err) {
@@ -299,6 +308,41 @@ export class AmqpBroker implements Broker {
     });
   }
 
+  /**
+   * RabbitMQ stops reading what this connection sends until its alarm clears: publishes wait for their confirm
+   * however long it takes. Not a stuck channel, so nothing is renewed nor sent again meanwhile (a renewal would
+   * resend what the broker may already hold).
+   */
+  private blockedBy(model: ChannelModel, reason: unknown): void {
+    if (this.model !== model || this.block) return;
+    this.block = {
+      reason: typeof reason === 'string' && reason !== '' ? reason : 'no reason given',
+      since: Date.now(),
+    };
+    this.opts.logger.warn(
+      `broker blocked publishing (${this.block.reason}): publishes wait for it, none is renewed or sent again`,
+      { reason: this.block.reason, broker_url: this.connectedTo },
+    );
+  }
+
+  private unblocked(model: ChannelModel): void {
+    if (this.model !== model) return;
+    this.endBlock('unblocked');
+  }
+
+  private endBlock(how: 'unblocked' | 'connection lost'): void {
+    const block = this.block;
+    if (!block) return;
+    this.block = undefined;
+    const ms = Date.now() - block.since;
+    this.opts.logger.info(`broker ${how} after ${(ms / 1000).toFixed(1)} s blocked (${block.reason})`, {
+      blocked_ms: ms,
+      reason: block.reason,
+    });
+    // The wait for confirms is timed again from now: the time blocked says nothing of the channel.
+    this.stuck.restart();
+  }
+
   private watchStuck(): void {
     if (this.stuckTimer) clearInterval(this.stuckTimer);
     const b = this.stuck.bounds;
@@ -309,7 +353,7 @@ export class AmqpBroker implements Broker {
   /** A publish channel that has confirmed nothing for too long is renewed (stuck-publish.ts). */
   private checkStuck(): void {
     const ch = this.publishCh;
-    if (!this.connected || !ch || this.renewing || this.closing) return;
+    if (!this.connected || !ch || this.renewing || this.closing || this.block) return;
     const what = this.stuck.check(this.publisher.oldestUnconfirmed(ch));
     if (!what) return;
     this.renewing = true;
@@ -393,6 +437,7 @@ export class AmqpBroker implements Broker {
     if (this.acks) this.dropAcks(this.acks);
     this.acks = undefined;
     this.lostAt ??= Date.now();
+    this.endBlock('connection lost');
     this.connected = false;
     this.model = undefined;
     this.consumeCh = undefined;
