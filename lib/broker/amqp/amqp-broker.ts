@@ -378,21 +378,23 @@ export class AmqpBroker implements Broker {
     this.retired.add(old);
     this.liveChannels.delete(old);
     this.publishCh = fresh;
-    const moved = this.publisher.detach(old);
-    this.publishesResentOnRenewal += this.publisher.resendDetached(fresh);
+    // What waits on the old channel is not sent again: the broker may hold it already, and on a live
+    // connection the old channel still answers (a confirm, a nack, or its close, which fails them).
+    const waiting = this.publisher.waitingOn(old);
     this.stuck.renewed('channel');
     this.publishRenewals.channel++;
     this.opts.logger.warn(
-      `publish channel stuck: nothing confirmed for more than ${this.stuck.bounds.channelMs} ms; opened a new channel and sent again ${moved} unconfirmed publish(es)`,
-      { resent: moved, broker_url: this.connectedTo },
+      `publish channel stuck: nothing confirmed for more than ${this.stuck.bounds.channelMs} ms; new publishes go to a new channel, ${waiting} unconfirmed publish(es) wait for the old one's answer`,
+      { waiting, broker_url: this.connectedTo },
     );
-    await old.close().catch(() => undefined);
+    void this.publisher.settledOn(old).then(() => old.close().catch(() => undefined));
   }
 
-  private async renewConnection(old: ConfirmChannel): Promise<void> {
+  private async renewConnection(_current: ConfirmChannel): Promise<void> {
     const model = this.model;
     if (!model) return;
-    const moved = this.publisher.detach(old);
+    // Those of every channel of this connection: its renewed channels' answers are gone with it too.
+    const moved = this.publisher.detachAll();
     this.stuck.renewed('connection');
     this.publishRenewals.connection++;
     this.opts.logger.warn(
