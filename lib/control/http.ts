@@ -130,7 +130,7 @@ export function fanOut(...sinks: TaskEvents[]): TaskEvents {
 
 const PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 /** How long a scrape waits for the broker's counts before it answers with the previous ones. */
-const SCRAPE_WAIT_MS = 500;
+const SCRAPE_WAIT_MS = 300;
 
 export interface HttpOptions {
   port: number;

@@ -1,7 +1,7 @@
 /**
  * RabbitMQ resource alarms under load, on a node of the test's own: a memory alarm and a disk alarm, each held
  * past the stuck-publish bound (10 s) while countdowns are parked, failing tasks retry and are dead-lettered,
- * and quick tasks run. RabbitMQ blocks the connection that publishes: the worker must say so (log at block and
+ * and a backlog of quick tasks that publish nothing runs: it must keep running through the alarm. RabbitMQ blocks the connection that publishes: the worker must say so (log at block and
  * at unblock, `smarter_worker_broker_blocked`, the probes' bodies), answer its probes and scrapes within 1 s,
  * and never take the block for a stuck channel (a renewal resends what the broker may already hold). Once the
  * alarm clears, every id is accounted for: no task run twice, no dead letter twice, none lost.
@@ -15,7 +15,9 @@ import { type RabbitNode, freePort, startRabbitNode } from '../support/rabbit-no
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
 
 const ALARM_MS = 15_000;
-const LOAD = { work: 300, countdowns: 200, fail: 40 };
+// Fewer failing tasks than slots: each retry waits for the broker in its slot, and the quick tasks need the rest.
+const LOAD = { work: 2000, workMs: 30, countdowns: 200, fail: 8 };
+const CONCURRENCY = 16;
 let node: RabbitNode;
 let h: Harness;
 let port: number;
@@ -30,7 +32,7 @@ beforeAll(async () => {
     logger: recordingLogger(lines),
     env: {
       CELERY_BROKER_URL: node.url,
-      CELERY_WORKER_CONCURRENCY: '8',
+      CELERY_WORKER_CONCURRENCY: String(CONCURRENCY),
       CELERY_BROKER_HEARTBEAT: '10',
       SMARTER_WORKER_ETA_HOLD_MAX: '1',
       SMARTER_WORKER_HTTP_PORT: String(port),
@@ -158,7 +160,9 @@ async function throughAlarm(
       .every((p) => /^\/readyz 200 ready; broker blocked publishing/.test(p)),
   ).toBe(true);
   expect(
-    probes.filter((p) => p.startsWith('/healthz')).every((p) => /^\/healthz 200 ok; broker blocked publishing/.test(p)),
+    probes
+      .filter((p) => p.startsWith('/healthz'))
+      .every((p) => /^\/healthz 200 (ok|degraded: [^;]+); broker blocked publishing/.test(p)),
   ).toBe(true);
   return { ...final, slowestProbeMs, doneDuringAlarm };
 }
@@ -171,6 +175,8 @@ function report(what: string, r: AlarmRun): void {
 
 function expectAccounted(r: AlarmRun): void {
   expect(r.slowestProbeMs).toBeLessThan(1000);
+  // The block stops publishing only: consuming and acking go on on their own connection.
+  expect(r.doneDuringAlarm).toBeGreaterThanOrEqual(300);
   expect(r.ranTwice).toEqual([]);
   expect(r.duplicatedDeadLetters).toEqual([]);
   expect(r.lost).toEqual([]);

@@ -5,6 +5,7 @@
  * Every run is counted in Redis by task id (and retry count), so a test tells what ran twice and what never ran.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import http from 'node:http';
 import type { Options } from 'amqplib';
 import * as z from 'zod';
@@ -20,8 +21,9 @@ export function pushbackTasks(queue: string, opts: { acksLate?: boolean } = {}) 
       name: 'push.work',
       queue,
       ...(opts.acksLate ? { acksLate: true } : {}),
-      params: z.object({ key: z.string() }),
-      run: async ({ key }, ctx) => {
+      params: z.object({ key: z.string(), ms: z.number().default(0) }),
+      run: async ({ key, ms }, ctx) => {
+        if (ms > 0) await sleep(ms);
         await runCounter().hincrby(`${key}:done`, ctx.id, 1);
         await runCounter().rpush(`${key}:at`, Date.now());
         return 'done';
@@ -49,12 +51,12 @@ export interface LoadMessage {
   options: Options.Publish;
 }
 
-function message(task: string, key: string, kind: LoadMessage['kind'], eta?: Date): LoadMessage {
+function message(task: string, key: string, kind: LoadMessage['kind'], eta?: Date, ms = 0): LoadMessage {
   const id = randomUUID();
   return {
     id,
     kind,
-    body: Buffer.from(JSON.stringify([[], { key }, {}])),
+    body: Buffer.from(JSON.stringify([[], ms > 0 ? { key, ms } : { key }, {}])),
     options: {
       persistent: true,
       contentType: 'application/json',
@@ -65,14 +67,17 @@ function message(task: string, key: string, kind: LoadMessage['kind'], eta?: Dat
   };
 }
 
-/** `work` quick tasks, `countdowns` due 3–8 s from now, and `fail` tasks that end dead-lettered. */
-export function pushbackLoad(key: string, n: { work: number; countdowns: number; fail: number }): LoadMessage[] {
+/** `work` quick tasks (of `workMs` each), `countdowns` due 3–8 s from now, and `fail` tasks that end dead-lettered. */
+export function pushbackLoad(
+  key: string,
+  n: { work: number; countdowns: number; fail: number; workMs?: number },
+): LoadMessage[] {
   const out: LoadMessage[] = [];
   for (let i = 0; i < n.countdowns; i++) {
     out.push(message('push.work', key, 'countdown', new Date(Date.now() + 3000 + (i % 6) * 1000)));
   }
   for (let i = 0; i < n.fail; i++) out.push(message('push.fail', key, 'fail'));
-  for (let i = 0; i < n.work; i++) out.push(message('push.work', key, 'work'));
+  for (let i = 0; i < n.work; i++) out.push(message('push.work', key, 'work', undefined, n.workMs ?? 0));
   return out;
 }
 
