@@ -33,6 +33,19 @@ return 1`;
 /** How many times a result is tried against a Redis that is down (see the constructor). */
 export const STORE_TRIES = 60;
 
+/** The wait before try `n` + 1 (ioredis' reconnect delays as set below: about 80 s over STORE_TRIES tries). */
+const storeDelayMs = (n: number): number => Math.min(n * 50, 2000);
+
+/** Redis at maxmemory refuses writes with an OOM reply: it frees memory by itself (expiries, evictions) or is fixed. */
+function isOutOfMemory(err: unknown): boolean {
+  return /(^|\W)OOM command not allowed/.test(coerceError(err).message);
+}
+
+export interface RedisBackendOptions {
+  /** The wait before each further try of a store refused for memory (tests shorten it). */
+  oomDelayMs?: (tries: number) => number;
+}
+
 export class RedisBackend implements ResultBackend {
   readonly kind = 'redis';
   private readonly redis: Redis;
@@ -43,6 +56,7 @@ export class RedisBackend implements ResultBackend {
     url: string,
     private readonly expiresSeconds: number | null,
     tlsSetting?: TlsSettings,
+    private readonly options: RedisBackendOptions = {},
   ) {
     // rediss:// and Celery's redis_backend_use_ssl: the server's certificate is verified unless told not to.
     const { url: plain, tls } = redisTls(url, tlsSetting);
@@ -54,9 +68,7 @@ export class RedisBackend implements ResultBackend {
       lazyConnect: false,
       maxRetriesPerRequest: STORE_TRIES,
       retryStrategy: (times) =>
-        describeTlsFailure(this.lastError, 'CELERY_REDIS_BACKEND_USE_SSL') !== undefined
-          ? null
-          : Math.min(times * 50, 2000),
+        describeTlsFailure(this.lastError, 'CELERY_REDIS_BACKEND_USE_SSL') !== undefined ? null : storeDelayMs(times),
       ...(tls ? { tls: tlsConnectOptions(tls) } : {}),
     });
     this.redis.on('error', (err: unknown) => {
@@ -71,18 +83,27 @@ export class RedisBackend implements ResultBackend {
 
   async store(result: StoredResult): Promise<void> {
     const key = META_PREFIX + result.taskId;
-    try {
-      const value = stringifyKombuJson(kvMeta(result));
-      await this.redis.eval(
-        STORE_SCRIPT,
-        1,
-        key,
-        value,
-        String(this.expiresSeconds ?? 0),
-        READY_STATES.has(result.state) ? '1' : '0',
-      );
-    } catch (err) {
-      throw new BackendError(`cannot store the result of ${result.taskId} in redis: ${this.why(err)}`, { cause: err });
+    const value = stringifyKombuJson(kvMeta(result));
+    // A Redis at maxmemory is waited for as one that is down (the same tries and delays), not dropped at once.
+    for (let tries = 1; ; tries++) {
+      try {
+        await this.redis.eval(
+          STORE_SCRIPT,
+          1,
+          key,
+          value,
+          String(this.expiresSeconds ?? 0),
+          READY_STATES.has(result.state) ? '1' : '0',
+        );
+        return;
+      } catch (err) {
+        if (isOutOfMemory(err) && tries < STORE_TRIES) {
+          await new Promise((r) => setTimeout(r, (this.options.oomDelayMs ?? storeDelayMs)(tries)));
+          continue;
+        }
+        const why = isOutOfMemory(err) ? `refused for memory ${tries} times: ${this.why(err)}` : this.why(err);
+        throw new BackendError(`cannot store the result of ${result.taskId} in redis: ${why}`, { cause: err });
+      }
     }
   }
 

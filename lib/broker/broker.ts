@@ -199,6 +199,17 @@ export interface BrokerEvents {
   disconnected: (err: Error | undefined) => void;
 }
 
+/**
+ * The broker refuses what the worker publishes for now (RabbitMQ's `connection.blocked` under a memory or disk
+ * alarm): publishes wait, nothing is renewed or sent again meanwhile, and consuming goes on.
+ */
+export interface BrokerBlock {
+  /** The broker's words (RabbitMQ: `low on memory`, `low on disk`). */
+  readonly reason: string;
+  /** When it began (epoch ms). */
+  readonly since: number;
+}
+
 export interface Broker {
   /** 'amqp', 'redis', 'memory': for logs and `inspect conf`. */
   readonly kind: string;
@@ -294,6 +305,9 @@ export interface Broker {
 
   /** Settles that could not be sent because their connection had closed (each was logged). */
   readonly staleSettles: number;
+
+  /** Set while the broker refuses publishes (a resource alarm); read without a call to the broker. */
+  readonly blocked?: BrokerBlock | undefined;
 
   /** Stuck publish channels renewed since start, by a new channel or a new connection (RabbitMQ only). */
   readonly publishRenewals?: Readonly<Record<'channel' | 'connection', number>>;

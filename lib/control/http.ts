@@ -4,6 +4,8 @@
  *             running through (a task's, or no task's), which do not fail it
  *   /readyz   connected to the broker and consuming (readiness)
  *   /metrics  Prometheus text format (prom-client)
+ * None of them waits on the broker: a broker that stops reading (a resource alarm, a stalled link) must not
+ * leave a probe or a scrape without an answer. What needs a broker call is refreshed beside the scrape.
  */
 import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -129,6 +131,8 @@ export function fanOut(...sinks: TaskEvents[]): TaskEvents {
 }
 
 const PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+/** How long a scrape waits for the broker's counts before it answers with the previous ones. */
+const SCRAPE_WAIT_MS = 300;
 
 export interface HttpOptions {
   port: number;
@@ -173,6 +177,11 @@ export function startHttp(
   gauge('smarter_worker_eta_held', 'ETA messages held unacked until due', () => worker.counters().held);
   gauge('smarter_worker_prefetch', 'Prefetch count per consumer', () => worker.prefetchCount);
   gauge('smarter_worker_broker_reconnects', 'Broker connections lost since start', () => reconnects);
+  gauge(
+    'smarter_worker_broker_blocked',
+    '1 while the broker refuses publishes (a RabbitMQ memory or disk alarm, a Redis at maxmemory); consuming goes on',
+    () => (broker.blocked ? 1 : 0),
+  );
   gauge(
     'smarter_worker_stale_settles',
     'Acks and rejects not sent because their channel had closed (redelivered by the broker)',
@@ -231,13 +240,13 @@ export function startHttp(
   );
   const queueMessages = new client.Gauge({
     name: 'smarter_worker_queue_messages',
-    help: 'Messages ready in each consumed queue (not those delivered and unacked), as of the last scrape',
+    help: 'Messages ready in each consumed queue (not those delivered and unacked), as of the last refresh (at most one scrape old)',
     labelNames: ['queue'],
     registers: [reg],
   });
   const queueConsumers = new client.Gauge({
     name: 'smarter_worker_queue_consumers',
-    help: 'Consumers (consumer tags) of each consumed queue, every worker counted, as of the last scrape; on RabbitMQ a worker may hold several, one per widening of its window',
+    help: 'Consumers (consumer tags) of each consumed queue, every worker counted, as of the last refresh; on RabbitMQ a worker may hold several, one per widening of its window',
     labelNames: ['queue'],
     registers: [reg],
   });
@@ -311,6 +320,37 @@ export function startHttp(
   });
   watch.start();
 
+  // The broker's counts, read beside the scrape: one read at a time, and a scrape waits for it only briefly,
+  // then answers with the last counts (a broker that stops reading never holds the answer).
+  let reading: Promise<void> | undefined;
+  const readBrokerCounts = async (): Promise<void> => {
+    for (const l of await broker.delayedStats().catch(() => [])) {
+      delayed.set({ level: String(l.level) }, l.messages);
+    }
+    for (const queue of worker.queues) {
+      const q = await broker.inspectQueue(queue).catch(() => null);
+      if (q) {
+        queueMessages.set({ queue }, q.messageCount);
+        queueConsumers.set({ queue }, q.consumerCount);
+      }
+      const dl = await broker.inspectQueue(queue + (opts.deadLetterSuffix ?? '.dead_letter')).catch(() => null);
+      deadLetters.set({ queue }, dl?.messageCount ?? 0);
+    }
+  };
+  const brokerCounts = async (): Promise<void> => {
+    if (!reading && broker.connected) {
+      reading = readBrokerCounts().finally(() => (reading = undefined));
+    }
+    if (!reading) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([reading, new Promise<void>((r) => (timer = setTimeout(r, SCRAPE_WAIT_MS)))]);
+    clearTimeout(timer);
+  };
+  const blockedLine = (): string => {
+    const b = broker.blocked;
+    return b ? `broker blocked publishing for ${Math.round((Date.now() - b.since) / 1000)} s (${b.reason})` : '';
+  };
+
   const server = http.createServer((req, res) => {
     const request = readOnly(req, res, PATHS);
     if (!request) return;
@@ -328,34 +368,29 @@ export function startHttp(
         lateDelayLevels,
         contained: containedErrors.summary(),
       });
-      send(health.code, health.body);
+      // A broker's alarm is not this process's fault: a restart would not end it (and would drop what waits to
+      // be published), so the code stays what the process's own health says.
+      const blocked = blockedLine();
+      send(health.code, blocked ? `${health.body.trimEnd()}; ${blocked}\n` : health.body);
     } else if (path === '/readyz') {
       const idle = worker.queues.filter((q) => !broker.isConsuming(q));
       const ready = isReady();
       const why = idle.length > 0 && broker.connected ? `, not consuming ${idle.join(', ')}` : '';
+      // Blocked but consuming stays ready: the alarm is the broker's and hits every replica at once, so a 503
+      // would mark them all unready (a rollout stalls, a PodDisruptionBudget sees none available) while they
+      // still run what publishes nothing.
+      const blocked = blockedLine();
       send(
         ready ? 200 : 503,
-        ready
-          ? 'ready\n'
-          : `not ready: broker ${broker.connected ? 'connected' : 'disconnected'}, worker ${worker.state}${why}\n`,
+        (ready
+          ? 'ready'
+          : `not ready: broker ${broker.connected ? 'connected' : 'disconnected'}, worker ${worker.state}${why}`) +
+          (blocked ? `; ${blocked}\n` : '\n'),
       );
     } else if (path === '/metrics') {
       void (async () => {
         for (const [task, n] of worker.counters().overWaitBudget) overBudget.set({ task }, n);
-        if (broker.connected) {
-          for (const l of await broker.delayedStats().catch(() => [])) {
-            delayed.set({ level: String(l.level) }, l.messages);
-          }
-          for (const queue of worker.queues) {
-            const q = await broker.inspectQueue(queue).catch(() => null);
-            if (q) {
-              queueMessages.set({ queue }, q.messageCount);
-              queueConsumers.set({ queue }, q.consumerCount);
-            }
-            const dl = await broker.inspectQueue(queue + (opts.deadLetterSuffix ?? '.dead_letter')).catch(() => null);
-            deadLetters.set({ queue }, dl?.messageCount ?? 0);
-          }
-        }
+        await brokerCounts();
         if (canary) {
           canary.checkOverdue();
           const late = new Map(canary.lateLevels().map((l) => [l.level, l.lateMs]));

@@ -1,7 +1,8 @@
 /**
  * A publish channel that RabbitMQ nacks every publish of, while the connection lives, is renewed by the broker
  * (lib/broker/amqp/stuck-publish.ts): past the first bound a new channel, past the second a new connection, each
- * counted and logged; publishing goes on once the node takes messages again. The nacks are made by a queue that
+ * counted and logged; publishing goes on once the node takes messages again. A channel renewal sends nothing
+ * again (what waits on the old channel hears its answer); a connection renewal sends again what was unconfirmed. The nacks are made by a queue that
  * refuses publishes when full (`x-overflow: reject-publish`, `x-max-length: 1`) and holds one message.
  */
 import { randomUUID } from 'node:crypto';
@@ -61,7 +62,9 @@ test('every publish nacked: a new channel past the first bound, a new connection
       log.lines.some(
         (l) =>
           l.level === 'warn' &&
-          /^publish channel stuck: nothing confirmed for more than 600 ms; opened a new channel/.test(l.message),
+          /^publish channel stuck: nothing confirmed for more than 600 ms; new publishes go to a new channel/.test(
+            l.message,
+          ),
       ),
     ).toBe(true);
     await waitFor(() => broker.publishRenewals.connection >= 1 || undefined, 15_000);

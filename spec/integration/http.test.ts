@@ -26,7 +26,12 @@ test('/healthz and /readyz answer 200 while the worker consumes', async () => {
 test('/metrics counts tasks by name and outcome, and shows in-flight, prefetch, delay levels and stuck publish channels renewed', async () => {
   await results.ready(await h.worker.publisher.apply('test.add', [1, 2], {}));
   await results.ready(await h.worker.publisher.apply('test.fail', ['x'], {}));
-  const text = await (await fetch(`${base}/metrics`)).text();
+  // The broker's counts are read beside the scrape: a scrape may answer before the first read is in.
+  const text = await waitFor(async () => {
+    const t = await (await fetch(`${base}/metrics`)).text();
+    return /smarter_worker_delayed_messages\{level="0"\} \d+/.test(t) ? t : undefined;
+  });
+  expect(text).toMatch(/smarter_worker_broker_blocked 0/);
   expect(text).toMatch(/smarter_worker_tasks_total\{task="test.add",outcome="success"\} 1/);
   expect(text).toMatch(/smarter_worker_tasks_total\{task="test.fail",outcome="failure"\} 1/);
   expect(text).toMatch(/smarter_worker_in_flight 0/);

@@ -54,6 +54,20 @@ describe('StuckPublishWatch', () => {
     expect(other.w.check(10)).toBeUndefined();
   });
 
+  test('after a block of the connection the wait is timed from its end: what waited through the block renews nothing', () => {
+    const { w, at } = watchAt();
+    at(0);
+    w.nacked();
+    at(20_000);
+    w.restart();
+    expect(w.check(5)).toBeUndefined();
+    at(20_900);
+    expect(w.check(5)).toBeUndefined();
+    // Still nothing confirmed past the bound after the block: a stuck channel after all.
+    at(21_001);
+    expect(w.check(20_000)).toBe('channel');
+  });
+
   test('still stuck on renewed channels past the connection bound: a new connection, then a fresh start', () => {
     const { w, at } = watchAt();
     at(0);
@@ -99,7 +113,27 @@ const props: PublishProperties = {
 const asConfirm = (c: FakeChannel) => c as unknown as ConfirmChannel;
 
 describe('ConfirmPublisher on a renewed channel', () => {
-  test("publishes waiting on a stuck channel are sent again on the new one; the caller hears the new confirm, never the old channel's", async () => {
+  test("a renewed channel sends nothing again: what waits on the old one hears the old one's answer, new publishes go to the new one", async () => {
+    const p = new ConfirmPublisher();
+    const old = new FakeChannel();
+    const waiting = p.publish(asConfirm(old), '', 'q', Buffer.from('a'), props, true);
+    expect(p.waitingOn(asConfirm(old))).toBe(1);
+    const fresh = new FakeChannel();
+    const next = p.publish(asConfirm(fresh), '', 'q', Buffer.from('b'), props, true);
+    let oldSettled = false;
+    const settled = p.settledOn(asConfirm(old)).then(() => (oldSettled = true));
+    for (const s of fresh.sent) s.cb(null);
+    await next;
+    expect(oldSettled).toBe(false);
+    // The broker held it all along: confirmed late, on the old channel, and sent once.
+    for (const s of old.sent) s.cb(null);
+    await expect(waiting).resolves.toBeUndefined();
+    await settled;
+    expect(old.sent).toHaveLength(1);
+    expect(fresh.sent).toHaveLength(1);
+  });
+
+  test("publishes waiting on a replaced connection's channels are sent again on the new one; the caller hears the new confirm, never the old channel's", async () => {
     const hooks = { acks: 0, nacks: 0 };
     const p = new ConfirmPublisher({ acked: () => void hooks.acks++, nacked: () => void hooks.nacks++ });
     const stuck = new FakeChannel();
@@ -108,7 +142,7 @@ describe('ConfirmPublisher on a renewed channel', () => {
       p.publish(asConfirm(stuck), '', 'q', Buffer.from('b'), props, true),
     ];
     expect(p.oldestUnconfirmed(asConfirm(stuck))).toEqual(expect.any(Number));
-    expect(p.detach(asConfirm(stuck))).toBe(2);
+    expect(p.detachAll()).toBe(2);
     const fresh = new FakeChannel();
     expect(p.resendDetached(asConfirm(fresh))).toBe(2);
     expect(p.oldestUnconfirmed(asConfirm(stuck))).toBeUndefined();
@@ -133,7 +167,7 @@ describe('ConfirmPublisher on a renewed channel', () => {
     const p = new ConfirmPublisher();
     const ch = new FakeChannel();
     const send = p.publish(asConfirm(ch), '', 'q', Buffer.from('a'), props);
-    p.detach(asConfirm(ch));
+    p.detachAll();
     p.failDetached(new Error('broker connection closed'));
     await expect(send).rejects.toThrow('broker connection closed');
   });

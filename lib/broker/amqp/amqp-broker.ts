@@ -1,6 +1,9 @@
 /**
- * The AMQP 0-9-1 broker on amqplib: one connection, a consume channel with a per-consumer prefetch, and a
- * confirm channel for everything the worker publishes.
+ * The AMQP 0-9-1 broker on amqplib: two connections, as Celery's consumer and producer have: one consumes and
+ * acks (a consume channel with a per-consumer prefetch, declarations, inspections), the other has the confirm
+ * channel for everything the worker publishes. RabbitMQ blocks a connection that publishes during a memory or
+ * disk alarm, reading nothing more from it; on its own connection that block stops publishing only, and
+ * consuming and acking go on. The two are one unit for recovery: when either is lost, both are opened again.
  *
  * Recovery is ours rather than amqplib's `recovery` option because channel-only closures (a 406 from an
  * inequivalent declare, an unknown delivery tag, RabbitMQ's consumer_timeout) leave the connection up; we
@@ -17,6 +20,7 @@ import { AmqpConsumers, type ConsumerHost } from './amqp-consumers.js';
 import { type AckMeta, AmqpDelivery } from './amqp-delivery.js';
 import type {
   Broker,
+  BrokerBlock,
   BrokerCapabilities,
   BrokerEvents,
   BrokerLock,
@@ -91,7 +95,10 @@ export { withHeartbeat } from './amqp-connect.js';
 export class AmqpBroker implements Broker {
   readonly kind = 'amqp';
   readonly capabilities = AMQP_CAPABILITIES;
+  /** The connection that consumes and acks. */
   private model: ChannelModel | undefined;
+  /** The connection that publishes. */
+  private publishModel: ChannelModel | undefined;
   private consumeCh: Channel | undefined;
   private acks: AckBatcher<AckMeta> | undefined;
   private publishCh: ConfirmChannel | undefined;
@@ -121,6 +128,7 @@ export class AmqpBroker implements Broker {
   private everConnected = false;
   private readonly failover: FailoverList;
   private connectedTo: string | undefined;
+  private block: BrokerBlock | undefined;
 
   constructor(private readonly opts: AmqpBrokerOptions) {
     this.failover = new FailoverList(opts.url);
@@ -151,6 +159,11 @@ export class AmqpBroker implements Broker {
       { initialMs: opts.reconnectInitialMs ?? 200, maxMs: opts.reconnectMaxMs ?? 15_000 },
       opts.heldBytesMax,
     );
+  }
+
+  /** Set while RabbitMQ blocks the connection that publishes (a memory or disk alarm). */
+  get blocked(): BrokerBlock | undefined {
+    return this.block;
   }
 
   /** The broker this connection is on now (password hidden); undefined while disconnected. */
@@ -228,33 +241,53 @@ export class AmqpBroker implements Broker {
 
   private async open(): Promise<void> {
     const url = this.failover.current;
-    const model = await connectTo(url, this.endpoint());
+    const endpoint = this.endpoint();
+    const model = await connectTo(url, endpoint);
     model.on('error', (err: Error) => this.opts.logger.warn('broker connection error', { error: err.message }));
     model.on('close', (err?: Error) => this.lost(model, err));
+    let publishModel: ChannelModel;
     try {
-      await this.setUpOn(model, url);
+      publishModel = await connectTo(url, { ...endpoint, connectionName: `${endpoint.connectionName} (publish)` });
+    } catch (err) {
+      await model.close().catch(() => undefined);
+      throw err;
+    }
+    publishModel.on('error', (err: Error) =>
+      this.opts.logger.warn('broker publish connection error', { error: err.message }),
+    );
+    // Its loss is the pair's: the consume connection is closed too, and its close handler reconnects both.
+    publishModel.on('close', () => {
+      if (this.publishModel === publishModel && !this.closing) void model.close().catch(() => undefined);
+    });
+    publishModel.on('blocked', (reason: unknown) => this.blockedBy(publishModel, reason));
+    publishModel.on('unblocked', () => this.unblocked(publishModel));
+    try {
+      await this.setUpOn(model, publishModel, url);
     } catch (err) {
       // A node that accepts connections but cannot serve yet (a quorum queue without a leader): try the next.
       if (this.model === model) {
         for (const ch of [this.consumeCh, this.publishCh]) if (ch) this.liveChannels.delete(ch);
         this.model = undefined;
+        this.publishModel = undefined;
         this.consumeCh = undefined;
         this.publishCh = undefined;
       }
+      await publishModel.close().catch(() => undefined);
       await model.close().catch(() => undefined);
       throw err;
     }
   }
 
   /** Channels, topology, queues and consumers on a fresh connection, then everyone waiting hears of it. */
-  private async setUpOn(model: ChannelModel, url: string): Promise<void> {
+  private async setUpOn(model: ChannelModel, publishModel: ChannelModel, url: string): Promise<void> {
     const consumeCh = await model.createChannel();
-    const publishCh = await model.createConfirmChannel();
+    const publishCh = await publishModel.createConfirmChannel();
     this.publisher.watch(publishCh);
     for (const ch of [consumeCh, publishCh]) this.guard(model, ch);
     const acks = this.ackBatcher(consumeCh);
     consumeCh.on('close', () => this.dropAcks(acks));
     this.model = model;
+    this.publishModel = publishModel;
     this.consumeCh = consumeCh;
     this.acks = acks;
     this.publishCh = publishCh;
@@ -289,6 +322,7 @@ export class AmqpBroker implements Broker {
     this.events.emit('connected');
   }
 
+  /** `model` is the consume connection, whose close starts the pair's recovery. */
   private guard(model: ChannelModel, ch: Channel): void {
     this.liveChannels.add(ch);
     ch.on('error', (err: Error) => this.opts.logger.warn('broker channel error', { error: err.message }));
@@ -297,6 +331,41 @@ export class AmqpBroker implements Broker {
       // A channel-only closure: restart the whole connection so consumers and prefetch are restored.
       if (!this.closing && this.model === model && !this.retired.has(ch)) void model.close().catch(() => undefined);
     });
+  }
+
+  /**
+   * RabbitMQ stops reading what this connection sends until its alarm clears: publishes wait for their confirm
+   * however long it takes. Not a stuck channel, so nothing is renewed nor sent again meanwhile (a renewal would
+   * resend what the broker may already hold).
+   */
+  private blockedBy(model: ChannelModel, reason: unknown): void {
+    if (this.publishModel !== model || this.block) return;
+    this.block = {
+      reason: typeof reason === 'string' && reason !== '' ? reason : 'no reason given',
+      since: Date.now(),
+    };
+    this.opts.logger.warn(
+      `broker blocked publishing (${this.block.reason}): publishes wait for it, none is renewed or sent again`,
+      { reason: this.block.reason, broker_url: this.connectedTo },
+    );
+  }
+
+  private unblocked(model: ChannelModel): void {
+    if (this.publishModel !== model) return;
+    this.endBlock('unblocked');
+  }
+
+  private endBlock(how: 'unblocked' | 'connection lost'): void {
+    const block = this.block;
+    if (!block) return;
+    this.block = undefined;
+    const ms = Date.now() - block.since;
+    this.opts.logger.info(`broker ${how} after ${(ms / 1000).toFixed(1)} s blocked (${block.reason})`, {
+      blocked_ms: ms,
+      reason: block.reason,
+    });
+    // The wait for confirms is timed again from now: the time blocked says nothing of the channel.
+    this.stuck.restart();
   }
 
   private watchStuck(): void {
@@ -309,7 +378,7 @@ export class AmqpBroker implements Broker {
   /** A publish channel that has confirmed nothing for too long is renewed (stuck-publish.ts). */
   private checkStuck(): void {
     const ch = this.publishCh;
-    if (!this.connected || !ch || this.renewing || this.closing) return;
+    if (!this.connected || !ch || this.renewing || this.closing || this.block) return;
     const what = this.stuck.check(this.publisher.oldestUnconfirmed(ch));
     if (!what) return;
     this.renewing = true;
@@ -322,8 +391,9 @@ export class AmqpBroker implements Broker {
 
   private async renewPublishChannel(old: ConfirmChannel): Promise<void> {
     const model = this.model;
-    if (!model) return;
-    const fresh = await model.createConfirmChannel();
+    const publishModel = this.publishModel;
+    if (!model || !publishModel) return;
+    const fresh = await publishModel.createConfirmChannel();
     if (this.model !== model || this.publishCh !== old) {
       // The connection changed meanwhile: its own channel stands.
       await fresh.close().catch(() => undefined);
@@ -334,21 +404,23 @@ export class AmqpBroker implements Broker {
     this.retired.add(old);
     this.liveChannels.delete(old);
     this.publishCh = fresh;
-    const moved = this.publisher.detach(old);
-    this.publishesResentOnRenewal += this.publisher.resendDetached(fresh);
+    // What waits on the old channel is not sent again: the broker may hold it already, and on a live
+    // connection the old channel still answers (a confirm, a nack, or its close, which fails them).
+    const waiting = this.publisher.waitingOn(old);
     this.stuck.renewed('channel');
     this.publishRenewals.channel++;
     this.opts.logger.warn(
-      `publish channel stuck: nothing confirmed for more than ${this.stuck.bounds.channelMs} ms; opened a new channel and sent again ${moved} unconfirmed publish(es)`,
-      { resent: moved, broker_url: this.connectedTo },
+      `publish channel stuck: nothing confirmed for more than ${this.stuck.bounds.channelMs} ms; new publishes go to a new channel, ${waiting} unconfirmed publish(es) wait for the old one's answer`,
+      { waiting, broker_url: this.connectedTo },
     );
-    await old.close().catch(() => undefined);
+    void this.publisher.settledOn(old).then(() => old.close().catch(() => undefined));
   }
 
-  private async renewConnection(old: ConfirmChannel): Promise<void> {
+  private async renewConnection(_current: ConfirmChannel): Promise<void> {
     const model = this.model;
     if (!model) return;
-    const moved = this.publisher.detach(old);
+    // Those of every channel of this connection: its renewed channels' answers are gone with it too.
+    const moved = this.publisher.detachAll();
     this.stuck.renewed('connection');
     this.publishRenewals.connection++;
     this.opts.logger.warn(
@@ -393,8 +465,12 @@ export class AmqpBroker implements Broker {
     if (this.acks) this.dropAcks(this.acks);
     this.acks = undefined;
     this.lostAt ??= Date.now();
+    this.endBlock('connection lost');
     this.connected = false;
     this.model = undefined;
+    const publishModel = this.publishModel;
+    this.publishModel = undefined;
+    void publishModel?.close().catch(() => undefined);
     this.consumeCh = undefined;
     this.publishCh = undefined;
     if (this.closing || !established) return;
@@ -587,8 +663,10 @@ export class AmqpBroker implements Broker {
     this.stuckTimer = undefined;
     this.publisher.failDetached(new BrokerError('broker connection closed'));
     const model = this.model;
+    const publishModel = this.publishModel;
     this.connected = false;
     this.model = undefined;
+    this.publishModel = undefined;
     // Publishes waiting for a connection fail now instead of holding the process open until they time out.
     const waiters = this.readyWaiters;
     this.readyWaiters = [];
@@ -600,10 +678,12 @@ export class AmqpBroker implements Broker {
     } catch {
       // The channel is already gone: the close handler reports what was not sent.
     }
-    const channels = [this.consumeCh, this.publishCh];
+    // A blocked connection answers nothing, not even a channel's close: amqplib closes it at once instead.
+    const channels = this.block ? [this.consumeCh] : [this.consumeCh, this.publishCh];
     this.consumeCh = undefined;
     this.publishCh = undefined;
     for (const ch of channels) if (ch) await ch.close().catch(() => undefined);
+    if (publishModel) await publishModel.close().catch(() => undefined);
     if (model) await model.close().catch(() => undefined);
   }
 }

@@ -2,8 +2,9 @@
  * Publishing on the AMQP broker's confirm channel: every publish waits for its confirm, and a `mandatory`
  * one that no queue takes fails with UnroutableError instead of vanishing (the broker's basic.return).
  *
- * The publishes waiting for their confirm are kept here, so that when the broker renews a stuck channel
- * (stuck-publish.ts) they are sent again on the new one and their callers hear the new channel's confirm.
+ * The publishes waiting for their confirm are kept here. When the broker renews a stuck channel (stuck-publish.ts)
+ * they stay with the old one, whose answer their callers hear (a resend could put a second copy in a queue);
+ * when it renews the connection they are sent again on the new one, since the old one's answer is gone.
  */
 import type { ConfirmChannel } from 'amqplib';
 import { BrokerError, UnroutableError } from '../../errors.js';
@@ -22,6 +23,8 @@ interface Pending {
   /** Set when the broker routed a mandatory publish nowhere. */
   returned?: string;
   settle(err: Error | undefined): void;
+  /** Resolves once settled, whichever way. */
+  done: Promise<void>;
 }
 
 interface ReturnedMessage {
@@ -69,8 +72,11 @@ export class ConfirmPublisher {
     properties: PublishProperties,
     mandatory = false,
   ): Promise<void> {
+    let settled = (): void => undefined;
+    const done = new Promise<void>((r) => (settled = r));
     await new Promise<void>((resolve, reject) => {
       const p: Pending = {
+        done,
         exchange,
         routingKey,
         body,
@@ -80,6 +86,7 @@ export class ConfirmPublisher {
         sentAt: Date.now(),
         settle: (err) => {
           this.pending.delete(p);
+          settled();
           const returned = p.returned;
           if (err) reject(err);
           else if (returned !== undefined) reject(new UnroutableError(exchange, routingKey, returned));
@@ -137,11 +144,24 @@ export class ConfirmPublisher {
     return oldest;
   }
 
-  /** Takes the publishes waiting on `old` off it (its answers are ignored from now); returns how many. */
-  detach(old: ConfirmChannel): number {
+  /** How many publishes wait for a confirm on `ch`. */
+  waitingOn(ch: ConfirmChannel): number {
+    let n = 0;
+    for (const p of this.pending) if (p.ch === ch) n++;
+    return n;
+  }
+
+  /** Resolves once nothing waits for a confirm on `ch` any more (confirmed, nacked, or failed by its close). */
+  async settledOn(ch: ConfirmChannel): Promise<void> {
+    const mine = [...this.pending].filter((p) => p.ch === ch);
+    await Promise.all(mine.map((p) => p.done));
+  }
+
+  /** Takes every publish off the channel it was sent on (their connection is being replaced); returns how many. */
+  detachAll(): number {
     let n = 0;
     for (const p of this.pending) {
-      if (p.ch === old) {
+      if (p.ch !== undefined) {
         p.ch = undefined;
         n++;
       }

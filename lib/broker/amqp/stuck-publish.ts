@@ -66,6 +66,14 @@ export class StuckPublishWatch {
     return undefined;
   }
 
+  /** Times from now, forgetting the trouble so far (the connection was blocked by the broker meanwhile). */
+  restart(): void {
+    this.lastAckAt = this.now();
+    this.firstNackAt = undefined;
+    this.troubleSince = undefined;
+    this.channelRenewals = 0;
+  }
+
   /** A new channel (the trouble goes on being timed) or a new connection (a fresh start). */
   renewed(what: Renewal): void {
     this.lastAckAt = this.now();

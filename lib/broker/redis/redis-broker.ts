@@ -14,6 +14,7 @@ import type { Logger } from '../../logger.js';
 import type { PublishProperties } from '../../protocol/encode.js';
 import type {
   Broker,
+  BrokerBlock,
   BrokerCapabilities,
   BrokerBacklog,
   BrokerEvents,
@@ -141,6 +142,8 @@ export class RedisBroker implements Broker, Settler {
   private timers: NodeJS.Timeout[] = [];
   private cycle = 0;
   connected = false;
+  /** Set while Redis refuses writes (maxmemory reached, `OOM command not allowed`). */
+  blocked: BrokerBlock | undefined;
   staleSettles = 0;
   readonly visibilityTimeoutSeconds: number;
   private lastConnectionError: string | undefined;
@@ -226,6 +229,10 @@ export class RedisBroker implements Broker, Settler {
           ),
         );
         await this.cmd.ping();
+        // A Redis at maxmemory answers but takes no write: waited for like one that is down. `SET … XX` on a key
+        // that does not exist is refused when writes are, and writes nothing when they are not.
+        await this.waitForWrites();
+        if (this.closing) throw new BrokerError('closed while connecting');
         break;
       } catch (err) {
         if (this.closing) throw new BrokerError('closed while connecting', { cause: err });
@@ -243,6 +250,33 @@ export class RedisBroker implements Broker, Settler {
     this.timers.push(setInterval(() => void this.restoreVisible(), restoreMs));
     this.timers.push(setInterval(() => void this.moveDue(), this.opts.schedulerIntervalMs ?? 1000));
     for (const t of this.timers) t.unref();
+  }
+
+  /** Resolves once Redis takes writes (or the broker is closing); meanwhile the broker is blocked, retried with backoff. */
+  private async waitForWrites(attempt = 0): Promise<void> {
+    try {
+      await this.cmd.set('_kombu.write-probe', '1', 'XX');
+    } catch (err) {
+      const message = coerceError(err).message;
+      if (!/(^|\W)OOM command not allowed/.test(message)) throw err;
+      if (!this.blocked) {
+        this.blocked = { reason: message, since: Date.now() };
+        this.opts.logger.warn(`broker blocked publishing (${message}): waiting for Redis to take writes`, {
+          reason: message,
+        });
+      }
+      const delay = Math.min(15_000, 200 * 2 ** Math.min(attempt, 10));
+      await new Promise((r) => setTimeout(r, delay));
+      if (!this.closing) await this.waitForWrites(attempt + 1);
+      return;
+    }
+    if (this.blocked) {
+      const ms = Date.now() - this.blocked.since;
+      this.opts.logger.info(`broker unblocked after ${(ms / 1000).toFixed(1)} s blocked (${this.blocked.reason})`, {
+        blocked_ms: ms,
+      });
+      this.blocked = undefined;
+    }
   }
 
   private async restoreVisible(): Promise<void> {
