@@ -58,6 +58,9 @@ export interface AppSpec<D> {
  */
 export class WorkerApp<D> {
   private http: Server | undefined;
+  private startedResolve: () => void = () => undefined;
+  /** Settles when `start` has: a shutdown asked for while starting (a recycle) waits for it. */
+  readonly started = new Promise<void>((r) => (this.startedResolve = r));
 
   constructor(
     readonly worker: Worker<D>,
@@ -83,6 +86,14 @@ export class WorkerApp<D> {
   ) {}
 
   async start(): Promise<void> {
+    try {
+      await this.startParts();
+    } finally {
+      this.startedResolve();
+    }
+  }
+
+  private async startParts(): Promise<void> {
     // Liveness answers from the start; readiness only once we consume.
     if (this.metrics) {
       this.http = startHttp(this.broker, this.worker, this.metrics, this.logger, {
@@ -249,7 +260,7 @@ export function createWorker<D>(spec: AppSpec<D>): {
   recycleRef.go = (reason) => {
     // No task starts after this one: the slots close now, before the shutdown's first await.
     worker.resize(0);
-    void app.shutdown().then(() => onRecycled?.(reason));
+    void app.started.then(() => app.shutdown()).then(() => onRecycled?.(reason));
   };
   return { worker, broker, registry, app };
 }
