@@ -59,6 +59,7 @@ export interface AppSpec<D> {
 export class WorkerApp<D> {
   private http: Server | undefined;
   private startedResolve: () => void = () => undefined;
+  private stopping = false;
   /** Settles when `start` has: a shutdown asked for while starting (a recycle) waits for it. */
   readonly started = new Promise<void>((r) => (this.startedResolve = r));
 
@@ -88,6 +89,9 @@ export class WorkerApp<D> {
   async start(): Promise<void> {
     try {
       await this.startParts();
+    } catch (err) {
+      // A shutdown (a signal, a recycle) that came while starting closed the broker under the start: not a failure.
+      if (!this.stopping) throw err;
     } finally {
       this.startedResolve();
     }
@@ -107,8 +111,11 @@ export class WorkerApp<D> {
     await this.broker.declareExchange(eventExchange);
     await this.sync();
     await this.extras.purge?.();
+    if (this.stopping) return;
     await this.worker.start();
+    if (this.stopping) return;
     await this.pidbox.start();
+    if (this.stopping) return;
     const beat = this.extras.heartbeat === undefined ? { intervalSeconds: 2 } : this.extras.heartbeat;
     if (beat) this.events.startHeartbeat(beat.intervalSeconds);
     this.extras.autoscaler?.start();
@@ -128,12 +135,14 @@ export class WorkerApp<D> {
   }
 
   async shutdown(): Promise<void> {
+    this.stopping = true;
     await this.quiesce();
     await this.worker.shutdown();
     this.closeHttp();
   }
 
   async coldShutdown(): Promise<void> {
+    this.stopping = true;
     await this.quiesce();
     await this.worker.coldShutdown();
     this.closeHttp();
