@@ -202,3 +202,32 @@ test('--max-memory-per-child: past the bound after a task, replaced, every task 
   expect(w.out()).toMatch(/recycling: resident memory \d+ KiB after a task \(--max-memory-per-child 1\)/);
   expect(runsOf(w, ids)).toEqual(ids.map(() => 1));
 }, 180_000);
+
+test("Smarter's Beat command runs smarter-beat, found by pgrep -f 'celery.*beat'", async () => {
+  // helm/charts/smarter/templates/deployment-beat.yaml: celery -A smarter.workers.celerybeat beat --loglevel=info
+  const op = uniqueName('beat-op');
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'tasks/celery.ts', '-A', 'smarter.workers.celerybeat', 'beat', '--loglevel=info'],
+    {
+      env: {
+        ...ENV,
+        SMARTER_LLM_CLIENT_TASKS_CELERY_TASK_QUEUE: op,
+        SMARTER_INFRASTRUCTURE_TASKS_CELERY_TASK_QUEUE: `${op}-infra`,
+        SMARTER_BEAT_SCHEDULE_FILE: `/tmp/${op}.json`,
+        SMARTER_BEAT_HTTP_PORT: '0',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let text = '';
+  child.stdout.on('data', (b: Buffer) => (text += b.toString()));
+  started.push({ child, node: '', queue: op, out: () => text });
+  await waitFor(() => (text.includes('beat: holding the lock') ? true : undefined), 60_000, 100);
+  expect(text).toContain("-A smarter.workers.celerybeat: the schedule is smarter-beat's own");
+  const { stdout } = await exec('/bin/sh', ['-c', "pgrep -f 'celery.*beat'"]);
+  expect(stdout.split('\n')).toContain(String(child.pid));
+  const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+  child.kill('SIGTERM');
+  expect(await exited).toBe(0);
+}, 90_000);
