@@ -26,7 +26,11 @@ COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist/lib dist/lib
 COPY --from=build /app/dist/tasks dist/tasks
 COPY --from=build /app/dist/beat dist/beat
-RUN mkdir -p /data && chown node:node /data
+# `celery` on the PATH: Smarter's own commands and probes (`celery -A smarter.workers.celery.app worker …`,
+# `celery … inspect ping`, `pgrep -f 'celery.*worker'`) run unchanged against this image.
+RUN printf '#!/bin/sh\nexec node /app/dist/tasks/celery.js "$@"\n' > /usr/local/bin/celery \
+  && chmod 755 /usr/local/bin/celery \
+  && mkdir -p /data && chown node:node /data
 # The image's "node" user (uid 1000); the root filesystem can be mounted read-only (state goes to /data).
 USER 1000:1000
 VOLUME ["/data"]
@@ -34,5 +38,5 @@ EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:8080/healthz').then(r => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
-# smarter-worker; the Beat container runs: node dist/beat/main.js
+# smarter-worker; the Beat container runs: node dist/beat/main.js (or Smarter's `celery -A … beat`)
 CMD ["node", "dist/tasks/main.js"]

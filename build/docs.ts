@@ -16,6 +16,7 @@ import { BEAT_SETTINGS } from '../beat/settings.js';
 import { describeRetry } from '../tasks/cli/tasks.js';
 import { smarterTasks } from '../tasks/index.js';
 import { SETTINGS } from '../tasks/settings.js';
+import { celerySettingsTable, envNames } from '../lib/config/celery-settings.js';
 
 export const DOCS = 'docs';
 const BLOCK = /<!-- generated: ([^>]+?) -->\n[\s\S]*?<!-- end generated -->/g;
@@ -58,6 +59,7 @@ export function appTaskTable(app: string): string {
 export function generated(block: string): string {
   if (block === 'settings worker') return settingsTable(SETTINGS);
   if (block === 'settings beat') return settingsTable(BEAT_SETTINGS);
+  if (block === 'settings celery') return celerySettingsTable(envNames(SETTINGS));
   const app = /^tasks ([a-z_]+)$/.exec(block)?.[1];
   if (app) return appTaskTable(app);
   throw new Error(`unknown generated block "${block}"`);

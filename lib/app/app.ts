@@ -25,6 +25,11 @@ import { TaskMetrics, fanOut, startHttp } from '../control/http.js';
 import type { Server } from 'node:http';
 import { DelayCanary } from '../control/delay-canary.js';
 import { tracing } from '../tracing/tracing.js';
+import { Autoscaler } from '../control/autoscale.js';
+import { Recycler } from '../control/recycle.js';
+import { purgeQueues } from '../control/purge.js';
+import { overlayTasks } from './annotations.js';
+import { noEvents } from '../worker/events.js';
 
 export type { WorkerConfig } from './worker-config.js';
 
@@ -41,6 +46,11 @@ export interface AppSpec<D> {
   conf?: (withDefaults: boolean) => Record<string, unknown>;
   /** Called after a `shutdown` control command stopped the worker (the process should exit). */
   onRemoteShutdown?: () => void;
+  /**
+   * Called after the worker stopped to be replaced (`--max-tasks-per-child`, `--max-memory-per-child`,
+   * `pool_restart`): the process should exit with RECYCLE_EXIT_CODE. Without it, nothing recycles.
+   */
+  onRecycled?: (reason: string) => void;
 }
 
 /**
@@ -49,6 +59,10 @@ export interface AppSpec<D> {
  */
 export class WorkerApp<D> {
   private http: Server | undefined;
+  private startedResolve: () => void = () => undefined;
+  private stopping = false;
+  /** Settles when `start` has: a shutdown asked for while starting (a recycle) waits for it. */
+  readonly started = new Promise<void>((r) => (this.startedResolve = r));
 
   constructor(
     readonly worker: Worker<D>,
@@ -65,9 +79,26 @@ export class WorkerApp<D> {
     private readonly deadLetterSuffix?: string,
     /** Celery's mingle, before the worker consumes: revoked ids and clock learnt from the running workers. */
     private readonly sync: () => Promise<unknown> = async () => undefined,
+    private readonly extras: {
+      heartbeat?: { intervalSeconds: number } | null;
+      /** `--purge`: the queues emptied before they are consumed. */
+      purge?: () => Promise<void>;
+      autoscaler?: Autoscaler;
+    } = {},
   ) {}
 
   async start(): Promise<void> {
+    try {
+      await this.startParts();
+    } catch (err) {
+      // A shutdown (a signal, a recycle) that came while starting closed the broker under the start: not a failure.
+      if (!this.stopping) throw err;
+    } finally {
+      this.startedResolve();
+    }
+  }
+
+  private async startParts(): Promise<void> {
     // Liveness answers from the start; readiness only once we consume.
     if (this.metrics) {
       this.http = startHttp(this.broker, this.worker, this.metrics, this.logger, {
@@ -80,13 +111,20 @@ export class WorkerApp<D> {
     await this.broker.connect();
     await this.broker.declareExchange(eventExchange);
     await this.sync();
+    await this.extras.purge?.();
+    if (this.stopping) return;
     await this.worker.start();
+    if (this.stopping) return;
     await this.pidbox.start();
-    this.events.startHeartbeat();
+    if (this.stopping) return;
+    const beat = this.extras.heartbeat === undefined ? { intervalSeconds: 2 } : this.extras.heartbeat;
+    if (beat) this.events.startHeartbeat(beat.intervalSeconds);
+    this.extras.autoscaler?.start();
     this.canary?.start();
   }
 
   private async quiesce(): Promise<void> {
+    this.extras.autoscaler?.stop();
     await this.canary?.stop();
     this.events.stopHeartbeat();
     await this.pidbox.stop();
@@ -98,12 +136,14 @@ export class WorkerApp<D> {
   }
 
   async shutdown(): Promise<void> {
+    this.stopping = true;
     await this.quiesce();
     await this.worker.shutdown();
     this.closeHttp();
   }
 
   async coldShutdown(): Promise<void> {
+    this.stopping = true;
     await this.quiesce();
     await this.worker.coldShutdown();
     this.closeHttp();
@@ -149,8 +189,19 @@ export function createWorker<D>(spec: AppSpec<D>): {
     active: ref.worker?.active.size ?? 0,
     processed: [...(ref.worker?.processed.values() ?? [])].reduce((a, b) => a + b, 0),
   }));
-  const registry = new Registry<D>([...(BUILTIN_TASKS as ReadonlyArray<AnyTask<D>>), ...spec.tasks]);
+  const tasks = overlayTasks(spec.tasks, {
+    annotations: spec.config.taskAnnotations,
+    defaultRateLimit: spec.config.taskDefaultRateLimit,
+    disableRateLimits: spec.config.disableRateLimits,
+  });
+  const registry = new Registry<D>([...(BUILTIN_TASKS as ReadonlyArray<AnyTask<D>>), ...tasks]);
   names.registry = registry;
+  const onRecycled = spec.onRecycled;
+  // Set once the app exists: a recycle stops the intake at once, then shuts the app down warm.
+  const recycleRef: { go?: (reason: string) => void } = {};
+  const recycler = onRecycled ? new Recycler(compiled.recycle, (reason) => recycleRef.go?.(reason), logger) : undefined;
+  const sinks = [spec.events ?? (metrics ? fanOut(events, metrics) : events)];
+  if (recycler?.enabled) sinks.push({ ...noEvents, ...recycler.events });
   const worker = new Worker<D>(
     // With tracing on, the worker's publishes carry the run's trace context; nothing else changes.
     tracing()?.broker(broker) ?? broker,
@@ -159,15 +210,20 @@ export function createWorker<D>(spec: AppSpec<D>): {
     spec.deps,
     logger,
     compiled.worker,
-    spec.events ?? (metrics ? fanOut(events, metrics) : events),
+    sinks.length === 1 ? sinks[0] : fanOut(...sinks),
   );
   ref.worker = worker;
+  const autoscaler = compiled.autoscale ? new Autoscaler(worker, { ...compiled.autoscale }, logger) : undefined;
   const pidbox = new Pidbox(broker, worker, clock, events, logger, {
     nodeName,
     conf: spec.conf ?? ((withDefaults) => celeryConf(WORKER_SETTINGS, spec.config, withDefaults)),
     brokerUrl: compiled.broker.url,
     control: compiled.control,
     onShutdown: () => void app.shutdown().then(() => spec.onRemoteShutdown?.()),
+    pool: {
+      ...(autoscaler ? { autoscaler } : {}),
+      restart: recycler && compiled.poolRestarts ? () => void recycler.request('pool_restart by remote control') : null,
+    },
   });
   const canary =
     metrics && compiled.delayCanary && broker.capabilities.nativeDelay
@@ -204,6 +260,18 @@ export function createWorker<D>(spec: AppSpec<D>): {
     canary,
     compiled.worker.deadLetterSuffix,
     sync,
+    {
+      heartbeat: compiled.heartbeat,
+      ...(compiled.purge
+        ? { purge: () => purgeQueues(broker, compiled.worker.queues, logger).then(() => undefined) }
+        : {}),
+      ...(autoscaler ? { autoscaler } : {}),
+    },
   );
+  recycleRef.go = (reason) => {
+    // No task starts after this one: the slots close now, before the shutdown's first await.
+    worker.resize(0);
+    void app.started.then(() => app.shutdown()).then(() => onRecycled?.(reason));
+  };
   return { worker, broker, registry, app };
 }

@@ -24,6 +24,14 @@ export interface WorkerConfiguration {
   };
   readonly resultBackend: { readonly url: string; readonly expiresSeconds: number | null; readonly tls: TlsSettings };
   readonly taskEvents: boolean;
+  /** worker-online/heartbeat/offline events every `intervalSeconds`; null with `--without-heartbeat`. */
+  readonly heartbeat: { readonly intervalSeconds: number } | null;
+  /** Empty the consumed queues before consuming (`--purge`). */
+  readonly purge: boolean;
+  readonly autoscale: { readonly max: number; readonly min: number } | null;
+  /** When the process is to be replaced (`--max-tasks-per-child`, `--max-memory-per-child` in KiB). */
+  readonly recycle: { readonly maxTasks: number | null; readonly maxMemoryKiB: number | null };
+  readonly poolRestarts: boolean;
   /** Celery's mingle at start (false with `--without-mingle`). */
   readonly mingle: boolean;
   readonly httpPort: number;
@@ -51,6 +59,10 @@ export function compileWorkerConfig(
   o: { defaultQueue: string; host?: string },
 ): WorkerConfiguration {
   const nodeName = expandNodeName(config.hostname, o.host);
+  const wanted = config.queues.length > 0 ? config.queues : [o.defaultQueue];
+  const queues = wanted.filter((q) => !config.excludeQueues.includes(q));
+  // autoscale: the prefetch is sized for MAX, the slots start at MIN (Celery's Autoscaler).
+  const concurrency = config.autoscale?.max ?? config.concurrency;
   return deepFreeze({
     nodeName,
     broker: {
@@ -67,6 +79,11 @@ export function compileWorkerConfig(
       tls: { ...config.redisBackendUseSsl },
     },
     taskEvents: config.taskEvents,
+    heartbeat: config.withoutHeartbeat ? null : { intervalSeconds: config.heartbeatInterval },
+    purge: config.purge,
+    autoscale: config.autoscale ? { ...config.autoscale } : null,
+    recycle: { maxTasks: config.maxTasksPerChild, maxMemoryKiB: config.maxMemoryPerChild },
+    poolRestarts: config.poolRestarts,
     mingle: !config.withoutMingle,
     httpPort: config.httpPort,
     httpHost: config.httpHost,
@@ -81,9 +98,11 @@ export function compileWorkerConfig(
         : null,
     worker: {
       nodeName,
-      queues: config.queues.length > 0 ? [...config.queues] : [o.defaultQueue],
-      concurrency: config.concurrency,
-      prefetchMultiplier: config.prefetchMultiplier,
+      queues,
+      concurrency,
+      ...(config.autoscale ? { initialSlots: config.autoscale.min } : {}),
+      // --disable-prefetch: no message is taken that a free slot could not run now.
+      prefetchMultiplier: config.disablePrefetch ? 1 : config.prefetchMultiplier,
       acceptContent: [...config.acceptContent],
       maxBodyBytes: config.maxBodySize,
       defaultQueue: o.defaultQueue,

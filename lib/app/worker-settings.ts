@@ -7,6 +7,8 @@ import { DEFAULT_MAX_BODY_BYTES, type Serializer } from '../protocol/content.js'
 import { type ControlPolicy, parseControlPolicy } from '../control/policy.js';
 import { type UnknownTaskPolicy, parseUnknownTaskPolicy } from '../worker/forward.js';
 import { ParseError, parsers, redactUrl, type Setting } from '../config/settings.js';
+import { type Annotations, parseAnnotations } from './annotations.js';
+import { parseRate } from '../worker/rate-limit.js';
 import { DEFAULT_TLS, type TlsSettings, parseTlsSetting, redisTls } from '../config/tls.js';
 
 const setting = <T>(s: Setting<T>): Setting<T> => s;
@@ -83,6 +85,27 @@ function transportOptions(t: string): RedisTransportOptions {
     throw new ParseError('global_keyprefix must be a string');
   }
   return { visibilityTimeout: vt, masterName: o.master_name ?? null, globalKeyprefix: o.global_keyprefix ?? '' };
+}
+
+/** Celery's `--autoscale MAX,MIN` (`AUTOSCALE` type: `10,3`; a single number is MAX with MIN 0). */
+function autoscaleRange(t: string): { max: number; min: number } | null {
+  if (t.trim() === '') return null;
+  const [maxText = '', minText = '0', extra] = t.split(',').map((x) => x.trim());
+  const max = Number(maxText);
+  const min = Number(minText);
+  if (extra !== undefined || !Number.isInteger(max) || !Number.isInteger(min) || max < 1 || min < 0 || min > max) {
+    throw new ParseError('expected MAX,MIN with 1 <= MAX and 0 <= MIN <= MAX, e.g. 10,3');
+  }
+  return { max, min };
+}
+
+/** A positive integer, or none (empty, 0, None: no limit). */
+function optPositiveInt(t: string): number | null {
+  const v = t.trim();
+  if (v === '' || v === '0' || /^(none|null)$/i.test(v)) return null;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new ParseError('expected a positive integer, or 0/None for no limit');
+  return n;
 }
 
 function logLevel(t: string): LogLevel {
@@ -201,6 +224,110 @@ export const WORKER_SETTINGS = {
     parse: parsers.int(0, 65_535),
     doc: 'Prefetch = multiplier × concurrency (0 = unlimited), as Celery.',
   }),
+  disablePrefetch: setting({
+    env: ['CELERY_WORKER_DISABLE_PREFETCH'],
+    flag: { long: 'disable-prefetch', boolean: true },
+    default: false,
+    parse: parsers.bool,
+    doc: 'Take a message only when a slot can run it (Celery 5.6 `--disable-prefetch`): the prefetch is the concurrency, whatever the multiplier.',
+  }),
+  autoscale: setting<{ max: number; min: number } | null>({
+    env: ['SMARTER_WORKER_AUTOSCALE'],
+    flag: { long: 'autoscale' },
+    default: null,
+    parse: autoscaleRange,
+    doc: 'Celery `--autoscale MAX,MIN`: the slots grow to MAX while messages wait for one and shrink back to MIN after 30 s without a backlog; the prefetch is sized for MAX. Overrides `-c`.',
+  }),
+  maxTasksPerChild: setting<number | null>({
+    env: ['CELERY_WORKER_MAX_TASKS_PER_CHILD'],
+    flag: { long: 'max-tasks-per-child' },
+    default: null,
+    parse: optPositiveInt,
+    doc: 'After this many tasks the worker stops taking messages, lets its runs finish, and is replaced by a fresh process (docs/operations.md#recycling).',
+  }),
+  maxMemoryPerChild: setting<number | null>({
+    env: ['CELERY_WORKER_MAX_MEMORY_PER_CHILD'],
+    flag: { long: 'max-memory-per-child' },
+    default: null,
+    parse: optPositiveInt,
+    doc: 'KiB of resident memory (RSS), checked after each task, past which the worker is replaced as with `--max-tasks-per-child`.',
+  }),
+  poolRestarts: setting({
+    env: ['CELERY_WORKER_POOL_RESTARTS'],
+    default: false,
+    parse: parsers.bool,
+    doc: 'Obey the `pool_restart` control command (a recycle: the worker is replaced by a fresh process), as Celery obeys it only with `worker_pool_restarts`.',
+  }),
+  purge: setting({
+    env: ['SMARTER_WORKER_PURGE'],
+    flag: { long: 'purge', boolean: true },
+    default: false,
+    parse: parsers.bool,
+    doc: 'Celery `--purge`/`--discard`: empty the queues to consume (ready messages only) before consuming them; the count is logged.',
+  }),
+  excludeQueues: setting<string[]>({
+    env: ['SMARTER_WORKER_EXCLUDE_QUEUES'],
+    flag: { long: 'exclude-queues', short: 'X' },
+    default: [],
+    parse: parsers.list,
+    doc: 'Celery `-X`: queues not to consume, taken out of `-Q` (or of the default queue).',
+  }),
+  optimization: setting<'default' | 'fair'>({
+    env: ['SMARTER_WORKER_OPTIMIZATION'],
+    flag: { long: 'optimization', short: 'O' },
+    default: 'default',
+    parse: parsers.oneOf('default', 'fair'),
+    doc: "Celery `-O default|fair`. Both behave as Celery's `fair`: a message is given to a slot only when the slot is free, never queued behind a busy one.",
+  }),
+  withoutGossip: setting({
+    env: ['SMARTER_WORKER_WITHOUT_GOSSIP'],
+    flag: { long: 'without-gossip', boolean: true },
+    default: false,
+    parse: parsers.bool,
+    doc: "Celery `--without-gossip`. This worker never consumes the other workers' events (no gossip, no elections), so it is always so.",
+  }),
+  withoutHeartbeat: setting({
+    env: ['SMARTER_WORKER_WITHOUT_HEARTBEAT'],
+    flag: { long: 'without-heartbeat', boolean: true },
+    default: false,
+    parse: parsers.bool,
+    doc: 'Celery `--without-heartbeat`: no worker-online, worker-heartbeat and worker-offline events (Flower then shows the worker offline).',
+  }),
+  heartbeatInterval: setting({
+    env: ['SMARTER_WORKER_HEARTBEAT_INTERVAL'],
+    flag: { long: 'heartbeat-interval' },
+    default: 2,
+    parse: (t) => {
+      const n = parsers.seconds(t);
+      if (n <= 0) throw new ParseError('expected a positive number of seconds');
+      return n;
+    },
+    doc: 'Celery `--heartbeat-interval`: seconds between two worker-heartbeat events.',
+  }),
+  pidfile: setting({
+    env: ['CELERY_WORKER_PIDFILE'],
+    flag: { long: 'pidfile' },
+    default: '',
+    parse: parsers.string,
+    doc: "Celery `--pidfile`: a file that holds the worker's process id while it runs (the supervisor's under `celery worker`), removed at exit; a file of a live process refuses the start.",
+  }),
+  logfile: setting({
+    env: ['CELERY_WORKER_LOGFILE'],
+    flag: { long: 'logfile', short: 'f' },
+    default: '',
+    parse: parsers.string,
+    doc: 'Celery `--logfile`/`-f`: the log lines are appended to this file instead of stdout.',
+  }),
+  umask: setting<number | null>({
+    env: ['CELERY_WORKER_UMASK'],
+    flag: { long: 'umask' },
+    default: null,
+    parse: (t) => {
+      if (!/^[0-7]{1,4}$/.test(t.trim())) throw new ParseError('expected an octal mask, e.g. 022');
+      return parseInt(t.trim(), 8);
+    },
+    doc: 'Celery `--umask`: the mask of the files the worker creates (state db, pid file, log file).',
+  }),
   hostname: setting({
     env: ['CELERY_WORKER_HOSTNAME'],
     flag: { long: 'hostname', short: 'n' },
@@ -237,15 +364,45 @@ export const WORKER_SETTINGS = {
   }),
   taskTimeLimit: setting<number | null>({
     env: ['CELERY_TASK_TIME_LIMIT'],
+    flag: { long: 'time-limit' },
     default: null,
     parse: parsers.optSeconds,
     doc: "Default hard time limit in seconds (a message's `timelimit` header wins).",
   }),
   taskSoftTimeLimit: setting<number | null>({
     env: ['CELERY_TASK_SOFT_TIME_LIMIT'],
+    flag: { long: 'soft-time-limit' },
     default: null,
     parse: parsers.optSeconds,
     doc: "Default soft time limit in seconds: the task's AbortSignal fires.",
+  }),
+  taskAnnotations: setting<Annotations>({
+    env: ['CELERY_TASK_ANNOTATIONS'],
+    default: new Map(),
+    shownDefault: 'none',
+    parse: parseAnnotations,
+    doc: 'Celery\'s `task_annotations` as JSON: per task name, or `*` for every task, any of `rate_limit`, `time_limit`, `soft_time_limit`, `acks_late`, `max_retries`, laid over the task\'s own (the name over `*`). E.g. `{"*": {"rate_limit": "10/s"}}`.',
+  }),
+  taskDefaultRateLimit: setting<string | null>({
+    env: ['CELERY_TASK_DEFAULT_RATE_LIMIT'],
+    default: null,
+    parse: (t) => {
+      const v = t.trim();
+      if (v === '' || /^(none|null)$/i.test(v)) return null;
+      try {
+        parseRate(v);
+      } catch (err) {
+        throw new ParseError((err as Error).message);
+      }
+      return v;
+    },
+    doc: 'Rate limit of the tasks that declare none (`10/s`, `100/m`, `1000/h`), per worker, as Celery.',
+  }),
+  disableRateLimits: setting({
+    env: ['CELERY_WORKER_DISABLE_RATE_LIMITS'],
+    default: false,
+    parse: parsers.bool,
+    doc: "No task is rate limited, whatever it or the annotations declare (Celery's `worker_disable_rate_limits`).",
   }),
   taskAcksLate: setting({
     env: ['CELERY_TASK_ACKS_LATE'],
@@ -278,7 +435,7 @@ export const WORKER_SETTINGS = {
     doc: 'Seconds a stored result lives (redis SETEX).',
   }),
   shutdownGrace: setting({
-    env: ['SMARTER_WORKER_SHUTDOWN_GRACE'],
+    env: ['SMARTER_WORKER_SHUTDOWN_GRACE', 'CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT'],
     default: 60,
     parse: parsers.seconds,
     doc: 'Warm shutdown: seconds to let running tasks finish before they are cut short and requeued.',
@@ -348,7 +505,7 @@ export const WORKER_SETTINGS = {
   }),
   stateDb: setting({
     env: ['CELERY_WORKER_STATE_DB'],
-    flag: { long: 'statedb' },
+    flag: { long: 'statedb', short: 'S' },
     default: '',
     parse: parsers.string,
     doc: 'File that keeps revoked task ids across restarts (Celery `--statedb`); empty keeps them in memory only.',

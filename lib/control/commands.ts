@@ -10,6 +10,15 @@ import type { TaskMessage } from '../protocol/types.js';
 import type { WorkerControl } from '../worker/control.js';
 import type { LamportClock } from './clock.js';
 import type { EventDispatcher } from './events.js';
+import type { Autoscaler } from './autoscale.js';
+import { memdump, sampleMemory } from './memory.js';
+
+/** The pool commands' levers: the autoscaler when `--autoscale` is on, the recycle when restarts are obeyed. */
+export interface PoolControl {
+  autoscaler?: Autoscaler;
+  /** Celery's `pool_restart` (a recycle), when `worker_pool_restarts` is on; null otherwise. */
+  restart: (() => void) | null;
+}
 
 export type ControlHandler = (args: Record<string, unknown>) => unknown;
 
@@ -28,6 +37,7 @@ export interface CommandContext {
   learnRevokes: boolean;
   /** Countdowns parked in the broker's delay store for the queues consumed here, where it can be read (Redis). */
   parked: () => Promise<Array<{ dueMs: number; msg: TaskMessage }>>;
+  pool?: PoolControl;
 }
 
 /** The `revoked` of a `hello` request or reply (LimitedSet `_data`: id → seconds since the epoch) as entries in ms. */
@@ -109,8 +119,48 @@ function requestInfo(
   };
 }
 
+/** Celery's `dump_*` names, kept by Celery for older clients (`Panel.register(alias=...)`). */
+const ALIASES: Record<string, string> = {
+  dump_conf: 'conf',
+  dump_schedule: 'scheduled',
+  dump_reserved: 'reserved',
+  dump_active: 'active',
+  dump_revoked: 'revoked',
+  dump_tasks: 'registered',
+};
+
+/** A count argument (`pool_grow 2`), which Celery's CLI sends as an int; 1 when absent. */
+const count = (v: unknown, fallback = 1) => {
+  const n = typeof v === 'number' ? v : typeof v === 'string' ? Number(v) : NaN;
+  return Number.isInteger(n) ? n : fallback;
+};
+const optInt = (v: unknown) => {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && v !== '' ? Number(v) : NaN;
+  return Number.isInteger(n) ? n : null;
+};
+
 export function controlCommands(c: CommandContext): Record<string, ControlHandler> {
+  const commands = ownCommands(c);
+  for (const [alias, name] of Object.entries(ALIASES)) {
+    const handler = commands[name];
+    if (handler) commands[alias] = handler;
+  }
+  return commands;
+}
+
+/** Python's repr of a str → list-of-str mapping, as Celery's replies print `headers`. */
+function pyDict(o: Record<string, unknown>): string {
+  const r = (v: unknown): string =>
+    Array.isArray(v) ? `[${v.map(r).join(', ')}]` : typeof v === 'string' ? `'${v}'` : JSON.stringify(v);
+  return `{${Object.entries(o)
+    .map(([k, v]) => `'${k}': ${r(v)}`)
+    .join(', ')}}`;
+}
+
+function ownCommands(c: CommandContext): Record<string, ControlHandler> {
   const w = c.worker;
+  const pool = c.pool ?? { restart: null };
+  const revokedStamps = new Map<string, string[]>();
   const info = (m: TaskMessage, extra?: { started?: number; acknowledged?: boolean; queue?: string }) =>
     requestInfo(c.nodeName, m, extra);
   const ids = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeof v === 'string' ? [v] : []);
@@ -211,6 +261,67 @@ export function controlCommands(c: CommandContext): Record<string, ControlHandle
       if (typeof a.queue !== 'string') return nok('cancel_consumer needs a queue');
       await w.cancelConsumer(a.queue);
       return ok(`no longer consuming from ${a.queue}`);
+    },
+    // Celery's pool commands: the pool is this process's async slots.
+    pool_grow: (a) => {
+      if (pool.autoscaler) return nok('pool_grow is not supported with autoscale. Adjust autoscale range instead.');
+      w.resize(w.concurrency + Math.max(0, count(a.n)));
+      c.logger.info(`pool_grow: ${w.concurrency} slots`);
+      return ok('pool will grow');
+    },
+    pool_shrink: (a) => {
+      if (pool.autoscaler) return nok('pool_shrink is not supported with autoscale. Adjust autoscale range instead.');
+      // Never below one slot: a worker with none would hold its queue and run nothing.
+      w.resize(Math.max(1, w.concurrency - Math.max(0, count(a.n))));
+      c.logger.info(`pool_shrink: ${w.concurrency} slots`);
+      return ok('pool will shrink');
+    },
+    autoscale: (a) => {
+      if (!pool.autoscaler) return nok("ValueError('Autoscale not enabled')");
+      const { max, min } = pool.autoscaler.update(optInt(a.max), optInt(a.min));
+      return ok(`autoscale now max=${max} min=${min}`);
+    },
+    pool_restart: () => {
+      if (!pool.restart) return nok("ValueError('Pool restarts not enabled')");
+      pool.restart();
+      return ok('reload started');
+    },
+    memsample: () => sampleMemory(),
+    memdump: (a) => memdump(count(a.samples, 10)),
+    objgraph: () => nok("ImportError('Requires the objgraph library')"),
+    // Gossip's leader election: this worker takes no part in gossip (as with --without-gossip).
+    election: () => null,
+    // Celery's stamped revokes: remembered, and running tasks whose stamps match are aborted with `terminate`.
+    revoke_by_stamped_headers: (a) => {
+      const headers: Record<string, string[]> = {};
+      if (Array.isArray(a.headers)) {
+        for (const h of a.headers.map(String)) {
+          const [k = '', v = ''] = h.split('=');
+          headers[k] = [v];
+        }
+      } else if (isRecord(a.headers)) {
+        for (const [k, v] of Object.entries(a.headers)) headers[k] = Array.isArray(v) ? v.map(String) : [String(v)];
+      }
+      for (const [k, v] of Object.entries(headers)) revokedStamps.set(k, [...(revokedStamps.get(k) ?? []), ...v]);
+      const shown = Array.isArray(a.headers)
+        ? pyDict(Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, v[0]])))
+        : pyDict(headers);
+      if (a.terminate !== true) return ok(`headers ${shown} flagged as revoked, but not terminated`);
+      const hit: Record<string, string[]> = {};
+      const ids: string[] = [];
+      for (const r of w.activeRuns()) {
+        for (const [k, want] of Object.entries(headers)) {
+          const have = r.msg.stamps[k];
+          const stamps = (Array.isArray(have) ? have : have === undefined ? [] : [have]).map(String);
+          const match = stamps.filter((x) => want.includes(x));
+          if (match.length === 0) continue;
+          hit[k] = [...new Set([...(hit[k] ?? []), ...match])];
+          ids.push(r.msg.id);
+        }
+      }
+      if (ids.length === 0) return ok(`headers ${shown} were not terminated`);
+      w.revokeTasks(ids, true);
+      return ok(`headers ${pyDict(hit)} revoked`);
     },
     shutdown: () => {
       c.logger.warn('shutdown requested by remote control');

@@ -16,7 +16,7 @@ import { decodeTaskMessage } from '../protocol/decode.js';
 import type { TaskMessage } from '../protocol/types.js';
 import type { WorkerControl } from '../worker/control.js';
 import type { LamportClock } from './clock.js';
-import { type ControlHandler, controlCommands, nok } from './commands.js';
+import { type ControlHandler, type PoolControl, controlCommands, nok } from './commands.js';
 import { type ControlPolicy, refusal } from './policy.js';
 import type { EventDispatcher } from './events.js';
 
@@ -58,6 +58,8 @@ export interface PidboxOptions {
   onShutdown: () => void;
   /** Which commands are obeyed; default all, as Celery. */
   control?: ControlPolicy;
+  /** pool_grow/pool_shrink/autoscale/pool_restart's levers. */
+  pool?: PoolControl;
 }
 
 export class Pidbox {
@@ -94,6 +96,7 @@ export class Pidbox {
       onShutdown: opts.onShutdown,
       parked,
       learnRevokes: refusal(opts.control ?? { mode: 'all' }, 'revoke') === null,
+      ...(opts.pool ? { pool: opts.pool } : {}),
     });
   }
 

@@ -49,5 +49,7 @@ export interface WorkerControl {
   setRateLimit(taskName: string, rate: string | null): boolean;
   setTimeLimits(taskName: string, soft: number | null, hard: number | null): boolean;
   addConsumer(queue: string): Promise<void>;
+  /** Runs at once from now on (pool_grow, pool_shrink, autoscale). */
+  resize(slots: number): void;
   cancelConsumer(queue: string): Promise<void>;
 }

@@ -34,6 +34,8 @@ export interface WorkerOptions {
   queues: readonly string[];
   concurrency: number;
   prefetchMultiplier: number;
+  /** Slots at start when they change at run time (autoscale); default `concurrency`, which sizes the prefetch. */
+  initialSlots?: number;
   acceptContent: Serializer[];
   /** Heaviest body decoded (as sent and decompressed); heavier ones are refused undecoded. 0/absent: no limit. */
   maxBodyBytes?: number;
@@ -67,6 +69,8 @@ export class Worker<D = unknown> implements WorkerControl {
   /** Keys of `active`: unique within this worker, which is all they need (a UUID per run cost a random fill). */
   private runSeq = 0;
   private shutdownPromise: Promise<void> | undefined;
+  /** Runs at once: `concurrency`, changed at run time by pool_grow/pool_shrink and autoscale. */
+  private slots: number;
   private idleWaiters: Array<() => void> = [];
   readonly revoked: RevokedSet;
   readonly processed = new Map<string, number>();
@@ -102,6 +106,7 @@ export class Worker<D = unknown> implements WorkerControl {
         : undefined;
     this.deadLetters = new DeadLetterCopies(logger, options.deadLetterSuffix);
     this.consumed = [...options.queues];
+    this.slots = options.initialSlots ?? options.concurrency;
     this.revoked = new RevokedSet(options.stateDb, logger);
     this.settler = new Settler(broker, this.deadLetters, events, {
       deadLetterSuffix: options.deadLetterSuffix,
@@ -170,7 +175,13 @@ export class Worker<D = unknown> implements WorkerControl {
   }
 
   get concurrency(): number {
-    return this.options.concurrency;
+    return this.slots;
+  }
+
+  /** Celery's pool_grow/pool_shrink/autoscale: runs at once from now on (the prefetch stays as started). */
+  resize(slots: number): void {
+    this.slots = Math.max(0, Math.floor(slots));
+    this.pump();
   }
 
   get prefetchCount(): number {
@@ -305,7 +316,7 @@ export class Worker<D = unknown> implements WorkerControl {
   }
 
   private pump(): void {
-    while (this.state === 'RUNNING' && this.active.size < this.options.concurrency) {
+    while (this.state === 'RUNNING' && this.active.size < this.slots) {
       const job = this.reserved.shift();
       if (!job) break;
       if (!job.delivery.live) {
