@@ -40,7 +40,7 @@ async function drainIds(queue: string): Promise<string[]> {
     await new Promise<void>((resolve) => {
       void ch.consume(queue, (m) => {
         if (!m) return;
-        ids.push(String((m.properties.headers)?.id));
+        ids.push(String(m.properties.headers?.id));
         ch.ack(m);
         if (ids.length === expected) resolve();
       });
