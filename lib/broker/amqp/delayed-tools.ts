@@ -135,7 +135,7 @@ export async function actOnDelayLevels(
       for (let pass = 0; expected > 0 && pass < 4 && !options.signal?.aborted; pass++) {
         const before = outcome.acted + outcome.caught;
         await walkLevel(model, levelName(level), expected, queue, options, (m, ack) => {
-          if (pass === 0) progress.seen++;
+          if (pass === 0 && ++progress.seen % 500 === 0) report();
           if (!m) return undefined;
           const id = taskIdOf(m);
           if (done.has(id)) {
