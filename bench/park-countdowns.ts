@@ -1,7 +1,7 @@
 /**
- * Parks `n` Celery countdowns of one hour for `queue` in the delay levels, as fast as RabbitMQ confirms
- * them: raw publishes into the entry level (level 11), confirmed in windows of 5,000. Each has its own task
- * id (header `id`, correlation id) and `args` [i, i]. Returns the ids, in order.
+ * Parks `n` Celery countdowns (of one hour unless said) for `queue` in the delay levels, as fast as RabbitMQ
+ * confirms them: raw publishes into the entry level of `seconds` (level 11 for an hour), confirmed in windows
+ * of 5,000. Each has its own task id (header `id`, correlation id) and `args` [i, i]. Returns the ids, in order.
  */
 import { randomUUID } from 'node:crypto';
 import amqp from '../lib/broker/amqp/amqplib.js';

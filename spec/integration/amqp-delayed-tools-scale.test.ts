@@ -12,6 +12,8 @@ import amqp from '../../lib/broker/amqp/amqplib.js';
 import { AMQP_URL, deleteQueues, uniqueName, waitFor, withChannel } from '../support/amqp.js';
 
 const exec = promisify(execFile);
+// Parked for 17 days (level 20): the levels other tests watch (a 1 h countdown's level 11) are left alone.
+const PARKED_S = 1_500_000;
 const env = { ...process.env, CELERY_BROKER_URL: AMQP_URL, LOG_LEVEL: 'warn' };
 const cli = async (...args: string[]) =>
   (await exec(process.execPath, ['--import', 'tsx', 'tasks/main.ts', 'delayed', ...args], { timeout: 300_000, env }))
@@ -57,8 +59,8 @@ test("release --queue of 20,000 parked countdowns releases each once and leaves 
   const q = uniqueName('drel20k');
   const other = uniqueName('dother5k');
   await freshQueues(q, other);
-  const otherIds = await parkCountdowns(AMQP_URL, other, 5000);
-  const ids = await parkCountdowns(AMQP_URL, q, 20_000);
+  const otherIds = await parkCountdowns(AMQP_URL, other, 5000, PARKED_S);
+  const ids = await parkCountdowns(AMQP_URL, q, 20_000, PARKED_S);
 
   expect(await cli('release', '--queue', q)).toMatch(new RegExp(`^released 20000 delayed message\\(s\\) for ${q}`));
   const got = await drainIds(q);
@@ -74,7 +76,7 @@ test('a release stopped by SIGINT mid-way, then run again, releases every countd
   const q = uniqueName('drelint');
   await freshQueues(q);
   const n = 40_000;
-  const ids = await parkCountdowns(AMQP_URL, q, n);
+  const ids = await parkCountdowns(AMQP_URL, q, n, PARKED_S);
 
   const child: ChildProcess = spawn(
     process.execPath,
