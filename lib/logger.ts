@@ -67,6 +67,7 @@ class LineLogger implements Logger {
     private readonly level: LogLevel,
     private readonly format: (info: Line) => string,
     private readonly silent: boolean,
+    private readonly out: NodeJS.WriteStream,
     /** Applied innermost child first: a line's own keys win over its bindings, a child's over its parent's. */
     private readonly write: (info: Line) => void = (info) => this.emit(info),
   ) {}
@@ -75,7 +76,7 @@ class LineLogger implements Logger {
     if (this.silent || !this.isLevelEnabled(info.level as LogLevel)) return;
     // logform's `timestamp()` keeps one the line already carries.
     if (!info.timestamp) info.timestamp = new Date().toISOString();
-    process.stdout.write(`${this.format(info)}${EOL}`);
+    this.out.write(`${this.format(info)}${EOL}`);
   }
 
   private log(level: LogLevel, message: string, meta?: Record<string, unknown>): void {
@@ -100,7 +101,9 @@ class LineLogger implements Logger {
 
   child(bindings: Record<string, unknown>): Logger {
     const parent = this.write;
-    return new LineLogger(this.level, this.format, this.silent, (info) => parent(Object.assign({}, bindings, info)));
+    return new LineLogger(this.level, this.format, this.silent, this.out, (info) =>
+      parent(Object.assign({}, bindings, info)),
+    );
   }
 
   isLevelEnabled(level: LogLevel): boolean {
@@ -148,9 +151,19 @@ export function parseLogLevel(text: string): LogLevel | undefined {
   }
 }
 
-export function createLogger(options: { level: LogLevel; json?: boolean; silent?: boolean }): Logger {
-  const json = options.json ?? !process.stdout.isTTY;
-  const logger = new LineLogger(options.level, json ? jsonLine : textLine, options.silent ?? false);
+/**
+ * `stream: 'stderr'` for the commands that print data on stdout (`delayed`): a script that pipes them gets the
+ * data alone.
+ */
+export function createLogger(options: {
+  level: LogLevel;
+  json?: boolean;
+  silent?: boolean;
+  stream?: 'stdout' | 'stderr';
+}): Logger {
+  const out = options.stream === 'stderr' ? process.stderr : process.stdout;
+  const json = options.json ?? !out.isTTY;
+  const logger = new LineLogger(options.level, json ? jsonLine : textLine, options.silent ?? false, out);
   if (!options.silent) processLoggers.add(logger);
   return logger;
 }
@@ -164,11 +177,12 @@ const processLoggers = new Set<Logger>();
  */
 export async function flushLogs(timeoutMs = 2000): Promise<void> {
   processLoggers.clear();
-  if (process.stdout.writableLength === 0) return;
+  const pending = [process.stdout, process.stderr].filter((s) => s.writableLength > 0);
+  if (pending.length === 0) return;
   let timer: NodeJS.Timeout | undefined;
   // An empty write's callback runs once everything queued before it is written.
   await Promise.race([
-    new Promise<void>((r) => process.stdout.write('', () => r())),
+    Promise.all(pending.map((s) => new Promise<void>((r) => s.write('', () => r())))),
     new Promise<void>((r) => (timer = setTimeout(r, timeoutMs))),
   ]);
   clearTimeout(timer);

@@ -14,6 +14,7 @@ import type { TlsSettings } from '../lib/config/tls.js';
 import { formatDuration, nextDueWithinSeconds } from '../lib/broker/delayed.js';
 import { installSignalHandlers } from '../lib/app/signals.js';
 import { startTracing, stopTracing } from '../lib/tracing/tracing.js';
+import { runDelayedAction } from './cli/delayed.js';
 import { isCommand } from './cli/names.js';
 import { openCloud } from './cloud/index.js';
 import { withLedger } from './cloud/recording-kubernetes.js';
@@ -89,7 +90,11 @@ export async function main(
     process.stderr.write(`smarter-worker: unknown command ${JSON.stringify(positionals[0])}\n`);
     return 2;
   }
-  const logger = createLogger({ level: config.logLevel });
+  // `delayed` prints data on stdout: its logs (the broker connecting) go to stderr.
+  const logger = createLogger({
+    level: config.logLevel,
+    ...(positionals[0] === 'delayed' ? { stream: 'stderr' as const } : {}),
+  });
   if (positionals[0] === 'delayed') {
     const action = positionals[1];
     if (action === undefined) {
@@ -228,19 +233,12 @@ async function actOnDelayed(
   const broker = createBroker({ url, logger, redis, tls });
   await broker.connect();
   try {
-    const run = action === 'purge' ? broker.purgeDelayed?.bind(broker) : broker.releaseDelayed?.bind(broker);
-    if (!run) {
-      process.stderr.write(`smarter-worker: this broker (${broker.kind}) has no delay store to ${action}\n`);
-      return 2;
-    }
-    const n = await run(queue);
-    const where = queue === undefined ? '' : ` for ${queue}`;
-    process.stdout.write(
-      action === 'purge'
-        ? `purged ${n} delayed message(s)${where}\n`
-        : `released ${n} delayed message(s)${where} into their queues\n`,
-    );
-    return 0;
+    return await runDelayedAction(broker, {
+      action,
+      queue,
+      out: (line) => void process.stdout.write(`${line}\n`),
+      tty: process.stderr.isTTY ? process.stderr : undefined,
+    });
   } finally {
     await broker.close();
   }

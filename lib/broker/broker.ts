@@ -137,6 +137,19 @@ export interface DelayLevelStats {
   dueWithinSeconds: number;
 }
 
+/** How far a purge or release of parked messages has gone: `acted` of the `seen` looked at, of about `total`. */
+export interface DelayedProgress {
+  seen: number;
+  acted: number;
+  total: number;
+}
+
+export interface DelayedToolOptions {
+  onProgress?: (p: DelayedProgress) => void;
+  /** Aborted: stop taking more, settle what is in flight (a release acks only confirmed copies), then return. */
+  signal?: AbortSignal;
+}
+
 /** What a broker that keeps its own bookkeeping of unacked and delayed messages (Redis) tells of them. */
 export interface BrokerBacklog {
   visibilityTimeoutSeconds: number;
@@ -293,9 +306,9 @@ export interface Broker {
   /** The first `limit` parked messages for any of `queues`, soonest due first, where the store can be read without consuming it (Redis). */
   listDelayed?(queues: readonly string[], limit: number): Promise<ParkedMessage[]>;
   /** Removes what is parked for a queue (for every queue when none); returns how many. */
-  purgeDelayed?(queue?: string): Promise<number>;
+  purgeDelayed?(queue?: string, options?: DelayedToolOptions): Promise<number>;
   /** Moves what is parked for a queue (every queue when none) back into it now, unchanged (ETA header kept); returns how many. */
-  releaseDelayed?(queue?: string): Promise<number>;
+  releaseDelayed?(queue?: string, options?: DelayedToolOptions): Promise<number>;
 
   /** Only brokers that keep unacked and delayed messages in their own structures (Redis); for `doctor`. */
   backlog?(): Promise<BrokerBacklog>;

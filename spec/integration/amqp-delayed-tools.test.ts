@@ -56,3 +56,28 @@ test("delayed purge --queue and delayed release --queue act on that queue's park
   expect(await cli('release', '--queue', purged)).toContain('released 0 delayed message(s)');
   expect(await cli('purge', '--queue', kept)).toContain(`purged 1 delayed message(s) for ${kept}`);
 }, 120_000);
+
+test('the commands that print data print only it on stdout; their logs (the broker connecting) go to stderr', async () => {
+  const run = async (...args: string[]) =>
+    exec(process.execPath, ['--import', 'tsx', 'tasks/main.ts', ...args], {
+      timeout: 120_000,
+      env: { ...process.env, CELERY_BROKER_URL: AMQP_URL, LOG_LEVEL: 'info' },
+    });
+  const listed = await run('delayed');
+  const lines = listed.stdout.trimEnd().split('\n');
+  expect(lines[0]).toMatch(/^level +queue +messages +due within$/);
+  for (const l of lines.slice(1, -1)) expect(l).toMatch(/^ +\d+ +celery_delayed_\d+ +\d+ +\S/);
+  expect(lines.at(-1)).toMatch(/^\d+ delayed message\(s\)/);
+  expect(listed.stderr).toContain('broker connected');
+
+  const q = uniqueName('dclean');
+  queues.push(q);
+  const purged = await run('delayed', 'purge', '--queue', q);
+  expect(purged.stdout).toMatch(new RegExp(`^purged 0 delayed message\\(s\\) for ${q} in [\\d.]+ s[^\\n]*\\n$`));
+  expect(purged.stderr).toContain('broker connected');
+
+  for (const args of [['settings'], ['tasks']]) {
+    const { stdout } = await run(...args);
+    expect(stdout.split('\n').filter((l) => l.startsWith('{'))).toEqual([]);
+  }
+}, 180_000);

@@ -28,6 +28,7 @@ import type {
   DeadLetterReason,
   DelayLevelStats,
   DelayQueueType,
+  DelayedToolOptions,
   Delivery,
   DeliveryHandler,
   ExchangeSpec,
@@ -611,12 +612,28 @@ export class AmqpBroker implements Broker {
     return delayedStats(this);
   }
 
-  purgeDelayed(queue?: string): Promise<number> {
-    return actOnDelayLevels(this, 'purge', queue);
+  purgeDelayed(queue?: string, options?: DelayedToolOptions): Promise<number> {
+    return this.actOnDelayed('purge', queue, options);
   }
 
-  releaseDelayed(queue?: string): Promise<number> {
-    return actOnDelayLevels(this, 'release', queue);
+  releaseDelayed(queue?: string, options?: DelayedToolOptions): Promise<number> {
+    return this.actOnDelayed('release', queue, options);
+  }
+
+  private async actOnDelayed(action: 'purge' | 'release', queue?: string, options?: DelayedToolOptions) {
+    const { model } = await this.ready();
+    const { acted, doubled, refused, caught } = await actOnDelayLevels(model, action, queue, options);
+    if (caught > 0) this.opts.logger.info(`${caught} acked message(s) came back to their level and were settled again`);
+    if (refused > 0) {
+      this.opts.logger.warn(`${refused} delayed message(s) not released (queue missing?): still parked`, { refused });
+    }
+    if (doubled.length > 0) {
+      this.opts.logger.error(
+        `${doubled.length} released message(s) could not be acked in their delay level: they will arrive twice`,
+        { task_ids: doubled },
+      );
+    }
+    return acted;
   }
 
   isConsuming(queue: string): boolean {

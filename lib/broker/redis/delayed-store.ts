@@ -5,7 +5,7 @@
  * queue (a Python worker too) holds it until its ETA as kombu does. Each move is one script, so a message
  * released while a worker's scheduler moves due ones moves once.
  */
-import type { ParkedMessage } from '../broker.js';
+import type { DelayedToolOptions, ParkedMessage } from '../broker.js';
 import { decodeEnvelope } from './envelope.js';
 import { COMMON } from './scripts.js';
 import { LuaScript } from './script.js';
@@ -42,10 +42,18 @@ return { acted, #entries }`,
   2,
 );
 
-async function select(k: KombuRedis, action: 'purge' | 'release', queue: string | undefined): Promise<number> {
+async function select(
+  k: KombuRedis,
+  action: 'purge' | 'release',
+  queue: string | undefined,
+  options: DelayedToolOptions = {},
+): Promise<number> {
   let offset = 0;
   let total = 0;
-  for (;;) {
+  let seen = 0;
+  const size = options.onProgress ? await k.redis.zcard(k.keys.delayed) : 0;
+  // Each batch is one script: stopped between two, every entry is acted on once or still parked.
+  while (!options.signal?.aborted) {
     const res = (await SELECT.run(
       k.redis,
       [k.keys.delayed, k.keys.unroutable],
@@ -53,20 +61,23 @@ async function select(k: KombuRedis, action: 'purge' | 'release', queue: string 
     )) as [number, number];
     const [acted, looked] = res;
     total += acted;
+    seen += looked;
+    options.onProgress?.({ seen, acted: total, total: size });
     // What was removed shifted the rest down: the next batch starts after what was kept.
     offset += looked - acted;
     if (looked < BATCH) return total;
   }
+  return total;
 }
 
 /** Removes the parked messages of a queue (every queue when none); returns how many. */
-export function purgeDelayed(k: KombuRedis, queue?: string): Promise<number> {
-  return select(k, 'purge', queue);
+export function purgeDelayed(k: KombuRedis, queue?: string, options?: DelayedToolOptions): Promise<number> {
+  return select(k, 'purge', queue, options);
 }
 
 /** Moves the parked messages of a queue (every queue when none) back to it unchanged; returns how many. */
-export function releaseDelayed(k: KombuRedis, queue?: string): Promise<number> {
-  return select(k, 'release', queue);
+export function releaseDelayed(k: KombuRedis, queue?: string, options?: DelayedToolOptions): Promise<number> {
+  return select(k, 'release', queue, options);
 }
 
 /** The first `limit` parked messages (soonest due first) for any of `queues`, decoded; unreadable ones are left out. */

@@ -22,6 +22,7 @@ import type {
   ConsumeOptions,
   DeadLetterReason,
   DelayLevelStats,
+  DelayedToolOptions,
   ParkedMessage,
   Delivery,
   DeliveryHandler,
@@ -618,12 +619,12 @@ export class RedisBroker implements Broker, Settler {
     return listDelayed(this.transport, queues, limit);
   }
 
-  purgeDelayed(queue?: string): Promise<number> {
-    return purgeDelayed(this.transport, queue);
+  purgeDelayed(queue?: string, options?: DelayedToolOptions): Promise<number> {
+    return purgeDelayed(this.transport, queue, options);
   }
 
-  releaseDelayed(queue?: string): Promise<number> {
-    return releaseDelayed(this.transport, queue);
+  releaseDelayed(queue?: string, options?: DelayedToolOptions): Promise<number> {
+    return releaseDelayed(this.transport, queue, options);
   }
 
   /** The delayed set in buckets like RabbitMQ's delay levels: bucket L holds what is due within 2^(L+1) − 1 s. */
