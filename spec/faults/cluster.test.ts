@@ -114,7 +114,7 @@ class FailoverPublisher {
   }
 }
 
-test(`3-node cluster: the worker's node is stopped with ${TASKS} tasks and ${CHECKS} waiting checks in flight; it fails over, none is lost, every check runs at its time`, async () => {
+test(`own wiring: 3-node cluster: the worker's node is stopped with ${TASKS} tasks and ${CHECKS} waiting checks in flight; it fails over, none is lost, every check runs at its time`, async () => {
   const c = cluster;
   if (!c) throw new Error('no cluster');
   let h: Harness | undefined;

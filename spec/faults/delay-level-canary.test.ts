@@ -127,7 +127,7 @@ async function stalled(label: string): Promise<boolean> {
   }
 }
 
-test('a stalled last delay level: its canary is late, the metric is set, /healthz says degraded naming the level, the log names it; healed, all clear', async () => {
+test('own wiring: a stalled last delay level: its canary is late, the metric is set, /healthz says degraded naming the level, the log names it; healed, all clear', async () => {
   // Healthy first: the canaries of levels 0 and 1 arrive in time.
   await until(
     'canary transit of level 1 exported',

@@ -73,7 +73,7 @@ async function negotiatedHeartbeat(): Promise<number | undefined> {
   )?.timeout;
 }
 
-test(`a task holding the event loop ${BLOCK_MS / 1000} s with ${OTHERS} others queued: 1 stall reported (log, metric, /healthz degraded 200), 0 reconnects at a ${HEARTBEAT} s heartbeat, ${OTHERS} of ${OTHERS} others complete`, async () => {
+test(`own wiring: a task holding the event loop ${BLOCK_MS / 1000} s with ${OTHERS} others queued: 1 stall reported (log, metric, /healthz degraded 200), 0 reconnects at a ${HEARTBEAT} s heartbeat, ${OTHERS} of ${OTHERS} others complete`, async () => {
   const key = uniqueName('block');
   try {
     expect(await negotiatedHeartbeat()).toBe(HEARTBEAT);

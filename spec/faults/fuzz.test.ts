@@ -61,7 +61,7 @@ async function queueDepth(name: string): Promise<number> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
-test(`${N.toLocaleString('en')} fuzzed messages with good ones in between: every good one runs once, every bad one is dead-lettered naming its fault, the worker never crashes or stalls, memory stays flat`, async () => {
+test(`own wiring: ${N.toLocaleString('en')} fuzzed messages with good ones in between: every good one runs once, every bad one is dead-lettered naming its fault, the worker never crashes or stalls, memory stays flat`, async () => {
   const port = await freePort();
   const started = Date.now();
   let out = '';

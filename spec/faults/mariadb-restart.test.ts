@@ -112,7 +112,7 @@ async function rows(name: string): Promise<{ n: number; total: string }> {
 
 const sumOf = (cs: Array<{ cost: string }>) => cs.reduce((s, c) => s.add(Dec.of(c.cost)), Dec.zero()).toString();
 
-test('1,000 create_charge streamed while MariaDB is stopped for 3 s and started: they retry, then 1,000 rows, exact sum, 0 failed', async () => {
+test('own wiring: 1,000 create_charge streamed while MariaDB is stopped for 3 s and started: they retry, then 1,000 rows, exact sum, 0 failed', async () => {
   await withWorker(10, async (h, db, events) => {
     const all = charges(1000, 'restart');
     const producer = (async () => {
@@ -148,7 +148,7 @@ test('1,000 create_charge streamed while MariaDB is stopped for 3 s and started:
   });
 }, 240_000);
 
-test('100 create_charge while MariaDB is down past their 2 retries: 100 FAILURE, 100 dead-lettered; started again and replayed: 100 rows, exact sum', async () => {
+test('own wiring: 100 create_charge while MariaDB is down past their 2 retries: 100 FAILURE, 100 dead-lettered; started again and replayed: 100 rows, exact sum', async () => {
   await withWorker(2, async (h, db, events) => {
     const all = charges(100, 'exhausted');
     await node.stop();

@@ -183,7 +183,7 @@ function expectAccounted(r: AlarmRun): void {
   expect(r.done).toBe(r.sent);
 }
 
-test('a memory alarm of 15 s: told at block and unblock, probes within 1 s, no renewal; nothing run twice, dead-lettered twice or lost', async () => {
+test('own wiring: a memory alarm of 15 s: told at block and unblock, probes within 1 s, no renewal; nothing run twice, dead-lettered twice or lost', async () => {
   const r = await underAlarm(
     async () => void (await node.ctl('set_vm_memory_high_watermark', '0.0000001')),
     async () => void (await node.ctl('set_vm_memory_high_watermark', '0.4')),
@@ -192,7 +192,7 @@ test('a memory alarm of 15 s: told at block and unblock, probes within 1 s, no r
   expectAccounted(r);
 }, 180_000);
 
-test('a disk alarm of 15 s: told at block and unblock, probes within 1 s, no renewal; nothing run twice, dead-lettered twice or lost', async () => {
+test('own wiring: a disk alarm of 15 s: told at block and unblock, probes within 1 s, no renewal; nothing run twice, dead-lettered twice or lost', async () => {
   const r = await underAlarm(
     async () => void (await node.ctl('set_disk_free_limit', '100000GB')),
     async () => void (await node.ctl('set_disk_free_limit', '1MB')),

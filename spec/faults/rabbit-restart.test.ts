@@ -154,7 +154,7 @@ function report(fault: string, r: { done: number; runs: number; doneAtFault: num
   );
 }
 
-test(`stop_app / start_app with ${PER_FAULT} tasks in flight: ${PER_FAULT} of ${PER_FAULT} complete, queue and pidbox consumed again, countdown and Beat go on`, async () => {
+test(`own wiring: stop_app / start_app with ${PER_FAULT} tasks in flight: ${PER_FAULT} of ${PER_FAULT} complete, queue and pidbox consumed again, countdown and Beat go on`, async () => {
   const r = await underLoad(async () => {
     await node.ctl('stop_app');
     await new Promise((res) => setTimeout(res, 2000));
@@ -164,7 +164,7 @@ test(`stop_app / start_app with ${PER_FAULT} tasks in flight: ${PER_FAULT} of ${
   expect(r.done).toBe(PER_FAULT);
 }, 240_000);
 
-test(`a full stop and start of the node with ${PER_FAULT} tasks in flight: ${PER_FAULT} of ${PER_FAULT} complete, queue and pidbox consumed again, countdown and Beat go on`, async () => {
+test(`own wiring: a full stop and start of the node with ${PER_FAULT} tasks in flight: ${PER_FAULT} of ${PER_FAULT} complete, queue and pidbox consumed again, countdown and Beat go on`, async () => {
   const r = await underLoad(async () => {
     await node.stop();
     await node.start();
@@ -173,7 +173,7 @@ test(`a full stop and start of the node with ${PER_FAULT} tasks in flight: ${PER
   expect(r.done).toBe(PER_FAULT);
 }, 240_000);
 
-test(`close_all_connections with ${PER_FAULT} tasks in flight: ${PER_FAULT} of ${PER_FAULT} complete, queue and pidbox consumed again, countdown and Beat go on`, async () => {
+test(`own wiring: close_all_connections with ${PER_FAULT} tasks in flight: ${PER_FAULT} of ${PER_FAULT} complete, queue and pidbox consumed again, countdown and Beat go on`, async () => {
   const r = await underLoad(async () => {
     await node.ctl('close_all_connections', 'fault test');
   });
@@ -181,7 +181,7 @@ test(`close_all_connections with ${PER_FAULT} tasks in flight: ${PER_FAULT} of $
   expect(r.done).toBe(PER_FAULT);
 }, 240_000);
 
-test(`a channel error from the broker (406 unknown delivery tag on the consume channel) with ${PER_FAULT} tasks in flight: ${PER_FAULT} of ${PER_FAULT} complete, consumed again`, async () => {
+test(`own wiring: a channel error from the broker (406 unknown delivery tag on the consume channel) with ${PER_FAULT} tasks in flight: ${PER_FAULT} of ${PER_FAULT} complete, consumed again`, async () => {
   const r = await underLoad(async () => {
     // The broker's channel process handles a basic.ack it never delivered as the client's, and closes that
     // channel (not the connection) with 406: the same close a client bug or consumer_timeout gets.

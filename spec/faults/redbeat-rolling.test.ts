@@ -5,6 +5,6 @@
  */
 import { expectRollingExactlyOnce } from '../support/redbeat-rolling.js';
 
-test('rolling update RedBeat → two smarter-beat replicas → RedBeat, 5 minutes of 1-second entries: every run sent exactly once', async () => {
+test('own wiring: rolling update RedBeat → two smarter-beat replicas → RedBeat, 5 minutes of 1-second entries: every run sent exactly once', async () => {
   await expectRollingExactlyOnce('5 min', 300_000, 240);
 }, 420_000);

@@ -103,7 +103,7 @@ async function outage(ms: number) {
   }
 }
 
-test(`${N} tasks, the result backend down ${OUTAGE_MS / 1000} s midway: ${N} SUCCESS results stored, 0 failed, 0 dead-lettered`, async () => {
+test(`own wiring: ${N} tasks, the result backend down ${OUTAGE_MS / 1000} s midway: ${N} SUCCESS results stored, 0 failed, 0 dead-lettered`, async () => {
   const r = await outage(OUTAGE_MS);
   expect(r.waiting).toBeGreaterThan(0);
   expect(r.byStatus.get('SUCCESS')).toBe(N);
@@ -111,7 +111,7 @@ test(`${N} tasks, the result backend down ${OUTAGE_MS / 1000} s midway: ${N} SUC
   expect(r.dead).toBe(0);
 }, 120_000);
 
-test(`${N} tasks, the result backend down ${LONG_OUTAGE_MS / 1000} s (longer than Celery's ~20 retries of a result): ${N} SUCCESS results stored, 0 failed, 0 dead-lettered`, async () => {
+test(`own wiring: ${N} tasks, the result backend down ${LONG_OUTAGE_MS / 1000} s (longer than Celery's ~20 retries of a result): ${N} SUCCESS results stored, 0 failed, 0 dead-lettered`, async () => {
   // The backend tries each result for about 80 s (STORE_TRIES); with 20 tries (~10 s) this lost the results of
   // the runs waiting through the outage.
   const r = await outage(LONG_OUTAGE_MS);

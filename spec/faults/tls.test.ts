@@ -121,7 +121,7 @@ afterAll(async () => {
   otherCa?.remove();
 }, 120_000);
 
-test('a task over amqps:// (server verified against the test CA) stores its result over rediss:// (verified too)', async () => {
+test('own wiring: a task over amqps:// (server verified against the test CA) stores its result over rediss:// (verified too)', async () => {
   const backendUrl = `rediss://127.0.0.1:${redisTlsPort}/0?ssl_cert_reqs=required&ssl_ca_certs=${encodeURIComponent(ca.caFile)}`;
   const h = await startWorker({
     env: {
@@ -155,7 +155,7 @@ test('a task over amqps:// (server verified against the test CA) stores its resu
   }
 }, 60_000);
 
-test('an amqps:// server whose CA is not given is refused, with an error that says what to set', async () => {
+test('own wiring: an amqps:// server whose CA is not given is refused, with an error that says what to set', async () => {
   await expect(connectTo(amqps(tlsPort), endpoint('true'))).rejects.toThrow(
     /cannot connect to amqps:\/\/guest:\*\*\*@127\.0\.0\.1:\d+\/: TLS: the server's certificate is not trusted \(\w+: .*\); give the CA that signed it as ca_certs in CELERY_BROKER_USE_SSL/,
   );
@@ -181,7 +181,7 @@ test('an amqps:// server whose CA is not given is refused, with an error that sa
   }
 }, 60_000);
 
-test("the commands' one-shot connection (dead-letter list/replay, delayed) takes the same TLS settings", async () => {
+test("own wiring: the commands' one-shot connection (dead-letter list/replay, delayed) takes the same TLS settings", async () => {
   const stats = await withBroker(
     amqps(tlsPort),
     (b) => b.delayedStats(),
@@ -195,7 +195,7 @@ test("the commands' one-shot connection (dead-letter list/replay, delayed) takes
   );
 }, 30_000);
 
-test('a one-shot command over rediss:// with an untrusted certificate gives up within its timeout and says why (it used to hang)', async () => {
+test('own wiring: a one-shot command over rediss:// with an untrusted certificate gives up within its timeout and says why (it used to hang)', async () => {
   const url = `rediss://127.0.0.1:${redisTlsPort}/0`;
   const stats = await withBroker(
     url,
@@ -213,19 +213,19 @@ test('a one-shot command over rediss:// with an untrusted certificate gives up w
   expect(Date.now() - t0).toBeLessThan(10_000);
 }, 30_000);
 
-test('a certificate for another host name is refused, though signed by the trusted CA', async () => {
+test('own wiring: a certificate for another host name is refused, though signed by the trusted CA', async () => {
   await expect(
     connectTo(amqps(tlsPort), endpoint(JSON.stringify({ ca_certs: ca.caFile, server_hostname: 'broker.example.org' }))),
   ).rejects.toThrow(/not trusted \(ERR_TLS_CERT_ALTNAME_INVALID/);
 });
 
-test('verification is skipped only when asked: cert_reqs CERT_NONE connects without the CA', async () => {
+test('own wiring: verification is skipped only when asked: cert_reqs CERT_NONE connects without the CA', async () => {
   const conn = await connectTo(amqps(tlsPort), endpoint('{"cert_reqs": "CERT_NONE"}'));
   expect(conn).toBeDefined();
   await conn.close();
 });
 
-test('a node that requires client certificates refuses a client without one, or with one from another CA, and takes ours', async () => {
+test('own wiring: a node that requires client certificates refuses a client without one, or with one from another CA, and takes ours', async () => {
   const wants =
     /cannot connect to amqps:.*: TLS: the server refused this client's certificate or wants one \(.+\); set certfile and keyfile in CELERY_BROKER_USE_SSL/;
   await expect(connectTo(amqps(mtlsPort), endpoint(JSON.stringify({ ca_certs: ca.caFile })))).rejects.toThrow(wants);
@@ -247,7 +247,7 @@ test('a node that requires client certificates refuses a client without one, or 
   await conn.close();
 });
 
-test('rediss:// without the CA refuses the server: the store fails and says why; with ssl_cert_reqs=CERT_NONE it stores', async () => {
+test('own wiring: rediss:// without the CA refuses the server: the store fails and says why; with ssl_cert_reqs=CERT_NONE it stores', async () => {
   const refused = new RedisBackend(`rediss://127.0.0.1:${redisTlsPort}/0`, 60);
   try {
     await expect(
@@ -266,7 +266,7 @@ test('rediss:// without the CA refuses the server: the store fails and says why;
   }
 }, 60_000);
 
-test('the Redis broker over rediss://, verified against the CA from CELERY_BROKER_USE_SSL, sends a task message', async () => {
+test('own wiring: the Redis broker over rediss://, verified against the CA from CELERY_BROKER_USE_SSL, sends a task message', async () => {
   const url = `rediss://127.0.0.1:${redisTlsPort}/2`;
   const queue = `tlsq_${randomUUID().slice(0, 8)}`;
   const stats = await withBroker(
@@ -283,7 +283,7 @@ test('the Redis broker over rediss://, verified against the CA from CELERY_BROKE
   expect(stats?.messageCount).toBe(1);
 }, 30_000);
 
-test('a plain amqp:// connection to the TLS listener fails instead of sending credentials in clear', async () => {
+test('own wiring: a plain amqp:// connection to the TLS listener fails instead of sending credentials in clear', async () => {
   // Sanity check of the setup: the TLS port speaks only TLS.
   await expect(amqp.connect(`amqp://guest:guest@127.0.0.1:${tlsPort}/`, { timeout: 5000 })).rejects.toThrow();
 });

@@ -94,7 +94,7 @@ async function cleanup(r: { queue: string; key: string; second: ChildProcess }):
   await redis.del(`${r.key}:started`, `${r.key}:done`);
 }
 
-test(`late ack: SIGKILL during ${N} tasks (-c ${CONCURRENCY}), restart: all ${N} complete at least once, 0 lost`, async () => {
+test(`own wiring: late ack: SIGKILL during ${N} tasks (-c ${CONCURRENCY}), restart: all ${N} complete at least once, 0 lost`, async () => {
   const r = await run(true, 20, 300);
   try {
     await waitFor(async () => (await redis.hlen(`${r.key}:done`)) >= N, 120_000, 50);
@@ -115,7 +115,7 @@ test(`late ack: SIGKILL during ${N} tasks (-c ${CONCURRENCY}), restart: all ${N}
   }
 }, 180_000);
 
-test(`early ack: SIGKILL during ${N} tasks (-c ${CONCURRENCY}), restart: lost = the runs started and not finished (≤ ${CONCURRENCY}), every other task completes once`, async () => {
+test(`own wiring: early ack: SIGKILL during ${N} tasks (-c ${CONCURRENCY}), restart: lost = the runs started and not finished (≤ ${CONCURRENCY}), every other task completes once`, async () => {
   const r = await run(false, 200, 200);
   try {
     const expected = N - r.interrupted.length;

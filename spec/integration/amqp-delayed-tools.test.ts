@@ -29,7 +29,7 @@ afterAll(async () => {
   await deleteQueues(queues);
 });
 
-test("delayed purge --queue and delayed release --queue act on that queue's parked countdowns only; released ones arrive unchanged", async () => {
+test("own wiring: delayed purge --queue and delayed release --queue act on that queue's parked countdowns only; released ones arrive unchanged", async () => {
   const purged = uniqueName('dpurge');
   const released = uniqueName('drelease');
   const kept = uniqueName('dkeep');

@@ -19,7 +19,7 @@ async function messageCount(queue: string): Promise<number> {
 
 afterAll(async () => closeRunCounter());
 
-describe('a RabbitMQ worker with 20 MB messages queued', () => {
+describe('own wiring: a RabbitMQ worker with 20 MB messages queued', () => {
   let worker: ChildProcess | undefined;
   const queue = uniqueName('heavy');
   const key = `heavy:${randomUUID()}`;

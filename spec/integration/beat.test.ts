@@ -44,7 +44,7 @@ const entry = (queue: string, seconds: number, name = 'e'): BeatEntry => ({
 const count = (queue: string) => withChannel(async (ch) => (await ch.checkQueue(queue)).messageCount);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-test('what Beat sends, our worker runs', async () => {
+test('own wiring: what Beat sends, our worker runs', async () => {
   const h = await startWorker();
   const beat = beatWith([entry(h.queue, 1)], new FileStore(join(mkdtempSync(join(tmpdir(), 'beat-')), 's.json')));
   try {
@@ -72,7 +72,7 @@ describe.each([
       return () => new RedisStore(REDIS_URL, key);
     },
   ],
-])('last runs kept in %s', (_name, location) => {
+])('own wiring: last runs kept in %s', (_name, location) => {
   test('survive a restart: an hourly entry run 30 min ago is not sent again; one run 61 min ago is sent once', async () => {
     const queue = uniqueName('beatq');
     const makeStore = location();
@@ -106,7 +106,7 @@ describe.each([
   });
 });
 
-test('two replicas: one sender at a time, each tick once; SIGKILL the sender and the other takes over', async () => {
+test('own wiring: two replicas: one sender at a time, each tick once; SIGKILL the sender and the other takes over', async () => {
   const queue = uniqueName('beatq');
   const storeKey = uniqueName('beat-store');
   const lock = uniqueName('lock');
@@ -148,7 +148,7 @@ test('two replicas: one sender at a time, each tick once; SIGKILL the sender and
   }
 }, 60_000);
 
-test('sending to a queue nobody consumes: a warning and the consumers metric at 0', async () => {
+test('own wiring: sending to a queue nobody consumes: a warning and the consumers metric at 0', async () => {
   const queue = uniqueName('beatq');
   const store = new FileStore(join(mkdtempSync(join(tmpdir(), 'beat-')), 's.json'));
   await store.save('e', { lastRunAt: 0, totalRunCount: 0 });
@@ -165,7 +165,7 @@ test('sending to a queue nobody consumes: a warning and the consumers metric at 
   }
 });
 
-test("an entry's options reach the message: queue, expires and priority", async () => {
+test("own wiring: an entry's options reach the message: queue, expires and priority", async () => {
   const queue = uniqueName('beatq');
   const store = new FileStore(join(mkdtempSync(join(tmpdir(), 'beat-')), 's.json'));
   await store.save('e', { lastRunAt: 0, totalRunCount: 0 });

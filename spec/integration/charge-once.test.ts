@@ -40,7 +40,7 @@ const charge = (locator: string, cost: string) => ({
   total_cost: cost,
 });
 
-test('create_charge run again with the same task id writes no second row and returns None; another task id writes its own', async () => {
+test('own wiring: create_charge run again with the same task id writes no second row and returns None; another task id writes its own', async () => {
   const id = randomUUID();
   await expect(runAs(id, CREATE_CHARGE, world.deps, charge('once/a', '1.25'))).resolves.toBeNull();
   await expect(runAs(id, CREATE_CHARGE, world.deps, charge('once/a', '1.25'))).resolves.toBeNull();
@@ -51,7 +51,7 @@ test('create_charge run again with the same task id writes no second row and ret
   expect(markers).toEqual([{ task_name: CREATE_CHARGE, effect: '' }]);
 });
 
-test('two runs of one create_charge task id at the same time, in two workers (two pools): one row', async () => {
+test('own wiring: two runs of one create_charge task id at the same time, in two workers (two pools): one row', async () => {
   const other = openDatabase(world.database.config);
   try {
     const id = randomUUID();
@@ -66,7 +66,7 @@ test('two runs of one create_charge task id at the same time, in two workers (tw
   }
 });
 
-test('a group commit of 200 create_charge, 100 of them task ids already charged: only the 100 new rows are written', async () => {
+test('own wiring: a group commit of 200 create_charge, 100 of them task ids already charged: only the 100 new rows are written', async () => {
   const done = Array.from({ length: 100 }, () => randomUUID());
   await Promise.all(done.map((id, i) => runAs(id, CREATE_CHARGE, world.deps, charge('once/c', `${i}.01`))));
   const fresh = Array.from({ length: 100 }, () => randomUUID());
@@ -79,7 +79,7 @@ test('a group commit of 200 create_charge, 100 of them task ids already charged:
   expect(r[0]).toEqual({ n: '200', total: '19902.00000000' });
 });
 
-test('charge_llmhost_computes run again with the same task id writes none of its three charges and returns the same {name: cost}', async () => {
+test('own wiring: charge_llmhost_computes run again with the same task id writes none of its three charges and returns the same {name: cost}', async () => {
   const compute = await insertRow(world.db, 'llmhost_llmhostcompute', {
     name: 'gpu-once',
     user_profile_id: world.ids.profileId,
@@ -104,7 +104,7 @@ test('charge_llmhost_computes run again with the same task id writes none of its
   }
 });
 
-describe('through a worker', () => {
+describe('own wiring: through a worker', () => {
   let h: Harness | undefined;
   afterAll(async () => {
     await h?.app.shutdown();

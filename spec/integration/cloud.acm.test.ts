@@ -17,7 +17,7 @@ beforeAll(() => {
 
 const domain = () => `c${randomUUID().slice(0, 8)}.example.com`;
 
-test('a request is PENDING_VALIDATION with its DNS validation CNAME, then ISSUED once validated', async () => {
+test('own wiring: a request is PENDING_VALIDATION with its DNS validation CNAME, then ISSUED once validated', async () => {
   const d = domain();
   const requested = await acm.request(d);
   expect(requested.arn).toMatch(/^arn:aws:acm:us-east-1:\d+:certificate\//);
@@ -40,7 +40,7 @@ test('a request is PENDING_VALIDATION with its DNS validation CNAME, then ISSUED
   expect(issued.validationRecords).toEqual(requested.validationRecords);
 });
 
-test('the same request twice is one certificate (idempotency token), other SANs are another', async () => {
+test('own wiring: the same request twice is one certificate (idempotency token), other SANs are another', async () => {
   const d = domain();
   const a = await acm.request(d);
   const b = await acm.request(d);
@@ -49,7 +49,7 @@ test('the same request twice is one certificate (idempotency token), other SANs 
   expect(c.arn).not.toBe(a.arn);
 });
 
-test('find gives the newest certificate for exactly that domain, or null', async () => {
+test('own wiring: find gives the newest certificate for exactly that domain, or null', async () => {
   const d = domain();
   expect(await acm.find(d)).toBeNull();
   const first = await acm.request(d);
@@ -61,13 +61,13 @@ test('find gives the newest certificate for exactly that domain, or null', async
   expect((await acm.find(`${d}.`))?.arn).not.toBe(first.arn);
 });
 
-test('describe of a certificate that does not exist is null', async () => {
+test('own wiring: describe of a certificate that does not exist is null', async () => {
   expect(
     await acm.describe('arn:aws:acm:us-east-1:123456789012:certificate/00000000-0000-0000-0000-000000000000'),
   ).toBeNull();
 });
 
-test('ACM throttling (JSON ThrottlingException) is retried, then the call succeeds', async () => {
+test('own wiring: ACM throttling (JSON ThrottlingException) is retried, then the call succeeds', async () => {
   const d = domain();
   const before = aws.proxy.faulted.length;
   aws.proxy.failNext(2, 'Throttling');
@@ -75,7 +75,7 @@ test('ACM throttling (JSON ThrottlingException) is retried, then the call succee
   expect(aws.proxy.faulted.length - before).toBe(2);
 });
 
-test('ACM AccessDeniedException is a CloudError AccessDenied naming the verb and the domain', async () => {
+test('own wiring: ACM AccessDeniedException is a CloudError AccessDenied naming the verb and the domain', async () => {
   aws.proxy.failNext(1, 'AccessDenied', 'RequestCertificate');
   const err = await cloudFailure(acm.request('denied.example.com'));
   expect(err).toMatchObject({
@@ -87,14 +87,14 @@ test('ACM AccessDeniedException is a CloudError AccessDenied naming the verb and
   expect(err.message).toContain('AccessDeniedException');
 });
 
-test('an invalid domain is a CloudError Invalid from ACM, not a crash', async () => {
+test('own wiring: an invalid domain is a CloudError Invalid from ACM, not a crash', async () => {
   const err = await cloudFailure(acm.request('not a domain'));
   expect(err).toMatchObject({ service: 'acm', verb: 'RequestCertificate', kind: 'Invalid' });
 });
 
 // smarter/smarter/apps/infrastructure/providers/aws/helpers/base.py: the boto3 session (and so ACM) is in
 // `smarter_settings.aws_region`.
-test('certificates are requested and found in AWS_REGION, not in a fixed region', async () => {
+test('own wiring: certificates are requested and found in AWS_REGION, not in a fixed region', async () => {
   const saved = process.env.AWS_REGION;
   process.env.AWS_REGION = 'eu-west-1';
   try {

@@ -55,7 +55,7 @@ function ingress(n: string, host: string, labels: Record<string, string> = {}): 
   };
 }
 
-test('apply creates with server-side apply as field manager smarter-worker; applying the same again changes nothing', async () => {
+test('own wiring: apply creates with server-side apply as field manager smarter-worker; applying the same again changes nothing', async () => {
   const n = name();
   const first = await client.apply(ingress(n, 'a.example.com'));
   expect(first).toMatchObject({
@@ -79,14 +79,14 @@ test('apply creates with server-side apply as field manager smarter-worker; appl
   });
 });
 
-test('apply wins over another field manager (force), as the worker owns what it applies', async () => {
+test('own wiring: apply wins over another field manager (force), as the worker owns what it applies', async () => {
   const n = name();
   kube.put(ingress(n, 'kubectl.example.com'), 'kubectl-client-side-apply');
   const mine = await client.apply(ingress(n, 'mine.example.com'));
   expect((mine.spec as { rules: Array<{ host: string }> }).rules[0]?.host).toBe('mine.example.com');
 });
 
-test('get reads what is there (a Certificate flipped Ready by cert-manager, a Secret it wrote), or null', async () => {
+test('own wiring: get reads what is there (a Certificate flipped Ready by cert-manager, a Secret it wrote), or null', async () => {
   const n = name();
   const ref = { apiVersion: 'cert-manager.io/v1', kind: 'Certificate', namespace: 'smarter', name: n };
   await client.apply({
@@ -125,7 +125,7 @@ test('get reads what is there (a Certificate flipped Ready by cert-manager, a Se
   ).toBeNull();
 });
 
-test('list filters by label selector and gives each item its kind and apiVersion', async () => {
+test('own wiring: list filters by label selector and gives each item its kind and apiVersion', async () => {
   const run = randomUUID().slice(0, 8);
   const [a, b, c] = [name(), name(), name()];
   await client.apply(ingress(a, 'a.example.com', { run, tier: 'api' }));
@@ -147,7 +147,7 @@ test('list filters by label selector and gives each item its kind and apiVersion
   expect(items.every((o) => o.kind === 'Ingress' && o.apiVersion === 'networking.k8s.io/v1')).toBe(true);
 });
 
-test('delete twice: true, then false (a 404 is success); the object is gone', async () => {
+test('own wiring: delete twice: true, then false (a 404 is success); the object is gone', async () => {
   const n = name();
   await client.apply(ingress(n, 'gone.example.com'));
   const ref = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: 'smarter', name: n };
@@ -156,7 +156,7 @@ test('delete twice: true, then false (a 404 is success); the object is gone', as
   expect(await client.get(ref)).toBeNull();
 });
 
-test('a 409 Conflict is a CloudError Conflict naming the verb and the object', async () => {
+test('own wiring: a 409 Conflict is a CloudError Conflict naming the verb and the object', async () => {
   const n = name();
   kube.failNext({ status: 409, method: 'PATCH' });
   const err = await cloudFailure(client.apply(ingress(n, 'c.example.com')));
@@ -169,7 +169,7 @@ test('a 409 Conflict is a CloudError Conflict naming the verb and the object', a
   expect(err.message).toContain(`Operation cannot be fulfilled on ingresses.networking.k8s.io "${n}"`);
 });
 
-test("a 403 Forbidden is a CloudError AccessDenied with the API server's words", async () => {
+test("own wiring: a 403 Forbidden is a CloudError AccessDenied with the API server's words", async () => {
   kube.failNext({ status: 403, method: 'DELETE' });
   const err = await cloudFailure(
     client.delete({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', namespace: 'smarter', name: 'x-tls' }),
@@ -185,7 +185,7 @@ test("a 403 Forbidden is a CloudError AccessDenied with the API server's words",
   );
 });
 
-test('an invalid object (422) is a CloudError Invalid; a kind the server does not serve is Invalid, not "not found"', async () => {
+test('own wiring: an invalid object (422) is a CloudError Invalid; a kind the server does not serve is Invalid, not "not found"', async () => {
   const bad = await cloudFailure(client.apply(ingress('Not_A_Name', 'x.example.com')));
   expect(bad).toMatchObject({ verb: 'apply', kind: 'Invalid' });
   expect(bad.message).toContain('a lowercase RFC 1123 subdomain');
@@ -196,7 +196,7 @@ test('an invalid object (422) is a CloudError Invalid; a kind the server does no
   expect(unknown.message).toContain('does not serve');
 });
 
-test('an API server that does not answer is Unavailable; a missing kubeconfig is Invalid, and only at the first call', async () => {
+test('own wiring: an API server that does not answer is Unavailable; a missing kubeconfig is Invalid, and only at the first call', async () => {
   const dir = os.tmpdir();
   const file = path.join(dir, `kubeconfig-${randomUUID()}.json`);
   writeFileSync(file, readFileSync(kube.kubeconfig, 'utf8').replace(kube.server, 'http://127.0.0.1:9'));
@@ -220,7 +220,7 @@ test('an API server that does not answer is Unavailable; a missing kubeconfig is
   }
 });
 
-test('the stand-in plays cert-manager: an annotated Ingress gets its Certificate, not Ready; issuing makes it Ready with its TLS Secret', async () => {
+test('own wiring: the stand-in plays cert-manager: an annotated Ingress gets its Certificate, not Ready; issuing makes it Ready with its TLS Secret', async () => {
   const n = name();
   const host = `${n}.example.com`;
   const manifest = ingress(n, host);
@@ -252,7 +252,7 @@ test('the stand-in plays cert-manager: an annotated Ingress gets its Certificate
   ]);
 });
 
-describe('the stand-in validates every object it is sent, and answers 422 as an API server does', () => {
+describe('own wiring: the stand-in validates every object it is sent, and answers 422 as an API server does', () => {
   const api = () => {
     const kc = new KubeConfig();
     kc.loadFromFile(kube.kubeconfig);

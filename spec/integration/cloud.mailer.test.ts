@@ -13,7 +13,7 @@ beforeEach(async () => {
 });
 afterEach(async () => smtp?.stop());
 
-test('a message is delivered with its recipients, subject, text and HTML, from SMTP_FROM_EMAIL, Bcc EMAIL_ADMIN', async () => {
+test('own wiring: a message is delivered with its recipients, subject, text and HTML, from SMTP_FROM_EMAIL, Bcc EMAIL_ADMIN', async () => {
   const { mailer } = testCloud({ ...smtp.env, EMAIL_ADMIN: 'admin@smarter.test' });
   await mailer.send({
     to: ['owner@example.com', 'ops@example.com'],
@@ -34,7 +34,7 @@ test('a message is delivered with its recipients, subject, text and HTML, from S
   expect(m?.raw).not.toMatch(/^Bcc:/im);
 });
 
-test('an SMTP server that is down is a CloudError smtp send Unavailable naming the server', async () => {
+test('own wiring: an SMTP server that is down is a CloudError smtp send Unavailable naming the server', async () => {
   const { mailer } = testCloud(smtp.env);
   await smtp.goDown();
   const err = await cloudFailure(mailer.send({ to: ['owner@example.com'], subject: 'x', text: 'y' }));
@@ -42,7 +42,7 @@ test('an SMTP server that is down is a CloudError smtp send Unavailable naming t
   expect(err.message).toContain('ECONNREFUSED');
 });
 
-test('a server that refuses the message (451) is a CloudError Unavailable; nothing is recorded', async () => {
+test('own wiring: a server that refuses the message (451) is a CloudError Unavailable; nothing is recorded', async () => {
   const { mailer } = testCloud(smtp.env);
   smtp.refuse(true);
   const err = await cloudFailure(mailer.send({ to: ['owner@example.com'], subject: 'x', text: 'y' }));
@@ -51,7 +51,7 @@ test('a server that refuses the message (451) is a CloudError Unavailable; nothi
   expect(smtp.messages).toHaveLength(0);
 });
 
-test('wrong credentials are AccessDenied, and the password is never logged', async () => {
+test('own wiring: wrong credentials are AccessDenied, and the password is never logged', async () => {
   const log = recordingLogger();
   const password = 'Wrong-Password-7c1f';
   const { mailer } = testCloud({ ...smtp.env, SMTP_PASSWORD: password }, log);
@@ -62,7 +62,7 @@ test('wrong credentials are AccessDenied, and the password is never logged', asy
   expect(JSON.stringify(log.lines)).not.toContain(password);
 });
 
-test('without SMTP credentials (as Smarter: not configured) nothing is sent, the answer is false, and an error names the mail', async () => {
+test('own wiring: without SMTP credentials (as Smarter: not configured) nothing is sent, the answer is false, and an error names the mail', async () => {
   const log = recordingLogger();
   const { SMTP_USERNAME: _u, SMTP_PASSWORD: _p, ...unconfigured } = smtp.env;
   const { mailer } = testCloud(unconfigured, log);
@@ -76,7 +76,7 @@ test.each([
   ['Admin@Smarter.test', ['owner@example.com', 'admin@smarter.test'], ['admin@smarter.test', 'owner@example.com']],
   ['not an address', ['owner@example.com'], ['owner@example.com']],
   ['', ['owner@example.com'], ['owner@example.com']],
-])('EMAIL_ADMIN %j, recipients %j: the envelope is %j', async (admin, to, envelope) => {
+])('own wiring: EMAIL_ADMIN %j, recipients %j: the envelope is %j', async (admin, to, envelope) => {
   const { mailer } = testCloud({ ...smtp.env, EMAIL_ADMIN: admin });
   expect(await mailer.send({ to, subject: 's', text: 't' })).toBe(true);
   expect(smtp.messages.map((m) => [...m.to].sort())).toEqual([envelope]);

@@ -23,7 +23,7 @@ afterEach(() => {
   dns.clear();
 });
 
-test('found: A, AAAA, NS, CNAME and TXT values as the server has them', async () => {
+test('own wiring: found: A, AAAA, NS, CNAME and TXT values as the server has them', async () => {
   dns.set('api.example.com', 'A', ['192.0.2.10', '192.0.2.11']);
   dns.set('api.example.com', 'AAAA', ['2001:db8::10']);
   dns.set('example.com', 'NS', ['NS-1.awsdns-01.org.', 'ns-2.awsdns-02.net']);
@@ -48,7 +48,7 @@ test('found: A, AAAA, NS, CNAME and TXT values as the server has them', async ()
 });
 
 // smarter/smarter/apps/llmclient/tasks/verify_domain.py resolves the record types Route 53 holds, MX and SRV too.
-test("found: MX and SRV answers in Route 53's presentation form", async () => {
+test("own wiring: found: MX and SRV answers in Route 53's presentation form", async () => {
   dns.set('example.com', 'MX', ['10 Mail.Example.com.', '20 backup.example.com']);
   dns.set('_sip._tcp.example.com', 'SRV', ['10 5 5060 sip.example.com']);
   expect(await resolver.lookup('example.com', 'MX')).toEqual({
@@ -62,13 +62,13 @@ test("found: MX and SRV answers in Route 53's presentation form", async () => {
   expect(await resolver.lookup('example.com', 'SRV')).toEqual({ status: 'nodata' });
 });
 
-test('a name that does not exist is nxdomain; one without records of that type is nodata', async () => {
+test('own wiring: a name that does not exist is nxdomain; one without records of that type is nodata', async () => {
   dns.set('api.example.com', 'A', ['192.0.2.10']);
   expect(await resolver.lookup('nothing.example.com', 'A')).toEqual({ status: 'nxdomain' });
   expect(await resolver.lookup('api.example.com', 'NS')).toEqual({ status: 'nodata' });
 });
 
-test('a record set while a check waits is seen by the next lookup (pending, then found)', async () => {
+test('own wiring: a record set while a check waits is seen by the next lookup (pending, then found)', async () => {
   expect((await resolver.lookup('client.example.com', 'A')).status).toBe('nxdomain');
   dns.set('client.example.com', 'A', ['192.0.2.20']);
   expect(await resolver.lookup('client.example.com', 'A')).toEqual({ status: 'found', values: ['192.0.2.20'] });
@@ -76,7 +76,7 @@ test('a record set while a check waits is seen by the next lookup (pending, then
   expect(await resolver.lookup('client.example.com', 'A')).toEqual({ status: 'found', values: ['192.0.2.21'] });
 });
 
-test('a resolver that never answers is a CloudError Unavailable (a timeout), never an NXDOMAIN', async () => {
+test('own wiring: a resolver that never answers is a CloudError Unavailable (a timeout), never an NXDOMAIN', async () => {
   dns.set('api.example.com', 'A', ['192.0.2.10']);
   dns.setMode('silent');
   const err = await cloudFailure(resolver.lookup('api.example.com', 'A'));
@@ -84,7 +84,7 @@ test('a resolver that never answers is a CloudError Unavailable (a timeout), nev
   expect(err.message).toContain('ETIMEOUT');
 });
 
-test('SERVFAIL is Unavailable too', async () => {
+test('own wiring: SERVFAIL is Unavailable too', async () => {
   dns.setMode('servfail');
   const err = await cloudFailure(resolver.lookup('api.example.com', 'NS'));
   expect(err).toMatchObject({ kind: 'Unavailable', resource: 'api.example.com NS' });

@@ -18,7 +18,7 @@ beforeAll(() => {
 
 const domain = () => `t${randomUUID().slice(0, 8)}.example.com`;
 
-describe('zones', () => {
+describe('own wiring: zones', () => {
   test('getOrCreateZone twice makes one zone, with name servers, and findZone finds it by its exact name only', async () => {
     const d = domain();
     const a = await zones.getOrCreateZone(d);
@@ -74,7 +74,7 @@ describe('zones', () => {
   });
 });
 
-describe('records', () => {
+describe('own wiring: records', () => {
   test('UPSERT creates, replaces on a second call, and getRecord reads it back (A, CNAME, NS, TXT)', async () => {
     const d = domain();
     const zone = await zones.getOrCreateZone(d);
@@ -164,7 +164,7 @@ describe('records', () => {
   });
 });
 
-describe('AWS failures', () => {
+describe('own wiring: AWS failures', () => {
   test('two Throttling answers are retried by the SDK (standard mode) and the call then succeeds', async () => {
     const d = domain();
     await zones.getOrCreateZone(d);
@@ -220,7 +220,7 @@ describe('AWS failures', () => {
   });
 });
 
-test('AWS_ENDPOINT_URL_ROUTE_53 wins over AWS_ENDPOINT_URL (the SDK chain, no setting of ours)', async () => {
+test('own wiring: AWS_ENDPOINT_URL_ROUTE_53 wins over AWS_ENDPOINT_URL (the SDK chain, no setting of ours)', async () => {
   const d = domain();
   await zones.getOrCreateZone(d);
   const saved = process.env.AWS_ENDPOINT_URL;
@@ -234,7 +234,7 @@ test('AWS_ENDPOINT_URL_ROUTE_53 wins over AWS_ENDPOINT_URL (the SDK chain, no se
   }
 });
 
-test('every call is logged at debug with service, verb and resource', async () => {
+test('own wiring: every call is logged at debug with service, verb and resource', async () => {
   const d = domain();
   await zones.getOrCreateZone(d);
   const calls = log.lines.filter((l) => l.level === 'debug' && l.message === 'cloud call' && l.meta.resource === d);

@@ -83,7 +83,7 @@ const contained = (text: string, kind: string): number =>
 
 const alive = () => worker.exitCode === null && worker.signalCode === null;
 
-test("a timer's throw, an unawaited rejection, an emitter's and a stream's 'error' each fail their own task; the others finish; the process stays up", async () => {
+test("own wiring: a timer's throw, an unawaited rejection, an emitter's and a stream's 'error' each fail their own task; the others finish; the process stays up", async () => {
   const slowKey = key();
   const slow = [
     await send('contain.slow', { key: slowKey, ms: 2500 }),
@@ -137,7 +137,7 @@ test("a timer's throw, an unawaited rejection, an emitter's and a stream's 'erro
   expect(logs).toContain(`of task contain.reject_unawaited[${failing.rejection}]: the task fails`);
 }, 120_000);
 
-test('a rejection no task owns is logged and counted, and the worker goes on running tasks', async () => {
+test('own wiring: a rejection no task owns is logged and counted, and the worker goes on running tasks', async () => {
   worker.kill('SIGHUP');
   await waitFor(async () => contained((await get('/metrics')).text, 'orphan_rejection') === 1, 15_000);
   expect(logs).toContain('orphan: a rejection no task made');
@@ -146,7 +146,7 @@ test('a rejection no task owns is logged and counted, and the worker goes on run
   expect(alive()).toBe(true);
 }, 60_000);
 
-test('an exception no task owns: a warm shutdown, the running tasks finish, nothing more is taken, exit code 1', async () => {
+test('own wiring: an exception no task owns: a warm shutdown, the running tasks finish, nothing more is taken, exit code 1', async () => {
   const slowKey = key();
   const running = [
     await send('contain.slow', { key: slowKey, ms: 3000 }),

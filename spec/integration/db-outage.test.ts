@@ -60,7 +60,7 @@ afterAll(async () => {
   await t.drop();
 });
 
-test('100 create_charge during an outage: all FAILURE, all 100 in the dead-letter queue; after a replay, 100 rows and the exact sum', async () => {
+test('own wiring: 100 create_charge during an outage: all FAILURE, all 100 in the dead-letter queue; after a replay, 100 rows and the exact sum', async () => {
   const queue = uniqueName('q');
   const tasks = (q: string) =>
     smarterTasks({

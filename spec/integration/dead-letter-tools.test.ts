@@ -64,7 +64,7 @@ function taskMessage(task: string, args: unknown[], over: Partial<amqp.Options.P
 const ported = (queue: string) =>
   defineTask({ name: 'test.ported', queue, params: z.object({ x: z.number() }), run: ({ x }) => x * 2 });
 
-describe('200 poisoned messages of three kinds', () => {
+describe('own wiring: 200 poisoned messages of three kinds', () => {
   const queue = uniqueName('q');
   const dlq = `${queue}.dead_letter`;
   let results: ResultReader;
@@ -146,7 +146,7 @@ describe('200 poisoned messages of three kinds', () => {
   }, 90_000);
 });
 
-test('a message whose original queue no longer exists stays in the dead-letter queue', async () => {
+test('own wiring: a message whose original queue no longer exists stays in the dead-letter queue', async () => {
   const dlq = uniqueName('gone') + '.dead_letter';
   const m = taskMessage('test.add', [1, 2]);
   m.options.headers = {
@@ -166,7 +166,7 @@ test('a message whose original queue no longer exists stays in the dead-letter q
   }
 }, 60_000);
 
-test('SIGKILL of a replay midway loses no message and duplicates at most the one in flight', async () => {
+test('own wiring: SIGKILL of a replay midway loses no message and duplicates at most the one in flight', async () => {
   const target = uniqueName('q');
   const dlq = `${target}.dead_letter`;
   const N = 10_000;

@@ -21,7 +21,7 @@ afterAll(async () => {
   await closeRunCounter();
 });
 
-test('the delay levels deleted under a running worker: 50 checks rescheduling every 3 s still make all 5 attempts (250 runs), none lost', async () => {
+test('own wiring: the delay levels deleted under a running worker: 50 checks rescheduling every 3 s still make all 5 attempts (250 runs), none lost', async () => {
   const key = `delay-deleted:${randomUUID()}`;
   const h = await startWorker({ env: { CELERY_BROKER_URL: node.url } });
   try {
@@ -56,7 +56,7 @@ test('the delay levels deleted under a running worker: 50 checks rescheduling ev
   }
 }, 120_000);
 
-test('a queue the worker sends to, deleted after its first message: the next message declares it again and lands (1 of 1), instead of vanishing', async () => {
+test('own wiring: a queue the worker sends to, deleted after its first message: the next message declares it again and lands (1 of 1), instead of vanishing', async () => {
   const h = await startWorker({ env: { CELERY_BROKER_URL: node.url } });
   const other = `${h.queue}-other`;
   try {
@@ -73,7 +73,7 @@ test('a queue the worker sends to, deleted after its first message: the next mes
   }
 }, 60_000);
 
-test('the dead-letter queue deleted after its first copy: the next poison message is still copied there (1 of 1) before it is settled', async () => {
+test('own wiring: the dead-letter queue deleted after its first copy: the next poison message is still copied there (1 of 1) before it is settled', async () => {
   const h = await startWorker({ env: { CELERY_BROKER_URL: node.url } });
   const dlq = `${h.queue}.dead_letter`;
   const count = async () =>

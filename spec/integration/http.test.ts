@@ -17,13 +17,13 @@ afterAll(async () => {
   await results.close();
 });
 
-test('/healthz and /readyz answer 200 while the worker consumes', async () => {
+test('own wiring: /healthz and /readyz answer 200 while the worker consumes', async () => {
   expect((await fetch(`${base}/healthz`)).status).toBe(200);
   const ready = await fetch(`${base}/readyz`);
   expect(ready.status).toBe(200);
 });
 
-test('/metrics counts tasks by name and outcome, and shows in-flight, prefetch, delay levels and stuck publish channels renewed', async () => {
+test('own wiring: /metrics counts tasks by name and outcome, and shows in-flight, prefetch, delay levels and stuck publish channels renewed', async () => {
   await results.ready(await h.worker.publisher.apply('test.add', [1, 2], {}));
   await results.ready(await h.worker.publisher.apply('test.fail', ['x'], {}));
   // The broker's counts are read beside the scrape: a scrape may answer before the first read is in.
@@ -42,7 +42,7 @@ test('/metrics counts tasks by name and outcome, and shows in-flight, prefetch, 
   expect(text).toMatch(/smarter_worker_publish_renewals\{by="connection"\} 0/);
 });
 
-test('/readyz says 503 while the broker connection is down, and 200 again after the reconnect', async () => {
+test('own wiring: /readyz says 503 while the broker connection is down, and 200 again after the reconnect', async () => {
   // Only this worker's connection: the broker is shared.
   await closeConnectionNamed(h.worker.options.nodeName, 'readiness test');
   await waitFor(async () => (await fetch(`${base}/readyz`)).status === 503, 5000, 20);

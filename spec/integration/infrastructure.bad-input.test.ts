@@ -87,14 +87,14 @@ const tls = async (id: number) =>
   (await t.db.select('SELECT tls_certificate_issuance_status AS s FROM llmclient_llmclient WHERE id = ?', [id]))[0]?.s;
 
 // deploy_default_api.py: "LLMClient %s not found. Nothing to do, returning."
-test('an unknown LLMClient: SUCCESS, None, as Smarter', async () => {
+test('own wiring: an unknown LLMClient: SUCCESS, None, as Smarter', async () => {
   expect(await call(nameOf(deployDefaultApi), { llmclient_id: 987654321 })).toMatchObject({
     status: 'SUCCESS',
     type: '',
   });
 });
 
-test('a malformed domain: FAILURE SmarterValueError naming the argument', async () => {
+test('own wiring: a malformed domain: FAILURE SmarterValueError naming the argument', async () => {
   const ids = await seed(t.db);
   expect(await call(nameOf(registerCustomDomain), { account_id: ids.accountId, domain_name: 'bad..domain' })).toEqual({
     status: 'FAILURE',
@@ -104,7 +104,7 @@ test('a malformed domain: FAILURE SmarterValueError naming the argument', async 
 });
 
 // destroy_domain_a_record.py: "DNS zone not found for %s. Nothing to do, returning."
-test('a hosted zone that does not exist: SUCCESS, nothing to delete, as Smarter', async () => {
+test('own wiring: a hosted zone that does not exist: SUCCESS, nothing to delete, as Smarter', async () => {
   expect(
     await call(nameOf(destroyDomainARecord), {
       hostname: 'x.nozone.example.org',
@@ -113,7 +113,7 @@ test('a hosted zone that does not exist: SUCCESS, nothing to delete, as Smarter'
   ).toMatchObject({ status: 'SUCCESS', type: '' });
 });
 
-test('AWS throttling twice, then success: the SDK retries and the task succeeds', async () => {
+test('own wiring: AWS throttling twice, then success: the SDK retries and the task succeeds', async () => {
   world.aws.failNext(2, 'Throttling');
   expect((await call(nameOf(destroyDomainARecord), { hostname: `gone.${API}`, api_host_domain: API })).status).toBe(
     'SUCCESS',
@@ -121,7 +121,7 @@ test('AWS throttling twice, then success: the SDK retries and the task succeeds'
   expect(world.aws.faulted).toHaveLength(2);
 });
 
-test('AWS 403: FAILURE naming Route 53, the verb and the resource, not retried', async () => {
+test('own wiring: AWS 403: FAILURE naming Route 53, the verb and the resource, not retried', async () => {
   const l = await llmclient();
   const before = world.aws.forwarded.length + world.aws.faulted.length;
   world.aws.failNext(1, 'AccessDenied');
@@ -141,7 +141,7 @@ test.each([
   [409, 'Conflict'],
   [403, 'AccessDenied'],
 ] as const)(
-  'Kubernetes %i on the Ingress: SUCCESS, TLS Failed, no retry and no e-mail, as Smarter (%s)',
+  'own wiring: Kubernetes %i on the Ingress: SUCCESS, TLS Failed, no retry and no e-mail, as Smarter (%s)',
   async (status, _kind) => {
     const l = await llmclient();
     world.kube.failNext({ status, method: 'PATCH' });
@@ -153,7 +153,7 @@ test.each([
   },
 );
 
-test('SMTP down: the deployment still completes; the lost e-mail is logged and counted', async () => {
+test('own wiring: SMTP down: the deployment still completes; the lost e-mail is logged and counted', async () => {
   const l = await llmclient();
   world.resolve(l.host);
   await world.smtp.goDown();

@@ -69,7 +69,7 @@ const rows = async () =>
     destroyed_at: r.destroyed_at,
   }));
 
-describe('the moments the DNS and certificate services signal', () => {
+describe('own wiring: the moments the DNS and certificate services signal', () => {
   const domain = () => `bots${ids.accountId}.example.net`;
 
   test('register_custom_domain records its billable hosted zone, its certificate and its validation record, once', async () => {
@@ -197,7 +197,7 @@ describe('the moments the DNS and certificate services signal', () => {
   });
 });
 
-describe("the receivers' rows (InfrastructureResource.record_created / record_destroyed)", () => {
+describe("own wiring: the receivers' rows (InfrastructureResource.record_created / record_destroyed)", () => {
   const zone = { id: 'Z1LEDGER', name: 'Ledger.Example.com.' };
 
   test('created, created again (one row), destroyed, re-created (a new row)', async () => {

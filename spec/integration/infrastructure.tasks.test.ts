@@ -96,7 +96,7 @@ const llmclient = async () =>
   )[0];
 const apiZoneId = () => [...cloud.zones.values()].find((z) => z.name === API)?.id ?? '';
 
-describe('registry', () => {
+describe('own wiring: registry', () => {
   test("the eleven tasks answer under Smarter's names, on the infrastructure queue, with its autoretry", () => {
     expect(tasks.map((x) => x.name).sort()).toEqual([...ELEVEN].sort());
     expect(ELEVEN).toHaveLength(11);
@@ -133,7 +133,7 @@ describe('registry', () => {
   });
 });
 
-describe('deploy_default_api → continue_default_api_deployment', () => {
+describe('own wiring: deploy_default_api → continue_default_api_deployment', () => {
   test('walks certificate then domain: first check after 600 s, then every 60 s, then every 300 s; ends deployed, Verified, one e-mail', async () => {
     const first = runner.send(nameOf(deployDefaultApi), { llmclient_id: ids.llmclientId });
     await runner.drain((msg) => {
@@ -426,7 +426,7 @@ describe('deploy_default_api → continue_default_api_deployment', () => {
   });
 });
 
-describe('verify_domain', () => {
+describe('own wiring: verify_domain', () => {
   test("PENDING checks again in 300 s with attempt + 1 and the first run's id; VERIFIED with activate deploys the LLMClient", async () => {
     cloud.setRecord(apiZoneId(), { name: host, type: 'A', ttl: 600, values: LB });
     const first = runner.send(nameOf(verifyDomain), {}, [host, 'A', ids.llmclientId, true]);
@@ -499,7 +499,7 @@ describe('verify_domain', () => {
   });
 });
 
-describe('custom domains', () => {
+describe('own wiring: custom domains', () => {
   const domain = () => `bots${ids.accountId}.example.net`;
   const domainRow = async () =>
     (await t.db.select('SELECT * FROM llmclient_llmclientcustomdomain WHERE domain_name = ?', [domain()]))[0];
@@ -761,7 +761,7 @@ describe('custom domains', () => {
   });
 });
 
-describe('custom domain records and hosts', () => {
+describe('own wiring: custom domain records and hosts', () => {
   const domain = () => `bots${ids.accountId}.example.net`;
   let zoneId: string;
   let domainId: number;
@@ -907,7 +907,7 @@ describe('custom domain records and hosts', () => {
   });
 });
 
-describe('teardown', () => {
+describe('own wiring: teardown', () => {
   test('delete_default_api (positional, with the deprecated account_id): A record, Ingress, Certificate and Secret gone', async () => {
     cloud.setRecord(apiZoneId(), { name: host, type: 'A', ttl: 600, values: LB });
     cloud.issueTls(host, NS);
@@ -1011,7 +1011,7 @@ describe('teardown', () => {
 
 // smarter/smarter/apps/infrastructure/services/certificates.py: `wait_until_issued`, 20 checks 30 s apart; the
 // task (smarter/smarter/apps/llmclient/tasks/verify_certificate.py) returns None.
-describe('verify_certificate (check once and reschedule, not a blocking wait)', () => {
+describe('own wiring: verify_certificate (check once and reschedule, not a blocking wait)', () => {
   test('PENDING_VALIDATION checks again every 30 s; ISSUED ends with None; an unknown ARN is a FAILURE naming it', async () => {
     const cert = await cloud.deps.acm.request('cert.example.net');
     runner.send(nameOf(verifyCertificate), {}, [cert.arn]);

@@ -40,7 +40,7 @@ const ledger = async () =>
     destroyed_at: r.destroyed_at,
   }));
 
-test('records what exists as created, once; a resource gone as destroyed; a new load balancer hostname updates its row; other namespaces and ClusterIP Services are left out', async () => {
+test('own wiring: records what exists as created, once; a resource gone as destroyed; a new load balancer hostname updates its row; other namespaces and ClusterIP Services are left out', async () => {
   w.joinNode('platform', 'ip-10-0-0-1');
   w.kube.put({
     apiVersion: 'v1',
@@ -136,7 +136,7 @@ test('records what exists as created, once; a resource gone as destroyed; a new 
   expect(after.find((r) => r.resource_type === 'kubernetes.ingress')?.resource_id).toBe('a1.elb.amazonaws.com');
 });
 
-test('a type that cannot be listed is left as it is, not recorded destroyed: moto serves no EKS add-ons, and a Kubernetes 503 on Certificates', async () => {
+test('own wiring: a type that cannot be listed is left as it is, not recorded destroyed: moto serves no EKS add-ons, and a Kubernetes 503 on Certificates', async () => {
   w.kube.failNext({ status: 503, method: 'GET', path: '/certificates' });
   const run = await sync();
   expect(run.error).toBeUndefined();

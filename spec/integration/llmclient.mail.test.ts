@@ -86,7 +86,7 @@ async function deploy(kwargs: Record<string, unknown> = {}): Promise<void> {
   expect(runs.map((r) => r.error)).toEqual(runs.map(() => undefined));
 }
 
-describe('deployed (deploy_default_api.py: AccountContact.send_email_to_primary_contact)', () => {
+describe('own wiring: deployed (deploy_default_api.py: AccountContact.send_email_to_primary_contact)', () => {
   test("one message, to the primary contact only, with Smarter's subject and plain-text body; the admin's copy in the envelope only", async () => {
     await contact(mail('ada'), { primary: true });
     await contact(mail('bob'));
@@ -156,7 +156,7 @@ describe('deployed (deploy_default_api.py: AccountContact.send_email_to_primary_
   });
 });
 
-describe('custom domain (verify_custom_domain.py: AccountContact.send_email_to_account)', () => {
+describe('own wiring: custom domain (verify_custom_domain.py: AccountContact.send_email_to_account)', () => {
   const domain = () => `bots${ids.accountId}.example.net`;
 
   async function customDomain(): Promise<{ zoneId: string; nameServers: string[] }> {
@@ -221,7 +221,7 @@ describe('custom domain (verify_custom_domain.py: AccountContact.send_email_to_a
   });
 });
 
-describe('sending (EmailService.send_email)', () => {
+describe('own wiring: sending (EmailService.send_email)', () => {
   test('true once sent; false, never a throw, for a test contact, an invalid address, a refusal, a server that is down', async () => {
     const log = recordingLogger();
     const m = MAIL.domainVerified('example.net', SUPPORT);

@@ -79,15 +79,18 @@ test.each([
     'warn',
     'deploy_custom_api() LLMClient 987654321 not found (llmclient_llmclient). Nothing to do.',
   ],
-])('%s of an LLMClient that does not exist: logged, None, nothing else done', async (name, level, message) => {
-  runner.send(name, { llmclient_id: 987654321 });
-  const runs = await runner.drain();
-  expect(runs.map((r) => [r.result, r.error])).toEqual([[null, undefined]]);
-  expect(at(level)).toEqual([message]);
-  expect(fake.calls).toEqual([]);
-});
+])(
+  'own wiring: %s of an LLMClient that does not exist: logged, None, nothing else done',
+  async (name, level, message) => {
+    runner.send(name, { llmclient_id: 987654321 });
+    const runs = await runner.drain();
+    expect(runs.map((r) => [r.result, r.error])).toEqual([[null, undefined]]);
+    expect(at(level)).toEqual([message]);
+    expect(fake.calls).toEqual([]);
+  },
+);
 
-describe("the API domain's zone is missing", () => {
+describe("own wiring: the API domain's zone is missing", () => {
   test('destroy_domain_A_record: logged, success', async () => {
     runner.send(nameOf(destroyDomainARecord), { hostname: `x.${API}`, api_host_domain: API });
     const runs = await runner.drain();
@@ -137,7 +140,7 @@ describe("the API domain's zone is missing", () => {
   });
 });
 
-describe('the cloud is not ready (utils.is_taskable)', () => {
+describe('own wiring: the cloud is not ready (utils.is_taskable)', () => {
   test('deploy_default_api: the gate answers first: None, logged at info, nothing called', async () => {
     fake.ready = false;
     runner.send(nameOf(deployDefaultApi), { llmclient_id: ids.llmclientId });

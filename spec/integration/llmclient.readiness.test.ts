@@ -105,7 +105,7 @@ async function call(name: string, kwargs: Record<string, unknown>): Promise<{ st
 const deadLetters = () =>
   withChannel(async (ch) => (await ch.checkQueue(`${h.queue}.dead_letter`)).messageCount).catch(() => 0);
 
-test("without AWS credentials every LLMClient task succeeds at once with Smarter's value: AWS sees no request, nothing is dead-lettered, no row changes", async () => {
+test("own wiring: without AWS credentials every LLMClient task succeeds at once with Smarter's value: AWS sees no request, nothing is dead-lettered, no row changes", async () => {
   const ids = await seed(t.db);
   const [a] = await t.db.select('SELECT account_number FROM account_account WHERE id = ?', [ids.accountId]);
   const host = `bot.${String(a?.account_number)}.${API}`;
@@ -158,7 +158,7 @@ test("without AWS credentials every LLMClient task succeeds at once with Smarter
   expect(await t.db.select('SELECT id FROM llmclient_llmclientcustomdomain')).toEqual([]);
 }, 120_000);
 
-test('with credentials, the same worker asks STS once, then does the work', async () => {
+test('own wiring: with credentials, the same worker asks STS once, then does the work', async () => {
   setEnv({ AWS_ACCESS_KEY_ID: 'testing', AWS_SECRET_ACCESS_KEY: 'testing' });
   const host = `gone.${API}`;
   // The API domain's zone, made through the proxy too: the A record is not there, which is success.

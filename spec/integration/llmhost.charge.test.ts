@@ -43,7 +43,7 @@ async function budget(name: string, locator: string, absoluteLimit: string): Pro
 const locks = async (locator: string) =>
   (await w.t.db.select('SELECT reason FROM account_resourcelock WHERE resource_locator = ?', [locator])).length;
 
-test("the charged compute's budget is evaluated right after its charge: a block budget it exceeds locks it at once, not at the next hourly evaluation", async () => {
+test("own wiring: the charged compute's budget is evaluated right after its charge: a block budget it exceeds locks it at once, not at the next hourly evaluation", async () => {
   const id = await w.newCompute({ name: 'gpu-charge-budget', price: '1.2500' });
   await w.t.db.execute('UPDATE llmhost_llmhostcompute SET ready_nodes = 2 WHERE id = ?', [id]);
   const locator = recordLocator('LLMHostCompute', id);
@@ -54,7 +54,7 @@ test("the charged compute's budget is evaluated right after its charge: a block 
   await w.t.db.execute('UPDATE llmhost_llmhostcompute SET ready_nodes = 0 WHERE id = ?', [id]);
 });
 
-test("a charge that fails is logged and the compute's other charges are still made, each committed on its own", async () => {
+test("own wiring: a charge that fails is logged and the compute's other charges are still made, each committed on its own", async () => {
   const id = await w.newCompute({ name: 'gpu-charge-fail', price: '0.5000' });
   await w.t.db.execute('UPDATE llmhost_llmhostcompute SET ready_nodes = 1 WHERE id = ?', [id]);
   const compute = recordLocator('LLMHostCompute', id);

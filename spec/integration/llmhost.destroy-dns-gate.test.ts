@@ -35,7 +35,7 @@ const notReady: Readiness = { provider: async () => false, dns: async () => fals
 test.each([
   ['ready', true],
   ['not ready', false],
-] as const)('DNS %s: destroy_domain_A_record queued: %s', async (_state, queued) => {
+] as const)('own wiring: DNS %s: destroy_domain_A_record queued: %s', async (_state, queued) => {
   const id = await w.newLlmhost({ name: `gate-${String(queued)}`, spec: SPEC });
   const cloud = queued ? w.cloud : { ...w.cloud, readiness: notReady };
   const r = new CheckRunner([...llmhostTasks(w.env), ...llmclientTasks(w.env)], { db: w.t.db, cloud });
@@ -51,7 +51,7 @@ test.each([
 test.each([
   ['ready', true],
   ['not ready', false],
-] as const)('DNS %s: launch_llmhost copies the A record: %s', async (_state, copied) => {
+] as const)('own wiring: DNS %s: launch_llmhost copies the A record: %s', async (_state, copied) => {
   await w.newCompute({ name: `gpu-l4-dnsgate-${String(copied)}` });
   const id = await w.newLlmhost({
     name: `launchgate-${String(copied)}`,

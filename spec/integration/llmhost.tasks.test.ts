@@ -95,7 +95,7 @@ const nodegroup = async (name: string) =>
 const obj = (kind: string, apiVersion: string, name: string) =>
   w.kube.object({ apiVersion, kind, name, namespace: NS });
 
-test("launch_llmhost applies PVC, Secret, Deployment, Service and Ingress, creates the compute's EKS node group and the DNS A record, and queues reconcile_llmhost_compute((compute_id,), countdown=30)", async () => {
+test("own wiring: launch_llmhost applies PVC, Secret, Deployment, Service and Ingress, creates the compute's EKS node group and the DNS A record, and queues reconcile_llmhost_compute((compute_id,), countdown=30)", async () => {
   const computeId = await w.newCompute({ name: 'gpu-l4-launch' });
   const id = await w.newLlmhost({ name: 'llama', spec: { ...GPU_SPEC, compute: 'gpu-l4-launch' } });
   const r = runner();
@@ -143,7 +143,7 @@ test("launch_llmhost applies PVC, Secret, Deployment, Service and Ingress, creat
   ]);
 });
 
-test("launch_llmhost of Smarter's built-in llama-3.1-8b-instruct: the Deployment in the cluster runs the container Smarter renders, with vLLM's arguments (16K context, tool calling), the key from the Secret, probes and shared memory", async () => {
+test("own wiring: launch_llmhost of Smarter's built-in llama-3.1-8b-instruct: the Deployment in the cluster runs the container Smarter renders, with vLLM's arguments (16K context, tool calling), the key from the Secret, probes and shared memory", async () => {
   await w.newCompute({ name: 'gpu_a10g_1x' });
   // Without the gated model's token: this LLMHost's Secret holds only its API key.
   const { tokenSecret: _token, ...model } = LLAMA_3_1_8B_INSTRUCT.model;
@@ -228,7 +228,7 @@ const secretRow = async (id: number) =>
   )[0];
 
 // Smarter: smarter/apps/llmhost/services/service.py (ensure_api_key) and smarter/apps/secret/models.py (Secret.encrypt).
-test("launch_llmhost without network.apiKeySecret creates the Smarter Secret llmhost_<name>_api_key once, Fernet-encrypted as Smarter does, links it as api_key_secret_id, and gives its key to the engine as the Kubernetes Secret's API_KEY", async () => {
+test("own wiring: launch_llmhost without network.apiKeySecret creates the Smarter Secret llmhost_<name>_api_key once, Fernet-encrypted as Smarter does, links it as api_key_secret_id, and gives its key to the engine as the Kubernetes Secret's API_KEY", async () => {
   await w.newCompute({ name: 'gpu-l4-key' });
   const id = await w.newLlmhost({ name: 'keyed', spec: { ...GPU_SPEC, compute: 'gpu-l4-key' } });
   const r = runner();
@@ -261,7 +261,7 @@ test("launch_llmhost without network.apiKeySecret creates the Smarter Secret llm
 });
 
 // Smarter: smarter/apps/llmhost/services/service.py (launch: secret_value, ensure_api_key, find_secret).
-test("launch_llmhost reads model.tokenSecret and network.apiKeySecret from Smarter Secrets (the owner's, else one a staff member of their account owns), into the Kubernetes Secret as HF_TOKEN and API_KEY; a missing one fails the launch naming it", async () => {
+test("own wiring: launch_llmhost reads model.tokenSecret and network.apiKeySecret from Smarter Secrets (the owner's, else one a staff member of their account owns), into the Kubernetes Secret as HF_TOKEN and API_KEY; a missing one fails the launch naming it", async () => {
   await w.newCompute({ name: 'gpu-l4-secrets' });
   const [staff] = await w.t.db.select('SELECT account_id FROM account_userprofile WHERE id = ?', [w.profileId]);
   const u = await w.t.db.execute(
@@ -303,7 +303,7 @@ test("launch_llmhost reads model.tokenSecret and network.apiKeySecret from Smart
 });
 
 // Smarter: smarter/apps/llmhost/services/service.py (authorize_budgets) and smarter/apps/account/models/budget.py (charge_authorization).
-test("launch_llmhost refused by a budget lock on the owner: LLMHostBudgetExceeded with the lock's message, the LLMHost in error with an error event, nothing applied and nothing queued", async () => {
+test("own wiring: launch_llmhost refused by a budget lock on the owner: LLMHostBudgetExceeded with the lock's message, the LLMHost in error with an error event, nothing applied and nothing queued", async () => {
   await w.newCompute({ name: 'gpu-l4-broke' });
   const u = await w.t.db.execute(
     "INSERT INTO auth_user (username, email, is_staff, is_superuser, is_active) VALUES ('llmhost_broke', '', 0, 0, 1)",
@@ -362,7 +362,7 @@ test("launch_llmhost refused by a budget lock on the owner: LLMHostBudgetExceede
   expect(r.pending).toEqual([]);
 });
 
-test('reconcile_llmhost_compute re-queues (compute_id, attempt + 1) every 30 s until its node joins, then is settled: ready_nodes 1, the LLMHost active, nothing more queued', async () => {
+test('own wiring: reconcile_llmhost_compute re-queues (compute_id, attempt + 1) every 30 s until its node joins, then is settled: ready_nodes 1, the LLMHost active, nothing more queued', async () => {
   const computeId = await w.newCompute({ name: 'gpu-l4-settle' });
   const id = await w.newLlmhost({ name: 'settle', spec: { ...GPU_SPEC, compute: 'gpu-l4-settle' } });
   const r = runner();
@@ -394,7 +394,7 @@ test('reconcile_llmhost_compute re-queues (compute_id, attempt + 1) every 30 s u
   expect(await events(id)).toContain('status_changed:active');
 });
 
-test('reconcile_llmhost_compute gives up quietly after RECONCILE_MAX_ATTEMPTS = 60 runs when no node ever joins: attempts 1..60, no FAILURE, nothing queued after the 60th', async () => {
+test('own wiring: reconcile_llmhost_compute gives up quietly after RECONCILE_MAX_ATTEMPTS = 60 runs when no node ever joins: attempts 1..60, no FAILURE, nothing queued after the 60th', async () => {
   const computeId = await w.newCompute({ name: 'gpu-l4-never' });
   const id = await w.newLlmhost({ name: 'never', spec: { ...GPU_SPEC, compute: 'gpu-l4-never' } });
   const r = runner();
@@ -414,7 +414,7 @@ test('reconcile_llmhost_compute gives up quietly after RECONCILE_MAX_ATTEMPTS = 
   expect((await host(id))?.status).toBe('provisioning');
 });
 
-test('destroy_llmhost deletes Deployment, Service, Ingress and Secrets but keeps the model volume, queues destroy_domain_A_record(hostname=, api_host_domain=) and a reconcile that removes the idle node', async () => {
+test('own wiring: destroy_llmhost deletes Deployment, Service, Ingress and Secrets but keeps the model volume, queues destroy_domain_A_record(hostname=, api_host_domain=) and a reconcile that removes the idle node', async () => {
   const computeId = await w.newCompute({ name: 'gpu-l4-destroy' });
   const id = await w.newLlmhost({ name: 'gone', spec: { ...GPU_SPEC, compute: 'gpu-l4-destroy' } });
   const r = runner();
@@ -457,7 +457,7 @@ test('destroy_llmhost deletes Deployment, Service, Ingress and Secrets but keeps
 });
 
 // Smarter: smarter/apps/llmhost/services/compute.py (ComputeProvisioner.reconcile) and nodegroups.py (remove_node).
-test("scale-down terminates the idle node's own instance in its Auto Scaling group (desired capacity decremented), never the node an LLMHost's pod runs on", async () => {
+test("own wiring: scale-down terminates the idle node's own instance in its Auto Scaling group (desired capacity decremented), never the node an LLMHost's pod runs on", async () => {
   const computeId = await w.newCompute({ name: 'gpu-l4-shrink' });
   const id = await w.newLlmhost({
     name: 'shrink',
@@ -507,7 +507,7 @@ test("scale-down terminates the idle node's own instance in its Auto Scaling gro
   expect(await computeRow(computeId)).toMatchObject({ desired_nodes: 1 });
 });
 
-test("a node whose providerID names no EC2 instance is not removed: reconcile_llmhost_computes reports Smarter's LLMHostComputeError for its compute", async () => {
+test("own wiring: a node whose providerID names no EC2 instance is not removed: reconcile_llmhost_computes reports Smarter's LLMHostComputeError for its compute", async () => {
   const computeId = await w.newCompute({ name: 'gpu-l4-badid' });
   const ngName = `smarter-alpha-${computeId}-gpu-l4-badid`;
   await w.cloud.eks.createNodegroup(CLUSTER, {
@@ -541,7 +541,7 @@ test("a node whose providerID names no EC2 instance is not removed: reconcile_ll
   expect(result['gpu-l4-badid']).toBe('kind://docker/kind/kind-worker is not the providerID of an EC2 instance.');
 });
 
-test('destroy_llmhost with purge=True deletes the model volume too', async () => {
+test('own wiring: destroy_llmhost with purge=True deletes the model volume too', async () => {
   await w.newCompute({ name: 'gpu-l4-purge' });
   const id = await w.newLlmhost({ name: 'purged', spec: { ...GPU_SPEC, compute: 'gpu-l4-purge' } });
   const r = runner();
@@ -561,7 +561,7 @@ const deploymentSpec = (app: string) => ({
   template: { metadata: { labels: { app } }, spec: { containers: [{ name: 'vllm', image: 'vllm/vllm-openai' }] } },
 });
 
-test('refresh_llmhost_status observes one LLMHost, or every deployed one: {name: status} from the Deployment and pods', async () => {
+test('own wiring: refresh_llmhost_status observes one LLMHost, or every deployed one: {name: status} from the Deployment and pods', async () => {
   const computeId = await w.newCompute({ name: 'cpu-refresh', gpuCount: 0, gpuMemoryGb: 0 });
   const spec = { engine: { name: 'vllm' }, resources: { cpu: '1', memory: '2Gi' } };
   const a = await w.newLlmhost({ name: 'refresh_a', spec, computeId, status: 'pending' });
@@ -587,7 +587,7 @@ test('refresh_llmhost_status observes one LLMHost, or every deployed one: {name:
 });
 
 // Smarter: smarter/apps/llmhost/services/service.py (observe, _persist) and services/observability.py (HealthProber).
-test("refresh_llmhost_status probes an active LLMHost's health URL where the worker can reach it: 2xx is last_health_ok 1, anything else degraded with last_health_ok 0; reconcile_llmhost_compute never probes", async () => {
+test("own wiring: refresh_llmhost_status probes an active LLMHost's health URL where the worker can reach it: 2xx is last_health_ok 1, anything else degraded with last_health_ok 0; reconcile_llmhost_compute never probes", async () => {
   const answers = new Map<string, number>([
     ['/ok', 200],
     ['/sick', 503],
@@ -681,7 +681,7 @@ async function withKubeDown(fn: () => Promise<void>): Promise<void> {
   }
 }
 
-test("refresh_llmhost_status returns {} with one warning when the Kubernetes API does not answer, as Smarter's `if not service.cluster.ready`", async () => {
+test("own wiring: refresh_llmhost_status returns {} with one warning when the Kubernetes API does not answer, as Smarter's `if not service.cluster.ready`", async () => {
   const computeId = await w.newCompute({ name: 'cpu-nocluster', gpuCount: 0, gpuMemoryGb: 0 });
   await w.newLlmhost({ name: 'nocluster_a', spec: {}, computeId, status: 'active' });
   await w.newLlmhost({ name: 'nocluster_b', spec: {}, computeId, status: 'pending' });
@@ -703,7 +703,7 @@ test("refresh_llmhost_status returns {} with one warning when the Kubernetes API
 });
 
 // Smarter: smarter/apps/llmhost/tasks/__init__.py (reconcile_llmhost_compute: `if service.cluster.ready:` before observing).
-test('reconcile_llmhost_compute on a Kubernetes API that does not answer logs the compute failure once, asks nothing about its LLMHosts, and checks again', async () => {
+test('own wiring: reconcile_llmhost_compute on a Kubernetes API that does not answer logs the compute failure once, asks nothing about its LLMHosts, and checks again', async () => {
   const computeId = await w.newCompute({ name: 'cpu-reconcile-down', gpuCount: 0, gpuMemoryGb: 0 });
   const id = await w.newLlmhost({ name: 'reconcile_down', spec: {}, computeId, status: 'active' });
   await withKubeDown(async () => {
@@ -725,7 +725,7 @@ test('reconcile_llmhost_compute on a Kubernetes API that does not answer logs th
 });
 
 // Smarter: smarter/apps/llmhost/services/service.py (launch: `if not self.cluster.ready: raise LLMHostClusterError`).
-test('launch_llmhost on a Kubernetes API that does not answer fails with LLMHostClusterError before a compute is chosen or a Secret written: the row, its events and Secrets unchanged, nothing queued', async () => {
+test('own wiring: launch_llmhost on a Kubernetes API that does not answer fails with LLMHostClusterError before a compute is chosen or a Secret written: the row, its events and Secrets unchanged, nothing queued', async () => {
   await w.newCompute({ name: 'gpu-l4-kube-down' });
   const id = await w.newLlmhost({ name: 'nocluster_launch', spec: GPU_SPEC, computeId: null, status: 'inactive' });
   await withKubeDown(async () => {
@@ -749,7 +749,7 @@ test('launch_llmhost on a Kubernetes API that does not answer fails with LLMHost
 });
 
 // Smarter: smarter/apps/infrastructure/services/kubernetes.py (apply_manifest records billable_resources, delete_resource each deletion).
-test("the ledger through Smarter's KubernetesService: launch records the LLMHost's model volume (billable), destroy with purge records each resource it deletes and closes the volume's row", async () => {
+test("own wiring: the ledger through Smarter's KubernetesService: launch records the LLMHost's model volume (billable), destroy with purge records each resource it deletes and closes the volume's row", async () => {
   await w.newCompute({ name: 'gpu-l4-ledger' });
   const id = await w.newLlmhost({ name: 'ledgered', spec: { ...GPU_SPEC, compute: 'gpu-l4-ledger' } });
   const base = `llmhost-${id}-ledgered`;
@@ -784,7 +784,7 @@ test("the ledger through Smarter's KubernetesService: launch records the LLMHost
 });
 
 // Smarter: smarter/apps/llmhost/services/service.py (destroy) and models/llmhost.py (uptime_hours, estimated_cost).
-test("destroy_llmhost's destroyed event carries purge, uptimeHours and estimatedCost as of the moment before it stops", async () => {
+test("own wiring: destroy_llmhost's destroyed event carries purge, uptimeHours and estimatedCost as of the moment before it stops", async () => {
   const id = await w.newLlmhost({ name: 'costly', spec: { resources: { cpu: '1', memory: '2Gi' } }, status: 'active' });
   await w.t.db.execute(
     "UPDATE llmhost_llmhost SET deployed_at = UTC_TIMESTAMP(6) - INTERVAL 10 HOUR, replicas = 2, cost_per_hour = '1.2120' WHERE id = ?",
@@ -806,7 +806,7 @@ test("destroy_llmhost's destroyed event carries purge, uptimeHours and estimated
   expect(await details(never)).toEqual([{ purge: true, uptimeHours: null, estimatedCost: null }]);
 });
 
-test('reconcile_llmhost_computes reconciles every compute with nodes or deployed LLMHosts: {name: message}', async () => {
+test('own wiring: reconcile_llmhost_computes reconciles every compute with nodes or deployed LLMHosts: {name: message}', async () => {
   const computeId = await w.newCompute({ name: 'cpu-all', gpuCount: 0, gpuMemoryGb: 0, cpu: 4, memoryGb: 16 });
   await w.newLlmhost({
     name: 'all_a',
@@ -830,7 +830,7 @@ test('reconcile_llmhost_computes reconciles every compute with nodes or deployed
   ]);
 });
 
-test('bad input is a clear FAILURE or a logged None, never a crash: an unknown LLMHost, an invalid spec, a compute that does not exist, a Kubernetes 403', async () => {
+test('own wiring: bad input is a clear FAILURE or a logged None, never a crash: an unknown LLMHost, an invalid spec, a compute that does not exist, a Kubernetes 403', async () => {
   const r = runner();
   r.send(LAUNCH, {}, [999_999]);
   r.send(DESTROY, {}, [999_999]);
@@ -861,7 +861,7 @@ test('bad input is a clear FAILURE or a logged None, never a crash: an unknown L
   expect(await events(forbidden)).toEqual(['error:error']);
 });
 
-test('EKS failures are FAILUREs naming service, verb and resource: a cluster that does not exist fails the launch (LLMHost error), and reconcile_llmhost_compute logs it and checks again', async () => {
+test('own wiring: EKS failures are FAILUREs naming service, verb and resource: a cluster that does not exist fails the launch (LLMHost error), and reconcile_llmhost_compute logs it and checks again', async () => {
   const computeId = await w.newCompute({ name: 'gpu-l4-nocluster' });
   const id = await w.newLlmhost({ name: 'nocluster', spec: { ...GPU_SPEC, compute: 'gpu-l4-nocluster' } });
   const env = {

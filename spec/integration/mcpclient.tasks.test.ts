@@ -90,7 +90,7 @@ async function refresh(id: unknown, d: SmarterDeps = deps): Promise<unknown> {
   return x.run(bindArguments(x, [id], {}), testContext(d, REFRESH));
 }
 
-describe('registry', () => {
+describe('own wiring: registry', () => {
   test("both tasks answer under Smarter's names on the operational queue, without autoretry", () => {
     for (const name of [REFRESH, REFRESH_ALL]) {
       expect(task(name).queue).toBe('default_celery_task_queue');
@@ -101,7 +101,7 @@ describe('registry', () => {
   });
 });
 
-describe('refresh_mcpclient', () => {
+describe('own wiring: refresh_mcpclient', () => {
   test('connects over Streamable HTTP, records the catalog, and returns "connected"', async () => {
     const id = await mcpclient();
     await expect(refresh(id)).resolves.toBe('connected');
@@ -291,7 +291,7 @@ describe('refresh_mcpclient', () => {
 
 // Smarter's mcpclient/tasks/__init__.py records a connection with a queryset .update(), so updated_at stays
 // as it was, and keeps the first 2,000 characters of a failure's message.
-describe("refresh_mcpclient: row writes as Smarter's", () => {
+describe("own wiring: refresh_mcpclient: row writes as Smarter's", () => {
   const LONG_AGO = '2020-01-02 03:04:05.000000';
   const stamp = async (id: number) =>
     (await t.db.select('SELECT updated_at, last_error FROM mcpclient_mcpclient WHERE id = ?', [id]))[0];
@@ -311,7 +311,7 @@ describe("refresh_mcpclient: row writes as Smarter's", () => {
   });
 });
 
-describe('refresh_mcpclients', () => {
+describe('own wiring: refresh_mcpclients', () => {
   test('queues refresh_mcpclient(id), positionally, for every active MCPClient and returns how many', async () => {
     await t.db.execute('UPDATE mcpclient_mcpclient SET is_active = 0');
     const a = await mcpclient();

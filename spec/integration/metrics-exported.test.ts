@@ -91,7 +91,7 @@ function exported(text: string): Set<string> {
   return names;
 }
 
-test('every metric queried by an alert or a dashboard panel is exported by the worker or Beat', async () => {
+test('own wiring: every metric queried by an alert or a dashboard panel is exported by the worker or Beat', async () => {
   // Its queue gauge is filled as soon as the queue is declared, a moment before the worker consumes it: both.
   const workerText = await scrape(
     workerPort,
@@ -117,7 +117,7 @@ test('every metric queried by an alert or a dashboard panel is exported by the w
   expect(workerText).toMatch(new RegExp(`^smarter_worker_dead_letter_messages\\{queue="${queue}"\\} 0$`, 'm'));
 }, 120_000);
 
-test('the check itself: a name no process exports is reported', () => {
+test('own wiring: the check itself: a name no process exports is reported', () => {
   expect(metricNames('sum(rate(smarter_worker_no_such_metric_total[5m])) / smarter_worker_ready')).toEqual([
     'smarter_worker_no_such_metric_total',
     'smarter_worker_ready',

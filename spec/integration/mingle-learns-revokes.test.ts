@@ -39,7 +39,7 @@ async function revokedThenLate(
   return { holder, late, revoked };
 }
 
-test('Redis: a worker started after a revoke learns it from a running worker and discards the task and the revoked parked countdown', async () => {
+test('own wiring: Redis: a worker started after a revoke learns it from a running worker and discards the task and the revoked parked countdown', async () => {
   const holder = await redisWorker();
   const revoked = randomUUID();
   const parked = randomUUID();
@@ -62,7 +62,7 @@ test('Redis: a worker started after a revoke learns it from a running worker and
   expect(late.worker.counters().processed.get('test.add')).toBe(1);
 }, 60_000);
 
-test('RabbitMQ: a worker started after a revoke learns it from a running worker and discards the task', async () => {
+test('own wiring: RabbitMQ: a worker started after a revoke learns it from a running worker and discards the task', async () => {
   const env = { CELERY_RESULT_BACKEND: REDIS_URL, ...WITH_MINGLE };
   const holder: Harness = await startWorker({ env });
   stops.push(() => holder.stop());
@@ -78,7 +78,7 @@ test('RabbitMQ: a worker started after a revoke learns it from a running worker 
   expect((await results.ready(kept)).result).toBe(4);
 }, 60_000);
 
-test('--without-mingle: the late worker asks nobody and runs the revoked task (Celery without mingle)', async () => {
+test('own wiring: --without-mingle: the late worker asks nobody and runs the revoked task (Celery without mingle)', async () => {
   const queue = uniqueName('rqlone');
   const { late, revoked } = await revokedThenLate(queue, { SMARTER_WORKER_WITHOUT_MINGLE: 'true' });
   expect(late.worker.revoked.has(revoked)).toBe(false);
@@ -86,7 +86,7 @@ test('--without-mingle: the late worker asks nobody and runs the revoked task (C
   expect((await results.ready(revoked)).result).toBe(3);
 }, 60_000);
 
-test('with SMARTER_WORKER_CONTROL=inspect (revoke refused) a worker takes no revokes from hello, at start or answering, since they would bypass the policy', async () => {
+test('own wiring: with SMARTER_WORKER_CONTROL=inspect (revoke refused) a worker takes no revokes from hello, at start or answering, since they would bypass the policy', async () => {
   const { holder, late, revoked } = await revokedThenLate(uniqueName('rqinspect'), {
     SMARTER_WORKER_CONTROL: 'inspect',
   });

@@ -73,7 +73,7 @@ function pollMessages(key: string, n: number, every: number) {
   });
 }
 
-test('a Python countdown of an hour is acked within seconds and waits in the delay topology, not in the worker', async () => {
+test('own wiring: a Python countdown of an hour is acked within seconds and waits in the delay topology, not in the worker', async () => {
   const h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } });
   try {
     const before = await withChannel(async (ch) => (await ch.checkQueue('celery_delayed_11')).messageCount);
@@ -93,7 +93,7 @@ test('a Python countdown of an hour is acked within seconds and waits in the del
   }
 });
 
-test('countdown=3 (held) runs 3 to 4 s later; countdown=8 (parked in the broker) runs 8 to 9 s later', async () => {
+test('own wiring: countdown=3 (held) runs 3 to 4 s later; countdown=8 (parked in the broker) runs 8 to 9 s later', async () => {
   const h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } });
   try {
     const t0 = Date.now();
@@ -115,7 +115,7 @@ test('countdown=3 (held) runs 3 to 4 s later; countdown=8 (parked in the broker)
   }
 });
 
-test('1,000 checks rescheduling every 4 s: while they wait the worker holds nothing; each ends after exactly 5 attempts', async () => {
+test('own wiring: 1,000 checks rescheduling every 4 s: while they wait the worker holds nothing; each ends after exactly 5 attempts', async () => {
   const key = uniqueName('poll');
   // Quorum delay queues confirm in ~10 ms under load (Raft log): enough runs in flight keep a round short.
   const h = await startWorker({ env: { CELERY_WORKER_CONCURRENCY: '64' } });
@@ -151,7 +151,7 @@ test('1,000 checks rescheduling every 4 s: while they wait the worker holds noth
   }
 }, 120_000);
 
-test('SIGKILL while 100 checks wait in the broker: after a restart every one of them runs, once', async () => {
+test('own wiring: SIGKILL while 100 checks wait in the broker: after a restart every one of them runs, once', async () => {
   const queue = uniqueName('kill');
   const key = uniqueName('killpoll');
   const spawnWorker = (): ChildProcess =>
@@ -202,7 +202,7 @@ test('SIGKILL while 100 checks wait in the broker: after a restart every one of 
   }
 }, 90_000);
 
-test('delayed messages whose queue was deleted are dropped and do not stall the others behind them', async () => {
+test('own wiring: delayed messages whose queue was deleted are dropped and do not stall the others behind them', async () => {
   const gone = uniqueName('gone');
   const h1 = await startWorker({ queue: gone });
   for (let i = 0; i < 100; i++) await h1.worker.publisher.apply('test.add', [1, 1], {}, { countdown: 2, queue: gone });
@@ -221,7 +221,7 @@ test('delayed messages whose queue was deleted are dropped and do not stall the 
   }
 });
 
-describe("RabbitMQ's consumer_timeout set to 5 s", () => {
+describe("own wiring: RabbitMQ's consumer_timeout set to 5 s", () => {
   const setTimeoutMs = (ms: number) =>
     exec('rabbitmqctl', ['eval', `application:set_env(rabbit, consumer_timeout, ${ms}).`]);
 
@@ -283,7 +283,7 @@ describe("RabbitMQ's consumer_timeout set to 5 s", () => {
   }, 160_000);
 });
 
-test('a run still going after its wait budget is reported by name; a quick one is not', async () => {
+test('own wiring: a run still going after its wait budget is reported by name; a quick one is not', async () => {
   const h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL, SMARTER_WORKER_WAIT_BUDGET: '0.5' } });
   try {
     const slow = await h.worker.publisher.apply('test.sleep', [1.2], {});

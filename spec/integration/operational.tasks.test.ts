@@ -11,7 +11,7 @@ const world = seededDatabase('ops');
 
 const rows = (sql: string, params: unknown[] = []) => world.db.select(sql, params);
 
-describe('create_prompt_history', () => {
+describe('own wiring: create_prompt_history', () => {
   test('writes the row as Django would: JSON that json.loads reads back, UTC timestamps with microseconds', async () => {
     const request = { model: 'gpt-4o', messages: [{ role: 'user', content: 'héllo' }] };
     const response = { id: 'chatcmpl-1', usage: { total_tokens: 12 } };
@@ -52,7 +52,7 @@ describe('create_prompt_history', () => {
   });
 });
 
-describe('create_prompt_tool_call_history', () => {
+describe('own wiring: create_prompt_tool_call_history', () => {
   const name = 'create_prompt_tool_call_history';
   test('a missing prompt or plugin raises SmarterValueError, which Smarter retries', async () => {
     await expect(call(task(name), world.deps, [999999, null, 'f', '{}', {}, {}])).rejects.toMatchObject({
@@ -85,7 +85,7 @@ describe('create_prompt_tool_call_history', () => {
   });
 });
 
-describe('create_prompt_plugin_usage', () => {
+describe('own wiring: create_prompt_plugin_usage', () => {
   test.each([[{}], [{ prompt_id: 1 }], [{ prompt_id: 1, plugin_id: 1 }], [{ plugin_id: 1, input_text: 'x' }]])(
     'every incomplete set of kwargs raises SmarterValueError (%j)',
     async (kwargs) => {
@@ -107,7 +107,7 @@ describe('create_prompt_plugin_usage', () => {
   });
 });
 
-describe('create_plugin_selector_history', () => {
+describe('own wiring: create_plugin_selector_history', () => {
   const name = 'create_plugin_selector_history';
   test('by user_id: stores {"input_text": …} as messages, with the search term and session key', async () => {
     await call(task(name), world.deps, [], {
@@ -155,13 +155,13 @@ describe('create_plugin_selector_history', () => {
   });
 });
 
-describe('create_plugin_charge', () => {
+describe('own wiring: create_plugin_charge', () => {
   test('is a no-op, as in Smarter', async () => {
     await expect(call(task('create_plugin_charge'), world.deps, [1, 2], { a: 1 })).resolves.toBeNull();
   });
 });
 
-describe('create_prompt', () => {
+describe('own wiring: create_prompt', () => {
   // Smarter's prompt/tasks.py: Prompt.objects.create(session_key=…, llmclient=…) leaves Prompt.ip_address and
   // Prompt.user_profile None, both NOT NULL in prompt/migrations/0001_initial.py: its database refuses the row.
   test("fails as on Smarter's database: the row Django writes has no ip_address nor user_profile", async () => {
@@ -172,7 +172,7 @@ describe('create_prompt', () => {
   });
 });
 
-describe('create_charge', () => {
+describe('own wiring: create_charge', () => {
   const name = 'create_charge';
   const base = { charge_type: 'completion', prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
 
@@ -237,7 +237,7 @@ describe('create_charge', () => {
   });
 });
 
-describe('create_llmclient_request', () => {
+describe('own wiring: create_llmclient_request', () => {
   const name = 'create_llmclient_request';
   test('stores the request and its session key', async () => {
     await call(task(name), world.deps, [world.ids.llmclientId, { session_key: 'sk-req', prompt: 'hi' }]);
@@ -255,7 +255,7 @@ describe('create_llmclient_request', () => {
   });
 });
 
-describe('charge_llmhost_computes', () => {
+describe('own wiring: charge_llmhost_computes', () => {
   test('2 ready nodes at 1.25/hour: returns {"name": "2.5000"} and charges the compute, its owner and their account', async () => {
     const c = {
       insertId: await insertRow(world.db, 'llmhost_llmhostcompute', {
@@ -308,7 +308,7 @@ describe('charge_llmhost_computes', () => {
   });
 });
 
-describe('purge_guardrail_events', () => {
+describe('own wiring: purge_guardrail_events', () => {
   test('deletes events older than `days`, except flagged or escalated ones nobody reviewed; returns the count', async () => {
     const old = 'UTC_TIMESTAMP(6) - INTERVAL 100 DAY';
     await world.db.execute(
@@ -325,7 +325,7 @@ describe('purge_guardrail_events', () => {
   });
 });
 
-describe('aggregate_prompt_history', () => {
+describe('own wiring: aggregate_prompt_history', () => {
   test("returns None, as Smarter's no-op does", async () => {
     await expect(call(task('aggregate_prompt_history'), world.deps)).resolves.toBeNull();
   });

@@ -125,7 +125,7 @@ const modelActive = async (id: number) =>
   Number((await t.db.select('SELECT is_active FROM provider_providermodel WHERE id = ?', [id]))[0]?.is_active);
 const chatCalls = () => llm.requests.filter((r) => r.path === '/v1/chat/completions');
 
-describe('registry', () => {
+describe('own wiring: registry', () => {
   test("both answer under Smarter's names on the operational queue, with Smarter's autoretry", () => {
     for (const name of [VERIFY_MODEL, VERIFY_PROVIDER]) {
       expect(task(name).queue).toBe('default_celery_task_queue');
@@ -136,7 +136,7 @@ describe('registry', () => {
   });
 });
 
-describe('verify_provider_model', () => {
+describe('own wiring: verify_provider_model', () => {
   test("a model passing its checks is activated; each check is a successful row; the calls are the test bank's", async () => {
     const id = await model(await provider(), 'gpt-4o', { streaming: 1, tools: 1, image_input: 1, code_interpreter: 1 });
     await expect(run(VERIFY_MODEL, { provider_model_id: id })).resolves.toBeNull();
@@ -293,7 +293,7 @@ describe('verify_provider_model', () => {
   });
 });
 
-describe('verify_provider', () => {
+describe('own wiring: verify_provider', () => {
   test('a verified provider passing every check stays verified and becomes active; ten successful rows', async () => {
     const id = await goodProvider();
     await expect(run(VERIFY_PROVIDER, { provider_id: id })).resolves.toBeNull();

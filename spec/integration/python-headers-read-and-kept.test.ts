@@ -42,7 +42,7 @@ afterAll(async () => {
   await results.close();
 });
 
-test('a Python header beyond 32 bits (py-amqp type L) is read: the task runs and the connection stays up', async () => {
+test('own wiring: a Python header beyond 32 bits (py-amqp type L) is read: the task runs and the connection stays up', async () => {
   const id = randomUUID();
   await probe(h.queue, 'send', {
     task: 'test.add',
@@ -55,7 +55,7 @@ test('a Python header beyond 32 bits (py-amqp type L) is read: the task runs and
   expect(h.broker.connected).toBe(true);
 });
 
-test('the same message waiting in the queue before the worker starts does not stop the start', async () => {
+test('own wiring: the same message waiting in the queue before the worker starts does not stop the start', async () => {
   const queue = uniqueName('q');
   const id = randomUUID();
   // kombu declares the queue as Celery does, and the message waits there.
@@ -73,7 +73,7 @@ test('the same message waiting in the queue before the worker starts does not st
   }
 });
 
-test('a dead-letter copy keeps its headers as they came: floats stay floats, 64-bit integers stay integers', async () => {
+test('own wiring: a dead-letter copy keeps its headers as they came: floats stay floats, 64-bit integers stay integers', async () => {
   const id = randomUUID();
   await probe(h.queue, 'send', {
     task: 'test.not_registered_here',
@@ -95,7 +95,7 @@ test('a dead-letter copy keeps its headers as they came: floats stay floats, 64-
   expect(disconnects).toBe(0);
 });
 
-test("an ETA beyond the delay topology's range (year 9999) is dead-lettered with a reason that says so", async () => {
+test("own wiring: an ETA beyond the delay topology's range (year 9999) is dead-lettered with a reason that says so", async () => {
   const id = randomUUID();
   await probe(h.queue, 'send', { task: 'test.add', args: [1, 1], id, eta: '9999-01-01T00:00:00+00:00' });
   await waitFor(() => logs.lines.some((l) => l.message.includes(`refused test.add[${id}]`)), 15_000);
@@ -124,7 +124,7 @@ async function unacked(queue: string): Promise<number> {
   return Number(row?.[1] ?? -1);
 }
 
-test('a dead-letter copy that cannot be made: bounded retries with backoff, then left unacked and reported once', async () => {
+test('own wiring: a dead-letter copy that cannot be made: bounded retries with backoff, then left unacked and reported once', async () => {
   // A header larger than amqplib's 64 KiB encoding buffer: the worker reads it, but no copy can be encoded.
   const id = randomUUID();
   await probe(h.queue, 'send', {

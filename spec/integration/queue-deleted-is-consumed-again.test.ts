@@ -38,7 +38,7 @@ afterAll(async () => {
   await results.close();
 });
 
-test('a queue deleted while consumed: 503 and not in active_queues until consumed again, then tasks run', async () => {
+test('own wiring: a queue deleted while consumed: 503 and not in active_queues until consumed again, then tasks run', async () => {
   const node = h.worker.options.nodeName;
   expect((await fetch(`${base}/readyz`)).status).toBe(200);
   expect(await activeQueues(node)).toContain(h.queue);

@@ -50,7 +50,7 @@ async function publishCounted(queue: string, n: number, ms: number): Promise<str
   return ids;
 }
 
-test('three forced closes with tasks running and reserved: each task runs once, none is left unacked', async () => {
+test('own wiring: three forced closes with tasks running and reserved: each task runs once, none is left unacked', async () => {
   const logs = recordingLogger();
   const h = await startWorker({ tasks: countingTasks, env: { CELERY_WORKER_CONCURRENCY: '4' }, logger: logs });
   const node = h.worker.options.nodeName;
@@ -86,7 +86,7 @@ test('three forced closes with tasks running and reserved: each task runs once, 
   expect(left).toBe(0);
 }, 180_000);
 
-test('an ack sent while a reconnect is still restoring the other consumers reaches the broker', async () => {
+test('own wiring: an ack sent while a reconnect is still restoring the other consumers reaches the broker', async () => {
   const name = uniqueName('probe-acks');
   const broker = new AmqpBroker({ url: AMQP_URL, logger: nullLogger(), connectionName: name });
   await broker.connect();

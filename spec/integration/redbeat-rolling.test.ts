@@ -5,6 +5,6 @@
  */
 import { expectRollingExactlyOnce } from '../support/redbeat-rolling.js';
 
-test('rolling update RedBeat → two smarter-beat replicas → RedBeat, 60 s of 1-second entries: every run sent exactly once', async () => {
+test('own wiring: rolling update RedBeat → two smarter-beat replicas → RedBeat, 60 s of 1-second entries: every run sent exactly once', async () => {
   await expectRollingExactlyOnce('60 s', 60_000, 40);
 }, 120_000);

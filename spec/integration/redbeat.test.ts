@@ -69,7 +69,7 @@ afterEach(async () => {
   await scope.close();
 });
 
-test("a lock held under RedBeat's key keeps smarter-beat from sending until it expires; then it takes the lock within one loop interval, extends it to the full timeout, and releases it on stop", async () => {
+test("own wiring: a lock held under RedBeat's key keeps smarter-beat from sending until it expires; then it takes the lock within one loop interval, extends it to the full timeout, and releases it on stop", async () => {
   const lockKey = `${prefix}:lock`;
   // redis-py's Lock.acquire for RedBeat: SET name token NX PX timeout (token: uuid1().hex).
   await scope.redis.set(lockKey, '0c1e8a44b61a11ee9d2b0242ac120002', 'PX', 3000, 'NX');
@@ -121,7 +121,7 @@ test("a lock held under RedBeat's key keeps smarter-beat from sending until it e
   expect(await scope.redis.exists(lockKey)).toBe(0);
 });
 
-test('taking over from RedBeat: entries its meta says ran 10 s ago are not sent; an overdue one is sent once; a disabled one never; a runtime entry is sent; a static entry no longer shipped is removed', async () => {
+test('own wiring: taking over from RedBeat: entries its meta says ran 10 s ago are not sent; an overdue one is sent once; a disabled one never; a runtime entry is sent; a static entry no longer shipped is removed', async () => {
   const now = Date.now();
   const nowS = Math.floor(now / 1000);
   await redBeatEntry(scope, prefix, {
@@ -189,7 +189,7 @@ test('taking over from RedBeat: entries its meta says ran 10 s ago are not sent;
   expect((await scope.redis.smembers(`${prefix}:statics`)).sort()).toEqual(['new', 'overdue', 'recent']);
 });
 
-test('a crontab entry saved as RedBeat stores one is sent at its minute, once', async () => {
+test('own wiring: a crontab entry saved as RedBeat stores one is sent at its minute, once', async () => {
   // The clock starts 1.5 s before a minute boundary M, so the test waits seconds, not a minute.
   const real = Date.now();
   const M = Math.ceil(real / 60_000) * 60_000 + 60_000;
@@ -217,7 +217,7 @@ test('a crontab entry saved as RedBeat stores one is sent at its minute, once', 
   expect(await scope.redis.zscore(`${prefix}:schedule`, `${prefix}cron`)).toBe(String((M + 3_600_000) / 1000));
 });
 
-test("the hashes smarter-beat writes decode with RedBeat's decoder rules (Python, Celery's schedules): UTC datetimes, interval and crontab schedules", async () => {
+test("own wiring: the hashes smarter-beat writes decode with RedBeat's decoder rules (Python, Celery's schedules): UTC datetimes, interval and crontab schedules", async () => {
   const { beat, sent } = beatOn(prefix, [
     entry('hourly'),
     {
@@ -268,7 +268,7 @@ test("the hashes smarter-beat writes decode with RedBeat's decoder rules (Python
   expect(Number(out[`${prefix}hourly`]?.score) - Date.now() / 1000).toBeGreaterThan(3500);
 });
 
-test("upgrading from smarter-beat's own Redis hash: the last runs kept there carry over into RedBeat's meta (run 10 s ago: not sent; overdue: sent once)", async () => {
+test("own wiring: upgrading from smarter-beat's own Redis hash: the last runs kept there carry over into RedBeat's meta (run 10 s ago: not sent; overdue: sent once)", async () => {
   const legacyKey = `${scope.prefix}smarter-beat:schedule`;
   const old = new RedisStore(REDIS_URL, legacyKey);
   const now = Date.now();

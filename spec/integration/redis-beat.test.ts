@@ -11,7 +11,7 @@ import { type BeatSend, spawnBeat } from '../support/beat-process.js';
 import { redisScope } from '../support/redis.js';
 import { startRedisWorker } from '../support/redis-harness.js';
 
-test('two Beat replicas on Redis: one sender, each tick run once; SIGKILL the sender and the standby takes over after the lease', async () => {
+test('own wiring: two Beat replicas on Redis: one sender, each tick run once; SIGKILL the sender and the standby takes over after the lease', async () => {
   const scope = redisScope();
   const h = await startRedisWorker({ scope });
   const storeKey = uniqueName('beat-store');

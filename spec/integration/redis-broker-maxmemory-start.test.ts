@@ -24,7 +24,7 @@ afterAll(async () => {
   await node.remove();
 });
 
-test('a Redis broker at maxmemory at start: waited for (503, blocked), then the worker starts and consumes', async () => {
+test('own wiring: a Redis broker at maxmemory at start: waited for (503, blocked), then the worker starts and consumes', async () => {
   const port = await freePort();
   const lines: LogLine[] = [];
   await admin.config('SET', 'maxmemory', '1');

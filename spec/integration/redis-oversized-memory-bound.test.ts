@@ -16,7 +16,7 @@ import { closeRunCounter, runCounter } from '../support/test-tasks.js';
 
 afterAll(async () => closeRunCounter());
 
-describe('a Redis worker with 20 MB messages queued', () => {
+describe('own wiring: a Redis worker with 20 MB messages queued', () => {
   let s: RedisScope;
   let worker: ChildProcess | undefined;
   const key = `heavy:${randomUUID()}`;

@@ -25,7 +25,7 @@ async function deadLetterReasons(n: number): Promise<string[]> {
   });
 }
 
-test('an envelope whose body_encoding is unknown and one that is not JSON: each reason names the envelope fault', async () => {
+test('own wiring: an envelope whose body_encoding is unknown and one that is not JSON: each reason names the envelope fault', async () => {
   await h.scope.redis.del(h.scope.keys.queue(`${h.queue}.dead_letter`, 0));
   const list = h.scope.keys.queue(h.queue, 0);
   await h.scope.redis.lpush(
@@ -40,7 +40,7 @@ test('an envelope whose body_encoding is unknown and one that is not JSON: each 
   for (const r of reasons) expect(r).not.toMatch(/content type/);
 });
 
-test('an ETA in the year 9999 is refused to the dead-letter queue, not parked in the delayed set', async () => {
+test('own wiring: an ETA in the year 9999 is refused to the dead-letter queue, not parked in the delayed set', async () => {
   await h.scope.redis.del(h.scope.keys.queue(`${h.queue}.dead_letter`, 0));
   const m = encodeTaskMessage({
     id: randomUUID(),

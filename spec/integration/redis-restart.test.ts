@@ -27,7 +27,7 @@ afterAll(async () => {
 
 // Once 998 of 1,000: a pop whose reply the restart cut off left its messages in `unacked` until the
 // visibility timeout. redis-lost-reply.test.ts makes that moment happen on every run.
-test('1,000 tasks, Redis restarted midway: the worker reconnects and every task runs', async () => {
+test('own wiring: 1,000 tasks, Redis restarted midway: the worker reconnects and every task runs', async () => {
   const N = 1000;
   for (let i = 0; i < N; i++) {
     const m = encodeTaskMessage({ id: `${key}-${i}`, task: 'test.stamp', args: [], kwargs: { key, due_ms: 0 } });

@@ -22,7 +22,7 @@ afterAll(async () => {
   await closeRunCounter();
 });
 
-test('visibility timeout 3 s: 20 countdowns of 4.5 s each run once', async () => {
+test('own wiring: visibility timeout 3 s: 20 countdowns of 4.5 s each run once', async () => {
   const N = 20;
   const due = Date.now() + 4500;
   const eta = PyDateTime.fromEpochMs(due);

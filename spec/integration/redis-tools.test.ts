@@ -34,7 +34,7 @@ beforeEach(() => {
 });
 afterEach(async () => s.close());
 
-test("smarter-worker delayed lists what waits in the delayed set under the workers' key prefix", async () => {
+test("own wiring: smarter-worker delayed lists what waits in the delayed set under the workers' key prefix", async () => {
   const b = new RedisBroker({ url: REDIS_URL, logger: nullLogger(), keyPrefix: s.prefix });
   await b.connect();
   try {
@@ -52,7 +52,7 @@ test("smarter-worker delayed lists what waits in the delayed set under the worke
   expect(stdout).toContain(s.keys.delayed);
 }, 60_000);
 
-test('dead-letter list counts a Redis dead-letter list by reason and task and leaves it; replay --task sends those back and they run', async () => {
+test('own wiring: dead-letter list counts a Redis dead-letter list by reason and task and leaves it; replay --task sends those back and they run', async () => {
   const before = await startRedisWorker({ scope: s });
   const dlq = `${before.queue}.dead_letter`;
   const ported: string[] = [];

@@ -314,7 +314,7 @@ const records = (index: string) => [...(pinecone.indexes.get(index)?.namespaces.
 const words = (n: number, tag = 'w') =>
   Array.from({ length: n }, (_, i) => `${tag}${String(i).padStart(4, '0')}`).join(' ');
 
-describe('registry', () => {
+describe('own wiring: registry', () => {
   test("the five tasks answer under Smarter's names and queues, take their argument positionally, and none autoretries", () => {
     const by = (n: string) => tasks.find((x) => x.name === n);
     expect(tasks.map((x) => x.name).sort()).toEqual(
@@ -342,7 +342,7 @@ describe('registry', () => {
   });
 });
 
-describe('reconcile_vectorstores', () => {
+describe('own wiring: reconcile_vectorstores', () => {
   test('creates a missing collection (dimension, metric, document_id index) and records ready with its statistics', async () => {
     const v = await vectorstore({ status: 'provisioning', withCollection: false });
     const out = (await run(nameOf(reconcileVectorstores))) as Record<string, string>;
@@ -509,7 +509,7 @@ describe('reconcile_vectorstores', () => {
   });
 });
 
-describe('load_vectorstore_document', () => {
+describe('own wiring: load_vectorstore_document', () => {
   test('splits page by page, embeds in batches, and loads chunks with deterministic ids, text and metadata', async () => {
     const v = await vectorstore({ spec: { embeddings: { chunkSize: 100, chunkOverlap: 20, batchSize: 2 } } });
     const id = await documentRow(v.id, `${words(20, 'a')}\f${words(10, 'b')}`, { name: 'guide.pdf' });
@@ -701,7 +701,7 @@ describe('load_vectorstore_document', () => {
 
 // smarter/smarter/apps/vectorstore/backends/base.py: `index_name` is the recorded one or
 // `VectorstoreMeta.default_index_name()` (smarter/smarter/apps/vectorstore/models/vectorstore_meta.py).
-describe('a vectorstore without an index_name uses default_index_name()', () => {
+describe('own wiring: a vectorstore without an index_name uses default_index_name()', () => {
   test("Qdrant Cloud, through openCloud's own adapters: reconcile creates `<name>-<account digits>` and a document loads into it", async () => {
     const production = testCloud();
     const d: SmarterDeps = {
@@ -734,7 +734,7 @@ describe('a vectorstore without an index_name uses default_index_name()', () => 
   });
 });
 
-describe("each vectorstore's own credentials", () => {
+describe("own wiring: each vectorstore's own credentials", () => {
   const lastAccessed = async (id: number) =>
     (await t.db.select('SELECT last_accessed FROM secret_secret WHERE id = ?', [id]))[0]?.last_accessed;
 
@@ -841,7 +841,7 @@ describe("each vectorstore's own credentials", () => {
   });
 });
 
-describe('delete_vectorstore_document', () => {
+describe('own wiring: delete_vectorstore_document', () => {
   test("removes the document's chunks (only its own) and then its row; True", async () => {
     const v = await vectorstore({ spec: { embeddings: { chunkSize: 50, chunkOverlap: 5 } } });
     const gone = await documentRow(v.id, words(30, 'g'));
@@ -897,7 +897,7 @@ describe('delete_vectorstore_document', () => {
   });
 });
 
-describe('snapshot_vectorstore', () => {
+describe('own wiring: snapshot_vectorstore', () => {
   const snapshotRows = async (id: number) =>
     t.db.select(
       'SELECT name, status, status_message, size_bytes, vector_count, scheduled FROM vectorstore_vectorstoresnapshot WHERE vectorstore_id = ? ORDER BY created_at DESC, id DESC',
@@ -991,7 +991,7 @@ describe('snapshot_vectorstore', () => {
   });
 });
 
-describe('snapshot_vectorstore for Pinecone', () => {
+describe('own wiring: snapshot_vectorstore for Pinecone', () => {
   const snapshotRows = async (id: number) =>
     t.db.select(
       'SELECT name, status, status_message, size_bytes FROM vectorstore_vectorstoresnapshot WHERE vectorstore_id = ? ORDER BY created_at DESC, id DESC',
@@ -1032,7 +1032,7 @@ describe('snapshot_vectorstore for Pinecone', () => {
   });
 });
 
-describe('maintain_vectorstores', () => {
+describe('own wiring: maintain_vectorstores', () => {
   test('snapshots when due, prunes, and queues lost documents again: deleting → delete, pending/loading → load', async () => {
     const v = await vectorstore();
     const pending = await documentRow(v.id, 'a', { status: 'pending', minutesAgo: 31 });

@@ -57,7 +57,7 @@ async function stillServes(): Promise<void> {
   expect((await results.ready(id)).result).toBe(42);
 }
 
-test('an undecodable body is acked, copied to the dead-letter queue, and the worker goes on', async () => {
+test('own wiring: an undecodable body is acked, copied to the dead-letter queue, and the worker goes on', async () => {
   const id = randomUUID();
   await publishRaw('[[1, 2', {
     contentType: 'application/json',
@@ -69,7 +69,7 @@ test('an undecodable body is acked, copied to the dead-letter queue, and the wor
   expect(dl.find((d) => d.id === id)?.reason).toMatch(/cannot decode application\/json body/);
 });
 
-test('a pickle body is refused naming the content type, and dead-lettered', async () => {
+test('own wiring: a pickle body is refused naming the content type, and dead-lettered', async () => {
   const id = randomUUID();
   await publishRaw(Buffer.from([0x80, 0x04]), {
     contentType: 'application/x-python-serialize',
@@ -80,14 +80,14 @@ test('a pickle body is refused naming the content type, and dead-lettered', asyn
   expect((await deadLetters()).find((d) => d.id === id)?.reason).toMatch(/application\/x-python-serialize/);
 });
 
-test('a message with neither a task header nor a v1 body is refused and dead-lettered', async () => {
+test('own wiring: a message with neither a task header nor a v1 body is refused and dead-lettered', async () => {
   const id = randomUUID();
   await publishRaw(JSON.stringify({ hello: 'world' }), { contentType: 'application/json', correlationId: id });
   await stillServes();
   expect((await deadLetters()).find((d) => d.id === id)?.reason).toMatch(/neither a v2/);
 });
 
-test('an unknown task: FAILURE NotRegistered, rejected to the dead-letter queue', async () => {
+test('own wiring: an unknown task: FAILURE NotRegistered, rejected to the dead-letter queue', async () => {
   const id = await publishTask('test.does_not_exist', []);
   const meta = await results.ready(id);
   expect(meta).toMatchObject({
@@ -98,7 +98,7 @@ test('an unknown task: FAILURE NotRegistered, rejected to the dead-letter queue'
   expect((await deadLetters()).find((d) => d.id === id)?.reason).toMatch(/not registered/);
 });
 
-test('arguments that fail the schema: FAILURE TypeError naming the argument, not retried', async () => {
+test('own wiring: arguments that fail the schema: FAILURE TypeError naming the argument, not retried', async () => {
   const id = await publishTask('test.add', ['two', 2]);
   const meta = await results.ready(id);
   expect(meta.status).toBe('FAILURE');
@@ -106,7 +106,7 @@ test('arguments that fail the schema: FAILURE TypeError naming the argument, not
   expect(JSON.stringify(meta.result)).toContain("'x'");
 });
 
-test('a task that throws: FAILURE with its Python class and message', async () => {
+test('own wiring: a task that throws: FAILURE with its Python class and message', async () => {
   const id = await publishTask('test.fail', ['kaboom']);
   expect(await results.ready(id)).toMatchObject({
     status: 'FAILURE',
@@ -115,14 +115,14 @@ test('a task that throws: FAILURE with its Python class and message', async () =
   expect(String((await results.meta(id))?.traceback)).toContain('ValueError: kaboom');
 });
 
-test('a task that never settles: FAILURE TimeLimitExceeded at its hard limit, and the worker goes on', async () => {
+test('own wiring: a task that never settles: FAILURE TimeLimitExceeded at its hard limit, and the worker goes on', async () => {
   const id = await publishTask('test.never', []);
   const meta = await results.ready(id, 10_000);
   expect(meta.result).toEqual({ exc_type: 'TimeLimitExceeded', exc_message: [1], exc_module: 'billiard.exceptions' });
   await stillServes();
 });
 
-test('a soft time limit from the timelimit header aborts the task signal: SoftTimeLimitExceeded', async () => {
+test('own wiring: a soft time limit from the timelimit header aborts the task signal: SoftTimeLimitExceeded', async () => {
   const id = randomUUID();
   await publishRaw(JSON.stringify([[5], {}, {}]), {
     contentType: 'application/json',
@@ -136,7 +136,7 @@ test('a soft time limit from the timelimit header aborts the task signal: SoftTi
   });
 });
 
-test('autoretry with backoff: retried max_retries times with the same id, then FAILURE with the original error', async () => {
+test('own wiring: autoretry with backoff: retried max_retries times with the same id, then FAILURE with the original error', async () => {
   const id = await publishTask('test.autoretry', []);
   const meta = await results.ready(id, 20_000);
   expect(meta.status).toBe('FAILURE');

@@ -46,7 +46,7 @@ async function send(
   return id;
 }
 
-test('a chain runs step by step, each step getting the previous result first, and lists its child', async () => {
+test('own wiring: a chain runs step by step, each step getting the previous result first, and lists its child', async () => {
   const last = randomUUID();
   const middle = randomUUID();
   // Remaining chain is reversed: the next step is the last element.
@@ -60,7 +60,7 @@ test('a chain runs step by step, each step getting the previous result first, an
   expect((await results.ready(middle)).parent_id).toBe(first);
 });
 
-test('callbacks get the result prepended; an immutable one does not', async () => {
+test('own wiring: callbacks get the result prepended; an immutable one does not', async () => {
   const cb = randomUUID();
   const imm = randomUUID();
   await send('test.add', [2, 3], {
@@ -70,7 +70,7 @@ test('callbacks get the result prepended; an immutable one does not', async () =
   expect((await results.ready(imm)).result).toBe(14);
 });
 
-test("on failure: errbacks get the failed task's id, and the rest of the chain is marked FAILURE, never run", async () => {
+test("own wiring: on failure: errbacks get the failed task's id, and the rest of the chain is marked FAILURE, never run", async () => {
   const eb = randomUUID();
   const next = randomUUID();
   const failed = await send('test.fail', ['nope'], {
@@ -82,7 +82,7 @@ test("on failure: errbacks get the failed task's id, and the rest of the chain i
   expect(nextMeta).toMatchObject({ status: 'FAILURE', result: { exc_type: 'ValueError', exc_message: ['nope'] } });
 });
 
-test('track_started stores STARTED with pid and node name while the task runs', async () => {
+test('own wiring: track_started stores STARTED with pid and node name while the task runs', async () => {
   const id = await send('test.sleep', [1], {});
   const started = await new Promise<Record<string, unknown>>((resolve, reject) => {
     const t = setInterval(() => {
@@ -98,7 +98,7 @@ test('track_started stores STARTED with pid and node name while the task runs', 
   expect((await results.ready(id)).status).toBe('SUCCESS');
 });
 
-test('ignore_result in the message: nothing is stored', async () => {
+test('own wiring: ignore_result in the message: nothing is stored', async () => {
   const id = await send('test.add', [1, 2], {}, { ignore_result: true });
   const witness = await send('test.add', [0, 0], {});
   await results.ready(witness);

@@ -58,7 +58,7 @@ test.each([
   // Late ack: the running tasks stay unacked and count against the window.
   ['late', 'true', 6, 2],
 ])(
-  'prefetch is multiplier × concurrency (2 × 2), %s ack (acks_late=%s): %d of 10 wait in the queue',
+  'own wiring: prefetch is multiplier × concurrency (2 × 2), %s ack (acks_late=%s): %d of 10 wait in the queue',
   async (_mode, acksLate, ready, reserved) => {
     const h = await startWorker({
       env: { CELERY_WORKER_CONCURRENCY: '2', CELERY_WORKER_PREFETCH_MULTIPLIER: '2', CELERY_TASK_ACKS_LATE: acksLate },
@@ -87,7 +87,7 @@ test.each([
   },
 );
 
-test('late ack: a task whose worker is SIGKILLed mid-run is redelivered and runs to the end on restart', async () => {
+test('own wiring: late ack: a task whose worker is SIGKILLed mid-run is redelivered and runs to the end on restart', async () => {
   const queue = uniqueName('crash');
   const first = spawnWorker(queue);
   try {
@@ -109,7 +109,7 @@ test('late ack: a task whose worker is SIGKILLed mid-run is redelivered and runs
   }
 });
 
-test('warm shutdown (SIGTERM): stops consuming, lets the running task finish, exits 0', async () => {
+test('own wiring: warm shutdown (SIGTERM): stops consuming, lets the running task finish, exits 0', async () => {
   const queue = uniqueName('warm');
   const child = spawnWorker(queue);
   try {
@@ -126,7 +126,7 @@ test('warm shutdown (SIGTERM): stops consuming, lets the running task finish, ex
   }
 });
 
-test('cold shutdown (SIGTERM then SIGINT): the running early-acked task goes back to its queue, exit 1', async () => {
+test('own wiring: cold shutdown (SIGTERM then SIGINT): the running early-acked task goes back to its queue, exit 1', async () => {
   const queue = uniqueName('cold');
   const child = spawnWorker(queue);
   try {
@@ -145,7 +145,7 @@ test('cold shutdown (SIGTERM then SIGINT): the running early-acked task goes bac
   }
 });
 
-test('after the broker closes its connection, the worker reconnects and consumes again', async () => {
+test('own wiring: after the broker closes its connection, the worker reconnects and consumes again', async () => {
   const h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } });
   try {
     const before = await publishTask(h.queue, 'test.add', [1, 1]);
@@ -164,19 +164,22 @@ test('after the broker closes its connection, the worker reconnects and consumes
 test.each([
   ['x-max-priority', { 'x-max-priority': 10 }],
   ['quorum', { 'x-queue-type': 'quorum' }],
-])('a queue that already exists with other arguments (%s) is consumed, not redeclared', async (_n, args) => {
-  const queue = uniqueName('existing');
-  await withChannel((ch) => ch.assertQueue(queue, { durable: true, arguments: args }));
-  const h = await startWorker({ queue, env: { CELERY_RESULT_BACKEND: REDIS_URL } });
-  try {
-    const id = await publishTask(queue, 'test.add', [3, 4]);
-    expect((await results.ready(id)).result).toBe(7);
-  } finally {
-    await h.stop();
-  }
-});
+])(
+  'own wiring: a queue that already exists with other arguments (%s) is consumed, not redeclared',
+  async (_n, args) => {
+    const queue = uniqueName('existing');
+    await withChannel((ch) => ch.assertQueue(queue, { durable: true, arguments: args }));
+    const h = await startWorker({ queue, env: { CELERY_RESULT_BACKEND: REDIS_URL } });
+    try {
+      const id = await publishTask(queue, 'test.add', [3, 4]);
+      expect((await results.ready(id)).result).toBe(7);
+    } finally {
+      await h.stop();
+    }
+  },
+);
 
-test('an ETA message is held and run when due; one whose expiry passes while held is REVOKED', async () => {
+test('own wiring: an ETA message is held and run when due; one whose expiry passes while held is REVOKED', async () => {
   const h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } });
   try {
     const now = Date.now();

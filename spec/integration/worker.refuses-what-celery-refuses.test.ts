@@ -64,13 +64,16 @@ test.each([
     { contentType: 'application/json', contentEncoding: 'utf-8' },
     /nested deeper than 256 levels/,
   ],
-])('%s is refused to the dead-letter queue with a reason, and never runs', async (_name, body, props, reason) => {
-  const id = await send(body, props);
-  expect(await deadLetterReason(id)).toMatch(reason);
-  expect(await results.meta(id)).toBeUndefined();
-});
+])(
+  'own wiring: %s is refused to the dead-letter queue with a reason, and never runs',
+  async (_name, body, props, reason) => {
+    const id = await send(body, props);
+    expect(await deadLetterReason(id)).toMatch(reason);
+    expect(await results.meta(id)).toBeUndefined();
+  },
+);
 
-test('a declared utf-16 body is decoded faithfully and runs with its text intact', async () => {
+test('own wiring: a declared utf-16 body is decoded faithfully and runs with its text intact', async () => {
   const id = await send(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('[["héllo ✓"], {}, {}]', 'utf16le')]), {
     contentType: 'application/json',
     contentEncoding: 'utf-16',

@@ -27,18 +27,18 @@ afterAll(async () => {
   await results.close();
 });
 
-test('celery inspect ping -d <node> gets pong', async () => {
+test('own wiring: celery inspect ping -d <node> gets pong', async () => {
   const out = JSON.parse(await celery('inspect', 'ping', '-d', node, '-j')) as Record<string, unknown>;
   expect(out).toEqual({ [node]: { ok: 'pong' } });
 });
 
-test('celery inspect registered lists our tasks (not the celery.* built-ins)', async () => {
+test('own wiring: celery inspect registered lists our tasks (not the celery.* built-ins)', async () => {
   const out = JSON.parse(await celery('inspect', 'registered', '-d', node, '-j')) as Record<string, string[]>;
   expect(out[node]).toEqual(expect.arrayContaining(['test.add', 'test.sleep']));
   expect(out[node]?.some((n) => n.startsWith('celery.'))).toBe(false);
 });
 
-test('celery inspect stats, active_queues and conf answer in the shapes Flower reads', async () => {
+test('own wiring: celery inspect stats, active_queues and conf answer in the shapes Flower reads', async () => {
   const stats = (
     JSON.parse(await celery('inspect', 'stats', '-d', node, '-j')) as Record<string, Record<string, unknown>>
   )[node];
@@ -56,7 +56,7 @@ test('celery inspect stats, active_queues and conf answer in the shapes Flower r
   expect(conf).not.toContain('guest:guest');
 });
 
-test('celery control terminate stops a running task; its result is REVOKED', async () => {
+test('own wiring: celery control terminate stops a running task; its result is REVOKED', async () => {
   const id = await h.worker.publisher.apply('test.sleep', [30], {});
   await waitFor(() => [...h.worker.active.values()].some((r) => r.msg.id === id), 10_000);
   const active = JSON.parse(await celery('inspect', 'active', '-d', node, '-j')) as Record<
@@ -73,7 +73,7 @@ test('celery control terminate stops a running task; its result is REVOKED', asy
   expect(revoked[node]).toContain(id);
 });
 
-test('a kombu event receiver sees task-received, task-started and task-succeeded with uuid, name and runtime', async () => {
+test('own wiring: a kombu event receiver sees task-received, task-started and task-succeeded with uuid, name and runtime', async () => {
   const py = spawn(PYTHON, ['spec/interop/python/events.py', AMQP_URL, '4'], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   py.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -90,7 +90,7 @@ test('a kombu event receiver sees task-received, task-started and task-succeeded
   expect(events.some((e) => e.type === 'worker-heartbeat' && e.hostname === node)).toBe(true);
 });
 
-test('an unknown command gets KeyError; malformed and reply-less requests are dropped; the worker still answers', async () => {
+test('own wiring: an unknown command gets KeyError; malformed and reply-less requests are dropped; the worker still answers', async () => {
   const code = `
 import json, sys
 from celery import Celery
@@ -114,7 +114,7 @@ print(json.dumps(app.control.broadcast('frobnicate', reply=True, destination=[sy
   expect(out).toEqual({ [node]: { ok: 'pong' } });
 });
 
-test('celery status lists our worker, and no longer does after it shut down', async () => {
+test('own wiring: celery status lists our worker, and no longer does after it shut down', async () => {
   const other = await startWorker({});
   const otherNode = other.worker.options.nodeName;
   expect(await celery('status')).toContain(otherNode);
@@ -123,7 +123,7 @@ test('celery status lists our worker, and no longer does after it shut down', as
   expect(after).not.toContain(otherNode);
 });
 
-test('celery control rate_limit and time_limit change a task at run time', async () => {
+test('own wiring: celery control rate_limit and time_limit change a task at run time', async () => {
   expect(await celery('control', 'rate_limit', 'test.add', '2/s', '-d', node)).toContain(
     'new rate limit set successfully',
   );
@@ -143,7 +143,7 @@ test('celery control rate_limit and time_limit change a task at run time', async
   expect((await results.ready(slow)).result).toMatchObject({ exc_type: 'SoftTimeLimitExceeded' });
 });
 
-test('with a state file, revoked ids survive a restart: the revoked task is discarded by the next worker', async () => {
+test('own wiring: with a state file, revoked ids survive a restart: the revoked task is discarded by the next worker', async () => {
   const stateDb = `/tmp/smarter-worker-test-${randomUUID()}.state`;
   const first = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL, CELERY_WORKER_STATE_DB: stateDb } });
   const id = randomUUID();

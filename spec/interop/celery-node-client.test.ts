@@ -3,7 +3,7 @@ import celery from 'celery-node';
 import { AMQP_URL, REDIS_URL } from '../support/amqp.js';
 import { startWorker } from '../support/harness.js';
 
-test("celery-node's client sends test.add to our worker and gets 3 back", async () => {
+test("own wiring: celery-node's client sends test.add to our worker and gets 3 back", async () => {
   const h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } });
   const client = celery.createClient(AMQP_URL, REDIS_URL, h.queue);
   try {

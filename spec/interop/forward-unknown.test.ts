@@ -71,7 +71,7 @@ const forwardLines = (lines: LogLine[]) => lines.filter((l) => l.message.startsW
 describe.each([
   ['redis', REDIS_URL],
   ['rpc', 'rpc://'],
-])('with the %s result backend', (_name, backend) => {
+])('own wiring: with the %s result backend', (_name, backend) => {
   let h: Harness | undefined;
   let py: ChildProcess | undefined;
   const fallback = uniqueName('fallback');
@@ -132,7 +132,7 @@ describe.each([
   }
 });
 
-test('a forwarding loop (the fallback is the front queue itself) ends in the dead-letter queue, forwarded once', async () => {
+test('own wiring: a forwarding loop (the fallback is the front queue itself) ends in the dead-letter queue, forwarded once', async () => {
   const queue = uniqueName('q');
   const lines: LogLine[] = [];
   const h = await startWorker({
@@ -169,7 +169,7 @@ test('a forwarding loop (the fallback is the front queue itself) ends in the dea
   }
 }, 60_000);
 
-test('a forwarded message is the original, byte for byte and property for property, plus the forwarding mark', async () => {
+test('own wiring: a forwarded message is the original, byte for byte and property for property, plus the forwarding mark', async () => {
   const to = uniqueName('fallback');
   const h = await startWorker({ env: { SMARTER_WORKER_UNKNOWN_TASKS: `forward:${to}` } });
   try {

@@ -8,7 +8,7 @@ import { startWorker } from '../support/harness.js';
 
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 
-test('celery beat sends a short-interval entry to our queue; our worker runs it each time', async () => {
+test('own wiring: celery beat sends a short-interval entry to our queue; our worker runs it each time', async () => {
   const h = await startWorker();
   const dir = mkdtempSync(join(tmpdir(), 'pybeat-'));
   const beat = spawn(

@@ -111,7 +111,7 @@ const row = async (id: number) =>
     )
   )[0];
 
-test('deploy_default_api from Python: certificate then domain stages, deployed and Verified, one success e-mail; meanwhile the infrastructure worker holds nothing and 1,000 charges complete', async () => {
+test('own wiring: deploy_default_api from Python: certificate then domain stages, deployed and Verified, one success e-mail; meanwhile the infrastructure worker holds nothing and 1,000 charges complete', async () => {
   const l = await newLlmclient();
   await python('deploy', { llmclient_id: l.id });
   // The first certificate check is 600 s × 0.01 = 6 s away, parked in the broker.
@@ -159,7 +159,7 @@ test('deploy_default_api from Python: certificate then domain stages, deployed a
 
 // smarter/smarter/apps/llmclient/models/llmclient.py: `rfc1034_compliant_name` is `<name>-<username>` for an
 // LLMClient its account's admin does not own (smarter/smarter/common/utils/rfc1034_compliance.py sanitises it).
-test("deploy_default_api from Python of a member's LLMClient: deployed at <name>-<username>.<account>.<API domain> in Route 53", async () => {
+test("own wiring: deploy_default_api from Python of a member's LLMClient: deployed at <name>-<username>.<account>.<API domain> in Route 53", async () => {
   const l = await newLlmclient();
   const username = `Jane_Doe.${l.accountId}`;
   const u = await t.db.execute('INSERT INTO auth_user (username, is_staff) VALUES (?, 0)', [username]);
@@ -182,7 +182,7 @@ test("deploy_default_api from Python of a member's LLMClient: deployed at <name>
 }, 60_000);
 
 // Smarter sends no e-mail when a deployment fails (deploy_default_api.py).
-test('a certificate that never becomes Ready: TLS Failed after exactly 30 checks, and no e-mail', async () => {
+test('own wiring: a certificate that never becomes Ready: TLS Failed after exactly 30 checks, and no e-mail', async () => {
   const l = await newLlmclient();
   await python('deploy', { llmclient_id: l.id });
   await waitFor(async () => (await row(l.id))?.tls === 'Failed', 60_000, 200);
@@ -192,7 +192,7 @@ test('a certificate that never becomes Ready: TLS Failed after exactly 30 checks
   expect(world.mails().filter((m) => m.to.includes(l.contact))).toEqual([]);
 }, 90_000);
 
-test('register_custom_domain → verify_custom_domain → deploy_custom_api from Python, as the delegation and the certificate appear', async () => {
+test('own wiring: register_custom_domain → verify_custom_domain → deploy_custom_api from Python, as the delegation and the certificate appear', async () => {
   const l = await newLlmclient();
   const domain = `bots${l.accountId}.example.net`;
   await t.db.execute(

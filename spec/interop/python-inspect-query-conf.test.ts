@@ -35,7 +35,7 @@ afterAll(async () => {
   await a.stop();
 });
 
-test('celery inspect query_task: active, reserved and held tasks with their state and request info; an unknown id left out', async () => {
+test('own wiring: celery inspect query_task: active, reserved and held tasks with their state and request info; an unknown id left out', async () => {
   const node = h.worker.options.nodeName;
   // Concurrency 4: four sleeps run, the fifth waits for a slot (reserved).
   const sleeps: string[] = [];
@@ -88,7 +88,7 @@ test('celery inspect query_task: active, reserved and held tasks with their stat
   h.worker.revokeTasks(sleeps, true);
 }, 60_000);
 
-test('celery inspect conf: Celery names, only what differs from the defaults, broker and backend passwords masked; with_defaults adds the rest', async () => {
+test('own wiring: celery inspect conf: Celery names, only what differs from the defaults, broker and backend passwords masked; with_defaults adds the rest', async () => {
   const node = a.worker.options.nodeName;
   const conf =
     (

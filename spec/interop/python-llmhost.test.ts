@@ -55,7 +55,7 @@ afterAll(async () => {
 
 const reconciles = () => received.filter((m) => m.task === RECONCILE);
 
-test('Python launch_llmhost.delay(id) and reconcile_llmhost_compute.apply_async((compute_id,)): our worker re-queues (compute_id, attempt + 1) positionally until the node joins, then the compute is settled and the LLMHost active', async () => {
+test('own wiring: Python launch_llmhost.delay(id) and reconcile_llmhost_compute.apply_async((compute_id,)): our worker re-queues (compute_id, attempt + 1) positionally until the node joins, then the compute is settled and the LLMHost active', async () => {
   const computeId = await w.newCompute({ name: 'gpu-l4-interop' });
   const id = await w.newLlmhost({
     name: 'interop',

@@ -77,14 +77,14 @@ const insert = async (name: string, url: string) =>
 const status = async (id: number) =>
   (await t.db.select('SELECT status, tools, last_error FROM mcpclient_mcpclient WHERE id = ?', [id]))[0];
 
-test('refresh_mcpclient.delay(id) from Python: the worker connects to the MCP server and Python gets "connected"', async () => {
+test('own wiring: refresh_mcpclient.delay(id) from Python: the worker connects to the MCP server and Python gets "connected"', async () => {
   const id = await insert('py-ok', mcp.url);
   await expect(python('refresh', { id })).resolves.toEqual({ result: 'connected' });
   expect(await status(id)).toMatchObject({ status: 'connected', last_error: null });
   expect(JSON.parse(String((await status(id))?.tools))).toEqual(['lookup', 'search']);
 }, 60_000);
 
-test('a server that is down: Python gets "error" (a SUCCESS result, no retry), the row says why', async () => {
+test('own wiring: a server that is down: Python gets "error" (a SUCCESS result, no retry), the row says why', async () => {
   const down = await startMcpServer();
   await down.goDown();
   const id = await insert('py-down', down.url);
@@ -97,7 +97,7 @@ test('a server that is down: Python gets "error" (a SUCCESS result, no retry), t
   ).toBe(false);
 }, 60_000);
 
-test('refresh_mcpclients() from Python returns the count, and the queued refreshes run', async () => {
+test('own wiring: refresh_mcpclients() from Python returns the count, and the queued refreshes run', async () => {
   await t.db.execute('UPDATE mcpclient_mcpclient SET is_active = 0');
   const a = await insert('py-all-a', mcp.url);
   const b = await insert('py-all-b', mcp.url);
@@ -113,7 +113,7 @@ test.each([
   [{ args: [] }, /mcpclient_id/],
   [{ args: [1], kwargs: { bogus: 1 } }, /bogus/],
 ])(
-  'bad arguments from Python (%o) are a FAILURE naming the argument; the worker goes on',
+  'own wiring: bad arguments from Python (%o) are a FAILURE naming the argument; the worker goes on',
   async (call, message) => {
     const r = await python('bad', call);
     expect(r.state).toBe('FAILURE');
@@ -124,7 +124,7 @@ test.each([
   60_000,
 );
 
-test('verify_provider(provider_id=…) with no base_url: autoretried, then SmarterValueError reaches Python', async () => {
+test('own wiring: verify_provider(provider_id=…) with no base_url: autoretried, then SmarterValueError reaches Python', async () => {
   const r = {
     insertId: await insertRow(t.db, 'provider_provider', {
       name: 'nourl',

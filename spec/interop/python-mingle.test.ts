@@ -38,7 +38,7 @@ afterAll(async () => {
   await results.close();
 });
 
-test('a Python worker learns our revokes at start, and ours learns a revoke only the Python worker holds and discards the task', async () => {
+test('own wiring: a Python worker learns our revokes at start, and ours learns a revoke only the Python worker holds and discards the task', async () => {
   const ours = randomUUID();
   const theirs = randomUUID();
   holder.worker.revokeTasks([ours], false);

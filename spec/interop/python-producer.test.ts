@@ -29,7 +29,7 @@ describe.each([
   ['redis', REDIS_URL, 2],
   ['rpc', 'rpc://', 1],
   ['rpc', 'rpc://', 2],
-] as const)('Python Celery → our worker, %s backend (%s), protocol %s', (_name, backend, protocol) => {
+] as const)('own wiring: Python Celery → our worker, %s backend (%s), protocol %s', (_name, backend, protocol) => {
   let h: Harness;
   let out: Record<string, Outcome & number>;
   beforeAll(async () => {

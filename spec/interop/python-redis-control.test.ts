@@ -26,23 +26,23 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => h.stop());
 
-test('celery inspect ping -d <node> gets pong over Redis', async () => {
+test('own wiring: celery inspect ping -d <node> gets pong over Redis', async () => {
   expect(JSON.parse(await celery('inspect', 'ping', '-d', node, '-j'))).toEqual({ [node]: { ok: 'pong' } });
 }, 60_000);
 
-test('celery inspect registered lists our tasks', async () => {
+test('own wiring: celery inspect registered lists our tasks', async () => {
   const out = JSON.parse(await celery('inspect', 'registered', '-d', node, '-j')) as Record<string, string[]>;
   expect(out[node]).toEqual(expect.arrayContaining(['test.add', 'test.sleep']));
 }, 60_000);
 
-test('celery inspect stats answers, naming the redis transport', async () => {
+test('own wiring: celery inspect stats answers, naming the redis transport', async () => {
   const stats = (
     JSON.parse(await celery('inspect', 'stats', '-d', node, '-j')) as Record<string, Record<string, unknown>>
   )[node];
   expect(stats).toMatchObject({ pid: process.pid, pool: { 'max-concurrency': 4 }, broker: { transport: 'redis' } });
 }, 60_000);
 
-test('a kombu event receiver on celeryev sees our task events', async () => {
+test('own wiring: a kombu event receiver on celeryev sees our task events', async () => {
   const listen = exec(
     PYTHON,
     ['spec/interop/python/kombu_redis.py', REDIS_URL, h.scope.prefix, 'listen', 'celeryev', 'task.#'],

@@ -28,7 +28,7 @@ afterAll(async () => {
   await closeRunCounter();
 });
 
-test(`${N} countdowns of ${COUNTDOWN} s with a 1 s visibility timeout: none early, none twice, unacked empty while they wait`, async () => {
+test(`own wiring: ${N} countdowns of ${COUNTDOWN} s with a 1 s visibility timeout: none early, none twice, unacked empty while they wait`, async () => {
   const { redis, keys } = h.scope;
   await run(
     PYTHON,

@@ -54,7 +54,7 @@ afterAll(async () => {
   await closeRunCounter();
 });
 
-test('celery inspect scheduled lists a countdown parked in Redis as Celery shows a held ETA: eta, priority 6 and the request', async () => {
+test('own wiring: celery inspect scheduled lists a countdown parked in Redis as Celery shows a held ETA: eta, priority 6 and the request', async () => {
   const node = h.worker.options.nodeName;
   const id = await h.worker.publisher.apply('test.add', [2, 3], {}, { queue: h.queue, countdown: 120 });
   expect(await h.scope.redis.zcard(h.scope.keys.delayed)).toBe(1);
@@ -79,7 +79,7 @@ test('celery inspect scheduled lists a countdown parked in Redis as Celery shows
   expect(other).not.toBe(id);
 }, 60_000);
 
-test("delayed purge --queue removes only that queue's parked messages; delayed purge removes the rest", async () => {
+test("own wiring: delayed purge --queue removes only that queue's parked messages; delayed purge removes the rest", async () => {
   const mine = uniqueName('purgeq');
   const theirs = uniqueName('keepq');
   for (let i = 0; i < 3; i++) await h.worker.publisher.apply('test.add', [i, i], {}, { queue: mine, countdown: 120 });
@@ -93,7 +93,7 @@ test("delayed purge --queue removes only that queue's parked messages; delayed p
   expect(await h.scope.redis.llen(h.scope.keys.queue(mine))).toBe(0);
 }, 60_000);
 
-test("delayed release --queue moves that queue's parked messages into it unchanged; a Python-only fleet holds each to its ETA and runs it once", async () => {
+test("own wiring: delayed release --queue moves that queue's parked messages into it unchanged; a Python-only fleet holds each to its ETA and runs it once", async () => {
   const queue = uniqueName('pyrelease');
   const stay = uniqueName('stayq');
   const key = `release:${randomUUID()}`;

@@ -109,7 +109,7 @@ afterEach(async () => {
 });
 afterAll(async () => closeRunCounter());
 
-test('SIGKILL with 100 unacked (late ack): after a 2 s visibility timeout the restarted worker restores them and runs each once', async () => {
+test('own wiring: SIGKILL with 100 unacked (late ack): after a 2 s visibility timeout the restarted worker restores them and runs each once', async () => {
   const first = ours(
     {
       CELERY_BROKER_TRANSPORT_OPTIONS: transport(),
@@ -133,7 +133,7 @@ test('SIGKILL with 100 unacked (late ack): after a 2 s visibility timeout the re
   expect(await s.redis.hlen(s.keys.unacked)).toBe(0);
 }, 180_000);
 
-test('mixed fleet, 10,000 tasks: a Python prefork worker and ours on one Redis queue run each exactly once', async () => {
+test('own wiring: mixed fleet, 10,000 tasks: a Python prefork worker and ours on one Redis queue run each exactly once', async () => {
   python(2);
   ours({ CELERY_BROKER_TRANSPORT_OPTIONS: transport() }, 8);
   await new Promise((r) => setTimeout(r, 3000));
@@ -150,7 +150,7 @@ test('mixed fleet, 10,000 tasks: a Python prefork worker and ours on one Redis q
   expect(Number(by.ours ?? 0)).toBeGreaterThan(0);
 }, 180_000);
 
-test('mixed fleet, 10,000 tasks, ours SIGKILLed midway (late ack): none lost, double runs only among what was unacked at the kill', async () => {
+test('own wiring: mixed fleet, 10,000 tasks, ours SIGKILLed midway (late ack): none lost, double runs only among what was unacked at the kill', async () => {
   const vt = { visibility_timeout: 3 };
   python(2, { BROKER_TRANSPORT_OPTIONS: transport(vt) });
   const victim = ours({ CELERY_BROKER_TRANSPORT_OPTIONS: transport(vt), STAMP_ACKS_LATE: '1', STAMP_RUN_MS: '20' }, 8);

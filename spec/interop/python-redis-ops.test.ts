@@ -23,7 +23,7 @@ async function until(what: string, cond: () => boolean | Promise<boolean>, ms: n
 
 afterAll(async () => closeRunCounter());
 
-describe('celery control shutdown on Redis', () => {
+describe('own wiring: celery control shutdown on Redis', () => {
   let s: RedisScope;
   let worker: ChildProcess | undefined;
   const key = `shutdown:${randomUUID()}`;
@@ -88,7 +88,7 @@ describe('celery control shutdown on Redis', () => {
   }, 120_000);
 });
 
-describe('Flower-style events on Redis', () => {
+describe('own wiring: Flower-style events on Redis', () => {
   let h: RedisHarness;
   beforeAll(async () => {
     h = await startRedisWorker({ env: { CELERY_WORKER_SEND_TASK_EVENTS: 'true' } });

@@ -11,7 +11,7 @@ import { ResultReader } from '../support/results.js';
 
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 
-test('a Python Celery worker on Redis runs a retry our worker published', async () => {
+test('own wiring: a Python Celery worker on Redis runs a retry our worker published', async () => {
   const results = new ResultReader();
   const h = await startRedisWorker();
   let py: ChildProcess | undefined;

@@ -65,7 +65,7 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-test('through a real sentinel: Python Celery sends (protocol 2) to our worker, which found the master the same way; the sum comes back', async () => {
+test('own wiring: through a real sentinel: Python Celery sends (protocol 2) to our worker, which found the master the same way; the sum comes back', async () => {
   const { stdout } = await run(
     PYTHON,
     ['spec/interop/python/client.py', `sentinel://127.0.0.1:${sentinelPort}/0`, REDIS_URL, '2', h.queue],

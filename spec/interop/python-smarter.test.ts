@@ -61,7 +61,7 @@ afterAll(async () => {
   await t.drop();
 });
 
-describe('Python Celery (protocol 1) → our worker → MariaDB', () => {
+describe('own wiring: Python Celery (protocol 1) → our worker → MariaDB', () => {
   let out: Record<string, Outcome>;
   beforeAll(async () => {
     out = await python('all');
@@ -143,7 +143,7 @@ describe('Python Celery (protocol 1) → our worker → MariaDB', () => {
   });
 });
 
-describe('a charge that cannot be written', () => {
+describe('own wiring: a charge that cannot be written', () => {
   test("is retried with Smarter's backoff and ends as FAILURE (ProgrammingError), never as a silent SUCCESS", async () => {
     const name = 'smarter.apps.account.tasks.create_charge';
     const runsBefore = h.worker.processed.get(name) ?? 0;

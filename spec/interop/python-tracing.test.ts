@@ -71,7 +71,7 @@ afterAll(async () => receiver.stop());
 
 const inTrace = (traceId: string) => receiver.spans.filter((s) => s.traceId === traceId);
 
-describe('the built worker (dist/tasks/main.js) continues a trace started in Python', () => {
+describe('own wiring: the built worker (dist/tasks/main.js) continues a trace started in Python', () => {
   const queue = uniqueName('traced');
   let worker: ChildProcess;
   beforeAll(() => {
@@ -106,7 +106,7 @@ describe('the built worker (dist/tasks/main.js) continues a trace started in Pyt
   );
 });
 
-describe('follow-ups carry the trace (the test tasks worker)', () => {
+describe('own wiring: follow-ups carry the trace (the test tasks worker)', () => {
   const queue = uniqueName('traced');
   let worker: ChildProcess;
   beforeAll(() => {

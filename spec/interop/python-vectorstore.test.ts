@@ -131,7 +131,7 @@ afterAll(async () => {
   await t?.drop();
 });
 
-test('Python sends load_vectorstore_document(pk): the document is split, embedded and loaded, and Python gets the chunk count', async () => {
+test('own wiring: Python sends load_vectorstore_document(pk): the document is split, embedded and loaded, and Python gets the chunk count', async () => {
   const id = await documentRow('The quick brown fox jumps over the lazy dog. '.repeat(4));
   const { result } = await python('load', id);
   expect(typeof result).toBe('number');
@@ -144,11 +144,11 @@ test('Python sends load_vectorstore_document(pk): the document is split, embedde
   expect(api.calls.every((c) => c.authorization === 'Bearer sk-interop')).toBe(true);
 }, 120_000);
 
-test('Python sends load_vectorstore_document for a missing document: None, as Smarter returns', async () => {
+test('own wiring: Python sends load_vectorstore_document for a missing document: None, as Smarter returns', async () => {
   expect((await python('load', 99999999)).result).toBeNull();
 }, 120_000);
 
-test('Python sends snapshot_vectorstore(pk) and delete_vectorstore_document(pk): a snapshot name, then True and no chunks left', async () => {
+test('own wiring: Python sends snapshot_vectorstore(pk) and delete_vectorstore_document(pk): a snapshot name, then True and no chunks left', async () => {
   const id = await documentRow('A document to be deleted again, with enough words for chunks.');
   await python('load', id);
   const snap = await python('snapshot', vectorstoreId);
@@ -161,14 +161,14 @@ test('Python sends snapshot_vectorstore(pk) and delete_vectorstore_document(pk):
   expect(left).toEqual([]);
 }, 120_000);
 
-test('Python sends maintain_vectorstores(): our worker re-queues a lost document, which our operational worker then loads', async () => {
+test('own wiring: Python sends maintain_vectorstores(): our worker re-queues a lost document, which our operational worker then loads', async () => {
   const lost = await documentRow('This one lost its Celery task an hour ago.', 'pending', 60);
   const { result } = await python('maintain');
   expect((result as Record<string, { retry: number[] }>)['handbook (qdrant, managed)']?.retry).toEqual([lost]);
   await waitFor(async () => ((await docStatus(lost))?.status === 'loaded' ? true : undefined), 30_000);
 }, 120_000);
 
-test('Python sends load_vectorstore_document("seven"): a FAILURE naming the argument, and the worker carries on', async () => {
+test('own wiring: Python sends load_vectorstore_document("seven"): a FAILURE naming the argument, and the worker carries on', async () => {
   const out = await python('bad');
   expect(out.state).toBe('FAILURE');
   expect(out.message).toMatch(/document_id/);

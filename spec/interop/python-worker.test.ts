@@ -11,7 +11,7 @@ import { ResultReader } from '../support/results.js';
 
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 
-test('a Python Celery worker consumes a retry message our worker published', async () => {
+test('own wiring: a Python Celery worker consumes a retry message our worker published', async () => {
   const results = new ResultReader();
   const h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } });
   let py: ChildProcess | undefined;

@@ -50,7 +50,7 @@ afterAll(async () => {
   await deleteQueues([extraQueue]);
 });
 
-test('with SMARTER_WORKER_CONTROL=inspect, celery inspect ping, stats, registered, active_queues and conf still answer', async () => {
+test('own wiring: with SMARTER_WORKER_CONTROL=inspect, celery inspect ping, stats, registered, active_queues and conf still answer', async () => {
   expect(JSON.parse(await celery('inspect', 'ping', '-d', node, '-j'))).toEqual({ [node]: { ok: 'pong' } });
   const stats = (
     JSON.parse(await celery('inspect', 'stats', '-d', node, '-j')) as Record<string, Record<string, unknown>>
@@ -76,7 +76,7 @@ test.each([
   ['add_consumer', { queue: extraQueue }],
   ['cancel_consumer', { queue: 'whatever' }],
 ])(
-  'with SMARTER_WORKER_CONTROL=inspect, %s is refused with an error reply and a log line, and changes nothing',
+  'own wiring: with SMARTER_WORKER_CONTROL=inspect, %s is refused with an error reply and a log line, and changes nothing',
   async (method, args) => {
     const reply = await broadcast(node, method, args);
     expect(reply).toEqual([
@@ -89,14 +89,14 @@ test.each([
   },
 );
 
-test('with SMARTER_WORKER_CONTROL=inspect, celery control shutdown leaves the worker running and serving', async () => {
+test('own wiring: with SMARTER_WORKER_CONTROL=inspect, celery control shutdown leaves the worker running and serving', async () => {
   await celery('control', 'shutdown', '-d', node).catch(() => '');
   const id = await h.worker.publisher.apply('test.add', [20, 22], {});
   expect((await results.ready(id)).result).toBe(42);
   expect(JSON.parse(await celery('inspect', 'ping', '-d', node, '-j'))).toEqual({ [node]: { ok: 'pong' } });
 });
 
-test('SMARTER_WORKER_CONTROL=revoke allows revoke (a revoked id is discarded) and still refuses shutdown', async () => {
+test('own wiring: SMARTER_WORKER_CONTROL=revoke allows revoke (a revoked id is discarded) and still refuses shutdown', async () => {
   const other = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL, SMARTER_WORKER_CONTROL: 'revoke' } });
   try {
     const otherNode = other.worker.options.nodeName;
@@ -117,7 +117,7 @@ test('SMARTER_WORKER_CONTROL=revoke allows revoke (a revoked id is discarded) an
   }
 });
 
-test('a control message whose pcre pattern is no regular expression is dropped; the worker process lives and still answers ping', async () => {
+test('own wiring: a control message whose pcre pattern is no regular expression is dropped; the worker process lives and still answers ping', async () => {
   const queue = uniqueName('q_pcre');
   const child = spawn(
     process.execPath,

@@ -46,7 +46,7 @@ describe.each([
     () => startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL, SMARTER_WORKER_MAX_BODY_SIZE: String(LIMIT) } }),
   ],
   ['Redis', () => startRedisWorker({ env: { SMARTER_WORKER_MAX_BODY_SIZE: String(LIMIT) } })],
-] as const)('on %s', (_name, start) => {
+] as const)('own wiring: on %s', (_name, start) => {
   test('a body over the limit and a zlib bomb are dead-lettered undecoded with the size in the reason; the next task runs', async () => {
     const h = await start();
     try {

@@ -57,13 +57,13 @@ afterAll(async () => {
   await results.close();
 });
 
-test('SMARTER_WORKER_HTTP_HOST=127.0.0.2 binds that address only: 127.0.0.1 on the same port is refused', async () => {
+test('own wiring: SMARTER_WORKER_HTTP_HOST=127.0.0.2 binds that address only: 127.0.0.1 on the same port is refused', async () => {
   expect((await request(HOST, port, 'GET', '/healthz')).status).toBe(200);
   await expect(request('127.0.0.1', port, 'GET', '/healthz')).rejects.toMatchObject({ code: 'ECONNREFUSED' });
 });
 
 test.each(['/healthz', '/readyz', '/metrics'])(
-  'GET %s answers 200, and HEAD the same status with no body',
+  'own wiring: GET %s answers 200, and HEAD the same status with no body',
   async (path) => {
     const get = await request(HOST, port, 'GET', path);
     expect(get.status).toBe(200);
@@ -75,7 +75,7 @@ test.each(['/healthz', '/readyz', '/metrics'])(
 );
 
 test.each(['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'])(
-  '%s on each of the three paths is 405 with Allow: GET, HEAD',
+  'own wiring: %s on each of the three paths is 405 with Allow: GET, HEAD',
   async (method) => {
     for (const path of ['/healthz', '/readyz', '/metrics']) {
       const r = await request(HOST, port, method, path);
@@ -86,14 +86,14 @@ test.each(['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'])(
 );
 
 test.each(['/', '/metrics/', '/admin', '/healthz/../metrics', '/%2e%2e/etc/passwd'])(
-  'GET %s (no such path) is 404, and so is POST',
+  'own wiring: GET %s (no such path) is 404, and so is POST',
   async (path) => {
     expect((await request(HOST, port, 'GET', path)).status).toBe(404);
     expect((await request(HOST, port, 'POST', path)).status).toBe(404);
   },
 );
 
-test('/metrics exposes no task arguments: succeeded, failed and dead-lettered tasks with a marker in their arguments, and unregistered task names, leave no trace of it', async () => {
+test('own wiring: /metrics exposes no task arguments: succeeded, failed and dead-lettered tasks with a marker in their arguments, and unregistered task names, leave no trace of it', async () => {
   const marker = `marker${randomUUID().replace(/-/g, '')}`;
   const ok = await h.worker.publisher.apply('test.echo', [marker], { secret: marker });
   const failed = await h.worker.publisher.apply('test.fail', [marker], {});
@@ -122,7 +122,7 @@ test('/metrics exposes no task arguments: succeeded, failed and dead-lettered ta
   expect(text).not.toContain(marker);
 });
 
-test("smarter-beat's endpoint is read-only too: GET on /healthz and /metrics, 405 with Allow for POST and DELETE, 404 elsewhere", async () => {
+test("own wiring: smarter-beat's endpoint is read-only too: GET on /healthz and /metrics, 405 with Allow for POST and DELETE, 404 elsewhere", async () => {
   const beatPort = await freePort('127.0.0.1');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'beat-http-'));
   const beat = spawn(process.execPath, ['--import', 'tsx', 'beat/main.ts', '--http-port', String(beatPort)], {

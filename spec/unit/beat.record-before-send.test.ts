@@ -40,7 +40,7 @@ class FlakyBroker extends MemoryBroker {
   }
 }
 
-test('a run is recorded before it is sent; a failed send is put back and sent once on the next tick', async () => {
+test('own wiring: a run is recorded before it is sent; a failed send is put back and sent once on the next tick', async () => {
   const schedule = new MapStore();
   schedule.state.set('e', { lastRunAt: 0, totalRunCount: 7 });
   const mem = new MemoryStore();

@@ -16,7 +16,7 @@ async function handedBack<T>(v: T): Promise<T> {
   return (async () => v)();
 }
 
-describe('the adapters openCloud builds (production wiring, nothing connected)', () => {
+describe('own wiring: the adapters openCloud builds from an environment of the test, as the worker builds them, nothing connected', () => {
   const cloud = testCloud();
   const adapters: [string, unknown][] = [
     ...Object.entries(cloud).filter(([k]) => k !== 'readiness' && k !== 'ledger'),
@@ -53,7 +53,7 @@ describe('the adapters openCloud builds (production wiring, nothing connected)',
   });
 });
 
-describe('Lazy', () => {
+describe('own wiring: unit of Lazy (tasks/cloud/lazy.ts)', () => {
   test('makes once for concurrent and later calls', async () => {
     let made = 0;
     const lazy = new Lazy(async () => ({ n: ++made }));

@@ -5,7 +5,7 @@ import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
 const store = new MemoryStore();
 afterAll(() => store.clear());
 
-describeBrokerConformance('the in-memory broker', {
+describeBrokerConformance('the in-memory broker (own wiring)', {
   create: () => new MemoryBroker(store),
   crash: async (b) => {
     const m = b as MemoryBroker;

@@ -63,7 +63,7 @@ function start(tasks: AnyTask[], env: Record<string, string> = {}) {
   return { store, broker, worker, app, send, ready };
 }
 
-test('the pump runs no more than the concurrency at once and takes the next as each run ends', async () => {
+test('own wiring: the pump runs no more than the concurrency at once and takes the next as each run ends', async () => {
   const gates = new Map<number, ReturnType<typeof gate>>();
   let running = 0;
   let most = 0;
@@ -106,7 +106,7 @@ test('the pump runs no more than the concurrency at once and takes the next as e
   }
 });
 
-test('an ETA in the near future is held, not run, until it is due; then it runs', async () => {
+test('own wiring: an ETA in the near future is held, not run, until it is due; then it runs', async () => {
   const ran: number[] = [];
   const w = start([
     defineTask({ name: 'mem.at', queue: Q, params: z.object({}), run: () => void ran.push(Date.now()) }),
@@ -125,7 +125,7 @@ test('an ETA in the near future is held, not run, until it is due; then it runs'
   }
 });
 
-test('a far ETA is sent later through the broker and acked, not held', async () => {
+test('own wiring: a far ETA is sent later through the broker and acked, not held', async () => {
   const w = start([defineTask({ name: 'mem.far', queue: Q, params: z.object({}), run: () => 'ran' })]);
   await w.app.start();
   try {
@@ -142,7 +142,7 @@ test('a far ETA is sent later through the broker and acked, not held', async () 
   }
 });
 
-test('settling: a message that cannot be decoded is copied to the dead-letter queue with its reason, and acked', async () => {
+test('own wiring: settling: a message that cannot be decoded is copied to the dead-letter queue with its reason, and acked', async () => {
   const w = start([]);
   await w.app.start();
   try {
@@ -168,7 +168,7 @@ test('settling: a message that cannot be decoded is copied to the dead-letter qu
   }
 });
 
-test('settling: a failure with late ack is acked (acks_on_failure_or_timeout) and not dead-lettered', async () => {
+test('own wiring: settling: a failure with late ack is acked (acks_on_failure_or_timeout) and not dead-lettered', async () => {
   const w = start(
     [
       defineTask({
@@ -194,7 +194,7 @@ test('settling: a failure with late ack is acked (acks_on_failure_or_timeout) an
   }
 });
 
-test('cold shutdown cancels a late-ack run and its message goes back to the queue, to run again', async () => {
+test('own wiring: cold shutdown cancels a late-ack run and its message goes back to the queue, to run again', async () => {
   let started = 0;
   const w = start(
     [
@@ -220,7 +220,7 @@ test('cold shutdown cancels a late-ack run and its message goes back to the queu
   expect(w.store.queue(Q)?.ready[0]?.redelivered).toBe(true);
 });
 
-test('a lost connection drops what was held from it unrun; the broker delivers it again after the reconnect', async () => {
+test('own wiring: a lost connection drops what was held from it unrun; the broker delivers it again after the reconnect', async () => {
   const ran: string[] = [];
   const w = start([
     defineTask({ name: 'mem.at', queue: Q, params: z.object({}), run: (_p, ctx) => void ran.push(ctx.id) }),
@@ -240,7 +240,7 @@ test('a lost connection drops what was held from it unrun; the broker delivers i
   }
 });
 
-test('starting a worker twice is refused', async () => {
+test('own wiring: starting a worker twice is refused', async () => {
   const w = start([]);
   await w.app.start();
   try {
@@ -250,7 +250,7 @@ test('starting a worker twice is refused', async () => {
   }
 });
 
-test("remote rate and time limits change this worker's runs only, never the shared task object", async () => {
+test("own wiring: remote rate and time limits change this worker's runs only, never the shared task object", async () => {
   const limits: Array<number | undefined> = [];
   const task = defineTask({ name: 'mem.lim', queue: Q, params: z.object({}), timeLimit: 30, run: () => 'ok' });
   const a = start([task]);
