@@ -57,7 +57,7 @@ test("own wiring: delayed purge --queue and delayed release --queue act on that 
   expect(await cli('purge', '--queue', kept)).toContain(`purged 1 delayed message(s) for ${kept}`);
 }, 120_000);
 
-test('the commands that print data print only it on stdout; their logs (the broker connecting) go to stderr', async () => {
+test('own wiring: the commands that print data print only it on stdout; their logs (the broker connecting) go to stderr', async () => {
   const run = async (...args: string[]) =>
     exec(process.execPath, ['--import', 'tsx', 'tasks/main.ts', ...args], {
       timeout: 120_000,
