@@ -9,12 +9,15 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { AMQP_URL, deleteQueues, uniqueName } from '../support/amqp.js';
 import { terminate } from '../support/child.js';
+import { MYSQL } from '../support/db.js';
+import { type Moto, startMoto } from '../support/moto.js';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 
 const run = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const CONSUMER = 5;
 const PRODUCER = 4;
+const CLIENT = 3;
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 
@@ -46,10 +49,16 @@ async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 
   }
 }
 
-function startWorker(command: string[], queue: string, endpoint: string): ChildProcess {
+function startWorker(
+  command: string[],
+  queue: string,
+  endpoint: string,
+  env: Record<string, string> = {},
+): ChildProcess {
   return spawn(process.execPath, [...command, '-Q', queue, '-l', 'warning', '--without-mingle'], {
     env: {
       ...process.env,
+      ...env,
       CELERY_BROKER_URL: AMQP_URL,
       SMARTER_WORKER_WITHOUT_MINGLE: 'true',
       OTEL_TRACES_EXPORTER: 'otlp',
@@ -109,11 +118,14 @@ describe('the built worker (dist/tasks/main.js) continues a trace started in Pyt
 describe('follow-ups carry the trace (the test tasks worker)', () => {
   const queue = uniqueName('traced');
   let worker: ChildProcess;
-  beforeAll(() => {
-    worker = startWorker(['--import', 'tsx', 'spec/support/worker-main.ts'], queue, endpoint);
-  });
+  let moto: Moto;
+  beforeAll(async () => {
+    moto = await startMoto();
+    worker = startWorker(['--import', 'tsx', 'spec/support/worker-main.ts'], queue, endpoint, moto.env);
+  }, 60_000);
   afterAll(async () => {
     await terminate(worker);
+    await moto.stop();
     await deleteQueues([queue, `${queue}.dead_letter`]);
   });
 
@@ -190,6 +202,34 @@ describe('follow-ups carry the trace (the test tasks worker)', () => {
     expect(runSpan?.attributes['celery.state']).toBe('SUCCESS');
     expect(redis?.parentSpanId).toBe(runSpan?.spanId);
     expect(http?.parentSpanId).toBe(runSpan?.spanId);
+  }, 60_000);
+
+  test("a task's calls to MySQL (mysql2) and to AWS (the SDK) are child spans of its run, with the instrumentations' attributes", async () => {
+    const traceId = hex(16);
+    const { host, port, user, password } = MYSQL;
+    await send(2, queue, 'test.outside-db-aws', `00-${traceId}-${hex(8)}-01`, [], { host, port, user, password });
+    const isMysql = (s: ReceivedSpan) => (s.attributes['db.system.name'] ?? s.attributes['db.system']) === 'mysql';
+    const isAws = (s: ReceivedSpan) => s.attributes['rpc.system'] === 'aws-api';
+    const spans = await waitFor('the run and its two calls', () => {
+      const s = inTrace(traceId);
+      return s.some((x) => x.kind === CONSUMER) && s.some(isMysql) && s.some(isAws) ? s : undefined;
+    });
+    const runSpan = spans.find((s) => s.kind === CONSUMER);
+    const db = spans.find(isMysql);
+    const aws = spans.find(isAws);
+    expect(runSpan?.attributes['celery.state']).toBe('SUCCESS');
+    expect(db?.parentSpanId).toBe(runSpan?.spanId);
+    expect(db?.kind).toBe(CLIENT);
+    expect(db?.attributes['db.query.text'] ?? db?.attributes['db.statement']).toBe('SELECT 1');
+    expect(db?.attributes['server.port']).toBe(port);
+    // The SDK's span stands for the whole call (retries and signing included): its HTTP request is not a span of its own.
+    expect(aws?.parentSpanId).toBe(runSpan?.spanId);
+    expect(aws?.kind).toBe(CLIENT);
+    expect(aws?.name).toBe('Route53.ListHostedZones');
+    expect(aws?.attributes).toMatchObject({ 'rpc.service': 'Route53', 'rpc.method': 'ListHostedZones' });
+    expect(aws?.attributes['aws.request.id']).toEqual(expect.any(String));
+    expect(spans.filter((s) => s.parentSpanId === aws?.spanId)).toEqual([]);
+    expect(spans.filter((s) => s.parentSpanId === runSpan?.spanId)).toHaveLength(2);
   }, 60_000);
 
   test('a message without trace context starts a new trace', async () => {

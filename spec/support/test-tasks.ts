@@ -2,6 +2,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as z from 'zod';
 import { Redis } from 'ioredis';
+import mysql from 'mysql2/promise';
+import { ListHostedZonesCommand, Route53Client } from '@aws-sdk/client-route-53';
 import { PythonException, isGaveUp } from '../../lib/errors.js';
 import { defineTask } from '../../lib/registry/define-task.js';
 
@@ -60,6 +62,26 @@ export function testTasks(queue: string) {
       run: async ({ url }) => {
         await runCounter().ping();
         return (await fetch(url)).status;
+      },
+    }),
+    defineTask({
+      // Calls MySQL (mysql2) and AWS (the SDK, Route 53 at AWS_ENDPOINT_URL), whose instrumentations trace them.
+      name: 'test.outside-db-aws',
+      queue,
+      params: z.object({ host: z.string(), port: z.number().int(), user: z.string(), password: z.string() }),
+      run: async (db) => {
+        const connection = await mysql.createConnection(db);
+        try {
+          await connection.query('SELECT 1');
+        } finally {
+          await connection.end();
+        }
+        const route53 = new Route53Client({});
+        try {
+          return (await route53.send(new ListHostedZonesCommand({}))).HostedZones?.length ?? 0;
+        } finally {
+          route53.destroy();
+        }
       },
     }),
     defineTask({
