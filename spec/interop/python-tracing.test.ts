@@ -11,6 +11,7 @@ import { AMQP_URL, deleteQueues, uniqueName } from '../support/amqp.js';
 import { terminate } from '../support/child.js';
 import { MYSQL } from '../support/db.js';
 import { type Moto, startMoto } from '../support/moto.js';
+import { type KubeStandIn, startKubeStandIn } from '../support/kube-standin.js';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 
 const run = promisify(execFile);
@@ -119,13 +120,17 @@ describe('follow-ups carry the trace (the test tasks worker)', () => {
   const queue = uniqueName('traced');
   let worker: ChildProcess;
   let moto: Moto;
+  let kube: KubeStandIn;
   beforeAll(async () => {
-    moto = await startMoto();
-    worker = startWorker(['--import', 'tsx', 'spec/support/worker-main.ts'], queue, endpoint, moto.env);
+    [moto, kube] = await Promise.all([startMoto(), startKubeStandIn()]);
+    worker = startWorker(['--import', 'tsx', 'spec/support/worker-main.ts'], queue, endpoint, {
+      ...moto.env,
+      KUBECONFIG: kube.kubeconfig,
+    });
   }, 60_000);
   afterAll(async () => {
     await terminate(worker);
-    await moto.stop();
+    await Promise.all([moto.stop(), kube.stop()]);
     await deleteQueues([queue, `${queue}.dead_letter`]);
   });
 
@@ -230,6 +235,30 @@ describe('follow-ups carry the trace (the test tasks worker)', () => {
     expect(aws?.attributes['aws.request.id']).toEqual(expect.any(String));
     expect(spans.filter((s) => s.parentSpanId === aws?.spanId)).toEqual([]);
     expect(spans.filter((s) => s.parentSpanId === runSpan?.spanId)).toHaveLength(2);
+  }, 60_000);
+
+  test("a task's Kubernetes calls (@kubernetes/client-node) are HTTP child spans of its run", async () => {
+    kube.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'default', name: 'traced' }, data: {} });
+    const path = '/api/v1/namespaces/default/configmaps/traced';
+    const traceId = hex(16);
+    await send(2, queue, 'test.outside-kube', `00-${traceId}-${hex(8)}-01`, [], {
+      namespace: 'default',
+      name: 'traced',
+    });
+    // The client fetches through node-fetch, over node:http(s): its requests are HTTP spans (discovery, then the read).
+    const isGet = (path: string) => (s: ReceivedSpan) => s.attributes['url.full'] === `${kube.server}${path}`;
+    const spans = await waitFor('the run and its two requests', () => {
+      const s = inTrace(traceId);
+      return s.some((x) => x.kind === CONSUMER) && s.some(isGet('/api/v1')) && s.some(isGet(path)) ? s : undefined;
+    });
+    const runSpan = spans.find((s) => s.kind === CONSUMER);
+    expect(runSpan?.attributes['celery.state']).toBe('SUCCESS');
+    for (const request of [spans.find(isGet('/api/v1')), spans.find(isGet(path))]) {
+      expect(request?.parentSpanId).toBe(runSpan?.spanId);
+      expect(request?.kind).toBe(CLIENT);
+      expect(request?.name).toBe('GET');
+      expect(request?.attributes).toMatchObject({ 'http.request.method': 'GET', 'http.response.status_code': 200 });
+    }
   }, 60_000);
 
   test('a message without trace context starts a new trace', async () => {

@@ -4,6 +4,7 @@ import * as z from 'zod';
 import { Redis } from 'ioredis';
 import mysql from 'mysql2/promise';
 import { ListHostedZonesCommand, Route53Client } from '@aws-sdk/client-route-53';
+import { KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
 import { PythonException, isGaveUp } from '../../lib/errors.js';
 import { defineTask } from '../../lib/registry/define-task.js';
 
@@ -82,6 +83,22 @@ export function testTasks(queue: string) {
         } finally {
           route53.destroy();
         }
+      },
+    }),
+    defineTask({
+      // Reads a ConfigMap from the Kubernetes API at KUBECONFIG, through @kubernetes/client-node.
+      name: 'test.outside-kube',
+      queue,
+      params: z.object({ namespace: z.string(), name: z.string() }),
+      run: async ({ namespace, name }) => {
+        const kc = new KubeConfig();
+        kc.loadFromDefault();
+        const read = await KubernetesObjectApi.makeApiClient(kc).read({
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { namespace, name },
+        });
+        return read.metadata?.resourceVersion ?? null;
       },
     }),
     defineTask({
