@@ -112,11 +112,13 @@ function instrument(): void {
       new MySQL2Instrumentation(),
     ],
   });
-  // The instrumentations patch a module as it is required. node:http, mysql2 and ioredis may be reached through
-  // `import` (or be loaded already), which their hook does not see: required once here, they are patched in place
-  // (their prototypes, shared with every import) before any task uses them.
+  // The instrumentations patch a module as it is required. node:http, mysql2, ioredis and the AWS SDK's client
+  // base (`@smithy/core/client`, whose `Client.prototype.send` the AWS instrumentation wraps; Node resolves it to
+  // the CommonJS build for `import` too) may be reached through `import` (or be loaded already), which their hook
+  // does not see: required once here, they are patched in place (their prototypes, shared with every import)
+  // before any task uses them. Without it, an AWS call is only the HTTP request under it.
   const require = createRequire(import.meta.url);
-  for (const name of ['node:http', 'node:https', 'mysql2', 'ioredis']) {
+  for (const name of ['node:http', 'node:https', 'mysql2', 'ioredis', '@smithy/core/client']) {
     try {
       require(name);
     } catch {

@@ -9,12 +9,16 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { AMQP_URL, deleteQueues, uniqueName } from '../support/amqp.js';
 import { terminate } from '../support/child.js';
+import { MYSQL } from '../support/db.js';
+import { type Moto, startMoto } from '../support/moto.js';
+import { type KubeStandIn, startKubeStandIn } from '../support/kube-standin.js';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 
 const run = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const CONSUMER = 5;
 const PRODUCER = 4;
+const CLIENT = 3;
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 
@@ -46,10 +50,16 @@ async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 
   }
 }
 
-function startWorker(command: string[], queue: string, endpoint: string): ChildProcess {
+function startWorker(
+  command: string[],
+  queue: string,
+  endpoint: string,
+  env: Record<string, string> = {},
+): ChildProcess {
   return spawn(process.execPath, [...command, '-Q', queue, '-l', 'warning', '--without-mingle'], {
     env: {
       ...process.env,
+      ...env,
       CELERY_BROKER_URL: AMQP_URL,
       SMARTER_WORKER_WITHOUT_MINGLE: 'true',
       OTEL_TRACES_EXPORTER: 'otlp',
@@ -109,11 +119,18 @@ describe('own wiring: the built worker (dist/tasks/main.js) continues a trace st
 describe('own wiring: follow-ups carry the trace (the test tasks worker)', () => {
   const queue = uniqueName('traced');
   let worker: ChildProcess;
-  beforeAll(() => {
-    worker = startWorker(['--import', 'tsx', 'spec/support/worker-main.ts'], queue, endpoint);
-  });
+  let moto: Moto;
+  let kube: KubeStandIn;
+  beforeAll(async () => {
+    [moto, kube] = await Promise.all([startMoto(), startKubeStandIn()]);
+    worker = startWorker(['--import', 'tsx', 'spec/support/worker-main.ts'], queue, endpoint, {
+      ...moto.env,
+      KUBECONFIG: kube.kubeconfig,
+    });
+  }, 60_000);
   afterAll(async () => {
     await terminate(worker);
+    await Promise.all([moto.stop(), kube.stop()]);
     await deleteQueues([queue, `${queue}.dead_letter`]);
   });
 
@@ -190,6 +207,58 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
     expect(runSpan?.attributes['celery.state']).toBe('SUCCESS');
     expect(redis?.parentSpanId).toBe(runSpan?.spanId);
     expect(http?.parentSpanId).toBe(runSpan?.spanId);
+  }, 60_000);
+
+  test("a task's calls to MySQL (mysql2) and to AWS (the SDK) are child spans of its run, with the instrumentations' attributes", async () => {
+    const traceId = hex(16);
+    const { host, port, user, password } = MYSQL;
+    await send(2, queue, 'test.outside-db-aws', `00-${traceId}-${hex(8)}-01`, [], { host, port, user, password });
+    const isMysql = (s: ReceivedSpan) => (s.attributes['db.system.name'] ?? s.attributes['db.system']) === 'mysql';
+    const isAws = (s: ReceivedSpan) => s.attributes['rpc.system'] === 'aws-api';
+    const spans = await waitFor('the run and its two calls', () => {
+      const s = inTrace(traceId);
+      return s.some((x) => x.kind === CONSUMER) && s.some(isMysql) && s.some(isAws) ? s : undefined;
+    });
+    const runSpan = spans.find((s) => s.kind === CONSUMER);
+    const db = spans.find(isMysql);
+    const aws = spans.find(isAws);
+    expect(runSpan?.attributes['celery.state']).toBe('SUCCESS');
+    expect(db?.parentSpanId).toBe(runSpan?.spanId);
+    expect(db?.kind).toBe(CLIENT);
+    expect(db?.attributes['db.query.text'] ?? db?.attributes['db.statement']).toBe('SELECT 1');
+    expect(db?.attributes['server.port']).toBe(port);
+    // The SDK's span stands for the whole call (retries and signing included): its HTTP request is not a span of its own.
+    expect(aws?.parentSpanId).toBe(runSpan?.spanId);
+    expect(aws?.kind).toBe(CLIENT);
+    expect(aws?.name).toBe('Route53.ListHostedZones');
+    expect(aws?.attributes).toMatchObject({ 'rpc.service': 'Route53', 'rpc.method': 'ListHostedZones' });
+    expect(aws?.attributes['aws.request.id']).toEqual(expect.any(String));
+    expect(spans.filter((s) => s.parentSpanId === aws?.spanId)).toEqual([]);
+    expect(spans.filter((s) => s.parentSpanId === runSpan?.spanId)).toHaveLength(2);
+  }, 60_000);
+
+  test("a task's Kubernetes calls (@kubernetes/client-node) are HTTP child spans of its run", async () => {
+    kube.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'default', name: 'traced' }, data: {} });
+    const path = '/api/v1/namespaces/default/configmaps/traced';
+    const traceId = hex(16);
+    await send(2, queue, 'test.outside-kube', `00-${traceId}-${hex(8)}-01`, [], {
+      namespace: 'default',
+      name: 'traced',
+    });
+    // The client fetches through node-fetch, over node:http(s): its requests are HTTP spans (discovery, then the read).
+    const isGet = (path: string) => (s: ReceivedSpan) => s.attributes['url.full'] === `${kube.server}${path}`;
+    const spans = await waitFor('the run and its two requests', () => {
+      const s = inTrace(traceId);
+      return s.some((x) => x.kind === CONSUMER) && s.some(isGet('/api/v1')) && s.some(isGet(path)) ? s : undefined;
+    });
+    const runSpan = spans.find((s) => s.kind === CONSUMER);
+    expect(runSpan?.attributes['celery.state']).toBe('SUCCESS');
+    for (const request of [spans.find(isGet('/api/v1')), spans.find(isGet(path))]) {
+      expect(request?.parentSpanId).toBe(runSpan?.spanId);
+      expect(request?.kind).toBe(CLIENT);
+      expect(request?.name).toBe('GET');
+      expect(request?.attributes).toMatchObject({ 'http.request.method': 'GET', 'http.response.status_code': 200 });
+    }
   }, 60_000);
 
   test('a message without trace context starts a new trace', async () => {

@@ -2,6 +2,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as z from 'zod';
 import { Redis } from 'ioredis';
+import mysql from 'mysql2/promise';
+import { ListHostedZonesCommand, Route53Client } from '@aws-sdk/client-route-53';
+import { KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
 import { PythonException, isGaveUp } from '../../lib/errors.js';
 import { defineTask } from '../../lib/registry/define-task.js';
 
@@ -60,6 +63,42 @@ export function testTasks(queue: string) {
       run: async ({ url }) => {
         await runCounter().ping();
         return (await fetch(url)).status;
+      },
+    }),
+    defineTask({
+      // Calls MySQL (mysql2) and AWS (the SDK, Route 53 at AWS_ENDPOINT_URL), whose instrumentations trace them.
+      name: 'test.outside-db-aws',
+      queue,
+      params: z.object({ host: z.string(), port: z.number().int(), user: z.string(), password: z.string() }),
+      run: async (db) => {
+        const connection = await mysql.createConnection(db);
+        try {
+          await connection.query('SELECT 1');
+        } finally {
+          await connection.end();
+        }
+        const route53 = new Route53Client({});
+        try {
+          return (await route53.send(new ListHostedZonesCommand({}))).HostedZones?.length ?? 0;
+        } finally {
+          route53.destroy();
+        }
+      },
+    }),
+    defineTask({
+      // Reads a ConfigMap from the Kubernetes API at KUBECONFIG, through @kubernetes/client-node.
+      name: 'test.outside-kube',
+      queue,
+      params: z.object({ namespace: z.string(), name: z.string() }),
+      run: async ({ namespace, name }) => {
+        const kc = new KubeConfig();
+        kc.loadFromDefault();
+        const read = await KubernetesObjectApi.makeApiClient(kc).read({
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { namespace, name },
+        });
+        return read.metadata?.resourceVersion ?? null;
       },
     }),
     defineTask({
