@@ -62,6 +62,24 @@ function infoOf(level: LogLevel, message: string, meta: Record<string, unknown> 
   return info;
 }
 
+/** The log streams whose reader has gone (EPIPE): their lines are dropped from then on. */
+const brokenStreams = new WeakSet<NodeJS.WriteStream>();
+const watchedStreams = new WeakSet<NodeJS.WriteStream>();
+
+/**
+ * Whether a line can still be written to `out`. A reader that closes the pipe (a log shipper restarting, a parent
+ * that gave up on the process) makes every later write fail with EPIPE, emitted as an 'error' event: unheard, it
+ * would reach the process's uncaught-exception handler, whose own log line would fail the same way, forever. The
+ * worker's work matters more than its log lines: they are dropped, and the tasks run and settle as usual.
+ */
+function writable(out: NodeJS.WriteStream): boolean {
+  if (!watchedStreams.has(out)) {
+    watchedStreams.add(out);
+    out.on('error', () => brokenStreams.add(out));
+  }
+  return !brokenStreams.has(out) && !out.destroyed && !out.writableEnded;
+}
+
 class LineLogger implements Logger {
   constructor(
     private readonly level: LogLevel,
@@ -74,6 +92,7 @@ class LineLogger implements Logger {
 
   private emit(info: Line): void {
     if (this.silent || !this.isLevelEnabled(info.level as LogLevel)) return;
+    if (!writable(this.out)) return;
     // logform's `timestamp()` keeps one the line already carries.
     if (!info.timestamp) info.timestamp = new Date().toISOString();
     this.out.write(`${this.format(info)}${EOL}`);

@@ -65,14 +65,27 @@ export function installSignalHandlers(target: Stoppable, logger: Logger, onDone:
     );
     return true;
   };
+  // An error raised while an error is being reported (its log line failing, say) is counted, never reported again:
+  // reporting it would raise it again, and the handler would never return to the event loop.
+  let reporting = false;
   const onUncaught = (e: unknown) => {
     const err = coerceError(e);
-    if (contained(err, 'uncaught')) return;
-    containedErrors.add('orphan_uncaught');
-    logger.error('an uncaught exception outside any task: warm shutdown, exit code 1', {
-      kind: 'orphan_uncaught',
-      error: err.stack ?? String(err),
-    });
+    if (reporting) {
+      containedErrors.add('orphan_uncaught');
+      crashed = true;
+      return;
+    }
+    reporting = true;
+    try {
+      if (contained(err, 'uncaught')) return;
+      containedErrors.add('orphan_uncaught');
+      logger.error('an uncaught exception outside any task: warm shutdown, exit code 1', {
+        kind: 'orphan_uncaught',
+        error: err.stack ?? String(err),
+      });
+    } finally {
+      reporting = false;
+    }
     crashed = true;
     if (warm) return;
     warm = true;
