@@ -26,10 +26,10 @@ export interface SuperviseOptions {
 
 export async function supervise(o: SuperviseOptions): Promise<number> {
   const command = o.command ?? [...process.execArgv, process.argv[1] ?? ''];
-  let stopping = false;
+  let stopping: NodeJS.Signals | undefined;
   let child: ReturnType<typeof spawn> | undefined;
   const forward = (signal: NodeJS.Signals) => {
-    stopping = true;
+    stopping = signal;
     child?.kill(signal);
   };
   for (const s of FORWARDED) process.on(s, forward);
@@ -43,7 +43,12 @@ export async function supervise(o: SuperviseOptions): Promise<number> {
       if (typeof out === 'number') closeSync(out);
       o.logger.info(`supervisor: worker process ${child.pid ?? '?'} started`, { generation, supervisor: process.pid });
       const code = await new Promise<number>((resolve) => {
-        child?.on('exit', (c, signal) => resolve(c ?? (signal ? 128 + signalNumber(signal) : 1)));
+        child?.on('exit', (c, signal) => {
+          // A child still starting (a fresh one after a recycle) has no signal handlers yet: the SIGTERM or SIGINT
+          // passed on ends it at once, before it took any message. That is the warm stop that was asked for.
+          const warmStop = signal !== null && signal === stopping && signal !== 'SIGQUIT';
+          resolve(warmStop ? 0 : (c ?? (signal ? 128 + signalNumber(signal) : 1)));
+        });
         child?.on('error', (err) => {
           o.logger.error(`supervisor: could not start the worker: ${err.message}`);
           resolve(1);
