@@ -6,6 +6,7 @@
  * and never take the block for a stuck channel (a renewal resends what the broker may already hold). Once the
  * alarm clears, every id is accounted for: no task run twice, no dead letter twice, none lost.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import amqp from '../../lib/broker/amqp/amqplib.js';
 import { uniqueName, waitFor } from '../support/amqp.js';
 import { type Harness, startWorker } from '../support/harness.js';
@@ -84,6 +85,8 @@ async function metricValue(name: string): Promise<number | undefined> {
 
 interface AlarmRun extends Accounting {
   slowestProbeMs: number;
+  /** The longest the test process's event loop (the worker's too: it runs in-process) was held during the alarm. */
+  loopLagMs: number;
   doneDuringAlarm: number;
 }
 
@@ -118,6 +121,8 @@ async function throughAlarm(
   // The worker publishes a retry or parks a countdown: RabbitMQ blocks that connection and says so.
   await waitFor(() => h.broker.blocked !== undefined, 30_000, 50);
   let slowestProbeMs = 0;
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  lag.enable();
   const probes: string[] = [];
   while (Date.now() - alarmAt < ALARM_MS) {
     for (const path of ['/metrics', '/healthz', '/readyz']) {
@@ -127,6 +132,8 @@ async function throughAlarm(
     }
     await new Promise((r) => setTimeout(r, 1000));
   }
+  lag.disable();
+  const loopLagMs = Math.round(lag.max / 1e6);
   expect(await metricValue('smarter_worker_broker_blocked')).toBe(1);
   const doneDuringAlarm = (await runCounter().lrange(`${key}:at`, 0, -1))
     .map(Number)
@@ -164,17 +171,19 @@ async function throughAlarm(
       .filter((p) => p.startsWith('/healthz'))
       .every((p) => /^\/healthz 200 (ok|degraded: [^;]+); broker blocked publishing/.test(p)),
   ).toBe(true);
-  return { ...final, slowestProbeMs, doneDuringAlarm };
+  return { ...final, slowestProbeMs, loopLagMs, doneDuringAlarm };
 }
 
 function report(what: string, r: AlarmRun): void {
   process.stdout.write(
-    `${what}: sent ${r.sent}, done ${r.done}, ran twice ${r.ranTwice.length}, dead-lettered twice ${r.duplicatedDeadLetters.length}, lost ${r.lost.length}; slowest probe ${r.slowestProbeMs} ms; quick tasks done during the alarm ${r.doneDuringAlarm}\n`,
+    `${what}: sent ${r.sent}, done ${r.done}, ran twice ${r.ranTwice.length}, dead-lettered twice ${r.duplicatedDeadLetters.length}, lost ${r.lost.length}; slowest probe ${r.slowestProbeMs} ms (event loop held at most ${r.loopLagMs} ms); quick tasks done during the alarm ${r.doneDuringAlarm}\n`,
   );
 }
 
 function expectAccounted(r: AlarmRun): void {
-  expect(r.slowestProbeMs).toBeLessThan(1000);
+  // Within 1 s, plus whatever time the process could not run at all (a loaded CI machine): a scrape that waited
+  // on the blocked broker would take the whole alarm.
+  expect(r.slowestProbeMs).toBeLessThan(1000 + r.loopLagMs);
   // The block stops publishing only: consuming and acking go on on their own connection.
   expect(r.doneDuringAlarm).toBeGreaterThanOrEqual(300);
   expect(r.ranTwice).toEqual([]);
