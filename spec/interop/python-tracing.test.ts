@@ -13,6 +13,7 @@ import { MYSQL } from '../support/db.js';
 import { type Moto, startMoto } from '../support/moto.js';
 import { type KubeStandIn, startKubeStandIn } from '../support/kube-standin.js';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
+import { waitFor } from '../support/wait.js';
 
 const run = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
@@ -38,16 +39,6 @@ async function send(protocol: 1 | 2, queue: string, task: string, traceparent: s
     { timeout: 60_000 },
   );
   return stdout.trim().split('\n').pop() ?? '';
-}
-
-async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 30_000): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 function startWorker(
@@ -98,7 +89,9 @@ describe('own wiring: the built worker (dist/tasks/main.js) continues a trace st
       const traceId = hex(16);
       const parent = hex(8);
       const id = await send(protocol, queue, 'celery.accumulate', `00-${traceId}-${parent}-01`, [1, 2]);
-      const span = await waitFor('the process span', () => inTrace(traceId).find((s) => s.kind === CONSUMER));
+      const span = await waitFor(() => inTrace(traceId).find((s) => s.kind === CONSUMER), 30_000, {
+        what: 'the process span',
+      });
       expect(span.parentSpanId).toBe(parent);
       expect(span.name).toBe('process celery.accumulate');
       expect(span.attributes).toMatchObject({
@@ -138,12 +131,16 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
     const traceId = hex(16);
     const parent = hex(8);
     const id = await send(2, queue, 'test.recheck', `00-${traceId}-${parent}-01`, [], { times: 3, every: 1 });
-    const spans = await waitFor('four runs and three re-queues', () => {
-      const s = inTrace(traceId);
-      return s.filter((x) => x.kind === CONSUMER).length >= 4 && s.filter((x) => x.kind === PRODUCER).length >= 3
-        ? s
-        : undefined;
-    });
+    const spans = await waitFor(
+      () => {
+        const s = inTrace(traceId);
+        return s.filter((x) => x.kind === CONSUMER).length >= 4 && s.filter((x) => x.kind === PRODUCER).length >= 3
+          ? s
+          : undefined;
+      },
+      30_000,
+      { what: 'four runs and three re-queues' },
+    );
     const runs = spans.filter((s) => s.kind === CONSUMER);
     const publishes = spans.filter((s) => s.kind === PRODUCER);
     expect(runs).toHaveLength(4);
@@ -178,7 +175,9 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
   test('a failed run: ERROR status, with the exception type and message', async () => {
     const traceId = hex(16);
     await send(2, queue, 'test.fail', `00-${traceId}-${hex(8)}-01`, ['no such vector store']);
-    const span = await waitFor('the process span', () => inTrace(traceId).find((s) => s.kind === CONSUMER));
+    const span = await waitFor(() => inTrace(traceId).find((s) => s.kind === CONSUMER), 30_000, {
+      what: 'the process span',
+    });
     expect(span.attributes['celery.state']).toBe('FAILURE');
     expect(span.status.code).toBe(2);
     expect(span.events).toEqual([
@@ -195,10 +194,14 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
   test("a task's calls to Redis (ioredis) and over HTTP (fetch) are child spans of its run", async () => {
     const traceId = hex(16);
     await send(2, queue, 'test.outside', `00-${traceId}-${hex(8)}-01`, [], { url: `${endpoint}/ping` });
-    const spans = await waitFor('the run and its two calls', () => {
-      const s = inTrace(traceId);
-      return s.length >= 3 && s.some((x) => x.kind === CONSUMER) ? s : undefined;
-    });
+    const spans = await waitFor(
+      () => {
+        const s = inTrace(traceId);
+        return s.length >= 3 && s.some((x) => x.kind === CONSUMER) ? s : undefined;
+      },
+      30_000,
+      { what: 'the run and its two calls' },
+    );
     const runSpan = spans.find((s) => s.kind === CONSUMER);
     const redis = spans.find(
       (s) => s.attributes['db.system'] === 'redis' || s.attributes['db.system.name'] === 'redis',
@@ -215,10 +218,14 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
     await send(2, queue, 'test.outside-db-aws', `00-${traceId}-${hex(8)}-01`, [], { host, port, user, password });
     const isMysql = (s: ReceivedSpan) => (s.attributes['db.system.name'] ?? s.attributes['db.system']) === 'mysql';
     const isAws = (s: ReceivedSpan) => s.attributes['rpc.system'] === 'aws-api';
-    const spans = await waitFor('the run and its two calls', () => {
-      const s = inTrace(traceId);
-      return s.some((x) => x.kind === CONSUMER) && s.some(isMysql) && s.some(isAws) ? s : undefined;
-    });
+    const spans = await waitFor(
+      () => {
+        const s = inTrace(traceId);
+        return s.some((x) => x.kind === CONSUMER) && s.some(isMysql) && s.some(isAws) ? s : undefined;
+      },
+      30_000,
+      { what: 'the run and its two calls' },
+    );
     const runSpan = spans.find((s) => s.kind === CONSUMER);
     const db = spans.find(isMysql);
     const aws = spans.find(isAws);
@@ -247,10 +254,14 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
     });
     // The client fetches through node-fetch, over node:http(s): its requests are HTTP spans (discovery, then the read).
     const isGet = (path: string) => (s: ReceivedSpan) => s.attributes['url.full'] === `${kube.server}${path}`;
-    const spans = await waitFor('the run and its two requests', () => {
-      const s = inTrace(traceId);
-      return s.some((x) => x.kind === CONSUMER) && s.some(isGet('/api/v1')) && s.some(isGet(path)) ? s : undefined;
-    });
+    const spans = await waitFor(
+      () => {
+        const s = inTrace(traceId);
+        return s.some((x) => x.kind === CONSUMER) && s.some(isGet('/api/v1')) && s.some(isGet(path)) ? s : undefined;
+      },
+      30_000,
+      { what: 'the run and its two requests' },
+    );
     const runSpan = spans.find((s) => s.kind === CONSUMER);
     expect(runSpan?.attributes['celery.state']).toBe('SUCCESS');
     for (const request of [spans.find(isGet('/api/v1')), spans.find(isGet(path))]) {
@@ -264,8 +275,10 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
   test('a message without trace context starts a new trace', async () => {
     // An invalid traceparent is as good as none: the propagator ignores it.
     const id = await send(2, queue, 'test.add', 'not-a-traceparent', [1, 2]);
-    const span = await waitFor('the process span', () =>
-      receiver.spans.find((s) => s.kind === CONSUMER && s.attributes['messaging.message.id'] === id),
+    const span = await waitFor(
+      () => receiver.spans.find((s) => s.kind === CONSUMER && s.attributes['messaging.message.id'] === id),
+      30_000,
+      { what: 'the process span' },
     );
     expect(span.parentSpanId).toBe('');
     expect(span.traceId).toMatch(/^[0-9a-f]{32}$/);

@@ -1,9 +1,7 @@
-/** The pure parts of the operational tasks: exact decimals, billing periods, Django's encodings. */
+/** The db room's pure parts (tasks/db/): exact decimals for money, and what Django would write. */
 import { PyDateTime, PyDecimal, PyUUID } from '../../lib/protocol/values.js';
 import { Dec, DecimalError } from '../../tasks/db/decimal.js';
 import { djangoJson, recordLocator } from '../../tasks/db/django.js';
-import { addPeriods, periodStart } from '../../tasks/account/budget-periods.js';
-import { fitFunctionArgs } from '../../tasks/prompt/create-prompt-tool-call-history.js';
 
 describe('Dec: exact decimals for money', () => {
   test.each([
@@ -42,26 +40,6 @@ describe('Dec: exact decimals for money', () => {
   });
 });
 
-describe("billing periods (UTC), as Smarter's budget tests state them", () => {
-  const when = new Date(Date.UTC(2026, 0, 31, 13, 45)); // a Saturday
-  test.each([
-    ['hour', Date.UTC(2026, 0, 31, 13)],
-    ['day', Date.UTC(2026, 0, 31)],
-    ['week', Date.UTC(2026, 0, 26)],
-    ['month', Date.UTC(2026, 0, 1)],
-  ] as const)('the %s containing Sat 2026-01-31 13:45 starts at the right instant', (period, start) => {
-    expect(periodStart(period, when).getTime()).toBe(start);
-  });
-
-  test('adding months crosses years both ways; a week is 7 days', () => {
-    const nov = new Date(Date.UTC(2026, 10, 1));
-    expect(addPeriods('month', nov, 2).toISOString()).toBe('2027-01-01T00:00:00.000Z');
-    expect(addPeriods('month', nov, -11).toISOString()).toBe('2025-12-01T00:00:00.000Z');
-    expect(addPeriods('week', nov, 1).toISOString()).toBe('2026-11-08T00:00:00.000Z');
-    expect(addPeriods('month', new Date(Date.UTC(2026, 0, 31)), 1).toISOString()).toBe('2026-02-28T00:00:00.000Z');
-  });
-});
-
 describe('what Django would write', () => {
   test('record locators match TimestampedModel.record_locator', () => {
     // base64url("1000123") = "MTAwMDEyMw"
@@ -81,14 +59,5 @@ describe('what Django would write', () => {
       '{"role": "user", "content": "caf\\u00e9", "cost": "1.10", "at": "2026-01-02T03:04:05.678Z", "id": "12345678-1234-5678-1234-567812345678", "list": [1, null, true]}',
     );
     expect(djangoJson(null)).toBeNull();
-  });
-
-  test('function_args that fit are stored unchanged; longer ones are cut to 255 characters ending in an ellipsis', () => {
-    expect(fitFunctionArgs('{"city": "Paris"}')).toEqual({ text: '{"city": "Paris"}', cut: false });
-    expect(fitFunctionArgs({ city: 'Paris' })).toEqual({ text: '{"city": "Paris"}', cut: false });
-    const long = fitFunctionArgs(`{"q": "${'é'.repeat(400)}"}`);
-    expect(long.cut).toBe(true);
-    expect([...(long.text ?? '')]).toHaveLength(255);
-    expect(long.text?.endsWith('…')).toBe(true);
   });
 });

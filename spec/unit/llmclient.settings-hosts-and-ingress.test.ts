@@ -1,4 +1,4 @@
-/** The infrastructure tasks' pure parts: Smarter's derived settings, host names, the Ingress, the time scale. */
+/** The llmclient tasks' pure parts: Smarter's derived settings, host names, the Ingress, the time scale. */
 import { SmarterValueError } from '../../tasks/errors.js';
 import { loadConfig } from '../../lib/config/settings.js';
 import { taskEnv } from '../../tasks/deps.js';

@@ -1,4 +1,4 @@
-/** Smarter's operational tasks are registered under the exact names, queue and retry options of the contract. */
+/** Smarter's tasks on the operational queue are registered under the exact names, queue and retry options of the contract. */
 import { smarterTasks } from '../../tasks/index.js';
 
 const OP = 'default_celery_task_queue';
