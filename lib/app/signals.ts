@@ -15,7 +15,7 @@
  */
 import { coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { type ContainedKind, containedErrors, currentRun } from '../worker/containment.js';
+import { type ContainedKind, containedErrors, currentRun } from '../worker/run/containment.js';
 
 export interface Stoppable {
   shutdown(): Promise<void>;

@@ -5,7 +5,7 @@ import type { DelayQueueType } from '../broker/broker.js';
 import { brokerKindOf, knownSchemes, schemeOf, splitBrokerUrls } from '../broker/schemes.js';
 import { DEFAULT_MAX_BODY_BYTES, type Serializer } from '../protocol/content.js';
 import { type ControlPolicy, parseControlPolicy } from '../control/policy.js';
-import { type UnknownTaskPolicy, parseUnknownTaskPolicy } from '../worker/forward.js';
+import { type UnknownTaskPolicy, parseUnknownTaskPolicy } from '../worker/intake/forward.js';
 import { ParseError, parsers, redactUrl, type Setting } from '../config/settings.js';
 import { type Annotations, parseAnnotations } from './annotations.js';
 import { parseRate } from '../worker/rate-limit.js';

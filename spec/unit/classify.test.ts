@@ -9,8 +9,8 @@ import {
   TaskRevokedError,
   TimeLimitExceededError,
 } from '../../lib/errors.js';
-import { autoretryable, classify } from '../../lib/worker/classify.js';
-import { decide } from '../../lib/worker/decide.js';
+import { autoretryable, classify } from '../../lib/worker/run/classify.js';
+import { decide } from '../../lib/worker/settle/decide.js';
 import { TRANSITIONS, canMove, move } from '../../lib/worker/state.js';
 
 const policy = { acksLate: true, acksOnFailureOrTimeout: true };

@@ -1,4 +1,4 @@
-import { type AckPolicy, type Outcome, decide } from '../../lib/worker/decide.js';
+import { type AckPolicy, type Outcome, decide } from '../../lib/worker/settle/decide.js';
 
 const early: AckPolicy = { acksLate: false, acksOnFailureOrTimeout: true };
 const strict: AckPolicy = { acksLate: true, acksOnFailureOrTimeout: false };

@@ -5,9 +5,9 @@
  * Without native delay in use, every future ETA is held, as Celery does.
  */
 import { randomUUID } from 'node:crypto';
-import type { Broker, Delivery } from '../broker/broker.js';
-import { deferDelivery } from '../broker/delayed.js';
-import { type LongTimer, setLongTimeout } from './long-timer.js';
+import type { Broker, Delivery } from '../../broker/broker.js';
+import { deferDelivery } from '../../broker/delayed.js';
+import { type LongTimer, setLongTimeout } from '../long-timer.js';
 import { dropStaleJobs } from './stale.js';
 
 export type EtaPlan = 'now' | 'hold' | 'offload' | 'beyond-range';

@@ -3,8 +3,8 @@
  * the broker redelivers them, so running them here would run them twice (and an early ack could not be
  * sent anyway).
  */
-import type { Delivery } from '../broker/broker.js';
-import type { LongTimer } from './long-timer.js';
+import type { Delivery } from '../../broker/broker.js';
+import type { LongTimer } from '../long-timer.js';
 
 /** Removes (and disarms) every job whose delivery's channel is gone; returns how many. */
 export function dropStaleJobs<J extends { delivery: Delivery }>(

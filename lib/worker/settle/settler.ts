@@ -3,10 +3,10 @@
  * dead-letter copy first (confirmed, with bounded retries, dead-letter.ts), then ack, reject or requeue.
  * A copy that cannot be made leaves the message unacked, never requeued into a loop.
  */
-import type { Broker, Delivery } from '../broker/broker.js';
+import type { Broker, Delivery } from '../../broker/broker.js';
 import type { DeadLetterCopies } from './dead-letter.js';
 import { type AckPolicy, type Outcome, decide } from './decide.js';
-import type { TaskEvents } from './events.js';
+import type { TaskEvents } from '../events.js';
 
 export interface SettlerOptions {
   deadLetterSuffix: string;

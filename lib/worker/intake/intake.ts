@@ -5,21 +5,21 @@
  * hold until due, park in the broker's delay topology, or refuse an ETA beyond its range. The worker owns the
  * slots and the settling; this module decides where each message goes.
  */
-import type { ResultBackend } from '../backend/backend.js';
-import { exceptionInfo } from '../backend/meta.js';
-import type { Broker, Delivery } from '../broker/broker.js';
-import { NotRegisteredError, ProtocolError, TaskRevokedError, coerceError, hasCode } from '../errors.js';
-import type { Logger } from '../logger.js';
-import type { Serializer } from '../protocol/content.js';
-import { decodeTaskMessage } from '../protocol/decode.js';
-import type { TaskMessage } from '../protocol/types.js';
-import { ANY_QUEUE, type AnyTask } from '../registry/define-task.js';
-import type { Registry } from '../registry/registry.js';
-import type { Outcome } from './decide.js';
-import type { TaskEvents } from './events.js';
+import type { ResultBackend } from '../../backend/backend.js';
+import { exceptionInfo } from '../../backend/meta.js';
+import type { Broker, Delivery } from '../../broker/broker.js';
+import { NotRegisteredError, ProtocolError, TaskRevokedError, coerceError, hasCode } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import type { Serializer } from '../../protocol/content.js';
+import { decodeTaskMessage } from '../../protocol/decode.js';
+import type { TaskMessage } from '../../protocol/types.js';
+import { ANY_QUEUE, type AnyTask } from '../../registry/define-task.js';
+import type { Registry } from '../../registry/registry.js';
+import type { Outcome } from '../settle/decide.js';
+import type { TaskEvents } from '../events.js';
 import { type HeldJobs, delayRangeInWords, offload, planEta } from './eta.js';
 import type { Forwarder } from './forward.js';
-import type { RevokedSet } from './revoked.js';
+import type { RevokedSet } from '../revoked.js';
 
 export interface Job {
   delivery: Delivery;
