@@ -1,33 +1,30 @@
 /**
- * Everything that happens to a delivery before it reaches a slot, as Celery's `worker/strategy.py` does it:
+ * Everything that happens to a delivery before it waits for a slot, as Celery's `worker/strategy.py` does it:
  * decode (refused or undecodable to the dead-letter queue), look the task up (unknown: rejected or
  * forwarded), a misrouting warning, revoked or expired (discarded as REVOKED), and the ETA plan: run now,
- * hold until due, park in the broker's delay topology, or refuse an ETA beyond its range. The worker owns the
- * slots and the settling; this module decides where each message goes.
+ * hold until due, park in the broker's delay topology, or refuse an ETA beyond its range. What is admitted
+ * is handed on (`reserve`) and never comes back here; what is not is settled here.
  */
 import type { ResultBackend } from '../../backend/backend.js';
 import { exceptionInfo } from '../../backend/meta.js';
 import type { Broker, Delivery } from '../../broker/broker.js';
-import { NotRegisteredError, ProtocolError, TaskRevokedError, coerceError, hasCode } from '../../errors.js';
+import { NotRegisteredError, ProtocolError, coerceError, hasCode } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { Serializer } from '../../protocol/content.js';
 import { decodeTaskMessage } from '../../protocol/decode.js';
 import type { TaskMessage } from '../../protocol/types.js';
-import { ANY_QUEUE, type AnyTask } from '../../registry/define-task.js';
+import { ANY_QUEUE } from '../../registry/define-task.js';
 import type { Registry } from '../../registry/registry.js';
-import type { Outcome } from '../settle/decide.js';
+import { type Discard, storeQuietly } from '../discard.js';
 import type { TaskEvents } from '../events.js';
-import { type HeldJobs, delayRangeInWords, offload, planEta } from './eta.js';
+import type { HeldJobs } from '../held.js';
+import type { Job } from '../job.js';
+import type { Outcome } from '../settle/decide.js';
+import type { Settler } from '../settle/settler.js';
+import { delayRangeInWords, offload, planEta } from './eta.js';
 import type { Forwarder } from './forward.js';
-import type { RevokedSet } from '../revoked.js';
 
-export interface Job {
-  delivery: Delivery;
-  msg: TaskMessage;
-  task: AnyTask<unknown>;
-}
-
-export interface IntakeOptions {
+export interface IntakeSettings {
   acceptContent: Serializer[];
   maxBodyBytes?: number;
   deadLetterSuffix: string;
@@ -35,58 +32,61 @@ export interface IntakeOptions {
   delayedDelivery: { holdMaxMs: number } | null;
 }
 
-/** What the intake needs of the worker that owns it. */
-export interface IntakeHost {
+export interface IntakeOptions<D> {
+  broker: Broker;
+  backend: ResultBackend;
+  registry: Registry<D>;
+  /** Jobs waiting for their ETA. */
+  held: HeldJobs<Job>;
+  discard: Discard;
+  /** Set when unknown task names are forwarded. */
+  forwarder: Forwarder | undefined;
+  settler: Settler;
+  logger: Logger;
+  events: TaskEvents;
+  settings: Readonly<IntakeSettings>;
+  /** False while the worker starts or stops: a held job that comes due then is left to go back to its queue. */
   running(): boolean;
-  settle(delivery: Delivery, outcome: Outcome, reason: string): Promise<void>;
-  /** Into a slot, now or when one frees. */
-  enqueue(job: Job): void;
-  onOffloaded(): void;
+  /** Hands an admitted job on, to wait for a slot. */
+  reserve(job: Job): void;
 }
 
 export class Intake<D> {
-  constructor(
-    private readonly broker: Broker,
-    private readonly backend: ResultBackend,
-    private readonly registry: Registry<D>,
-    private readonly revoked: RevokedSet,
-    private readonly held: HeldJobs<Job>,
-    private readonly forwarder: Forwarder | undefined,
-    private readonly logger: Logger,
-    private readonly events: TaskEvents,
-    private readonly options: Readonly<IntakeOptions>,
-    private readonly host: IntakeHost,
-  ) {}
+  /** Messages whose far ETA was moved into the delay topology. */
+  offloaded = 0;
 
-  async receive(delivery: Delivery): Promise<void> {
+  constructor(private readonly o: IntakeOptions<D>) {}
+
+  /** Decides where a delivery goes: refused, forwarded, discarded, parked, held, or reserved for a slot. */
+  async admit(delivery: Delivery): Promise<void> {
     let msg: TaskMessage;
     try {
       if (delivery.unreadable !== undefined) {
         throw new ProtocolError('PROTOCOL_DECODE', 'the broker could not read the message', delivery.unreadable);
       }
       msg = decodeTaskMessage(delivery.raw, {
-        accept: this.options.acceptContent,
-        maxBodyBytes: this.options.maxBodyBytes ?? 0,
+        accept: this.o.settings.acceptContent,
+        maxBodyBytes: this.o.settings.maxBodyBytes ?? 0,
       });
     } catch (err) {
       const e = coerceError(err);
       const outcome: Outcome = hasCode(e, 'PROTOCOL_DECODE') ? { kind: 'undecodable' } : { kind: 'refused' };
-      this.logger.error(`refused a message on ${delivery.queue}: ${e.message}`, {
+      this.o.logger.error(`refused a message on ${delivery.queue}: ${e.message}`, {
         queue: delivery.queue,
         code: (e as ProtocolError).code,
         correlation_id: delivery.raw.properties.correlationId,
       });
-      this.events.poisoned(delivery.queue, e.message);
-      await this.host.settle(delivery, outcome, e.message);
+      this.o.events.poisoned(delivery.queue, e.message);
+      await this.o.settler.settle(delivery, outcome, e.message);
       return;
     }
-    const task = this.registry.find(msg.task);
+    const task = this.o.registry.find(msg.task);
     if (!task) {
       await this.notRegistered(delivery, msg);
       return;
     }
     if (task.queue !== delivery.queue && task.queue !== ANY_QUEUE) {
-      this.logger.warn(
+      this.o.logger.warn(
         `task ${msg.task}[${msg.id}] is misrouted: declared for ${task.queue}, received on ${delivery.queue}`,
         {
           task: msg.task,
@@ -96,14 +96,14 @@ export class Intake<D> {
         },
       );
     }
-    if (this.isRevokedOrExpired(msg)) {
-      await this.revoke({ delivery, msg, task });
+    if (this.o.discard.applies(msg)) {
+      await this.o.discard.discard({ delivery, msg });
       return;
     }
-    this.events.received(msg);
+    this.o.events.received(msg);
     const job: Job = { delivery, msg, task };
     const delayMs = msg.eta ? msg.eta.epochMs - Date.now() : 0;
-    switch (planEta(delayMs, this.delayed(), this.broker.capabilities.maxDelayMs)) {
+    switch (planEta(delayMs, this.delayed(), this.o.broker.capabilities.maxDelayMs)) {
       case 'beyond-range':
         return this.beyondDelayRange(job, delayMs);
       case 'offload':
@@ -111,14 +111,14 @@ export class Intake<D> {
       case 'hold':
         return this.hold(job, delayMs);
       case 'now':
-        return this.host.enqueue(job);
+        return this.o.reserve(job);
     }
   }
 
   /** The hold bound of the settings, lowered to what the broker lets a consumer hold (its `maxHoldMs`). */
   private delayed(): { holdMaxMs: number } | null {
-    const d = this.options.delayedDelivery;
-    const cap = this.broker.capabilities.maxHoldMs;
+    const d = this.o.settings.delayedDelivery;
+    const cap = this.o.broker.capabilities.maxHoldMs;
     return d && cap !== undefined && cap < d.holdMaxMs ? { holdMaxMs: cap } : d;
   }
 
@@ -130,17 +130,17 @@ export class Intake<D> {
   private async offload(job: Job, delayMs: number): Promise<void> {
     const { delivery, msg } = job;
     try {
-      await offload(this.broker, delivery, delayMs);
+      await offload(this.o.broker, delivery, delayMs);
     } catch (err) {
-      this.logger.warn(`could not park ${msg.task}[${msg.id}] in the delay topology; holding it`, {
+      this.o.logger.warn(`could not park ${msg.task}[${msg.id}] in the delay topology; holding it`, {
         error: coerceError(err).message,
       });
       this.hold(job, delayMs);
       return;
     }
-    this.host.onOffloaded();
-    await this.host.settle(delivery, { kind: 'offloaded' }, '');
-    this.logger.debug(`parked ${msg.task}[${msg.id}] until ${msg.eta?.iso ?? ''}`, {
+    this.offloaded++;
+    await this.o.settler.settle(delivery, { kind: 'offloaded' }, '');
+    this.o.logger.debug(`parked ${msg.task}[${msg.id}] until ${msg.eta?.iso ?? ''}`, {
       task: msg.task,
       id: msg.id,
       queue: delivery.queue,
@@ -153,88 +153,55 @@ export class Intake<D> {
    */
   private async beyondDelayRange(job: Job, delayMs: number): Promise<void> {
     const { delivery, msg } = job;
-    const reason = `eta ${msg.eta?.iso ?? ''} is ${Math.ceil(delayMs / 1000)} s away, beyond the delay topology's range of ${Math.floor(this.broker.capabilities.maxDelayMs / 1000)} s (${delayRangeInWords(this.broker.capabilities.maxDelayMs)})`;
-    this.logger.error(`refused ${msg.task}[${msg.id}] on ${delivery.queue}: ${reason}`, {
+    const reason = `eta ${msg.eta?.iso ?? ''} is ${Math.ceil(delayMs / 1000)} s away, beyond the delay topology's range of ${Math.floor(this.o.broker.capabilities.maxDelayMs / 1000)} s (${delayRangeInWords(this.o.broker.capabilities.maxDelayMs)})`;
+    this.o.logger.error(`refused ${msg.task}[${msg.id}] on ${delivery.queue}: ${reason}`, {
       task: msg.task,
       id: msg.id,
       queue: delivery.queue,
     });
-    this.events.poisoned(delivery.queue, reason);
-    await this.host.settle(delivery, { kind: 'refused' }, reason);
-  }
-
-  isRevokedOrExpired(msg: TaskMessage): boolean {
-    return this.revoked.has(msg.id) || (msg.expires !== null && msg.expires.epochMs <= Date.now());
+    this.o.events.poisoned(delivery.queue, reason);
+    await this.o.settler.settle(delivery, { kind: 'refused' }, reason);
   }
 
   private async notRegistered(delivery: Delivery, msg: TaskMessage): Promise<void> {
     let reason: string | undefined;
-    if (this.forwarder) {
-      const r = await this.forwarder.forward(delivery, msg.task);
-      if (r.kind === 'forwarded') return this.host.settle(delivery, { kind: 'forwarded' }, '');
+    if (this.o.forwarder) {
+      const r = await this.o.forwarder.forward(delivery, msg.task);
+      if (r.kind === 'forwarded') return this.o.settler.settle(delivery, { kind: 'forwarded' }, '');
       if (r.kind === 'unpublished') {
-        this.logger.error(`${r.reason}; requeueing it`, { task: msg.task, id: msg.id, queue: delivery.queue });
-        return this.host.settle(delivery, { kind: 'forward-unpublished' }, r.reason);
+        this.o.logger.error(`${r.reason}; requeueing it`, { task: msg.task, id: msg.id, queue: delivery.queue });
+        return this.o.settler.settle(delivery, { kind: 'forward-unpublished' }, r.reason);
       }
       reason = r.reason;
     }
     const err = new NotRegisteredError(msg.task);
-    this.logger.error(
-      `received unregistered task ${msg.task}[${msg.id}]; rejected to ${delivery.queue}${this.options.deadLetterSuffix}`,
+    this.o.logger.error(
+      `received unregistered task ${msg.task}[${msg.id}]; rejected to ${delivery.queue}${this.o.settings.deadLetterSuffix}`,
       {
         task: msg.task,
         id: msg.id,
         queue: delivery.queue,
       },
     );
-    await this.storeQuietly(msg, { state: 'FAILURE', result: exceptionInfo(err), traceback: null });
-    this.events.failed(msg, err, '');
-    this.events.poisoned(delivery.queue, err.message);
-    await this.host.settle(delivery, { kind: 'not-registered' }, reason ?? err.message);
-  }
-
-  async revoke(job: Job): Promise<void> {
-    const { msg, delivery } = job;
-    const expired = !this.revoked.has(msg.id);
-    const reason = expired ? 'expired' : 'revoked';
-    this.logger.info(`discarding ${reason} task ${msg.task}[${msg.id}]`, {
-      task: msg.task,
-      id: msg.id,
-      queue: delivery.queue,
-    });
-    if (expired) this.revoked.add(msg.id);
-    await this.storeQuietly(msg, {
-      state: 'REVOKED',
-      result: exceptionInfo(new TaskRevokedError(reason)),
+    await storeQuietly(this.o.backend, this.o.logger, msg, {
+      state: 'FAILURE',
+      result: exceptionInfo(err),
       traceback: null,
     });
-    this.events.revoked(msg.id, { expired, terminated: false, signum: null });
-    await this.host.settle(delivery, { kind: 'revoked' }, reason);
+    this.o.events.failed(msg, err, '');
+    this.o.events.poisoned(delivery.queue, err.message);
+    await this.o.settler.settle(delivery, { kind: 'not-registered' }, reason ?? err.message);
   }
 
   /**
    * Celery's ETA path: hold the message unacked until due. A held message occupies a prefetch slot (Celery
    * widens the window with a channel-wide QoS, which quorum queues refuse).
    */
-  hold(job: Job, delayMs: number): void {
-    this.held.hold(job, delayMs, (due) => {
-      if (!this.host.running()) return;
-      if (this.isRevokedOrExpired(due.msg)) void this.revoke(due);
-      else this.host.enqueue(due);
+  private hold(job: Job, delayMs: number): void {
+    this.o.held.hold(job, delayMs, (due) => {
+      if (!this.o.running()) return;
+      if (this.o.discard.applies(due.msg)) void this.o.discard.discard(due);
+      else this.o.reserve(due);
     });
-  }
-
-  private async storeQuietly(
-    msg: TaskMessage,
-    r: { state: 'FAILURE' | 'REVOKED'; result: unknown; traceback: string | null },
-  ): Promise<void> {
-    try {
-      await this.backend.store(
-        { taskId: msg.id, state: r.state, result: r.result, traceback: r.traceback, children: null },
-        { replyTo: msg.replyTo, correlationId: msg.correlationId },
-      );
-    } catch (err) {
-      this.logger.error(`could not store ${r.state} for ${msg.task}[${msg.id}]`, { error: coerceError(err).message });
-    }
   }
 }

@@ -2,7 +2,7 @@
  * One task run, from start to outcome: early ack, STARTED, argument binding, the run under its time limits,
  * the autoretry (retrying.ts), then the after-run handler of the way it ended (after-run.ts: success, retry,
  * failure with the rest of the chain and the errbacks, reject, revoke, ignore). Returns the outcome; settling
- * the message is the worker's job (`decide`).
+ * the message is the settle stage's (`../settle/`).
  */
 import type { ResultBackend } from '../../backend/backend.js';
 import type { Delivery } from '../../broker/broker.js';
