@@ -4,8 +4,8 @@
  * revoked, ignored, or a failure (timed out when the run was abandoned). `decide()` then says how the
  * message is settled. A new error code fails to compile here until it is classified.
  */
-import type { ErrorCode } from '../errors.js';
-import type { Outcome } from './decide.js';
+import type { ErrorCode } from '../../errors.js';
+import type { Outcome } from '../settle/decide.js';
 
 /** The outcomes a task's error can have (the others come from intake and shutdown). */
 export type ErrorOutcome = Extract<

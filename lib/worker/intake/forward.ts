@@ -5,12 +5,12 @@
  * with that header is never forwarded again (a loop: the fallback queue is served by a worker that forwards
  * too) and goes to the dead-letter queue instead.
  */
-import type { Broker, Delivery } from '../broker/broker.js';
-import { headersOf, republishProperties } from '../broker/republish.js';
-import { sendOrDeclare } from '../broker/send-or-declare.js';
-import { coerceError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { FORWARDED_BY_HEADER, FORWARDED_FROM_HEADER } from '../protocol/headers.js';
+import type { Broker, Delivery } from '../../broker/broker.js';
+import { headersOf, republishProperties } from '../../broker/republish.js';
+import { sendOrDeclare } from '../../broker/send-or-declare.js';
+import { coerceError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import { FORWARDED_BY_HEADER, FORWARDED_FROM_HEADER } from '../../protocol/headers.js';
 
 export type UnknownTaskPolicy = { mode: 'reject' } | { mode: 'forward'; queue: string };
 

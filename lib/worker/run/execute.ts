@@ -4,7 +4,7 @@
  * run with `TimeLimitExceeded`. Node cannot kill a promise, so a run that ignores its signal past the hard
  * limit is abandoned, not stopped: its slot is freed, and the worker logs it.
  */
-import { SoftTimeLimitExceededError, TimeLimitExceededError, coerceError, hasCode } from '../errors.js';
+import { SoftTimeLimitExceededError, TimeLimitExceededError, coerceError, hasCode } from '../../errors.js';
 import type { Deadline, Deadlines } from './deadlines.js';
 
 export type RunResult = { ok: true; value: unknown } | { ok: false; error: Error; abandoned?: boolean };

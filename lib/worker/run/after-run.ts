@@ -5,7 +5,7 @@
  * rest of the chain and sends the errbacks. Each returns the run's outcome; settling the message is the
  * worker's (`decide`).
  */
-import type { ResultBackend } from '../backend/backend.js';
+import type { ResultBackend } from '../../backend/backend.js';
 import {
   type ChildTuple,
   type StoredResult,
@@ -13,16 +13,16 @@ import {
   childTuple,
   exceptionInfo,
   tracebackOf,
-} from '../backend/meta.js';
-import { type RetryTaskError, coerceError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { pyRepr, truncate } from '../protocol/repr.js';
-import type { TaskMessage } from '../protocol/types.js';
-import { Rescheduled } from '../registry/context.js';
+} from '../../backend/meta.js';
+import { type RetryTaskError, coerceError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import { pyRepr, truncate } from '../../protocol/repr.js';
+import type { TaskMessage } from '../../protocol/types.js';
+import { Rescheduled } from '../../registry/context.js';
 import { classify } from './classify.js';
-import type { Outcome } from './decide.js';
-import type { TaskEvents } from './events.js';
-import type { TaskPublisher } from './publisher.js';
+import type { Outcome } from '../settle/decide.js';
+import type { TaskEvents } from '../events.js';
+import type { TaskPublisher } from '../publisher.js';
 
 export interface RunEnd {
   outcome: Outcome;

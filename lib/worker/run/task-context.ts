@@ -3,14 +3,14 @@
  * the message, the task and the publisher alone, so each can be tested without a broker or a worker:
  * `retry` (Celery's `self.retry()`), `checkAgain` (never wait, ADR-030) and `applyAsync`.
  */
-import type { ResultBackend } from '../backend/backend.js';
-import type { Delivery } from '../broker/broker.js';
-import type { Logger } from '../logger.js';
-import type { TaskMessage } from '../protocol/types.js';
-import { planCheckAgain } from '../registry/checks.js';
-import { type ApplyOptions, type CheckAgainOptions, Rescheduled, type TaskContext } from '../registry/context.js';
-import { ANY_QUEUE, type AnyTask } from '../registry/define-task.js';
-import type { TaskPublisher } from './publisher.js';
+import type { ResultBackend } from '../../backend/backend.js';
+import type { Delivery } from '../../broker/broker.js';
+import type { Logger } from '../../logger.js';
+import type { TaskMessage } from '../../protocol/types.js';
+import { planCheckAgain } from '../../registry/checks.js';
+import { type ApplyOptions, type CheckAgainOptions, Rescheduled, type TaskContext } from '../../registry/context.js';
+import { ANY_QUEUE, type AnyTask } from '../../registry/define-task.js';
+import type { TaskPublisher } from '../publisher.js';
 import { retryTask } from './retrying.js';
 
 export type ContextPublisher = Pick<TaskPublisher, 'send' | 'apply' | 'applySignature'>;

@@ -4,14 +4,14 @@
  * `Retry` that ends the run). A task's own `ctx.retry()` and the worker's autoretry both publish here; the
  * arithmetic is in retry.ts, the outcome of the `Retry` in after-run.ts.
  */
-import type { Delivery } from '../broker/broker.js';
-import { MaxRetriesExceededError, RetryTaskError, RetryUnpublishableError, coerceError } from '../errors.js';
-import { pyRepr } from '../protocol/repr.js';
-import type { TaskMessage } from '../protocol/types.js';
-import type { RetryOptions } from '../registry/context.js';
-import type { AnyTask } from '../registry/define-task.js';
+import type { Delivery } from '../../broker/broker.js';
+import { MaxRetriesExceededError, RetryTaskError, RetryUnpublishableError, coerceError } from '../../errors.js';
+import { pyRepr } from '../../protocol/repr.js';
+import type { TaskMessage } from '../../protocol/types.js';
+import type { RetryOptions } from '../../registry/context.js';
+import type { AnyTask } from '../../registry/define-task.js';
 import { autoretryable } from './classify.js';
-import type { TaskPublisher } from './publisher.js';
+import type { TaskPublisher } from '../publisher.js';
 import {
   DEFAULT_MAX_RETRIES,
   DEFAULT_RETRY_DELAY,

@@ -45,11 +45,12 @@ export interface AckPolicy {
   deadLetterOnFailure?: boolean;
 }
 
-export type Settle = 'ack' | 'reject' | 'requeue';
+/** What the consumer answers the broker for the message. */
+export type Reply = 'ack' | 'reject' | 'requeue';
 
 export interface Decision {
-  settle: Settle;
-  /** Copy the message to the dead-letter queue (confirmed) before settling. */
+  reply: Reply;
+  /** Copy the message to the dead-letter queue (confirmed) before replying. */
   deadLetter: boolean;
 }
 
@@ -61,32 +62,32 @@ export function ackOnStart(policy: AckPolicy): boolean {
 export function decide(outcome: Outcome, policy: AckPolicy): Decision {
   switch (outcome.kind) {
     case 'undecodable':
-      return { settle: 'ack', deadLetter: true };
+      return { reply: 'ack', deadLetter: true };
     case 'refused':
     case 'not-registered':
-      return { settle: 'reject', deadLetter: true };
+      return { reply: 'reject', deadLetter: true };
     case 'forwarded':
     case 'offloaded':
     case 'revoked':
     case 'succeeded':
     case 'retried':
     case 'ignored':
-      return { settle: 'ack', deadLetter: false };
+      return { reply: 'ack', deadLetter: false };
     case 'retry-unpublishable':
       // Celery rejects without requeue; we keep the message in the dead-letter queue instead of dropping it.
-      return { settle: 'reject', deadLetter: true };
+      return { reply: 'reject', deadLetter: true };
     case 'rejected':
-      return outcome.requeue ? { settle: 'requeue', deadLetter: false } : { settle: 'reject', deadLetter: true };
+      return outcome.requeue ? { reply: 'requeue', deadLetter: false } : { reply: 'reject', deadLetter: true };
     case 'failed':
       return policy.acksOnFailureOrTimeout
-        ? { settle: 'ack', deadLetter: policy.deadLetterOnFailure ?? false }
-        : { settle: 'reject', deadLetter: true };
+        ? { reply: 'ack', deadLetter: policy.deadLetterOnFailure ?? false }
+        : { reply: 'reject', deadLetter: true };
     case 'timed-out':
       return policy.acksOnFailureOrTimeout
-        ? { settle: 'ack', deadLetter: policy.deadLetterOnFailure ?? false }
-        : { settle: 'requeue', deadLetter: false };
+        ? { reply: 'ack', deadLetter: policy.deadLetterOnFailure ?? false }
+        : { reply: 'requeue', deadLetter: false };
     case 'cancelled':
     case 'forward-unpublished':
-      return { settle: 'requeue', deadLetter: false };
+      return { reply: 'requeue', deadLetter: false };
   }
 }

@@ -2,9 +2,9 @@
  * How one run is configured, decided in one place: the message's own headers first (Celery's
  * `ignore_result` and `timelimit` travel with it), then the task's options, then the worker's defaults.
  */
-import type { TaskMessage } from '../protocol/types.js';
-import type { AnyTask } from '../registry/define-task.js';
-import type { AckPolicy } from './decide.js';
+import type { TaskMessage } from '../../protocol/types.js';
+import type { AnyTask } from '../../registry/define-task.js';
+import type { AckPolicy } from '../settle/decide.js';
 import { type Limits, effectiveLimits } from './execute.js';
 
 export interface RunDefaults extends AckPolicy {

@@ -5,9 +5,9 @@
  * it stays on this channel and returns to its queue when the connection closes, and an operator is told
  * once, loudly, what failed.
  */
-import type { Delivery } from '../broker/broker.js';
-import { coerceError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Delivery } from '../../broker/broker.js';
+import { coerceError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
 
 export interface CopyRetryPolicy {
   attempts: number;

@@ -5,7 +5,7 @@
  * only when the earliest deadline moves earlier or fires. A deadline never fires early (it is checked
  * against the clock when the timer fires, and delays beyond Node's 2^31−1 ms cap are re-armed).
  */
-import { MAX_TIMER_MS } from './long-timer.js';
+import { MAX_TIMER_MS } from '../long-timer.js';
 
 export interface Deadline {
   /** Idempotent; a deadline that already fired is not affected. */

@@ -2,27 +2,27 @@
  * One task run, from start to outcome: early ack, STARTED, argument binding, the run under its time limits,
  * the autoretry (retrying.ts), then the after-run handler of the way it ended (after-run.ts: success, retry,
  * failure with the rest of the chain and the errbacks, reject, revoke, ignore). Returns the outcome; settling
- * the message is the worker's job (`decide`).
+ * the message is the settle stage's (`../settle/`).
  */
-import type { ResultBackend } from '../backend/backend.js';
-import type { Delivery } from '../broker/broker.js';
-import { coerceError, hasCode } from '../errors.js';
-import { type Logger, lazyChild } from '../logger.js';
-import type { TaskMessage } from '../protocol/types.js';
-import { bindArguments } from '../registry/args.js';
-import type { TaskContext } from '../registry/context.js';
-import type { AnyTask } from '../registry/define-task.js';
+import type { ResultBackend } from '../../backend/backend.js';
+import type { Delivery } from '../../broker/broker.js';
+import { coerceError, hasCode } from '../../errors.js';
+import { type Logger, lazyChild } from '../../logger.js';
+import type { TaskMessage } from '../../protocol/types.js';
+import { bindArguments } from '../../registry/args.js';
+import type { TaskContext } from '../../registry/context.js';
+import type { AnyTask } from '../../registry/define-task.js';
 import { type Ending, type RunEnd, handleError, handleSuccess, storeResult } from './after-run.js';
 import { type RunDefaults, type RunOptions, type TaskOverrides, resolveRunOptions } from './run-options.js';
 import { createTaskContext } from './task-context.js';
-import { type AckPolicy, ackOnStart } from './decide.js';
-import type { TaskEvents } from './events.js';
+import { type AckPolicy, ackOnStart } from '../settle/decide.js';
+import type { TaskEvents } from '../events.js';
 import type { Deadline, Deadlines } from './deadlines.js';
 import { RunControl, runWithLimits } from './execute.js';
 import { type RunScope, inRunScope } from './containment.js';
-import type { TaskPublisher } from './publisher.js';
+import type { TaskPublisher } from '../publisher.js';
 import { autoretryCountdownFor } from './retrying.js';
-import { tracing } from '../tracing/tracing.js';
+import { tracing } from '../../tracing/tracing.js';
 
 export type { RunDefaults } from './run-options.js';
 

@@ -1,10 +1,10 @@
 /**
  * Celery's retry arithmetic and retry message, kept pure so they can be checked against Celery's numbers.
  */
-import type { RetryPolicy } from '../registry/define-task.js';
-import type { OutgoingTask } from '../protocol/encode.js';
-import type { TaskMessage } from '../protocol/types.js';
-import { PyDateTime } from '../protocol/values.js';
+import type { RetryPolicy } from '../../registry/define-task.js';
+import type { OutgoingTask } from '../../protocol/encode.js';
+import type { TaskMessage } from '../../protocol/types.js';
+import { PyDateTime } from '../../protocol/values.js';
 
 export const DEFAULT_MAX_RETRIES = 3;
 export const DEFAULT_RETRY_DELAY = 180;
