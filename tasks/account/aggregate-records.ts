@@ -9,7 +9,7 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Database } from '../db/database.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import {
   clearChargeScratch,
   createChargeScratch,

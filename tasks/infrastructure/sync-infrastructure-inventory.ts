@@ -8,8 +8,8 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
-import type { KubeObject } from '../cloud/ports.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { KubeObject } from '../cloud/kubernetes-port.js';
 import type { Queryable } from '../db/database.js';
 import { InfrastructureLedger } from './ledger.js';
 import { activeRows, setResourceId } from './rows.js';

@@ -11,8 +11,9 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { CloudError } from '../cloud/ports.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { CloudError } from '../cloud/errors.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { defaultHost } from './hosts.js';
 import { ingressManifest } from './ingress.js';
 import { DNS, TLS, findLlmclient, updateLlmclient } from './rows.js';

@@ -4,7 +4,7 @@
  * cert-manager's cluster issuer (named after the API domain) issuing the TLS secret `<host>-tls`, backend
  * `smarter:8000`. cert-manager's ingress-shim names the Certificate after that secret.
  */
-import type { KubeObject, KubeRef } from '../cloud/ports.js';
+import type { KubeObject, KubeRef } from '../cloud/kubernetes-port.js';
 
 export interface IngressValues {
   host: string;

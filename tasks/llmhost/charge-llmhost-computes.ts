@@ -13,7 +13,7 @@ import { CHARGE_COST_PLACES, evaluateBudgets } from '../account/index.js';
 import { Dec } from '../db/decimal.js';
 import { insertModel, recordLocator } from '../db/django.js';
 import { once } from '../db/once.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { chargeableComputes } from './rows.js';
 
 export const chargeLlmhostComputes = (env: TaskEnv) =>

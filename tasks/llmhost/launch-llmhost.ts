@@ -4,7 +4,8 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { copyApiARecord } from '../llmclient/index.js';
 import { RECONCILE_INTERVAL_SECONDS } from './const.js';
 import { findLlmhost } from './rows.js';

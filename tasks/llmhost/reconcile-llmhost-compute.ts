@@ -5,8 +5,9 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
-import { CloudError } from '../cloud/ports.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import { CloudError } from '../cloud/errors.js';
 import { type ComputeState, LLMHostComputeError, reconcileCompute, settled } from './compute.js';
 import { DEPLOYED_STATUSES, RECONCILE_INTERVAL_SECONDS, RECONCILE_MAX_ATTEMPTS } from './const.js';
 import { findCompute, llmhostsWithStatus } from './rows.js';

@@ -1,7 +1,7 @@
 /** `refresh_mcpclients()`: queues `refresh_mcpclient(id)` for every active MCPClient (Beat, hourly); returns how many. */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { REFRESH_MCPCLIENT } from './refresh-mcpclient.js';
 import { activeMcpclientIds } from './rows.js';
 

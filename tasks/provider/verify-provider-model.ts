@@ -8,7 +8,8 @@ import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { ChatRequest, LlmEndpoint, LlmProviders } from '../cloud/llm-port.js';
 import type { Queryable } from '../db/database.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { readSecret } from '../secret/rows.js';
 import {
   type Capability,

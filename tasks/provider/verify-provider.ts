@@ -9,7 +9,8 @@ import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { LlmProviders } from '../cloud/llm-port.js';
 import type { Queryable } from '../db/database.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { SmarterValueError } from '../errors.js';
 import { PythonException } from '../../lib/errors.js';
 import {

@@ -8,7 +8,7 @@
 import type { EmbeddingsEndpoint } from '../cloud/embeddings-port.js';
 import type { Queryable } from '../db/database.js';
 import { readSecret } from '../secret/rows.js';
-import type { VectorstoreOverrides } from './env.js';
+import type { VectorstoreOverrides } from '../env/settings.js';
 import { SmarterConfigurationError, VectorStoreBackendConnectionError } from './errors.js';
 import { type VectorstoreRow, apiConnectionRow, embeddingsProviderRows } from './rows.js';
 

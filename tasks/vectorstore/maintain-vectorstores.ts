@@ -8,7 +8,7 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { messageOf } from '../cloud/call.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { serviceDeps } from './env.js';
 import { DOC } from './const.js';
 import { describe, readyVectorstores } from './rows.js';

@@ -6,7 +6,7 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { serviceDeps } from './env.js';
 import { deployedVectorstores, describe } from './rows.js';
 import { VectorstoreService } from './service.js';
