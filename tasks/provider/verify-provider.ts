@@ -32,7 +32,7 @@ export class SmarterConfigurationError extends PythonException {
 const LOGO_EXTENSIONS = ['.png', '.jpg', '.jpeg', '.svg'];
 
 /** Python's `urllib.parse.urljoin` for the cases a connectivity path takes (relative, absolute, empty). */
-export function urljoin(base: string, path: string): string {
+export function urljoin(base: string, path: string | null): string {
   return path ? new URL(path, base).toString() : base;
 }
 
