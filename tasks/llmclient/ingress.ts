@@ -15,6 +15,10 @@ export interface IngressValues {
 
 export const SERVICE = { name: 'smarter', port: 8000 } as const;
 
+/** The Ingress of `host` in the environment's namespace, its certificate from the API domain's cluster issuer. */
+export const ingressOf = (env: { namespace: string; platformName: string; apiDomain: string }, host: string) =>
+  ingressManifest({ host, namespace: env.namespace, platformName: env.platformName, clusterIssuer: env.apiDomain });
+
 export function ingressManifest(v: IngressValues): KubeObject {
   return {
     apiVersion: 'networking.k8s.io/v1',
