@@ -170,18 +170,22 @@ function servingSettings(
   return args;
 }
 
+/** Each one's flags for `servingSettings`. */
+const VLLM_SETTINGS = [
+  '--max-model-len',
+  '--tensor-parallel-size',
+  '--gpu-memory-utilization',
+  '--max-num-seqs',
+] as const;
+const SGLANG_SETTINGS = ['--context-length', '--tp', '--mem-fraction-static', '--max-running-requests'] as const;
+
 class VllmEngine extends Engine {
   override readonly apiKeyEnv = 'VLLM_API_KEY';
   protected override modelArgs(spec: LlmhostSpec, model: ResolvedModel, servedName: string): string[] {
     return remoteModelArgs(model, loadAndListen('--model', '--host', this.containerPort(spec), model, servedName));
   }
   protected override settingArgs(spec: LlmhostSpec): string[] {
-    return servingSettings(spec.engine, [
-      '--max-model-len',
-      '--tensor-parallel-size',
-      '--gpu-memory-utilization',
-      '--max-num-seqs',
-    ]);
+    return servingSettings(spec.engine, VLLM_SETTINGS);
   }
 }
 
@@ -215,12 +219,7 @@ class SglangEngine extends Engine {
     return remoteModelArgs(model, loadAndListen('--model-path', '--host', this.containerPort(spec), model, servedName));
   }
   protected override settingArgs(spec: LlmhostSpec): string[] {
-    return servingSettings(spec.engine, [
-      '--context-length',
-      '--tp',
-      '--mem-fraction-static',
-      '--max-running-requests',
-    ]);
+    return servingSettings(spec.engine, SGLANG_SETTINGS);
   }
   protected override apiKeyArgs(): string[] {
     return ['--api-key', `$(${API_KEY_ENV})`];
