@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { waitFor } from '../support/wait.js';
 import { useMotoBehindFaultProxy } from '../support/aws-faults.js';
 import { cloudFailure, testCloud } from '../support/cloud.js';
-import type { Certificates } from '../../tasks/cloud/ports.js';
+import type { Certificates } from '../../tasks/cloud/acm-port.js';
 
 const aws = useMotoBehindFaultProxy({ acmValidationWait: 1 });
 let acm: Certificates;

@@ -9,7 +9,7 @@ import { bindArguments } from '../../lib/registry/args.js';
 import { noEvents, type TaskEvents } from '../../lib/worker/events.js';
 import { openDatabase } from '../../tasks/db/database.js';
 import { ONCE_TABLE } from '../../tasks/db/once.js';
-import type { SmarterDeps } from '../../tasks/deps.js';
+import type { SmarterDeps } from '../../tasks/env/task-env.js';
 import { REDIS_URL, deleteQueues, publishMany, uniqueName } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { insertRow } from '../support/django-rows.js';

@@ -4,7 +4,7 @@
  * and returns (a missing LLMClient, a missing zone, a refused Ingress) and a mail server that is down, which loses
  * only the e-mail.
  */
-import type { SmarterDeps } from '../../tasks/deps.js';
+import type { SmarterDeps } from '../../tasks/env/task-env.js';
 import { smarterTasks } from '../../tasks/index.js';
 import { mailFailures } from '../../tasks/llmclient/mail.js';
 import { deployDefaultApi } from '../../tasks/llmclient/deploy-default-api.js';

@@ -4,7 +4,7 @@
  * worker's own reschedule planning (spec/support/check-runner.ts).
  */
 import { SMARTER_CATALOG } from '../../tasks/catalog.js';
-import { CloudError } from '../../tasks/cloud/ports.js';
+import { CloudError } from '../../tasks/cloud/errors.js';
 import { llmclientTasks } from '../../tasks/llmclient/index.js';
 import { mailFailures } from '../../tasks/llmclient/mail.js';
 import { continueDefaultApiDeployment } from '../../tasks/llmclient/continue-default-api-deployment.js';
@@ -18,7 +18,7 @@ import { undeployDefaultApi } from '../../tasks/llmclient/undeploy-default-api.j
 import { verifyCertificate } from '../../tasks/llmclient/verify-certificate.js';
 import { verifyCustomDomain } from '../../tasks/llmclient/verify-custom-domain.js';
 import { verifyDomain } from '../../tasks/llmclient/verify-domain.js';
-import { isPermanent, type SmarterDeps, taskEnv } from '../../tasks/deps.js';
+import { isPermanent, type SmarterDeps, taskEnv } from '../../tasks/env/task-env.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { insertRow } from '../support/django-rows.js';

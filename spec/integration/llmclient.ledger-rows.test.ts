@@ -12,7 +12,7 @@ import { createCustomDomainDnsRecord } from '../../tasks/llmclient/create-custom
 import { deployDefaultApi } from '../../tasks/llmclient/deploy-default-api.js';
 import { destroyDomainARecord } from '../../tasks/llmclient/destroy-domain-a-record.js';
 import { registerCustomDomain } from '../../tasks/llmclient/register-custom-domain.js';
-import { type SmarterDeps, taskEnv } from '../../tasks/deps.js';
+import { type SmarterDeps, taskEnv } from '../../tasks/env/task-env.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { insertRow } from '../support/django-rows.js';

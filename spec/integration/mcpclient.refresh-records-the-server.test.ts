@@ -10,7 +10,7 @@ import { bindArguments } from '../../lib/registry/args.js';
 import type { AnyTask } from '../../lib/registry/define-task.js';
 import { McpConnectionError } from '../../tasks/cloud/mcp-port.js';
 import { SdkMcpServers } from '../../tasks/cloud/mcp.js';
-import type { SmarterDeps } from '../../tasks/deps.js';
+import type { SmarterDeps } from '../../tasks/env/task-env.js';
 import { smarterTasks } from '../../tasks/index.js';
 import { recordError } from '../../tasks/mcpclient/rows.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';

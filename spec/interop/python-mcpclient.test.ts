@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { nullLogger } from '../../lib/logger.js';
 import { FetchLlmProviders } from '../../tasks/cloud/llm.js';
 import { SdkMcpServers } from '../../tasks/cloud/mcp.js';
-import type { SmarterDeps } from '../../tasks/deps.js';
+import type { SmarterDeps } from '../../tasks/env/task-env.js';
 import { smarterTasks } from '../../tasks/index.js';
 import { AMQP_URL, REDIS_URL, uniqueName } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { nullLogger } from '../../lib/logger.js';
 import { HttpEmbeddings } from '../../tasks/cloud/embeddings.js';
 import { QdrantDatabases } from '../../tasks/cloud/vectordb.js';
-import type { SmarterDeps } from '../../tasks/deps.js';
+import type { SmarterDeps } from '../../tasks/env/task-env.js';
 import { smarterTasks } from '../../tasks/index.js';
 import { chunkId } from '../../tasks/vectorstore/chunk-ids.js';
 import { AMQP_URL, REDIS_URL, uniqueName } from '../support/amqp.js';

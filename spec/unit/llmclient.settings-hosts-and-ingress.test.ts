@@ -1,7 +1,7 @@
 /** The llmclient tasks' pure parts: Smarter's derived settings, host names, the Ingress, the time scale. */
 import { SmarterValueError } from '../../tasks/errors.js';
 import { loadConfig } from '../../lib/config/settings.js';
-import { taskEnv } from '../../tasks/deps.js';
+import { taskEnv } from '../../tasks/env/task-env.js';
 import {
   accountNumberOfHost,
   customHost,
@@ -13,7 +13,7 @@ import {
   rfc1034CompliantStr,
 } from '../../tasks/llmclient/hosts.js';
 import { certificateReady, ingressManifest } from '../../tasks/llmclient/ingress.js';
-import { derived } from '../../tasks/llmclient/settings.js';
+import { derived } from '../../tasks/env/settings.js';
 import { SETTINGS } from '../../tasks/settings.js';
 
 // smarter/smarter/common/conf/settings.py (`environment_api_domain`, `root_api_domain`, `proxy_api_domain`,

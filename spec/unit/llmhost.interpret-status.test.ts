@@ -1,5 +1,5 @@
 /** An LLMHost's status from its Deployment and pods, as Smarter's `observability.interpret` maps them. */
-import type { KubeObject } from '../../tasks/cloud/ports.js';
+import type { KubeObject } from '../../tasks/cloud/kubernetes-port.js';
 import { interpret } from '../../tasks/llmhost/interpret.js';
 
 const deployment = (replicas: number, ready: number, conditions: unknown[] = []): KubeObject => ({

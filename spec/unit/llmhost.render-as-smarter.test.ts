@@ -4,7 +4,7 @@
  * `services/engines.py` and `services/sources.py`; the specs are Smarter's built-in LLMHosts
  * (`smarter/smarter/apps/llmhost/data/llmhost/*.yaml`, in `spec/fixtures/llmhost-builtins.ts`).
  */
-import type { KubeObject } from '../../tasks/cloud/ports.js';
+import type { KubeObject } from '../../tasks/cloud/kubernetes-port.js';
 import { pythonFloat } from '../../tasks/llmhost/engines.js';
 import { type RenderContext, endpoints, renderResources } from '../../tasks/llmhost/render.js';
 import { parseSpec } from '../../tasks/llmhost/spec.js';

@@ -9,7 +9,8 @@ import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from '../../lib/logger.js';
 import { cloudCall, isNetworkError, messageOf } from './call.js';
 import { adminBcc } from './email-address.js';
-import { CloudError, type CloudErrorKind, type Mail, type Mailer } from './ports.js';
+import { CloudError, type CloudErrorKind } from './errors.js';
+import type { Mail, Mailer } from './mailer-port.js';
 
 export interface SmtpOptions {
   host: string;

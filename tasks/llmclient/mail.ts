@@ -13,7 +13,7 @@ import type { Counter } from 'prom-client';
 import { promClient } from '../../lib/control/prom-client.js';
 import { coerceError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
-import type { Mailer } from '../cloud/ports.js';
+import type { Mailer } from '../cloud/mailer-port.js';
 import { isValidEmail } from '../cloud/email-address.js';
 import type { Queryable } from '../db/database.js';
 import { type Contact, accountContacts, primaryContact } from './rows.js';

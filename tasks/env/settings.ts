@@ -1,13 +1,19 @@
 /**
- * What the infrastructure tasks read, under the environment variables Smarter's settings read (`get_env(NAME)`
- * tries NAME, then SMARTER_NAME), plus our time scale. Smarter derives its API domains, Kubernetes namespace
- * and platform name from ENVIRONMENT, ROOT_DOMAIN and PLATFORM_SUBDOMAIN (`smarter/common/conf/settings.py`);
- * `derived()` does the same.
+ * Smarter's platform settings that the apps share, and what Smarter derives from them (Smarter keeps both in
+ * `smarter/common/conf/`), under the environment variables Smarter's settings read (`get_env(NAME)` tries NAME,
+ * then SMARTER_NAME), plus our time scale: the infrastructure settings of the llmclient and llmhost tasks, the EKS
+ * settings of the llmhost and inventory tasks, and the operator's overrides of the vectorstores' credentials.
+ * Smarter derives its API domains, Kubernetes namespace and platform name from ENVIRONMENT, ROOT_DOMAIN and
+ * PLATFORM_SUBDOMAIN (`smarter/common/conf/settings.py`); `derived()` does the same.
  */
-import { ParseError, type Setting, type ValuesOf } from '../../lib/config/settings.js';
+import { ParseError, parsers, type Setting, type ValuesOf } from '../../lib/config/settings.js';
 import { both, pyBool } from '../smarter-env.js';
 
 const setting = <T>(s: Setting<T>): Setting<T> => s;
+
+/** A group's defaults, as its table declares them. */
+const defaultsOf = <T extends Record<string, Setting<unknown>>>(table: T): ValuesOf<T> =>
+  Object.fromEntries(Object.entries(table).map(([k, s]) => [k, s.default])) as ValuesOf<T>;
 
 /** `smarter.common.const.SMARTER_CUSTOMER_SUPPORT_EMAIL` in Smarter's newest version (older ones: support@smarter.sh). */
 export const SMARTER_CUSTOMER_SUPPORT_EMAIL = 'lpm0073@gmail.com';
@@ -102,9 +108,53 @@ export const INFRASTRUCTURE_SETTINGS = {
 
 export type InfrastructureSettings = ValuesOf<typeof INFRASTRUCTURE_SETTINGS>;
 
-export const INFRASTRUCTURE_DEFAULTS: InfrastructureSettings = Object.fromEntries(
-  Object.entries(INFRASTRUCTURE_SETTINGS).map(([k, s]) => [k, s.default]),
-) as InfrastructureSettings;
+export const INFRASTRUCTURE_DEFAULTS: InfrastructureSettings = defaultsOf(INFRASTRUCTURE_SETTINGS);
+
+/**
+ * What the llmhost and inventory tasks read besides the infrastructure settings: the EKS cluster and the node role
+ * and subnets of new node groups.
+ */
+export const LLMHOST_SETTINGS = {
+  awsEksClusterName: setting({
+    env: both('AWS_EKS_CLUSTER_NAME'),
+    default: 'apps-hosting-service',
+    parse: parsers.string,
+    doc: 'The EKS cluster whose managed node groups the llmhost tasks manage and the inventory describes.',
+  }),
+  llmhostNodeRoleArn: setting({
+    env: both('LLMHOST_NODE_ROLE_ARN'),
+    default: '',
+    shownDefault: "that of the cluster's first node group not made by Smarter",
+    parse: parsers.string,
+    doc: 'IAM role of the node groups the llmhost tasks create.',
+  }),
+  llmhostNodeSubnetIds: setting<string[]>({
+    env: both('LLMHOST_NODE_SUBNET_IDS'),
+    default: [],
+    shownDefault: "those of the cluster's first node group not made by Smarter",
+    parse: parsers.list,
+    doc: 'Subnets of the node groups the llmhost tasks create, comma separated.',
+  }),
+};
+
+export type LlmhostSettings = ValuesOf<typeof LLMHOST_SETTINGS>;
+
+export const LLMHOST_DEFAULTS: LlmhostSettings = defaultsOf(LLMHOST_SETTINGS);
+
+/**
+ * The operator's explicit overrides of the credentials the vectorstores' rows name. Each empty one is not set: the
+ * vectorstore's own ApiConnection, Secret or Provider is used.
+ */
+export interface VectorstoreOverrides {
+  /** Sent to every Qdrant server instead of its own key. */
+  qdrantApiKey: string;
+  /** Every vectorstore's embeddings API, instead of its Provider's `base_url`. */
+  embeddingsUrl: string;
+  /** Instead of its Provider's API key. */
+  embeddingsApiKey: string;
+}
+
+export const NO_OVERRIDES: VectorstoreOverrides = { qdrantApiKey: '', embeddingsUrl: '', embeddingsApiKey: '' };
 
 export interface Derived {
   /**

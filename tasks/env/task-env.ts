@@ -1,22 +1,29 @@
 /**
  * What Smarter's tasks are given at start-up: the clients (`SmarterDeps`, in `ctx.deps`) and the one task
- * environment (`TaskEnv`) every task definition is built from, made here from the loaded settings.
+ * environment (`TaskEnv`) every task definition is built from, made here from the loaded settings. Every app
+ * stands on it; it stands on the shared rooms (tasks/cloud, tasks/db) and on Smarter's settings (`./settings.ts`).
  */
-import * as z from 'zod';
-import { hasCode } from '../lib/errors.js';
-import type { RetryPolicy } from '../lib/registry/define-task.js';
-import { CloudError, type CloudDeps } from './cloud/ports.js';
-import type { Database } from './db/database.js';
+import { hasCode } from '../../lib/errors.js';
+import type { RetryPolicy } from '../../lib/registry/define-task.js';
+import { CloudError } from '../cloud/errors.js';
+import type { CloudDeps } from '../cloud/cloud-deps.js';
+import type { Database } from '../db/database.js';
 import {
   DatabaseError,
   DoesNotExist,
   LLMClientCustomDomainExists,
   LLMClientCustomDomainNotFound,
   SmarterValueError,
-} from './errors.js';
-import { type Derived, INFRASTRUCTURE_DEFAULTS, type InfrastructureSettings, derived } from './llmclient/settings.js';
-import { LLMHOST_DEFAULTS, type LlmhostSettings } from './llmhost/settings.js';
-import type { VectorstoreOverrides } from './vectorstore/env.js';
+} from '../errors.js';
+import {
+  type Derived,
+  INFRASTRUCTURE_DEFAULTS,
+  type InfrastructureSettings,
+  LLMHOST_DEFAULTS,
+  type LlmhostSettings,
+  type VectorstoreOverrides,
+  derived,
+} from './settings.js';
 
 export interface SmarterDeps {
   db: Database;
@@ -119,12 +126,3 @@ function pick<T extends object>(defaults: T, s: object): T {
   }
   return out;
 }
-
-/** Django's key of the chat session in request data (`SMARTER_CHAT_SESSION_KEY_NAME`). */
-export const SESSION_KEY_NAME = 'session_key';
-
-/** A primary key as Python callers send it: an int, or its digits (Django's `get(id=…)` takes both). */
-export const pk = () =>
-  z
-    .union([z.number().int().positive(), z.string().regex(/^\d+$/, 'expected an integer id')])
-    .transform((v) => Number(v));
