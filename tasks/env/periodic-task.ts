@@ -9,7 +9,7 @@ import type { SmarterDeps } from './task-env.js';
 
 /** A task definition without parameters: its run is given only the context. */
 export type PeriodicTask<R> = Omit<TaskDefinition<Record<string, never>, R, SmarterDeps>, 'params' | 'run'> & {
-  run(ctx: TaskContext<SmarterDeps>): Promise<R> | R;
+  run: (ctx: TaskContext<SmarterDeps>) => Promise<R> | R;
 };
 
 export const periodicTask = <R>({ run, ...options }: PeriodicTask<R>) =>
