@@ -139,7 +139,7 @@ export class RedisBroker implements Broker {
 
   /** Celery declares `Queue(name, Exchange(name), routing_key=name)`: kombu records that binding. */
   async declareQueue(spec: QueueSpec): Promise<void> {
-    await this.transport.bind(spec.name, spec.name, spec.name);
+    await this.writes.write(() => this.transport.bind(spec.name, spec.name, spec.name));
   }
 
   /** The delayed set needs no declaration. */
@@ -160,7 +160,7 @@ export class RedisBroker implements Broker {
       const routingKey = e?.kind === 'fanout' ? '' : (spec.pattern ?? '');
       this.consumer.fanoutQueues.set(spec.queue, { exchange, routingKey });
     } else {
-      await this.transport.bind(exchange, spec.pattern ?? '', spec.queue);
+      await this.writes.write(() => this.transport.bind(exchange, spec.pattern ?? '', spec.queue));
     }
     await this.consume(spec.queue, handler, { noAck: true });
   }
@@ -211,8 +211,9 @@ export class RedisBroker implements Broker {
   async deadLetter(delivery: Delivery, why: DeadLetterReason): Promise<void> {
     if (delivery instanceof RedisDelivery && delivery.raw.withheldBodyBytes !== undefined) {
       await this.declareQueue({ name: why.queue });
+      const headers = deadLetterHeaders(delivery, why);
       if (
-        !(await this.transport.deadLetterWithheld(delivery.deliveryTag, why.queue, deadLetterHeaders(delivery, why)))
+        !(await this.writes.write(() => this.transport.deadLetterWithheld(delivery.deliveryTag, why.queue, headers)))
       ) {
         throw new BrokerError(`could not dead-letter message ${delivery.deliveryTag}: it is no longer unacked`);
       }
@@ -288,10 +289,14 @@ export class RedisBroker implements Broker {
     return delayedStats(this.cmd, this.keys);
   }
 
+  /**
+   * Every write of the publish path goes through `writes`: refused at maxmemory, it waits for Redis to take writes
+   * and is sent again (write-block.ts). Fanout goes by PUBLISH, which Redis never refuses for memory.
+   */
   private async publish(exchange: string, routingKey: string, body: Buffer, p: PublishProperties): Promise<void> {
     try {
       if (this.fanoutExchanges.has(exchange)) await this.fanout.publish(exchange, routingKey, body, p);
-      else if ((await this.transport.publish(exchange, routingKey, body, p)) === 0) {
+      else if ((await this.writes.write(() => this.transport.publish(exchange, routingKey, body, p))) === 0) {
         this.opts.logger.warn(
           `message to exchange ${exchange} with routing key ${routingKey} matched no queue (kombu drops it too)`,
         );
@@ -309,7 +314,7 @@ export class RedisBroker implements Broker {
     p: PublishProperties,
     dueMs: number,
   ): Promise<void> {
-    await this.transport.publishDelayed(exchange, routingKey, body, p, dueMs);
+    await this.writes.write(() => this.transport.publishDelayed(exchange, routingKey, body, p, dueMs));
   }
 
   /**
@@ -326,7 +331,7 @@ export class RedisBroker implements Broker {
     const dueMs = Date.now() + Math.max(0, delayMs);
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.transport.defer(tag, dueMs);
+        await this.writes.write(() => this.transport.defer(tag, dueMs));
         break;
       } catch (err) {
         if (attempt >= SETTLE_ATTEMPTS || this.clients.closing) {
