@@ -9,7 +9,8 @@
 import { Redis } from 'ioredis';
 import { RedisBroker } from '../../lib/broker/redis/redis-broker.js';
 import { nullLogger } from '../../lib/logger.js';
-import { uniqueName, waitFor } from '../support/amqp.js';
+import { uniqueName } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 import { type Accounting, type LoadMessage, account, probe, pushbackLoad, pushbackTasks } from '../support/pushback.js';
