@@ -18,7 +18,8 @@ export type ContextPublisher = Pick<TaskPublisher, 'send' | 'apply' | 'applySign
 export interface ContextInput<D> {
   msg: TaskMessage;
   task: Pick<AnyTask<unknown>, 'queue' | 'retry' | 'checks'> & { argNames?: readonly string[] };
-  delivery: Pick<Delivery, 'queue' | 'exchange' | 'routingKey' | 'redelivered'>;
+  /** `settled`: acked already (early ack): a retry or check-again the broker refuses is held (publish-hold.ts). */
+  delivery: Pick<Delivery, 'queue' | 'exchange' | 'routingKey' | 'redelivered'> & Partial<Pick<Delivery, 'settled'>>;
   publisher: ContextPublisher;
   backend: Pick<ResultBackend, 'get'>;
   nodeName: string;
@@ -38,7 +39,8 @@ export async function checkTaskAgain(
   const { msg, task, delivery, publisher } = input;
   const { args, kwargs, attempt } = planCheckAgain(msg.task, task.checks, bound, options, msg.id, task.argNames);
   const queue = task.queue === ANY_QUEUE ? delivery.queue : task.queue;
-  const id = await publisher.apply(msg.task, args, kwargs, { countdown: options.after, queue }, msg);
+  const hold = delivery.settled === true ? { what: 'check-again countdown' } : undefined;
+  const id = await publisher.apply(msg.task, args, kwargs, { countdown: options.after, queue }, msg, hold);
   return new Rescheduled(id, attempt, options.after);
 }
 
