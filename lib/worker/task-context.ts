@@ -25,6 +25,8 @@ export interface ContextInput<D> {
   nodeName: string;
   deps: D;
   logger: Logger;
+  /** Told what the run waits on with other runs (`ctx.waitingOn`), for the wait-budget report. */
+  waitingOn?: (what: string | null) => void;
   /** Holds the run's signal, read only when the task reads `ctx.signal` (an AbortController will do). */
   control: { readonly signal: AbortSignal };
   now?: () => number;
@@ -102,6 +104,7 @@ export function createTaskContext<D>(input: ContextInput<D>): { ctx: TaskContext
     applySignature: (sig, partialArgs = []) => publisher.applySignature(sig, partialArgs, msg),
     getResult: (taskId) => backend.get(taskId),
     checkAgain: (options) => checkTaskAgain(input, bound, options),
+    waitingOn: (what) => input.waitingOn?.(what),
   };
   const ctx: TaskContext<D> = Object.assign(new LazySignal(input.control), fields);
   return {

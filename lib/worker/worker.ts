@@ -13,7 +13,7 @@ import type { Serializer } from '../protocol/content.js';
 import type { TaskMessage } from '../protocol/types.js';
 import type { Registry } from '../registry/registry.js';
 import type { AckPolicy, Outcome } from './decide.js';
-import { DeadLetterCopies } from './dead-letter.js';
+import { DeadLetterCopies, ReportedOnce } from './dead-letter.js';
 import { noEvents, type TaskEvents } from './events.js';
 import { Deadlines } from './deadlines.js';
 import { Forwarder, type UnknownTaskPolicy } from './forward.js';
@@ -77,6 +77,8 @@ export class Worker<D = unknown> implements WorkerControl {
   readonly processed = new Map<string, number>();
   /** Runs reported for waiting past their budget, by task name. */
   readonly overWaitBudget = new Map<string, number>();
+  /** What runs waited on together past their budget, reported once each (bounded). */
+  private readonly sharedWaitsReported = new ReportedOnce(1000);
   /** Messages whose far ETA was moved into the delay topology. */
   offloaded = 0;
   /** Reserved or held messages dropped unrun because their channel closed (the broker redelivers them). */
@@ -390,8 +392,17 @@ export class Worker<D = unknown> implements WorkerControl {
       defaults: this.options.defaults,
       deadlines: this.deadlines,
       overrides: this.limits.timesOf(job.task.name),
-      onOverWaitBudget: (msg, log) => {
+      onOverWaitBudget: (msg, log, sharedWait) => {
         this.overWaitBudget.set(msg.task, (this.overWaitBudget.get(msg.task) ?? 0) + 1);
+        // Runs waiting on one shared thing (a batch) are one report: the first of them says it for all.
+        if (sharedWait !== null) {
+          if (!this.sharedWaitsReported.first(sharedWait)) return;
+          log.warn(
+            `Task ${msg.task}[${msg.id}] is still running after ${this.options.defaults.waitBudget ?? 0}s, waiting on ${sharedWait} with other runs (reported once for them all): a task that waits holds a worker`,
+            { outcome: 'over-wait-budget', waiting_on: sharedWait },
+          );
+          return;
+        }
         log.warn(
           `Task ${msg.task}[${msg.id}] is still running after ${this.options.defaults.waitBudget ?? 0}s: a task that waits holds a worker; check once and use ctx.checkAgain() (ADR-030)`,
           { outcome: 'over-wait-budget' },
