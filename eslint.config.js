@@ -40,50 +40,81 @@ const APPS = [
   'provider',
   'vectorstore',
 ];
-/** The shared rooms of tasks/, below every app: they import no app at all. */
-const SHARED = ['cloud', 'db', 'secret'];
+/** The only apps an app may use (through their index.ts), as Smarter's do: llmhost charges accounts and copies llmclient's A record. */
+const APP_USES = { llmhost: ['account', 'llmclient'] };
+/**
+ * The rooms of tasks/ below the apps, each above those it may import: env/ (the task environment and Smarter's
+ * platform settings), secret/ on db/, and cloud/ and db/ at the bottom, apart. Each row lists the rooms it sits below.
+ */
+const SHARED = {
+  env: [],
+  secret: ['env'],
+  cloud: ['env', 'secret', 'db'],
+  db: ['env', 'secret', 'cloud'],
+};
+/** What assembles the worker from the apps: above every app. */
+const ASSEMBLY = ['index.js', 'settings.js', 'system.js', 'worker-main.js', 'main.js', 'cli/*', 'celery/*'];
 const NEVER_WAIT = [
   { name: 'node:timers/promises', message: 'Never wait in a task: use ctx.checkAgain().' },
   { name: 'timers/promises', message: 'Never wait in a task: use ctx.checkAgain().' },
 ];
 
-/** tasks/<app> imports another app only by its index; tasks/{cloud,db,secret} import no app (the timers rule repeated: one rule per file). */
+/**
+ * Layers inside tasks/: the assembly, the apps, the shared rooms, and the ground (tasks/errors.ts, catalog.ts,
+ * smarter-env.ts). An app reaches another only by its index.ts and only where APP_USES says; a shared room imports no
+ * app and no room above it; the ground imports nothing of tasks/. The timers rule is repeated: one rule per file.
+ */
 function taskRooms() {
-  const app = (room) => ({
-    files: [`tasks/${room}/**/*.ts`],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: NEVER_WAIT,
-          patterns: [
-            {
-              group: APPS.filter((o) => o !== room).flatMap((o) => [`../${o}/*`, `!../${o}/index.js`]),
-              message: `tasks/${room}/ reaches another app only through its index.ts (or a shared room: tasks/db, tasks/cloud, tasks/secret).`,
-            },
-          ],
-        },
-      ],
-    },
+  const block = (files, patterns) => ({
+    files,
+    rules: { 'no-restricted-imports': ['error', { paths: NEVER_WAIT, patterns }] },
   });
-  const shared = (room) => ({
-    files: [`tasks/${room}/**/*.ts`],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: NEVER_WAIT,
-          patterns: [
-            {
-              group: APPS.map((o) => `../${o}/*`),
-              message: `tasks/${room}/ is shared by the apps and sits below them: it imports none (name a port here instead).`,
-            },
-          ],
-        },
-      ],
-    },
+  const assembly = (room) => ({
+    group: ASSEMBLY.map((a) => `../${a}`),
+    message: `tasks/${room}/ sits below what assembles the worker (tasks/index.ts, settings.ts, system.ts, worker-main.ts, cli/, celery/).`,
   });
-  return [...APPS.map(app), ...SHARED.map(shared)];
+  const app = (room) =>
+    block(
+      [`tasks/${room}/**/*.ts`],
+      [
+        {
+          group: APPS.filter((o) => o !== room).flatMap((o) =>
+            (APP_USES[room] ?? []).includes(o) ? [`../${o}/*`, `!../${o}/index.js`] : [`../${o}/*`],
+          ),
+          message: `tasks/${room}/ reaches another app only through its index.ts, and only the apps it uses (${(APP_USES[room] ?? []).join(', ') || 'none'}); the shared rooms are tasks/env, tasks/db, tasks/cloud, tasks/secret.`,
+        },
+        assembly(room),
+      ],
+    );
+  const shared = ([room, above]) =>
+    block(
+      [`tasks/${room}/**/*.ts`],
+      [
+        {
+          group: APPS.map((o) => `../${o}/*`),
+          message: `tasks/${room}/ is shared by the apps and sits below them: it imports none (name a port here instead).`,
+        },
+        ...(above.length
+          ? [
+              {
+                group: above.map((r) => `../${r}/*`),
+                message: `tasks/${room}/ sits below ${above.map((r) => `tasks/${r}`).join(', ')}: an import from there would run back up.`,
+              },
+            ]
+          : []),
+        assembly(room),
+      ],
+    );
+  const ground = block(
+    ['tasks/errors.ts', 'tasks/catalog.ts', 'tasks/smarter-env.ts'],
+    [
+      {
+        group: ['./*/*', ...ASSEMBLY.map((a) => `./${a}`)],
+        message: 'tasks/errors.ts, catalog.ts and smarter-env.ts are the ground of tasks/: they import nothing of it.',
+      },
+    ],
+  );
+  return [...APPS.map(app), ...Object.entries(SHARED).map(shared), ground];
 }
 
 export default tseslint.config(
@@ -177,7 +208,8 @@ export default tseslint.config(
       ],
     },
   },
-  // Inside tasks/, each app is a room: another app is reached through its index.ts, and the shared rooms import no app.
+  // Inside tasks/, arrows run only downwards: the assembly, the apps (another app only through its index.ts, and
+  // only one it uses), the shared rooms (env above secret above db; cloud apart), the ground.
   ...taskRooms(),
   {
     // amqplib's codec extension (lib/broker/amqp/amqp-codec.ts) must load before amqplib: one way in.

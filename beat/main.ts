@@ -10,6 +10,7 @@ import { createBroker, redisOptionsOf } from '../lib/broker/create-broker.js';
 import { describeConfig, loadCommandLine } from '../lib/config/settings.js';
 import { type Subcommand, answerInfoFlags } from '../lib/config/usage.js';
 import { createLogger, exitFatal, exitFlushed } from '../lib/logger.js';
+import { startTracing, stopTracing } from '../lib/tracing/tracing.js';
 import { SMARTER_CATALOG } from '../tasks/catalog.js';
 import { smarterTasks } from '../tasks/index.js';
 import { SMARTER_SETTINGS } from '../tasks/settings.js';
@@ -81,6 +82,8 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   logger.info('smarter-beat starting', { config: describeConfig(BEAT_SETTINGS, config) });
+  // Off unless OTEL_TRACES_EXPORTER=otlp; on, each send is a publish span whose context its message carries.
+  const traced = await startTracing(process.env, config.brokerUrl, logger);
   const broker = createBroker({
     url: config.brokerUrl,
     logger,
@@ -108,7 +111,7 @@ async function main(argv: string[]): Promise<number> {
   const beat = new Beat({
     entries,
     store: where.store,
-    broker,
+    broker: traced?.broker(broker) ?? broker,
     lock: where.lock,
     logger,
     maxLoopMs: config.maxLoopInterval * 1000,
@@ -134,6 +137,7 @@ async function main(argv: string[]): Promise<number> {
   logger.info('smarter-beat stopping');
   http?.close();
   await beat.stop();
+  await stopTracing();
   return 0;
 }
 

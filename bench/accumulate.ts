@@ -11,7 +11,8 @@ import { record } from './record.js';
 import { rotated } from './stats.js';
 import {
   AMQP_URL,
-  PYTHON,
+  ourDrainWorker,
+  pythonDrainWorker,
   REPETITION,
   type Row,
   deleteQueue,
@@ -58,11 +59,7 @@ const systems: [string, (queue: string) => Promise<Row>][] = [
       observed(
         'smarter-worker',
         q,
-        () =>
-          spawn(process.execPath, ['dist/tasks/main.js', '-Q', q, '-l', 'warning'], {
-            env: { ...env, CELERY_TASK_ACKS_LATE: 'true', CELERY_TASK_IGNORE_RESULT: 'true' },
-            stdio: ['ignore', 'ignore', 'inherit'],
-          }),
+        () => ourDrainWorker(q, [], env),
         `late ack, default flags (-c ${DEFAULT_CONCURRENCY}, prefetch ${DEFAULT_CONCURRENCY * 4})`,
       ),
   ],
@@ -72,15 +69,7 @@ const systems: [string, (queue: string) => Promise<Row>][] = [
       observed(
         `smarter-worker -c ${concurrency}`,
         q,
-        () =>
-          spawn(
-            process.execPath,
-            ['dist/tasks/main.js', '-Q', q, '-c', String(concurrency), '--prefetch-multiplier', '4', '-l', 'warning'],
-            {
-              env: { ...env, CELERY_TASK_ACKS_LATE: 'true', CELERY_TASK_IGNORE_RESULT: 'true' },
-              stdio: ['ignore', 'ignore', 'inherit'],
-            },
-          ),
+        () => ourDrainWorker(q, ['-c', String(concurrency), '--prefetch-multiplier', '4'], env),
         `late ack, -c ${concurrency}, prefetch ${prefetch} (Python's concurrency)`,
       ),
   ],
@@ -90,33 +79,7 @@ const systems: [string, (queue: string) => Promise<Row>][] = [
       observed(
         'python-celery',
         q,
-        () =>
-          spawn(
-            PYTHON,
-            [
-              '-m',
-              'celery',
-              '-A',
-              'benchapp',
-              'worker',
-              '-Q',
-              q,
-              '-c',
-              String(concurrency),
-              '-P',
-              'prefork',
-              '-l',
-              'warning',
-              '--without-heartbeat',
-              '--without-gossip',
-              '--without-mingle',
-            ],
-            {
-              cwd: 'bench/python',
-              env,
-              stdio: ['ignore', 'ignore', 'ignore'],
-            },
-          ),
+        () => pythonDrainWorker(q, concurrency, env),
         `Celery 5.2.6 prefork, late ack, -c ${concurrency}, prefetch ${prefetch}`,
       ),
   ],

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import amqp from 'amqplib';
 import { freePort, type RabbitNode, startRabbitNode } from './rabbit-node.js';
 import { record } from './record.js';
-import { PYTHON, REPETITION, sleep, stop } from './support.js';
+import { PYTHON, REPETITION, pythonWorkerArgs, sleep, stop } from './support.js';
 
 const checks = Number(process.argv[2] ?? 500);
 const seconds = Number(process.argv[3] ?? 20);
@@ -53,29 +53,11 @@ async function variant(type: Result['type']): Promise<Result> {
   // Python Celery holds each countdown unacked in the worker: its broker pays one publish and one delivery.
   const worker =
     type === 'python'
-      ? spawn(
-          PYTHON,
-          [
-            '-m',
-            'celery',
-            '-A',
-            'benchiso',
-            'worker',
-            '-Q',
-            queue,
-            '-c',
-            '4',
-            '-l',
-            'warning',
-            '--without-gossip',
-            '--without-mingle',
-          ],
-          {
-            cwd: 'bench/python',
-            env: { ...process.env, CELERY_BROKER_URL: node.url },
-            stdio: 'ignore',
-          },
-        )
+      ? spawn(PYTHON, pythonWorkerArgs('benchiso', queue, 4), {
+          cwd: 'bench/python',
+          env: { ...process.env, CELERY_BROKER_URL: node.url },
+          stdio: 'ignore',
+        })
       : spawn(process.execPath, ['dist/bench/iso-worker.js', '-Q', queue, '-c', '64', '-l', 'warning'], {
           env: {
             ...process.env,

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import { Dec } from '../tasks/db/decimal.js';
 import { record } from './record.js';
-import { AMQP_URL, PYTHON, deleteQueue, freshQueue, peakRssMb, stop } from './support.js';
+import { AMQP_URL, PYTHON, deleteQueue, freshQueue, peakRssMb, pythonWorkerArgs, stop } from './support.js';
 
 const exec = promisify(execFile);
 const count = Number(process.argv[2] ?? 10_000);
@@ -66,28 +66,11 @@ const workers: Worker[] = [
     name: `python-celery -c ${c}`,
     note: `Celery 5.2.6 prefork (${c} processes), pymysql, one connection per process`,
     start: (queue: string) =>
-      spawn(
-        PYTHON,
-        [
-          '-m',
-          'celery',
-          '-A',
-          'benchcharges',
-          'worker',
-          '-Q',
-          queue,
-          '-c',
-          String(c),
-          '-P',
-          'prefork',
-          '-l',
-          'warning',
-          '--without-heartbeat',
-          '--without-gossip',
-          '--without-mingle',
-        ],
-        { cwd: 'bench/python', env, stdio: ['ignore', 'ignore', 'ignore'] },
-      ),
+      spawn(PYTHON, pythonWorkerArgs('benchcharges', queue, c, ['--without-heartbeat']), {
+        cwd: 'bench/python',
+        env,
+        stdio: ['ignore', 'ignore', 'ignore'],
+      }),
   })),
 ];
 

@@ -28,6 +28,7 @@ import { rotated } from './stats.js';
 import {
   AMQP_URL,
   PYTHON,
+  pythonWorkerArgs,
   REDIS_URL,
   REPETITION,
   askProbe,
@@ -152,35 +153,11 @@ const ours = (queue: string) =>
     },
   );
 const python = (queue: string) =>
-  spawn(
-    ...pinned(
-      cpuOf(queue),
-      PYTHON,
-      [
-        '-m',
-        'celery',
-        '-A',
-        'benchiso',
-        'worker',
-        '-Q',
-        queue,
-        '-n',
-        `${queue}@%h`,
-        '-c',
-        String(PYTHON_C),
-        '-l',
-        'warning',
-        '--without-gossip',
-        '--without-mingle',
-      ],
-      true,
-    ),
-    {
-      cwd: 'bench/python',
-      env,
-      stdio: 'ignore',
-    },
-  );
+  spawn(...pinned(cpuOf(queue), PYTHON, pythonWorkerArgs('benchiso', queue, PYTHON_C, ['-n', `${queue}@%h`]), true), {
+    cwd: 'bench/python',
+    env,
+    stdio: 'ignore',
+  });
 
 const systems: System[] = [
   { name: `smarter-worker${SUFFIX}`, start: ours, probed: true },

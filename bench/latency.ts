@@ -9,7 +9,16 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { record, type Sample } from './record.js';
 import { percentile, rotated } from './stats.js';
-import { AMQP_URL, PYTHON, REDIS_URL, REPETITION, consumersUp, deleteQueue, stop } from './support.js';
+import {
+  AMQP_URL,
+  PYTHON,
+  REDIS_URL,
+  REPETITION,
+  consumersUp,
+  deleteQueue,
+  pythonWorkerArgs,
+  stop,
+} from './support.js';
 
 const exec = promisify(execFile);
 const rates = (process.argv[2] ?? '100,1000').split(',').map(Number);
@@ -24,32 +33,11 @@ const systems: Record<string, () => ChildProcess> = {
       stdio: 'ignore',
     }),
   'python-celery': () =>
-    spawn(
-      PYTHON,
-      [
-        '-m',
-        'celery',
-        '-A',
-        'benchlatency',
-        'worker',
-        '-Q',
-        queue,
-        '-c',
-        '4',
-        '-P',
-        'prefork',
-        '-l',
-        'warning',
-        '--without-gossip',
-        '--without-mingle',
-        '--without-heartbeat',
-      ],
-      {
-        cwd: 'bench/python',
-        env,
-        stdio: 'ignore',
-      },
-    ),
+    spawn(PYTHON, pythonWorkerArgs('benchlatency', queue, 4, ['--without-heartbeat']), {
+      cwd: 'bench/python',
+      env,
+      stdio: 'ignore',
+    }),
 };
 
 const samples: Sample[] = [];

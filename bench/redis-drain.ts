@@ -9,7 +9,16 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { PYTHON, type Row, observed as observedRow, selfTimed as selfTimedRow, table, timeDrainOf } from './support.js';
+import {
+  PYTHON,
+  type Row,
+  observed as observedRow,
+  ourDrainWorker,
+  pythonDrainWorker,
+  selfTimed as selfTimedRow,
+  table,
+  timeDrainOf,
+} from './support.js';
 
 const exec = promisify(execFile);
 const count = Number(process.argv[2] ?? 20_000);
@@ -55,15 +64,7 @@ await run('smarter-worker', (q) =>
   observed(
     'smarter-worker',
     q,
-    () =>
-      spawn(
-        process.execPath,
-        ['dist/tasks/main.js', '-Q', q, '-c', String(concurrency), '--prefetch-multiplier', '4', '-l', 'warning'],
-        {
-          env: { ...env, CELERY_TASK_ACKS_LATE: 'true', CELERY_TASK_IGNORE_RESULT: 'true' },
-          stdio: ['ignore', 'ignore', 'inherit'],
-        },
-      ),
+    () => ourDrainWorker(q, ['-c', String(concurrency), '--prefetch-multiplier', '4'], env),
     `late ack, -c ${concurrency}, prefetch ${prefetch}`,
   ),
 );
@@ -71,33 +72,7 @@ await run('python-celery', (q) =>
   observed(
     'python-celery',
     q,
-    () =>
-      spawn(
-        PYTHON,
-        [
-          '-m',
-          'celery',
-          '-A',
-          'benchapp',
-          'worker',
-          '-Q',
-          q,
-          '-c',
-          String(concurrency),
-          '-P',
-          'prefork',
-          '-l',
-          'warning',
-          '--without-heartbeat',
-          '--without-gossip',
-          '--without-mingle',
-        ],
-        {
-          cwd: 'bench/python',
-          env,
-          stdio: ['ignore', 'ignore', 'ignore'],
-        },
-      ),
+    () => pythonDrainWorker(q, concurrency, env),
     `Celery 5.2.6 prefork, late ack, -c ${concurrency}, prefetch ${prefetch}`,
   ),
 );

@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { record, type Sample } from './record.js';
 import { summarize } from './stats.js';
-import { AMQP_URL, deleteQueue, freshQueue, sleep, stop, withChannel } from './support.js';
+import { AMQP_URL, deleteQueue, freshQueue, timeToConsuming, withChannel } from './support.js';
 
 const rounds = Number(process.argv[2] ?? 5);
 const queue = `bench_startup_${process.pid}`;
@@ -27,24 +27,15 @@ const systems: Record<string, () => ChildProcess> = {
 await freshQueue(queue);
 const samples: Sample[] = [];
 await withChannel(async (ch) => {
-  const consumers = async () => (await ch.checkQueue(queue)).consumerCount;
   for (let i = 0; i < rounds; i++) {
     for (const [system, start] of Object.entries(systems)) {
-      const t0 = performance.now();
-      const child = start();
-      while ((await consumers()) === 0) {
-        if (child.exitCode !== null) throw new Error(`${system} exited with ${child.exitCode} before consuming`);
-        await sleep(2);
-      }
       samples.push({
         bench: 'startup',
         system,
         metric: 'start → consuming',
         unit: 'ms',
-        value: performance.now() - t0,
+        value: await timeToConsuming(ch, queue, system, start),
       });
-      await stop(child);
-      while ((await consumers()) > 0) await sleep(10);
     }
   }
 });

@@ -1,6 +1,6 @@
 /** Shared pieces of the benchmarks: queues, a Python producer, process sampling, tables. */
 import amqp from 'amqplib';
-import { type ChildProcess, execFile } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import { promisify } from 'node:util';
@@ -9,6 +9,69 @@ import { retireQueues } from './retire-queue.js';
 export const AMQP_URL = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672//';
 export const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const exec = promisify(execFile);
+
+/**
+ * Arguments of `python -m celery` for Debian's Celery worker on one queue, as every comparison runs it: prefork,
+ * quiet, and without gossip and mingle (they only add start-up time). `extra` adds flags such as
+ * `--without-heartbeat` or `-n`.
+ */
+export function pythonWorkerArgs(app: string, queue: string, concurrency: number, extra: string[] = []): string[] {
+  return [
+    '-m',
+    'celery',
+    '-A',
+    app,
+    'worker',
+    '-Q',
+    queue,
+    '-c',
+    String(concurrency),
+    '-P',
+    'prefork',
+    '-l',
+    'warning',
+  ].concat(['--without-gossip', '--without-mingle'], extra);
+}
+
+/** The drain comparisons' Python worker: `benchapp` (celery.accumulate), late ack, on one queue. */
+export function pythonDrainWorker(queue: string, concurrency: number, env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(PYTHON, pythonWorkerArgs('benchapp', queue, concurrency, ['--without-heartbeat']), {
+    cwd: 'bench/python',
+    env,
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
+}
+
+/** The shipped worker (`dist/tasks/main.js`) on one queue, late ack, results ignored, as the drains run it. */
+export function ourDrainWorker(queue: string, flags: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, ['dist/tasks/main.js', '-Q', queue, ...flags, '-l', 'warning'], {
+    env: { ...env, CELERY_TASK_ACKS_LATE: 'true', CELERY_TASK_IGNORE_RESULT: 'true' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+/**
+ * Milliseconds from `start()` to a consumer on `queue` (an empty one), then stops the process and waits until
+ * its consumer is gone, so the next start is timed alone.
+ */
+export async function timeToConsuming(
+  ch: amqp.Channel,
+  queue: string,
+  system: string,
+  start: () => ChildProcess,
+): Promise<number> {
+  const consumers = async () => (await ch.checkQueue(queue)).consumerCount;
+  const t0 = performance.now();
+  const child = start();
+  while ((await consumers()) === 0) {
+    if (child.exitCode !== null) throw new Error(`${system} exited with ${child.exitCode} before consuming`);
+    await sleep(2);
+  }
+  const ms = performance.now() - t0;
+  await stop(child);
+  while ((await consumers()) > 0) await sleep(10);
+  return ms;
+}
 
 export async function withChannel<T>(fn: (ch: amqp.Channel) => Promise<T>): Promise<T> {
   const conn = await amqp.connect(AMQP_URL);

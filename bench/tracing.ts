@@ -19,10 +19,9 @@ import {
   freshQueue,
   observed,
   pythonPublish,
-  sleep,
-  stop,
   table,
   timeDrain,
+  timeToConsuming,
   withChannel,
 } from './support.js';
 
@@ -69,24 +68,15 @@ const samples: Sample[] = [];
 const startQueue = `bench_tracing_start_${process.pid}`;
 await freshQueue(startQueue);
 await withChannel(async (ch) => {
-  const consumers = async () => (await ch.checkQueue(startQueue)).consumerCount;
   for (let i = 0; i < startRounds; i++) {
     for (const [system, env] of rotated(Object.entries(modes), i + REPETITION)) {
-      const t0 = performance.now();
-      const child = worker(startQueue, env, 'ignore');
-      while ((await consumers()) === 0) {
-        if (child.exitCode !== null) throw new Error(`${system} exited with ${child.exitCode} before consuming`);
-        await sleep(2);
-      }
       samples.push({
         bench: 'tracing',
         system,
         metric: 'start → consuming',
         unit: 'ms',
-        value: performance.now() - t0,
+        value: await timeToConsuming(ch, startQueue, system, () => worker(startQueue, env, 'ignore')),
       });
-      await stop(child);
-      while ((await consumers()) > 0) await sleep(10);
     }
   }
 });

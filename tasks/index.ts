@@ -5,7 +5,7 @@
  */
 import type { AnyTask } from '../lib/registry/define-task.js';
 import { accountTasks } from './account/index.js';
-import { type SmarterDeps, type SmarterTaskSettings, taskEnv } from './deps.js';
+import { type SmarterDeps, type SmarterTaskSettings, taskEnv } from './env/task-env.js';
 import { guardrailTasks } from './guardrail/index.js';
 import { infrastructureTasks } from './infrastructure/index.js';
 import { llmclientTasks } from './llmclient/index.js';

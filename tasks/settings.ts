@@ -7,8 +7,8 @@ import { WORKER_SETTINGS } from '../lib/app/worker-settings.js';
 import { MCP_LLM_SETTINGS } from './cloud/mcp-llm-settings.js';
 import { CLOUD_SETTINGS } from './cloud/settings.js';
 import { VECTORSTORE_CLOUD_SETTINGS } from './cloud/vectorstore-settings.js';
-import { INFRASTRUCTURE_SETTINGS } from './llmclient/settings.js';
-import { LLMHOST_SETTINGS } from './llmhost/settings.js';
+import { INFRASTRUCTURE_SETTINGS } from './env/settings.js';
+import { LLMHOST_SETTINGS } from './env/settings.js';
 import { both, pyBool } from './smarter-env.js';
 
 const setting = <T>(s: Setting<T>): Setting<T> => s;

@@ -19,7 +19,7 @@ import { isCommand } from './cli/names.js';
 import { openCloud } from './cloud/index.js';
 import { withLedger } from './cloud/recording-kubernetes.js';
 import { InfrastructureLedger } from './infrastructure/ledger.js';
-import { openDatabase } from './db/database.js';
+import { openSmarterDatabase } from './db/database.js';
 import { smarterTasks } from './index.js';
 import { SETTINGS } from './settings.js';
 import { translateCeleryArgs } from '../lib/config/celery-flags.js';
@@ -152,14 +152,7 @@ async function runWorker(config: ValuesOf<typeof SETTINGS>, logger: Logger): Pro
   await startTracing(process.env, config.brokerUrl, logger);
   let remoteStop: (() => void) | undefined;
   // The pool connects lazily: a worker that only serves infrastructure tasks never opens it.
-  const db = openDatabase({
-    host: config.mysqlHost,
-    port: config.mysqlPort,
-    database: config.mysqlDatabase,
-    user: config.mysqlUser,
-    password: config.mysqlPassword,
-    poolSize: config.mysqlPoolSize,
-  });
+  const db = openSmarterDatabase(config, config.mysqlPoolSize);
   const { app } = createWorker({
     config,
     tasks: smarterTasks(config),

@@ -53,39 +53,54 @@ export interface AppSpec<D> {
   onRecycled?: (reason: string) => void;
 }
 
+/** The parts a worker process is made of (`createWorker` assembles them). */
+export interface WorkerAppParts<D> {
+  worker: Worker<D>;
+  broker: Broker;
+  pidbox: Pidbox;
+  events: EventDispatcher;
+  /** Only when /metrics is served (an HTTP port is set): nobody could read them otherwise. */
+  metrics: TaskMetrics | undefined;
+  logger: Logger;
+  /** Where /healthz, /readyz and /metrics are served, with `metrics`. */
+  http: { port: number; host?: string };
+  /** Only with /metrics and /healthz: they are where a late delay level is told. */
+  canary?: DelayCanary;
+  deadLetterSuffix?: string;
+  /** Celery's mingle, before the worker consumes: revoked ids and clock learnt from the running workers. */
+  sync?: () => Promise<unknown>;
+  /** Worker heartbeats every 2 s unless set; null: none (`--without-heartbeat`). */
+  heartbeat?: { intervalSeconds: number } | null;
+  /** `--purge`: the queues emptied before they are consumed. */
+  purge?: () => Promise<void>;
+  autoscaler?: Autoscaler;
+}
+
 /**
  * A running worker process: the worker, its remote control and its events. `start` connects and starts
  * them; `shutdown`/`coldShutdown` announce worker-offline and stop them (the `Stoppable` of signals.ts).
  */
 export class WorkerApp<D> {
+  readonly worker: Worker<D>;
+  readonly broker: Broker;
+  readonly pidbox: Pidbox;
+  readonly events: EventDispatcher;
+  readonly metrics: TaskMetrics | undefined;
+  readonly canary: DelayCanary | undefined;
   private http: Server | undefined;
   private startedResolve: () => void = () => undefined;
   private stopping = false;
   /** Settles when `start` has: a shutdown asked for while starting (a recycle) waits for it. */
   readonly started = new Promise<void>((r) => (this.startedResolve = r));
 
-  constructor(
-    readonly worker: Worker<D>,
-    readonly broker: Broker,
-    readonly pidbox: Pidbox,
-    readonly events: EventDispatcher,
-    /** Only when /metrics is served (an HTTP port is set): nobody could read them otherwise. */
-    readonly metrics: TaskMetrics | undefined,
-    private readonly httpPort: number,
-    private readonly logger: Logger,
-    private readonly httpHost = '0.0.0.0',
-    /** Only with /metrics and /healthz: they are where a late delay level is told. */
-    readonly canary?: DelayCanary,
-    private readonly deadLetterSuffix?: string,
-    /** Celery's mingle, before the worker consumes: revoked ids and clock learnt from the running workers. */
-    private readonly sync: () => Promise<unknown> = async () => undefined,
-    private readonly extras: {
-      heartbeat?: { intervalSeconds: number } | null;
-      /** `--purge`: the queues emptied before they are consumed. */
-      purge?: () => Promise<void>;
-      autoscaler?: Autoscaler;
-    } = {},
-  ) {}
+  constructor(private readonly parts: WorkerAppParts<D>) {
+    this.worker = parts.worker;
+    this.broker = parts.broker;
+    this.pidbox = parts.pidbox;
+    this.events = parts.events;
+    this.metrics = parts.metrics;
+    this.canary = parts.canary;
+  }
 
   async start(): Promise<void> {
     try {
@@ -101,30 +116,31 @@ export class WorkerApp<D> {
   private async startParts(): Promise<void> {
     // Liveness answers from the start; readiness only once we consume.
     if (this.metrics) {
-      this.http = startHttp(this.broker, this.worker, this.metrics, this.logger, {
-        port: this.httpPort,
-        host: this.httpHost,
+      const { http, deadLetterSuffix } = this.parts;
+      this.http = startHttp(this.broker, this.worker, this.metrics, this.parts.logger, {
+        port: http.port,
+        host: http.host ?? '0.0.0.0',
         ...(this.canary ? { canary: this.canary } : {}),
-        ...(this.deadLetterSuffix !== undefined ? { deadLetterSuffix: this.deadLetterSuffix } : {}),
+        ...(deadLetterSuffix !== undefined ? { deadLetterSuffix } : {}),
       });
     }
     await this.broker.connect();
     await this.broker.declareExchange(eventExchange);
-    await this.sync();
-    await this.extras.purge?.();
+    await this.parts.sync?.();
+    await this.parts.purge?.();
     if (this.stopping) return;
     await this.worker.start();
     if (this.stopping) return;
     await this.pidbox.start();
     if (this.stopping) return;
-    const beat = this.extras.heartbeat === undefined ? { intervalSeconds: 2 } : this.extras.heartbeat;
+    const beat = this.parts.heartbeat === undefined ? { intervalSeconds: 2 } : this.parts.heartbeat;
     if (beat) this.events.startHeartbeat(beat.intervalSeconds);
-    this.extras.autoscaler?.start();
+    this.parts.autoscaler?.start();
     this.canary?.start();
   }
 
   private async quiesce(): Promise<void> {
-    this.extras.autoscaler?.stop();
+    this.parts.autoscaler?.stop();
     await this.canary?.stop();
     this.events.stopHeartbeat();
     await this.pidbox.stop();
@@ -248,26 +264,23 @@ export function createWorker<D>(spec: AppSpec<D>): {
       logger.error(`mingle: sync failed: ${coerceError(err).message}`);
     }
   };
-  const app = new WorkerApp(
+  const app = new WorkerApp({
     worker,
     broker,
     pidbox,
     events,
     metrics,
-    compiled.httpPort,
     logger,
-    compiled.httpHost,
-    canary,
-    compiled.worker.deadLetterSuffix,
+    http: { port: compiled.httpPort, host: compiled.httpHost },
+    ...(canary ? { canary } : {}),
+    deadLetterSuffix: compiled.worker.deadLetterSuffix,
     sync,
-    {
-      heartbeat: compiled.heartbeat,
-      ...(compiled.purge
-        ? { purge: () => purgeQueues(broker, compiled.worker.queues, logger).then(() => undefined) }
-        : {}),
-      ...(autoscaler ? { autoscaler } : {}),
-    },
-  );
+    heartbeat: compiled.heartbeat,
+    ...(compiled.purge
+      ? { purge: () => purgeQueues(broker, compiled.worker.queues, logger).then(() => undefined) }
+      : {}),
+    ...(autoscaler ? { autoscaler } : {}),
+  });
   recycleRef.go = (reason) => {
     // No task starts after this one: the slots close now, before the shutdown's first await.
     worker.resize(0);

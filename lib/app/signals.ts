@@ -6,7 +6,7 @@
  *
  * Errors no code caught, reported to the process: Celery's prefork pool loses one task when a child dies, never the
  * worker; here the tasks share one process, so no task may take it down. One that belongs to a run (its scope,
- * lib/worker/containment.ts) fails that run through the normal outcome path: result stored, retried if its policy
+ * lib/worker/run/containment.ts) fails that run through the normal outcome path: result stored, retried if its policy
  * says so, the message settled as any failure is. One that belongs to no task is logged with its stack and
  * counted; an unhandled rejection leaves the worker running, an uncaught exception stops it warmly (no more
  * messages; running tasks finish within the grace and are settled) and the process exits non-zero.
@@ -15,7 +15,7 @@
  */
 import { coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { type ContainedKind, containedErrors, currentRun } from '../worker/containment.js';
+import { type ContainedKind, containedErrors, currentRun } from '../worker/run/containment.js';
 
 export interface Stoppable {
   shutdown(): Promise<void>;

@@ -1,159 +1,36 @@
-/** The worker's own settings: Celery's names and flags, so a Celery operator finds what they know. */
+/**
+ * The worker's own settings, one row each: Celery's names and flags, so a Celery operator finds what they know.
+ * What a value's text means is in setting-values.ts; lib/config/settings.ts reads them.
+ */
 import os from 'node:os';
-import { parseLogLevel, type LogLevel } from '../logger.js';
+import type { LogLevel } from '../logger.js';
 import type { DelayQueueType } from '../broker/broker.js';
-import { brokerKindOf, knownSchemes, schemeOf, splitBrokerUrls } from '../broker/schemes.js';
 import { DEFAULT_MAX_BODY_BYTES, type Serializer } from '../protocol/content.js';
-import { type ControlPolicy, parseControlPolicy } from '../control/policy.js';
-import { type UnknownTaskPolicy, parseUnknownTaskPolicy } from '../worker/forward.js';
-import { ParseError, parsers, redactUrl, type Setting } from '../config/settings.js';
+import type { ControlPolicy } from '../control/policy.js';
+import type { UnknownTaskPolicy } from '../worker/intake/forward.js';
+import { parsers, type Setting } from '../config/settings.js';
 import { type Annotations, parseAnnotations } from './annotations.js';
-import { parseRate } from '../worker/rate-limit.js';
-import { DEFAULT_TLS, type TlsSettings, parseTlsSetting, redisTls } from '../config/tls.js';
+import { DEFAULT_TLS, type TlsSettings, parseTlsSetting } from '../config/tls.js';
+import {
+  type RedisTransportOptions,
+  accept,
+  autoscaleRange,
+  backendUrl,
+  bindAddress,
+  brokerUrl,
+  byteSize,
+  controlPolicy,
+  delayLevels,
+  logLevel,
+  octalMask,
+  optPositiveInt,
+  optRateLimit,
+  positiveSeconds,
+  transportOptions,
+  unknownTaskPolicy,
+} from './setting-values.js';
 
 const setting = <T>(s: Setting<T>): Setting<T> => s;
-
-function backendUrl(t: string): string {
-  const v = t.trim();
-  if (v === '' || /^(disabled|none)$/i.test(v)) return '';
-  if (!/^(rpc|redis|rediss):\/\//i.test(v)) throw new ParseError('expected rpc://, redis://, rediss:// or disabled');
-  // Celery's ssl_* query parameters: checked now, so a bad one is a configuration error, not a failed store.
-  if (/^rediss?:/i.test(v)) redisTls(v);
-  return v;
-}
-
-/**
- * One broker URL, or Celery's failover list (`amqp://a;amqp://b`): every URL is checked and every problem
- * named (passwords hidden), all must be of one broker, and only RabbitMQ and sentinel:// take several (a
- * redis:// list would silently use its first).
- */
-export function brokerUrl(t: string): string {
-  const urls = splitBrokerUrls(t);
-  if (urls.length === 0) throw new ParseError(`expected an ${knownSchemes()} URL`);
-  const problems: string[] = [];
-  // sentinel:// is Redis too, but a list of sentinels is what it is for.
-  const families = new Set<string>();
-  urls.forEach((u, i) => {
-    const label = urls.length > 1 ? `URL ${i + 1} of ${urls.length} (${redactUrl(u)})` : `URL ${redactUrl(u)}`;
-    const kind = brokerKindOf(u);
-    if (kind === undefined) {
-      problems.push(`${label}: expected an ${knownSchemes()} URL`);
-      return;
-    }
-    families.add(schemeOf(u) === 'sentinel' ? 'sentinel' : kind);
-    try {
-      new URL(u);
-    } catch {
-      problems.push(`${label}: not a valid URL`);
-    }
-  });
-  if (families.size > 1) problems.push('every URL of a failover list must be of the same broker');
-  else if (urls.length > 1 && families.has('redis')) {
-    problems.push('a redis:// broker takes one URL (several Redis servers are named with sentinel://)');
-  }
-  if (problems.length > 0) throw new ParseError(problems.join('; '));
-  return urls.join(';');
-}
-
-/** Celery's `broker_transport_options` for kombu's Redis transport: the keys that mean something here. */
-export interface RedisTransportOptions {
-  visibilityTimeout: number;
-  masterName: string | null;
-  globalKeyprefix: string;
-}
-
-function transportOptions(t: string): RedisTransportOptions {
-  let v: unknown;
-  try {
-    v = t.trim() === '' ? {} : JSON.parse(t);
-  } catch {
-    throw new ParseError('expected a JSON object, e.g. {"visibility_timeout": 3600, "master_name": "mymaster"}');
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ParseError('expected a JSON object');
-  const o = v as Record<string, unknown>;
-  const known = ['visibility_timeout', 'master_name', 'global_keyprefix'];
-  const unknown = Object.keys(o).filter((k) => !known.includes(k));
-  if (unknown.length) throw new ParseError(`unknown key(s) ${unknown.join(', ')} (known: ${known.join(', ')})`);
-  const vt = o.visibility_timeout ?? 3600;
-  if (typeof vt !== 'number' || !(vt > 0)) {
-    throw new ParseError('visibility_timeout must be a positive number of seconds');
-  }
-  if (o.master_name !== undefined && typeof o.master_name !== 'string') {
-    throw new ParseError('master_name must be a string');
-  }
-  if (o.global_keyprefix !== undefined && typeof o.global_keyprefix !== 'string') {
-    throw new ParseError('global_keyprefix must be a string');
-  }
-  return { visibilityTimeout: vt, masterName: o.master_name ?? null, globalKeyprefix: o.global_keyprefix ?? '' };
-}
-
-/** Celery's `--autoscale MAX,MIN` (`AUTOSCALE` type: `10,3`; a single number is MAX with MIN 0). */
-function autoscaleRange(t: string): { max: number; min: number } | null {
-  if (t.trim() === '') return null;
-  const [maxText = '', minText = '0', extra] = t.split(',').map((x) => x.trim());
-  const max = Number(maxText);
-  const min = Number(minText);
-  if (extra !== undefined || !Number.isInteger(max) || !Number.isInteger(min) || max < 1 || min < 0 || min > max) {
-    throw new ParseError('expected MAX,MIN with 1 <= MAX and 0 <= MIN <= MAX, e.g. 10,3');
-  }
-  return { max, min };
-}
-
-/** A positive integer, or none (empty, 0, None: no limit). */
-function optPositiveInt(t: string): number | null {
-  const v = t.trim();
-  if (v === '' || v === '0' || /^(none|null)$/i.test(v)) return null;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new ParseError('expected a positive integer, or 0/None for no limit');
-  return n;
-}
-
-function logLevel(t: string): LogLevel {
-  const l = parseLogLevel(t);
-  if (!l) throw new ParseError('expected DEBUG, INFO, WARNING or ERROR');
-  return l;
-}
-
-function accept(t: string): Serializer[] {
-  const out: Serializer[] = [];
-  for (const item of parsers.list(t)) {
-    const s = item.replace(/^application\/(x-)?/, '');
-    if (s === 'pickle' || s === 'python-serialize') {
-      throw new ParseError("pickle is never accepted: it runs the sender's code");
-    }
-    if (s !== 'json' && s !== 'msgpack' && s !== 'yaml') {
-      throw new ParseError(`unknown serializer ${JSON.stringify(item)}`);
-    }
-    out.push(s);
-  }
-  return out;
-}
-
-const SIZE_UNITS: Record<string, number> = {
-  '': 1,
-  b: 1,
-  k: 1000,
-  kb: 1000,
-  kib: 1024,
-  m: 1e6,
-  mb: 1e6,
-  mib: 1024 ** 2,
-  g: 1e9,
-  gb: 1e9,
-  gib: 1024 ** 3,
-};
-
-/** A size in bytes: `8388608`, `8MiB`, `512KB`; 0 means no limit. */
-export function byteSize(t: string): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(t);
-  const unit = SIZE_UNITS[(m?.[2] ?? '').toLowerCase()];
-  if (!m || unit === undefined) {
-    throw new ParseError('expected a size in bytes, e.g. 8388608, 8MiB or 512KB (0 = no limit)');
-  }
-  const n = Math.round(Number(m[1]) * unit);
-  if (!Number.isSafeInteger(n)) throw new ParseError('size too large');
-  return n;
-}
 
 /** Tasks run at once when `-c` is not given (see `concurrency`). */
 export const DEFAULT_CONCURRENCY = 32;
@@ -297,11 +174,7 @@ export const WORKER_SETTINGS = {
     env: ['SMARTER_WORKER_HEARTBEAT_INTERVAL'],
     flag: { long: 'heartbeat-interval' },
     default: 2,
-    parse: (t) => {
-      const n = parsers.seconds(t);
-      if (n <= 0) throw new ParseError('expected a positive number of seconds');
-      return n;
-    },
+    parse: positiveSeconds,
     doc: 'Celery `--heartbeat-interval`: seconds between two worker-heartbeat events.',
   }),
   pidfile: setting({
@@ -322,10 +195,7 @@ export const WORKER_SETTINGS = {
     env: ['CELERY_WORKER_UMASK'],
     flag: { long: 'umask' },
     default: null,
-    parse: (t) => {
-      if (!/^[0-7]{1,4}$/.test(t.trim())) throw new ParseError('expected an octal mask, e.g. 022');
-      return parseInt(t.trim(), 8);
-    },
+    parse: octalMask,
     doc: 'Celery `--umask`: the mask of the files the worker creates (state db, pid file, log file).',
   }),
   hostname: setting({
@@ -386,16 +256,7 @@ export const WORKER_SETTINGS = {
   taskDefaultRateLimit: setting<string | null>({
     env: ['CELERY_TASK_DEFAULT_RATE_LIMIT'],
     default: null,
-    parse: (t) => {
-      const v = t.trim();
-      if (v === '' || /^(none|null)$/i.test(v)) return null;
-      try {
-        parseRate(v);
-      } catch (err) {
-        throw new ParseError((err as Error).message);
-      }
-      return v;
-    },
+    parse: optRateLimit,
     doc: 'Rate limit of the tasks that declare none (`10/s`, `100/m`, `1000/h`), per worker, as Celery.',
   }),
   disableRateLimits: setting({
@@ -481,14 +342,7 @@ export const WORKER_SETTINGS = {
     env: ['SMARTER_WORKER_DELAY_CANARY_LEVELS'],
     default: [0, 1, 2, 3, 4, 5],
     shownDefault: '`0,1,2,3,4,5`',
-    parse: (t) =>
-      parsers.list(t).map((x) => {
-        const n = Number(x);
-        if (!Number.isInteger(n) || n < 0 || n > 27) {
-          throw new ParseError(`expected delay levels from 0 to 27, got ${JSON.stringify(x)}`);
-        }
-        return n;
-      }),
+    parse: delayLevels,
     doc: 'Delay levels the canary watches, comma-separated; the canary of level L is a countdown of 2^L s (the levels that carry short countdowns are the ones a stall hurts first).',
   }),
   etaHoldMax: setting({
@@ -521,13 +375,7 @@ export const WORKER_SETTINGS = {
     env: ['SMARTER_WORKER_HTTP_HOST'],
     flag: { long: 'http-host' },
     default: '0.0.0.0',
-    parse: (t) => {
-      const v = t.trim();
-      if (v === '' || /[\s/]/.test(v)) {
-        throw new ParseError('expected an address to bind, e.g. 0.0.0.0, 127.0.0.1 or ::');
-      }
-      return v;
-    },
+    parse: bindAddress,
     doc: 'Address the HTTP endpoint binds. Every interface by default, since Kubernetes probes come to the pod IP; `127.0.0.1` keeps it local.',
   }),
   maxBodySize: setting({
@@ -542,13 +390,7 @@ export const WORKER_SETTINGS = {
     env: ['SMARTER_WORKER_CONTROL'],
     default: { mode: 'all' },
     shownDefault: '`all`',
-    parse: (t) => {
-      try {
-        return parseControlPolicy(t);
-      } catch (err) {
-        throw new ParseError((err as Error).message);
-      }
-    },
+    parse: controlPolicy,
     doc: "Remote-control commands obeyed: `all` (Celery's behaviour), `inspect` (ping and inspect only: no shutdown, revoke, rate/time limits, consumer changes), or a comma-separated list of the changing commands to allow on top of inspect. Anyone who can publish to the broker can send them.",
   }),
   deadLetterSuffix: setting({
@@ -562,13 +404,7 @@ export const WORKER_SETTINGS = {
     flag: { long: 'unknown-tasks' },
     default: { mode: 'reject' },
     shownDefault: '`reject`',
-    parse: (t) => {
-      try {
-        return parseUnknownTaskPolicy(t);
-      } catch (err) {
-        throw new ParseError((err as Error).message);
-      }
-    },
+    parse: unknownTaskPolicy,
     doc: "A task name this worker does not implement: `reject` it to the dead-letter queue (Celery's NotRegistered), or `forward:<queue>` it unchanged to the queue of the workers that do (a migration).",
   }),
 };

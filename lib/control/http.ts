@@ -15,7 +15,7 @@ import type { Counter, Histogram } from 'prom-client';
 import type { TaskMessage } from '../protocol/types.js';
 import type { TaskEvents } from '../worker/events.js';
 import type { WorkerControl } from '../worker/control.js';
-import { CONTAINED_KINDS, type ContainedKind, containedErrors } from '../worker/containment.js';
+import { CONTAINED_KINDS, type ContainedKind, containedErrors } from '../worker/run/containment.js';
 import { promClient } from './prom-client.js';
 import { readOnly } from './read-only.js';
 import { StallWatch, healthOf } from './stall-watch.js';

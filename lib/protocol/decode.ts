@@ -1,6 +1,6 @@
 /**
  * The one decoder: an AMQP message in, a `TaskMessage` out, or a `ProtocolError` whose code tells the worker
- * what Celery would do with it (see `worker/decide.ts`):
+ * what Celery would do with it (see `worker/settle/decide.ts`):
  *   PROTOCOL_UNKNOWN_MESSAGE    → reject, no requeue  (Celery `on_unknown_message`)
  *   PROTOCOL_DECODE             → ack                 (Celery `on_decode_error`: "so it doesn't enter a loop")
  *   PROTOCOL_CONTENT_DISALLOWED → reject, no requeue  (Celery `ContentDisallowed`)

@@ -1,29 +1,13 @@
 /**
- * The worker's one door to tracing. Off by default: `tracing()` is then undefined, the worker's two hooks (around
- * a run, around its broker's publishes) cost one check each, and the OpenTelemetry SDK is never loaded. The
- * standard `OTEL_*` variables turn it on; `otel.ts` is imported only then.
+ * The one door to tracing, for the worker, Beat and the tasks' outside calls. Off by default: `tracing()` is then
+ * undefined, each hook (around a run, around a broker, around a call) costs one check, and the OpenTelemetry SDK
+ * is never loaded. The standard `OTEL_*` variables turn it on; `otel.ts` is imported only then.
  */
-import type { Broker } from '../broker/broker.js';
 import type { Logger } from '../logger.js';
-import type { TaskMessage } from '../protocol/types.js';
 import { messagingSystem, tracingWanted } from './env.js';
+import type { Tracing } from './types.js';
 
-/** How a run ended, as the worker's run reports it (`RunEnd`). */
-export interface RunEnding {
-  outcome: { kind: string };
-  reason: string;
-  /** The error a failed run raised. */
-  error?: Error;
-}
-
-export interface Tracing {
-  /** Runs one task inside its `process` span, a child of the trace context its message carries. */
-  run<T extends RunEnding>(msg: TaskMessage, queue: string, fn: () => Promise<T>): Promise<T>;
-  /** The broker, with a `publish` span around each task message it sends and that span's context in the message. */
-  broker(broker: Broker): Broker;
-  /** Exports what is still buffered; the last thing a process does before it exits. */
-  shutdown(): Promise<void>;
-}
+export type { RunEnding, SpanAttributes, Tracing } from './types.js';
 
 let active: Tracing | undefined;
 

@@ -5,7 +5,7 @@
  */
 import type { AnyTask } from '../registry/define-task.js';
 import { TokenBucket, parseRate } from './rate-limit.js';
-import type { TaskOverrides } from './run-options.js';
+import type { TaskOverrides } from './run/run-options.js';
 
 export class TaskLimits {
   /** A rate set by remote control; null removes the task's own. */

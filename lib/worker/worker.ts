@@ -1,32 +1,34 @@
 /**
- * The worker: consumes task queues, decodes each delivery, and hands tasks to `runTask` under a concurrency
- * cap. Its life is an explicit state machine; `shutdown()` is Celery's warm shutdown (stop consuming, let
+ * The worker: consumes task queues and moves each delivery one way through three stages, as Celery's consumer
+ * does: the intake admits it (intake/: decode, revoked or expired, the ETA), the slots start it under the
+ * concurrency cap and its task's rate limit, the runs run it (run/), the settler answers the broker for it
+ * (settle/). Nothing goes back up a stage. Its life is an explicit state machine; `shutdown()` is Celery's warm shutdown (stop consuming, let
  * running tasks finish within a grace period) turning cold when the grace runs out or a second signal comes.
  */
 import { randomUUID } from 'node:crypto';
 import type { ResultBackend } from '../backend/backend.js';
 import type { Broker, DelayQueueType, Delivery } from '../broker/broker.js';
-import { copyProperties } from '../broker/republish.js';
 import { TaskRevokedError, coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Serializer } from '../protocol/content.js';
 import type { TaskMessage } from '../protocol/types.js';
 import type { Registry } from '../registry/registry.js';
-import type { AckPolicy, Outcome } from './decide.js';
-import { DeadLetterCopies, ReportedOnce } from './dead-letter.js';
-import { noEvents, type TaskEvents } from './events.js';
-import { Deadlines } from './deadlines.js';
-import { Forwarder, type UnknownTaskPolicy } from './forward.js';
-import { TaskPublisher } from './publisher.js';
-import { HeldJobs } from './eta.js';
-import { Intake, type Job } from './intake.js';
-import { Settler } from './settler.js';
-import { type ActiveRun, type RunDefaults, runTask } from './run-task.js';
-import { TaskLimits } from './task-limits.js';
 import type { RunView, WorkerControl, WorkerCounters } from './control.js';
+import { Discard } from './discard.js';
+import { noEvents, type TaskEvents } from './events.js';
+import { HeldJobs } from './held.js';
+import { Forwarder, type UnknownTaskPolicy } from './intake/forward.js';
+import { Intake } from './intake/intake.js';
+import type { Job } from './job.js';
+import { TaskPublisher } from './publisher.js';
 import { RevokedSet } from './revoked.js';
 import { loadHeld, saveHeld } from './state-db.js';
+import type { ActiveRun, RunDefaults } from './run/run-task.js';
+import { Runs } from './run/runs.js';
+import { DeadLetterCopies } from './settle/dead-letter.js';
+import { Settler } from './settle/settler.js';
 import { type WorkerState, move } from './state.js';
+import { TaskLimits } from './task-limits.js';
 
 export type { WorkerState } from './state.js';
 
@@ -57,30 +59,20 @@ export class Worker<D = unknown> implements WorkerControl {
   readonly publisher: TaskPublisher;
   /** Set when unknown task names are forwarded. */
   readonly forwarder: Forwarder | undefined;
-  readonly active = new Map<string, ActiveRun>();
   private readonly reserved: Job[] = [];
   /** The queues consumed, changed by remote control (add/cancel consumer); the options stay as configured. */
   private readonly consumed: string[];
   private readonly held = new HeldJobs<Job>();
   private readonly intake: Intake<D>;
   private readonly settler: Settler;
+  private readonly discard: Discard;
   private readonly limits = new TaskLimits();
-  /** Time limits and wait budgets of every run, on one timer. */
-  private readonly deadlines = new Deadlines();
-  /** Keys of `active`: unique within this worker, which is all they need (a UUID per run cost a random fill). */
-  private runSeq = 0;
+  private readonly runs: Runs<D>;
   private shutdownPromise: Promise<void> | undefined;
   /** Runs at once: `concurrency`, changed at run time by pool_grow/pool_shrink and autoscale. */
   private slots: number;
   private idleWaiters: Array<() => void> = [];
   readonly revoked: RevokedSet;
-  readonly processed = new Map<string, number>();
-  /** Runs reported for waiting past their budget, by task name. */
-  readonly overWaitBudget = new Map<string, number>();
-  /** What runs waited on together past their budget, reported once each (bounded). */
-  private readonly sharedWaitsReported = new ReportedOnce(1000);
-  /** Messages whose far ETA was moved into the delay topology. */
-  offloaded = 0;
   /** Reserved or held messages dropped unrun because their channel closed (the broker redelivers them). */
   droppedStale = 0;
   readonly deadLetters: DeadLetterCopies;
@@ -115,35 +107,47 @@ export class Worker<D = unknown> implements WorkerControl {
     this.consumed = [...options.queues];
     this.slots = options.initialSlots ?? options.concurrency;
     this.revoked = new RevokedSet(options.stateDb, logger);
-    this.settler = new Settler(broker, this.deadLetters, events, {
+    const settler = new Settler({
+      broker,
+      deadLetters: this.deadLetters,
+      events,
+      logger,
       deadLetterSuffix: options.deadLetterSuffix,
       nodeName: options.nodeName,
       defaults: options.defaults,
       running: () => this.state !== 'STOPPED',
+      hold: this.publisher.held,
     });
-    this.intake = new Intake(
+    this.settler = settler;
+    this.runs = new Runs({
+      deps,
+      backend,
+      publisher: this.publisher,
+      settler,
+      logger,
+      events,
+      nodeName: options.nodeName,
+      defaults: options.defaults,
+    });
+    this.discard = new Discard({ revoked: this.revoked, backend, events, settler, logger });
+    this.intake = new Intake({
       broker,
       backend,
       registry,
-      this.revoked,
-      this.held,
-      this.forwarder,
+      held: this.held,
+      discard: this.discard,
+      forwarder: this.forwarder,
+      settler,
       logger,
       events,
-      options,
-      {
-        running: () => this.state === 'RUNNING',
-        settle: (delivery, outcome, reason) => this.settle(delivery, outcome, reason),
-        enqueue: (job) => this.enqueue(job),
-        onOffloaded: () => {
-          this.offloaded++;
-        },
-      },
-    );
+      settings: options,
+      running: () => this.state === 'RUNNING',
+      reserve: (job) => this.reserve(job),
+    });
     broker.on('disconnected', () => this.dropStale());
   }
 
-  /** On a connection loss: what came on the dead channel is dropped unrun (stale.ts). */
+  /** On a connection loss: what came on the dead channel is dropped unrun (held.ts). */
   private dropStale(): void {
     const n = this.held.dropStale(this.reserved);
     if (n === 0) return;
@@ -151,6 +155,21 @@ export class Worker<D = unknown> implements WorkerControl {
     this.logger.warn(`dropped ${n} reserved or held message(s) of a closed channel unrun; the broker redelivers them`, {
       dropped: n,
     });
+  }
+
+  /** The runs under way, by key. */
+  get active(): Map<string, ActiveRun> {
+    return this.runs.active;
+  }
+
+  /** Runs done, by task name. */
+  get processed(): Map<string, number> {
+    return this.runs.processed;
+  }
+
+  /** Runs reported for waiting past their budget, by task name. */
+  get overWaitBudget(): Map<string, number> {
+    return this.runs.overWaitBudget;
   }
 
   get state(): WorkerState {
@@ -207,7 +226,7 @@ export class Worker<D = unknown> implements WorkerControl {
       processed: this.processed,
       overWaitBudget: this.overWaitBudget,
       droppedStale: this.droppedStale,
-      offloaded: this.offloaded,
+      offloaded: this.intake.offloaded,
       deadLetterFailedAttempts: this.deadLetters.failedAttempts,
       deadLetterUnsent: this.deadLetters.unsent,
     };
@@ -334,16 +353,29 @@ export class Worker<D = unknown> implements WorkerControl {
     });
   }
 
+  /** Messages whose far ETA was moved into the delay topology. */
+  get offloaded(): number {
+    return this.intake.offloaded;
+  }
+
   private onDelivery(delivery: Delivery): void {
-    this.intake.receive(delivery).catch((err: unknown) => {
+    this.intake.admit(delivery).catch((err: unknown) => {
       // Intake never throws by design; if it does, leave the message unacked for redelivery, never lost.
       this.logger.error('unexpected error while receiving a message', { error: coerceError(err).stack });
     });
   }
 
-  private enqueue(job: Job): void {
+  /** An admitted job waits for a slot (Celery's "reserved"). */
+  private reserve(job: Job): void {
     this.reserved.push(job);
     this.pump();
+  }
+
+  /** A job held for its rate limit's next token, due: it waits for a slot again, unless revoked meanwhile. */
+  private reserveDue(job: Job): void {
+    if (this.state !== 'RUNNING') return;
+    if (this.discard.applies(job.msg)) void this.discard.discard(job);
+    else this.reserve(job);
   }
 
   private pump(): void {
@@ -358,16 +390,18 @@ export class Worker<D = unknown> implements WorkerControl {
         });
         continue;
       }
-      if (this.intake.isRevokedOrExpired(job.msg)) {
-        void this.intake.revoke(job);
+      // Asked again as the job starts, as Celery's request.py asks: a revoke may have come while it waited.
+      if (this.discard.applies(job.msg)) {
+        void this.discard.discard(job);
         continue;
       }
+      // The rate limit counts runs as they start, so jobs that waited behind busy slots never start in a burst.
       const waitMs = this.limits.rateWait(job.task);
       if (waitMs > 0) {
-        this.intake.hold(job, waitMs);
+        this.held.hold(job, waitMs, (due) => this.reserveDue(due));
         continue;
       }
-      void this.execute(job);
+      void this.startRun(job);
     }
     if (this.active.size === 0) {
       const waiters = this.idleWaiters;
@@ -376,57 +410,9 @@ export class Worker<D = unknown> implements WorkerControl {
     }
   }
 
-  private async execute(job: Job): Promise<void> {
-    const key = String(++this.runSeq);
-    const run = runTask({
-      key,
-      delivery: job.delivery,
-      msg: job.msg,
-      task: job.task,
-      deps: this.deps,
-      backend: this.backend,
-      publisher: this.publisher,
-      logger: this.logger,
-      events: this.events,
-      nodeName: this.options.nodeName,
-      defaults: this.options.defaults,
-      deadlines: this.deadlines,
-      overrides: this.limits.timesOf(job.task.name),
-      onOverWaitBudget: (msg, log, sharedWait) => {
-        this.overWaitBudget.set(msg.task, (this.overWaitBudget.get(msg.task) ?? 0) + 1);
-        // Runs waiting on one shared thing (a batch) are one report: the first of them says it for all.
-        if (sharedWait !== null) {
-          if (!this.sharedWaitsReported.first(sharedWait)) return;
-          log.warn(
-            `Task ${msg.task}[${msg.id}] is still running after ${this.options.defaults.waitBudget ?? 0}s, waiting on ${sharedWait} with other runs (reported once for them all): a task that waits holds a worker`,
-            { outcome: 'over-wait-budget', waiting_on: sharedWait },
-          );
-          return;
-        }
-        log.warn(
-          `Task ${msg.task}[${msg.id}] is still running after ${this.options.defaults.waitBudget ?? 0}s: a task that waits holds a worker; check once and use ctx.checkAgain() (ADR-030)`,
-          { outcome: 'over-wait-budget' },
-        );
-      },
-    });
-    this.active.set(key, run);
-    try {
-      const { outcome, reason } = await run.done;
-      if (!run.finalized) {
-        run.finalized = true;
-        await this.settle(job.delivery, outcome, reason, run.policy);
-      }
-      this.processed.set(job.msg.task, (this.processed.get(job.msg.task) ?? 0) + 1);
-    } catch (err) {
-      this.logger.error(`unexpected error settling ${job.msg.task}[${job.msg.id}]`, { error: coerceError(err).stack });
-    } finally {
-      this.active.delete(key);
-      this.pump();
-    }
-  }
-
-  private settle(delivery: Delivery, outcome: Outcome, reason: string, policy?: AckPolicy): Promise<void> {
-    return this.settler.settle(delivery, outcome, reason, policy);
+  private async startRun(job: Job): Promise<void> {
+    await this.runs.start(job, this.limits.timesOf(job.task.name));
+    this.pump();
   }
 
   /** Resolves when no task is running. */
@@ -437,7 +423,7 @@ export class Worker<D = unknown> implements WorkerControl {
 
   /**
    * Warm shutdown; idempotent. Held and reserved messages stay unacked and go back to their queues when the
-   * connection closes. Running tasks get `graceMs`; then the shutdown turns cold (see `cancelActive`).
+   * connection closes. Running tasks get `graceMs`; then the shutdown turns cold (see `Runs.cancelAll`).
    */
   shutdown(graceMs: number = this.options.shutdownGraceMs): Promise<void> {
     this.shutdownPromise ??= this.drain(graceMs);
@@ -447,7 +433,7 @@ export class Worker<D = unknown> implements WorkerControl {
   /** A second signal: turn an ongoing warm shutdown cold now. */
   async coldShutdown(): Promise<void> {
     await this.stopIntake();
-    await this.cancelActive();
+    await this.runs.cancelAll();
     await this.shutdown(0);
   }
 
@@ -472,7 +458,7 @@ export class Worker<D = unknown> implements WorkerControl {
     if (timer) clearTimeout(timer);
     if (result === 'grace-over' && this.active.size > 0) {
       this.logger.warn(`shutdown grace of ${graceMs} ms is over; cancelling ${this.active.size} running task(s)`);
-      await this.cancelActive();
+      await this.runs.cancelAll();
     }
     this.revoked.persist();
     await this.keepHeld(graceEnds - Date.now());
@@ -522,39 +508,6 @@ export class Worker<D = unknown> implements WorkerControl {
         `lost ${p.what} of ${p.id}: the broker did not take it before shutdown, and no state db (--statedb) keeps it`,
         { id: p.id, what: p.what, lost: true },
       );
-    }
-  }
-
-  /**
-   * Cold shutdown of running tasks: abort their signals, then put their messages back. A late-ack message is
-   * requeued; an early-ack one was already acked, so Celery would lose it: we publish the original back to
-   * its queue (confirmed) instead.
-   */
-  private async cancelActive(): Promise<void> {
-    for (const run of this.active.values()) {
-      if (run.finalized) continue;
-      run.finalized = true;
-      run.control.abort(new Error('worker shutdown: task cancelled'));
-      const { delivery, msg } = run;
-      this.logger.warn(`cancelled ${msg.task}[${msg.id}] by shutdown; it will run again`, {
-        task: msg.task,
-        id: msg.id,
-        queue: delivery.queue,
-      });
-      if (delivery.settled) {
-        const copy = { body: delivery.raw.body, properties: copyProperties(delivery.raw) };
-        try {
-          await this.broker.send(delivery.queue, copy);
-        } catch (err) {
-          // Held: written to the state db with the rest when the shutdown ends.
-          await this.publisher.held.hold(
-            { id: msg.id, what: 'requeue of a cancelled task', kind: 'queue', queue: delivery.queue, ...copy },
-            err,
-          );
-        }
-      } else {
-        await this.settle(delivery, { kind: 'cancelled' }, 'cancelled by shutdown', run.policy);
-      }
     }
   }
 }

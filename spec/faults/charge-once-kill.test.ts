@@ -8,7 +8,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Dec } from '../../tasks/db/decimal.js';
 import { ONCE_TABLE } from '../../tasks/db/once.js';
-import { AMQP_URL, deleteQueues, publishMany, uniqueName, waitFor, withChannel } from '../support/amqp.js';
+import { AMQP_URL, deleteQueues, publishMany, uniqueName, withChannel } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { type TestDatabase, createTestDatabase } from '../support/db.js';
 
 const N = 2000;

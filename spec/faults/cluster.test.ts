@@ -15,7 +15,7 @@ import { isGaveUp } from '../../lib/errors.js';
 import { nullLogger } from '../../lib/logger.js';
 import { encodeTaskMessage } from '../../lib/protocol/index.js';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { waitFor } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { recordingLogger } from '../support/logs.js';
 import { type RabbitCluster, startRabbitCluster } from '../support/rabbit-cluster.js';

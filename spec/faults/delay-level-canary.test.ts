@@ -23,6 +23,7 @@ import { doctorCommand } from '../../tasks/cli/doctor.js';
 import { SETTINGS } from '../../tasks/settings.js';
 import { terminate } from '../support/child.js';
 import { type RabbitNode, freePort, startRabbitNode } from '../support/rabbit-node.js';
+import { waitFor } from '../support/wait.js';
 
 type Conn = Awaited<ReturnType<typeof amqp.connect>>;
 let node: RabbitNode;
@@ -80,12 +81,10 @@ function metric(text: string, name: string, level: number): number | undefined {
   return m?.[1] === undefined ? undefined : Number(m[1]);
 }
 
+/** How long (ms) `ok` took to hold; if it never does, the error carries the worker's log tail. */
 async function until(what: string, ok: () => Promise<boolean>, ms: number): Promise<number> {
   const t0 = Date.now();
-  while (!(await ok())) {
-    if (Date.now() - t0 > ms) throw new Error(`${what} not within ${ms} ms; worker logs:\n${logs.slice(-3000)}`);
-    await sleep(500);
-  }
+  await waitFor(ok, ms, { stepMs: 500, what: () => `${what}; worker logs:\n${logs.slice(-3000)}` });
   return Date.now() - t0;
 }
 

@@ -5,7 +5,8 @@
  * the queue), none lost, none dead-lettered twice. On a redis-server of the test's own.
  */
 import { Redis } from 'ioredis';
-import { uniqueName, waitFor } from '../support/amqp.js';
+import { uniqueName } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 import { type Accounting, FAIL_RETRIES, account, pushbackLoad, pushbackTasks } from '../support/pushback.js';

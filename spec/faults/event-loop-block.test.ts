@@ -6,7 +6,8 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { publishMany, uniqueName, waitFor } from '../support/amqp.js';
+import { publishMany, uniqueName } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { faultTasks } from '../support/fault-tasks.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { recordingLogger } from '../support/logs.js';

@@ -9,7 +9,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import amqp from '../../lib/broker/amqp/amqplib.js';
-import { AMQP_URL, deleteQueues, uniqueName, waitFor, withChannel } from '../support/amqp.js';
+import { AMQP_URL, deleteQueues, uniqueName, withChannel } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { FUZZ_MAX_BODY, type FuzzCase, sampleCases } from '../support/fuzz-messages.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
 

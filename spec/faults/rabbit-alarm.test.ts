@@ -8,7 +8,8 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import amqp from '../../lib/broker/amqp/amqplib.js';
-import { uniqueName, waitFor } from '../support/amqp.js';
+import { uniqueName } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 import { type Accounting, account, probe, pushbackLoad, pushbackTasks } from '../support/pushback.js';

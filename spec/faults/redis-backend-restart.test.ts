@@ -8,7 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { publishMany, uniqueName, waitFor, withChannel } from '../support/amqp.js';
+import { publishMany, uniqueName, withChannel } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { faultTasks } from '../support/fault-tasks.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type RedisNode, startRedisNode } from '../support/redis-node.js';

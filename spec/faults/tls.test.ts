@@ -16,7 +16,7 @@ import { withBroker } from '../../lib/broker/one-shot.js';
 import { encodeTaskMessage } from '../../lib/protocol/index.js';
 import { parseTlsSetting, tlsConnectOptions } from '../../lib/config/tls.js';
 import amqp from '../../lib/broker/amqp/amqplib.js';
-import { waitFor } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { startWorker } from '../support/harness.js';
 import { recordingLogger } from '../support/logs.js';
 import { type RabbitNode, freePort, startRabbitNode } from '../support/rabbit-node.js';

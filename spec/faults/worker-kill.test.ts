@@ -5,7 +5,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { AMQP_URL, deleteQueues, publishMany, uniqueName, waitFor, withChannel } from '../support/amqp.js';
+import { AMQP_URL, deleteQueues, publishMany, uniqueName, withChannel } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
 
 const N = 1000;

@@ -9,7 +9,8 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { parkCountdowns } from '../../bench/park-countdowns.js';
 import amqp from '../../lib/broker/amqp/amqplib.js';
-import { AMQP_URL, deleteQueues, uniqueName, waitFor, withChannel } from '../support/amqp.js';
+import { AMQP_URL, deleteQueues, uniqueName, withChannel } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 
 const exec = promisify(execFile);
 // Parked for 17 days (level 20): the levels other tests watch (a 1 h countdown's level 11) are left alone.

@@ -6,7 +6,8 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { AMQP_URL, deleteQueues, uniqueName, waitFor, withChannel } from '../support/amqp.js';
+import { AMQP_URL, deleteQueues, uniqueName, withChannel } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 
 const exec = promisify(execFile);

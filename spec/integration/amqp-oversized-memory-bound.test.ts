@@ -8,7 +8,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import amqp from '../../lib/broker/amqp/amqplib.js';
-import { AMQP_URL, deleteQueues, uniqueName, waitFor, withChannel } from '../support/amqp.js';
+import { AMQP_URL, deleteQueues, uniqueName, withChannel } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { terminate } from '../support/child.js';
 import { GOOD, HEAVY, heavyAndGood, startMeasuredWorker } from '../support/heavy-messages.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';

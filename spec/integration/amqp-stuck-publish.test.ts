@@ -8,7 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { AmqpBroker } from '../../lib/broker/amqp/amqp-broker.js';
 import { encodeTaskMessage } from '../../lib/protocol/index.js';
-import { AMQP_URL, deleteQueues, uniqueName, waitFor, withChannel } from '../support/amqp.js';
+import { AMQP_URL, deleteQueues, uniqueName, withChannel } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { recordingLogger } from '../support/logs.js';
 
 const bounds = { channelMs: 600, connectionMs: 2000 };

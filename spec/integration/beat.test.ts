@@ -15,7 +15,8 @@ import { FileStore, RedisStore, type ScheduleStore } from '../../beat/store.js';
 import { AmqpBroker } from '../../lib/broker/amqp/amqp-broker.js';
 import { AmqpLock } from '../../lib/broker/amqp/amqp-lock.js';
 import { nullLogger } from '../../lib/logger.js';
-import { AMQP_URL, REDIS_URL, deleteQueues, uniqueName, waitFor, withChannel } from '../support/amqp.js';
+import { AMQP_URL, REDIS_URL, deleteQueues, uniqueName, withChannel } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { type BeatSend, spawnBeat } from '../support/beat-process.js';
 import { startWorker } from '../support/harness.js';
 

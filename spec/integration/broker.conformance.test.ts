@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Broker } from '../../lib/broker/broker.js';
 import { AMQP_URL, closeConnectionNamed, deleteQueues } from '../support/amqp.js';
 import { describeBrokerConformance } from '../support/broker-conformance.js';
+import { waitFor } from '../support/wait.js';
 
 const names = new WeakMap<Broker, string>();
 
@@ -21,8 +22,7 @@ describeBrokerConformance('AMQP (RabbitMQ)', {
     const name = names.get(b);
     if (!name) throw new Error('not a broker of this fixture');
     await closeConnectionNamed(name, 'conformance: connection lost');
-    const end = Date.now() + 20_000;
-    while (b.connected && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
-    while (!b.connected && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => !b.connected, 20_000, { stepMs: 10, what: 'the connection lost' });
+    await waitFor(() => b.connected, 20_000, { what: 'the connection back' });
   },
 });

@@ -3,10 +3,10 @@
  * is described more than MOTO_ACM_VALIDATION_WAIT (here 1) whole seconds after the request.
  */
 import { randomUUID } from 'node:crypto';
-import { waitFor } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { useMotoBehindFaultProxy } from '../support/aws-faults.js';
 import { cloudFailure, testCloud } from '../support/cloud.js';
-import type { Certificates } from '../../tasks/cloud/ports.js';
+import type { Certificates } from '../../tasks/cloud/acm-port.js';
 
 const aws = useMotoBehindFaultProxy({ acmValidationWait: 1 });
 let acm: Certificates;

@@ -2,7 +2,7 @@
 import { CreateClusterCommand, EKSClient } from '@aws-sdk/client-eks';
 import { nullLogger } from '../../lib/logger.js';
 import { EksNodeGroups } from '../../tasks/cloud/eks.js';
-import { CloudError } from '../../tasks/cloud/ports.js';
+import { CloudError } from '../../tasks/cloud/errors.js';
 import { type FaultProxy, startFaultProxy } from '../support/aws-faults.js';
 import { type Moto, startMoto, useMotoEnv } from '../support/moto.js';
 

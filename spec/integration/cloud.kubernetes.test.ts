@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { KubeConfig, KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
 import { cloudFailure, testCloud } from '../support/cloud.js';
 import { startKubeStandIn, type KubeStandIn } from '../support/kube-standin.js';
-import type { KubeObject, Kubernetes } from '../../tasks/cloud/ports.js';
+import type { KubeObject, Kubernetes } from '../../tasks/cloud/kubernetes-port.js';
 
 let kube: KubeStandIn;
 let client: Kubernetes;

@@ -7,7 +7,7 @@
 import net from 'node:net';
 import { Pinecone } from '@pinecone-database/pinecone';
 import { nullLogger } from '../../lib/logger.js';
-import type { CloudError } from '../../tasks/cloud/ports.js';
+import type { CloudError } from '../../tasks/cloud/errors.js';
 import { SdkPineconeProjects } from '../../tasks/cloud/pinecone.js';
 import { type PineconeStandIn, startPineconeStandIn } from '../support/pinecone-standin.js';
 

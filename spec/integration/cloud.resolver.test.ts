@@ -4,7 +4,7 @@
  */
 import { cloudFailure, testCloud } from '../support/cloud.js';
 import { startDnsServer, type DnsStandIn } from '../support/dns-server.js';
-import type { Resolver } from '../../tasks/cloud/ports.js';
+import type { Resolver } from '../../tasks/cloud/resolver-port.js';
 
 let dns: DnsStandIn;
 let resolver: Resolver;

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { useMotoBehindFaultProxy } from '../support/aws-faults.js';
 import { cloudFailure, testCloud } from '../support/cloud.js';
 import { recordingLogger } from '../support/logs.js';
-import type { DnsZones } from '../../tasks/cloud/ports.js';
+import type { DnsZones } from '../../tasks/cloud/route53-port.js';
 
 const aws = useMotoBehindFaultProxy();
 let zones: DnsZones;

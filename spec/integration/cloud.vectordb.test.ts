@@ -7,7 +7,7 @@ import { QdrantClient } from '@qdrant/js-client-rest';
 import { nullLogger } from '../../lib/logger.js';
 import type { EmbeddingsRequest } from '../../tasks/cloud/embeddings-port.js';
 import { HttpEmbeddings } from '../../tasks/cloud/embeddings.js';
-import type { CloudError } from '../../tasks/cloud/ports.js';
+import type { CloudError } from '../../tasks/cloud/errors.js';
 import { QdrantDatabases } from '../../tasks/cloud/vectordb.js';
 import { type EmbeddingsStandIn, startEmbeddingsStandIn, vectorOf } from '../support/embeddings-standin.js';
 import { type QdrantStandIn, startQdrantStandIn } from '../support/qdrant-standin.js';

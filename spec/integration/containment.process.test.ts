@@ -9,7 +9,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { AMQP_URL, REDIS_URL, deleteQueues, publishMany, uniqueName, waitFor, withChannel } from '../support/amqp.js';
+import { AMQP_URL, REDIS_URL, deleteQueues, publishMany, uniqueName, withChannel } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { terminate } from '../support/child.js';
 import { freePort } from '../support/rabbit-node.js';
 import { ResultReader } from '../support/results.js';

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import amqp from '../../lib/broker/amqp/amqplib.js';
-import { waitFor } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { startWorker } from '../support/harness.js';
 import { type RabbitNode, startRabbitNode } from '../support/rabbit-node.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';

@@ -1,5 +1,6 @@
 /** The health and metrics endpoint of a real worker: probes and Prometheus text. */
-import { REDIS_URL, closeConnectionNamed, waitFor } from '../support/amqp.js';
+import { REDIS_URL, closeConnectionNamed } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
 import { freePort } from '../support/rabbit-node.js';

@@ -6,7 +6,8 @@
  * `EmailService.send_email` (`infrastructure/services/email.py`). Route 53, ACM, Kubernetes and DNS are the
  * in-memory FakeCloud: only the mail is real here.
  */
-import { CloudError, type Mailer } from '../../tasks/cloud/ports.js';
+import { CloudError } from '../../tasks/cloud/errors.js';
+import type { Mailer } from '../../tasks/cloud/mailer-port.js';
 import { defaultHost } from '../../tasks/llmclient/hosts.js';
 import { llmclientTasks } from '../../tasks/llmclient/index.js';
 import { MAIL, sendEmail, sendToAccount } from '../../tasks/llmclient/mail.js';
@@ -14,7 +15,7 @@ import { deployDefaultApi } from '../../tasks/llmclient/deploy-default-api.js';
 import { verifyCustomDomain } from '../../tasks/llmclient/verify-custom-domain.js';
 import { findLlmclient } from '../../tasks/llmclient/rows.js';
 import { hashedId } from '../../tasks/llmclient/url.js';
-import { type SmarterDeps, taskEnv } from '../../tasks/deps.js';
+import { type SmarterDeps, taskEnv } from '../../tasks/env/task-env.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { testCloud } from '../support/cloud.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';

@@ -14,7 +14,7 @@ import { destroyDomainARecord } from '../../tasks/llmclient/destroy-domain-a-rec
 import { undeployDefaultApi } from '../../tasks/llmclient/undeploy-default-api.js';
 import { verifyCustomDomain } from '../../tasks/llmclient/verify-custom-domain.js';
 import { findLlmclient } from '../../tasks/llmclient/rows.js';
-import { type SmarterDeps, taskEnv } from '../../tasks/deps.js';
+import { type SmarterDeps, taskEnv } from '../../tasks/env/task-env.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { FakeCloud } from '../support/fake-cloud.js';

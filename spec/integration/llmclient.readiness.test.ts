@@ -5,7 +5,7 @@
  * `register_custom_domain`, `verify_domain` and `verify_custom_domain`), so nothing fails, retries or is
  * dead-lettered. AWS is moto behind a recording proxy: without credentials it must see no request at all.
  */
-import type { SmarterDeps } from '../../tasks/deps.js';
+import type { SmarterDeps } from '../../tasks/env/task-env.js';
 import { smarterTasks } from '../../tasks/index.js';
 import { continueDefaultApiDeployment } from '../../tasks/llmclient/continue-default-api-deployment.js';
 import { createCustomDomainDnsRecord } from '../../tasks/llmclient/create-custom-domain-dns-record.js';

@@ -11,15 +11,8 @@ import { AmqpBroker } from '../../lib/broker/amqp/amqp-broker.js';
 import type { Delivery } from '../../lib/broker/broker.js';
 import { nullLogger } from '../../lib/logger.js';
 import { defineTask } from '../../lib/registry/define-task.js';
-import {
-  AMQP_URL,
-  closeConnectionNamed,
-  deleteQueues,
-  publishMany,
-  uniqueName,
-  waitFor,
-  withChannel,
-} from '../support/amqp.js';
+import { AMQP_URL, closeConnectionNamed, deleteQueues, publishMany, uniqueName, withChannel } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { startWorker } from '../support/harness.js';
 import { recordingLogger } from '../support/logs.js';
 

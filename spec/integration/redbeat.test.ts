@@ -14,7 +14,7 @@ import type { BeatEntry } from '../../beat/smarter-schedule.js';
 import { nullLogger } from '../../lib/logger.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
 import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
-import { waitFor } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { pyDatetime, redBeatEntry as written } from '../support/redbeat-fixtures.js';
 
 const redBeatEntry = (s: RedisScope, prefix: string, o: Parameters<typeof written>[2]) => written(s.redis, prefix, o);

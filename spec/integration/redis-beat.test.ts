@@ -6,7 +6,8 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { REDIS_URL, uniqueName, waitFor } from '../support/amqp.js';
+import { REDIS_URL, uniqueName } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { type BeatSend, spawnBeat } from '../support/beat-process.js';
 import { redisScope } from '../support/redis.js';
 import { startRedisWorker } from '../support/redis-harness.js';

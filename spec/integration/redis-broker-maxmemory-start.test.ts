@@ -4,7 +4,7 @@
  * at 1), never a fatal exit, and it starts consuming once Redis takes writes. On a redis-server of its own.
  */
 import { Redis } from 'ioredis';
-import { waitFor } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 import { probe } from '../support/pushback.js';

@@ -9,6 +9,7 @@ import { RedisBroker } from '../../lib/broker/redis/redis-broker.js';
 import { nullLogger } from '../../lib/logger.js';
 import { encodeTaskMessage } from '../../lib/protocol/index.js';
 import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
+import { waitFor } from '../support/wait.js';
 
 let s: RedisScope;
 const brokers: RedisBroker[] = [];
@@ -23,13 +24,6 @@ const broker = async (extra: Partial<ConstructorParameters<typeof RedisBroker>[0
   brokers.push(b);
   await b.connect();
   return b;
-};
-const until = async (cond: () => boolean | Promise<boolean>, ms = 10_000) => {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 };
 const task = (id: string) => encodeTaskMessage({ id, task: 'tasks.add', args: [1], kwargs: {} });
 
@@ -47,15 +41,15 @@ test('prefetch 2: two messages held unsettled at a time, the next one comes afte
   for (const id of ['a', 'b', 'c']) await b.send('q', task(id));
   const got: Delivery[] = [];
   await b.consume('q', (d) => got.push(d), { prefetch: 2 });
-  await until(() => got.length === 2);
+  await waitFor(() => got.length === 2, 10_000);
   await new Promise((r) => setTimeout(r, 300));
   expect(got).toHaveLength(2);
   expect(await s.redis.hlen(s.keys.unacked)).toBe(2);
   got[0]?.ack();
-  await until(() => got.length === 3);
+  await waitFor(() => got.length === 3, 10_000);
   got[1]?.ack();
   got[2]?.ack();
-  await until(async () => (await s.redis.hlen(s.keys.unacked)) === 0);
+  await waitFor(async () => (await s.redis.hlen(s.keys.unacked)) === 0, 10_000);
   expect(got.map((d) => d.raw.properties.correlationId)).toEqual(['a', 'b', 'c']);
 });
 
@@ -65,9 +59,9 @@ test('a message published while the consumer waits on BRPOP arrives; reject with
   await b.consume('q', (d) => got.push(d));
   await new Promise((r) => setTimeout(r, 100));
   await b.send('q', task('w'));
-  await until(() => got.length === 1);
+  await waitFor(() => got.length === 1, 10_000);
   got[0]?.reject(true);
-  await until(() => got.length === 2);
+  await waitFor(() => got.length === 2, 10_000);
   expect(got[1]?.redelivered).toBe(true);
   got[1]?.ack();
 });
@@ -77,7 +71,7 @@ test('close restores what was taken and not settled, to the front of its queue',
   for (const id of ['x', 'y']) await b.send('q', task(id));
   const got: Delivery[] = [];
   await b.consume('q', (d) => got.push(d));
-  await until(() => got.length === 2);
+  await waitFor(() => got.length === 2, 10_000);
   got[1]?.ack();
   brokers.splice(brokers.indexOf(b), 1);
   await b.close();
@@ -105,7 +99,7 @@ test("the pidbox: a broadcast on celery.pidbox reaches the node queue; the reply
     priority: 0,
   };
   await b.route('celery.pidbox', '', { body, properties: props });
-  await until(() => got.length === 1);
+  await waitFor(() => got.length === 1, 10_000);
   expect(got[0]?.exchange).toBe('celery.pidbox');
   await b.route('reply.celery.pidbox', ticket, { body: Buffer.from('{"pong": 1}'), properties: props });
   expect(await s.redis.llen(s.keys.queue(`${ticket}.reply.celery.pidbox`))).toBe(1);
@@ -120,7 +114,7 @@ test('a message published for later waits in the delayed set, not in unacked, an
   expect(got).toHaveLength(0);
   expect(await s.redis.hlen(s.keys.unacked)).toBe(0);
   expect(await s.redis.zcard(s.keys.delayed)).toBe(1);
-  await until(() => got.length === 1);
+  await waitFor(() => got.length === 1, 10_000);
   got[0]?.ack();
 });
 
@@ -129,7 +123,7 @@ test('a deferred delivery leaves unacked and enters the delayed set in one step,
   const got: Delivery[] = [];
   await b.consume('q', (d) => got.push(d));
   await b.send('q', task('far'));
-  await until(() => got.length === 1);
+  await waitFor(() => got.length === 1, 10_000);
   expect(await s.redis.hlen(s.keys.unacked)).toBe(1);
   await b.defer(got[0]!, 800);
   expect(got[0]?.settled).toBe(true);
@@ -138,7 +132,7 @@ test('a deferred delivery leaves unacked and enters the delayed set in one step,
     index: await s.redis.zcard(s.keys.unackedIndex),
     delayed: await s.redis.zcard(s.keys.delayed),
   }).toEqual({ unacked: 0, index: 0, delayed: 1 });
-  await until(() => got.length === 2);
+  await waitFor(() => got.length === 2, 10_000);
   expect(got[1]?.redelivered).toBe(false);
   expect(await s.redis.zcard(s.keys.delayed)).toBe(0);
   got[1]?.ack();
@@ -149,7 +143,7 @@ test('defer refuses a delivery that is already settled (it is not ours to move a
   const got: Delivery[] = [];
   await b.consume('q', (d) => got.push(d));
   await b.send('q', task('acked'));
-  await until(() => got.length === 1);
+  await waitFor(() => got.length === 1, 10_000);
   got[0]?.ack();
   await expect(b.defer(got[0]!, 800)).rejects.toThrow(/unsettled delivery/);
   expect(await s.redis.zcard(s.keys.delayed)).toBe(0);
@@ -160,7 +154,7 @@ test('a message held past the visibility timeout is restored and delivered again
   await b.send('q', task('slow'));
   const got: Delivery[] = [];
   await b.consume('q', (d) => got.push(d));
-  await until(() => got.length === 2, 15_000);
+  await waitFor(() => got.length === 2, 15_000);
   expect(got[1]?.redelivered).toBe(true);
   got[1]?.ack();
   got[0]?.ack();

@@ -10,16 +10,10 @@ import { encodeTaskMessage } from '../../lib/protocol/index.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
 import { startRedisNode } from '../support/redis-node.js';
+import { waitFor } from '../support/wait.js';
 
 let s: RedisScope;
 const brokers: RedisBroker[] = [];
-const until = async (cond: () => boolean | Promise<boolean>, ms = 10_000) => {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
 
 beforeEach(() => {
   s = redisScope();
@@ -48,7 +42,7 @@ test('a queue key of the wrong type: the pop moves nothing, one error line, not 
     got++;
     d.ack();
   });
-  await until(() => lines.filter((l) => l.level === 'error').length > 0);
+  await waitFor(() => lines.filter((l) => l.level === 'error').length > 0, 10_000);
   await new Promise((r) => setTimeout(r, 2000));
   expect(await s.redis.hlen(s.keys.unacked)).toBe(0);
   expect(got).toBe(0);
@@ -59,7 +53,7 @@ test('a queue key of the wrong type: the pop moves nothing, one error line, not 
   expect([b.isConsuming('good'), b.isConsuming('pq')]).toEqual([false, false]);
 
   await s.redis.del(s.keys.queue('pq', 0));
-  await until(() => got === 50 && b.isConsuming('good') && b.isConsuming('pq'));
+  await waitFor(() => got === 50 && b.isConsuming('good') && b.isConsuming('pq'), 10_000);
   expect(lines.some((l) => l.level === 'info' && /consuming again/.test(l.message))).toBe(true);
 }, 30_000);
 
@@ -74,13 +68,13 @@ test('Redis stopped for 3 s: the loss is logged at warn, the reconnect at info w
     await b.consume('q', (d) => d.ack());
     await server.stop();
     try {
-      await until(() => lines.some((l) => l.level === 'warn' && /broker connection lost/.test(l.message)));
+      await waitFor(() => lines.some((l) => l.level === 'warn' && /broker connection lost/.test(l.message)), 10_000);
       await new Promise((r) => setTimeout(r, 3000));
     } finally {
       // Back up whatever happened: the broker's close waits for its blocked wait, which needs the server.
       await server.start();
     }
-    await until(() => lines.some((l) => l.level === 'info' && /restored after/.test(l.message)), 20_000);
+    await waitFor(() => lines.some((l) => l.level === 'info' && /restored after/.test(l.message)), 20_000);
     const back = lines.find((l) => /restored after/.test(l.message));
     const awayMs = Number(back?.meta.away_ms);
     expect(awayMs).toBeGreaterThanOrEqual(3000);
@@ -112,6 +106,6 @@ test('an early ack is in Redis once acked() resolves: the message is gone from u
       n++;
     })();
   });
-  await until(() => n === 20);
+  await waitFor(() => n === 20, 10_000);
   expect(inRedisAtStart).toEqual(Array.from({ length: 20 }, () => 0));
 });

@@ -11,6 +11,7 @@ import { nullLogger } from '../../lib/logger.js';
 import { encodeTaskMessage } from '../../lib/protocol/index.js';
 import { type ReplyCutProxy, startReplyCutProxy } from '../support/reply-cut-proxy.js';
 import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
+import { waitFor } from '../support/wait.js';
 
 let s: RedisScope;
 let proxy: ReplyCutProxy;
@@ -20,10 +21,6 @@ const broker = async (url: string) => {
   brokers.push(b);
   await b.connect();
   return b;
-};
-const until = async (cond: () => boolean | Promise<boolean>, ms: number) => {
-  const end = Date.now() + ms;
-  while (!(await cond()) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
 };
 const task = (id: string) => encodeTaskMessage({ id, task: 'tasks.add', args: [1], kwargs: {} });
 const idOf = (d: Delivery) => String(d.raw.properties.correlationId);
@@ -84,7 +81,9 @@ test('the reply of a pop is lost and the connection cut: every message is still 
       void proxy.swallow(300);
     }
   });
-  await until(async () => seen.size === N && (await s.redis.hlen(s.keys.unacked)) === 0, 20_000);
+  await waitFor(async () => seen.size === N && (await s.redis.hlen(s.keys.unacked)) === 0, 20_000, {
+    what: () => `all ${N} delivered and acked (delivered: ${seen.size})`,
+  });
   expect(atCut).toBeLessThan(N);
   expect({
     delivered: seen.size,
@@ -109,8 +108,8 @@ test('a message handed to a blocked wait whose reply is lost is still delivered 
   const id = randomUUID();
   await pub.send('q', task(id));
   await swallowed;
-  await until(() => seen.length > 0, 10_000);
+  await waitFor(() => seen.length > 0, 10_000, { what: 'the delivery after the reconnect' });
   expect(seen).toEqual([id]);
-  await until(async () => (await s.redis.hlen(s.keys.unacked)) === 0, 5_000);
+  await waitFor(async () => (await s.redis.hlen(s.keys.unacked)) === 0, 5_000, { what: 'no message left unacked' });
   expect(await s.redis.hlen(s.keys.unacked)).toBe(0);
 }, 30_000);

@@ -8,7 +8,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { KombuRedis } from '../../lib/broker/redis/transport.js';
-import { waitFor } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { GOOD, HEAVY, HEAVY_BYTES, heavyAndGood, startMeasuredWorker } from '../support/heavy-messages.js';
 import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
 import { terminate } from '../support/child.js';

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { encodeTaskMessage } from '../../lib/protocol/index.js';
 import { PyDateTime } from '../../lib/protocol/values.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
+import { waitFor } from '../support/wait.js';
 
 let h: RedisHarness;
 beforeAll(async () => {
@@ -16,8 +17,7 @@ afterAll(async () => h.stop());
 
 async function deadLetterReasons(n: number): Promise<string[]> {
   const dlq = h.scope.keys.queue(`${h.queue}.dead_letter`, 0);
-  const end = Date.now() + 20_000;
-  while ((await h.scope.redis.llen(dlq)) < n && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+  await waitFor(async () => (await h.scope.redis.llen(dlq)) >= n, 20_000, { stepMs: 100, what: `${n} dead-lettered` });
   const texts = await h.scope.redis.lrange(dlq, 0, -1);
   return texts.map((t) => {
     const reason = (JSON.parse(t) as { headers?: Record<string, unknown> }).headers?.['x-dead-letter-reason'];

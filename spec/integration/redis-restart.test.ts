@@ -9,6 +9,7 @@ import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js
 import { type RedisNode, startRedisNode } from '../support/redis-node.js';
 import { stampTask } from '../support/stamp-task.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
+import { waitFor } from '../support/wait.js';
 
 let server: RedisNode;
 
@@ -34,17 +35,16 @@ test('own wiring: 1,000 tasks, Redis restarted midway: the worker reconnects and
     await h.broker.send(h.queue, m);
   }
   const runs = async () => runCounter().hlen(`${key}:runs`);
-  const end = Date.now() + 30_000;
-  while ((await runs()) < 50 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  await waitFor(async () => (await runs()) >= 50, 30_000, { what: '50 runs before the restart' });
   expect(await runs()).toBeLessThan(N);
   await server.stop();
   await new Promise((r) => setTimeout(r, 1000));
   await server.start();
   const probe = new Redis({ port: server.port });
-  const deadline = Date.now() + 90_000;
-  while (((await runs()) < N || (await probe.hlen(h.broker.keys.unacked)) > 0) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await waitFor(async () => (await runs()) >= N && (await probe.hlen(h.broker.keys.unacked)) === 0, 90_000, {
+    stepMs: 200,
+    what: `${N} runs and none unacked`,
+  });
   const where = {
     ran: await runs(),
     unacked: await probe.hlen(h.broker.keys.unacked),

@@ -10,6 +10,7 @@ import { PyDateTime } from '../../lib/protocol/values.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
 import { stampTask } from '../support/stamp-task.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
+import { waitFor } from '../support/wait.js';
 
 const key = `vt:${randomUUID()}`;
 let h: RedisHarness;
@@ -30,8 +31,7 @@ test('own wiring: visibility timeout 3 s: 20 countdowns of 4.5 s each run once',
     const m = encodeTaskMessage({ id: `${key}-${i}`, task: 'test.stamp', args: [], kwargs: { key, due_ms: due }, eta });
     await h.broker.send(h.queue, m);
   }
-  const end = Date.now() + 40_000;
-  while ((await runCounter().hlen(`${key}:runs`)) < N && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+  await waitFor(async () => (await runCounter().hlen(`${key}:runs`)) >= N, 40_000, { stepMs: 200, what: `${N} runs` });
   // Long enough for a restored copy (3 s, then the restore interval) to have run too.
   await new Promise((r) => setTimeout(r, 8000));
   const counts = Object.values(await runCounter().hgetall(`${key}:runs`)).map(Number);

@@ -16,6 +16,7 @@ import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
 import { startRedisWorker } from '../support/redis-harness.js';
 import { ResultReader } from '../support/results.js';
 import { testTasks } from '../support/test-tasks.js';
+import { waitFor } from '../support/wait.js';
 
 const run = promisify(execFile);
 let s: RedisScope;
@@ -76,10 +77,10 @@ test('own wiring: dead-letter list counts a Redis dead-letter list by reason and
         },
       });
     }
-    const end = Date.now() + 30_000;
-    while ((await s.redis.llen(s.keys.queue(dlq, 0))) < 30 && Date.now() < end) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitFor(async () => (await s.redis.llen(s.keys.queue(dlq, 0))) >= 30, 30_000, {
+      stepMs: 100,
+      what: '30 dead-lettered',
+    });
   } finally {
     await before.stop();
   }

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { decodeEnvelope } from '../../lib/broker/redis/envelope.js';
 import { RedisBroker } from '../../lib/broker/redis/redis-broker.js';
-import { RedisDelivery } from '../../lib/broker/redis/delivery.js';
+import { RedisDelivery, type Settler } from '../../lib/broker/redis/delivery.js';
 import { createLogger } from '../../lib/logger.js';
 import { decodeTaskMessage } from '../../lib/protocol/index.js';
 import { REDIS_URL, kombuRedisPerTest } from '../support/redis.js';
@@ -25,6 +25,8 @@ const kombu = async (prefix: string, ...args: string[]): Promise<unknown> => {
 };
 
 const LIMIT = 1024;
+/** A delivery popped by the test itself, which it settles by hand: the broker only dead-letters it. */
+const UNSETTLED: Settler = { settleByTag: () => undefined, owns: () => true };
 const WITHHOLD = { bytes: Number.MAX_SAFE_INTEGER, alone: true, withholdOver: LIMIT };
 const headersOf = (text: string) => (JSON.parse(text) as { headers: Record<string, unknown> }).headers;
 
@@ -193,7 +195,7 @@ test('RedisBroker with a body limit dead-letters a withheld message by copying i
     const e = envelope(Buffer.alloc(LIMIT * 2, 5).toString('base64'));
     await per.s.redis.lpush(per.s.keys.queue('q', 0), e.text);
     const [p] = await per.t.popMany(['q'], 10, false, undefined, WITHHOLD);
-    const delivery = new RedisDelivery(broker, 'q', p ?? (await Promise.reject(new Error('nothing popped'))));
+    const delivery = new RedisDelivery(UNSETTLED, 'q', p ?? (await Promise.reject(new Error('nothing popped'))));
     await broker.deadLetter(delivery, { queue: 'q.dead_letter', reason: 'over the limit', by: 'test' });
     const copy = decodeEnvelope((await per.s.redis.lindex(per.s.keys.queue('q.dead_letter', 0), 0)) ?? '');
     expect(copy.raw.body.equals(Buffer.alloc(LIMIT * 2, 5))).toBe(true);
@@ -223,7 +225,7 @@ test('an unreadable envelope sent without its body is dead-lettered whole from R
     const e = envelope(Buffer.alloc(LIMIT * 2, 3).toString('base64'), { headers: '"not an object"' });
     await per.s.redis.lpush(per.s.keys.queue('q', 0), e.text);
     const [p] = await per.t.popMany(['q'], 10, false, undefined, WITHHOLD);
-    const delivery = new RedisDelivery(broker, 'q', p ?? (await Promise.reject(new Error('nothing popped'))));
+    const delivery = new RedisDelivery(UNSETTLED, 'q', p ?? (await Promise.reject(new Error('nothing popped'))));
     expect(delivery.unreadable).toBeDefined();
     expect(delivery.raw.withheldBodyBytes).toBe(LIMIT * 2);
     await broker.deadLetter(delivery, { queue: 'q.dead_letter', reason: 'unreadable', by: 'test' });

@@ -12,9 +12,9 @@ import {
   publishMany,
   publishRaw,
   uniqueName,
-  waitFor,
   withChannel,
 } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { startWorker } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
 

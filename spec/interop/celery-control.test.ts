@@ -6,7 +6,8 @@ import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import amqp from '../../lib/broker/amqp/amqplib.js';
-import { AMQP_URL, REDIS_URL, waitFor } from '../support/amqp.js';
+import { AMQP_URL, REDIS_URL } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
 

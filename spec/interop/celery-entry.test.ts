@@ -11,7 +11,8 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { encodeTaskMessage } from '../../lib/protocol/encode.js';
-import { AMQP_URL, deleteQueues, publishMany, uniqueName, waitFor } from '../support/amqp.js';
+import { AMQP_URL, deleteQueues, publishMany, uniqueName } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { terminate } from '../support/child.js';
 
 const exec = promisify(execFile);

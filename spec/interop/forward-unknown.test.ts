@@ -7,8 +7,9 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { FORWARDED_BY_HEADER } from '../../lib/worker/forward.js';
-import { AMQP_URL, REDIS_URL, deleteQueues, publishRaw, uniqueName, waitFor, withChannel } from '../support/amqp.js';
+import { FORWARDED_BY_HEADER } from '../../lib/worker/intake/forward.js';
+import { AMQP_URL, REDIS_URL, deleteQueues, publishRaw, uniqueName, withChannel } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 import { freePort } from '../support/rabbit-node.js';

@@ -3,7 +3,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AMQP_URL, waitFor } from '../support/amqp.js';
+import { AMQP_URL } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { startWorker } from '../support/harness.js';
 
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';

@@ -7,7 +7,8 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { AMQP_URL, REDIS_URL, waitFor } from '../support/amqp.js';
+import { AMQP_URL, REDIS_URL } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
 

@@ -9,7 +9,8 @@ import { promisify } from 'node:util';
 import type { TaskMessage } from '../../lib/protocol/types.js';
 import { type TaskEvents, noEvents } from '../../lib/worker/events.js';
 import { smarterTasks } from '../../tasks/index.js';
-import { AMQP_URL, uniqueName, waitFor } from '../support/amqp.js';
+import { AMQP_URL, uniqueName } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { CLUSTER, type LlmhostWorld, startLlmhostWorld } from '../support/llmhost-world.js';
 

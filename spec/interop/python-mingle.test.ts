@@ -11,6 +11,7 @@ import { REDIS_URL, uniqueName } from '../support/amqp.js';
 import { WITH_MINGLE } from '../support/harness.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
 import { ResultReader } from '../support/results.js';
+import { waitFor } from '../support/wait.js';
 
 const exec = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
@@ -54,11 +55,7 @@ test('own wiring: a Python worker learns our revokes at start, and ours learns a
   );
   let log = '';
   py.stderr?.on('data', (b: Buffer) => (log += b.toString()));
-  const end = Date.now() + 45_000;
-  while (!/ready\./.test(log)) {
-    if (Date.now() > end) throw new Error(`the Python worker did not start:\n${log}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await waitFor(() => /ready\./.test(log), 45_000, { stepMs: 200, what: () => `the Python worker's start:\n${log}` });
   expect(log).toMatch(/mingle: sync with 1 nodes/);
   expect(JSON.parse(await celery('inspect', 'revoked', '-d', pyNode, '-j'))).toEqual({ [pyNode]: [ours] });
 

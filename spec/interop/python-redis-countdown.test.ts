@@ -11,6 +11,7 @@ import { REDIS_URL } from '../support/redis.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
 import { stampTask } from '../support/stamp-task.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
+import { waitFor } from '../support/wait.js';
 
 const run = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
@@ -55,10 +56,7 @@ test(`own wiring: ${N} countdowns of ${COUNTDOWN} s with a 1 s visibility timeou
     sawDelayed = Math.max(sawDelayed, await redis.zcard(keys.delayed));
     await new Promise((r) => setTimeout(r, 200));
   }
-  const deadline = Date.now() + 60_000;
-  while ((await runCounter().hlen(`${key}:runs`)) < N && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await waitFor(async () => (await runCounter().hlen(`${key}:runs`)) >= N, 60_000, { stepMs: 200, what: `${N} runs` });
   await new Promise((r) => setTimeout(r, 2000));
   const runs = Object.values(await runCounter().hgetall(`${key}:runs`)).map(Number);
   const late = Object.values(await runCounter().hgetall(`${key}:late`)).map(Number);

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { REDIS_URL, uniqueName } from '../support/amqp.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
+import { waitFor } from '../support/wait.js';
 
 const exec = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
@@ -138,12 +139,14 @@ test("own wiring: delayed release --queue moves that queue's parked messages int
     },
   );
   procs.push(py);
-  const end = Date.now() + 60_000;
-  let runs: Record<string, string> = {};
-  while (Object.keys(runs).length < 3 && Date.now() < end) {
-    await new Promise((r) => setTimeout(r, 500));
-    runs = await runCounter().hgetall(`${key}:runs`);
-  }
+  const runs = await waitFor(
+    async () => {
+      const r = await runCounter().hgetall(`${key}:runs`);
+      return Object.keys(r).length >= 3 ? r : undefined;
+    },
+    60_000,
+    { stepMs: 500, what: '3 runs' },
+  );
   const late = await runCounter().hgetall(`${key}:late`);
   await runCounter().del(`${key}:runs`, `${key}:late`, `${key}:by`);
   expect(Object.keys(runs).sort()).toEqual([...ids].sort());

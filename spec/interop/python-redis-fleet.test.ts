@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
+import { waitFor } from '../support/wait.js';
 
 const run = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
@@ -83,14 +84,6 @@ const send = (n: number) =>
     maxBuffer: 1 << 20,
   });
 
-async function until(what: string, cond: () => Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 /** The issue's count: each of these runs exactly once across the fleet. */
 const FLEET_N = 10_000;
 const report = (line: string) => process.stderr.write(`${line}\n`);
@@ -120,12 +113,15 @@ test('own wiring: SIGKILL with 100 unacked (late ack): after a 2 s visibility ti
     10,
   );
   await send(100);
-  await until('100 unacked in the first worker', async () => (await s.redis.hlen(s.keys.unacked)) === 100, 60_000);
+  await waitFor(async () => (await s.redis.hlen(s.keys.unacked)) === 100, 60_000, {
+    stepMs: 200,
+    what: '100 unacked in the first worker',
+  });
   first.kill('SIGKILL');
   await new Promise((r) => first.once('exit', r));
   expect(await s.redis.hlen(s.keys.unacked)).toBe(100);
   ours({ CELERY_BROKER_TRANSPORT_OPTIONS: transport({ visibility_timeout: 2 }), STAMP_ACKS_LATE: '1' }, 8);
-  await until('100 runs', async () => (await runs()).length === 100, 90_000);
+  await waitFor(async () => (await runs()).length === 100, 90_000, { stepMs: 200, what: '100 runs' });
   await new Promise((r) => setTimeout(r, 3000));
   const counts = await runs();
   expect(counts).toHaveLength(100);
@@ -139,7 +135,7 @@ test('own wiring: mixed fleet, 10,000 tasks: a Python prefork worker and ours on
   await new Promise((r) => setTimeout(r, 3000));
   const started = Date.now();
   await send(FLEET_N);
-  await until('10,000 runs', async () => (await runs()).length === FLEET_N, 120_000);
+  await waitFor(async () => (await runs()).length === FLEET_N, 120_000, { stepMs: 200, what: '10,000 runs' });
   report(`mixed fleet: ${FLEET_N} tasks sent and run in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   await new Promise((r) => setTimeout(r, 2000));
   const counts = await runs();
@@ -157,7 +153,7 @@ test('own wiring: mixed fleet, 10,000 tasks, ours SIGKILLed midway (late ack): n
   await new Promise((r) => setTimeout(r, 3000));
   const started = Date.now();
   await send(FLEET_N);
-  await until('a quarter run', async () => (await runs()).length >= FLEET_N / 4, 120_000);
+  await waitFor(async () => (await runs()).length >= FLEET_N / 4, 120_000, { stepMs: 200, what: 'a quarter run' });
   victim.kill('SIGKILL');
   await new Promise((r) => victim.once('exit', r));
   const held = new Set(
@@ -167,7 +163,7 @@ test('own wiring: mixed fleet, 10,000 tasks, ours SIGKILLed midway (late ack): n
     }),
   );
   ours({ CELERY_BROKER_TRANSPORT_OPTIONS: transport(vt), STAMP_ACKS_LATE: '1' }, 8);
-  await until('10,000 runs', async () => (await runs()).length === FLEET_N, 150_000);
+  await waitFor(async () => (await runs()).length === FLEET_N, 150_000, { stepMs: 200, what: '10,000 runs' });
   await new Promise((r) => setTimeout(r, 4000));
   const all = await runCounter().hgetall(`${key}:runs`);
   expect(Object.keys(all)).toHaveLength(FLEET_N);

@@ -9,17 +9,10 @@ import { promisify } from 'node:util';
 import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
+import { waitFor } from '../support/wait.js';
 
 const exec = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
-
-async function until(what: string, cond: () => boolean | Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 afterAll(async () => closeRunCounter());
 
@@ -64,7 +57,7 @@ describe('own wiring: celery control shutdown on Redis', () => {
       { timeout: 60_000 },
     );
     const runs = async () => runCounter().hlen(`${key}:runs`);
-    await until('30 runs', async () => (await runs()) >= 30, 60_000);
+    await waitFor(async () => (await runs()) >= 30, 60_000, { stepMs: 100, what: '30 runs' });
     const { stdout } = await exec(
       PYTHON,
       ['-m', 'celery', '-A', 'redisapp', '-b', REDIS_URL, 'control', 'shutdown', '-d', node],
@@ -103,7 +96,7 @@ describe('own wiring: Flower-style events on Redis', () => {
     let out = '';
     py.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const done = new Promise((r) => py.once('exit', r));
-    await until('listening', () => out.includes('listening'), 15_000);
+    await waitFor(() => out.includes('listening'), 15_000, { stepMs: 100, what: 'listening' });
     await new Promise((r) => setTimeout(r, 500));
     const id = await h.worker.publisher.apply('test.add', [2, 2], {});
     await done;

@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { testCloud } from '../support/cloud.js';
-import type { SmarterDeps } from '../../tasks/deps.js';
+import type { SmarterDeps } from '../../tasks/env/task-env.js';
 import { smarterTasks } from '../../tasks/index.js';
 import { AMQP_URL, REDIS_URL } from '../support/amqp.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';

@@ -1,24 +1,32 @@
 /**
  * Tracing across Python Celery and our worker: Debian's Celery 5.2 publishes with W3C trace context where
  * opentelemetry-instrumentation-celery puts it (the message headers, protocol 1 and 2), and our worker, a child
- * process with OTEL_* set, exports its spans over OTLP/HTTP (JSON) to a receiver stand-in. The run continues the
- * caller's trace, and a task that checks again with a countdown stays in that trace through every re-queue.
+ * process with OTEL_* set, exports its spans over OTLP/HTTP (JSON) to a receiver stand-in. Each message taken from
+ * the broker is a receive span, child of the caller's span, and its run a process span under it; a task that checks
+ * again with a countdown stays in that trace through every re-queue. Beat's sends are publish spans whose context
+ * the messages carry.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { AMQP_URL, deleteQueues, uniqueName } from '../support/amqp.js';
+import { AMQP_URL, deleteQueues, uniqueName, withChannel } from '../support/amqp.js';
 import { terminate } from '../support/child.js';
 import { MYSQL } from '../support/db.js';
 import { type Moto, startMoto } from '../support/moto.js';
 import { type KubeStandIn, startKubeStandIn } from '../support/kube-standin.js';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
+import { waitFor as waitUntil } from '../support/wait.js';
+import { STAND_IN_CREDENTIALS, type SmtpStandIn, startSmtpServer } from '../support/smtp.js';
 
 const run = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const CONSUMER = 5;
 const PRODUCER = 4;
 const CLIENT = 3;
+const isReceive = (s: ReceivedSpan) => s.kind === CLIENT && s.attributes['messaging.operation'] === 'receive';
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 
@@ -40,15 +48,9 @@ async function send(protocol: 1 | 2, queue: string, task: string, traceparent: s
   return stdout.trim().split('\n').pop() ?? '';
 }
 
-async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 30_000): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** The spans arrive in the receiver's memory: waits name what they wait for first. */
+const waitFor = <T>(what: string, probe: () => T | undefined, timeoutMs = 30_000): Promise<T> =>
+  waitUntil(probe, timeoutMs, { what });
 
 function startWorker(
   command: string[],
@@ -93,13 +95,33 @@ describe('own wiring: the built worker (dist/tasks/main.js) continues a trace st
   });
 
   test.each([1, 2] as const)(
-    'protocol %s: the run is a process span, child of the caller span',
+    'protocol %s: the message is a receive span, child of the caller span; its run a process span under it',
     async (protocol) => {
       const traceId = hex(16);
       const parent = hex(8);
       const id = await send(protocol, queue, 'celery.accumulate', `00-${traceId}-${parent}-01`, [1, 2]);
-      const span = await waitFor('the process span', () => inTrace(traceId).find((s) => s.kind === CONSUMER));
-      expect(span.parentSpanId).toBe(parent);
+      const { receive, span } = await waitFor('the receive and process spans', () => {
+        const s = inTrace(traceId);
+        const r = s.find(isReceive);
+        const p = s.find((x) => x.kind === CONSUMER);
+        return r && p ? { receive: r, span: p } : undefined;
+      });
+      // Protocol 1 names its task in the body only: its receive span is named after the queue.
+      expect(receive.name).toBe(protocol === 2 ? 'receive celery.accumulate' : `receive ${queue}`);
+      expect(receive.parentSpanId).toBe(parent);
+      expect(receive.links).toEqual([{ traceId, spanId: parent }]);
+      expect(receive.attributes).toMatchObject({
+        'messaging.system': 'rabbitmq',
+        'messaging.destination.name': queue,
+        'messaging.message.id': id,
+        'messaging.operation': 'receive',
+        'messaging.operation.type': 'receive',
+      });
+      // The worker has the message once its run starts: the receive span has ended by then (the SDK takes a span's
+      // start from Date.now(), whole milliseconds, and its end from the monotonic clock: 1 ms apart at most).
+      expect(receive.endUs).toBeLessThanOrEqual(span.startUs + 1000);
+      expect(span.parentSpanId).toBe(receive.spanId);
+      expect(span.links).toEqual([{ traceId, spanId: parent }]);
       expect(span.name).toBe('process celery.accumulate');
       expect(span.attributes).toMatchObject({
         'messaging.system': 'rabbitmq',
@@ -138,25 +160,29 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
     const traceId = hex(16);
     const parent = hex(8);
     const id = await send(2, queue, 'test.recheck', `00-${traceId}-${parent}-01`, [], { times: 3, every: 1 });
-    const spans = await waitFor('four runs and three re-queues', () => {
+    const spans = await waitFor('four receives, four runs and three re-queues', () => {
       const s = inTrace(traceId);
-      return s.filter((x) => x.kind === CONSUMER).length >= 4 && s.filter((x) => x.kind === PRODUCER).length >= 3
+      return s.filter((x) => x.kind === CONSUMER).length >= 4 &&
+        s.filter(isReceive).length >= 4 &&
+        s.filter((x) => x.kind === PRODUCER).length >= 3
         ? s
         : undefined;
     });
     const runs = spans.filter((s) => s.kind === CONSUMER);
     const publishes = spans.filter((s) => s.kind === PRODUCER);
     expect(runs).toHaveLength(4);
+    expect(spans.filter(isReceive)).toHaveLength(4);
     expect(publishes).toHaveLength(3);
-    // Caller → run → publish → run → publish → run → publish → run: each step the parent of the next.
+    // Caller → receive → run → publish → receive → run → …: each step the parent of the next.
     const chain: ReceivedSpan[] = [];
-    let next: ReceivedSpan | undefined = runs.find((r) => r.parentSpanId === parent);
+    let next: ReceivedSpan | undefined = spans.find((r) => r.parentSpanId === parent);
     while (next) {
       chain.push(next);
       const id: string = next.spanId;
       next = spans.find((s) => s.parentSpanId === id);
     }
-    expect(chain.map((s) => s.kind)).toEqual([CONSUMER, PRODUCER, CONSUMER, PRODUCER, CONSUMER, PRODUCER, CONSUMER]);
+    const hop = [CLIENT, CONSUMER, PRODUCER];
+    expect(chain.map((s) => s.kind)).toEqual([...hop, ...hop, ...hop, CLIENT, CONSUMER]);
     expect(chain[0]?.attributes['messaging.message.id']).toBe(id);
     for (const p of publishes) {
       expect(p.name).toBe('publish test.recheck');
@@ -169,9 +195,14 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
       // The countdown made each re-queue due later: its eta header.
       expect(p.attributes['celery.eta']).toMatch(/^\d{4}-\d\d-\d\dT/);
     }
-    // Each re-queue is a new message: its id is the one the next run reports.
-    for (let i = 1; i < chain.length - 1; i += 2) {
-      expect(chain[i]?.attributes['messaging.message.id']).toBe(chain[i + 1]?.attributes['messaging.message.id']);
+    // Each re-queue is a new message: its id is the one its receive and its run report, and both link to its publish.
+    for (let i = 2; i < chain.length - 2; i += 3) {
+      const [publish, receive, processed] = [chain[i], chain[i + 1], chain[i + 2]];
+      const messageId = publish?.attributes['messaging.message.id'];
+      expect(receive?.attributes['messaging.message.id']).toBe(messageId);
+      expect(processed?.attributes['messaging.message.id']).toBe(messageId);
+      expect(receive?.links).toEqual([{ traceId, spanId: publish?.spanId }]);
+      expect(processed?.links).toEqual([{ traceId, spanId: publish?.spanId }]);
     }
   }, 90_000);
 
@@ -195,15 +226,15 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
   test("a task's calls to Redis (ioredis) and over HTTP (fetch) are child spans of its run", async () => {
     const traceId = hex(16);
     await send(2, queue, 'test.outside', `00-${traceId}-${hex(8)}-01`, [], { url: `${endpoint}/ping` });
+    const isRedis = (s: ReceivedSpan) => (s.attributes['db.system.name'] ?? s.attributes['db.system']) === 'redis';
+    const isGet = (s: ReceivedSpan) => s.name.startsWith('GET');
     const spans = await waitFor('the run and its two calls', () => {
       const s = inTrace(traceId);
-      return s.length >= 3 && s.some((x) => x.kind === CONSUMER) ? s : undefined;
+      return s.some((x) => x.kind === CONSUMER) && s.some(isRedis) && s.some(isGet) ? s : undefined;
     });
     const runSpan = spans.find((s) => s.kind === CONSUMER);
-    const redis = spans.find(
-      (s) => s.attributes['db.system'] === 'redis' || s.attributes['db.system.name'] === 'redis',
-    );
-    const http = spans.find((s) => s.name.startsWith('GET'));
+    const redis = spans.find(isRedis);
+    const http = spans.find(isGet);
     expect(runSpan?.attributes['celery.state']).toBe('SUCCESS');
     expect(redis?.parentSpanId).toBe(runSpan?.spanId);
     expect(http?.parentSpanId).toBe(runSpan?.spanId);
@@ -261,13 +292,113 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
     }
   }, 60_000);
 
-  test('a message without trace context starts a new trace', async () => {
+  test('a message without trace context starts a new trace at its receive span', async () => {
     // An invalid traceparent is as good as none: the propagator ignores it.
     const id = await send(2, queue, 'test.add', 'not-a-traceparent', [1, 2]);
-    const span = await waitFor('the process span', () =>
-      receiver.spans.find((s) => s.kind === CONSUMER && s.attributes['messaging.message.id'] === id),
+    const ofMessage = (s: ReceivedSpan) => s.attributes['messaging.message.id'] === id;
+    const { receive, span } = await waitFor('the receive and process spans', () => {
+      const r = receiver.spans.find((s) => isReceive(s) && ofMessage(s));
+      const p = receiver.spans.find((s) => s.kind === CONSUMER && ofMessage(s));
+      return r && p ? { receive: r, span: p } : undefined;
+    });
+    expect(receive.parentSpanId).toBe('');
+    expect(receive.links).toEqual([]);
+    expect(receive.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(span.traceId).toBe(receive.traceId);
+    expect(span.parentSpanId).toBe(receive.spanId);
+  }, 60_000);
+
+  test("a task's e-mail (SMTP through nodemailer) is a client span of its run, with the server", async () => {
+    const smtp: SmtpStandIn = await startSmtpServer();
+    try {
+      const traceId = hex(16);
+      const { user, pass } = STAND_IN_CREDENTIALS;
+      await send(2, queue, 'test.outside-smtp', `00-${traceId}-${hex(8)}-01`, [], {
+        host: smtp.host,
+        port: smtp.port,
+        user,
+        password: pass,
+      });
+      const isSmtp = (s: ReceivedSpan) => s.name === 'smtp send';
+      const spans = await waitFor('the run and its e-mail', () => {
+        const s = inTrace(traceId);
+        return s.some((x) => x.kind === CONSUMER) && s.some(isSmtp) ? s : undefined;
+      });
+      const runSpan = spans.find((s) => s.kind === CONSUMER);
+      const mail = spans.find(isSmtp);
+      expect(runSpan?.attributes['celery.state']).toBe('SUCCESS');
+      expect(mail?.parentSpanId).toBe(runSpan?.spanId);
+      expect(mail?.kind).toBe(CLIENT);
+      expect(mail?.attributes).toEqual({
+        'server.address': smtp.host,
+        'server.port': smtp.port,
+        'network.protocol.name': 'smtp',
+      });
+      expect(smtp.messages.map((m) => m.subject)).toEqual(['traced']);
+    } finally {
+      await smtp.stop();
+    }
+  }, 60_000);
+});
+
+describe('own wiring: the built Beat (dist/beat/main.js) traces its sends', () => {
+  const id = uniqueName('traced_beat');
+  const queues = [`${id}_op`, `${id}_infra`];
+  const dir = mkdtempSync(join(tmpdir(), 'traced-beat-'));
+  let beat: ChildProcess;
+  // Two operational entries last ran long ago: due at once (an entry new to the file first waits its interval).
+  const due = ['aggregate-charges', 'refresh-mcpclients'];
+  beforeAll(() => {
+    const long = { last_run_at: '2000-01-01T00:00:00Z', total_run_count: 1 };
+    writeFileSync(
+      join(dir, 'schedule.json'),
+      JSON.stringify({ version: 1, entries: Object.fromEntries(due.map((name) => [name, long])) }),
     );
-    expect(span.parentSpanId).toBe('');
-    expect(span.traceId).toMatch(/^[0-9a-f]{32}$/);
+    beat = spawn(process.execPath, ['dist/beat/main.js'], {
+      env: {
+        ...process.env,
+        CELERY_BROKER_URL: AMQP_URL,
+        SMARTER_BEAT_SCHEDULE_FILE: join(dir, 'schedule.json'),
+        SMARTER_BEAT_LOCK: `${id}_lock`,
+        SMARTER_BEAT_REDIS_URL: '',
+        CELERY_REDBEAT_REDIS_URL: '',
+        SMARTER_LLM_CLIENT_TASKS_CELERY_TASK_QUEUE: queues[0],
+        SMARTER_INFRASTRUCTURE_TASKS_CELERY_TASK_QUEUE: queues[1],
+        OTEL_TRACES_EXPORTER: 'otlp',
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+        OTEL_SERVICE_NAME: 'smarter-beat',
+      },
+      stdio: 'ignore',
+    });
+  });
+  afterAll(async () => {
+    await terminate(beat);
+    await deleteQueues(queues);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('each send is a publish span, a trace of its own, whose context its message carries', async () => {
+    const fromBeat = (s: ReceivedSpan) => s.resource['service.name'] === 'smarter-beat' && s.kind === PRODUCER;
+    const toOp = (s: ReceivedSpan) => fromBeat(s) && s.attributes['messaging.destination.name'] === queues[0];
+    await waitFor('two publish spans', () => (receiver.spans.filter(toOp).length >= due.length ? true : undefined));
+    const sent = await withChannel(async (ch) => {
+      const got: Array<{ id: string; traceparent: string }> = [];
+      for (;;) {
+        const m = await ch.get(queues[0] ?? '', { noAck: true });
+        if (m === false) return got;
+        const h = m.properties.headers as Record<string, unknown>;
+        got.push({ id: String(h.id), traceparent: String(h.traceparent) });
+      }
+    });
+    expect(sent).toHaveLength(due.length);
+    for (const { id: taskId, traceparent } of sent) {
+      const span = receiver.spans.find((s) => toOp(s) && s.attributes['messaging.message.id'] === taskId);
+      expect(span?.parentSpanId).toBe('');
+      expect(span?.name).toMatch(/^publish smarter\.apps\./);
+      expect(span?.attributes).toMatchObject({ 'messaging.system': 'rabbitmq', 'messaging.operation': 'publish' });
+      expect(traceparent).toBe(`00-${span?.traceId}-${span?.spanId}-01`);
+    }
   }, 60_000);
 });

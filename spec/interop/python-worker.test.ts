@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { AMQP_URL, REDIS_URL, deleteQueues, publishRaw } from '../support/amqp.js';
 import { startWorker } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
+import { waitFor } from '../support/wait.js';
 
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 
@@ -23,7 +24,7 @@ test('own wiring: a Python Celery worker consumes a retry message our worker pub
       correlationId: id,
       headers: { lang: 'py', task: 'test.handoff', id, root_id: id, retries: 0, 'x-custom': 'kept' },
     });
-    const retry = await waitForRetry(results, id);
+    const retry = await waitFor(() => results.meta(id), 5000, { what: 'a RETRY state stored' });
     expect(retry.status).toBe('RETRY');
     await h.app.shutdown();
 
@@ -68,12 +69,3 @@ test('own wiring: a Python Celery worker consumes a retry message our worker pub
     await results.close();
   }
 }, 60_000);
-
-async function waitForRetry(results: ResultReader, id: string): Promise<Record<string, unknown>> {
-  for (let i = 0; i < 100; i++) {
-    const m = await results.meta(id);
-    if (m) return m;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('no RETRY state stored');
-}

@@ -10,7 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
-import { deleteQueues, uniqueName, waitFor } from '../support/amqp.js';
+import { deleteQueues, uniqueName } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { MYSQL } from '../support/db.js';
 
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';

@@ -4,7 +4,7 @@
  */
 import zlib from 'node:zlib';
 import { encode as msgpackEncode, ExtData } from '@msgpack/msgpack';
-import { byteSize } from '../../lib/app/worker-settings.js';
+import { byteSize } from '../../lib/app/setting-values.js';
 import { decodeTaskMessage } from '../../lib/protocol/index.js';
 import type { RawMessage } from '../../lib/protocol/types.js';
 

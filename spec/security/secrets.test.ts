@@ -16,7 +16,8 @@ import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import { Redis } from 'ioredis';
 import amqp from '../../lib/broker/amqp/amqplib.js';
-import { uniqueName, waitFor } from '../support/amqp.js';
+import { uniqueName } from '../support/amqp.js';
+import { waitFor } from '../support/wait.js';
 import { MYSQL, type TestDatabase, createTestDatabase } from '../support/db.js';
 import { type RabbitNode, startRabbitNode } from '../support/rabbit-node.js';
 

@@ -33,20 +33,6 @@ export async function withChannel<T>(fn: (ch: Channel) => Promise<T>): Promise<T
   }
 }
 
-export async function waitFor<T>(
-  fn: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 15_000,
-  stepMs = 50,
-): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== null && v !== false) return v;
-    if (Date.now() > until) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
-}
-
 /** Publishes raw bytes straight to a queue and waits for the broker's confirm. */
 export async function publishRaw(queue: string, body: string | Buffer, options: Options.Publish): Promise<void> {
   await publishMany(queue, [{ body, options }]);

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Broker, Delivery, OutgoingMessage } from '../../lib/broker/broker.js';
 import { deferDelivery, sendLater } from '../../lib/broker/delayed.js';
+import { waitFor } from './wait.js';
 
 export interface BrokerFixture {
   /** A new client of the same datastore, not connected yet: two of them are two processes. */
@@ -20,14 +21,6 @@ export interface BrokerFixture {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string | (() => string), fn: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error(`${typeof what === 'string' ? what : what()}: not within ${timeoutMs} ms`);
-    await sleep(20);
-  }
-}
 
 export function message(
   text: string,
@@ -98,7 +91,7 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       const m = message('{"x": 1}', { task: 't.a', retries: 3 });
       const got = await collect(b, q);
       await b.send(q, { body: m.body, properties: { ...m.properties, replyTo: 'reply-here', priority: 5 } });
-      await until('delivered', () => got.length === 1);
+      await waitFor(() => got.length === 1, 15_000, { what: 'delivered' });
       const d = got[0]!;
       expect(d.raw.body.equals(m.body)).toBe(true);
       expect(d.queue).toBe(q);
@@ -123,7 +116,7 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       await b.declareQueue({ name: q });
       for (let i = 0; i < 50; i++) await b.send(q, message(String(i)));
       const got = await collect(b, q);
-      await until('all delivered', () => got.length === 50);
+      await waitFor(() => got.length === 50, 15_000, { what: 'all delivered' });
       expect(got.map(text)).toEqual(Array.from({ length: 50 }, (_, i) => String(i)));
       b.settle(got, 'ack');
     });
@@ -134,11 +127,11 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       await b.declareQueue({ name: q });
       for (let i = 0; i < 10; i++) await b.send(q, message(String(i)));
       const got = await collect(b, q, 3);
-      await until('three delivered', () => got.length >= 3);
+      await waitFor(() => got.length >= 3, 15_000, { what: 'three delivered' });
       await sleep(300);
       expect(got).toHaveLength(3);
       got[0]!.ack();
-      await until('a fourth delivered', () => got.length >= 4);
+      await waitFor(() => got.length >= 4, 15_000, { what: 'a fourth delivered' });
       await sleep(300);
       expect(got).toHaveLength(4);
       b.settle(got, 'ack');
@@ -150,7 +143,7 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       await b.declareQueue({ name: q });
       for (let i = 0; i < 5; i++) await b.send(q, message(String(i)));
       const got = await collect(b, q);
-      await until('all delivered', () => got.length === 5);
+      await waitFor(() => got.length === 5, 15_000, { what: 'all delivered' });
       got[0]!.ack();
       b.settle(got, 'ack');
       expect(got.every((d) => d.settled)).toBe(true);
@@ -169,12 +162,12 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       await b.send(q, message('back'));
       await b.send(q, message('gone'));
       const got = await collect(b, q);
-      await until('both delivered', () => got.length === 2);
+      await waitFor(() => got.length === 2, 15_000, { what: 'both delivered' });
       const back = got.find((d) => text(d) === 'back')!;
       const gone = got.find((d) => text(d) === 'gone')!;
       gone.reject(false);
       back.reject(true);
-      await until('redelivered', () => got.length === 3);
+      await waitFor(() => got.length === 3, 15_000, { what: 'redelivered' });
       expect(text(got[2]!)).toBe('back');
       expect(got[2]!.redelivered).toBe(true);
       got[2]!.ack();
@@ -188,16 +181,15 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       await first.declareQueue({ name: q });
       for (let i = 0; i < 3; i++) await first.send(q, message(String(i)));
       const got = await collect(first, q);
-      await until('delivered to the first', () => got.length === 3);
+      await waitFor(() => got.length === 3, 15_000, { what: 'delivered to the first' });
       got[0]!.ack();
       await first.close();
       expect(got[1]!.live).toBe(false);
       const second = await client();
       const again = await collect(second, q);
-      await until(
-        () => `redelivered to the second: ${again.map(text).join()}`,
-        () => again.length === 2,
-      );
+      await waitFor(() => again.length === 2, 15_000, {
+        what: () => `redelivered to the second: ${again.map(text).join()}`,
+      });
       expect(again.map(text).sort()).toEqual(['1', '2']);
       expect(again.every((d) => d.redelivered)).toBe(true);
       second.settle(again, 'ack');
@@ -210,7 +202,7 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       await b.declareQueue({ name: q });
       for (let i = 0; i < 3; i++) await b.send(q, message(String(i)));
       const got = await collect(b, q);
-      await until('delivered', () => got.length === 3);
+      await waitFor(() => got.length === 3, 15_000, { what: 'delivered' });
       // None is acked before the loss: an ack in flight when a connection drops may or may not arrive.
       let disconnects = 0;
       b.on('disconnected', () => disconnects++);
@@ -221,11 +213,7 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       const stale = b.staleSettles;
       got[1]!.ack();
       expect(b.staleSettles).toBe(stale + 1);
-      await until(
-        () => `redelivered: ${got.slice(3).map(text).join()}`,
-        () => got.length === 6,
-        20_000,
-      );
+      await waitFor(() => got.length === 6, 20_000, { what: () => `redelivered: ${got.slice(3).map(text).join()}` });
       expect(got.slice(3).map(text).sort()).toEqual(['0', '1', '2']);
       expect(got.slice(3).every((d) => d.redelivered && d.live)).toBe(true);
       b.settle(got.slice(3), 'ack');
@@ -249,7 +237,7 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
         delayMs,
       );
       await b.send(q, message('now'));
-      await until('both delivered', () => got.length === 2, 20_000);
+      await waitFor(() => got.length === 2, 20_000, { what: 'both delivered' });
       expect(text(got[0]!.d)).toBe('now');
       expect(text(got[1]!.d)).toBe('later');
       expect(got[1]!.at - sentAt).toBeGreaterThanOrEqual(delayMs);
@@ -271,7 +259,7 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       // 2 s (as the test above): through level 1 only, whatever waits in level 0 (other processes' 1 s waits).
       const sent = sendLater(b, q, message('later'), 1500);
       await Promise.all([levels, sent]);
-      await until('delivered later', () => got.length === 1, 20_000);
+      await waitFor(() => got.length === 1, 20_000, { what: 'delivered later' });
       expect(text(got[0]!)).toBe('later');
       b.settle(got, 'ack');
     });
@@ -285,13 +273,13 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       const got: Array<{ d: Delivery; at: number }> = [];
       await b.consume(q, (d) => got.push({ d, at: Date.now() }));
       await b.send(q, message('far', { keep: 'me' }));
-      await until('first delivery', () => got.length === 1);
+      await waitFor(() => got.length === 1, 15_000, { what: 'first delivery' });
       const first = got[0]!.d;
       const delayMs = 1500;
       const deferredAt = Date.now();
       await deferDelivery(b, first, delayMs);
       expect(first.settled).toBe(true);
-      await until('delivered again', () => got.length === 2, 20_000);
+      await waitFor(() => got.length === 2, 20_000, { what: 'delivered again' });
       const again = got[1]!;
       expect(again.at - deferredAt).toBeGreaterThanOrEqual(delayMs - 50);
       expect(text(again.d)).toBe('far');
@@ -310,7 +298,7 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       const m = message('{"bad": true}', { task: 't.bad', keep: 'me' });
       await b.send(q, m);
       const got = await collect(b, q);
-      await until('delivered', () => got.length === 1);
+      await waitFor(() => got.length === 1, 15_000, { what: 'delivered' });
       await b.deadLetter(got[0]!, {
         queue: dlq,
         reason: 'ValueError: no',
@@ -320,7 +308,7 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       expect(got[0]!.settled).toBe(false);
       got[0]!.ack();
       const copies = await collect(b, dlq);
-      await until('the copy arrives', () => copies.length === 1);
+      await waitFor(() => copies.length === 1, 15_000, { what: 'the copy arrives' });
       const c = copies[0]!;
       expect(c.raw.body.equals(m.body)).toBe(true);
       expect(c.raw.properties.correlationId).toBe(m.properties.correlationId);
@@ -388,7 +376,7 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       const sender = await client();
       await sender.declareExchange({ name: fan, kind: 'fanout', durable: false });
       await sender.route(fan, '', message('to all'));
-      await until('every subscriber got it', () => got.every((g) => g.length === 1));
+      await waitFor(() => got.every((g) => g.length === 1), 15_000, { what: 'every subscriber got it' });
       expect(got).toEqual([['to all'], ['to all'], ['to all']]);
 
       await sender.declareExchange({ name: direct, kind: 'direct', durable: false });
@@ -398,7 +386,7 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       await subs[0].subscribe(direct, { queue: rq, pattern: rq }, (d) => void replies.push(text(d)));
       await sender.route(direct, 'nobody', message('dropped'));
       await sender.route(direct, rq, message('for you'));
-      await until('the reply arrives', () => replies.length === 1);
+      await waitFor(() => replies.length === 1, 15_000, { what: 'the reply arrives' });
       await sleep(200);
       expect(replies).toEqual(['for you']);
     });
@@ -413,7 +401,7 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       await b.subscribe(topic, { queue: unique('all'), pattern: '#' }, (d) => void all.push(text(d)));
       await b.route(topic, 'task.succeeded', message('t'));
       await b.route(topic, 'worker.heartbeat', message('w'));
-      await until('delivered', () => all.length === 2 && tasks.length === 1);
+      await waitFor(() => all.length === 2 && tasks.length === 1, 15_000, { what: 'delivered' });
       expect(tasks).toEqual(['t']);
       expect(all.sort()).toEqual(['t', 'w']);
     });

@@ -6,7 +6,8 @@
 import { loadConfig } from '../../lib/config/settings.js';
 import { createLogger, nullLogger, type Logger } from '../../lib/logger.js';
 import { openCloud } from '../../tasks/cloud/index.js';
-import { CloudError, type CloudDeps } from '../../tasks/cloud/ports.js';
+import { CloudError } from '../../tasks/cloud/errors.js';
+import type { CloudDeps } from '../../tasks/cloud/cloud-deps.js';
 import { CLOUD_SETTINGS } from '../../tasks/cloud/settings.js';
 
 export function testLogger(): Logger {

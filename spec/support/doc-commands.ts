@@ -10,7 +10,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { AMQP_URL, REDIS_URL, deleteQueues, uniqueName, waitFor, withChannel } from './amqp.js';
+import { AMQP_URL, REDIS_URL, deleteQueues, uniqueName, withChannel } from './amqp.js';
+import { waitFor } from './wait.js';
 import { freePort } from './rabbit-node.js';
 
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';

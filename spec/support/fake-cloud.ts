@@ -1,20 +1,15 @@
 /**
- * In-memory stand-ins of the cloud ports (tasks/cloud/ports.ts), for fast tests of the infrastructure tasks'
+ * In-memory stand-ins of the cloud ports (tasks/cloud/*-port.ts), for fast tests of the infrastructure tasks'
  * decisions: Route 53 zones and records, ACM certificates, Kubernetes objects, public DNS answers, sent mail.
  * `failNext` makes a call throw once, e.g. a CloudError AccessDenied, as the real adapters would.
  */
-import {
-  type Certificate,
-  type CloudDeps,
-  CloudError,
-  type DnsRecord,
-  type HostedZone,
-  type KubeObject,
-  type KubeRef,
-  type LookupResult,
-  type Mail,
-  type RecordType,
-} from '../../tasks/cloud/ports.js';
+import type { Certificate } from '../../tasks/cloud/acm-port.js';
+import type { CloudDeps } from '../../tasks/cloud/cloud-deps.js';
+import { CloudError } from '../../tasks/cloud/errors.js';
+import type { DnsRecord, HostedZone, RecordType } from '../../tasks/cloud/route53-port.js';
+import type { KubeObject, KubeRef } from '../../tasks/cloud/kubernetes-port.js';
+import type { LookupResult } from '../../tasks/cloud/resolver-port.js';
+import type { Mail } from '../../tasks/cloud/mailer-port.js';
 
 /** Zone ids unique across instances, since a test database outlives one test's cloud. */
 let zoneSeq = 0;

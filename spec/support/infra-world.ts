@@ -4,7 +4,7 @@
  * balancer's A record, the Kubernetes API stand-in where the test plays cert-manager, a DNS server that answers
  * what the test publishes, and an SMTP server that keeps what it receives.
  */
-import type { CloudDeps } from '../../tasks/cloud/ports.js';
+import type { CloudDeps } from '../../tasks/cloud/cloud-deps.js';
 import { type FaultProxy, startFaultProxy } from './aws-faults.js';
 import { testCloud } from './cloud.js';
 import { type DnsStandIn, startDnsServer } from './dns-server.js';

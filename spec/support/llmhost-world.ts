@@ -12,8 +12,8 @@ import {
   SetDesiredCapacityCommand,
 } from '@aws-sdk/client-auto-scaling';
 import { CreateClusterCommand, CreateNodegroupCommand, EKSClient } from '@aws-sdk/client-eks';
-import type { CloudDeps } from '../../tasks/cloud/ports.js';
-import { type SmarterDeps, type TaskEnv, taskEnv } from '../../tasks/deps.js';
+import type { CloudDeps } from '../../tasks/cloud/cloud-deps.js';
+import { type SmarterDeps, type TaskEnv, taskEnv } from '../../tasks/env/task-env.js';
 import { testCloud } from './cloud.js';
 import { type TestDatabase, createTestDatabase, seed } from './db.js';
 import { insertRow } from './django-rows.js';

@@ -10,6 +10,7 @@ import mysql from 'mysql2/promise';
 import type { DatabaseConfig } from '../../tasks/db/database.js';
 import { smarterSchema } from '../../tasks/db/schema.js';
 import { type ServerNode, startServerNode } from './server-node.js';
+import { waitFor } from './wait.js';
 
 const run = promisify(execFile);
 
@@ -56,19 +57,22 @@ export async function startMariaNode(): Promise<MariaNode> {
         { stdio: 'ignore' },
       ),
     async ready(server, port, dir) {
-      const until = Date.now() + 60_000;
-      for (;;) {
-        try {
-          const c = await mysql.createConnection(adminAt(port));
-          await c.end();
-          return;
-        } catch (err) {
-          if (server.exitCode !== null || Date.now() > until) {
-            throw new Error(`mariadbd on ${port} did not start (see ${path.join(dir, 'error.log')}): ${String(err)}`);
+      let last: unknown;
+      const what = () => `mariadbd on ${port} to start (see ${path.join(dir, 'error.log')}; last: ${String(last)})`;
+      await waitFor(
+        async () => {
+          if (server.exitCode !== null) throw new Error(`${what()}: it exited`);
+          try {
+            await (await mysql.createConnection(adminAt(port))).end();
+            return true;
+          } catch (err) {
+            last = err;
+            return false;
           }
-          await new Promise((r) => setTimeout(r, 200));
-        }
-      }
+        },
+        60_000,
+        { stepMs: 200, what },
+      );
     },
   });
   const admin = adminAt(node.port);

@@ -12,6 +12,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import net from 'node:net';
+import { waitFor } from './wait.js';
 
 export interface Moto {
   /** `http://127.0.0.1:PORT`, for `AWS_ENDPOINT_URL`. */
@@ -123,19 +124,19 @@ export async function startMoto(options: MotoOptions = {}): Promise<Moto> {
   }
 }
 
+/** Whether moto answers within `timeoutMs`; false as soon as it exits (its port was taken: the caller tries another). */
 async function waitUntilAnswers(endpoint: string, child: ChildProcess, timeoutMs: number): Promise<boolean> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (child.exitCode !== null) return false;
-    try {
-      const res = await fetch(`${endpoint}/moto-api/data.json`);
-      if (res.ok) return true;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return false;
+  const answers = async () => {
+    if (child.exitCode !== null) throw new Error('moto_server exited');
+    return fetch(`${endpoint}/moto-api/data.json`).then(
+      (res) => res.ok,
+      () => false,
+    );
+  };
+  return waitFor(answers, timeoutMs, 100).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {

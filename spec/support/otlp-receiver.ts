@@ -10,8 +10,12 @@ export interface ReceivedSpan {
   spanId: string;
   parentSpanId: string;
   name: string;
-  /** OTLP's SpanKind number: 4 producer, 5 consumer. */
+  /** OTLP's SpanKind number: 3 client, 4 producer, 5 consumer. */
   kind: number;
+  /** Start and end, in microseconds since the epoch. */
+  startUs: number;
+  endUs: number;
+  links: Array<{ traceId: string; spanId: string }>;
   attributes: Record<string, string | number | boolean>;
   status: { code?: number; message?: string };
   events: Array<{ name: string; attributes: Record<string, string | number | boolean> }>;
@@ -35,6 +39,10 @@ function attributes(list: unknown): Record<string, string | number | boolean> {
   return out;
 }
 
+/** OTLP/JSON writes nanoseconds as a decimal string (or a number). */
+const micros = (nanos: unknown) =>
+  typeof nanos === 'string' || typeof nanos === 'number' ? Number(BigInt(nanos) / 1000n) : 0;
+
 function spansOf(body: Json): ReceivedSpan[] {
   const out: ReceivedSpan[] = [];
   for (const rs of (body.resourceSpans ?? []) as Json[]) {
@@ -47,6 +55,9 @@ function spansOf(body: Json): ReceivedSpan[] {
           parentSpanId: typeof s.parentSpanId === 'string' ? s.parentSpanId : '',
           name: String(s.name),
           kind: Number(s.kind),
+          startUs: micros(s.startTimeUnixNano),
+          endUs: micros(s.endTimeUnixNano),
+          links: ((s.links ?? []) as Json[]).map((l) => ({ traceId: String(l.traceId), spanId: String(l.spanId) })),
           attributes: attributes(s.attributes),
           status: s.status ?? {},
           events: ((s.events ?? []) as Json[]).map((e) => ({

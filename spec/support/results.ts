@@ -1,6 +1,7 @@
 /** Reads what the worker stored in the real Redis result backend. */
 import { Redis } from 'ioredis';
-import { REDIS_URL, waitFor } from './amqp.js';
+import { REDIS_URL } from './amqp.js';
+import { waitFor } from './wait.js';
 
 export class ResultReader {
   private readonly redis = new Redis(REDIS_URL);

@@ -6,7 +6,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { waitFor } from './amqp.js';
+import { waitFor } from './wait.js';
 
 const SOURCES = ['lib', 'tasks', 'beat', 'build'];
 

@@ -1,6 +1,6 @@
 /** Smarter's tasks, and a seeded database with Smarter's tables, for the tests that run the tasks in-process. */
 import type { AnyTask } from '../../lib/registry/define-task.js';
-import type { SmarterDeps } from '../../tasks/deps.js';
+import type { SmarterDeps } from '../../tasks/env/task-env.js';
 import { smarterTasks } from '../../tasks/index.js';
 import { testCloud } from './cloud.js';
 import type { Database } from '../../tasks/db/database.js';

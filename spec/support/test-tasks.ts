@@ -102,6 +102,34 @@ export function testTasks(queue: string) {
       },
     }),
     defineTask({
+      // Sends one e-mail through Smarter's SMTP adapter (nodemailer), which no maintained instrumentation covers.
+      name: 'test.outside-smtp',
+      queue,
+      params: z.object({ host: z.string(), port: z.number().int(), user: z.string(), password: z.string() }),
+      run: async ({ host, port, user, password }, ctx) => {
+        const { SmtpMailer } = await import('../../tasks/cloud/mailer.js');
+        const mailer = new SmtpMailer(
+          {
+            host,
+            port,
+            useSsl: false,
+            useTls: false,
+            username: user,
+            password,
+            from: 'worker@example.com',
+            bcc: '',
+            timeoutSeconds: 10,
+          },
+          ctx.logger,
+        );
+        try {
+          return await mailer.send({ to: ['ops@example.com'], subject: 'traced', text: 'one e-mail' });
+        } finally {
+          mailer.close();
+        }
+      },
+    }),
+    defineTask({
       name: 'test.add',
       queue,
       params: z.object({ x: z.number(), y: z.number() }).strict(),

@@ -3,7 +3,7 @@
  * (`period_start`, `add_periods`, `ResourceConstraint.expires_at`, `Budget.format_amount` and the reasons
  * `ResourceConstraint.evaluate` writes) and charge.py (`_hour_key`). Expected values are what Python prints.
  */
-import { budgetExpiresAt, hourKey } from '../../tasks/account/budget-periods.js';
+import { addPeriods, budgetExpiresAt, hourKey, periodStart } from '../../tasks/account/budget-periods.js';
 import { absoluteReason, formatAmount, lockMessage, periodicReason } from '../../tasks/account/budget-text.js';
 import { Dec } from '../../tasks/db/decimal.js';
 
@@ -99,5 +99,25 @@ describe('the reasons ResourceConstraint.evaluate writes', () => {
     expect(lockMessage('Ask your teacher.', 'Budget b: …')).toBe('Ask your teacher.');
     expect(lockMessage('', 'Budget b: …')).toBe('Budget b: …');
     expect(lockMessage(null, '')).toBe('A budget forbids more charges.');
+  });
+});
+
+describe("billing periods (UTC), as Smarter's budget tests state them", () => {
+  const when = new Date(Date.UTC(2026, 0, 31, 13, 45)); // a Saturday
+  test.each([
+    ['hour', Date.UTC(2026, 0, 31, 13)],
+    ['day', Date.UTC(2026, 0, 31)],
+    ['week', Date.UTC(2026, 0, 26)],
+    ['month', Date.UTC(2026, 0, 1)],
+  ] as const)('the %s containing Sat 2026-01-31 13:45 starts at the right instant', (period, start) => {
+    expect(periodStart(period, when).getTime()).toBe(start);
+  });
+
+  test('adding months crosses years both ways; a week is 7 days', () => {
+    const nov = new Date(Date.UTC(2026, 10, 1));
+    expect(addPeriods('month', nov, 2).toISOString()).toBe('2027-01-01T00:00:00.000Z');
+    expect(addPeriods('month', nov, -11).toISOString()).toBe('2025-12-01T00:00:00.000Z');
+    expect(addPeriods('week', nov, 1).toISOString()).toBe('2026-11-08T00:00:00.000Z');
+    expect(addPeriods('month', new Date(Date.UTC(2026, 0, 31)), 1).toISOString()).toBe('2026-02-28T00:00:00.000Z');
   });
 });

@@ -8,6 +8,7 @@ import { every } from '../../beat/schedules.js';
 import type { EntryState, ScheduleStore } from '../../beat/store.js';
 import { nullLogger } from '../../lib/logger.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
+import { waitFor } from '../support/wait.js';
 
 class MapStore implements ScheduleStore {
   readonly description = 'memory';
@@ -54,8 +55,7 @@ test('own wiring: a run is recorded before it is sent; a failed send is put back
     maxLoopMs: 50,
   });
   await beat.start();
-  const until = Date.now() + 5000;
-  while (mem.sent.length < 1 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  await waitFor(() => mem.sent.length >= 1, 5000, { what: 'the send' });
   await new Promise((r) => setTimeout(r, 300));
   await beat.stop();
   expect(mem.sent).toHaveLength(1);

@@ -9,8 +9,8 @@ import {
   TaskRevokedError,
   TimeLimitExceededError,
 } from '../../lib/errors.js';
-import { autoretryable, classify } from '../../lib/worker/classify.js';
-import { decide } from '../../lib/worker/decide.js';
+import { autoretryable, classify } from '../../lib/worker/run/classify.js';
+import { decide } from '../../lib/worker/settle/decide.js';
 import { TRANSITIONS, canMove, move } from '../../lib/worker/state.js';
 
 const policy = { acksLate: true, acksOnFailureOrTimeout: true };
@@ -39,10 +39,10 @@ test('a code that is not ours (a library error) is a plain failure', () => {
 
 test('an unpublishable retry is dead-lettered and rejected, never requeued; a requeueing reject is not', () => {
   expect(decide(classify(new RetryUnpublishableError('no broker')), policy)).toEqual({
-    settle: 'reject',
+    reply: 'reject',
     deadLetter: true,
   });
-  expect(decide(classify(new RejectTaskError('back', true)), policy)).toEqual({ settle: 'requeue', deadLetter: false });
+  expect(decide(classify(new RejectTaskError('back', true)), policy)).toEqual({ reply: 'requeue', deadLetter: false });
 });
 
 test('only plain failures are retried automatically (not bad arguments, retries, rejects, ignores)', () => {

@@ -5,9 +5,9 @@
  */
 import { EventEmitter } from 'node:events';
 import { healthOf } from '../../lib/control/stall-watch.js';
-import { ContainedErrors, currentRun, inRunScope, type RunScope } from '../../lib/worker/containment.js';
-import { Deadlines } from '../../lib/worker/deadlines.js';
-import { RunControl, runWithLimits } from '../../lib/worker/execute.js';
+import { ContainedErrors, currentRun, inRunScope, type RunScope } from '../../lib/worker/run/containment.js';
+import { Deadlines } from '../../lib/worker/run/deadlines.js';
+import { RunControl, runWithLimits } from '../../lib/worker/run/execute.js';
 
 const scope = (task: string): RunScope => ({ task, id: `${task}-id`, fail: () => false });
 

@@ -1,4 +1,4 @@
-import { ReportedOnce, copyWithBackoff } from '../../lib/worker/dead-letter.js';
+import { ReportedOnce, copyWithBackoff } from '../../lib/worker/settle/dead-letter.js';
 
 const fast = { attempts: 4, initialMs: 5, maxMs: 10 };
 

@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
-import { Deadlines } from '../../lib/worker/deadlines.js';
-import { RunControl, runWithLimits } from '../../lib/worker/execute.js';
+import { Deadlines } from '../../lib/worker/run/deadlines.js';
+import { RunControl, runWithLimits } from '../../lib/worker/run/execute.js';
 import { MAX_TIMER_MS } from '../../lib/worker/long-timer.js';
 
 beforeEach(() => jest.useFakeTimers({ now: 1_000_000 }));

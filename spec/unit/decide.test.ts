@@ -1,4 +1,4 @@
-import { type AckPolicy, type Outcome, decide } from '../../lib/worker/decide.js';
+import { type AckPolicy, type Outcome, decide } from '../../lib/worker/settle/decide.js';
 
 const early: AckPolicy = { acksLate: false, acksOnFailureOrTimeout: true };
 const strict: AckPolicy = { acksLate: true, acksOnFailureOrTimeout: false };
@@ -28,14 +28,14 @@ describe('decide: what happens to a message after each outcome', () => {
     [{ kind: 'timed-out' }, keepsRecords, 'ack', true],
     [{ kind: 'retried' }, keepsRecords, 'ack', false],
     [{ kind: 'succeeded' }, keepsRecords, 'ack', false],
-  ])('%j with %j → %s (dead-letter copy: %s)', (outcome, policy, settle, deadLetter) => {
-    expect(decide(outcome, policy)).toEqual({ settle, deadLetter });
+  ])('%j with %j → %s (dead-letter copy: %s)', (outcome, policy, reply, deadLetter) => {
+    expect(decide(outcome, policy)).toEqual({ reply, deadLetter });
   });
 
   test('nothing Celery would drop is dropped without a dead-letter copy', () => {
     for (const kind of ['undecodable', 'refused', 'not-registered', 'retry-unpublishable'] as const) {
       const d = decide({ kind }, early);
-      expect(d.settle === 'requeue' || d.deadLetter).toBe(true);
+      expect(d.reply === 'requeue' || d.deadLetter).toBe(true);
     }
   });
 });

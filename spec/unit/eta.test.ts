@@ -1,4 +1,4 @@
-import { delayRangeInWords, planEta } from '../../lib/worker/eta.js';
+import { delayRangeInWords, planEta } from '../../lib/worker/intake/eta.js';
 
 const MAX = (2 ** 28 - 1) * 1000;
 

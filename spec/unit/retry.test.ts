@@ -1,4 +1,4 @@
-import { autoretryCountdown, buildRetryMessage, exponentialBackoff } from '../../lib/worker/retry.js';
+import { autoretryCountdown, buildRetryMessage, exponentialBackoff } from '../../lib/worker/run/retry.js';
 import { decodeTaskMessage } from '../../lib/protocol/index.js';
 import { loadFixture, rawFromFixture } from '../support/fixtures.js';
 

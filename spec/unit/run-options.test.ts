@@ -1,4 +1,4 @@
-import { type RunDefaults, resolveRunOptions } from '../../lib/worker/run-options.js';
+import { type RunDefaults, resolveRunOptions } from '../../lib/worker/run/run-options.js';
 
 const defaults: RunDefaults = {
   acksLate: false,

@@ -5,7 +5,7 @@ import { type OutgoingTask, encodeTaskMessage } from '../../lib/protocol/encode.
 import type { TaskMessage } from '../../lib/protocol/types.js';
 import { ANY_QUEUE } from '../../lib/registry/define-task.js';
 import type { Route } from '../../lib/worker/publisher.js';
-import { type ContextInput, type ContextPublisher, createTaskContext } from '../../lib/worker/task-context.js';
+import { type ContextInput, type ContextPublisher, createTaskContext } from '../../lib/worker/run/task-context.js';
 
 const NOW = Date.UTC(2026, 11, 1, 9, 0, 0);
 

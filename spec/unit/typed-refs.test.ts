@@ -8,7 +8,7 @@ import { nullLogger } from '../../lib/logger.js';
 import { decodeTaskMessage } from '../../lib/protocol/decode.js';
 import { encodeTaskMessage } from '../../lib/protocol/encode.js';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { type ContextPublisher, createTaskContext } from '../../lib/worker/task-context.js';
+import { type ContextPublisher, createTaskContext } from '../../lib/worker/run/task-context.js';
 
 const continueDeployment = defineTask({
   name: 'app.continue_deployment',

@@ -1,7 +1,7 @@
 import { loadConfig } from '../../lib/config/settings.js';
 import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import type { Broker, Delivery } from '../../lib/broker/broker.js';
-import { FORWARD_NAMES_MAX, Forwarder } from '../../lib/worker/forward.js';
+import { FORWARD_NAMES_MAX, Forwarder } from '../../lib/worker/intake/forward.js';
 import { recordingLogger } from '../support/logs.js';
 
 test('SMARTER_WORKER_UNKNOWN_TASKS is reject by default, forward:<queue> names the queue, and anything else is refused', () => {

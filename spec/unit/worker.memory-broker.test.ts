@@ -13,15 +13,9 @@ import { encodeTaskMessage } from '../../lib/protocol/encode.js';
 import { PyDateTime } from '../../lib/protocol/values.js';
 import { type AnyTask, defineTask } from '../../lib/registry/define-task.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
+import { waitFor } from '../support/wait.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until(fn: () => boolean, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await sleep(5);
-  }
-}
 
 /** A gate a task waits on, opened by the test; it also opens when the run is aborted. */
 function gate() {
@@ -87,19 +81,19 @@ test('own wiring: the pump runs no more than the concurrency at once and takes t
   await w.app.start();
   try {
     for (let n = 0; n < 5; n++) await w.send('mem.wait', { n });
-    await until(() => gates.size === 2);
+    await waitFor(() => gates.size === 2, 5000, 5);
     await sleep(50);
     expect(w.worker.active.size).toBe(2);
     expect(w.worker.reservedCount).toBe(3);
     for (let i = 0; i < 5; i++) {
-      await until(() => [...gates.keys()].some((k) => !done.includes(k) && gates.get(k)));
+      await waitFor(() => [...gates.keys()].some((k) => !done.includes(k) && gates.get(k)), 5000, 5);
       const next = [...gates.keys()].find((k) => !done.includes(k));
       if (next !== undefined) gates.get(next)?.open();
-      await until(() => done.length === i + 1);
+      await waitFor(() => done.length === i + 1, 5000, 5);
     }
     expect(most).toBe(2);
     expect(done.sort()).toEqual([0, 1, 2, 3, 4]);
-    await until(() => w.worker.active.size === 0);
+    await waitFor(() => w.worker.active.size === 0, 5000, 5);
     expect(w.ready()).toBe(0);
   } finally {
     await w.app.shutdown();
@@ -115,9 +109,9 @@ test('own wiring: an ETA in the near future is held, not run, until it is due; t
   try {
     const due = Date.now() + 400;
     await w.send('mem.at', {}, { eta: due });
-    await until(() => w.worker.heldCount === 1);
+    await waitFor(() => w.worker.heldCount === 1, 5000, 5);
     expect(ran).toHaveLength(0);
-    await until(() => ran.length === 1);
+    await waitFor(() => ran.length === 1, 5000, 5);
     expect(ran[0]).toBeGreaterThanOrEqual(due);
     expect(w.worker.heldCount).toBe(0);
   } finally {
@@ -130,7 +124,7 @@ test('own wiring: a far ETA is sent later through the broker and acked, not held
   await w.app.start();
   try {
     await w.send('mem.far', {}, { eta: Date.now() + 3_600_000 });
-    await until(() => w.worker.offloaded === 1);
+    await waitFor(() => w.worker.offloaded === 1, 5000, 5);
     expect(w.worker.heldCount).toBe(0);
     const later = w.store.sent.filter((s) => s.delayMs > 0);
     expect(later).toHaveLength(1);
@@ -157,7 +151,7 @@ test('own wiring: settling: a message that cannot be decoded is copied to the de
         correlationId: 'bad-1',
       },
     });
-    await until(() => (w.store.queue(`${Q}.dead_letter`)?.ready.length ?? 0) === 1);
+    await waitFor(() => (w.store.queue(`${Q}.dead_letter`)?.ready.length ?? 0) === 1, 5000, 5);
     const copy = w.store.queue(`${Q}.dead_letter`)?.ready[0];
     expect(copy?.body.toString()).toBe('{not json');
     expect(copy?.raw.headers).toMatchObject({ 'x-original-queue': Q, 'x-dead-lettered-by': 'mem@test' });
@@ -185,7 +179,7 @@ test('own wiring: settling: a failure with late ack is acked (acks_on_failure_or
   await w.app.start();
   try {
     await w.send('mem.fail', {});
-    await until(() => (w.worker.processed.get('mem.fail') ?? 0) === 1);
+    await waitFor(() => (w.worker.processed.get('mem.fail') ?? 0) === 1, 5000, 5);
     await sleep(50);
     expect(w.ready()).toBe(0);
     expect(w.store.queue(`${Q}.dead_letter`)?.ready.length ?? 0).toBe(0);
@@ -213,7 +207,7 @@ test('own wiring: cold shutdown cancels a late-ack run and its message goes back
   );
   await w.app.start();
   await w.send('mem.long', {});
-  await until(() => started === 1);
+  await waitFor(() => started === 1, 5000, 5);
   await w.app.coldShutdown();
   await w.broker.close();
   expect(w.ready()).toBe(1);
@@ -228,12 +222,12 @@ test('own wiring: a lost connection drops what was held from it unrun; the broke
   await w.app.start();
   try {
     const id = await w.send('mem.at', {}, { eta: Date.now() + 500 });
-    await until(() => w.worker.heldCount === 1);
+    await waitFor(() => w.worker.heldCount === 1, 5000, 5);
     w.broker.crash();
     expect(w.worker.heldCount).toBe(0);
     expect(w.worker.droppedStale).toBe(1);
     w.broker.restore();
-    await until(() => ran.length === 1);
+    await waitFor(() => ran.length === 1, 5000, 5);
     expect(ran).toEqual([id]);
   } finally {
     await w.app.shutdown();
@@ -265,10 +259,10 @@ test("own wiring: remote rate and time limits change this worker's runs only, ne
     expect(limits).toEqual([30]);
     // The other worker still runs it at once, as often as it comes.
     for (let i = 0; i < 3; i++) await b.send('mem.lim', {});
-    await until(() => (b.worker.processed.get('mem.lim') ?? 0) === 3);
+    await waitFor(() => (b.worker.processed.get('mem.lim') ?? 0) === 3, 5000, 5);
     // This one runs the first, then waits for the next token (a minute away).
     for (let i = 0; i < 2; i++) await a.send('mem.lim', {});
-    await until(() => (a.worker.processed.get('mem.lim') ?? 0) === 1);
+    await waitFor(() => (a.worker.processed.get('mem.lim') ?? 0) === 1, 5000, 5);
     await sleep(100);
     expect(a.worker.processed.get('mem.lim')).toBe(1);
     expect(a.worker.setRateLimit('nope', '1/s')).toBe(false);

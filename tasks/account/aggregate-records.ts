@@ -6,10 +6,9 @@
  * two runs at once never count a charge twice. The daily rows fill the NOT NULL `hour` column with 0. Sums are exact; `total_cost` is rounded half-even to the column's 5 places,
  * as Django would.
  */
-import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import type { Database } from '../db/database.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
+import { periodicTask } from '../env/periodic-task.js';
+import type { TaskEnv } from '../env/task-env.js';
 import {
   clearChargeScratch,
   createChargeScratch,
@@ -66,12 +65,11 @@ export async function rollUpLastMonth(db: Database, now = new Date()): Promise<n
 }
 
 export const aggregateRecords = (env: TaskEnv) =>
-  defineTask<Record<string, never>, null, SmarterDeps>({
+  periodicTask<null>({
     name: 'smarter.apps.account.tasks.aggregate_records',
     queue: env.operationalQueue,
     retry: env.autoretry,
-    params: z.strictObject({}),
-    async run(_p, ctx) {
+    async run(ctx) {
       const charges = await aggregateCharges(ctx.deps.db);
       const monthly = await rollUpLastMonth(ctx.deps.db);
       ctx.logger.info('aggregate_records', { charges_aggregated: charges, last_month_rows_rolled_up: monthly });

@@ -13,7 +13,7 @@ import type { Database, Queryable } from '../db/database.js';
 import { Dec } from '../db/decimal.js';
 import { insertModels } from '../db/django.js';
 import { type EffectKey, writeOnce } from '../db/once.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { DatabaseError } from '../errors.js';
 import { evaluateBudgets } from './budgets.js';
 import { constrainedLocators, llmPrice } from './rows.js';

@@ -1,6 +1,6 @@
 /** Smarter's `account` app: `smarter.apps.account.tasks.*`, all on the operational queue. */
 import type { AnyTask } from '../../lib/registry/define-task.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { aggregateRecords } from './aggregate-records.js';
 import { createCharge } from './create-charge.js';
 import { evaluateBudgetConstraints } from './evaluate-budget-constraints.js';

@@ -4,7 +4,7 @@
  * written by create_charge's group commit (`tasks/db/once.ts`), which owns that INSERT.
  */
 import type { Queryable, Row } from '../db/database.js';
-import { num, str } from '../db/columns.js';
+import { num, str, strOrNull } from '../db/columns.js';
 import { Dec } from '../db/decimal.js';
 import { NOW, insertModel, insertModels } from '../db/django.js';
 import { type BudgetPeriod, fromSqlTime, hourKey, isPeriod, sqlTime } from './budget-periods.js';
@@ -23,7 +23,7 @@ export async function llmPrice(
     'SELECT price FROM account_llmprices WHERE charge_type = ? AND LOWER(provider) = LOWER(?) AND model = ? LIMIT 1',
     [chargeType, provider, model],
   );
-  return r === undefined || r.price === null || r.price === undefined ? null : str(r.price);
+  return strOrNull(r?.price);
 }
 
 /** Which of `locators` have an active ResourceConstraint. */
@@ -345,5 +345,5 @@ export async function liveLock(
     [locator, sqlTime(now)],
   );
   if (!row) return null;
-  return { reason: str(row.reason), message: row.message === null ? null : str(row.message) };
+  return { reason: str(row.reason), message: strOrNull(row.message) };
 }

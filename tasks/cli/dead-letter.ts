@@ -7,7 +7,7 @@ import { type DeadLetterSummary, listDeadLetters, replayDeadLetters } from '../.
 import { redisOptionsOf } from '../../lib/broker/create-broker.js';
 import { withBroker } from '../../lib/broker/one-shot.js';
 import type { TlsSettings } from '../../lib/config/tls.js';
-import type { RedisTransportOptions } from '../../lib/app/worker-settings.js';
+import type { RedisTransportOptions } from '../../lib/app/setting-values.js';
 import { UsageError } from './options.js';
 
 export const DEAD_LETTER_FLAGS = { strings: ['task', 'reason', 'limit', 'to'], booleans: [] } as const;

@@ -24,7 +24,7 @@ import { withBroker } from '../../lib/broker/one-shot.js';
 import { redactUrl } from '../../lib/config/settings.js';
 import type { ValuesOf } from '../../lib/config/settings.js';
 import { awsCredentialsConfigured, stsWhoAmI } from '../cloud/readiness.js';
-import { openDatabase } from '../db/database.js';
+import { openSmarterDatabase } from '../db/database.js';
 import { DJANGO_TABLES } from '../db/django-defaults.js';
 import type { SETTINGS } from '../settings.js';
 import { UsageError } from './options.js';
@@ -67,14 +67,7 @@ async function brokerFindings(config: Config, timeoutMs: number): Promise<Findin
 
 async function databaseFindings(config: Config): Promise<Finding[]> {
   const where = `${config.mysqlUser}@${config.mysqlHost}:${config.mysqlPort}/${config.mysqlDatabase}`;
-  const db = openDatabase({
-    host: config.mysqlHost,
-    port: config.mysqlPort,
-    database: config.mysqlDatabase,
-    user: config.mysqlUser,
-    password: config.mysqlPassword,
-    poolSize: 1,
-  });
+  const db = openSmarterDatabase(config, 1);
   try {
     await db.select('SELECT 1');
     const rows = await db.select('SELECT table_name AS t FROM information_schema.tables WHERE table_schema = ?', [

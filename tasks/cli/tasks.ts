@@ -7,10 +7,10 @@
 import { BUILTIN_TASKS } from '../../lib/registry/builtins.js';
 import { ANY_QUEUE, type AnyTask, type RetryPolicy } from '../../lib/registry/define-task.js';
 import { Registry } from '../../lib/registry/registry.js';
-import type { UnknownTaskPolicy } from '../../lib/worker/forward.js';
-import { DEFAULT_BACKOFF_MAX, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY } from '../../lib/worker/retry.js';
+import type { UnknownTaskPolicy } from '../../lib/worker/intake/forward.js';
+import { DEFAULT_BACKOFF_MAX, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_DELAY } from '../../lib/worker/run/retry.js';
 import { SMARTER_CATALOG } from '../catalog.js';
-import type { SmarterTaskSettings } from '../deps.js';
+import type { SmarterTaskSettings } from '../env/task-env.js';
 import { smarterTasks } from '../index.js';
 
 export const TASKS_FLAGS = { strings: [], booleans: ['contract'] } as const;

@@ -16,7 +16,8 @@ import {
 import type { Logger } from '../../lib/logger.js';
 import { awsClassifier } from './aws-errors.js';
 import { checkDnsName, cloudCall } from './call.js';
-import type { Certificate, Certificates, DnsRecord } from './ports.js';
+import type { Certificate, Certificates } from './acm-port.js';
+import type { DnsRecord } from './route53-port.js';
 
 const ALL_STATUSES: AcmStatus[] = [
   'PENDING_VALIDATION',

@@ -3,7 +3,7 @@
  * its HTTP status next, a failure with no answer at all last.
  */
 import { type Classify, isNetworkError, messageOf } from './call.js';
-import { CloudError, type CloudErrorKind, type CloudService } from './ports.js';
+import { CloudError, type CloudErrorKind, type CloudService } from './errors.js';
 
 const BY_NAME: Record<string, CloudErrorKind> = {
   NoSuchHostedZone: 'NotFound',

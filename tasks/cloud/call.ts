@@ -3,7 +3,7 @@
  * so never a secret), and every failure turned into a CloudError by the adapter's own classifier.
  */
 import type { Logger } from '../../lib/logger.js';
-import { CloudError, type CloudService } from './ports.js';
+import { CloudError, type CloudService } from './errors.js';
 
 export type Classify = (err: unknown) => CloudError;
 

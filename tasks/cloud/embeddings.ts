@@ -7,7 +7,7 @@
 import type { Logger } from '../../lib/logger.js';
 import { cloudCall, isNetworkError } from './call.js';
 import type { Embeddings, EmbeddingsEndpoint, EmbeddingsRequest } from './embeddings-port.js';
-import { CloudError, type CloudErrorKind } from './ports.js';
+import { CloudError, type CloudErrorKind } from './errors.js';
 import { textOf } from './vectordb.js';
 
 export interface EmbeddingsConfig {

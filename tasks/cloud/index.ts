@@ -22,7 +22,7 @@ import {
   LazyVectorDatabases,
 } from './lazy-adapters.js';
 import type { McpLlmConfig } from './mcp-llm-settings.js';
-import type { CloudDeps } from './ports.js';
+import type { CloudDeps } from './cloud-deps.js';
 import { AwsReadiness, stsWhoAmI } from './readiness.js';
 import type { CLOUD_SETTINGS } from './settings.js';
 import { VECTORSTORE_CLOUD_DEFAULTS, type VECTORSTORE_CLOUD_SETTINGS } from './vectorstore-settings.js';

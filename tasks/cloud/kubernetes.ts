@@ -8,7 +8,8 @@ import { KubeConfig, KubernetesObjectApi, PatchStrategy } from '@kubernetes/clie
 import type { Logger } from '../../lib/logger.js';
 import { type Classify, isNetworkError, messageOf } from './call.js';
 import { cloudCall } from './call.js';
-import { CloudError, type CloudErrorKind, type KubeObject, type KubeRef, type Kubernetes } from './ports.js';
+import { CloudError, type CloudErrorKind } from './errors.js';
+import type { KubeObject, KubeRef, Kubernetes } from './kubernetes-port.js';
 
 export const FIELD_MANAGER = 'smarter-worker';
 

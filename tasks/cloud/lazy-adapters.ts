@@ -18,22 +18,11 @@ import type {
   PineconeProjects,
   PineconeRecord,
 } from './pinecone-port.js';
-import type {
-  Certificate,
-  Certificates,
-  DnsRecord,
-  DnsZones,
-  HostedZone,
-  KubeObject,
-  KubeRef,
-  Kubernetes,
-  LookupResult,
-  LookupType,
-  Mail,
-  Mailer,
-  RecordType,
-  Resolver,
-} from './ports.js';
+import type { Certificate, Certificates } from './acm-port.js';
+import type { DnsRecord, DnsZones, HostedZone, RecordType } from './route53-port.js';
+import type { KubeObject, KubeRef, Kubernetes } from './kubernetes-port.js';
+import type { LookupResult, LookupType, Resolver } from './resolver-port.js';
+import type { Mail, Mailer } from './mailer-port.js';
 import type {
   CollectionInfo,
   Distance,

@@ -3,7 +3,7 @@
  * services send their resource signals. The infrastructure app's `InfrastructureLedger` writes it; the cloud
  * room names only this port, so that it depends on no app.
  */
-import type { KubeObject } from './ports.js';
+import type { KubeObject } from './kubernetes-port.js';
 
 export interface ResourceLedger {
   zoneCreated(zone: { id: string; name: string }): Promise<void>;

@@ -7,9 +7,11 @@
  */
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from '../../lib/logger.js';
+import { tracing } from '../../lib/tracing/tracing.js';
 import { cloudCall, isNetworkError, messageOf } from './call.js';
 import { adminBcc } from './email-address.js';
-import { CloudError, type CloudErrorKind, type Mail, type Mailer } from './ports.js';
+import { CloudError, type CloudErrorKind } from './errors.js';
+import type { Mail, Mailer } from './mailer-port.js';
 
 export interface SmtpOptions {
   host: string;
@@ -75,14 +77,24 @@ export class SmtpMailer implements Mailer {
           { cause: err },
         ),
       async () => {
-        await this.transporter().sendMail({
-          from: o.from,
-          to: mail.to,
-          ...(bcc.length > 0 ? { bcc } : {}),
-          subject: mail.subject,
-          text: mail.text,
-          ...(mail.html === undefined ? {} : { html: mail.html }),
-        });
+        const sendMail = () =>
+          this.transporter().sendMail({
+            from: o.from,
+            to: mail.to,
+            ...(bcc.length > 0 ? { bcc } : {}),
+            subject: mail.subject,
+            text: mail.text,
+            ...(mail.html === undefined ? {} : { html: mail.html }),
+          });
+        // No maintained OpenTelemetry instrumentation covers nodemailer or SMTP: with tracing on, a span of our own.
+        const traced = tracing();
+        await (traced
+          ? traced.client(
+              'smtp send',
+              { 'server.address': o.host, 'server.port': o.port, 'network.protocol.name': 'smtp' },
+              sendMail,
+            )
+          : sendMail());
       },
     );
     return true;

@@ -16,7 +16,7 @@ import type {
   PineconeProjects,
   PineconeRecord,
 } from './pinecone-port.js';
-import { CloudError, type CloudErrorKind } from './ports.js';
+import { CloudError, type CloudErrorKind } from './errors.js';
 import { textOf } from './vectordb.js';
 
 /** `fetch` as the client's generated runtime calls it. */

@@ -6,7 +6,8 @@
  * wrapping it here records them all, whichever task applies or deletes.
  */
 import type { ResourceLedger } from './ledger-port.js';
-import type { CloudDeps, Kubernetes } from './ports.js';
+import type { CloudDeps } from './cloud-deps.js';
+import type { Kubernetes } from './kubernetes-port.js';
 
 export function recordingKubernetes(kube: Kubernetes, ledger: ResourceLedger): Kubernetes {
   return {

@@ -8,7 +8,8 @@
 import { promises as dns } from 'node:dns';
 import type { Logger } from '../../lib/logger.js';
 import { cloudCall, messageOf } from './call.js';
-import { CloudError, type LookupResult, type LookupType, type Resolver } from './ports.js';
+import { CloudError } from './errors.js';
+import type { LookupResult, LookupType, Resolver } from './resolver-port.js';
 
 const dot = (v: string) => v.replace(/\.$/, '');
 const CAA_TAGS = ['issue', 'issuewild', 'iodef', 'contactemail', 'contactphone'] as const;

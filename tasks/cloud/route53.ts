@@ -16,7 +16,7 @@ import {
 import type { Logger } from '../../lib/logger.js';
 import { awsClassifier } from './aws-errors.js';
 import { checkDnsName, cloudCall } from './call.js';
-import type { DnsRecord, DnsZones, HostedZone, RecordType } from './ports.js';
+import type { DnsRecord, DnsZones, HostedZone, RecordType } from './route53-port.js';
 
 /** Route 53 writes names with a trailing dot and escapes some characters as `\ooo` (`*` is `\052`). */
 export function fromRoute53Name(name: string): string {

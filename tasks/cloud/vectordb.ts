@@ -7,7 +7,7 @@
 import { QdrantClient } from '@qdrant/js-client-rest';
 import type { Logger } from '../../lib/logger.js';
 import { cloudCall, isNetworkError, messageOf } from './call.js';
-import { CloudError, type CloudErrorKind } from './ports.js';
+import { CloudError, type CloudErrorKind } from './errors.js';
 import type {
   CollectionInfo,
   Distance,

@@ -57,6 +57,26 @@ function wrap(conn: Pool | PoolConnection): Queryable {
 }
 
 /** The pool, and mysql2 itself, are made on the first query: a worker that never queries never loads them. */
+/** Smarter's database settings, under the names `SMARTER_MYSQL_*` load them (tasks/settings.ts). */
+export interface MysqlSettings {
+  mysqlHost: string;
+  mysqlPort: number;
+  mysqlDatabase: string;
+  mysqlUser: string;
+  mysqlPassword: string;
+}
+
+/** The pool of Smarter's database, from its settings. */
+export const openSmarterDatabase = (s: MysqlSettings, poolSize: number): Database =>
+  openDatabase({
+    host: s.mysqlHost,
+    port: s.mysqlPort,
+    database: s.mysqlDatabase,
+    user: s.mysqlUser,
+    password: s.mysqlPassword,
+    poolSize,
+  });
+
 export function openDatabase(config: DatabaseConfig): Database {
   let made: Promise<Pool> | undefined;
   const pool = () => (made ??= createPool(config));

@@ -2,6 +2,7 @@
  * What Django would write: `created_at`/`updated_at` in UTC with microseconds, JSONField text as
  * `json.dumps(value, cls=DjangoJSONEncoder)` produces it, record locators as `TimestampedModel` derives them.
  */
+import * as z from 'zod';
 import { PyDate, PyDateTime, PyDecimal, PyTime, PyUUID } from '../../lib/protocol/values.js';
 import { dumpsPython } from '../../lib/protocol/json.js';
 import type { Queryable } from './database.js';
@@ -62,3 +63,12 @@ export async function exists(db: Queryable, table: string, id: unknown): Promise
   const rows = await db.select(`SELECT 1 FROM \`${table}\` WHERE id = ? LIMIT 1`, [id]);
   return rows.length > 0;
 }
+
+/** Django's key of the chat session in request data (`SMARTER_CHAT_SESSION_KEY_NAME`). */
+export const SESSION_KEY_NAME = 'session_key';
+
+/** A primary key as Python callers send it: an int, or its digits (Django's `get(id=…)` takes both). */
+export const pk = () =>
+  z
+    .union([z.number().int().positive(), z.string().regex(/^\d+$/, 'expected an integer id')])
+    .transform((v) => Number(v));

@@ -12,6 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Database, Queryable } from './database.js';
+import { str } from './columns.js';
 import { NOW } from './django.js';
 
 export const ONCE_TABLE = 'smarter_worker_task_effect';
@@ -84,7 +85,7 @@ export async function claimEffects(tx: Queryable, keys: readonly EffectKey[]): P
     rows.flat(),
   );
   const mine = await tx.select(`SELECT task_id, effect FROM ${ONCE_TABLE} WHERE claim = ?`, [claim]);
-  const claimed = new Set(mine.map((r) => `${String(r.task_id)}\n${String(r.effect)}`));
+  const claimed = new Set(mine.map((r) => `${str(r.task_id)}\n${str(r.effect)}`));
   // One key given twice is claimed by its first occurrence only.
   const seen = new Set<string>();
   return keys.map((k) => {

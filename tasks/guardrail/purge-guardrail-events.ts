@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { purgeEvents } from './rows.js';
 
 export const purgeGuardrailEvents = (env: TaskEnv) =>

@@ -9,7 +9,7 @@
  */
 import type { Logger } from '../../lib/logger.js';
 import type { ResourceLedger } from '../cloud/ledger-port.js';
-import type { KubeObject } from '../cloud/ports.js';
+import type { KubeObject } from '../cloud/kubernetes-port.js';
 import type { Queryable } from '../db/database.js';
 import { type LedgerEntry, recordCreated, recordDestroyed } from './rows.js';
 

@@ -5,7 +5,7 @@
  */
 import type { Queryable, Row } from '../db/database.js';
 import { NOW } from '../db/django.js';
-import { bool } from '../db/columns.js';
+import { bool, num, str } from '../db/columns.js';
 
 export const TABLE = 'infrastructure_infrastructureresource';
 
@@ -28,9 +28,9 @@ export interface ActiveRow {
 }
 
 const toActive = (r: Row): ActiveRow => ({
-  id: Number(r.id),
-  name: String(r.resource_name),
-  resourceId: String(r.resource_id ?? ''),
+  id: num(r.id),
+  name: str(r.resource_name),
+  resourceId: str(r.resource_id),
   billable: bool(r.billable),
 });
 

@@ -6,10 +6,9 @@
  * is recorded created, an active row whose resource is gone is recorded destroyed, a changed id is updated. A type
  * that cannot be listed is left as it is. Returns `{resource type: {found, created, destroyed}}`.
  */
-import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
-import type { KubeObject } from '../cloud/ports.js';
+import { periodicTask } from '../env/periodic-task.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { KubeObject } from '../cloud/kubernetes-port.js';
 import type { Queryable } from '../db/database.js';
 import { InfrastructureLedger } from './ledger.js';
 import { activeRows, setResourceId } from './rows.js';
@@ -184,21 +183,18 @@ async function reconcile(
 }
 
 export const syncInfrastructureInventory = (env: TaskEnv) =>
-  defineTask<Record<string, never>, Record<string, { found: number; created: number; destroyed: number }>, SmarterDeps>(
-    {
-      name: 'smarter.apps.infrastructure.tasks.sync_infrastructure_inventory',
-      queue: env.infrastructureQueue,
-      params: z.strictObject({}),
-      async run(_p, ctx) {
-        const out: Record<string, { found: number; created: number; destroyed: number }> = {};
-        const ledger = new InfrastructureLedger(ctx.deps.db, ctx.logger);
-        for (const [type, resources] of await discover(ctx.deps, env, (m) =>
-          ctx.logger.warn(`sync_infrastructure_inventory() ${m}`),
-        )) {
-          out[type] = await reconcile(ctx.deps.db, ledger, type, resources);
-        }
-        ctx.logger.info('sync_infrastructure_inventory()', { result: out });
-        return out;
-      },
+  periodicTask<Record<string, { found: number; created: number; destroyed: number }>>({
+    name: 'smarter.apps.infrastructure.tasks.sync_infrastructure_inventory',
+    queue: env.infrastructureQueue,
+    async run(ctx) {
+      const out: Record<string, { found: number; created: number; destroyed: number }> = {};
+      const ledger = new InfrastructureLedger(ctx.deps.db, ctx.logger);
+      for (const [type, resources] of await discover(ctx.deps, env, (m) =>
+        ctx.logger.warn(`sync_infrastructure_inventory() ${m}`),
+      )) {
+        out[type] = await reconcile(ctx.deps.db, ledger, type, resources);
+      }
+      ctx.logger.info('sync_infrastructure_inventory()', { result: out });
+      return out;
     },
-  );
+  });

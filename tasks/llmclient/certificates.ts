@@ -4,7 +4,8 @@
  * `create_validation_records` do. ACM publishes the validation records a moment after the request; rather than
  * wait for them as Smarter does, each check writes whatever it has.
  */
-import type { Certificate, CloudDeps } from '../cloud/ports.js';
+import type { Certificate } from '../cloud/acm-port.js';
+import type { CloudDeps } from '../cloud/cloud-deps.js';
 
 /** Smarter's `VALIDATION_RECORD_TTL` (`smarter/apps/infrastructure/services/certificates.py`). */
 export const VALIDATION_RECORD_TTL = 300;

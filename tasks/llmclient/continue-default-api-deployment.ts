@@ -10,8 +10,10 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
-import { CloudError, type KubeRef } from '../cloud/ports.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { CloudError } from '../cloud/errors.js';
+import type { KubeRef } from '../cloud/kubernetes-port.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { defaultHost } from './hosts.js';
 import { certificateReady, ingressResources } from './ingress.js';
 import { MAIL, sendToPrimaryContact } from './mail.js';

@@ -7,8 +7,9 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { type DnsRecord, RECORD_TYPES, type RecordType } from '../cloud/ports.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { type DnsRecord, RECORD_TYPES, type RecordType } from '../cloud/route53-port.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { LLMClientCustomDomainNotFound, SmarterValueError } from '../errors.js';
 import { sameTarget } from './dns.js';
 import { recordName } from './hosts.js';

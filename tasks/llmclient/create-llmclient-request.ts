@@ -7,7 +7,8 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { djangoJson, exists, insertModel } from '../db/django.js';
-import { SESSION_KEY_NAME, type SmarterDeps, type TaskEnv, pk } from '../deps.js';
+import { SESSION_KEY_NAME, pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { DoesNotExist } from '../errors.js';
 
 export const createLlmclientRequest = (env: TaskEnv) =>

@@ -6,10 +6,11 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { copyApiARecord } from './dns.js';
 import { customHost } from './hosts.js';
-import { ingressManifest } from './ingress.js';
+import { ingressOf } from './ingress.js';
 import { findLlmclient } from './rows.js';
 
 export const deployCustomApi = (env: TaskEnv) =>
@@ -45,14 +46,7 @@ export const deployCustomApi = (env: TaskEnv) =>
         });
       }
       if (env.settings.createIngressManifest) {
-        await cloud.kube.apply(
-          ingressManifest({
-            host,
-            namespace: env.namespace,
-            platformName: env.platformName,
-            clusterIssuer: env.apiDomain,
-          }),
-        );
+        await cloud.kube.apply(ingressOf(env, host));
       }
       return host;
     },

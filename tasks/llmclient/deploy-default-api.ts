@@ -11,10 +11,11 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { CloudError } from '../cloud/ports.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { CloudError } from '../cloud/errors.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { defaultHost } from './hosts.js';
-import { ingressManifest } from './ingress.js';
+import { ingressOf } from './ingress.js';
 import { DNS, TLS, findLlmclient, updateLlmclient } from './rows.js';
 import { continueDefaultApiDeployment } from './continue-default-api-deployment.js';
 import { copyApiARecord } from './dns.js';
@@ -64,14 +65,7 @@ export const deployDefaultApi = (env: TaskEnv) => {
         return null;
       }
       try {
-        await cloud.kube.apply(
-          ingressManifest({
-            host,
-            namespace: env.namespace,
-            platformName: env.platformName,
-            clusterIssuer: env.apiDomain,
-          }),
-        );
+        await cloud.kube.apply(ingressOf(env, host));
       } catch (err) {
         // Smarter catches every failure of `apply_ingress_manifest`, a cluster that does not answer included.
         if (!(err instanceof CloudError)) throw err;

@@ -7,8 +7,8 @@
 import * as z from 'zod';
 import type { Logger } from '../../lib/logger.js';
 import { defineTask } from '../../lib/registry/define-task.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
-import type { CloudDeps } from '../cloud/ports.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { CloudDeps } from '../cloud/cloud-deps.js';
 import { domainName } from './hosts.js';
 
 /**

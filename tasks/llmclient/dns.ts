@@ -3,15 +3,10 @@
  * `create_domain_a_record` (point a host at the API domain's load balancer by copying its A record),
  * `check_domain` (the record exists and resolves) and the NS delegation check of a custom domain.
  */
-import {
-  CloudError,
-  type CloudDeps,
-  type DnsRecord,
-  type HostedZone,
-  LOOKUP_TYPES,
-  type LookupType,
-  type RecordType,
-} from '../cloud/ports.js';
+import { CloudError } from '../cloud/errors.js';
+import type { CloudDeps } from '../cloud/cloud-deps.js';
+import type { DnsRecord, HostedZone, RecordType } from '../cloud/route53-port.js';
+import { LOOKUP_TYPES, type LookupType } from '../cloud/resolver-port.js';
 
 const bare = (n: string) => n.trim().toLowerCase().replace(/\.$/, '');
 

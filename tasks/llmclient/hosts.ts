@@ -2,7 +2,7 @@
 import { SmarterValueError } from '../errors.js';
 import type { LlmclientRow } from './rows.js';
 import { DOMAIN } from './rows.js';
-import { isDomainName } from './settings.js';
+import { isDomainName } from '../env/settings.js';
 
 const MAX_LABEL = 63;
 

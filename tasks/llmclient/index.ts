@@ -7,7 +7,7 @@
  * `verify_domain`). `verify_custom_domain` asks inside, after its lookup by `custom_domain_id`, as Smarter's does.
  */
 import type { AnyTask } from '../../lib/registry/define-task.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { whenTaskable } from '../cloud/readiness.js';
 import { continueDefaultApiDeployment } from './continue-default-api-deployment.js';
 import { createCustomDomainDnsRecord } from './create-custom-domain-dns-record.js';

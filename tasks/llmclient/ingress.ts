@@ -4,7 +4,7 @@
  * cert-manager's cluster issuer (named after the API domain) issuing the TLS secret `<host>-tls`, backend
  * `smarter:8000`. cert-manager's ingress-shim names the Certificate after that secret.
  */
-import type { KubeObject, KubeRef } from '../cloud/ports.js';
+import type { KubeObject, KubeRef } from '../cloud/kubernetes-port.js';
 
 export interface IngressValues {
   host: string;
@@ -14,6 +14,10 @@ export interface IngressValues {
 }
 
 export const SERVICE = { name: 'smarter', port: 8000 } as const;
+
+/** The Ingress of `host` in the environment's namespace, its certificate from the API domain's cluster issuer. */
+export const ingressOf = (env: { namespace: string; platformName: string; apiDomain: string }, host: string) =>
+  ingressManifest({ host, namespace: env.namespace, platformName: env.platformName, clusterIssuer: env.apiDomain });
 
 export function ingressManifest(v: IngressValues): KubeObject {
   return {

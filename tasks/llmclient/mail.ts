@@ -13,7 +13,7 @@ import type { Counter } from 'prom-client';
 import { promClient } from '../../lib/control/prom-client.js';
 import { coerceError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
-import type { Mailer } from '../cloud/ports.js';
+import type { Mailer } from '../cloud/mailer-port.js';
 import { isValidEmail } from '../cloud/email-address.js';
 import type { Queryable } from '../db/database.js';
 import { type Contact, accountContacts, primaryContact } from './rows.js';
@@ -71,34 +71,30 @@ export async function sendEmail(
 const sendTo = (mailer: Mailer, log: Logger, message: Message, contact: Contact, kind: string) =>
   sendEmail(mailer, log, message, contact.email, { quiet: contact.isTest, kind });
 
-/** `AccountContact.send_email_to_primary_contact`: none found is logged at error level, as in Smarter. */
-export async function sendToPrimaryContact(
+/** One message to an account's contacts, as `AccountContact`'s senders take it; `kind` labels the failures' metric. */
+type SendToAccount = (
   db: Queryable,
   mailer: Mailer,
   log: Logger,
   accountId: number,
   message: Message,
   kind: string,
-): Promise<void> {
+) => Promise<void>;
+
+/** `AccountContact.send_email_to_primary_contact`: none found is logged at error level, as in Smarter. */
+export const sendToPrimaryContact: SendToAccount = async (db, mailer, log, accountId, message, kind) => {
   const contact = await primaryContact(db, accountId);
   if (!contact) {
     log.error(`No primary contact found for account ${accountId}; '${message.subject}' not sent`);
     return;
   }
   await sendTo(mailer, log, message, contact, kind);
-}
+};
 
 /** `AccountContact.send_email_to_account`: one message to each contact of the account, in turn. */
-export async function sendToAccount(
-  db: Queryable,
-  mailer: Mailer,
-  log: Logger,
-  accountId: number,
-  message: Message,
-  kind: string,
-): Promise<void> {
+export const sendToAccount: SendToAccount = async (db, mailer, log, accountId, message, kind) => {
   for (const contact of await accountContacts(db, accountId)) await sendTo(mailer, log, message, contact, kind);
-}
+};
 
 /** Smarter's `verify_custom_domain` writes "24 hours" whatever the interval between its checks. */
 const VERIFICATION_HOURS = 24;

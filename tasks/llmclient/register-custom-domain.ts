@@ -9,7 +9,8 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { DoesNotExist, LLMClientCustomDomainExists } from '../errors.js';
 import { ensureCertificate } from './certificates.js';
 import { domainName } from './hosts.js';

@@ -5,7 +5,7 @@
  */
 import type { Queryable, Row } from '../db/database.js';
 import { NOW, insertModel } from '../db/django.js';
-import { bool, num, str } from '../db/columns.js';
+import { bool, num, str, strOrNull } from '../db/columns.js';
 
 export const DNS = {
   VERIFYING: 'Verifying',
@@ -63,7 +63,7 @@ function toDomain(r: Row): CustomDomainRow {
     zoneId: str(r.aws_hosted_zone_id),
     status: str(r.verification_status),
     message: str(r.verification_message),
-    verifiedAt: r.verified_at === null || r.verified_at === undefined ? null : String(r.verified_at),
+    verifiedAt: strOrNull(r.verified_at),
     userProfileId: num(r.user_profile_id),
     accountId: num(r.account_id),
   };
@@ -98,8 +98,8 @@ export async function findLlmclient(db: Queryable, id: number): Promise<Llmclien
     ownerUsername: str(r.owner_username),
     ownerIsAdmin: bool(r.owner_is_admin),
     deployed: bool(r.deployed),
-    dnsStatus: r.dns_verification_status === null ? null : str(r.dns_verification_status),
-    tlsStatus: r.tls_certificate_issuance_status === null ? null : str(r.tls_certificate_issuance_status),
+    dnsStatus: strOrNull(r.dns_verification_status),
+    tlsStatus: strOrNull(r.tls_certificate_issuance_status),
     accountId: num(r.account_id),
     accountNumber: str(r.account_number),
     customDomain,

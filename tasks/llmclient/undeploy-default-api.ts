@@ -7,7 +7,8 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { destroyARecord } from './destroy-domain-a-record.js';
 import { defaultHost } from './hosts.js';
 import { DNS, findLlmclient, updateLlmclient } from './rows.js';

@@ -6,7 +6,7 @@
  */
 import { customHost, defaultHost } from './hosts.js';
 import type { LlmclientRow } from './rows.js';
-import type { InfrastructureSettings } from './settings.js';
+import type { InfrastructureSettings } from '../env/settings.js';
 
 type UrlSettings = Pick<InfrastructureSettings, 'environment' | 'rootDomain'>;
 

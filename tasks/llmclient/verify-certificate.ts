@@ -9,8 +9,8 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
-import { CloudError } from '../cloud/ports.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import { CloudError } from '../cloud/errors.js';
 import { orGaveUp } from './gave-up.js';
 
 export const CERTIFICATE_WAIT_INTERVAL = 30;

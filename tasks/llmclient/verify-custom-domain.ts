@@ -11,8 +11,9 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
-import { CloudError } from '../cloud/ports.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { CloudError } from '../cloud/errors.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { isTaskable } from '../cloud/readiness.js';
 import { ensureCertificate } from './certificates.js';
 import { nsDelegated } from './dns.js';

@@ -8,8 +8,9 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
-import { RECORD_TYPES, type RecordType } from '../cloud/ports.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { RECORD_TYPES, type RecordType } from '../cloud/route53-port.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { checkDomain } from './dns.js';
 import { orGaveUp } from './gave-up.js';
 import { domainName } from './hosts.js';

@@ -7,22 +7,20 @@
  * A redelivered run (same task id) writes none of the charges the first run committed, evaluates their budgets
  * again and returns the same map.
  */
-import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import { CHARGE_COST_PLACES, evaluateBudgets } from '../account/index.js';
 import { Dec } from '../db/decimal.js';
 import { insertModel, recordLocator } from '../db/django.js';
 import { once } from '../db/once.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
+import { periodicTask } from '../env/periodic-task.js';
+import type { TaskEnv } from '../env/task-env.js';
 import { chargeableComputes } from './rows.js';
 
 export const chargeLlmhostComputes = (env: TaskEnv) =>
-  defineTask<Record<string, never>, Record<string, string>, SmarterDeps>({
+  periodicTask<Record<string, string>>({
     name: 'smarter.apps.llmhost.tasks.charge_llmhost_computes',
     queue: env.operationalQueue,
     deadLetterOnExhaustion: true,
-    params: z.strictObject({}),
-    async run(_p, ctx) {
+    async run(ctx) {
       const { db } = ctx.deps;
       const computes = await chargeableComputes(db);
       const out: Record<string, string> = {};

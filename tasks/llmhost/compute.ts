@@ -6,8 +6,8 @@
  * node is never the one that goes; then stores the node group's state in `llmhost_llmhostcompute`.
  */
 import { PythonException } from '../../lib/errors.js';
-import type { KubeObject } from '../cloud/ports.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
+import type { KubeObject } from '../cloud/kubernetes-port.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { DEPLOYED_STATUSES, KINDS, LABEL_COMPUTE, NODEGROUP, NODEGROUP_FAILED } from './const.js';
 import { llmhostsWithStatus, saveComputeState } from './rows.js';
 import { type ComputeRow, type PodRequests, compute, nodesNeeded, parseSpec, podRequests } from './spec.js';

@@ -5,12 +5,12 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
-import { RECONCILE_INTERVAL_SECONDS } from './const.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { findLlmhost } from './rows.js';
 import { destroy, managedHostname } from './service.js';
 import { destroyDomainARecord } from '../llmclient/index.js';
-import { reconcileLlmhostCompute } from './reconcile-llmhost-compute.js';
+import { reconcileComputeSoon, reconcileLlmhostCompute } from './reconcile-llmhost-compute.js';
 
 export const destroyLlmhost = (env: TaskEnv) => {
   // Referred to by their definitions: the names are the ones the tasks declare.
@@ -37,15 +37,7 @@ export const destroyLlmhost = (env: TaskEnv) => {
           { queue: env.infrastructureQueue },
         );
       }
-      // A node still starting when the LLMHost was destroyed is removed once it joins.
-      if (host.computeId !== null) {
-        await ctx.applyAsync(
-          reconcile.name,
-          [host.computeId],
-          {},
-          { countdown: env.wait(RECONCILE_INTERVAL_SECONDS), queue: env.infrastructureQueue },
-        );
-      }
+      await reconcileComputeSoon(ctx, env, reconcile, host.computeId);
       return status;
     },
   });

@@ -132,42 +132,60 @@ export class Engine {
   }
 }
 
-/** The model by path when it is on the volume, else by reference; then where to listen. */
-const loadAndListen = (flagName: string, hostFlag: string, port: number, model: ResolvedModel) => [
+/**
+ * The model by path when it is on the volume, else by reference, and the name it is served as (vLLM, SGLang); then
+ * where to listen.
+ */
+const loadAndListen = (flagName: string, hostFlag: string, port: number, model: ResolvedModel, servedName?: string) => [
   flagName,
   model.local ? modelPath(model) : model.reference,
+  ...(servedName === undefined ? [] : ['--served-model-name', servedName]),
   hostFlag,
   CONTAINER_BIND_ADDRESS,
   '--port',
   String(port),
 ];
 
+/** The model arguments of an engine that loads a remote model at a revision. */
+function remoteModelArgs(model: ResolvedModel, args: string[]): string[] {
+  if (!model.local) flag(args, '--revision', model.revision);
+  return args;
+}
+
+/**
+ * vLLM's and SGLang's common settings, in one order; each names its flags for the context length, the tensor
+ * parallelism, the GPU memory fraction and the concurrent requests.
+ */
+function servingSettings(
+  e: LlmhostSpec['engine'],
+  [contextLength, tensorParallel, gpuMemory, maxRequests]: readonly [string, string, string, string],
+): string[] {
+  const args: string[] = [];
+  flag(args, contextLength, e.contextLength);
+  flag(args, tensorParallel, e.tensorParallelSize);
+  flag(args, gpuMemory, float(e.gpuMemoryUtilization));
+  flag(args, '--dtype', e.dtype);
+  flag(args, maxRequests, e.maxConcurrentRequests);
+  if (e.trustRemoteCode) args.push('--trust-remote-code');
+  return args;
+}
+
+/** Each one's flags for `servingSettings`. */
+const VLLM_SETTINGS = [
+  '--max-model-len',
+  '--tensor-parallel-size',
+  '--gpu-memory-utilization',
+  '--max-num-seqs',
+] as const;
+const SGLANG_SETTINGS = ['--context-length', '--tp', '--mem-fraction-static', '--max-running-requests'] as const;
+
 class VllmEngine extends Engine {
   override readonly apiKeyEnv = 'VLLM_API_KEY';
   protected override modelArgs(spec: LlmhostSpec, model: ResolvedModel, servedName: string): string[] {
-    const args = [
-      '--model',
-      model.local ? modelPath(model) : model.reference,
-      '--served-model-name',
-      servedName,
-      '--host',
-      CONTAINER_BIND_ADDRESS,
-      '--port',
-      String(this.containerPort(spec)),
-    ];
-    if (!model.local) flag(args, '--revision', model.revision);
-    return args;
+    return remoteModelArgs(model, loadAndListen('--model', '--host', this.containerPort(spec), model, servedName));
   }
   protected override settingArgs(spec: LlmhostSpec): string[] {
-    const e = spec.engine;
-    const args: string[] = [];
-    flag(args, '--max-model-len', e.contextLength);
-    flag(args, '--tensor-parallel-size', e.tensorParallelSize);
-    flag(args, '--gpu-memory-utilization', float(e.gpuMemoryUtilization));
-    flag(args, '--dtype', e.dtype);
-    flag(args, '--max-num-seqs', e.maxConcurrentRequests);
-    if (e.trustRemoteCode) args.push('--trust-remote-code');
-    return args;
+    return servingSettings(spec.engine, VLLM_SETTINGS);
   }
 }
 
@@ -175,9 +193,7 @@ class VllmEngine extends Engine {
 class TgiEngine extends Engine {
   override readonly port = 80;
   protected override modelArgs(spec: LlmhostSpec, model: ResolvedModel): string[] {
-    const args = loadAndListen('--model-id', '--hostname', this.containerPort(spec), model);
-    if (!model.local) flag(args, '--revision', model.revision);
-    return args;
+    return remoteModelArgs(model, loadAndListen('--model-id', '--hostname', this.containerPort(spec), model));
   }
   protected override settingArgs(spec: LlmhostSpec): string[] {
     const e = spec.engine;
@@ -200,29 +216,10 @@ class SglangEngine extends Engine {
     return ['python3', '-m', 'sglang.launch_server'];
   }
   protected override modelArgs(spec: LlmhostSpec, model: ResolvedModel, servedName: string): string[] {
-    const args = [
-      '--model-path',
-      model.local ? modelPath(model) : model.reference,
-      '--served-model-name',
-      servedName,
-      '--host',
-      CONTAINER_BIND_ADDRESS,
-      '--port',
-      String(this.containerPort(spec)),
-    ];
-    if (!model.local) flag(args, '--revision', model.revision);
-    return args;
+    return remoteModelArgs(model, loadAndListen('--model-path', '--host', this.containerPort(spec), model, servedName));
   }
   protected override settingArgs(spec: LlmhostSpec): string[] {
-    const e = spec.engine;
-    const args: string[] = [];
-    flag(args, '--context-length', e.contextLength);
-    flag(args, '--tp', e.tensorParallelSize);
-    flag(args, '--mem-fraction-static', float(e.gpuMemoryUtilization));
-    flag(args, '--dtype', e.dtype);
-    flag(args, '--max-running-requests', e.maxConcurrentRequests);
-    if (e.trustRemoteCode) args.push('--trust-remote-code');
-    return args;
+    return servingSettings(spec.engine, SGLANG_SETTINGS);
   }
   protected override apiKeyArgs(): string[] {
     return ['--api-key', `$(${API_KEY_ENV})`];
@@ -294,9 +291,7 @@ class TeiEngine extends Engine {
   override readonly port = 80;
   override readonly apiKeyEnv = 'API_KEY';
   protected override modelArgs(spec: LlmhostSpec, model: ResolvedModel): string[] {
-    const args = loadAndListen('--model-id', '--hostname', this.containerPort(spec), model);
-    if (!model.local) flag(args, '--revision', model.revision);
-    return args;
+    return remoteModelArgs(model, loadAndListen('--model-id', '--hostname', this.containerPort(spec), model));
   }
   protected override settingArgs(spec: LlmhostSpec): string[] {
     const args: string[] = [];

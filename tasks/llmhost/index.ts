@@ -3,7 +3,7 @@
  * refresh and reconcile are what try again), and `charge_llmhost_computes` on the operational queue.
  */
 import type { AnyTask } from '../../lib/registry/define-task.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { chargeLlmhostComputes } from './charge-llmhost-computes.js';
 import { destroyLlmhost } from './destroy-llmhost.js';
 import { launchLlmhost } from './launch-llmhost.js';

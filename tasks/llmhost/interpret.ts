@@ -5,7 +5,7 @@
  * `active`, some `degraded`; an init container copying weights `downloading`; no pods or an unschedulable one
  * `pending`; otherwise `deploying`.
  */
-import type { KubeObject } from '../cloud/ports.js';
+import type { KubeObject } from '../cloud/kubernetes-port.js';
 import { STATUS } from './const.js';
 
 const ERROR_REASONS = new Set([

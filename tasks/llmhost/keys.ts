@@ -5,7 +5,7 @@
  * once, Fernet-encrypted with FERNET_ENCRYPTION_KEY.
  */
 import { randomBytes } from 'node:crypto';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { createSecret, ownSecretId, readSecret, readableSecretId } from '../secret/rows.js';
 import { API_KEY_BYTES } from './const.js';
 import type { LlmhostRow } from './rows.js';

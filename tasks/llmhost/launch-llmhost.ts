@@ -4,12 +4,12 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { copyApiARecord } from '../llmclient/index.js';
-import { RECONCILE_INTERVAL_SECONDS } from './const.js';
 import { findLlmhost } from './rows.js';
 import { launch, managedHostname } from './service.js';
-import { reconcileLlmhostCompute } from './reconcile-llmhost-compute.js';
+import { reconcileComputeSoon, reconcileLlmhostCompute } from './reconcile-llmhost-compute.js';
 
 export const launchLlmhost = (env: TaskEnv) => {
   // Referred to by its definition: the name is the one the task declares.
@@ -36,14 +36,7 @@ export const launchLlmhost = (env: TaskEnv) => {
           ctx.logger.error(`failed to create the DNS record ${hostname} for ${host.name}: ${(err as Error).message}`);
         }
       }
-      if (host.computeId !== null) {
-        await ctx.applyAsync(
-          reconcile.name,
-          [host.computeId],
-          {},
-          { countdown: env.wait(RECONCILE_INTERVAL_SECONDS), queue: env.infrastructureQueue },
-        );
-      }
+      await reconcileComputeSoon(ctx, env, reconcile, host.computeId);
       return status;
     },
   });

@@ -4,9 +4,11 @@
  * `RECONCILE_MAX_ATTEMPTS = 60` runs; then Beat's `reconcile_llmhost_computes` takes over (no FAILURE).
  */
 import * as z from 'zod';
+import type { TaskContext } from '../../lib/registry/context.js';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
-import { CloudError } from '../cloud/ports.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import { CloudError } from '../cloud/errors.js';
 import { type ComputeState, LLMHostComputeError, reconcileCompute, settled } from './compute.js';
 import { DEPLOYED_STATUSES, RECONCILE_INTERVAL_SECONDS, RECONCILE_MAX_ATTEMPTS } from './const.js';
 import { findCompute, llmhostsWithStatus } from './rows.js';
@@ -69,3 +71,22 @@ export const reconcileLlmhostCompute = (env: TaskEnv) =>
       return state;
     },
   });
+
+/**
+ * After a launch or a destroy: queue the reconcile of the LLMHost's compute, if it has one, in Smarter's interval,
+ * so that a node still starting is seen (or removed) once it joins.
+ */
+export async function reconcileComputeSoon(
+  ctx: TaskContext<SmarterDeps>,
+  env: TaskEnv,
+  reconcile: { name: string },
+  computeId: number | null,
+): Promise<void> {
+  if (computeId === null) return;
+  await ctx.applyAsync(
+    reconcile.name,
+    [computeId],
+    {},
+    { countdown: env.wait(RECONCILE_INTERVAL_SECONDS), queue: env.infrastructureQueue },
+  );
+}

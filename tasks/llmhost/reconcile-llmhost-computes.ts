@@ -2,19 +2,17 @@
  * `reconcile_llmhost_computes()` → `{name: message}`: reconcile every compute with desired nodes or deployed
  * LLMHosts (Beat, every 5 min), so a node no longer needed is removed even if a reconcile failed.
  */
-import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
+import { periodicTask } from '../env/periodic-task.js';
+import type { TaskEnv } from '../env/task-env.js';
 import { reconcileCompute } from './compute.js';
 import { DEPLOYED_STATUSES } from './const.js';
 import { computesInUse } from './rows.js';
 
 export const reconcileLlmhostComputes = (env: TaskEnv) =>
-  defineTask<Record<string, never>, Record<string, string>, SmarterDeps>({
+  periodicTask<Record<string, string>>({
     name: 'smarter.apps.llmhost.tasks.reconcile_llmhost_computes',
     queue: env.infrastructureQueue,
-    params: z.strictObject({}),
-    async run(_p, ctx) {
+    async run(ctx) {
       const out: Record<string, string> = {};
       for (const c of await computesInUse(ctx.deps.db, DEPLOYED_STATUSES)) {
         try {

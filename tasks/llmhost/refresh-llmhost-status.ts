@@ -5,7 +5,8 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { DEPLOYED_STATUSES } from './const.js';
 import { findLlmhost, llmhostsWithStatus } from './rows.js';
 import { clusterReady, observe } from './service.js';

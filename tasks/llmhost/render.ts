@@ -7,7 +7,7 @@
  * `smarter.sh/llmhost=llmhost-12-llama`, the pods also `smarter.sh/compute=<compute>`. A pure function: it reads
  * neither the database nor the cluster.
  */
-import type { KubeObject } from '../cloud/ports.js';
+import type { KubeObject } from '../cloud/kubernetes-port.js';
 import {
   KINDS,
   LABEL_ACCOUNT,

@@ -2,7 +2,7 @@
 import type { Queryable, Row } from '../db/database.js';
 import { NOW, djangoJson } from '../db/django.js';
 import type { ComputeRow } from './spec.js';
-import { json } from '../db/columns.js';
+import { json, num, numOrNull, str, strOrNull } from '../db/columns.js';
 
 export interface LlmhostRow {
   id: number;
@@ -24,19 +24,19 @@ export interface LlmhostRow {
 
 function toLlmhost(r: Row): LlmhostRow {
   return {
-    id: Number(r.id),
-    name: String(r.name),
-    status: String(r.status),
+    id: num(r.id),
+    name: str(r.name),
+    status: str(r.status),
     spec: json(r.spec),
-    computeId: r.compute_id === null ? null : Number(r.compute_id),
-    userProfileId: Number(r.user_profile_id),
-    accountNumber: String(r.account_number),
-    deployedAt: r.deployed_at === null ? null : String(r.deployed_at),
-    secondsSinceDeployed: r.deployed_us === null ? null : Number(r.deployed_us) / 1e6,
-    replicas: Number(r.replicas),
-    costPerHour: r.cost_per_hour === null ? null : String(r.cost_per_hour),
-    healthCheckUrl: String(r.health_check_url ?? ''),
-    apiKeySecretId: r.api_key_secret_id === null ? null : Number(r.api_key_secret_id),
+    computeId: numOrNull(r.compute_id),
+    userProfileId: num(r.user_profile_id),
+    accountNumber: str(r.account_number),
+    deployedAt: strOrNull(r.deployed_at),
+    secondsSinceDeployed: r.deployed_us === null ? null : num(r.deployed_us) / 1e6,
+    replicas: num(r.replicas),
+    costPerHour: strOrNull(r.cost_per_hour),
+    healthCheckUrl: str(r.health_check_url),
+    apiKeySecretId: numOrNull(r.api_key_secret_id),
   };
 }
 
@@ -88,21 +88,21 @@ export async function recordEvent(
 function toCompute(r: Row): ComputeRow {
   const spec = json(r.spec);
   return {
-    id: Number(r.id),
-    name: String(r.name),
-    userProfileId: Number(r.user_profile_id),
-    accountId: Number(r.account_id),
-    instanceType: String(r.instance_type),
-    cpu: Number(r.cpu),
-    memoryGb: Number(r.memory_gb),
-    gpuCount: Number(r.gpu_count),
-    gpuMemoryGb: Number(r.gpu_memory_gb),
-    maxNodes: Number(r.max_nodes),
-    pricePerHour: r.price_per_hour === null ? null : String(r.price_per_hour),
-    nodegroupStatus: String(r.nodegroup_status),
-    desiredNodes: Number(r.desired_nodes),
-    readyNodes: Number(r.ready_nodes),
-    statusMessage: String(r.status_message),
+    id: num(r.id),
+    name: str(r.name),
+    userProfileId: num(r.user_profile_id),
+    accountId: num(r.account_id),
+    instanceType: str(r.instance_type),
+    cpu: num(r.cpu),
+    memoryGb: num(r.memory_gb),
+    gpuCount: num(r.gpu_count),
+    gpuMemoryGb: num(r.gpu_memory_gb),
+    maxNodes: num(r.max_nodes),
+    pricePerHour: strOrNull(r.price_per_hour),
+    nodegroupStatus: str(r.nodegroup_status),
+    desiredNodes: num(r.desired_nodes),
+    readyNodes: num(r.ready_nodes),
+    statusMessage: str(r.status_message),
     spec: typeof spec === 'object' && spec !== null ? (spec as Record<string, unknown>) : {},
   };
 }
@@ -142,7 +142,7 @@ export async function saveComputeState(
 /** The account of a user profile (0 when the profile is gone). */
 export async function accountIdOfProfile(db: Queryable, userProfileId: number): Promise<number> {
   const rows = await db.select('SELECT account_id FROM account_userprofile WHERE id = ?', [userProfileId]);
-  return Number(rows[0]?.account_id ?? 0);
+  return num(rows[0]?.account_id);
 }
 
 /** A compute with ready nodes and a price, and whose profile and account its charges go to. */
@@ -162,11 +162,11 @@ export async function chargeableComputes(db: Queryable): Promise<ChargeableCompu
       WHERE c.ready_nodes > 0 AND c.price_per_hour IS NOT NULL ORDER BY c.id`,
   );
   return rows.map((c) => ({
-    id: Number(c.id),
-    name: String(c.name),
-    readyNodes: Number(c.ready_nodes),
-    pricePerHour: String(c.price_per_hour),
-    profileId: Number(c.profile_id),
-    accountId: Number(c.account_id),
+    id: num(c.id),
+    name: str(c.name),
+    readyNodes: num(c.ready_nodes),
+    pricePerHour: str(c.price_per_hour),
+    profileId: num(c.profile_id),
+    accountId: num(c.account_id),
   }));
 }

@@ -6,9 +6,9 @@
  * by label, the model volume only when purged or not retained, then release the compute).
  */
 import { PythonException } from '../../lib/errors.js';
-import { CloudError } from '../cloud/ports.js';
+import { CloudError } from '../cloud/errors.js';
 import { NOW } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { type ComputeState, provisioning, reconcileCompute } from './compute.js';
 import {
   DEPLOYED_STATUSES,

@@ -13,8 +13,8 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { McpConnectionError, type McpTransport } from '../cloud/mcp-port.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
-import { pk } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import { pk } from '../db/django.js';
 import { readSecret } from '../secret/rows.js';
 import { AUTH, MCP_STATUS, type McpClientRow, loadMcpClient, recordConnected, recordError } from './rows.js';
 

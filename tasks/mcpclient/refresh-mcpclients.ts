@@ -1,16 +1,14 @@
 /** `refresh_mcpclients()`: queues `refresh_mcpclient(id)` for every active MCPClient (Beat, hourly); returns how many. */
-import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
+import { periodicTask } from '../env/periodic-task.js';
+import type { TaskEnv } from '../env/task-env.js';
 import { REFRESH_MCPCLIENT } from './refresh-mcpclient.js';
 import { activeMcpclientIds } from './rows.js';
 
 export const refreshMcpclients = (env: TaskEnv) =>
-  defineTask<Record<string, never>, number, SmarterDeps>({
+  periodicTask<number>({
     name: 'smarter.apps.mcpclient.tasks.refresh_mcpclients',
     queue: env.operationalQueue,
-    params: z.strictObject({}),
-    async run(_p, ctx) {
+    async run(ctx) {
       const ids = await activeMcpclientIds(ctx.deps.db);
       // Positional, as Smarter's `refresh_mcpclient.delay(mcpclient_id)`.
       for (const id of ids) await ctx.applyAsync(REFRESH_MCPCLIENT, [id], {}, { queue: env.operationalQueue });

@@ -6,7 +6,7 @@
 import type { Queryable } from '../db/database.js';
 import { NOW, djangoJson } from '../db/django.js';
 import type { McpCatalog } from '../cloud/mcp-port.js';
-import { json } from '../db/columns.js';
+import { json, num, numOrNull, str, strOrNull } from '../db/columns.js';
 
 export const MCP_STATUS = {
   UNCONFIGURED: 'unconfigured',
@@ -48,19 +48,19 @@ export async function loadMcpClient(db: Queryable, id: number): Promise<McpClien
   const headers = jsonOrNull(r.headers);
   const allowed = jsonOrNull(r.allowed_tools);
   return {
-    id: Number(r.id),
-    name: String(r.name),
-    status: String(r.status ?? MCP_STATUS.UNCONFIGURED),
-    transport: r.transport === null ? null : String(r.transport),
-    endpointUrl: r.endpoint_url === null || r.endpoint_url === '' ? null : String(r.endpoint_url),
-    authType: String(r.auth_type ?? AUTH.NONE),
-    credentialsId: r.credentials_id === null ? null : Number(r.credentials_id),
-    apiKeyHeader: String(r.api_key_header ?? ''),
+    id: num(r.id),
+    name: str(r.name),
+    status: strOrNull(r.status) ?? MCP_STATUS.UNCONFIGURED,
+    transport: strOrNull(r.transport),
+    endpointUrl: strOrNull(r.endpoint_url) || null,
+    authType: strOrNull(r.auth_type) ?? AUTH.NONE,
+    credentialsId: numOrNull(r.credentials_id),
+    apiKeyHeader: str(r.api_key_header),
     headers:
       headers !== null && typeof headers === 'object' && !Array.isArray(headers)
         ? (headers as Record<string, unknown>)
         : {},
-    timeout: Number(r.timeout) || 30,
+    timeout: num(r.timeout) || 30,
     allowedTools: Array.isArray(allowed) ? allowed.map(String) : [],
   };
 }
@@ -130,5 +130,5 @@ export async function recordError(db: Queryable, id: number, message: string): P
 /** The active MCPClients' ids, in order. */
 export async function activeMcpclientIds(db: Queryable): Promise<number[]> {
   const rows = await db.select('SELECT id FROM mcpclient_mcpclient WHERE is_active = 1 ORDER BY id');
-  return rows.map((r) => Number(r.id));
+  return rows.map((r) => num(r.id));
 }

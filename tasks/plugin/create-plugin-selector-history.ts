@@ -6,7 +6,8 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { djangoJson, exists, insertModel } from '../db/django.js';
-import { SESSION_KEY_NAME, type SmarterDeps, type TaskEnv, pk } from '../deps.js';
+import { SESSION_KEY_NAME, pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { SmarterPluginError } from '../errors.js';
 import { firstProfileOfUser, selectorOfPlugin } from './rows.js';
 

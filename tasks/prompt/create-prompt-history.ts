@@ -2,7 +2,8 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { djangoJson, exists, insertModel } from '../db/django.js';
-import { type SmarterDeps, type TaskEnv, pk } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import { pk } from '../db/django.js';
 
 export const createPromptHistory = (env: TaskEnv) =>
   defineTask<{ prompt_id: number; request: unknown; response: unknown; messages: unknown }, null, SmarterDeps>({

@@ -2,7 +2,8 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { insertModel } from '../db/django.js';
-import { type SmarterDeps, type TaskEnv, pk } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import { pk } from '../db/django.js';
 import { SmarterValueError } from '../errors.js';
 
 type Params = { prompt_id?: number | null; plugin_id?: number | null; input_text?: string | null };

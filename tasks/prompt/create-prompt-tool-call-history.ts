@@ -8,7 +8,8 @@ import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { dumpsPython } from '../../lib/protocol/json.js';
 import { djangoJson, exists, insertModel } from '../db/django.js';
-import { type SmarterDeps, type TaskEnv, pk } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import { pk } from '../db/django.js';
 import { SmarterValueError } from '../errors.js';
 
 export const FUNCTION_ARGS_MAX = 255;

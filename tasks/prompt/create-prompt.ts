@@ -3,7 +3,8 @@ import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { pythonDefaults } from '../db/django-defaults.js';
 import { insertModel } from '../db/django.js';
-import { type SmarterDeps, type TaskEnv, pk } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import { pk } from '../db/django.js';
 
 export const createPrompt = (env: TaskEnv) =>
   defineTask<{ session_key: string; llmclient_id: number }, null, SmarterDeps>({

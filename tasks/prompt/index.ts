@@ -1,6 +1,6 @@
 /** Smarter's `prompt` app: `smarter.apps.prompt.tasks.*`, all on the operational queue. */
 import type { AnyTask } from '../../lib/registry/define-task.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { aggregatePromptHistory } from './aggregate-prompt-history.js';
 import { createPrompt } from './create-prompt.js';
 import { createPromptHistory } from './create-prompt-history.js';

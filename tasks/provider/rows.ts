@@ -1,6 +1,6 @@
 /** Provider and ProviderModel rows as the test bank reads them; status strings are `ProviderStatus` values. */
 import type { Queryable, Row } from '../db/database.js';
-import { bool } from '../db/columns.js';
+import { bool, num, numOrNull, str, strOrNull } from '../db/columns.js';
 import { NOW } from '../db/django.js';
 
 export const PROVIDER_STATUS = {
@@ -12,12 +12,6 @@ export const PROVIDER_STATUS = {
   DEPRECATED: 'deprecated',
 } as const;
 
-function s(v: unknown): string | null {
-  if (v === null || v === undefined) return null;
-  if (v instanceof Date) return v.toISOString();
-  return typeof v === 'string' ? v : JSON.stringify(v);
-}
-
 export interface ProviderRow {
   id: number;
   name: string;
@@ -28,7 +22,7 @@ export interface ProviderRow {
   isFlagged: boolean;
   baseUrl: string | null;
   apiKeyId: number | null;
-  connectivityTestPath: string;
+  connectivityTestPath: string | null;
   logo: string | null;
   websiteUrl: string | null;
   contactEmail: string | null;
@@ -44,27 +38,27 @@ export interface ProviderRow {
 
 function provider(r: Row): ProviderRow {
   return {
-    id: Number(r.id),
-    name: String(r.name),
-    status: String(r.status),
+    id: num(r.id),
+    name: str(r.name),
+    status: str(r.status),
     isActive: bool(r.is_active),
     isDeprecated: bool(r.is_deprecated),
     isSuspended: bool(r.is_suspended),
     isFlagged: bool(r.is_flagged),
-    baseUrl: s(r.base_url) || null,
-    apiKeyId: r.api_key_id === null ? null : Number(r.api_key_id),
-    connectivityTestPath: s(r.connectivity_test_path) ?? '',
-    logo: s(r.logo),
-    websiteUrl: s(r.website_url),
-    contactEmail: s(r.contact_email),
-    contactEmailVerified: s(r.contact_email_verified),
-    supportEmail: s(r.support_email),
-    supportEmailVerified: s(r.support_email_verified),
-    docsUrl: s(r.docs_url),
-    termsOfServiceUrl: s(r.terms_of_service_url),
-    privacyPolicyUrl: s(r.privacy_policy_url),
-    tosAcceptedAt: s(r.tos_accepted_at),
-    tosAcceptedById: r.tos_accepted_by_id === null ? null : Number(r.tos_accepted_by_id),
+    baseUrl: strOrNull(r.base_url) || null,
+    apiKeyId: numOrNull(r.api_key_id),
+    connectivityTestPath: strOrNull(r.connectivity_test_path),
+    logo: strOrNull(r.logo),
+    websiteUrl: strOrNull(r.website_url),
+    contactEmail: strOrNull(r.contact_email),
+    contactEmailVerified: strOrNull(r.contact_email_verified),
+    supportEmail: strOrNull(r.support_email),
+    supportEmailVerified: strOrNull(r.support_email_verified),
+    docsUrl: strOrNull(r.docs_url),
+    termsOfServiceUrl: strOrNull(r.terms_of_service_url),
+    privacyPolicyUrl: strOrNull(r.privacy_policy_url),
+    tosAcceptedAt: strOrNull(r.tos_accepted_at),
+    tosAcceptedById: numOrNull(r.tos_accepted_by_id),
   };
 }
 
@@ -104,7 +98,7 @@ export async function loadProviderModel(db: Queryable, id: number): Promise<Prov
     Capability,
     boolean
   >;
-  return { id: Number(r.id), name: String(r.name), providerId: Number(r.provider_id), supports };
+  return { id: num(r.id), name: str(r.name), providerId: num(r.provider_id), supports };
 }
 
 /** Smarter's `Provider.tos_accepted` and `can_activate`. */
@@ -157,7 +151,7 @@ export async function getVerification(
     );
     [row] = await find();
   }
-  return { id: Number(row?.id), valid: Number(row?.valid) === 1 };
+  return { id: num(row?.id), valid: bool(row?.valid) };
 }
 
 export async function setVerification(

@@ -8,7 +8,8 @@ import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { ChatRequest, LlmEndpoint, LlmProviders } from '../cloud/llm-port.js';
 import type { Queryable } from '../db/database.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { readSecret } from '../secret/rows.js';
 import {
   type Capability,
@@ -79,75 +80,69 @@ function chatOf(model: string, content: unknown, max: number, tools?: unknown[])
 
 const run = (b: Bank, type: string, fn: () => Promise<Outcome>, opts?: { skipWhenValid?: boolean }) =>
   check(b.db, MODEL_VERIFICATIONS, b.model.id, type, fn, opts);
-const textInput = (b: Bank) =>
-  run(b, 'text_input', () =>
-    attempt(async () => void (await b.llm.chat(await b.endpoint(), chatOf(b.model.name, 'Hello', 5)))),
-  );
+/** A check that passes when its call answers (and not `false`), and fails with the error it throws. */
+const tries =
+  (type: string, call: (b: Bank) => Promise<boolean | void>) =>
+  (b: Bank): Promise<boolean> =>
+    run(b, type, () => attempt(() => call(b)));
+const textInput = tries(
+  'text_input',
+  async (b) => void (await b.llm.chat(await b.endpoint(), chatOf(b.model.name, 'Hello', 5))),
+);
 
 /** Capability → check, in Smarter's order. */
 const BANK: [Capability, (b: Bank) => Promise<boolean>][] = [
   [
     'streaming',
-    (b) =>
-      run(b, 'streaming', () =>
-        attempt(
-          async () =>
-            (await b.llm.chatStreamFirstChunk(await b.endpoint(), chatOf(b.model.name, 'Hello', 10))) !== null,
-        ),
-      ),
+    tries(
+      'streaming',
+      async (b) => (await b.llm.chatStreamFirstChunk(await b.endpoint(), chatOf(b.model.name, 'Hello', 10))) !== null,
+    ),
   ],
   [
     'tools',
-    (b) =>
-      run(b, 'tools', () =>
-        attempt(
-          async () =>
-            void (await b.llm.chat(
-              await b.endpoint(),
-              chatOf(b.model.name, 'What is the weather in Boston?', 10, [WEATHER_TOOL]),
-            )),
-        ),
-      ),
+    tries(
+      'tools',
+      async (b) =>
+        void (await b.llm.chat(
+          await b.endpoint(),
+          chatOf(b.model.name, 'What is the weather in Boston?', 10, [WEATHER_TOOL]),
+        )),
+    ),
   ],
   ['text_input', textInput],
   [
     'image_input',
-    (b) =>
-      run(b, 'image_input', () =>
-        attempt(
-          async () =>
-            void (await b.llm.chat(
-              await b.endpoint(),
-              chatOf(
-                b.model.name,
-                [
-                  { type: 'text', text: 'What is in this image?' },
-                  { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
-                ],
-                5,
-              ),
-            )),
-        ),
-      ),
+    tries(
+      'image_input',
+      async (b) =>
+        void (await b.llm.chat(
+          await b.endpoint(),
+          chatOf(
+            b.model.name,
+            [
+              { type: 'text', text: 'What is in this image?' },
+              { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
+            ],
+            5,
+          ),
+        )),
+    ),
   ],
   [
     'audio_input',
-    (b) =>
-      run(b, 'audio_input', () =>
-        attempt(async () => b.llm.transcribe(await b.endpoint(), 'gpt-4o-transcribe', silentWav(), 'audio.wav')),
-      ),
+    tries('audio_input', async (b) =>
+      b.llm.transcribe(await b.endpoint(), 'gpt-4o-transcribe', silentWav(), 'audio.wav'),
+    ),
   ],
   [
     'fine_tuning',
-    (b) =>
-      run(b, 'fine_tuning', () =>
-        attempt(async () =>
-          b.llm.post(await b.endpoint(), 'fine_tuning/jobs', {
-            model: b.model.name,
-            training_file: 'file-xxxxxxxxxxxxxxxxxxxxxxx',
-          }),
-        ),
-      ),
+    tries('fine_tuning', async (b) =>
+      b.llm.post(await b.endpoint(), 'fine_tuning/jobs', {
+        model: b.model.name,
+        training_file: 'file-xxxxxxxxxxxxxxxxxxxxxxx',
+      }),
+    ),
   ],
   // OpenAI deprecated search: Smarter records a failure without asking, even over a valid row.
   [
@@ -173,30 +168,24 @@ const BANK: [Capability, (b: Bank) => Promise<boolean>][] = [
   ],
   [
     'image_generation',
-    (b) =>
-      run(b, 'text_to_image', () =>
-        attempt(async () =>
-          b.llm.post(await b.endpoint(), 'images/generations', {
-            model: b.model.name,
-            prompt: 'A red apple on a table',
-            n: 1,
-            size: '256x256',
-          }),
-        ),
-      ),
+    tries('text_to_image', async (b) =>
+      b.llm.post(await b.endpoint(), 'images/generations', {
+        model: b.model.name,
+        prompt: 'A red apple on a table',
+        n: 1,
+        size: '256x256',
+      }),
+    ),
   ],
   [
     'audio_generation',
-    (b) =>
-      run(b, 'text_to_audio', () =>
-        attempt(async () =>
-          b.llm.post(await b.endpoint(), 'audio/speech', {
-            model: b.model.name,
-            input: 'Hello, this is a test.',
-            voice: 'alloy',
-          }),
-        ),
-      ),
+    tries('text_to_audio', async (b) =>
+      b.llm.post(await b.endpoint(), 'audio/speech', {
+        model: b.model.name,
+        input: 'Hello, this is a test.',
+        voice: 'alloy',
+      }),
+    ),
   ],
   [
     'text_generation',
@@ -207,36 +196,31 @@ const BANK: [Capability, (b: Bank) => Promise<boolean>][] = [
   ],
   [
     'translation',
-    (b) =>
-      run(b, 'translation', () =>
-        attempt(async () =>
-          (
-            (await b.llm.chat(await b.endpoint(), chatOf(b.model.name, 'Translate this to Spanish: Hello', 10)))
-              .content ?? ''
-          )
-            .trim()
-            .toLowerCase()
-            .includes('hola'),
-        ),
-      ),
+    tries('translation', async (b) =>
+      (
+        (await b.llm.chat(await b.endpoint(), chatOf(b.model.name, 'Translate this to Spanish: Hello', 10))).content ??
+        ''
+      )
+        .trim()
+        .toLowerCase()
+        .includes('hola'),
+    ),
   ],
   [
     'summarization',
     // Smarter's test: at most 10 characters (not words) after stripping.
-    (b) =>
-      run(b, 'summarization', () =>
-        attempt(
-          async () =>
-            (
-              (
-                await b.llm.chat(
-                  await b.endpoint(),
-                  chatOf(b.model.name, `Summarize this into 10 words or less: ${LONG_TEXT}`, 30),
-                )
-              ).content ?? ''
-            ).trim().length <= 10,
-        ),
-      ),
+    tries(
+      'summarization',
+      async (b) =>
+        (
+          (
+            await b.llm.chat(
+              await b.endpoint(),
+              chatOf(b.model.name, `Summarize this into 10 words or less: ${LONG_TEXT}`, 30),
+            )
+          ).content ?? ''
+        ).trim().length <= 10,
+    ),
   ],
 ];
 

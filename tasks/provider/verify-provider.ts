@@ -9,7 +9,8 @@ import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import type { LlmProviders } from '../cloud/llm-port.js';
 import type { Queryable } from '../db/database.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { SmarterValueError } from '../errors.js';
 import { PythonException } from '../../lib/errors.js';
 import {
@@ -31,7 +32,7 @@ export class SmarterConfigurationError extends PythonException {
 const LOGO_EXTENSIONS = ['.png', '.jpg', '.jpeg', '.svg'];
 
 /** Python's `urllib.parse.urljoin` for the cases a connectivity path takes (relative, absolute, empty). */
-export function urljoin(base: string, path: string): string {
+export function urljoin(base: string, path: string | null): string {
   return path ? new URL(path, base).toString() : base;
 }
 

@@ -1,5 +1,6 @@
 /** Smarter's Secrets as the tasks read and create them (`smarter/apps/secret/models.py`). */
 import type { Queryable } from '../db/database.js';
+import { num, str } from '../db/columns.js';
 import { NOW, insertModel } from '../db/django.js';
 import { SecretError, fernetDecrypt, fernetEncrypt } from './fernet.js';
 
@@ -15,13 +16,13 @@ export async function readSecret(
 ): Promise<string | null> {
   const [row] = await db.select('SELECT name, encrypted_value FROM secret_secret WHERE id = ?', [id]);
   if (!row) return null;
-  const name = String(row.name);
+  const name = str(row.name);
   const value = row.encrypted_value;
   if (value === null || value === undefined) return null;
   if (!key) throw new SecretError(name, 'FERNET_ENCRYPTION_KEY is not set on the worker');
   let text: string;
   try {
-    text = fernetDecrypt(key, Buffer.isBuffer(value) ? value : String(value));
+    text = fernetDecrypt(key, str(value));
   } catch (e) {
     throw new SecretError(name, (e as Error).message);
   }
@@ -35,7 +36,7 @@ export async function ownSecretId(db: Queryable, userProfileId: number, name: st
     userProfileId,
     name,
   ]);
-  return row ? Number(row.id) : null;
+  return row ? num(row.id) : null;
 }
 
 /**
@@ -55,7 +56,7 @@ export async function readableSecretId(db: Queryable, userProfileId: number, nam
       ORDER BY s.id LIMIT 1`,
     [name, userProfileId, SMARTER_ACCOUNT_NUMBER],
   );
-  return row ? Number(row.id) : null;
+  return row ? num(row.id) : null;
 }
 
 /**

@@ -1,14 +1,11 @@
 /**
  * A vectorstore's backend (Smarter's `backends/base.py`): the database operations of one vectorstore, which
- * `VectorstoreService` calls. `getBackend` picks Qdrant or Pinecone by the row's `backend`, as Smarter's
- * `backends.get_backend` does.
+ * `VectorstoreService` calls, and the index name both backends use.
  */
 import type { Logger } from '../../lib/logger.js';
-import type { CloudDeps } from '../cloud/ports.js';
+import type { CloudDeps } from '../cloud/cloud-deps.js';
 import type { CredentialDeps } from './credentials.js';
-import type { VectorstoreEmbeddings } from './embeddings.js';
 import { HOSTING } from './const.js';
-import { SmarterConfigurationError } from './errors.js';
 import type { DocumentRow, VectorstoreRow } from './rows.js';
 
 export interface Chunk {
@@ -77,14 +74,3 @@ export function defaultIndexName(v: Pick<VectorstoreRow, 'name' | 'backend' | 'h
 
 /** Python's `str.strip("-")`. */
 const stripHyphens = (s: string): string => s.replace(/^-+|-+$/g, '');
-
-/** `get_backend`. The modules are imported on first use, as the cloud clients are. */
-export async function getBackend(
-  v: VectorstoreRow,
-  deps: BackendDeps,
-  embeddings: VectorstoreEmbeddings,
-): Promise<VectorstoreBackend> {
-  if (v.backend === 'qdrant') return new (await import('./qdrant.js')).QdrantBackend(v, deps, embeddings);
-  if (v.backend === 'pinecone') return new (await import('./pinecone.js')).PineconeBackend(v, deps, embeddings);
-  throw new SmarterConfigurationError(`Unsupported vectorstore backend: ${v.backend}`);
-}

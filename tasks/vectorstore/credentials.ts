@@ -6,9 +6,10 @@
  * `last_accessed` moved, as `Secret.get_secret()` does. An operator's override replaces what the row names.
  */
 import type { EmbeddingsEndpoint } from '../cloud/embeddings-port.js';
+import { numOrNull, str, strOrNull } from '../db/columns.js';
 import type { Queryable } from '../db/database.js';
 import { readSecret } from '../secret/rows.js';
-import type { VectorstoreOverrides } from './env.js';
+import type { VectorstoreOverrides } from '../env/settings.js';
 import { SmarterConfigurationError, VectorStoreBackendConnectionError } from './errors.js';
 import { type VectorstoreRow, apiConnectionRow, embeddingsProviderRows } from './rows.js';
 
@@ -24,8 +25,6 @@ export interface CredentialDeps {
 const secret = (deps: CredentialDeps, id: number | null): Promise<string | null> =>
   id === null ? Promise.resolve(null) : readSecret(deps.db, deps.fernetEncryptionKey, id, true);
 
-const idOf = (x: unknown): number | null => (x === null || x === undefined ? null : Number(x));
-
 /** The vectorstore's ApiConnection (`connection_apiconnection`, a child table of `connection_connectionbase`). */
 async function connectionOf(
   db: Queryable,
@@ -35,8 +34,8 @@ async function connectionOf(
   const r = await apiConnectionRow(db, v.connectionId);
   return r
     ? {
-        baseUrl: r.base_url === null || r.base_url === undefined ? '' : String(r.base_url),
-        apiKeyId: idOf(r.api_key_id),
+        baseUrl: str(r.base_url),
+        apiKeyId: numOrNull(r.api_key_id),
       }
     : null;
 }
@@ -78,8 +77,8 @@ export async function embeddingsEndpoint(deps: CredentialDeps, v: VectorstoreRow
     throw new SmarterConfigurationError(`Vectorstore ${v.name} has no embeddings provider or model.`);
   }
   const { overrides } = deps;
-  const apiKey = overrides.embeddingsApiKey || (await secret(deps, idOf(provider.api_key_id)));
-  if (!apiKey) throw new SmarterConfigurationError(`Provider ${String(provider.name)} has no API key.`);
-  const baseUrl = overrides.embeddingsUrl || (provider.base_url ? String(provider.base_url) : OPENAI_BASE_URL);
+  const apiKey = overrides.embeddingsApiKey || (await secret(deps, numOrNull(provider.api_key_id)));
+  if (!apiKey) throw new SmarterConfigurationError(`Provider ${str(provider.name)} has no API key.`);
+  const baseUrl = overrides.embeddingsUrl || strOrNull(provider.base_url) || OPENAI_BASE_URL;
   return { baseUrl, apiKey };
 }

@@ -5,7 +5,8 @@
  */
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { serviceDeps } from './env.js';
 import { deleteDocumentRow, findDocument, findVectorstore } from './rows.js';
 import { VectorstoreService } from './service.js';

@@ -3,7 +3,7 @@
  * OpenAI-compatible API, the manifest's model, and `spec.embeddings.dimensions` when set.
  */
 import type { EmbeddingsEndpoint } from '../cloud/embeddings-port.js';
-import type { CloudDeps } from '../cloud/ports.js';
+import type { CloudDeps } from '../cloud/cloud-deps.js';
 import { type CredentialDeps, embeddingsEndpoint } from './credentials.js';
 import type { VectorstoreRow } from './rows.js';
 import { embeddingsSpec } from './spec.js';

@@ -6,7 +6,8 @@
 import * as z from 'zod';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { messageOf } from '../cloud/call.js';
-import { pk, type SmarterDeps, type TaskEnv } from '../deps.js';
+import { pk } from '../db/django.js';
+import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
 import { serviceDeps } from './env.js';
 import { describeDocument, findDocument, findVectorstore } from './rows.js';
 import { VectorstoreService } from './service.js';

@@ -5,10 +5,9 @@
  * a deleting one, `load_vectorstore_document.delay(pk)` for the others. One vectorstore's failure is its entry's
  * `{error}`, and the others are still maintained. A Pinecone vectorstore's snapshots are Pinecone backups.
  */
-import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import { messageOf } from '../cloud/call.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
+import { periodicTask } from '../env/periodic-task.js';
+import type { TaskEnv } from '../env/task-env.js';
 import { serviceDeps } from './env.js';
 import { DOC } from './const.js';
 import { describe, readyVectorstores } from './rows.js';
@@ -20,11 +19,10 @@ export const maintainVectorstores = (env: TaskEnv) => {
   // Referred to by their definitions: the names are the ones the tasks declare.
   const load = loadVectorstoreDocument(env);
   const remove = deleteVectorstoreDocument(env);
-  return defineTask<Record<string, never>, Record<string, unknown>, SmarterDeps>({
+  return periodicTask<Record<string, unknown>>({
     name: 'smarter.apps.vectorstore.tasks.maintain_vectorstores',
     queue: env.infrastructureQueue,
-    params: z.strictObject({}),
-    async run(_p, ctx) {
+    async run(ctx) {
       const out: Record<string, unknown> = {};
       for (const v of await readyVectorstores(ctx.deps.db)) {
         try {

@@ -4,7 +4,7 @@
  * `page_content` and its metadata in `metadata`, as LangChain's QdrantVectorStore stores them, so the Python
  * side's search reads what we load.
  */
-import type { Kubernetes } from '../cloud/ports.js';
+import type { Kubernetes } from '../cloud/kubernetes-port.js';
 import type { Distance, VectorDb } from '../cloud/vectordb-port.js';
 import type { BackendDeps, Chunk, SnapshotInfo, VectorstoreBackend } from './backend.js';
 import { indexName } from './backend.js';

@@ -4,19 +4,17 @@
  * one's status by `str(vectorstore)`. A Pinecone index is created once Pinecone answers, and ready once Pinecone
  * has initialized it. A failure (unreachable, refused key, no ApiConnection) is the row's `failed` and its message.
  */
-import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
-import type { SmarterDeps, TaskEnv } from '../deps.js';
+import { periodicTask } from '../env/periodic-task.js';
+import type { TaskEnv } from '../env/task-env.js';
 import { serviceDeps } from './env.js';
 import { deployedVectorstores, describe } from './rows.js';
 import { VectorstoreService } from './service.js';
 
 export const reconcileVectorstores = (env: TaskEnv) =>
-  defineTask<Record<string, never>, Record<string, string>, SmarterDeps>({
+  periodicTask<Record<string, string>>({
     name: 'smarter.apps.vectorstore.tasks.reconcile_vectorstores',
     queue: env.infrastructureQueue,
-    params: z.strictObject({}),
-    async run(_p, ctx) {
+    async run(ctx) {
       const out: Record<string, string> = {};
       for (const v of await deployedVectorstores(ctx.deps.db)) {
         out[describe(v)] = await new VectorstoreService(v, serviceDeps(env, ctx)).reconcile();

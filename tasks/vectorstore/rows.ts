@@ -5,7 +5,7 @@
  */
 import type { Queryable, Row } from '../db/database.js';
 import { NOW, djangoJson } from '../db/django.js';
-import { bool, json, num, str } from '../db/columns.js';
+import { bool, json, num, numOrNull, str, strOrNull } from '../db/columns.js';
 
 export interface VectorstoreRow {
   id: number;
@@ -68,8 +68,6 @@ const VS_SELECT = `SELECT id, name, backend, hosting, is_active, dimension, metr
   (SELECT a.account_number FROM account_userprofile p JOIN account_account a ON a.id = p.account_id WHERE p.id = v.user_profile_id) AS account_number
   FROM vectorstore_vectorstoremeta v`;
 
-const idOf = (c: Row[string] | undefined): number | null => (c === null || c === undefined ? null : num(c));
-
 function toVectorstore(r: Row): VectorstoreRow {
   return {
     id: num(r.id),
@@ -80,18 +78,18 @@ function toVectorstore(r: Row): VectorstoreRow {
     dimension: num(r.dimension),
     metric: str(r.metric),
     deletionProtection: bool(r.deletion_protection),
-    connectionId: idOf(r.connection_id),
-    apiKeySecretId: idOf(r.api_key_secret_id),
-    embeddingsProviderId: idOf(r.embeddings_provider_id),
+    connectionId: numOrNull(r.connection_id),
+    apiKeySecretId: numOrNull(r.api_key_secret_id),
+    embeddingsProviderId: numOrNull(r.embeddings_provider_id),
     embeddingsModel: str(r.embeddings_model),
     status: str(r.status),
     indexName: str(r.index_name),
-    accountNumber: r.account_number === null || r.account_number === undefined ? '' : str(r.account_number),
+    accountNumber: str(r.account_number),
     endpointUrl: str(r.endpoint_url),
     vectorCount: num(r.vector_count),
     spec: obj(r.spec),
-    deployedAt: r.deployed_at === null || r.deployed_at === undefined ? null : String(r.deployed_at),
-    lastSnapshotAt: r.last_snapshot_at === null || r.last_snapshot_at === undefined ? null : String(r.last_snapshot_at),
+    deployedAt: strOrNull(r.deployed_at),
+    lastSnapshotAt: strOrNull(r.last_snapshot_at),
   };
 }
 

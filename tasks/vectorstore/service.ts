@@ -6,10 +6,10 @@
 import { messageOf } from '../cloud/call.js';
 import type { Database } from '../db/database.js';
 import { NOW } from '../db/django.js';
-import { type BackendDeps, type Chunk, type VectorstoreBackend, getBackend, indexName } from './backend.js';
+import { type BackendDeps, type Chunk, type VectorstoreBackend, indexName } from './backend.js';
 import { chunkId, chunkIds } from './chunk-ids.js';
 import { VectorstoreEmbeddings } from './embeddings.js';
-import { VectorstoreServiceError } from './errors.js';
+import { SmarterConfigurationError, VectorstoreServiceError } from './errors.js';
 import { DEFAULTS, DOC, PAGE_BREAK, SNAP, STUCK_AFTER_MINUTES, VS } from './const.js';
 import * as rows from './rows.js';
 import { embeddingsSpec, maintenanceSpec } from './spec.js';
@@ -17,6 +17,17 @@ import { RecursiveCharacterTextSplitter } from './splitter.js';
 
 export interface ServiceDeps extends BackendDeps {
   db: Database;
+}
+
+/** `get_backend`: Qdrant or Pinecone by the row's `backend`. The modules are imported on first use, as the cloud clients are. */
+export async function getBackend(
+  v: rows.VectorstoreRow,
+  deps: BackendDeps,
+  embeddings: VectorstoreEmbeddings,
+): Promise<VectorstoreBackend> {
+  if (v.backend === 'qdrant') return new (await import('./qdrant.js')).QdrantBackend(v, deps, embeddings);
+  if (v.backend === 'pinecone') return new (await import('./pinecone.js')).PineconeBackend(v, deps, embeddings);
+  throw new SmarterConfigurationError(`Unsupported vectorstore backend: ${v.backend}`);
 }
 
 export interface MaintainResult {

@@ -6,7 +6,7 @@
  */
 import type { BeatEntry } from '../../../beat/smarter-schedule.js';
 import type { RetryPolicy } from '../../../lib/registry/define-task.js';
-import { DEFAULT_MAX_RETRIES } from '../../../lib/worker/retry.js';
+import { DEFAULT_MAX_RETRIES } from '../../../lib/worker/run/retry.js';
 import { SMARTER_SETTINGS } from '../../settings.js';
 import { type OurTask, settingKey } from './ours.js';
 import type { SmarterBeatEntry, SmarterSource, SmarterTask, SmarterValue } from './smarter-source.js';

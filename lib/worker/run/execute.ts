@@ -1,0 +1,122 @@
+/**
+ * Runs one task under its time limits. The soft limit aborts the task's signal with
+ * `SoftTimeLimitExceeded` (the task may catch it and clean up); the hard limit stops waiting and fails the
+ * run with `TimeLimitExceeded`. Node cannot kill a promise, so a run that ignores its signal past the hard
+ * limit is abandoned, not stopped: its slot is freed, and the worker logs it.
+ */
+import { SoftTimeLimitExceededError, TimeLimitExceededError, coerceError, hasCode } from '../../errors.js';
+import type { Deadline, Deadlines } from './deadlines.js';
+
+export type RunResult = { ok: true; value: unknown } | { ok: false; error: Error; abandoned?: boolean };
+
+export interface Limits {
+  /** Seconds, or null for none. */
+  soft: number | null;
+  hard: number | null;
+}
+
+/**
+ * A run's abort signal, made on first use: most tasks never read it and are never aborted, and an
+ * AbortController with its signal is the costliest object of a run. Aborting before anyone read the
+ * signal still leaves one that reads as aborted, with the reason.
+ */
+export class RunControl {
+  private controller: AbortController | undefined;
+  private listener: ((reason: unknown) => void) | undefined;
+
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    return this.controller.signal;
+  }
+
+  /** As `AbortController.abort`: only the first abort counts. */
+  abort(reason: unknown): void {
+    const signal = this.signal;
+    if (signal.aborted) return;
+    (this.controller as AbortController).abort(reason);
+    this.listener?.(reason);
+  }
+
+  /** The run's own watcher (one per run), told after the signal's listeners. */
+  onAbort(listener: (reason: unknown) => void): void {
+    this.listener = listener;
+  }
+
+  private failer: ((error: Error) => boolean) | undefined;
+
+  /**
+   * An error of the run's own that escaped it (a timer, stream or emitter it started threw; a promise it made was
+   * rejected unhandled): the run ends now, failed with it, and its signal is aborted so that the rest of it may
+   * stop. False when the run is no longer waited for.
+   */
+  fail(error: Error): boolean {
+    return this.failer?.(error) ?? false;
+  }
+
+  /** Set by `runWithLimits` while it waits for the run. */
+  onFail(failer: ((error: Error) => boolean) | undefined): void {
+    this.failer = failer;
+  }
+}
+
+export async function runWithLimits(
+  run: () => Promise<unknown>,
+  limits: Limits,
+  control: RunControl,
+  deadlines: Deadlines,
+): Promise<RunResult> {
+  let soft: Deadline | undefined;
+  let hard: Deadline | undefined;
+  try {
+    return await new Promise<RunResult>((settle) => {
+      let settled = false;
+      const resolve = (r: RunResult): boolean => {
+        if (settled) return false;
+        settled = true;
+        settle(r);
+        return true;
+      };
+      control.onFail((error) => {
+        if (!resolve({ ok: false, error })) return false;
+        control.abort(error);
+        return true;
+      });
+      (async () => run())().then(
+        (value) => resolve({ ok: true, value }),
+        (err: unknown) => resolve({ ok: false, error: coerceError(err) }),
+      );
+      // Revoke with terminate: stop waiting for the run at once, as Celery kills the child process.
+      control.onAbort((reason) => {
+        if (hasCode(reason, 'TASK_REVOKED')) resolve({ ok: false, error: reason as Error, abandoned: true });
+      });
+      if (limits.soft !== null) {
+        const s = limits.soft;
+        soft = deadlines.add(s * 1000, () => control.abort(new SoftTimeLimitExceededError(s)));
+      }
+      if (limits.hard !== null) {
+        const h = limits.hard;
+        hard = deadlines.add(h * 1000, () => {
+          const error = new TimeLimitExceededError(h);
+          control.abort(error);
+          resolve({ ok: false, error, abandoned: true });
+        });
+      }
+    });
+  } finally {
+    control.onFail(undefined);
+    soft?.cancel();
+    hard?.cancel();
+  }
+}
+
+/** Celery: the message's `timelimit` wins when truthy, else the task's, else the worker's default. */
+export function effectiveLimits(
+  header: [number | null, number | null],
+  task: { timeLimit?: number | undefined; softTimeLimit?: number | undefined },
+  defaults: { hard: number | null; soft: number | null },
+): Limits {
+  return {
+    hard: header[0] || task.timeLimit || defaults.hard || null,
+    soft: header[1] || task.softTimeLimit || defaults.soft || null,
+  };
+}
