@@ -75,6 +75,12 @@ export interface TaskContext<D = unknown> {
   checkAgain(options: CheckAgainOptions): Promise<Rescheduled>;
   /** The stored result meta of another task, where the result backend can be read (redis). */
   getResult(taskId: string): Promise<Record<string, unknown> | null>;
+  /**
+   * Says what this run waits on now when other runs wait on it too (a group commit's batch), or null once it
+   * waits on nothing shared: runs past their wait budget while waiting on the same thing are reported in one
+   * line, not one each.
+   */
+  waitingOn(what: string | null): void;
 }
 
 export interface CheckAgainOptions {

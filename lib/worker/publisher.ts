@@ -3,15 +3,21 @@
  * `ctx.applyAsync`, Beat. It routes like Celery's producer (a queue name → the default exchange with the
  * queue as routing key), declares a target queue once before its first message as Celery's producer does,
  * and resolves only when the broker confirmed the message.
+ *
+ * A follow-up whose own message is already acked (`hold`) is not thrown back when the broker refuses it: it
+ * goes to the publisher's hold (publish-hold.ts), and is sent again until the broker takes it.
  */
 import { randomUUID } from 'node:crypto';
-import type { Broker } from '../broker/broker.js';
+import type { Broker, Delivery } from '../broker/broker.js';
 import { sendLater } from '../broker/delayed.js';
 import { sendOrDeclare } from '../broker/send-or-declare.js';
-import { encodeTaskMessage, type OutgoingTask } from '../protocol/encode.js';
+import { hasCode } from '../errors.js';
+import { type Logger, nullLogger } from '../logger.js';
+import { type EncodedMessage, encodeTaskMessage, type OutgoingTask } from '../protocol/encode.js';
 import type { Signature, TaskMessage } from '../protocol/types.js';
 import { PyDateTime } from '../protocol/values.js';
 import type { ApplyOptions } from '../registry/context.js';
+import { type HeldPublish, type HoldLimits, PublishHold } from './publish-hold.js';
 
 export interface Route {
   queue?: string | undefined;
@@ -34,6 +40,33 @@ export interface PublisherOptions {
    */
   delay: boolean;
   now?: () => number;
+  /** Where the hold says what it holds; absent, it is silent. */
+  logger?: Logger;
+  holdLimits?: HoldLimits;
+}
+
+/**
+ * Held instead of thrown when the broker refuses it (the follow-up of a message already acked): `what` names it
+ * in the logs. A message the broker cannot route (`BROKER_UNROUTABLE`) is thrown all the same: sent again, it
+ * would be refused again.
+ */
+export interface HoldAs {
+  what: string;
+}
+
+/** A delivery rebuilt from a held dead-letter copy, for `Broker.deadLetter` (already settled: nothing to redeliver). */
+function replayed(p: Extract<HeldPublish, { kind: 'dead-letter' }>): Delivery {
+  return {
+    raw: { body: p.body, properties: p.properties },
+    queue: p.from.queue,
+    exchange: p.from.exchange,
+    routingKey: p.from.routingKey,
+    redelivered: false,
+    live: true,
+    settled: true,
+    ack: () => undefined,
+    reject: () => undefined,
+  };
 }
 
 function optNumber(v: unknown): number | undefined {
@@ -53,12 +86,15 @@ function instant(nowMs: number, at: Date | string | undefined, inSeconds: number
 export class TaskPublisher {
   private readonly declared = new Set<string>();
   private readonly now: () => number;
+  /** Follow-ups the broker refused, sent again until it takes them. */
+  readonly held: PublishHold;
 
   constructor(
     private readonly broker: Broker,
     private readonly opts: PublisherOptions,
   ) {
     this.now = opts.now ?? Date.now;
+    this.held = new PublishHold((p) => this.sendHeld(p), opts.logger ?? nullLogger(), opts.holdLimits);
   }
 
   get oid(): string {
@@ -70,16 +106,48 @@ export class TaskPublisher {
     return route.queue ?? (declared !== undefined && declared !== '*' ? declared : this.opts.defaultQueue);
   }
 
-  async send(task: OutgoingTask, route: Route = {}): Promise<void> {
-    const now = this.now();
-    const msg = encodeTaskMessage({ origin: this.opts.origin, ...task }, now);
-    if (route.exchange) {
-      await this.broker.route(route.exchange, route.routingKey ?? '', msg);
-      return;
+  async send(task: OutgoingTask, route: Route = {}, hold?: HoldAs): Promise<void> {
+    const msg = encodeTaskMessage({ origin: this.opts.origin, ...task }, this.now());
+    const target = route.exchange
+      ? { kind: 'exchange' as const, exchange: route.exchange, routingKey: route.routingKey ?? '' }
+      : {
+          kind: 'queue' as const,
+          queue: this.queueFor(task.task, route),
+          ...(task.eta ? { dueAt: task.eta.epochMs } : {}),
+        };
+    const held: HeldPublish = {
+      id: task.id,
+      what: hold?.what ?? 'message',
+      body: msg.body,
+      ...target,
+      properties: msg.properties,
+    };
+    try {
+      await this.sendHeld(held);
+    } catch (err) {
+      if (!hold || hasCode(err, 'BROKER_UNROUTABLE')) throw err;
+      await this.held.hold(held, err);
     }
-    const queue = this.queueFor(task.task, route);
+  }
+
+  /** One attempt at a message, held or not. */
+  private async sendHeld(p: HeldPublish): Promise<void> {
+    switch (p.kind) {
+      case 'exchange':
+        return this.broker.route(p.exchange, p.routingKey, { body: p.body, properties: p.properties });
+      case 'dead-letter':
+        return this.broker.deadLetter(replayed(p), { ...p.why, at: new Date(p.why.at) });
+      case 'queue':
+        return this.sendToQueue(
+          p.queue,
+          { body: p.body, properties: p.properties },
+          p.dueAt === undefined ? 0 : p.dueAt - this.now(),
+        );
+    }
+  }
+
+  private async sendToQueue(queue: string, msg: EncodedMessage, waitMs: number): Promise<void> {
     await this.ensureQueue(queue);
-    const waitMs = task.eta ? task.eta.epochMs - now : 0;
     // A wait shorter than the broker's resolution is simply held by the consuming worker.
     const { nativeDelay, delayResolutionMs } = this.broker.capabilities;
     if (this.opts.delay && nativeDelay && waitMs >= delayResolutionMs) {
@@ -110,6 +178,7 @@ export class TaskPublisher {
     kwargs: Record<string, unknown>,
     o: ApplyOptions = {},
     parent?: TaskMessage,
+    hold?: HoldAs,
   ): Promise<string> {
     const id = o.taskId ?? randomUUID();
     const now = this.now();
@@ -131,6 +200,7 @@ export class TaskPublisher {
         replyTo: o.replyTo ?? this.opts.oid,
       },
       { queue: o.queue },
+      hold,
     );
     return id;
   }
@@ -143,11 +213,11 @@ export class TaskPublisher {
     sig: Signature,
     partialArgs: unknown[],
     parent: TaskMessage | null,
-    extra: { group?: string; groupIndex?: number; chain?: Signature[] | null; priority?: number } = {},
+    extra: { group?: string; groupIndex?: number; chain?: Signature[] | null; priority?: number; hold?: HoldAs } = {},
   ): Promise<string> {
     const o = sig.options;
-    if (sig.subtask_type === 'chain') return this.applyChain(sig, partialArgs, parent);
-    if (sig.subtask_type === 'group') return this.applyGroup(sig, partialArgs, parent);
+    if (sig.subtask_type === 'chain') return this.applyChain(sig, partialArgs, parent, extra.hold);
+    if (sig.subtask_type === 'group') return this.applyGroup(sig, partialArgs, parent, extra.hold);
     const id = optString(o.task_id) ?? randomUUID();
     const args = sig.immutable ? sig.args : [...partialArgs, ...sig.args];
     const now = this.now();
@@ -174,21 +244,37 @@ export class TaskPublisher {
         replyTo: optString(o.reply_to) ?? this.opts.oid,
       },
       { queue: optString(o.queue), exchange: optString(o.exchange), routingKey: optString(o.routing_key) },
+      extra.hold,
     );
     return id;
   }
 
-  private async applyChain(sig: Signature, partialArgs: unknown[], parent: TaskMessage | null): Promise<string> {
+  private async applyChain(
+    sig: Signature,
+    partialArgs: unknown[],
+    parent: TaskMessage | null,
+    hold: HoldAs | undefined,
+  ): Promise<string> {
     const tasks = (sig.kwargs.tasks as Signature[] | undefined) ?? [];
     const [first, ...rest] = tasks;
     if (!first) return randomUUID();
-    return this.applySignature(first, partialArgs, parent, { chain: rest.length > 0 ? [...rest].reverse() : null });
+    return this.applySignature(first, partialArgs, parent, {
+      chain: rest.length > 0 ? [...rest].reverse() : null,
+      ...(hold ? { hold } : {}),
+    });
   }
 
-  private async applyGroup(sig: Signature, partialArgs: unknown[], parent: TaskMessage | null): Promise<string> {
+  private async applyGroup(
+    sig: Signature,
+    partialArgs: unknown[],
+    parent: TaskMessage | null,
+    hold: HoldAs | undefined,
+  ): Promise<string> {
     const tasks = (sig.kwargs.tasks as Signature[] | undefined) ?? [];
     const group = optString(sig.options.task_id) ?? randomUUID();
-    for (const [i, t] of tasks.entries()) await this.applySignature(t, partialArgs, parent, { group, groupIndex: i });
+    for (const [i, t] of tasks.entries()) {
+      await this.applySignature(t, partialArgs, parent, { group, groupIndex: i, ...(hold ? { hold } : {}) });
+    }
     return group;
   }
 
@@ -198,19 +284,23 @@ export class TaskPublisher {
     retval: unknown[],
     parent: TaskMessage,
     priority?: number,
+    hold?: HoldAs,
   ): Promise<string[]> {
     const ids: string[] = [];
+    const held = hold ? { hold } : {};
     if (callbacks.length === 1 && callbacks[0]) {
-      ids.push(await this.applySignature(callbacks[0], retval, parent, priority !== undefined ? { priority } : {}));
+      ids.push(
+        await this.applySignature(callbacks[0], retval, parent, priority !== undefined ? { priority, ...held } : held),
+      );
       return ids;
     }
     const plain = callbacks.filter((c) => c.subtask_type !== 'group');
     for (const g of callbacks.filter((c) => c.subtask_type === 'group')) {
-      ids.push(await this.applySignature(g, retval, parent));
+      ids.push(await this.applySignature(g, retval, parent, held));
     }
     const group = randomUUID();
     for (const [i, c] of plain.entries()) {
-      ids.push(await this.applySignature(c, retval, parent, { group, groupIndex: i }));
+      ids.push(await this.applySignature(c, retval, parent, { group, groupIndex: i, ...held }));
     }
     return ids;
   }

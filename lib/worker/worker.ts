@@ -22,6 +22,7 @@ import { Intake } from './intake/intake.js';
 import type { Job } from './job.js';
 import { TaskPublisher } from './publisher.js';
 import { RevokedSet } from './revoked.js';
+import { loadHeld, saveHeld } from './state-db.js';
 import type { ActiveRun, RunDefaults } from './run/run-task.js';
 import { Runs } from './run/runs.js';
 import { DeadLetterCopies } from './settle/dead-letter.js';
@@ -92,13 +93,17 @@ export class Worker<D = unknown> implements WorkerControl {
       origin: options.nodeName,
       oid: randomUUID(),
       delay: options.delayedDelivery !== null,
+      logger,
     });
     const unknown = options.unknownTasks;
     this.forwarder =
       unknown?.mode === 'forward'
         ? new Forwarder(broker, unknown.queue, options.nodeName, logger, (t, to) => events.forwarded?.(t, to))
         : undefined;
-    this.deadLetters = new DeadLetterCopies(logger, options.deadLetterSuffix);
+    this.deadLetters = new DeadLetterCopies(logger, options.deadLetterSuffix, undefined, {
+      hold: this.publisher.held,
+      by: options.nodeName,
+    });
     this.consumed = [...options.queues];
     this.slots = options.initialSlots ?? options.concurrency;
     this.revoked = new RevokedSet(options.stateDb, logger);
@@ -111,6 +116,7 @@ export class Worker<D = unknown> implements WorkerControl {
       nodeName: options.nodeName,
       defaults: options.defaults,
       running: () => this.state !== 'STOPPED',
+      hold: this.publisher.held,
     });
     this.settler = settler;
     this.runs = new Runs({
@@ -302,6 +308,7 @@ export class Worker<D = unknown> implements WorkerControl {
   async start(): Promise<void> {
     this.state = 'STARTING';
     this.revoked.load();
+    this.carryHeld();
     const prefetch = Math.min(this.options.prefetchMultiplier * this.options.concurrency, 65_535);
     // The delay levels (on AMQP 29 exchanges, 29 queues, 57 bindings) are declared beside the consumers, not
     // before them: the broker binds the queues to them whichever is first, and a send into them waits for them.
@@ -321,6 +328,29 @@ export class Worker<D = unknown> implements WorkerControl {
     this.state = 'RUNNING';
     // Deliveries that arrived while the consumers were being set up are waiting in `reserved`.
     this.pump();
+  }
+
+  /** Publishes the last shutdown wrote to the state db: sent again now; removed from it once all are sent. */
+  private carryHeld(): void {
+    const file = this.options.stateDb;
+    if (!file) return;
+    const held = loadHeld(file);
+    if (held.length === 0) return;
+    this.logger.info(`sending ${held.length} publish(es) held at the last shutdown (state db ${file})`, {
+      held: held.length,
+    });
+    const hold = this.publisher.held;
+    hold.carry(held);
+    void hold.whenEmpty().then(() => {
+      if (this.state === 'STOPPED') return;
+      try {
+        saveHeld(file, []);
+      } catch (err) {
+        this.logger.warn(`could not clear the sent publishes from the state db ${file}`, {
+          error: coerceError(err).message,
+        });
+      }
+    });
   }
 
   /** Messages whose far ETA was moved into the delay topology. */
@@ -418,6 +448,7 @@ export class Worker<D = unknown> implements WorkerControl {
 
   private async drain(graceMs: number): Promise<void> {
     if (this.state === 'STOPPED') return;
+    const graceEnds = Date.now() + graceMs;
     await this.stopIntake();
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<'grace-over'>((resolve) => {
@@ -430,8 +461,53 @@ export class Worker<D = unknown> implements WorkerControl {
       await this.runs.cancelAll();
     }
     this.revoked.persist();
+    await this.keepHeld(graceEnds - Date.now());
     await this.backend.close().catch(() => undefined);
     await this.broker.close().catch(() => undefined);
     this.state = 'STOPPED';
+  }
+
+  /**
+   * Held publishes at shutdown: waited for within what is left of the grace, then written to the state db to be
+   * sent at the next start; without one (or when it cannot be written) each is logged as lost.
+   */
+  private async keepHeld(ms: number): Promise<void> {
+    const hold = this.publisher.held;
+    if (hold.size > 0) {
+      this.logger.info(`waiting up to ${Math.max(0, ms)} ms for ${hold.size} held publish(es) to be sent`, {
+        held: hold.size,
+      });
+      await hold.drained(ms);
+    }
+    hold.stop();
+    const left = hold.list();
+    const file = this.options.stateDb;
+    if (file) {
+      try {
+        saveHeld(file, left);
+        if (left.length > 0) {
+          this.logger.warn(
+            `wrote ${left.length} held publish(es) to the state db ${file}: they are sent at the next start`,
+            {
+              held: left.length,
+              ids: left.map((p) => p.id),
+            },
+          );
+        }
+        return;
+      } catch (err) {
+        if (left.length > 0) {
+          this.logger.error(`could not write the held publishes to the state db ${file}`, {
+            error: coerceError(err).message,
+          });
+        }
+      }
+    }
+    for (const p of left) {
+      this.logger.error(
+        `lost ${p.what} of ${p.id}: the broker did not take it before shutdown, and no state db (--statedb) keeps it`,
+        { id: p.id, what: p.what, lost: true },
+      );
+    }
   }
 }

@@ -31,6 +31,7 @@ export function testContext<D>(deps: D, name = 'test'): TaskContext<D> {
     applySignature: refuse,
     checkAgain: refuse,
     getResult: () => Promise.resolve(null),
+    waitingOn: () => undefined,
   };
 }
 

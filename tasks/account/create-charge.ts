@@ -14,6 +14,7 @@ import { Dec } from '../db/decimal.js';
 import { insertModels } from '../db/django.js';
 import { type EffectKey, writeOnce } from '../db/once.js';
 import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import { DatabaseError } from '../errors.js';
 import { evaluateBudgets } from './budgets.js';
 import { constrainedLocators, llmPrice } from './rows.js';
 
@@ -72,33 +73,46 @@ const CHARGE_COLUMNS = [
  * Charges are many and small: they are written by group commit (see Batcher), one multi-row INSERT per
  * batch, and the budget lookup is one query per batch too. Each task still resolves only once its own row
  * is committed, and learns whether its resource has a budget attached.
+ *
+ * Under lock contention one attempt waits about one lock timeout (`innodb_lock_wait_timeout`): a batch that
+ * times out on a lock (or deadlocks, or loses its connection) fails all its tasks at once, and each retries with
+ * Smarter's backoff; only a value or key one row can get wrong (DataError, IntegrityError) splits the batch
+ * into single rows. The tasks of a batch wait on it together (`ctx.waitingOn`): past the wait budget, the
+ * batch is reported once, not once per task.
  */
+function oneRowCanCause(err: unknown): boolean {
+  return !(err instanceof DatabaseError) || err.pyType === 'DataError' || err.pyType === 'IntegrityError';
+}
+
 const writers = new WeakMap<Database, Batcher<[EffectKey, ChargeRow], boolean>>();
 
 function writerFor(db: Database): Batcher<[EffectKey, ChargeRow], boolean> {
   let w = writers.get(db);
   if (!w) {
-    w = new Batcher(async (items) => {
-      // Once per task id (tasks/db/once.ts): a redelivered charge finds its marker and is not written again.
-      await writeOnce(
-        db,
-        items,
-        ([key]) => key,
-        (tx, fresh) =>
-          insertModels(
-            tx,
-            'account_charge',
-            CHARGE_COLUMNS,
-            fresh.map(([, row]) => row),
-          ).then(() => undefined),
-      );
-      const rows = items.map(([, row]) => row);
-      const locators = [...new Set(rows.map((r) => r[0]))];
-      const attached = await constrainedLocators(db, locators)
-        // The rows are committed: a failed lookup must not fail (and so retry) their tasks.
-        .catch(() => new Set(locators));
-      return rows.map((r) => attached.has(r[0]));
-    });
+    w = new Batcher(
+      async (items) => {
+        // Once per task id (tasks/db/once.ts): a redelivered charge finds its marker and is not written again.
+        await writeOnce(
+          db,
+          items,
+          ([key]) => key,
+          (tx, fresh) =>
+            insertModels(
+              tx,
+              'account_charge',
+              CHARGE_COLUMNS,
+              fresh.map(([, row]) => row),
+            ).then(() => undefined),
+        );
+        const rows = items.map(([, row]) => row);
+        const locators = [...new Set(rows.map((r) => r[0]))];
+        const attached = await constrainedLocators(db, locators)
+          // The rows are committed: a failed lookup must not fail (and so retry) their tasks.
+          .catch(() => new Set(locators));
+        return rows.map((r) => attached.has(r[0]));
+      },
+      { splitOn: oneRowCanCause, name: 'create_charge batch' },
+    );
     writers.set(db, w);
   }
   return w;
@@ -115,17 +129,17 @@ export const createCharge = (env: TaskEnv) =>
     async run(p, ctx) {
       const { db } = ctx.deps;
       const cost = p.total_cost ?? (await costOf(db, p.charge_type, p.provider, p.model, p.total_tokens));
-      const attached = await writerFor(db).submit([
-        { taskId: ctx.id, taskName: ctx.name },
-        [
-          p.resource_locator,
-          p.charge_type,
-          p.prompt_tokens,
-          p.completion_tokens,
-          p.total_tokens,
-          cost.quantize(CHARGE_COST_PLACES).toString(),
-        ],
-      ]);
+      const row: ChargeRow = [
+        p.resource_locator,
+        p.charge_type,
+        p.prompt_tokens,
+        p.completion_tokens,
+        p.total_tokens,
+        cost.quantize(CHARGE_COST_PLACES).toString(),
+      ];
+      const attached = await writerFor(db)
+        .submit([{ taskId: ctx.id, taskName: ctx.name }, row], (batch) => ctx.waitingOn(batch))
+        .finally(() => ctx.waitingOn(null));
       if (attached) {
         // The charge is committed: failing the task here would only retry an evaluation. A budget left
         // unevaluated here is evaluated again by the hourly evaluate_budget_constraints.

@@ -4,6 +4,10 @@
  * and the chain's next step, then stores the result; a retry stores RETRY; a failure stores FAILURE, fails the
  * rest of the chain and sends the errbacks. Each returns the run's outcome; settling the message is the
  * worker's (`decide`).
+ *
+ * Callbacks, chain steps and errbacks that the broker refuses are held and sent again until it takes them
+ * (publish-hold.ts): the message is acked whatever becomes of them (at its start under early ack, at the end of
+ * the run under late ack), so no one else would send them.
  */
 import type { ResultBackend } from '../../backend/backend.js';
 import {
@@ -87,13 +91,16 @@ export async function handleSuccess(e: Ending, returned: unknown): Promise<RunEn
   const children: ChildTuple[] = [];
   try {
     if (msg.callbacks && msg.callbacks.length > 0) {
-      for (const id of await e.publisher.applyCallbacks(msg.callbacks, [value], msg)) children.push(childTuple(id));
+      const ids = await e.publisher.applyCallbacks(msg.callbacks, [value], msg, undefined, { what: 'callback' });
+      for (const id of ids) children.push(childTuple(id));
     }
     const next = msg.chain?.[msg.chain.length - 1];
     if (msg.chain && next) {
-      children.push(
-        childTuple(await e.publisher.applySignature(next, [value], msg, { chain: msg.chain.slice(0, -1) })),
-      );
+      const id = await e.publisher.applySignature(next, [value], msg, {
+        chain: msg.chain.slice(0, -1),
+        hold: { what: 'chain step' },
+      });
+      children.push(childTuple(id));
     }
   } catch (err) {
     log.error(`could not send the callbacks or next chain step of ${msg.task}[${msg.id}]`, {
@@ -209,7 +216,7 @@ export async function sendErrbacks(e: Ending): Promise<void> {
   try {
     const group = crypto.randomUUID();
     for (const [i, eb] of msg.errbacks.entries()) {
-      await e.publisher.applySignature(eb, [msg.id], msg, { group, groupIndex: i });
+      await e.publisher.applySignature(eb, [msg.id], msg, { group, groupIndex: i, hold: { what: 'errback' } });
     }
   } catch (err) {
     e.log.error(`could not send the errbacks of ${msg.task}[${msg.id}]`, { error: coerceError(err).message });

@@ -23,7 +23,8 @@ import {
 export interface RetryInput {
   msg: TaskMessage;
   task: Pick<AnyTask<unknown>, 'retry'>;
-  delivery: Pick<Delivery, 'exchange' | 'routingKey'>;
+  /** `settled`: acked already (early ack), so a retry the broker refuses is held, not thrown (publish-hold.ts). */
+  delivery: Pick<Delivery, 'exchange' | 'routingKey'> & Partial<Pick<Delivery, 'settled'>>;
   publisher: Pick<TaskPublisher, 'send'>;
   now?: () => number;
 }
@@ -46,7 +47,9 @@ export function autoretryCountdownFor(
 /**
  * Celery `self.retry()`: the same message again (same id, retries + 1) to the queue or exchange it came
  * from, confirmed; then a `RetryTaskError` ends the run. Past `maxRetries` the cause (or
- * MaxRetriesExceededError) is thrown instead; a retry that cannot be published is RetryUnpublishableError.
+ * MaxRetriesExceededError) is thrown instead; a retry that cannot be published is RetryUnpublishableError,
+ * unless the message was acked already (early ack): the retry is then held and sent again until the broker
+ * takes it, since nothing else would bring the task back.
  */
 export async function retryTask(input: RetryInput, o: RetryOptions = {}): Promise<never> {
   const { msg, task, delivery, publisher } = input;
@@ -67,7 +70,7 @@ export async function retryTask(input: RetryInput, o: RetryOptions = {}): Promis
       ? { queue: delivery.routingKey }
       : { exchange: delivery.exchange, routingKey: delivery.routingKey };
   try {
-    await publisher.send(next, route);
+    await publisher.send(next, route, delivery.settled === true ? { what: 'retry' } : undefined);
   } catch (err) {
     throw new RetryUnpublishableError(
       `retry of ${msg.task}[${msg.id}] could not be published: ${coerceError(err).message}`,

@@ -36,6 +36,8 @@ export interface ActiveRun {
   startedAt: number;
   /** Set once the message has been settled (normally, or by a cold shutdown). */
   finalized: boolean;
+  /** What the run waits on with other runs (`ctx.waitingOn`): they are reported past their wait budget once. */
+  waitingOn: string | null;
   done: Promise<RunEnd>;
 }
 
@@ -46,7 +48,8 @@ function watchWaiting(deadlines: Deadlines, budget: number | null, report: () =>
 }
 
 export interface RunInput<D> {
-  onOverWaitBudget: (msg: TaskMessage, log: Logger) => void;
+  /** `sharedWait`: what the run waits on with other runs, if it said (`ctx.waitingOn`). */
+  onOverWaitBudget: (msg: TaskMessage, log: Logger, sharedWait: string | null) => void;
   key: string;
   delivery: Delivery;
   msg: TaskMessage;
@@ -76,6 +79,7 @@ export function runTask<D>(input: RunInput<D>): ActiveRun {
     policy,
     startedAt: Date.now(),
     finalized: false,
+    waitingOn: null,
     done: Promise.resolve<RunEnd>({ outcome: { kind: 'succeeded' }, reason: '' }),
   };
   const traced = tracing();
@@ -127,6 +131,9 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun, options: RunOption
     deps: input.deps,
     logger: log,
     control: run.control,
+    waitingOn: (what) => {
+      run.waitingOn = what;
+    },
   });
   const ctx = context.ctx;
 
@@ -135,7 +142,9 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun, options: RunOption
   try {
     const params = bindArguments(task, msg.args, msg.kwargs);
     context.bind(params);
-    const watchdog = watchWaiting(input.deadlines, options.waitBudget, () => input.onOverWaitBudget(msg, log));
+    const watchdog = watchWaiting(input.deadlines, options.waitBudget, () =>
+      input.onOverWaitBudget(msg, log, run.waitingOn),
+    );
     // Everything the task's code starts carries this scope: an error escaping it later ends this run, not the process.
     const scope: RunScope = { task: msg.task, id: msg.id, fail: (e) => run.control.fail(e) };
     const r = await runWithLimits(

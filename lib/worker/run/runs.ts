@@ -8,6 +8,7 @@ import type { Logger } from '../../logger.js';
 import type { TaskEvents } from '../events.js';
 import type { Job } from '../job.js';
 import type { TaskPublisher } from '../publisher.js';
+import { ReportedOnce } from '../settle/dead-letter.js';
 import type { Settler } from '../settle/settler.js';
 import { Deadlines } from './deadlines.js';
 import type { RunDefaults, TaskOverrides } from './run-options.js';
@@ -29,6 +30,8 @@ export class Runs<D> {
   readonly processed = new Map<string, number>();
   /** Runs reported for waiting past their budget, by task name. */
   readonly overWaitBudget = new Map<string, number>();
+  /** What runs waited on together past their budget, reported once each (bounded). */
+  private readonly sharedWaitsReported = new ReportedOnce(1000);
   /** Time limits and wait budgets of every run, on one timer. */
   private readonly deadlines = new Deadlines();
   /** Keys of `active`: unique within this worker, which is all they need (a UUID per run cost a random fill). */
@@ -54,8 +57,17 @@ export class Runs<D> {
       defaults: o.defaults,
       deadlines: this.deadlines,
       overrides,
-      onOverWaitBudget: (msg, log) => {
+      onOverWaitBudget: (msg, log, sharedWait) => {
         this.overWaitBudget.set(msg.task, (this.overWaitBudget.get(msg.task) ?? 0) + 1);
+        // Runs waiting on one shared thing (a batch) are one report: the first of them says it for all.
+        if (sharedWait !== null) {
+          if (!this.sharedWaitsReported.first(sharedWait)) return;
+          log.warn(
+            `Task ${msg.task}[${msg.id}] is still running after ${o.defaults.waitBudget ?? 0}s, waiting on ${sharedWait} with other runs (reported once for them all): a task that waits holds a worker`,
+            { outcome: 'over-wait-budget', waiting_on: sharedWait },
+          );
+          return;
+        }
         log.warn(
           `Task ${msg.task}[${msg.id}] is still running after ${o.defaults.waitBudget ?? 0}s: a task that waits holds a worker; check once and use ctx.checkAgain() (ADR-030)`,
           { outcome: 'over-wait-budget' },

@@ -18,12 +18,15 @@ export type ContextPublisher = Pick<TaskPublisher, 'send' | 'apply' | 'applySign
 export interface ContextInput<D> {
   msg: TaskMessage;
   task: Pick<AnyTask<unknown>, 'queue' | 'retry' | 'checks'> & { argNames?: readonly string[] };
-  delivery: Pick<Delivery, 'queue' | 'exchange' | 'routingKey' | 'redelivered'>;
+  /** `settled`: acked already (early ack): a retry or check-again the broker refuses is held (publish-hold.ts). */
+  delivery: Pick<Delivery, 'queue' | 'exchange' | 'routingKey' | 'redelivered'> & Partial<Pick<Delivery, 'settled'>>;
   publisher: ContextPublisher;
   backend: Pick<ResultBackend, 'get'>;
   nodeName: string;
   deps: D;
   logger: Logger;
+  /** Told what the run waits on with other runs (`ctx.waitingOn`), for the wait-budget report. */
+  waitingOn?: (what: string | null) => void;
   /** Holds the run's signal, read only when the task reads `ctx.signal` (an AbortController will do). */
   control: { readonly signal: AbortSignal };
   now?: () => number;
@@ -38,7 +41,8 @@ export async function checkTaskAgain(
   const { msg, task, delivery, publisher } = input;
   const { args, kwargs, attempt } = planCheckAgain(msg.task, task.checks, bound, options, msg.id, task.argNames);
   const queue = task.queue === ANY_QUEUE ? delivery.queue : task.queue;
-  const id = await publisher.apply(msg.task, args, kwargs, { countdown: options.after, queue }, msg);
+  const hold = delivery.settled === true ? { what: 'check-again countdown' } : undefined;
+  const id = await publisher.apply(msg.task, args, kwargs, { countdown: options.after, queue }, msg, hold);
   return new Rescheduled(id, attempt, options.after);
 }
 
@@ -100,6 +104,7 @@ export function createTaskContext<D>(input: ContextInput<D>): { ctx: TaskContext
     applySignature: (sig, partialArgs = []) => publisher.applySignature(sig, partialArgs, msg),
     getResult: (taskId) => backend.get(taskId),
     checkAgain: (options) => checkTaskAgain(input, bound, options),
+    waitingOn: (what) => input.waitingOn?.(what),
   };
   const ctx: TaskContext<D> = Object.assign(new LazySignal(input.control), fields);
   return {

@@ -1,13 +1,17 @@
 /**
- * A dead-letter copy that fails is tried again with backoff, a bounded number of times, and never by
- * requeueing: a requeued message comes straight back and fails again (44,165 times in 12 s for one
- * message with a header the copy could not encode). After the last attempt the message is left unacked:
- * it stays on this channel and returns to its queue when the connection closes, and an operator is told
- * once, loudly, what failed.
+ * A dead-letter copy that fails is tried again with backoff, and never by requeueing: a requeued message comes
+ * straight back and fails again (44,165 times in 12 s for one message with a header the copy could not encode).
+ *
+ * While its message is unacked (late ack, intake), the copy is tried a bounded number of times; after the last
+ * attempt the message is left unacked: it stays on this channel and returns to its queue when the connection
+ * closes, and an operator is told once, loudly, what failed. A message acked already (early ack: acked when its
+ * task started) has no queue to return to: its copy goes to the publisher's hold (publish-hold.ts), sent again
+ * with no attempt cap until the broker takes it, and kept in the state db across a shutdown.
  */
 import type { Delivery } from '../../broker/broker.js';
 import { coerceError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
+import type { HeldPublish, PublishHold } from '../publish-hold.js';
 
 export interface CopyRetryPolicy {
   attempts: number;
@@ -73,15 +77,27 @@ export class DeadLetterCopies {
     private readonly logger: Logger,
     private readonly suffix: string,
     private readonly policy: CopyRetryPolicy = DEAD_LETTER_RETRY,
+    /** Where the copy of a message acked already goes when the broker refuses it, and our node name for it. */
+    private readonly held?: { hold: PublishHold; by: string },
   ) {}
 
   /**
    * Makes the copy with `copy`; false when it could not be made: the caller then leaves the message
-   * unacked (never dropped, never requeued into a loop), and it is said once, loudly.
+   * unacked (never dropped, never requeued into a loop), and it is said once, loudly. The copy of a message
+   * acked already is held when refused (true: it is on its way).
    */
   async copy(delivery: Delivery, reason: string, copy: () => Promise<void>, running: () => boolean): Promise<boolean> {
     const id = delivery.raw.properties.correlationId ?? '(no correlation id)';
     const target = delivery.queue + this.suffix;
+    if (delivery.settled && this.held) {
+      try {
+        await copy();
+      } catch (err) {
+        this.failedAttempts++;
+        await this.held.hold.hold(this.heldCopy(delivery, id, target, reason, this.held.by), err);
+      }
+      return true;
+    }
     const result = await copyWithBackoff(
       copy,
       () => delivery.live && running(),
@@ -110,5 +126,17 @@ export class DeadLetterCopies {
     if (this.reported.first(id)) this.logger.error(line, meta);
     else this.logger.debug(line, meta);
     return false;
+  }
+
+  private heldCopy(delivery: Delivery, id: string, queue: string, reason: string, by: string): HeldPublish {
+    return {
+      id,
+      what: 'dead-letter copy',
+      kind: 'dead-letter',
+      body: delivery.raw.body,
+      properties: delivery.raw.properties,
+      from: { queue: delivery.queue, exchange: delivery.exchange, routingKey: delivery.routingKey },
+      why: { queue, reason, by, at: new Date().toISOString() },
+    };
   }
 }

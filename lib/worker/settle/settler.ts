@@ -3,6 +3,7 @@
  * dead-letter copy first (confirmed, with bounded retries, dead-letter.ts), then ack, reject or requeue.
  * A copy that cannot be made leaves the message unacked, never requeued into a loop.
  */
+import type { PublishHold } from '../publish-hold.js';
 import type { Broker, Delivery } from '../../broker/broker.js';
 import { copyProperties } from '../../broker/republish.js';
 import { coerceError } from '../../errors.js';
@@ -23,6 +24,8 @@ export interface SettlerOptions {
   defaults: AckPolicy;
   /** False once the worker stopped: a copy still retrying is given up (its message is redelivered). */
   running: () => boolean;
+  /** Where the requeue of a cancelled early-ack task goes when the broker refuses it (publish-hold.ts). */
+  hold?: PublishHold;
 }
 
 export class Settler {
@@ -58,9 +61,18 @@ export class Settler {
     try {
       await this.o.broker.send(delivery.queue, { body: delivery.raw.body, properties: copyProperties(delivery.raw) });
     } catch (err) {
-      this.o.logger.error(`could not requeue cancelled task ${msg.task}[${msg.id}]`, {
-        error: coerceError(err).message,
-      });
+      if (!this.o.hold) {
+        this.o.logger.error(`could not requeue cancelled task ${msg.task}[${msg.id}]`, {
+          error: coerceError(err).message,
+        });
+        return;
+      }
+      // Held: written to the state db with the rest when the shutdown ends.
+      const copy = { body: delivery.raw.body, properties: copyProperties(delivery.raw) };
+      await this.o.hold.hold(
+        { id: msg.id, what: 'requeue of a cancelled task', kind: 'queue', queue: delivery.queue, ...copy },
+        err,
+      );
     }
   }
 
