@@ -203,6 +203,11 @@ export function startHttp(
     () => worker.counters().deadLetterUnsent,
   );
   gauge(
+    'smarter_worker_publishes_held',
+    'Follow-ups (retries, countdowns, dead-letter copies, chain steps) the broker refused, held until it takes them',
+    () => worker.counters().publishesHeld,
+  );
+  gauge(
     'smarter_worker_delay_offloaded',
     'Far-ETA messages moved into the delay topology since start',
     () => worker.counters().offloaded,

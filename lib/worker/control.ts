@@ -25,6 +25,8 @@ export interface WorkerCounters {
   readonly offloaded: number;
   readonly deadLetterFailedAttempts: number;
   readonly deadLetterUnsent: number;
+  /** Follow-ups the broker refused, held and sent again until it takes them (early ack). */
+  readonly publishesHeld: number;
 }
 
 export interface WorkerControl {

@@ -229,6 +229,7 @@ export class Worker<D = unknown> implements WorkerControl {
       offloaded: this.intake.offloaded,
       deadLetterFailedAttempts: this.deadLetters.failedAttempts,
       deadLetterUnsent: this.deadLetters.unsent,
+      publishesHeld: this.publisher.held.size,
     };
   }
 
