@@ -17,6 +17,7 @@ import { type Harness, startWorker } from '../support/harness.js';
 import { type World, startWorld } from '../support/infra-world.js';
 import { ResultReader } from '../support/results.js';
 import { nameOf } from '../support/task-names.js';
+import { alphaSettings } from '../support/alpha-settings.js';
 
 const API = 'alpha.api.platform.example.com';
 const NS = 'example-platform-alpha';
@@ -31,12 +32,7 @@ beforeAll(async () => {
   world = await startWorld({ apiDomain: API, namespace: NS });
   const queue = uniqueName('infra');
   const settings = {
-    operationalQueue: uniqueName('op'),
-    infrastructureQueue: queue,
-    maxRetries: 3,
-    retryBackoff: true,
-    environment: 'alpha',
-    rootDomain: 'example.com',
+    ...alphaSettings({ operationalQueue: uniqueName('op'), infrastructureQueue: queue }),
     checkTimeScale: 0.01,
   };
   const deps: SmarterDeps = { db: t.db, cloud: world.cloud };

@@ -25,18 +25,12 @@ import { insertRow } from '../support/django-rows.js';
 import { recordingLogger } from '../support/logs.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { nameOf } from '../support/task-names.js';
+import { alphaSettings } from '../support/alpha-settings.js';
 
 const API = 'alpha.api.platform.example.com';
 const NS = 'example-platform-alpha';
 const LB = ['192.0.2.10'];
-const env = taskEnv({
-  operationalQueue: 'default_celery_task_queue',
-  infrastructureQueue: 'infrastructure_celery_task_queue',
-  maxRetries: 3,
-  retryBackoff: true,
-  environment: 'alpha',
-  rootDomain: 'example.com',
-});
+const env = taskEnv(alphaSettings());
 // The llmclient app's eleven infrastructure tasks; its twelfth, create_llmclient_request, is operational.
 const ELEVEN = [...SMARTER_CATALOG]
   .filter(([n, kind]) => n.startsWith('smarter.apps.llmclient.') && kind === 'infrastructure')
@@ -868,12 +862,7 @@ describe('own wiring: custom domain records and hosts', () => {
   test('deploy_custom_api with LLM_CLIENT_TASKS_CREATE_DNS_RECORD off: the Ingress of the custom host, no A record', async () => {
     const off = llmclientTasks(
       taskEnv({
-        operationalQueue: 'default_celery_task_queue',
-        infrastructureQueue: 'infrastructure_celery_task_queue',
-        maxRetries: 3,
-        retryBackoff: true,
-        environment: 'alpha',
-        rootDomain: 'example.com',
+        ...alphaSettings(),
         createDnsRecord: false,
       }),
     );

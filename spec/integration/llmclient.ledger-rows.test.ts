@@ -19,15 +19,9 @@ import { insertRow } from '../support/django-rows.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { recordingLogger } from '../support/logs.js';
 import { nameOf } from '../support/task-names.js';
+import { alphaSettings } from '../support/alpha-settings.js';
 
-const env = taskEnv({
-  operationalQueue: 'default_celery_task_queue',
-  infrastructureQueue: 'infrastructure_celery_task_queue',
-  maxRetries: 3,
-  retryBackoff: true,
-  environment: 'alpha',
-  rootDomain: 'example.com',
-});
+const env = taskEnv(alphaSettings());
 const API = env.llmclientApiDomain;
 
 let t: TestDatabase;

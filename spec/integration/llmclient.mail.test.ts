@@ -23,18 +23,12 @@ import { FakeCloud } from '../support/fake-cloud.js';
 import { recordingLogger } from '../support/logs.js';
 import { type ReceivedMail, type SmtpStandIn, startSmtpServer } from '../support/smtp.js';
 import { nameOf } from '../support/task-names.js';
+import { alphaSettings } from '../support/alpha-settings.js';
 
 const LB = ['192.0.2.10'];
 const ADMIN = 'admin@smarter.test';
 const SUPPORT = 'lpm0073@gmail.com';
-const env = taskEnv({
-  operationalQueue: 'default_celery_task_queue',
-  infrastructureQueue: 'infrastructure_celery_task_queue',
-  maxRetries: 3,
-  retryBackoff: true,
-  environment: 'alpha',
-  rootDomain: 'example.com',
-});
+const env = taskEnv(alphaSettings());
 const tasks = llmclientTasks(env);
 // Derived as Smarter's settings derive them (`<env>.api.<platform subdomain>.<root>`).
 const API = env.llmclientApiDomain;

@@ -20,15 +20,9 @@ import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 import { nameOf } from '../support/task-names.js';
+import { alphaSettings } from '../support/alpha-settings.js';
 
-const env = taskEnv({
-  operationalQueue: 'default_celery_task_queue',
-  infrastructureQueue: 'infrastructure_celery_task_queue',
-  maxRetries: 3,
-  retryBackoff: true,
-  environment: 'alpha',
-  rootDomain: 'example.com',
-});
+const env = taskEnv(alphaSettings());
 // As Smarter's settings derive them (`<env>.api.<platform subdomain>.<root>`).
 const API = env.apiDomain;
 const NS = env.namespace;

@@ -26,6 +26,7 @@ import { type Harness, startWorker } from '../support/harness.js';
 import { type Moto, startMoto } from '../support/moto.js';
 import { ResultReader } from '../support/results.js';
 import { nameOf } from '../support/task-names.js';
+import { alphaSettings } from '../support/alpha-settings.js';
 
 const API = 'alpha.api.example.com';
 /** Every variable from which the AWS SDK or Smarter could take credentials. */
@@ -67,12 +68,7 @@ beforeAll(async () => {
   });
   const queue = uniqueName('ready');
   const settings = {
-    operationalQueue: uniqueName('op'),
-    infrastructureQueue: queue,
-    maxRetries: 3,
-    retryBackoff: true,
-    environment: 'alpha',
-    rootDomain: 'example.com',
+    ...alphaSettings({ operationalQueue: uniqueName('op'), infrastructureQueue: queue }),
     checkTimeScale: 0.01,
   };
   const deps: SmarterDeps = { db: t.db, cloud: testCloud() };

@@ -4,7 +4,7 @@
  * them unchanged (reply_to and correlation_id included) and the caller's `.get()` returns the Python
  * worker's result, with the Redis backend and with rpc://.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { FORWARDED_BY_HEADER } from '../../lib/worker/intake/forward.js';
@@ -13,35 +13,18 @@ import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 import { freePort } from '../support/rabbit-node.js';
+import { spawnPythonWorker } from '../support/python-worker.js';
 
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const run = promisify(execFile);
 
 function startFallback(queue: string, backend: string): ChildProcess {
-  return spawn(
-    PYTHON,
-    [
-      '-m',
-      'celery',
-      '-A',
-      'fallback',
-      'worker',
-      '-Q',
-      queue,
-      '--pool',
-      'solo',
-      '-l',
-      'warning',
-      '--without-mingle',
-      '-n',
-      `${queue}@%h`,
-    ],
-    {
-      cwd: 'spec/interop/python',
-      env: { ...process.env, CELERY_BROKER_URL: AMQP_URL, CELERY_RESULT_BACKEND: backend },
-      stdio: 'ignore',
-    },
-  );
+  return spawnPythonWorker({
+    app: 'fallback',
+    queue,
+    node: `${queue}@%h`,
+    env: { CELERY_BROKER_URL: AMQP_URL, CELERY_RESULT_BACKEND: backend },
+  });
 }
 
 async function stop(p: ChildProcess | undefined): Promise<void> {

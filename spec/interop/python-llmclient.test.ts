@@ -13,6 +13,7 @@ import { waitFor } from '../support/wait.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type World, startWorld } from '../support/infra-world.js';
+import { alphaSettings } from '../support/alpha-settings.js';
 
 const exec = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
@@ -48,12 +49,7 @@ beforeAll(async () => {
   const infraQueue = uniqueName('infra');
   const opQueue = uniqueName('op');
   const settings = {
-    operationalQueue: opQueue,
-    infrastructureQueue: infraQueue,
-    maxRetries: 3,
-    retryBackoff: true,
-    environment: 'alpha',
-    rootDomain: 'example.com',
+    ...alphaSettings({ operationalQueue: opQueue, infrastructureQueue: infraQueue }),
     checkTimeScale: 0.01,
   };
   const deps: SmarterDeps = { db: t.db, cloud: world.cloud };

@@ -13,6 +13,7 @@ import { AMQP_URL, uniqueName } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { CLUSTER, type LlmhostWorld, startLlmhostWorld } from '../support/llmhost-world.js';
+import { alphaSettings } from '../support/alpha-settings.js';
 
 const exec = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
@@ -35,12 +36,7 @@ beforeAll(async () => {
   const queue = uniqueName('infra');
   w = await startLlmhostWorld({ queue });
   const settings = {
-    operationalQueue: uniqueName('op'),
-    infrastructureQueue: queue,
-    maxRetries: 3,
-    retryBackoff: true,
-    environment: 'alpha',
-    rootDomain: 'example.com',
+    ...alphaSettings({ operationalQueue: uniqueName('op'), infrastructureQueue: queue }),
     checkTimeScale: 0.01,
     awsEksClusterName: CLUSTER,
     fernetEncryptionKey: w.fernetKey,

@@ -5,13 +5,14 @@
  * [--queue Q]` moves them back into their queue unchanged, where a Python-only fleet (the rollback) holds
  * each until its ETA and runs it once.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { REDIS_URL, uniqueName } from '../support/amqp.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
 import { waitFor } from '../support/wait.js';
+import { spawnPythonWorker } from '../support/python-worker.js';
 
 const exec = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
@@ -114,30 +115,12 @@ test("own wiring: delayed release --queue moves that queue's parked messages int
   for (const text of listed) expect(before.filter((m) => m.startsWith(`[${text}, `))).toHaveLength(1);
   expect((await parkedMembers()).filter((m) => m.includes(stay))).toHaveLength(1);
 
-  const py = spawn(
-    PYTHON,
-    [
-      '-m',
-      'celery',
-      '-A',
-      'pyworker',
-      'worker',
-      '-Q',
-      queue,
-      '--pool',
-      'solo',
-      '-l',
-      'warning',
-      '--without-mingle',
-      '-n',
-      `py-${randomUUID().slice(0, 6)}@%h`,
-    ],
-    {
-      cwd: 'spec/interop/python',
-      env: { ...process.env, CELERY_BROKER_URL: REDIS_URL, CELERY_RESULT_BACKEND: REDIS_URL, ...h.pythonEnv },
-      stdio: 'ignore',
-    },
-  );
+  const py = spawnPythonWorker({
+    app: 'pyworker',
+    queue,
+    node: `py-${randomUUID().slice(0, 6)}@%h`,
+    env: { CELERY_BROKER_URL: REDIS_URL, CELERY_RESULT_BACKEND: REDIS_URL, ...h.pythonEnv },
+  });
   procs.push(py);
   const runs = await waitFor(
     async () => {

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
 import { waitFor } from '../support/wait.js';
+import { spawnPythonWorker } from '../support/python-worker.js';
 
 const run = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
@@ -42,38 +43,19 @@ function ours(env: Record<string, string>, concurrency: number): ChildProcess {
 }
 
 function python(concurrency: number, extra: Record<string, string> = {}): ChildProcess {
-  const p = spawn(
-    PYTHON,
-    [
-      '-m',
-      'celery',
-      '-A',
-      'pyworker',
-      'worker',
-      '-Q',
-      queue,
-      '--pool',
-      'prefork',
-      '-c',
-      String(concurrency),
-      '-l',
-      'warning',
-      '--without-mingle',
-      '-n',
-      `py-${randomUUID().slice(0, 6)}@%h`,
-    ],
-    {
-      cwd: 'spec/interop/python',
-      env: {
-        ...process.env,
-        CELERY_BROKER_URL: REDIS_URL,
-        CELERY_RESULT_BACKEND: 'redis://127.0.0.1:6379/0',
-        BROKER_TRANSPORT_OPTIONS: transport(),
-        ...extra,
-      },
-      stdio: 'ignore',
+  const p = spawnPythonWorker({
+    app: 'pyworker',
+    queue,
+    pool: 'prefork',
+    concurrency,
+    node: `py-${randomUUID().slice(0, 6)}@%h`,
+    env: {
+      CELERY_BROKER_URL: REDIS_URL,
+      CELERY_RESULT_BACKEND: 'redis://127.0.0.1:6379/0',
+      BROKER_TRANSPORT_OPTIONS: transport(),
+      ...extra,
     },
-  );
+  });
   procs.push(p);
   return p;
 }

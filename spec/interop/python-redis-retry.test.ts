@@ -3,13 +3,12 @@
  * task that retries (the retry waits in the delayed set), stops; a Python worker on the same queue runs the
  * retry with the same id, retries = 1 and the custom header intact.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { REDIS_URL } from '../support/redis.js';
 import { startRedisWorker } from '../support/redis-harness.js';
 import { ResultReader } from '../support/results.js';
-
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
+import { spawnPythonWorker } from '../support/python-worker.js';
 
 test('own wiring: a Python Celery worker on Redis runs a retry our worker published', async () => {
   const results = new ResultReader();
@@ -31,28 +30,11 @@ test('own wiring: a Python Celery worker on Redis runs a retry our worker publis
     for (let i = 0; i < 100 && !(await results.meta(id)); i++) await new Promise((r) => setTimeout(r, 50));
     expect((await results.meta(id))?.status).toBe('RETRY');
     await h.app.shutdown();
-    py = spawn(
-      PYTHON,
-      [
-        '-m',
-        'celery',
-        '-A',
-        'pyworker',
-        'worker',
-        '-Q',
-        h.queue,
-        '--pool',
-        'solo',
-        '-l',
-        'warning',
-        '--without-mingle',
-      ],
-      {
-        cwd: 'spec/interop/python',
-        env: { ...process.env, CELERY_BROKER_URL: REDIS_URL, CELERY_RESULT_BACKEND: REDIS_URL, ...h.pythonEnv },
-        stdio: 'ignore',
-      },
-    );
+    py = spawnPythonWorker({
+      app: 'pyworker',
+      queue: h.queue,
+      env: { CELERY_BROKER_URL: REDIS_URL, CELERY_RESULT_BACKEND: REDIS_URL, ...h.pythonEnv },
+    });
     const meta = await results.ready(id, 30_000);
     expect(meta.status).toBe('SUCCESS');
     expect(meta.result).toEqual({

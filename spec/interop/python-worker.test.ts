@@ -3,14 +3,13 @@
  * Our worker runs a task that retries; it stops before the retry is due; a Python worker on the same queue
  * runs the retry with the same id, retries = 1 and the custom header intact.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { AMQP_URL, REDIS_URL, deleteQueues, publishRaw } from '../support/amqp.js';
 import { startWorker } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
 import { waitFor } from '../support/wait.js';
-
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
+import { spawnPythonWorker } from '../support/python-worker.js';
 
 test('own wiring: a Python Celery worker consumes a retry message our worker published', async () => {
   const results = new ResultReader();
@@ -28,28 +27,11 @@ test('own wiring: a Python Celery worker consumes a retry message our worker pub
     expect(retry.status).toBe('RETRY');
     await h.app.shutdown();
 
-    py = spawn(
-      PYTHON,
-      [
-        '-m',
-        'celery',
-        '-A',
-        'pyworker',
-        'worker',
-        '-Q',
-        h.queue,
-        '--pool',
-        'solo',
-        '-l',
-        'warning',
-        '--without-mingle',
-      ],
-      {
-        cwd: 'spec/interop/python',
-        env: { ...process.env, CELERY_BROKER_URL: AMQP_URL, CELERY_RESULT_BACKEND: REDIS_URL },
-        stdio: 'ignore',
-      },
-    );
+    py = spawnPythonWorker({
+      app: 'pyworker',
+      queue: h.queue,
+      env: { CELERY_BROKER_URL: AMQP_URL, CELERY_RESULT_BACKEND: REDIS_URL },
+    });
     const meta = await results.ready(id, 30_000);
     expect(meta.status).toBe('SUCCESS');
     expect(meta.result).toEqual({

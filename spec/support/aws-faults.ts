@@ -8,9 +8,9 @@
  *   ... proxy.forwarded, proxy.faulted ...
  */
 import http from 'node:http';
-import type net from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { type Moto, type MotoOptions, startMoto, useMotoEnv } from './moto.js';
+import { startStandin } from './http-standin.js';
 
 export type AwsFault = 'Throttling' | 'AccessDenied' | 'ServiceUnavailable' | 'InternalError';
 
@@ -104,8 +104,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const pending: Pending[] = [];
   const forwarded: string[] = [];
   const faulted: string[] = [];
-  const sockets = new Set<net.Socket>();
-  const server = http.createServer((req, res) => {
+  const standin = await startStandin((req, res) => {
     const action = actionOf(req);
     const json = typeof req.headers['x-amz-target'] === 'string';
     const p = pending.find((x) => x.count > 0 && (x.action === undefined || action.includes(x.action)));
@@ -142,14 +141,8 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     });
     req.pipe(out);
   });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: standin.origin,
     failNext(count, fault, action) {
       pending.push({ count, fault, ...(action === undefined ? {} : { action }) });
     },
@@ -158,11 +151,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     },
     forwarded,
     faulted,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
+    stop: standin.close,
   };
 }
 

@@ -10,9 +10,8 @@
  * embedding}], model, usage}`; errors as `{error: {message, type, param, code}}` with its wording for 401
  * (invalid_api_key), 429 (rate_limit_exceeded), 500 (server_error) and 400 (invalid_request_error).
  */
-import http from 'node:http';
-import type net from 'node:net';
 import { createHash } from 'node:crypto';
+import { readBody, replyJson, startStandin } from './http-standin.js';
 
 export interface EmbeddingsCall {
   model: string;
@@ -70,77 +69,65 @@ export async function startEmbeddingsStandIn(options: {
 }): Promise<EmbeddingsStandIn> {
   const calls: EmbeddingsCall[] = [];
   const faults: (401 | 429 | 500)[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const send = (status: number, body: unknown) => {
-        res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(body));
-      };
-      const invalid = (message: string) =>
-        send(400, { error: { message, type: 'invalid_request_error', param: null, code: null } });
-      if (req.method !== 'POST' || req.url !== '/v1/embeddings') {
-        return send(404, {
-          error: {
-            message: `Invalid URL (${req.method ?? ''} ${req.url ?? ''})`,
-            type: 'invalid_request_error',
-            param: null,
-            code: null,
-          },
-        });
-      }
-      const authorization = req.headers.authorization ?? '';
-      const key = /^Bearer (.+)$/.exec(authorization)?.[1] ?? '';
-      let body: { model?: unknown; input?: unknown; dimensions?: unknown; encoding_format?: unknown };
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof body;
-      } catch {
-        return invalid('We could not parse the JSON body of your request.');
-      }
-      const model = typeof body.model === 'string' ? body.model : '';
-      const fault = faults.shift();
-      if (fault === 401 || key !== options.apiKey) return send(401, { error: ERRORS[401](key || 'none') });
-      if (fault === 429) return send(429, { error: ERRORS[429](model) });
-      if (fault === 500) return send(500, { error: ERRORS[500]() });
-      if (!model) return invalid('you must provide a model parameter');
-      const input = typeof body.input === 'string' ? [body.input] : body.input;
-      if (!Array.isArray(input) || input.length === 0 || !input.every((x) => typeof x === 'string' && x !== '')) {
-        return invalid(
-          "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.",
-        );
-      }
-      const dimension = typeof body.dimensions === 'number' ? body.dimensions : options.dimension;
-      calls.push({
-        model,
-        input: input as string[],
-        ...(typeof body.dimensions === 'number' ? { dimensions: body.dimensions } : {}),
-        ...(typeof body.encoding_format === 'string' ? { encodingFormat: body.encoding_format } : {}),
-        authorization,
+  const standin = await startStandin(async (req, res) => {
+    const text = (await readBody(req)).toString('utf8');
+    const send = (status: number, body: unknown) => replyJson(res, status, body);
+    const invalid = (message: string) =>
+      send(400, { error: { message, type: 'invalid_request_error', param: null, code: null } });
+    if (req.method !== 'POST' || req.url !== '/v1/embeddings') {
+      return send(404, {
+        error: {
+          message: `Invalid URL (${req.method ?? ''} ${req.url ?? ''})`,
+          type: 'invalid_request_error',
+          param: null,
+          code: null,
+        },
       });
-      const tokens = (input as string[]).reduce((n, s) => n + Math.ceil(s.length / 4), 0);
-      send(200, {
-        object: 'list',
-        data: (input as string[]).map((text, index) => ({
-          object: 'embedding',
-          index,
-          embedding: vectorOf(text, dimension),
-        })),
-        model,
-        usage: { prompt_tokens: tokens, total_tokens: tokens },
-      });
+    }
+    const authorization = req.headers.authorization ?? '';
+    const key = /^Bearer (.+)$/.exec(authorization)?.[1] ?? '';
+    let body: { model?: unknown; input?: unknown; dimensions?: unknown; encoding_format?: unknown };
+    try {
+      body = JSON.parse(text) as typeof body;
+    } catch {
+      return invalid('We could not parse the JSON body of your request.');
+    }
+    const model = typeof body.model === 'string' ? body.model : '';
+    const fault = faults.shift();
+    if (fault === 401 || key !== options.apiKey) return send(401, { error: ERRORS[401](key || 'none') });
+    if (fault === 429) return send(429, { error: ERRORS[429](model) });
+    if (fault === 500) return send(500, { error: ERRORS[500]() });
+    if (!model) return invalid('you must provide a model parameter');
+    const input = typeof body.input === 'string' ? [body.input] : body.input;
+    if (!Array.isArray(input) || input.length === 0 || !input.every((x) => typeof x === 'string' && x !== '')) {
+      return invalid(
+        "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.",
+      );
+    }
+    const dimension = typeof body.dimensions === 'number' ? body.dimensions : options.dimension;
+    calls.push({
+      model,
+      input: input as string[],
+      ...(typeof body.dimensions === 'number' ? { dimensions: body.dimensions } : {}),
+      ...(typeof body.encoding_format === 'string' ? { encodingFormat: body.encoding_format } : {}),
+      authorization,
+    });
+    const tokens = (input as string[]).reduce((n, s) => n + Math.ceil(s.length / 4), 0);
+    send(200, {
+      object: 'list',
+      data: (input as string[]).map((text, index) => ({
+        object: 'embedding',
+        index,
+        embedding: vectorOf(text, dimension),
+      })),
+      model,
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `${standin.origin}/v1`,
     calls,
     failNext: (status) => faults.push(status),
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    stop: standin.close,
   };
 }

@@ -30,13 +30,13 @@
  * merge keys); a strategic merge patch is applied as a JSON merge patch; `status` is kept across writes and set
  * only through the test API; unknown fields are not refused (the schemas allow them).
  */
-import http from 'node:http';
-import type net from 'node:net';
+import type http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type KubeFieldError, invalidMessage, validateKubeObject } from './kube-validate.js';
+import { readBody, replyJson, startStandin } from './http-standin.js';
 
 export interface KindSpec {
   apiVersion: string;
@@ -597,12 +597,6 @@ export async function startKubeStandIn(
     }
   }
 
-  async function readBody(req: http.IncomingMessage): Promise<string> {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    return Buffer.concat(chunks).toString('utf8');
-  }
-
   async function serve(req: http.IncomingMessage): Promise<{ code: number; body: JsonObject }> {
     const url = new URL(req.url ?? '/', 'http://stand-in');
     const method = req.method ?? 'GET';
@@ -712,7 +706,7 @@ export async function startKubeStandIn(
     };
     if (method === 'POST' && name === undefined) {
       return answer(async () => {
-        const o = wholeObject(k, namespace, parseJson(await readBody(req)));
+        const o = wholeObject(k, namespace, parseJson((await readBody(req)).toString('utf8')));
         const n = str((o.metadata as JsonObject | undefined)?.name);
         if (n === '') {
           throw invalid(k, '', [
@@ -752,7 +746,7 @@ export async function startKubeStandIn(
     }
     if (method === 'PUT') {
       return answer(async () => {
-        const o = wholeObject(k, namespace, parseJson(await readBody(req)));
+        const o = wholeObject(k, namespace, parseJson((await readBody(req)).toString('utf8')));
         const s = store.get(key);
         if (!s) throw notFound(k, name);
         const meta = (o.metadata ?? {}) as JsonObject;
@@ -777,7 +771,7 @@ export async function startKubeStandIn(
     }
     if (method === 'PATCH') {
       const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim();
-      const text = await readBody(req);
+      const text = (await readBody(req)).toString('utf8');
       if (type === 'application/merge-patch+json' || type === 'application/strategic-merge-patch+json') {
         return answer(async () => {
           const patch = parseJson(text);
@@ -836,27 +830,18 @@ export async function startKubeStandIn(
     };
   }
 
-  const sockets = new Set<net.Socket>();
-  const server = http.createServer((req, res) => {
-    requests.push(`${req.method} ${req.url}`);
-    serve(req).then(
-      ({ code, body }) => {
-        res.writeHead(code, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(body));
-      },
-      (err: unknown) => {
-        res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(new ApiError(500, 'InternalError', `Internal error occurred: ${String(err)}`).status()));
-      },
-    );
-  });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  const serverUrl = `http://127.0.0.1:${port}`;
+  const standin = await startStandin(
+    async (req, res) => {
+      requests.push(`${req.method} ${req.url}`);
+      const { code, body } = await serve(req);
+      replyJson(res, code, body);
+    },
+    {
+      onError: (res, err) =>
+        replyJson(res, 500, new ApiError(500, 'InternalError', `Internal error occurred: ${String(err)}`).status()),
+    },
+  );
+  const serverUrl = standin.origin;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kube-standin-'));
   const kubeconfig = path.join(dir, 'kubeconfig.json');
   // JSON is YAML: the client's loader reads it as a kubeconfig.
@@ -942,14 +927,10 @@ export async function startKubeStandIn(
       faults.push(fault);
     },
     requests,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => {
-          rmSync(dir, { recursive: true, force: true });
-          resolve();
-        });
-      }),
+    stop: async () => {
+      await standin.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
   return standIn;
 }

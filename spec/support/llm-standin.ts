@@ -13,8 +13,8 @@
  * `tools` are given), /v1/audio/transcriptions (multipart), /v1/audio/speech, /v1/images/generations,
  * /v1/fine_tuning/jobs (OpenAI's 400 for an unknown training file).
  */
-import http from 'node:http';
-import type net from 'node:net';
+import type http from 'node:http';
+import { readBody, replyJson, startStandin } from './http-standin.js';
 
 export interface LlmRequest {
   method: string;
@@ -56,11 +56,7 @@ export async function startLlmStandIn(opts: { apiKey: string; models: string[] }
     ['Summarize', 'AI for all'],
   ];
   let failing: number | null = null;
-  const sockets = new Set<net.Socket>();
 
-  const send = (res: http.ServerResponse, status: number, body: unknown) => {
-    res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
-  };
   const error = (
     res: http.ServerResponse,
     status: number,
@@ -68,13 +64,11 @@ export async function startLlmStandIn(opts: { apiKey: string; models: string[] }
     type: string,
     code: string | null,
     param: string | null = null,
-  ) => send(res, status, { error: { message, type, param, code } });
+  ) => replyJson(res, status, { error: { message, type, param, code } });
 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const raw = Buffer.concat(chunks);
+    const raw = await readBody(req);
     const type = String(req.headers['content-type'] ?? '');
     let body: Record<string, unknown> | null = null;
     if (type.startsWith('application/json') && raw.length > 0) {
@@ -113,7 +107,7 @@ export async function startLlmStandIn(opts: { apiKey: string; models: string[] }
       );
     }
     if (req.method === 'GET' && url.pathname === '/v1/models') {
-      return send(res, 200, {
+      return replyJson(res, 200, {
         object: 'list',
         data: opts.models.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'stand-in' })),
       });
@@ -163,7 +157,7 @@ export async function startLlmStandIn(opts: { apiKey: string; models: string[] }
           res.end('data: [DONE]\n\n');
           return;
         }
-        return send(res, 200, {
+        return replyJson(res, 200, {
           ...base,
           object: 'chat.completion',
           choices: [{ index: 0, message, finish_reason: tools ? 'tool_calls' : 'stop' }],
@@ -174,12 +168,12 @@ export async function startLlmStandIn(opts: { apiKey: string; models: string[] }
         if (!(body?.file instanceof Blob)) {
           return error(res, 400, "'file' is a required property", 'invalid_request_error', null, 'file');
         }
-        return send(res, 200, { text: '' });
+        return replyJson(res, 200, { text: '' });
       case '/v1/audio/speech':
         res.writeHead(200, { 'Content-Type': 'audio/mpeg' }).end(Buffer.alloc(64));
         return;
       case '/v1/images/generations':
-        return send(res, 200, { created: 1_700_000_000, data: [{ url: 'https://example.com/apple.png' }] });
+        return replyJson(res, 200, { created: 1_700_000_000, data: [{ url: 'https://example.com/apple.png' }] });
       case '/v1/fine_tuning/jobs':
         return error(
           res,
@@ -194,24 +188,9 @@ export async function startLlmStandIn(opts: { apiKey: string; models: string[] }
     }
   };
 
-  const server = http.createServer((req, res) => {
-    handle(req, res).catch((e: unknown) => {
-      if (!res.headersSent) res.writeHead(500).end(String(e));
-    });
-  });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const origin = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
-  let down = false;
-  const goDown = async () => {
-    if (down) return;
-    down = true;
-    for (const s of sockets) s.destroy();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  };
+  const standin = await startStandin(handle);
+  const origin = standin.origin;
+  const goDown = standin.close;
   return {
     baseUrl: `${origin}/v1/`,
     origin,

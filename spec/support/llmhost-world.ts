@@ -20,6 +20,7 @@ import { insertRow } from './django-rows.js';
 import { type KubeStandIn, startKubeStandIn } from './kube-standin.js';
 import { type Moto, startMoto, useMotoEnv } from './moto.js';
 import { fernetKey } from './secrets.js';
+import { alphaSettings } from './alpha-settings.js';
 
 export const CLUSTER = 'smarter-test-cluster';
 export const API = 'alpha.api.platform.example.com';
@@ -122,12 +123,10 @@ export async function startLlmhostWorld(
   const apiZone = await cloud.route53.getOrCreateZone(API);
   await cloud.route53.upsertRecord(apiZone.id, { name: API, type: 'A', ttl: 300, values: loadBalancer });
   const env = taskEnv({
-    operationalQueue: 'op',
-    infrastructureQueue: settings.queue ?? 'infrastructure_celery_task_queue',
-    maxRetries: 3,
-    retryBackoff: true,
-    environment: 'alpha',
-    rootDomain: 'example.com',
+    ...alphaSettings({
+      operationalQueue: 'op',
+      infrastructureQueue: settings.queue ?? 'infrastructure_celery_task_queue',
+    }),
     awsEksClusterName: CLUSTER,
     fernetEncryptionKey: key,
     healthProbes: settings.healthProbes ?? false,

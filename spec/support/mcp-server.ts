@@ -11,13 +11,13 @@
  *   mcp.requests                            // the headers of each HTTP request
  *   await mcp.goDown();                     // stops listening: connections are refused
  */
-import http from 'node:http';
-import type net from 'node:net';
+import type http from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
+import { readJson, startStandin } from './http-standin.js';
 
 export type McpFailure = 'http500' | 'rpc-error' | 'hang' | null;
 
@@ -49,7 +49,6 @@ export async function startMcpServer(opts: McpServerOptions = {}): Promise<McpSt
   let page: number | null = null;
   const requests: McpStandIn['requests'] = [];
   const sse = new Map<string, SSEServerTransport>();
-  const sockets = new Set<net.Socket>();
 
   const build = () => {
     const server = new McpServer(
@@ -88,13 +87,6 @@ export async function startMcpServer(opts: McpServerOptions = {}): Promise<McpSt
     return server;
   };
 
-  const readBody = async (req: http.IncomingMessage): Promise<unknown> => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const text = Buffer.concat(chunks).toString('utf8');
-    return text ? (JSON.parse(text) as unknown) : undefined;
-  };
-
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     requests.push({ method: req.method ?? '', path: url.pathname, headers: req.headers });
@@ -110,7 +102,7 @@ export async function startMcpServer(opts: McpServerOptions = {}): Promise<McpSt
       return;
     }
     if (url.pathname === '/mcp') {
-      const body = req.method === 'POST' ? await readBody(req) : undefined;
+      const body = req.method === 'POST' ? await readJson(req) : undefined;
       const server = build();
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => {
@@ -134,30 +126,15 @@ export async function startMcpServer(opts: McpServerOptions = {}): Promise<McpSt
         res.writeHead(404).end('no such session');
         return;
       }
-      await transport.handlePostMessage(req, res, await readBody(req));
+      await transport.handlePostMessage(req, res, await readJson(req));
       return;
     }
     res.writeHead(404).end('not found');
   };
 
-  const server = http.createServer((req, res) => {
-    handle(req, res).catch((e: unknown) => {
-      if (!res.headersSent) res.writeHead(500).end(String(e));
-    });
-  });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  let down = false;
-  const goDown = async () => {
-    if (down) return;
-    down = true;
-    for (const s of sockets) s.destroy();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  };
+  const standin = await startStandin(handle);
+  const { port } = standin;
+  const goDown = standin.close;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     sseUrl: `http://127.0.0.1:${port}/sse`,

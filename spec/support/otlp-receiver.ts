@@ -2,8 +2,7 @@
  * An OTLP/HTTP trace receiver stand-in: takes what an exporter posts to `/v1/traces` in the JSON protocol
  * (`OTEL_EXPORTER_OTLP_PROTOCOL=http/json`) and keeps its spans, flattened, for a test to read.
  */
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type StandinServer, readBody, replyJson, startStandin } from './http-standin.js';
 
 export interface ReceivedSpan {
   traceId: string;
@@ -74,30 +73,25 @@ function spansOf(body: Json): ReceivedSpan[] {
 
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
-  private server: Server | undefined;
+  private standin: StandinServer | undefined;
 
   async start(): Promise<string> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        if (req.url === '/v1/traces' && req.method === 'POST') {
-          try {
-            this.spans.push(...spansOf(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json));
-          } catch {
-            res.writeHead(400).end();
-            return;
-          }
+    this.standin = await startStandin(async (req, res) => {
+      const body = await readBody(req);
+      if (req.url === '/v1/traces' && req.method === 'POST') {
+        try {
+          this.spans.push(...spansOf(JSON.parse(body.toString('utf8')) as Json));
+        } catch {
+          res.writeHead(400).end();
+          return;
         }
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      });
+      }
+      replyJson(res, 200, {});
     });
-    await new Promise<void>((r) => this.server?.listen(0, '127.0.0.1', r));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this.standin.origin;
   }
 
   async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
+    await this.standin?.close();
   }
 }

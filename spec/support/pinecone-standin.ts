@@ -20,8 +20,8 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import type http from 'node:http';
 import https from 'node:https';
-import type net from 'node:net';
 import { type TestCa, makeTestCa } from './tls.js';
+import { type StandinServer, readBody, replyJson, startStandin } from './http-standin.js';
 
 export type Metadata = Record<string, string | number | boolean | string[]>;
 
@@ -259,7 +259,7 @@ export async function startPineconeStandIn(options: { apiKey: string; ca?: TestC
   const tls = { cert: fs.readFileSync(certFile), key: fs.readFileSync(keyFile) };
   const indexes = new Map<string, StoredIndex>();
   const backups = new Map<string, StoredBackup>();
-  const servers = new Map<string, https.Server>();
+  const servers = new Map<string, StandinServer>();
   const faults: PineconeFault[] = [];
   const requests: string[] = [];
   const keys: string[] = [];
@@ -290,8 +290,7 @@ export async function startPineconeStandIn(options: { apiKey: string; ca?: TestC
         indexes.delete(name);
         const server = servers.get(name);
         servers.delete(name);
-        server?.closeAllConnections();
-        server?.close();
+        void server?.close();
         return [202, null];
       }
       if (m[2] && method === 'POST') {
@@ -366,7 +365,7 @@ export async function startPineconeStandIn(options: { apiKey: string; ca?: TestC
       cloud: serverless.cloud,
       region: serverless.region,
       status: { ready: true, state: 'Ready' },
-      host: `127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+      host: `127.0.0.1:${server.port}`,
       namespaces: new Map(),
     };
     indexes.set(name, ix);
@@ -503,74 +502,59 @@ export async function startPineconeStandIn(options: { apiKey: string; ca?: TestC
   }
 
   function handler(plane: string | null) {
-    return (req: http.IncomingMessage, res: http.ServerResponse) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const url = new URL(req.url ?? '/', 'https://stand-in');
-        const method = req.method ?? 'GET';
-        const label = `${plane === null ? '' : `${plane}: `}${method} ${url.pathname}`;
-        requests.push(label);
-        const send = (status: number, payload: unknown) => {
-          if (payload === null) {
-            res.writeHead(status);
-            res.end();
-            return;
-          }
-          res.writeHead(status, { 'content-type': 'application/json' });
-          res.end(JSON.stringify(payload));
-        };
-        const fail = (err: PineconeHttpError) =>
-          plane === null
-            ? send(err.status, { error: { code: err.code, message: err.message }, status: err.status })
-            : send(err.status, { code: GRPC_CODES[err.status] ?? 2, message: err.message, details: [] });
-        void (async () => {
+    return async (req: http.IncomingMessage, res: http.ServerResponse) => {
+      const raw = (await readBody(req)).toString('utf8');
+      const url = new URL(req.url ?? '/', 'https://stand-in');
+      const method = req.method ?? 'GET';
+      const label = `${plane === null ? '' : `${plane}: `}${method} ${url.pathname}`;
+      requests.push(label);
+      const send = (status: number, payload: unknown) => {
+        if (payload === null) res.writeHead(status).end();
+        else replyJson(res, status, payload);
+      };
+      const fail = (err: PineconeHttpError) =>
+        plane === null
+          ? send(err.status, { error: { code: err.code, message: err.message }, status: err.status })
+          : send(err.status, { code: GRPC_CODES[err.status] ?? 2, message: err.message, details: [] });
+      try {
+        const i = faults.findIndex((f) => !f.path || f.path.test(label));
+        if (i >= 0) {
+          const [f] = faults.splice(i, 1);
+          const status = f?.status ?? 500;
+          throw new PineconeHttpError(
+            status,
+            HTTP_CODES[status] ?? 'UNKNOWN',
+            f?.message ?? 'Internal error: injected by the stand-in',
+          );
+        }
+        const key = req.headers['api-key'];
+        keys.push(typeof key === 'string' ? key : '');
+        if (key !== options.apiKey) throw new PineconeHttpError(401, 'UNAUTHENTICATED', 'Invalid API Key');
+        let body: Record<string, unknown> = {};
+        if (raw.trim() !== '') {
           try {
-            const i = faults.findIndex((f) => !f.path || f.path.test(label));
-            if (i >= 0) {
-              const [f] = faults.splice(i, 1);
-              const status = f?.status ?? 500;
-              throw new PineconeHttpError(
-                status,
-                HTTP_CODES[status] ?? 'UNKNOWN',
-                f?.message ?? 'Internal error: injected by the stand-in',
-              );
-            }
-            const key = req.headers['api-key'];
-            keys.push(typeof key === 'string' ? key : '');
-            if (key !== options.apiKey) throw new PineconeHttpError(401, 'UNAUTHENTICATED', 'Invalid API Key');
-            let body: Record<string, unknown> = {};
-            const text = Buffer.concat(chunks).toString('utf8');
-            if (text.trim() !== '') {
-              try {
-                body = JSON.parse(text) as Record<string, unknown>;
-              } catch (err) {
-                throw bad(`Invalid request body: ${(err as Error).message}`);
-              }
-            }
-            const [status, payload] =
-              plane !== null
-                ? data(plane, method, url.pathname, url.searchParams, body)
-                : url.pathname === '/indexes' && method === 'POST'
-                  ? await createIndex(body)
-                  : control(method, url.pathname, body);
-            send(status, payload);
+            body = JSON.parse(raw) as Record<string, unknown>;
           } catch (err) {
-            if (err instanceof PineconeHttpError) fail(err);
-            else fail(new PineconeHttpError(500, 'INTERNAL', `Internal error: ${(err as Error).message}`));
+            throw bad(`Invalid request body: ${(err as Error).message}`);
           }
-        })();
-      });
+        }
+        const [status, payload] =
+          plane !== null
+            ? data(plane, method, url.pathname, url.searchParams, body)
+            : url.pathname === '/indexes' && method === 'POST'
+              ? await createIndex(body)
+              : control(method, url.pathname, body);
+        send(status, payload);
+      } catch (err) {
+        if (err instanceof PineconeHttpError) fail(err);
+        else fail(new PineconeHttpError(500, 'INTERNAL', `Internal error: ${(err as Error).message}`));
+      }
     };
   }
 
-  async function listen(plane: string | null): Promise<https.Server> {
-    const server = https.createServer(tls, handler(plane));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return server;
-  }
+  const listen = (plane: string | null) => startStandin(handler(plane), { tls });
 
-  async function dataPlane(name: string): Promise<https.Server> {
+  async function dataPlane(name: string): Promise<StandinServer> {
     const server = await listen(name);
     servers.set(name, server);
     return server;
@@ -578,7 +562,7 @@ export async function startPineconeStandIn(options: { apiKey: string; ca?: TestC
 
   const controlServer = await listen(null);
   return {
-    controllerUrl: `https://127.0.0.1:${(controlServer.address() as net.AddressInfo).port}`,
+    controllerUrl: controlServer.origin,
     fetch: trustingFetch(ca.caFile),
     indexes,
     backups,
@@ -592,10 +576,7 @@ export async function startPineconeStandIn(options: { apiKey: string; ca?: TestC
     requests,
     keys,
     async stop() {
-      for (const s of [controlServer, ...servers.values()]) {
-        s.closeAllConnections();
-        await new Promise<void>((resolve) => s.close(() => resolve()));
-      }
+      for (const s of [controlServer, ...servers.values()]) await s.close();
       ownCa?.remove();
     },
   };

@@ -15,9 +15,9 @@
  * scroll, collection snapshots create/list/delete (named `<collection>-<peer id>-<YYYY-MM-DD-HH-MM-SS>.snapshot`).
  * Filters: `must` of `{key, match: {value}}` with dotted keys, which is all the worker sends.
  */
-import http from 'node:http';
-import type net from 'node:net';
+import type http from 'node:http';
 import { createHash } from 'node:crypto';
+import { readBody, startStandin } from './http-standin.js';
 
 export interface StoredPoint {
   id: string | number;
@@ -310,59 +310,49 @@ export async function startQdrantStandIn(options: { apiKey?: string } = {}): Pro
     throw new QdrantHttpError(404, `Not found: ${method} ${path}`, true);
   }
 
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const started = performance.now();
-      const url = new URL(req.url ?? '/', 'http://stand-in');
-      const method = req.method ?? 'GET';
-      requests.push(`${method} ${url.pathname}${url.search}`);
-      const time = () => (performance.now() - started) / 1000;
-      const send = (status: number, payload: unknown, plain = false) => {
-        const text = plain ? String(payload) : JSON.stringify(payload);
-        res.writeHead(status, { 'content-type': plain ? 'text/plain; charset=utf-8' : 'application/json' });
-        res.end(text);
-      };
-      try {
-        const i = faults.findIndex((f) => !f.path || f.path.test(`${method} ${url.pathname}`));
-        if (i >= 0) {
-          const [f] = faults.splice(i, 1);
-          throw new QdrantHttpError(f?.status ?? 500, f?.message ?? 'Service internal error: injected by the stand-in');
-        }
-        authorize(req, url.pathname);
-        let body: Record<string, unknown> = {};
-        const text = Buffer.concat(chunks).toString('utf8');
-        if (text.trim() !== '') {
-          try {
-            body = JSON.parse(text) as Record<string, unknown>;
-          } catch (err) {
-            throw new QdrantHttpError(400, `Format error in JSON body: ${(err as Error).message}`);
-          }
-        }
-        const out = route(method, url.pathname, body) as { result?: unknown; raw?: unknown; text?: string };
-        if (out.text !== undefined) send(200, out.text, true);
-        else if (out.raw !== undefined) send(200, out.raw);
-        else send(200, { result: out.result, status: 'ok', time: time() });
-      } catch (err) {
-        if (err instanceof QdrantHttpError) {
-          if (err.plain) send(err.status, err.message, true);
-          else send(err.status, { status: { error: err.message }, time: time() });
-        } else send(500, { status: { error: `Service internal error: ${(err as Error).message}` }, time: time() });
+  const standin = await startStandin(async (req, res) => {
+    const raw = (await readBody(req)).toString('utf8');
+    const started = performance.now();
+    const url = new URL(req.url ?? '/', 'http://stand-in');
+    const method = req.method ?? 'GET';
+    requests.push(`${method} ${url.pathname}${url.search}`);
+    const time = () => (performance.now() - started) / 1000;
+    const send = (status: number, payload: unknown, plain = false) => {
+      const text = plain ? String(payload) : JSON.stringify(payload);
+      res.writeHead(status, { 'content-type': plain ? 'text/plain; charset=utf-8' : 'application/json' });
+      res.end(text);
+    };
+    try {
+      const i = faults.findIndex((f) => !f.path || f.path.test(`${method} ${url.pathname}`));
+      if (i >= 0) {
+        const [f] = faults.splice(i, 1);
+        throw new QdrantHttpError(f?.status ?? 500, f?.message ?? 'Service internal error: injected by the stand-in');
       }
-    });
+      authorize(req, url.pathname);
+      let body: Record<string, unknown> = {};
+      if (raw.trim() !== '') {
+        try {
+          body = JSON.parse(raw) as Record<string, unknown>;
+        } catch (err) {
+          throw new QdrantHttpError(400, `Format error in JSON body: ${(err as Error).message}`);
+        }
+      }
+      const out = route(method, url.pathname, body) as { result?: unknown; raw?: unknown; text?: string };
+      if (out.text !== undefined) send(200, out.text, true);
+      else if (out.raw !== undefined) send(200, out.raw);
+      else send(200, { result: out.result, status: 'ok', time: time() });
+    } catch (err) {
+      if (err instanceof QdrantHttpError) {
+        if (err.plain) send(err.status, err.message, true);
+        else send(err.status, { status: { error: err.message }, time: time() });
+      } else send(500, { status: { error: `Service internal error: ${(err as Error).message}` }, time: time() });
+    }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: standin.origin,
     collections,
     failNext: (f) => faults.push(f),
     requests,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    stop: standin.close,
   };
 }
