@@ -150,7 +150,7 @@ async function runWorker(config: ValuesOf<typeof SETTINGS>, logger: Logger): Pro
   logger.info('smarter-worker starting', { config: describeConfig(SETTINGS, config) });
   // Before the worker and the outside clients exist (OTEL_TRACES_EXPORTER=otlp; off, nothing is loaded).
   await startTracing(process.env, config.brokerUrl, logger);
-  let remoteStop: (() => void) | undefined;
+  let remoteStop: ((code?: number) => void) | undefined;
   // The pool connects lazily: a worker that only serves infrastructure tasks never opens it.
   const db = openDatabase({
     host: config.mysqlHost,
@@ -172,10 +172,11 @@ async function runWorker(config: ValuesOf<typeof SETTINGS>, logger: Logger): Pro
     conf: (withDefaults) => celeryConf(SETTINGS, config, withDefaults),
     onRemoteShutdown: () => remoteStop?.(),
     onRecycled: () => recycled?.(),
+    onBrokerGaveUp: () => remoteStop?.(1),
   });
   let recycled: (() => void) | undefined;
   const exit = new Promise<number>((resolve) => {
-    remoteStop = () => resolve(0);
+    remoteStop = (code = 0) => resolve(code);
     recycled = () => resolve(RECYCLE_EXIT_CODE);
     installSignalHandlers(app, logger, resolve);
   });

@@ -51,6 +51,11 @@ export interface AppSpec<D> {
    * `pool_restart`): the process should exit with RECYCLE_EXIT_CODE. Without it, nothing recycles.
    */
   onRecycled?: (reason: string) => void;
+  /**
+   * Called after the worker gave up reconnecting (`broker_connection_max_retries`) and stopped: the process should
+   * exit non-zero. Without it the worker stops all the same.
+   */
+  onBrokerGaveUp?: () => void;
 }
 
 /**
@@ -61,6 +66,8 @@ export class WorkerApp<D> {
   private http: Server | undefined;
   private startedResolve: () => void = () => undefined;
   private stopping = false;
+  private gaveUpResolve: () => void = () => undefined;
+  private readonly gaveUp = new Promise<void>((r) => (this.gaveUpResolve = r));
   /** Settles when `start` has: a shutdown asked for while starting (a recycle) waits for it. */
   readonly started = new Promise<void>((r) => (this.startedResolve = r));
 
@@ -89,7 +96,8 @@ export class WorkerApp<D> {
 
   async start(): Promise<void> {
     try {
-      await this.startParts();
+      // A broker given up on may leave its connect waiting for ever (a Redis client's queued command): not waited for.
+      await Promise.race([this.startParts(), this.gaveUp]);
     } catch (err) {
       // A shutdown (a signal, a recycle) that came while starting closed the broker under the start: not a failure.
       if (!this.stopping) throw err;
@@ -133,6 +141,17 @@ export class WorkerApp<D> {
   private closeHttp(): void {
     this.http?.close();
     this.http?.closeAllConnections();
+  }
+
+  /**
+   * The broker cannot be reached (`broker_connection_max_retries`): it is closed first, so that no attempt follows
+   * and a start still connecting ends, then the worker stops as in a warm shutdown.
+   */
+  async giveUp(): Promise<void> {
+    this.stopping = true;
+    this.gaveUpResolve();
+    await this.broker.close().catch(() => undefined);
+    await this.shutdown();
   }
 
   async shutdown(): Promise<void> {
@@ -268,6 +287,19 @@ export function createWorker<D>(spec: AppSpec<D>): {
       ...(autoscaler ? { autoscaler } : {}),
     },
   );
+  const maxRetries = compiled.brokerConnectionMaxRetries;
+  if (maxRetries !== null) {
+    let gaveUp = false;
+    broker.on('connectFailed', (failures, err) => {
+      // Celery's count (kombu `retry_over_time`): the first attempt, then `max_retries` retries.
+      if (gaveUp || failures <= maxRetries) return;
+      gaveUp = true;
+      logger.error(
+        `broker: giving up after ${failures} failed connection attempts in a row (broker_connection_max_retries ${maxRetries}): ${err.message}`,
+      );
+      void app.giveUp().then(() => spec.onBrokerGaveUp?.());
+    });
+  }
   recycleRef.go = (reason) => {
     // No task starts after this one: the slots close now, before the shutdown's first await.
     worker.resize(0);

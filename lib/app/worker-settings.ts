@@ -428,6 +428,25 @@ export const WORKER_SETTINGS = {
     parse: parsers.bool,
     doc: 'Store no results unless a message asks for it.',
   }),
+  resultExtended: setting({
+    env: ['CELERY_RESULT_EXTENDED'],
+    default: false,
+    parse: parsers.bool,
+    doc: "Celery's `result_extended`: each stored state (Redis backend) also holds the task's `name`, `args`, `kwargs`, `worker`, `retries` and `queue`, which Python's `AsyncResult` reads.",
+  }),
+  brokerConnectionMaxRetries: setting<number | null>({
+    env: ['CELERY_BROKER_CONNECTION_MAX_RETRIES'],
+    default: null,
+    shownDefault: 'none (Celery: 100)',
+    parse: optPositiveInt,
+    doc: "Celery's `broker_connection_max_retries`: once a connection attempt and this many retries after it have failed in a row (at start or after a loss), the worker gives up and exits with code 1; 0 or None retries forever. Unset, it retries forever: a pod that exits is restarted to the same outage.",
+  }),
+  cancelOnConnectionLoss: setting({
+    env: ['CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS'],
+    default: true,
+    parse: parsers.bool,
+    doc: "Celery's `worker_cancel_long_running_tasks_on_connection_loss`: a late-ack run whose message came on a connection that is lost is cancelled (its AbortSignal fires, RETRY is stored, no success), since the broker gives the message to another worker; off, it runs on and may run twice at once.",
+  }),
   resultExpires: setting<number | null>({
     env: ['CELERY_RESULT_EXPIRES'],
     default: 86_400,

@@ -85,9 +85,12 @@ export async function runWithLimits(
         (value) => resolve({ ok: true, value }),
         (err: unknown) => resolve({ ok: false, error: coerceError(err) }),
       );
-      // Revoke with terminate: stop waiting for the run at once, as Celery kills the child process.
+      // Revoke with terminate, or a cancel (its connection lost): stop waiting for the run at once, as Celery kills
+      // the child process.
       control.onAbort((reason) => {
-        if (hasCode(reason, 'TASK_REVOKED')) resolve({ ok: false, error: reason as Error, abandoned: true });
+        if (hasCode(reason, 'TASK_REVOKED') || hasCode(reason, 'TASK_RETRY')) {
+          resolve({ ok: false, error: reason as Error, abandoned: true });
+        }
       });
       if (limits.soft !== null) {
         const s = limits.soft;

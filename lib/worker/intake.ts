@@ -6,7 +6,8 @@
  * slots and the settling; this module decides where each message goes.
  */
 import type { ResultBackend } from '../backend/backend.js';
-import { exceptionInfo } from '../backend/meta.js';
+import { type StoredResult, exceptionInfo } from '../backend/meta.js';
+import { extendedFields } from './after-run.js';
 import type { Broker, Delivery } from '../broker/broker.js';
 import { NotRegisteredError, ProtocolError, TaskRevokedError, coerceError, hasCode } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -33,6 +34,8 @@ export interface IntakeOptions {
   deadLetterSuffix: string;
   /** ETAs further away than `holdMaxMs` are parked in the broker's delay topology; null = hold them all. */
   delayedDelivery: { holdMaxMs: number } | null;
+  nodeName: string;
+  defaults: { resultExtended?: boolean };
 }
 
 /** What the intake needs of the worker that owns it. */
@@ -207,6 +210,9 @@ export class Intake<D> {
       state: 'REVOKED',
       result: exceptionInfo(new TaskRevokedError(reason)),
       traceback: null,
+      ...(this.options.defaults.resultExtended
+        ? { extended: extendedFields(msg, this.options.nodeName, delivery.routingKey) }
+        : {}),
     });
     this.events.revoked(msg.id, { expired, terminated: false, signum: null });
     await this.host.settle(delivery, { kind: 'revoked' }, reason);
@@ -226,11 +232,11 @@ export class Intake<D> {
 
   private async storeQuietly(
     msg: TaskMessage,
-    r: { state: 'FAILURE' | 'REVOKED'; result: unknown; traceback: string | null },
+    r: { state: 'FAILURE' | 'REVOKED'; result: unknown; traceback: string | null; extended?: StoredResult['extended'] },
   ): Promise<void> {
     try {
       await this.backend.store(
-        { taskId: msg.id, state: r.state, result: r.result, traceback: r.traceback, children: null },
+        { taskId: msg.id, children: null, ...r },
         { replyTo: msg.replyTo, correlationId: msg.correlationId },
       );
     } catch (err) {

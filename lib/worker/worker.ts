@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { ResultBackend } from '../backend/backend.js';
 import type { Broker, DelayQueueType, Delivery } from '../broker/broker.js';
 import { copyProperties } from '../broker/republish.js';
-import { TaskRevokedError, coerceError } from '../errors.js';
+import { RetryTaskError, TaskRevokedError, coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Serializer } from '../protocol/content.js';
 import type { TaskMessage } from '../protocol/types.js';
@@ -49,6 +49,11 @@ export interface WorkerOptions {
   stateDb: string | null;
   /** Unknown task names: rejected as Celery does (default), or forwarded unchanged to a queue. */
   unknownTasks?: UnknownTaskPolicy;
+  /**
+   * Celery's `worker_cancel_long_running_tasks_on_connection_loss` (default true): a late-ack run whose message
+   * came on a connection that is lost is cancelled, since the broker gives that message to another worker.
+   */
+  cancelOnConnectionLoss?: boolean;
 }
 
 export class Worker<D = unknown> implements WorkerControl {
@@ -133,7 +138,26 @@ export class Worker<D = unknown> implements WorkerControl {
         },
       },
     );
-    broker.on('disconnected', () => this.dropStale());
+    broker.on('disconnected', () => {
+      this.dropStale();
+      if (options.cancelOnConnectionLoss !== false) this.cancelLost();
+    });
+  }
+
+  /**
+   * The late-ack runs of a lost connection: their messages go back to the queue and to another worker, so each is
+   * cancelled (its signal aborted, RETRY stored, as Celery's `Request.cancel`) rather than run twice at once.
+   */
+  private cancelLost(): void {
+    for (const run of this.active.values()) {
+      if (run.finalized || run.delivery.settled || run.delivery.live) continue;
+      const { msg } = run;
+      this.logger.warn(
+        `cancelled ${msg.task}[${msg.id}]: the connection its message came on was lost, and the broker redelivers it`,
+        { task: msg.task, id: msg.id, queue: run.delivery.queue },
+      );
+      run.control.abort(new RetryTaskError('cancelled: the connection its message came on was lost', null, 0));
+    }
   }
 
   /** On a connection loss: what came on the dead channel is dropped unrun (stale.ts). */

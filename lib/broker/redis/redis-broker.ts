@@ -150,6 +150,9 @@ export class RedisBroker implements Broker, Settler {
   private lastConnectionError: string | undefined;
   /** When the command connection was lost (undefined while connected), for the reconnect's log line. */
   private lostAt: number | undefined;
+  /** ioredis reconnect attempts since the loss (`connectFailed` counts the failed ones). */
+  private reconnects = 0;
+  private failedInARow = 0;
 
   constructor(private readonly opts: RedisBrokerOptions) {
     const target = redisTarget(opts.url, opts.masterName, opts.tls);
@@ -198,6 +201,16 @@ export class RedisBroker implements Broker, Settler {
         });
       }
       if (!was) this.events.emit('connected');
+      this.reconnects = 0;
+      this.failedInARow = 0;
+    });
+    // ioredis retries by itself, at start and after a loss: each attempt means the one before failed, except the
+    // first after a loss (the loss is not a failed attempt).
+    this.cmd.on('reconnecting', () => {
+      if (this.closing || this.connected) return;
+      if (this.lostAt !== undefined && this.reconnects++ === 0) return;
+      const err = new BrokerError(this.lastConnectionError ?? 'redis connection failed');
+      this.events.emit('connectFailed', ++this.failedInARow, err);
     });
     this.cmd.on('close', () => {
       if (!this.connected) return;
