@@ -30,6 +30,7 @@ import { Recycler } from '../control/recycle.js';
 import { purgeQueues } from '../control/purge.js';
 import { overlayTasks } from './annotations.js';
 import { noEvents } from '../worker/events.js';
+import type { WorkerHooks } from './hooks.js';
 
 export type { WorkerConfig } from './worker-config.js';
 
@@ -56,6 +57,8 @@ export interface AppSpec<D> {
    * exit non-zero. Without it the worker stops all the same.
    */
   onBrokerGaveUp?: () => void;
+  /** Lifecycle hooks of code that embeds the worker (hooks.ts): task prerun/postrun/success/failure/retry, worker ready/shutdown. */
+  hooks?: WorkerHooks;
 }
 
 /**
@@ -91,6 +94,7 @@ export class WorkerApp<D> {
       /** `--purge`: the queues emptied before they are consumed. */
       purge?: () => Promise<void>;
       autoscaler?: Autoscaler;
+      hooks?: WorkerHooks;
     } = {},
   ) {}
 
@@ -129,6 +133,7 @@ export class WorkerApp<D> {
     if (beat) this.events.startHeartbeat(beat.intervalSeconds);
     this.extras.autoscaler?.start();
     this.canary?.start();
+    this.extras.hooks?.emit('workerReady', { nodeName: this.worker.nodeName });
   }
 
   private async quiesce(): Promise<void> {
@@ -159,6 +164,7 @@ export class WorkerApp<D> {
     await this.quiesce();
     await this.worker.shutdown();
     this.closeHttp();
+    this.stopped();
   }
 
   async coldShutdown(): Promise<void> {
@@ -166,6 +172,15 @@ export class WorkerApp<D> {
     await this.quiesce();
     await this.worker.coldShutdown();
     this.closeHttp();
+    this.stopped();
+  }
+
+  private shutdownTold = false;
+  /** worker_shutdown, once, however many shutdowns (a warm one turned cold) reach the end. */
+  private stopped(): void {
+    if (this.shutdownTold) return;
+    this.shutdownTold = true;
+    this.extras.hooks?.emit('workerShutdown', { nodeName: this.worker.nodeName });
   }
 }
 
@@ -221,6 +236,7 @@ export function createWorker<D>(spec: AppSpec<D>): {
   const recycler = onRecycled ? new Recycler(compiled.recycle, (reason) => recycleRef.go?.(reason), logger) : undefined;
   const sinks = [spec.events ?? (metrics ? fanOut(events, metrics) : events)];
   if (recycler?.enabled) sinks.push({ ...noEvents, ...recycler.events });
+  if (spec.hooks) sinks.push(spec.hooks.taskEvents(logger));
   const worker = new Worker<D>(
     // With tracing on, the worker's publishes carry the run's trace context; nothing else changes.
     tracing()?.broker(broker) ?? broker,
@@ -285,6 +301,7 @@ export function createWorker<D>(spec: AppSpec<D>): {
         ? { purge: () => purgeQueues(broker, compiled.worker.queues, logger).then(() => undefined) }
         : {}),
       ...(autoscaler ? { autoscaler } : {}),
+      ...(spec.hooks ? { hooks: spec.hooks } : {}),
     },
   );
   const maxRetries = compiled.brokerConnectionMaxRetries;
