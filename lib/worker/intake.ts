@@ -167,7 +167,11 @@ export class Intake<D> {
   }
 
   isRevokedOrExpired(msg: TaskMessage): boolean {
-    return this.revoked.has(msg.id) || (msg.expires !== null && msg.expires.epochMs <= Date.now());
+    return (
+      this.revoked.has(msg.id) ||
+      (msg.expires !== null && msg.expires.epochMs <= Date.now()) ||
+      this.revoked.stampOf(msg) !== null
+    );
   }
 
   private async notRegistered(delivery: Delivery, msg: TaskMessage): Promise<void> {
@@ -198,13 +202,17 @@ export class Intake<D> {
 
   async revoke(job: Job): Promise<void> {
     const { msg, delivery } = job;
-    const expired = !this.revoked.has(msg.id);
+    const stamp = this.revoked.has(msg.id) ? null : this.revoked.stampOf(msg);
+    const expired = !this.revoked.has(msg.id) && stamp === null;
     const reason = expired ? 'expired' : 'revoked';
-    this.logger.info(`discarding ${reason} task ${msg.task}[${msg.id}]`, {
-      task: msg.task,
-      id: msg.id,
-      queue: delivery.queue,
-    });
+    this.logger.info(
+      `discarding ${reason} task ${msg.task}[${msg.id}]${stamp !== null ? ` (revoked by header: ${stamp})` : ''}`,
+      {
+        task: msg.task,
+        id: msg.id,
+        queue: delivery.queue,
+      },
+    );
     if (expired) this.revoked.add(msg.id);
     await this.storeQuietly(msg, {
       state: 'REVOKED',

@@ -275,6 +275,11 @@ export class Worker<D = unknown> implements WorkerControl {
     return running;
   }
 
+  /** Celery's `revoke_by_stamped_headers`: a message that arrives later with one of these stamps is not run. */
+  revokeStamps(headers: Readonly<Record<string, readonly string[]>>): void {
+    this.revoked.addStamps(headers);
+  }
+
   /** Celery's `add_consumer`: consume one more queue from now on. */
   async addConsumer(queue: string): Promise<void> {
     if (this.consumed.includes(queue)) return;
