@@ -115,7 +115,11 @@ export async function main(
   }
   const child = process.env[SUPERVISED_CHILD_ENV] === '1';
   if (config.umask !== null) process.umask(config.umask);
-  const recycles = config.maxTasksPerChild !== null || config.maxMemoryPerChild !== null || config.poolRestarts;
+  const recycles =
+    config.maxTasksPerChild !== null ||
+    config.maxMemoryPerChild !== null ||
+    config.maxAbandonedRuns !== null ||
+    config.poolRestarts;
   if (!child) {
     for (const line of celery.ignored) logger.warn(line);
     if (app !== undefined) {

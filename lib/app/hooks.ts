@@ -58,7 +58,7 @@ export class WorkerHooks {
 
   /** Calls each listener of the event; one that fails is logged, the others still run. */
   emit<E extends keyof HookEvents>(event: E, payload: HookEvents[E]): void {
-    for (const listener of [...((this.listeners[event] ?? []))]) {
+    for (const listener of [...(this.listeners[event] ?? [])]) {
       try {
         const r = listener(payload);
         if (r instanceof Promise) r.catch((err: unknown) => this.failed(event, err));

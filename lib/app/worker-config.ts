@@ -30,7 +30,11 @@ export interface WorkerConfiguration {
   readonly purge: boolean;
   readonly autoscale: { readonly max: number; readonly min: number } | null;
   /** When the process is to be replaced (`--max-tasks-per-child`, `--max-memory-per-child` in KiB). */
-  readonly recycle: { readonly maxTasks: number | null; readonly maxMemoryKiB: number | null };
+  readonly recycle: {
+    readonly maxTasks: number | null;
+    readonly maxMemoryKiB: number | null;
+    readonly maxAbandoned: number | null;
+  };
   readonly poolRestarts: boolean;
   /** Failed connection attempts in a row after which the worker exits; null: retried forever. */
   readonly brokerConnectionMaxRetries: number | null;
@@ -84,7 +88,11 @@ export function compileWorkerConfig(
     heartbeat: config.withoutHeartbeat ? null : { intervalSeconds: config.heartbeatInterval },
     purge: config.purge,
     autoscale: config.autoscale ? { ...config.autoscale } : null,
-    recycle: { maxTasks: config.maxTasksPerChild, maxMemoryKiB: config.maxMemoryPerChild },
+    recycle: {
+      maxTasks: config.maxTasksPerChild,
+      maxMemoryKiB: config.maxMemoryPerChild,
+      maxAbandoned: config.maxAbandonedRuns,
+    },
     poolRestarts: config.poolRestarts,
     brokerConnectionMaxRetries: config.brokerConnectionMaxRetries,
     cancelOnConnectionLoss: config.cancelOnConnectionLoss,

@@ -252,6 +252,12 @@ export const WORKER_SETTINGS = {
     parse: optPositiveInt,
     doc: 'KiB of resident memory (RSS), checked after each task, past which the worker is replaced as with `--max-tasks-per-child`.',
   }),
+  maxAbandonedRuns: setting<number | null>({
+    env: ['SMARTER_WORKER_MAX_ABANDONED_RUNS'],
+    default: null,
+    parse: optPositiveInt,
+    doc: 'Runs given up on at their hard time limit (or by a terminate) whose code still goes, holding what it holds, past which the worker is replaced as with `--max-tasks-per-child` (a Python child would have been killed); checked as each task ends. Empty or 0: never.',
+  }),
   poolRestarts: setting({
     env: ['CELERY_WORKER_POOL_RESTARTS'],
     default: false,

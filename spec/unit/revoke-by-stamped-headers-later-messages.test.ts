@@ -35,7 +35,11 @@ test('own wiring: a message that arrives after revoke_by_stamped_headers with a 
     broker,
     events: { ...noEvents, revoked: (id) => void revoked.push(id) },
   });
-  const commands = controlCommands({ worker, nodeName: worker.nodeName, logger: nullLogger() } as CommandContext);
+  const commands = controlCommands({
+    worker,
+    nodeName: worker.nodeName,
+    logger: nullLogger(),
+  } as unknown as CommandContext);
   const send = async (n: string, stamps?: Record<string, unknown>) => {
     const id = randomUUID();
     await broker.send(
