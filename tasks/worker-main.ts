@@ -115,7 +115,11 @@ export async function main(
   }
   const child = process.env[SUPERVISED_CHILD_ENV] === '1';
   if (config.umask !== null) process.umask(config.umask);
-  const recycles = config.maxTasksPerChild !== null || config.maxMemoryPerChild !== null || config.poolRestarts;
+  const recycles =
+    config.maxTasksPerChild !== null ||
+    config.maxMemoryPerChild !== null ||
+    config.maxAbandonedRuns !== null ||
+    config.poolRestarts;
   if (!child) {
     for (const line of celery.ignored) logger.warn(line);
     if (app !== undefined) {
@@ -150,7 +154,7 @@ async function runWorker(config: ValuesOf<typeof SETTINGS>, logger: Logger): Pro
   logger.info('smarter-worker starting', { config: describeConfig(SETTINGS, config) });
   // Before the worker and the outside clients exist (OTEL_TRACES_EXPORTER=otlp; off, nothing is loaded).
   await startTracing(process.env, config.brokerUrl, logger);
-  let remoteStop: (() => void) | undefined;
+  let remoteStop: ((code?: number) => void) | undefined;
   // The pool connects lazily: a worker that only serves infrastructure tasks never opens it.
   const db = openSmarterDatabase(config, config.mysqlPoolSize);
   const { app } = createWorker({
@@ -165,10 +169,11 @@ async function runWorker(config: ValuesOf<typeof SETTINGS>, logger: Logger): Pro
     conf: (withDefaults) => celeryConf(SETTINGS, config, withDefaults),
     onRemoteShutdown: () => remoteStop?.(),
     onRecycled: () => recycled?.(),
+    onBrokerGaveUp: () => remoteStop?.(1),
   });
   let recycled: (() => void) | undefined;
   const exit = new Promise<number>((resolve) => {
-    remoteStop = () => resolve(0);
+    remoteStop = (code = 0) => resolve(code);
     recycled = () => resolve(RECYCLE_EXIT_CODE);
     installSignalHandlers(app, logger, resolve);
   });

@@ -30,6 +30,7 @@ import { Recycler } from '../control/recycle.js';
 import { purgeQueues } from '../control/purge.js';
 import { overlayTasks } from './annotations.js';
 import { noEvents } from '../worker/events.js';
+import type { WorkerHooks } from './hooks.js';
 
 export type { WorkerConfig } from './worker-config.js';
 
@@ -51,6 +52,13 @@ export interface AppSpec<D> {
    * `pool_restart`): the process should exit with RECYCLE_EXIT_CODE. Without it, nothing recycles.
    */
   onRecycled?: (reason: string) => void;
+  /**
+   * Called after the worker gave up reconnecting (`broker_connection_max_retries`) and stopped: the process should
+   * exit non-zero. Without it the worker stops all the same.
+   */
+  onBrokerGaveUp?: () => void;
+  /** Lifecycle hooks of code that embeds the worker (hooks.ts): task prerun/postrun/success/failure/retry, worker ready/shutdown. */
+  hooks?: WorkerHooks;
 }
 
 /** The parts a worker process is made of (`createWorker` assembles them). */
@@ -74,6 +82,8 @@ export interface WorkerAppParts<D> {
   /** `--purge`: the queues emptied before they are consumed. */
   purge?: () => Promise<void>;
   autoscaler?: Autoscaler;
+  /** Lifecycle hooks of code that embeds the worker: worker ready and shutdown are told from here. */
+  hooks?: WorkerHooks;
 }
 
 /**
@@ -90,6 +100,8 @@ export class WorkerApp<D> {
   private http: Server | undefined;
   private startedResolve: () => void = () => undefined;
   private stopping = false;
+  private gaveUpResolve: () => void = () => undefined;
+  private readonly gaveUp = new Promise<void>((r) => (this.gaveUpResolve = r));
   /** Settles when `start` has: a shutdown asked for while starting (a recycle) waits for it. */
   readonly started = new Promise<void>((r) => (this.startedResolve = r));
 
@@ -104,7 +116,8 @@ export class WorkerApp<D> {
 
   async start(): Promise<void> {
     try {
-      await this.startParts();
+      // A broker given up on may leave its connect waiting for ever (a Redis client's queued command): not waited for.
+      await Promise.race([this.startParts(), this.gaveUp]);
     } catch (err) {
       // A shutdown (a signal, a recycle) that came while starting closed the broker under the start: not a failure.
       if (!this.stopping) throw err;
@@ -137,6 +150,7 @@ export class WorkerApp<D> {
     if (beat) this.events.startHeartbeat(beat.intervalSeconds);
     this.parts.autoscaler?.start();
     this.canary?.start();
+    this.parts.hooks?.emit('workerReady', { nodeName: this.worker.nodeName });
   }
 
   private async quiesce(): Promise<void> {
@@ -151,11 +165,23 @@ export class WorkerApp<D> {
     this.http?.closeAllConnections();
   }
 
+  /**
+   * The broker cannot be reached (`broker_connection_max_retries`): it is closed first, so that no attempt follows
+   * and a start still connecting ends, then the worker stops as in a warm shutdown.
+   */
+  async giveUp(): Promise<void> {
+    this.stopping = true;
+    this.gaveUpResolve();
+    await this.broker.close().catch(() => undefined);
+    await this.shutdown();
+  }
+
   async shutdown(): Promise<void> {
     this.stopping = true;
     await this.quiesce();
     await this.worker.shutdown();
     this.closeHttp();
+    this.stopped();
   }
 
   async coldShutdown(): Promise<void> {
@@ -163,6 +189,15 @@ export class WorkerApp<D> {
     await this.quiesce();
     await this.worker.coldShutdown();
     this.closeHttp();
+    this.stopped();
+  }
+
+  private shutdownTold = false;
+  /** worker_shutdown, once, however many shutdowns (a warm one turned cold) reach the end. */
+  private stopped(): void {
+    if (this.shutdownTold) return;
+    this.shutdownTold = true;
+    this.parts.hooks?.emit('workerShutdown', { nodeName: this.worker.nodeName });
   }
 }
 
@@ -218,6 +253,7 @@ export function createWorker<D>(spec: AppSpec<D>): {
   const recycler = onRecycled ? new Recycler(compiled.recycle, (reason) => recycleRef.go?.(reason), logger) : undefined;
   const sinks = [spec.events ?? (metrics ? fanOut(events, metrics) : events)];
   if (recycler?.enabled) sinks.push({ ...noEvents, ...recycler.events });
+  if (spec.hooks) sinks.push(spec.hooks.taskEvents(logger));
   const worker = new Worker<D>(
     // With tracing on, the worker's publishes carry the run's trace context; nothing else changes.
     tracing()?.broker(broker) ?? broker,
@@ -280,7 +316,21 @@ export function createWorker<D>(spec: AppSpec<D>): {
       ? { purge: () => purgeQueues(broker, compiled.worker.queues, logger).then(() => undefined) }
       : {}),
     ...(autoscaler ? { autoscaler } : {}),
+    ...(spec.hooks ? { hooks: spec.hooks } : {}),
   });
+  const maxRetries = compiled.brokerConnectionMaxRetries;
+  if (maxRetries !== null) {
+    let gaveUp = false;
+    broker.on('connectFailed', (failures, err) => {
+      // Celery's count (kombu `retry_over_time`): the first attempt, then `max_retries` retries.
+      if (gaveUp || failures <= maxRetries) return;
+      gaveUp = true;
+      logger.error(
+        `broker: giving up after ${failures} failed connection attempts in a row (broker_connection_max_retries ${maxRetries}): ${err.message}`,
+      );
+      void app.giveUp().then(() => spec.onBrokerGaveUp?.());
+    });
+  }
   recycleRef.go = (reason) => {
     // No task starts after this one: the slots close now, before the shutdown's first await.
     worker.resize(0);

@@ -30,8 +30,14 @@ export interface WorkerConfiguration {
   readonly purge: boolean;
   readonly autoscale: { readonly max: number; readonly min: number } | null;
   /** When the process is to be replaced (`--max-tasks-per-child`, `--max-memory-per-child` in KiB). */
-  readonly recycle: { readonly maxTasks: number | null; readonly maxMemoryKiB: number | null };
+  readonly recycle: {
+    readonly maxTasks: number | null;
+    readonly maxMemoryKiB: number | null;
+    readonly maxAbandoned: number | null;
+  };
   readonly poolRestarts: boolean;
+  /** Failed connection attempts in a row after which the worker exits; null: retried forever. */
+  readonly brokerConnectionMaxRetries: number | null;
   /** Celery's mingle at start (false with `--without-mingle`). */
   readonly mingle: boolean;
   readonly httpPort: number;
@@ -82,8 +88,14 @@ export function compileWorkerConfig(
     heartbeat: config.withoutHeartbeat ? null : { intervalSeconds: config.heartbeatInterval },
     purge: config.purge,
     autoscale: config.autoscale ? { ...config.autoscale } : null,
-    recycle: { maxTasks: config.maxTasksPerChild, maxMemoryKiB: config.maxMemoryPerChild },
+    recycle: {
+      maxTasks: config.maxTasksPerChild,
+      maxMemoryKiB: config.maxMemoryPerChild,
+      maxAbandoned: config.maxAbandonedRuns,
+    },
     poolRestarts: config.poolRestarts,
+    brokerConnectionMaxRetries: config.brokerConnectionMaxRetries,
+    cancelOnConnectionLoss: config.cancelOnConnectionLoss,
     mingle: !config.withoutMingle,
     httpPort: config.httpPort,
     httpHost: config.httpHost,
@@ -110,6 +122,7 @@ export function compileWorkerConfig(
       shutdownGraceMs: config.shutdownGrace * 1000,
       stateDb: config.stateDb || null,
       unknownTasks: config.unknownTasks,
+      cancelOnConnectionLoss: config.cancelOnConnectionLoss,
       delayedDelivery: config.delayedDelivery
         ? { queueType: config.delayQueueType, holdMaxMs: config.etaHoldMax * 1000 }
         : null,
@@ -121,6 +134,7 @@ export function compileWorkerConfig(
         timeLimit: config.taskTimeLimit,
         softTimeLimit: config.taskSoftTimeLimit,
         waitBudget: config.waitBudget,
+        resultExtended: config.resultExtended,
       },
     },
   });

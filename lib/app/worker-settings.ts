@@ -129,6 +129,12 @@ export const WORKER_SETTINGS = {
     parse: optPositiveInt,
     doc: 'KiB of resident memory (RSS), checked after each task, past which the worker is replaced as with `--max-tasks-per-child`.',
   }),
+  maxAbandonedRuns: setting<number | null>({
+    env: ['SMARTER_WORKER_MAX_ABANDONED_RUNS'],
+    default: null,
+    parse: optPositiveInt,
+    doc: 'Runs given up on at their hard time limit (or by a terminate) whose code still goes, holding what it holds, past which the worker is replaced as with `--max-tasks-per-child` (a Python child would have been killed); checked as each task ends. Empty or 0: never.',
+  }),
   poolRestarts: setting({
     env: ['CELERY_WORKER_POOL_RESTARTS'],
     default: false,
@@ -288,6 +294,25 @@ export const WORKER_SETTINGS = {
     default: false,
     parse: parsers.bool,
     doc: 'Store no results unless a message asks for it.',
+  }),
+  resultExtended: setting({
+    env: ['CELERY_RESULT_EXTENDED'],
+    default: false,
+    parse: parsers.bool,
+    doc: "Celery's `result_extended`: each stored state (Redis backend) also holds the task's `name`, `args`, `kwargs`, `worker`, `retries` and `queue`, which Python's `AsyncResult` reads.",
+  }),
+  brokerConnectionMaxRetries: setting<number | null>({
+    env: ['CELERY_BROKER_CONNECTION_MAX_RETRIES'],
+    default: null,
+    shownDefault: 'none (Celery: 100)',
+    parse: optPositiveInt,
+    doc: "Celery's `broker_connection_max_retries`: once a connection attempt and this many retries after it have failed in a row (at start or after a loss), the worker gives up and exits with code 1; 0 or None retries forever. Unset, it retries forever: a pod that exits is restarted to the same outage.",
+  }),
+  cancelOnConnectionLoss: setting({
+    env: ['CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS'],
+    default: true,
+    parse: parsers.bool,
+    doc: "Celery's `worker_cancel_long_running_tasks_on_connection_loss`: a late-ack run whose message came on a connection that is lost is cancelled (its AbortSignal fires, RETRY is stored, no success), since the broker gives the message to another worker; off, it runs on and may run twice at once.",
   }),
   resultExpires: setting<number | null>({
     env: ['CELERY_RESULT_EXPIRES'],

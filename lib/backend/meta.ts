@@ -54,6 +54,9 @@ export interface StoredResult {
     worker: string;
     retries: number;
     queue: string;
+    /** Celery 5.3+: the stamps' names, then each stamp under its own name. */
+    stamped_headers?: string[];
+    [stamp: string]: unknown;
   };
 }
 

@@ -210,6 +210,8 @@ export interface BrokerLock {
 export interface BrokerEvents {
   connected: () => void;
   disconnected: (err: Error | undefined) => void;
+  /** A connection attempt failed (at start or after a loss); `failures` counts them in a row since the last success. */
+  connectFailed: (failures: number, err: Error) => void;
 }
 
 /**

@@ -235,7 +235,6 @@ const REASONS: ReadonlyArray<readonly [string | RegExp, string]> = [
     'kombu connection detail: the broker client here has its own (failover is round-robin)',
   ],
   [/^broker_connection_retry(_on_startup)?$/, 'the worker always reconnects, at start and after a loss'],
-  ['broker_connection_max_retries', 'not yet honoured: the worker reconnects without a limit'],
   [
     /^(control|event)_(queue_ttl|queue_expires|queue_exclusive|queue_durable|exchange|queue_prefix)$/,
     "Celery's defaults are used, as the Python tools expect them",
@@ -250,7 +249,6 @@ const REASONS: ReadonlyArray<readonly [string | RegExp, string]> = [
     /^result_backend_(always_retry|max_retries|base_sleep_between_retries_ms|max_sleep_between_retries_ms)$/,
     'a store that fails is retried by the worker its own way (docs/reliability.md)',
   ],
-  ['result_extended', 'not yet honoured: results are stored without the extended fields'],
   [/^(imports|include)$/, 'the tasks are compiled into this worker; there are no Python modules to import'],
   [/^(enable_utc|timezone)$/, 'every time is UTC, as Celery sends and reads it'],
   [
@@ -264,10 +262,6 @@ const REASONS: ReadonlyArray<readonly [string | RegExp, string]> = [
   ['worker_detect_quorum_queues', 'the prefetch is always per consumer, as quorum queues need'],
   ['worker_enable_soft_shutdown_on_idle', 'a warm shutdown of an idle worker ends at once'],
   ['worker_enable_remote_control', 'remote control is set by SMARTER_WORKER_CONTROL (all, inspect, or a list)'],
-  [
-    'worker_cancel_long_running_tasks_on_connection_loss',
-    'not yet honoured: late-ack runs continue after a connection loss',
-  ],
   ['task_remote_tracebacks', 'tracebacks are stored as text, which the Python side shows as it is'],
   ['task_store_errors_even_if_ignored', 'not honoured: an ignored result stores no error either'],
   ['task_reject_on_worker_lost', 'no child process can be lost: one Node.js process runs the tasks'],

@@ -5,12 +5,8 @@
  * answered). Celery's table of commands, with the arguments its CLI takes for each (`Panel.meta`), is here
  * too, so `celery control pool_grow 2` sends what Python's CLI sends.
  */
-import { randomUUID } from 'node:crypto';
 import type { Broker } from '../broker/broker.js';
-import { encodeContent } from '../protocol/content.js';
 import { isRecord } from '../protocol/fields.js';
-import { parseKombuJson } from '../protocol/json.js';
-import { PIDBOX_EXCHANGE, REPLY_EXCHANGE, pidboxExchange, replyExchange } from './pidbox.js';
 
 type ArgType = 'str' | 'int' | 'float' | 'bool';
 
@@ -159,75 +155,7 @@ export async function connectWithin(broker: Broker, limitMs: number): Promise<vo
   }
 }
 
-export interface BroadcastOptions {
-  timeoutMs: number;
-  /** Node names; every node when absent. */
-  destination?: readonly string[];
-  /** Each reply as it comes. */
-  onReply?: (node: string, reply: unknown) => void;
-}
-
-/** Sends a command to the workers and collects their replies, `[{node: reply}, ...]` in arrival order. */
-export async function broadcast(
-  broker: Broker,
-  method: string,
-  args: Record<string, unknown>,
-  o: BroadcastOptions,
-): Promise<Array<Record<string, unknown>>> {
-  const ticket = randomUUID();
-  const replyQueue = `${ticket}.${REPLY_EXCHANGE}`;
-  const replies: Array<Record<string, unknown>> = [];
-  const wanted = o.destination && o.destination.length > 0 ? new Set(o.destination) : null;
-  let done: () => void = () => undefined;
-  const complete = new Promise<void>((r) => (done = r));
-  await broker.declareExchange(pidboxExchange);
-  await broker.declareExchange(replyExchange);
-  await broker.subscribe(
-    REPLY_EXCHANGE,
-    { queue: replyQueue, pattern: ticket, expiresMs: 10_000, messageTtlMs: 300_000 },
-    (d) => {
-      try {
-        const headers = isRecord(d.raw.properties.headers) ? d.raw.properties.headers : {};
-        if (headers.ticket !== undefined && headers.ticket !== ticket) return;
-        const body = parseKombuJson(d.raw.body.toString('utf8'));
-        if (!isRecord(body)) return;
-        replies.push(body);
-        for (const [node, reply] of Object.entries(body)) o.onReply?.(node, reply);
-        // Celery's `limit`: with named destinations, stop once each has answered.
-        if (wanted && replies.length >= wanted.size) done();
-      } catch {
-        // Not a reply we can read: another client's, or garbage; the timeout still ends the wait.
-      }
-    },
-  );
-  try {
-    const content = encodeContent({
-      method,
-      arguments: args,
-      destination: wanted ? [...wanted] : null,
-      pattern: null,
-      matcher: null,
-      ticket,
-      reply_to: { exchange: REPLY_EXCHANGE, routing_key: ticket },
-    });
-    await broker.route(PIDBOX_EXCHANGE, '', {
-      body: content.body,
-      properties: {
-        contentType: content.contentType,
-        contentEncoding: content.contentEncoding,
-        headers: { clock: 1, expires: (Date.now() + o.timeoutMs) / 1000 },
-        deliveryMode: 1,
-        priority: 0,
-      },
-    });
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([complete, new Promise((r) => (timer = setTimeout(r, o.timeoutMs)))]);
-    clearTimeout(timer);
-  } finally {
-    await broker.cancel(replyQueue).catch(() => undefined);
-  }
-  return replies;
-}
+export { type BroadcastOptions, broadcast } from './broadcast.js';
 
 /** Celery's CLI output of one reply (`CLIContext.pretty`): its status and body. */
 export function prettyReply(reply: unknown): { status: 'OK' | 'ERROR'; body: string } {

@@ -160,7 +160,6 @@ function pyDict(o: Record<string, unknown>): string {
 function ownCommands(c: CommandContext): Record<string, ControlHandler> {
   const w = c.worker;
   const pool = c.pool ?? { restart: null };
-  const revokedStamps = new Map<string, string[]>();
   const info = (m: TaskMessage, extra?: { started?: number; acknowledged?: boolean; queue?: string }) =>
     requestInfo(c.nodeName, m, extra);
   const ids = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeof v === 'string' ? [v] : []);
@@ -291,7 +290,8 @@ function ownCommands(c: CommandContext): Record<string, ControlHandler> {
     objgraph: () => nok("ImportError('Requires the objgraph library')"),
     // Gossip's leader election: this worker takes no part in gossip (as with --without-gossip).
     election: () => null,
-    // Celery's stamped revokes: remembered, and running tasks whose stamps match are aborted with `terminate`.
+    // Celery's stamped revokes: later messages with a matching stamp are discarded, and with `terminate` running
+    // tasks whose stamps match are aborted.
     revoke_by_stamped_headers: (a) => {
       const headers: Record<string, string[]> = {};
       if (Array.isArray(a.headers)) {
@@ -302,7 +302,7 @@ function ownCommands(c: CommandContext): Record<string, ControlHandler> {
       } else if (isRecord(a.headers)) {
         for (const [k, v] of Object.entries(a.headers)) headers[k] = Array.isArray(v) ? v.map(String) : [String(v)];
       }
-      for (const [k, v] of Object.entries(headers)) revokedStamps.set(k, [...(revokedStamps.get(k) ?? []), ...v]);
+      w.revokeStamps(headers);
       const shown = Array.isArray(a.headers)
         ? pyDict(Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, v[0]])))
         : pyDict(headers);

@@ -8,6 +8,7 @@
  */
 import type { Logger } from '../logger.js';
 import type { TaskEvents } from '../worker/events.js';
+import { abandonedRunsStillGoing } from '../worker/run/execute.js';
 
 /** The exit code of a worker that asks to be replaced (EX_TEMPFAIL: "try again"). */
 export const RECYCLE_EXIT_CODE = 75;
@@ -15,6 +16,8 @@ export const RECYCLE_EXIT_CODE = 75;
 export interface RecycleLimits {
   maxTasks: number | null;
   maxMemoryKiB: number | null;
+  /** Runs abandoned (hard time limit, terminate) whose code still goes, checked as each task ends. */
+  maxAbandoned?: number | null;
 }
 
 export class Recycler {
@@ -30,10 +33,13 @@ export class Recycler {
     private readonly recycle: (reason: string) => void,
     private readonly logger: Logger,
     private readonly rssBytes: () => number = () => process.memoryUsage.rss(),
+    private readonly abandoned: () => number = abandonedRunsStillGoing,
   ) {}
 
   get enabled(): boolean {
-    return this.limits.maxTasks !== null || this.limits.maxMemoryKiB !== null;
+    return (
+      this.limits.maxTasks !== null || this.limits.maxMemoryKiB !== null || (this.limits.maxAbandoned ?? null) !== null
+    );
   }
 
   /** The worker's task events it listens to: a start counts, an end checks the memory. */
@@ -52,6 +58,16 @@ export class Recycler {
   }
 
   taskEnded(): void {
+    const abandonedMax = this.limits.maxAbandoned ?? null;
+    if (abandonedMax !== null && !this.asked) {
+      const going = this.abandoned();
+      if (going >= abandonedMax) {
+        this.request(
+          `${going} runs abandoned at their time limit still hold their resources (SMARTER_WORKER_MAX_ABANDONED_RUNS ${abandonedMax})`,
+        );
+        return;
+      }
+    }
     const max = this.limits.maxMemoryKiB;
     if (max === null || this.asked) return;
     const kib = Math.round(this.rssBytes() / 1024);

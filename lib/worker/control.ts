@@ -46,6 +46,8 @@ export interface WorkerControl {
   registeredNames(): string[];
   activeQueues(): string[];
   revokeTasks(ids: readonly string[], terminate: boolean): string[];
+  /** Stamps revoked (`revoke_by_stamped_headers`): later messages carrying one are discarded as revoked. */
+  revokeStamps(headers: Readonly<Record<string, readonly string[]>>): void;
   /** Revoked ids another worker knows (mingle, `hello`), with when they were revoked (epoch ms); returns how many were new. */
   learnRevoked(entries: Iterable<readonly [string, number]>): number;
   setRateLimit(taskName: string, rate: string | null): boolean;

@@ -100,6 +100,29 @@ export class RevokedSet implements RevokedView {
     return added;
   }
 
+  /** Celery's `revoked_stamps`: stamp name → the values revoked (`revoke_by_stamped_headers`), kept in memory. */
+  private readonly stamps = new Map<string, Set<string>>();
+
+  addStamps(headers: Readonly<Record<string, readonly string[]>>): void {
+    for (const [k, values] of Object.entries(headers)) {
+      const set = this.stamps.get(k) ?? new Set<string>();
+      for (const v of values) set.add(v);
+      this.stamps.set(k, set);
+    }
+  }
+
+  /** The revoked stamp a message carries (Celery's `Request.revoked`: its stamped headers, in order), or null. */
+  stampOf(msg: { stampedHeaders: readonly string[] | null; stamps: Readonly<Record<string, unknown>> }): string | null {
+    if (this.stamps.size === 0 || !msg.stampedHeaders) return null;
+    for (const k of msg.stampedHeaders) {
+      const revoked = this.stamps.get(k);
+      if (!revoked) continue;
+      const have = msg.stamps[k];
+      for (const v of Array.isArray(have) ? have : [have]) if (revoked.has(String(v))) return `${k}=${String(v)}`;
+    }
+    return null;
+  }
+
   /** Writes the state file, if there is one; a failure is logged, never thrown. */
   persist(): void {
     if (!this.file) return;

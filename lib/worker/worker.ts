@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ResultBackend } from '../backend/backend.js';
 import type { Broker, DelayQueueType, Delivery } from '../broker/broker.js';
-import { TaskRevokedError, coerceError } from '../errors.js';
+import { RetryTaskError, TaskRevokedError, coerceError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Serializer } from '../protocol/content.js';
 import type { TaskMessage } from '../protocol/types.js';
@@ -52,6 +52,11 @@ export interface WorkerOptions {
   stateDb: string | null;
   /** Unknown task names: rejected as Celery does (default), or forwarded unchanged to a queue. */
   unknownTasks?: UnknownTaskPolicy;
+  /**
+   * Celery's `worker_cancel_long_running_tasks_on_connection_loss` (default true): a late-ack run whose message
+   * came on a connection that is lost is cancelled, since the broker gives that message to another worker.
+   */
+  cancelOnConnectionLoss?: boolean;
 }
 
 export class Worker<D = unknown> implements WorkerControl {
@@ -129,7 +134,14 @@ export class Worker<D = unknown> implements WorkerControl {
       nodeName: options.nodeName,
       defaults: options.defaults,
     });
-    this.discard = new Discard({ revoked: this.revoked, backend, events, settler, logger });
+    this.discard = new Discard({
+      revoked: this.revoked,
+      backend,
+      events,
+      settler,
+      logger,
+      ...(options.defaults.resultExtended ? { extended: { nodeName: options.nodeName } } : {}),
+    });
     this.intake = new Intake({
       broker,
       backend,
@@ -144,7 +156,26 @@ export class Worker<D = unknown> implements WorkerControl {
       running: () => this.state === 'RUNNING',
       reserve: (job) => this.reserve(job),
     });
-    broker.on('disconnected', () => this.dropStale());
+    broker.on('disconnected', () => {
+      this.dropStale();
+      if (options.cancelOnConnectionLoss !== false) this.cancelLost();
+    });
+  }
+
+  /**
+   * The late-ack runs of a lost connection: their messages go back to the queue and to another worker, so each is
+   * cancelled (its signal aborted, RETRY stored, as Celery's `Request.cancel`) rather than run twice at once.
+   */
+  private cancelLost(): void {
+    for (const run of this.active.values()) {
+      if (run.finalized || run.delivery.settled || run.delivery.live) continue;
+      const { msg } = run;
+      this.logger.warn(
+        `cancelled ${msg.task}[${msg.id}]: the connection its message came on was lost, and the broker redelivers it`,
+        { task: msg.task, id: msg.id, queue: run.delivery.queue },
+      );
+      run.control.abort(new RetryTaskError('cancelled: the connection its message came on was lost', null, 0));
+    }
   }
 
   /** On a connection loss: what came on the dead channel is dropped unrun (held.ts). */
@@ -276,6 +307,11 @@ export class Worker<D = unknown> implements WorkerControl {
       if (terminate) run.control.abort(new TaskRevokedError('terminated'));
     }
     return running;
+  }
+
+  /** Celery's `revoke_by_stamped_headers`: a message that arrives later with one of these stamps is not run. */
+  revokeStamps(headers: Readonly<Record<string, readonly string[]>>): void {
+    this.revoked.addStamps(headers);
   }
 
   /** Celery's `add_consumer`: consume one more queue from now on. */

@@ -120,6 +120,8 @@ export class AmqpBroker implements Broker {
   private closing = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private attempt = 0;
+  /** Connection attempts failed since the last success (`connectFailed`). */
+  private failedInARow = 0;
   private readyWaiters: Array<() => void> = [];
   connected = false;
   /** Settles that could not be sent because their channel was gone (the broker redelivers those messages). */
@@ -205,6 +207,8 @@ export class AmqpBroker implements Broker {
         this.opts.logger.warn(`broker connection failed, ${this.retryWhat(delay)}`, {
           error: coerceError(err).message,
         });
+        this.events.emit('connectFailed', ++this.failedInARow, coerceError(err));
+        if (this.closing) throw new BrokerError('closed while connecting', { cause: err });
         await new Promise((r) => setTimeout(r, delay));
       }
     }
@@ -296,6 +300,7 @@ export class AmqpBroker implements Broker {
     await this.consumers.restoreAll();
     this.connected = true;
     this.attempt = 0;
+    this.failedInARow = 0;
     this.failover.succeeded();
     this.connectedTo = redactUrl(url);
     this.opts.logger.info(`broker connected to ${this.connectedTo}`, { broker_url: this.connectedTo });
@@ -491,6 +496,7 @@ export class AmqpBroker implements Broker {
         if (this.closing) return;
         const next = this.afterFailure();
         this.opts.logger.warn(`broker reconnect failed, ${this.retryWhat(next)}`, { error: coerceError(err).message });
+        this.events.emit('connectFailed', ++this.failedInARow, coerceError(err));
         this.scheduleReconnect(next);
       });
     }, delay);

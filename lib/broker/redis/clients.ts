@@ -21,6 +21,9 @@ export class RedisClients {
   private lastError: string | undefined;
   /** When the command connection was lost (undefined while connected), for the reconnect's log line. */
   private lostAt: number | undefined;
+  /** ioredis reconnect attempts since the loss (`connectFailed` counts the failed ones). */
+  private reconnects = 0;
+  private failedInARow = 0;
 
   constructor(
     options: RedisOptions,
@@ -53,6 +56,16 @@ export class RedisClients {
         this.logger.info(`broker connection restored after ${(awayMs / 1000).toFixed(1)} s away`, { away_ms: awayMs });
       }
       if (!was) events.emit('connected');
+      this.reconnects = 0;
+      this.failedInARow = 0;
+    });
+    // ioredis retries by itself, at start and after a loss: each attempt means the one before failed, except the
+    // first after a loss (the loss is not a failed attempt).
+    this.cmd.on('reconnecting', () => {
+      if (this.closing || this.connected) return;
+      if (this.lostAt !== undefined && this.reconnects++ === 0) return;
+      const err = new BrokerError(this.lastError ?? 'redis connection failed');
+      events.emit('connectFailed', ++this.failedInARow, err);
     });
     this.cmd.on('close', () => {
       if (!this.connected) return;

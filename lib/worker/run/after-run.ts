@@ -46,6 +46,28 @@ export interface Ending {
   ignoreResult: boolean;
   /** Seconds since the run began. */
   runtime: () => number;
+  /** Celery's `result_extended` fields, stored with every state of this run; absent when it is off. */
+  extended?: StoredResult['extended'];
+}
+
+/**
+ * Celery's `result_extended` fields of a run (`_get_result_meta`): the task's name, arguments, the worker, the
+ * retries and the routing key it came by; Celery 5.3+ adds the stamps, each under its own name.
+ */
+export function extendedFields(msg: TaskMessage, worker: string, queue: string): NonNullable<StoredResult['extended']> {
+  const fields: NonNullable<StoredResult['extended']> = {
+    name: msg.task,
+    args: msg.args,
+    kwargs: msg.kwargs,
+    worker,
+    retries: msg.retries,
+    queue,
+  };
+  if (msg.stampedHeaders && msg.stampedHeaders.length > 0) {
+    fields.stamped_headers = msg.stampedHeaders;
+    Object.assign(fields, msg.stamps);
+  }
+  return fields;
 }
 
 /** Stores a state of this task, unless its result is ignored; a backend that cannot store it is logged, never fatal. */
@@ -66,6 +88,7 @@ export async function storeResult(
     children,
     groupId: msg.group,
     parentId: msg.parentId,
+    ...(e.extended ? { extended: e.extended } : {}),
   };
   try {
     await e.backend.store(r, { replyTo: msg.replyTo, correlationId: msg.correlationId });

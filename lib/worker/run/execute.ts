@@ -59,6 +59,13 @@ export class RunControl {
   }
 }
 
+/**
+ * Runs given up on (hard time limit, revoke with terminate, a cancel) whose code has not ended yet: in this process,
+ * since what they still hold (sockets, timers, memory) is the process's; a recycle past a bound frees it.
+ */
+let abandonedLive = 0;
+export const abandonedRunsStillGoing = (): number => abandonedLive;
+
 export async function runWithLimits(
   run: () => Promise<unknown>,
   limits: Limits,
@@ -81,13 +88,28 @@ export async function runWithLimits(
         control.abort(error);
         return true;
       });
-      (async () => run())().then(
-        (value) => resolve({ ok: true, value }),
-        (err: unknown) => resolve({ ok: false, error: coerceError(err) }),
-      );
-      // Revoke with terminate: stop waiting for the run at once, as Celery kills the child process.
+      let ended = false;
+      let abandoned = false;
+      const abandon = (r: RunResult) => {
+        if (!resolve(r) || ended) return;
+        abandoned = true;
+        abandonedLive++;
+      };
+      (async () => run())()
+        .finally(() => {
+          ended = true;
+          if (abandoned) abandonedLive--;
+        })
+        .then(
+          (value) => resolve({ ok: true, value }),
+          (err: unknown) => resolve({ ok: false, error: coerceError(err) }),
+        );
+      // Revoke with terminate, or a cancel (its connection lost): stop waiting for the run at once, as Celery kills
+      // the child process.
       control.onAbort((reason) => {
-        if (hasCode(reason, 'TASK_REVOKED')) resolve({ ok: false, error: reason as Error, abandoned: true });
+        if (hasCode(reason, 'TASK_REVOKED') || hasCode(reason, 'TASK_RETRY')) {
+          abandon({ ok: false, error: reason as Error, abandoned: true });
+        }
       });
       if (limits.soft !== null) {
         const s = limits.soft;
@@ -98,7 +120,7 @@ export async function runWithLimits(
         hard = deadlines.add(h * 1000, () => {
           const error = new TimeLimitExceededError(h);
           control.abort(error);
-          resolve({ ok: false, error, abandoned: true });
+          abandon({ ok: false, error, abandoned: true });
         });
       }
     });

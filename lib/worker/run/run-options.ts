@@ -14,6 +14,8 @@ export interface RunDefaults extends AckPolicy {
   ignoreResult: boolean;
   timeLimit: number | null;
   softTimeLimit: number | null;
+  /** Celery's `result_extended`: a stored state also names the task, its arguments, worker, retries and queue. */
+  resultExtended?: boolean;
 }
 
 export interface RunOptions {

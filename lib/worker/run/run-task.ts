@@ -12,7 +12,7 @@ import type { TaskMessage } from '../../protocol/types.js';
 import { bindArguments } from '../../registry/args.js';
 import type { TaskContext } from '../../registry/context.js';
 import type { AnyTask } from '../../registry/define-task.js';
-import { type Ending, type RunEnd, handleError, handleSuccess, storeResult } from './after-run.js';
+import { type Ending, type RunEnd, extendedFields, handleError, handleSuccess, storeResult } from './after-run.js';
 import { type RunDefaults, type RunOptions, type TaskOverrides, resolveRunOptions } from './run-options.js';
 import { createTaskContext } from './task-context.js';
 import { type AckPolicy, ackOnStart } from '../settle/decide.js';
@@ -107,6 +107,7 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun, options: RunOption
     events,
     ignoreResult: options.ignoreResult,
     runtime: () => (performance.now() - t0) / 1000,
+    ...(input.defaults.resultExtended ? { extended: extendedFields(msg, input.nodeName, delivery.routingKey) } : {}),
   };
 
   // The one settling outside `decide` (its header says why): an early-ack task is acked as it starts, and the
