@@ -28,6 +28,29 @@ export interface Batched {
   released?: () => void;
 }
 
+type RawProperties = Delivery['raw']['properties'];
+
+/** The properties a delivery shows the worker (clusterId, which Celery never sets, left out). */
+const RAW_PROPERTIES = [
+  'contentType',
+  'contentEncoding',
+  'correlationId',
+  'replyTo',
+  'priority',
+  'deliveryMode',
+  'expiration',
+  'messageId',
+  'timestamp',
+  'type',
+  'appId',
+  'userId',
+  'headers',
+] as const satisfies ReadonlyArray<keyof RawProperties>;
+
+function copyProperty<K extends keyof RawProperties>(to: RawProperties, from: RawProperties, k: K): void {
+  to[k] = from[k];
+}
+
 export class AmqpDelivery implements Delivery {
   settled = false;
   constructor(
@@ -43,41 +66,11 @@ export class AmqpDelivery implements Delivery {
     return (this.rawView ??= this.view());
   }
   private view(): Delivery['raw'] {
-    // amqplib types every property `any`: read here as what AMQP carries (clusterId, which Celery never sets, left out).
-    const p: Delivery['raw']['properties'] = this.msg.properties;
-    const {
-      contentType,
-      contentEncoding,
-      correlationId,
-      replyTo,
-      priority,
-      deliveryMode,
-      expiration,
-      messageId,
-      timestamp,
-      type,
-      appId,
-      userId,
-      headers,
-    } = p;
-    return {
-      body: this.msg.content,
-      properties: {
-        contentType,
-        contentEncoding,
-        correlationId,
-        replyTo,
-        priority,
-        deliveryMode,
-        expiration,
-        messageId,
-        timestamp,
-        type,
-        appId,
-        userId,
-        headers,
-      },
-    };
+    // amqplib types every property `any`: read here as what AMQP carries.
+    const p: RawProperties = this.msg.properties;
+    const properties: RawProperties = {};
+    for (const k of RAW_PROPERTIES) copyProperty(properties, p, k);
+    return { body: this.msg.content, properties };
   }
   get exchange() {
     return this.msg.fields.exchange;
