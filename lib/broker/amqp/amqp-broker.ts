@@ -37,6 +37,7 @@ import { delayedStats } from './delayed-stats.js';
 import { actOnDelayLevels } from './delayed-tools.js';
 import { AmqpDeclarations, scratch, statsOn } from './amqp-declare.js';
 import { AmqpConnection, type AmqpConnectionOptions } from './connection.js';
+import { Copies, copyKey } from './copies.js';
 import type { Renewal } from './stuck-publish.js';
 import {
   MAX_DELAY_SECONDS,
@@ -69,14 +70,20 @@ export class AmqpBroker implements Broker {
   readonly kind = 'amqp';
   readonly capabilities = AMQP_CAPABILITIES;
   private readonly conn: AmqpConnection;
+  /** Task messages delivered lately, and those that may come twice (copies.ts). */
+  private readonly copies = new Copies();
   private readonly declared: AmqpDeclarations;
   private readonly consumers: AmqpConsumers;
 
   constructor(private readonly opts: AmqpBrokerOptions) {
-    this.conn = new AmqpConnection(opts, async (model) => {
-      await this.declared.restoreOn(model);
-      await this.consumers.restoreAll();
-    });
+    this.conn = new AmqpConnection(
+      opts,
+      async (model) => {
+        await this.declared.restoreOn(model);
+        await this.consumers.restoreAll();
+      },
+      this.copies,
+    );
     this.declared = new AmqpDeclarations(
       { logger: opts.logger, queueType: opts.queueType },
       async () => (await this.conn.ready()).model,
@@ -89,6 +96,22 @@ export class AmqpBroker implements Broker {
       model: () => conn.current,
       connected: () => conn.connected,
       closing: () => conn.closing,
+      admit: (m) => {
+        const why = this.copies.admit(copyKey(m), m.redelivered);
+        if (why === undefined) return true;
+        const id = String(m.headers?.['id']);
+        opts.logger.info(
+          why === 'second copy'
+            ? `discarded a second copy of task ${id}: sent again after a lost confirm, the broker had it already`
+            : `discarded task ${id} delivered again: it was acked here, the ack was lost with its connection`,
+          { task_id: id, retries: m.headers?.['retries'] },
+        );
+        return false;
+      },
+      acked: (m) => {
+        const key = copyKey(m);
+        if (key !== undefined) this.copies.acked(key);
+      },
     };
     this.consumers = new AmqpConsumers(
       host,
@@ -192,7 +215,7 @@ export class AmqpBroker implements Broker {
   async deadLetter(delivery: Delivery, why: DeadLetterReason): Promise<void> {
     await sendDeadLetter(
       {
-        send: (queue, m) => this.publish('', queue, m.body, m.properties, true),
+        send: (queue, m) => this.conn.publish('', queue, m.body, m.properties, true, true),
         declare: (queue) => this.declared.declareDeadLetterQueue(queue),
         isDeclared: (queue) => this.declared.isDeadLetterQueue(queue),
       },

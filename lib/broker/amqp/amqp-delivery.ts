@@ -26,6 +26,8 @@ export interface Batched {
   slot: AckSlot<AckMeta>;
   /** Told once when it is settled (or given up on): its bytes are no longer held (held-window.ts). */
   released?: () => void;
+  /** Told when it is acked on a live channel (copies.ts: a redelivery of it is not run again). */
+  onAck?: () => void;
 }
 
 type RawProperties = Delivery['raw']['properties'];
@@ -89,6 +91,8 @@ export class AmqpDelivery implements Delivery {
     this.settle('ack', () => {
       if (b) {
         if (!b.batcher.ack(b.slot)) throw new BrokerError('channel closed');
+        // Sent on a live channel: handled here, whether or not the ack reaches the broker.
+        b.onAck?.();
       } else this.channel.ack(this.msg);
     });
   }

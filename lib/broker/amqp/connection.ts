@@ -25,6 +25,8 @@ import { AckBatcher } from './ack-batcher.js';
 import { FailoverList, connectTo } from './amqp-connect.js';
 import type { AckMeta, DeliveryChannels } from './amqp-delivery.js';
 import { ConfirmPublisher } from './amqp-publish.js';
+import type { Copies } from './copies.js';
+import { Doubts } from './doubts.js';
 import { DEFAULT_STUCK_BOUNDS, type Renewal, type StuckBounds, StuckPublishWatch } from './stuck-publish.js';
 
 export interface AmqpConnectionOptions {
@@ -69,8 +71,8 @@ export class AmqpConnection implements DeliveryChannels {
   private readonly retired = new WeakSet<Channel>();
   /** Stuck publish channels renewed since start: by a new channel, or by a new connection. */
   readonly publishRenewals: Record<Renewal, number> = { channel: 0, connection: 0 };
-  /** Publishes sent again on a renewed channel or connection (each may reach the queue twice). */
-  publishesResentOnRenewal = 0;
+  /** Publishes left unconfirmed by a lost or renewed connection: what became of them. */
+  private readonly doubts: Doubts;
   private readonly liveChannels = new WeakSet<Channel>();
   readonly events = new EventEmitter();
   private closingNow = false;
@@ -91,6 +93,7 @@ export class AmqpConnection implements DeliveryChannels {
   constructor(
     private readonly opts: AmqpConnectionOptions,
     private readonly restore: (model: ChannelModel) => Promise<void>,
+    copies: Copies,
   ) {
     this.failover = new FailoverList(opts.url);
     this.stuck = new StuckPublishWatch(opts.stuckPublish ?? DEFAULT_STUCK_BOUNDS);
@@ -101,6 +104,12 @@ export class AmqpConnection implements DeliveryChannels {
         this.checkStuck();
       },
     });
+    this.doubts = new Doubts(this.publisher, copies, opts.logger, (ch) => this.publishCh === ch && !this.closingNow);
+  }
+
+  /** Publishes sent again after their connection was lost or renewed unconfirmed (each may reach a queue twice). */
+  get publishesResentOnRenewal(): number {
+    return this.doubts.sentAgain;
   }
 
   /** Set while RabbitMQ blocks the connection that publishes (a memory or disk alarm). */
@@ -241,7 +250,10 @@ export class AmqpConnection implements DeliveryChannels {
   private async setUpOn(model: ChannelModel, publishModel: ChannelModel, url: string): Promise<void> {
     const consumeCh = await model.createChannel();
     const publishCh = await publishModel.createConfirmChannel();
-    this.publisher.watch(publishCh);
+    // The fence: RabbitMQ deletes an exclusive queue when it closes its connection, and has then routed
+    // everything that connection sent. Until it is gone, a publish in doubt may still reach a queue.
+    const fence = (await publishCh.assertQueue('', { exclusive: true, durable: false })).queue;
+    this.publisher.watch(publishCh, fence);
     for (const ch of [consumeCh, publishCh]) this.guard(model, ch);
     const acks = this.ackBatcher(consumeCh);
     consumeCh.on('close', () => this.dropAcks(acks));
@@ -265,12 +277,8 @@ export class AmqpConnection implements DeliveryChannels {
       });
     }
     this.everConnected = true;
-    // Publishes taken off a stuck connection's channel go out again on this one.
-    const resent = this.publisher.resendDetached(publishCh);
-    this.publishesResentOnRenewal += resent;
-    if (resent > 0) {
-      this.opts.logger.info(`sent again ${resent} publish(es) left unconfirmed on the renewed connection`, { resent });
-    }
+    // Publishes whose confirm was lost with an earlier connection: their doubt is settled on this one.
+    void this.doubts.settle(model, publishCh);
     // Nacks heard on a previous connection say nothing of this one.
     this.stuck.renewed('connection');
     this.watchStuck();
@@ -382,7 +390,7 @@ export class AmqpConnection implements DeliveryChannels {
     this.stuck.renewed('connection');
     this.publishRenewals.connection++;
     this.opts.logger.warn(
-      `publish channels stuck: nothing confirmed for more than ${this.stuck.bounds.connectionMs} ms on renewed channels; opening a new connection, ${moved} unconfirmed publish(es) to send again`,
+      `publish channels stuck: nothing confirmed for more than ${this.stuck.bounds.connectionMs} ms on renewed channels; opening a new connection, ${moved} unconfirmed publish(es) in doubt`,
       { resent: moved, broker_url: this.connectedTo },
     );
     // As a lost connection: reconnected (to the next URL of a failover list), where the detached publishes go out.
@@ -482,9 +490,10 @@ export class AmqpConnection implements DeliveryChannels {
     body: Buffer,
     p: PublishProperties,
     mandatory = false,
+    deadLetter = false,
   ): Promise<void> {
     const { publishCh } = await this.ready();
-    await this.publisher.publish(publishCh, exchange, routingKey, body, p, mandatory);
+    await this.publisher.publish(publishCh, exchange, routingKey, body, p, mandatory, deadLetter);
   }
 
   async close(): Promise<void> {
