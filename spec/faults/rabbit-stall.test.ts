@@ -7,7 +7,7 @@
  * already be in a queue, or arrive there when the link heals: none of them may be sent again into a second copy.
  * Once the link is back, every id is accounted for: no task run twice, no dead letter twice, none lost.
  *
- * Not yet held: with the 10 s heartbeat, a few countdowns (10–16 of 200) still run twice: their message came back
+ * Not yet held: with the 10 s heartbeat, a few countdowns (5–16 of 200) still run twice: their message came back
  * unacked on the new connection while the countdown parked for it was in doubt. That case is asserted as it is
  * (countdowns only, nothing else run twice), so that any other double fails.
  */
