@@ -144,7 +144,7 @@ describe('ConfirmPublisher on a renewed channel', () => {
     expect(p.oldestUnconfirmed(asConfirm(stuck))).toEqual(expect.any(Number));
     expect(p.detachAll()).toBe(2);
     const fresh = new FakeChannel();
-    expect(p.resendDetached(asConfirm(fresh))).toBe(2);
+    for (const d of p.detached()) p.sendAgain(d, asConfirm(fresh));
     expect(p.oldestUnconfirmed(asConfirm(stuck))).toBeUndefined();
     // The old channel closes and fails what it had: ignored.
     for (const s of stuck.sent) s.cb(new Error('channel closed'));
@@ -161,6 +161,38 @@ describe('ConfirmPublisher on a renewed channel', () => {
     ch.sent[0]?.cb(new Error('nack'));
     await expect(send).rejects.toThrow('publish was not confirmed');
     expect(nacks).toBe(1);
+  });
+
+  test('a publish whose channel closes with its connection is in doubt: neither failed nor sent again until told', async () => {
+    const p = new ConfirmPublisher();
+    const ch = new FakeChannel();
+    const lost = p.publish(asConfirm(ch), '', 'q', Buffer.from('a'), props);
+    const held = p.publish(asConfirm(ch), '', 'q', Buffer.from('b'), props);
+    let settled = 0;
+    void lost.then(() => settled++);
+    void held.then(() => settled++);
+    for (const s of ch.sent) s.cb(new Error('channel closed'));
+    await new Promise((r) => setImmediate(r));
+    expect(settled).toBe(0);
+    const [a, b] = p.detached();
+    if (!a || !b) throw new Error('both are in doubt');
+    const fresh = new FakeChannel();
+    p.sendAgain(a, asConfirm(fresh));
+    p.heldByBroker(b);
+    expect(fresh.sent).toHaveLength(1);
+    fresh.sent[0]?.cb(null);
+    await expect(Promise.all([lost, held])).resolves.toEqual([undefined, undefined]);
+  });
+
+  test('a publish whose channel the broker closed with an error fails: sent again, it would fail again', async () => {
+    const p = new ConfirmPublisher();
+    const ch = new FakeChannel();
+    p.watch(asConfirm(ch));
+    const send = p.publish(asConfirm(ch), 'missing', 'q', Buffer.from('a'), props);
+    ch.emit('error', new Error('NOT_FOUND - no exchange'));
+    ch.sent[0]?.cb(new Error('channel closed'));
+    await expect(send).rejects.toThrow('publish was not confirmed');
+    expect(p.detached()).toEqual([]);
   });
 
   test('detached publishes fail when the broker closes before a new connection', async () => {

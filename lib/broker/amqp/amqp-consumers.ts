@@ -52,6 +52,16 @@ export interface ConsumerHost extends DeliveryChannels {
   model(): ChannelModel | undefined;
   connected(): boolean;
   closing(): boolean;
+  /** False for a second copy of a message sent again after a lost confirm: acked, never handed on (copies.ts). */
+  admit(m: TaskRoute & { redelivered: boolean }): boolean;
+  /** A delivery of a consumer was acked here. */
+  acked(m: TaskRoute): void;
+}
+
+/** What a task message is known by (copies.ts). */
+interface TaskRoute {
+  headers: Record<string, unknown> | undefined;
+  exchange: string;
 }
 
 export interface RestoreBackoff {
@@ -146,8 +156,15 @@ export class AmqpConsumers {
           queue,
           correlationId: msg.properties.correlationId as string | undefined,
         });
+        const { exchange, redelivered } = msg.fields;
+        const headers: Record<string, unknown> | undefined = msg.properties.headers;
+        if (!this.host.admit({ headers, exchange, redelivered })) {
+          acks.ack(slot);
+          return;
+        }
+        const onAck = () => this.host.acked({ headers, exchange });
         if (!window || !take) {
-          handler(new AmqpDelivery(this.host, ch, msg, queue, { batcher: acks, slot }));
+          handler(new AmqpDelivery(this.host, ch, msg, queue, { batcher: acks, slot, onAck }));
           return;
         }
         const bytes = msg.content.length;
@@ -160,7 +177,7 @@ export class AmqpConsumers {
           const drained = take.unsettled === 0 && c.earlier.delete(take) && c.earlier.size === 0;
           this.settledOne(held, drained ? queue : undefined);
         };
-        const delivery = new AmqpDelivery(this.host, ch, msg, queue, { batcher: acks, slot, released });
+        const delivery = new AmqpDelivery(this.host, ch, msg, queue, { batcher: acks, slot, released, onAck });
         if (held === this.held) {
           if (held.over) this.pauseAll();
           else if (window.arrived(bytes, take.window)) this.retune(queue, c);

@@ -9,7 +9,7 @@ import type { Logger } from '../../logger.js';
 import type { DelayQueueType, ExchangeSpec, QueueSpec, QueueStats } from '../broker.js';
 import { type QueueDecl, type Topology, delayBinding, delayTopology, exchangeDecl } from './topology.js';
 
-function amqpCode(err: unknown): number | undefined {
+export function amqpCode(err: unknown): number | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'number' ? code : undefined;
 }

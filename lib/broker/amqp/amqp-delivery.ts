@@ -26,6 +26,31 @@ export interface Batched {
   slot: AckSlot<AckMeta>;
   /** Told once when it is settled (or given up on): its bytes are no longer held (held-window.ts). */
   released?: () => void;
+  /** Told when it is acked on a live channel (copies.ts: a redelivery of it is not run again). */
+  onAck?: () => void;
+}
+
+type RawProperties = Delivery['raw']['properties'];
+
+/** The properties a delivery shows the worker (clusterId, which Celery never sets, left out). */
+const RAW_PROPERTIES = [
+  'contentType',
+  'contentEncoding',
+  'correlationId',
+  'replyTo',
+  'priority',
+  'deliveryMode',
+  'expiration',
+  'messageId',
+  'timestamp',
+  'type',
+  'appId',
+  'userId',
+  'headers',
+] as const satisfies ReadonlyArray<keyof RawProperties>;
+
+function copyProperty<K extends keyof RawProperties>(to: RawProperties, from: RawProperties, k: K): void {
+  to[k] = from[k];
 }
 
 export class AmqpDelivery implements Delivery {
@@ -43,41 +68,11 @@ export class AmqpDelivery implements Delivery {
     return (this.rawView ??= this.view());
   }
   private view(): Delivery['raw'] {
-    // amqplib types every property `any`: read here as what AMQP carries (clusterId, which Celery never sets, left out).
-    const p: Delivery['raw']['properties'] = this.msg.properties;
-    const {
-      contentType,
-      contentEncoding,
-      correlationId,
-      replyTo,
-      priority,
-      deliveryMode,
-      expiration,
-      messageId,
-      timestamp,
-      type,
-      appId,
-      userId,
-      headers,
-    } = p;
-    return {
-      body: this.msg.content,
-      properties: {
-        contentType,
-        contentEncoding,
-        correlationId,
-        replyTo,
-        priority,
-        deliveryMode,
-        expiration,
-        messageId,
-        timestamp,
-        type,
-        appId,
-        userId,
-        headers,
-      },
-    };
+    // amqplib types every property `any`: read here as what AMQP carries.
+    const p: RawProperties = this.msg.properties;
+    const properties: RawProperties = {};
+    for (const k of RAW_PROPERTIES) copyProperty(properties, p, k);
+    return { body: this.msg.content, properties };
   }
   get exchange() {
     return this.msg.fields.exchange;
@@ -96,6 +91,8 @@ export class AmqpDelivery implements Delivery {
     this.settle('ack', () => {
       if (b) {
         if (!b.batcher.ack(b.slot)) throw new BrokerError('channel closed');
+        // Sent on a live channel: handled here, whether or not the ack reaches the broker.
+        b.onAck?.();
       } else this.channel.ack(this.msg);
     });
   }
