@@ -70,15 +70,24 @@ export function cpuGroup(name: string, limit: CpuLimit): CpuGroup {
     },
     remove() {
       for (const dir of [cpu, cpuset]) {
-        // Its tasks go back to the root group first; rmdir fails on a group that still has any.
-        for (const tid of fs.readFileSync(path.join(dir, 'tasks'), 'utf8').split('\n').filter(Boolean)) {
+        // Its tasks go back to the root group first; rmdir fails (EBUSY) on a group that still has any, and a
+        // process still alive in it can start a thread meanwhile: move and try again until it is empty.
+        for (let attempt = 1; ; attempt++) {
+          for (const tid of fs.readFileSync(path.join(dir, 'tasks'), 'utf8').split('\n').filter(Boolean)) {
+            try {
+              fs.writeFileSync(path.join(path.dirname(dir), 'tasks'), tid);
+            } catch {
+              // exited meanwhile
+            }
+          }
           try {
-            fs.writeFileSync(path.join(path.dirname(dir), 'tasks'), tid);
-          } catch {
-            // exited meanwhile
+            fs.rmdirSync(dir);
+            break;
+          } catch (err) {
+            if ((err as NodeJS.ErrnoException).code !== 'EBUSY' || attempt >= 50) throw err;
+            Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
           }
         }
-        fs.rmdirSync(dir);
       }
     },
   };
