@@ -8,9 +8,9 @@ import type { Logger } from '../lib/logger.js';
 import { TaskPublisher } from '../lib/worker/publisher.js';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { randomUUID } from 'node:crypto';
-import type { BeatEntry } from './smarter-schedule.js';
+import type { BeatEntry } from '../tasks/beat-schedule.js';
 import { type EntryStore, KeptState, type ScheduleStore } from './store.js';
-import { isDue, nextRun } from './schedules.js';
+import { isDue, nextRun } from '../lib/beat/schedules.js';
 
 /**
  * The sender lock: the broker's (`Broker.lock`, renewed on its own), or one renewed on each tick as RedBeat

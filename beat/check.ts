@@ -5,7 +5,7 @@
  */
 import type { QueueKind } from '../tasks/catalog.js';
 import type { Consumers } from './deployments.js';
-import type { BeatEntry, ScheduleQueues } from './smarter-schedule.js';
+import type { BeatEntry, ScheduleQueues } from '../tasks/beat-schedule.js';
 
 export interface CheckInput {
   entries: BeatEntry[];

@@ -18,7 +18,7 @@ import { Beat } from './beat.js';
 import { checkSchedule } from './check.js';
 import { deploymentConsumers } from './deployments.js';
 import { BEAT_SETTINGS } from './settings.js';
-import { smarterSchedule } from './smarter-schedule.js';
+import { smarterSchedule } from '../tasks/beat-schedule.js';
 import { lockTimeoutMs, redBeat } from './redbeat.js';
 import { FileStore } from './store.js';
 

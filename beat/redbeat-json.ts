@@ -4,7 +4,7 @@
  * datetimes in UTC with the offset 0.0 that Celery's UTC `app.now()` gives) and read whatever it may have
  * written (an offset in seconds or a zone name). `rrule` schedules are not supported: such an entry is skipped.
  */
-import { type Schedule, type CrontabSpec, crontab, every } from './schedules.js';
+import { type Schedule, type CrontabSpec, crontab, every } from '../lib/beat/schedules.js';
 
 export class RedBeatFormatError extends Error {
   readonly code = 'REDBEAT_FORMAT';

@@ -11,8 +11,8 @@ import { Redis } from 'ioredis';
 import { LuaScript } from '../lib/broker/redis/script.js';
 import type { Logger } from '../lib/logger.js';
 import { decodeDefinition, decodeMeta, encodeDefinition, encodeMeta } from './redbeat-json.js';
-import { type Schedule, nextRun } from './schedules.js';
-import type { BeatEntry } from './smarter-schedule.js';
+import { type Schedule, nextRun } from '../lib/beat/schedules.js';
+import type { BeatEntry } from '../tasks/beat-schedule.js';
 import { type EntryState, type EntryStore, type PlannedEntry, LEGACY_REDIS_KEY, legacyState } from './store.js';
 
 export interface RedBeatKeys {

@@ -5,7 +5,7 @@
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { Redis } from 'ioredis';
-import type { BeatEntry } from './smarter-schedule.js';
+import type { BeatEntry } from '../tasks/beat-schedule.js';
 
 export interface EntryState {
   lastRunAt: number;

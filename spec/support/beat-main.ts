@@ -11,7 +11,7 @@ import { AmqpLock } from '../../lib/broker/amqp/amqp-lock.js';
 import { createBroker } from '../../lib/broker/create-broker.js';
 import { createLogger } from '../../lib/logger.js';
 import { Beat } from '../../beat/beat.js';
-import { every } from '../../beat/schedules.js';
+import { every } from '../../lib/beat/schedules.js';
 import { RedisStore } from '../../beat/store.js';
 import { redBeat } from '../../beat/redbeat.js';
 

@@ -1,8 +1,8 @@
 /** The queue contract (ADR-030, rule 3): each of the three mistakes fails the check with a message naming entry, task and queue. */
 import { checkSchedule } from '../../beat/check.js';
 import { deploymentConsumers } from '../../beat/deployments.js';
-import { type BeatEntry, smarterSchedule } from '../../beat/smarter-schedule.js';
-import { every } from '../../beat/schedules.js';
+import { type BeatEntry, smarterSchedule } from '../../tasks/beat-schedule.js';
+import { every } from '../../lib/beat/schedules.js';
 import { SMARTER_CATALOG } from '../../tasks/catalog.js';
 import { smarterTasks } from '../../tasks/index.js';
 

@@ -4,7 +4,7 @@
  * fails puts the previous state back, so the run is tried again rather than lost.
  */
 import { Beat } from '../../beat/beat.js';
-import { every } from '../../beat/schedules.js';
+import { every } from '../../lib/beat/schedules.js';
 import type { EntryState, ScheduleStore } from '../../beat/store.js';
 import { nullLogger } from '../../lib/logger.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';

@@ -11,7 +11,7 @@ import {
   encodeDefinition,
   encodeMeta,
 } from '../../beat/redbeat-json.js';
-import { crontab, every } from '../../beat/schedules.js';
+import { crontab, every } from '../../lib/beat/schedules.js';
 import { loadConfig } from '../../lib/config/settings.js';
 
 test("RedBeat's key names: <prefix>:lock, :schedule, :statics; a lock key is prefixed unless it starts with the prefix", () => {

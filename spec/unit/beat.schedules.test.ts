@@ -1,5 +1,5 @@
 /** Beat's schedule math, table-tested with an injected clock (UTC): intervals, crontab fields and edge cases. */
-import { crontab, every, isDue, nextRun, parseCronField } from '../../beat/schedules.js';
+import { crontab, every, isDue, nextRun, parseCronField } from '../../lib/beat/schedules.js';
 
 const T = (iso: string) => Date.parse(iso);
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');

@@ -4,7 +4,7 @@
  * default, or one Smarter requires that is optional here, is no difference; a renamed, moved or newly required
  * one is.
  */
-import type { BeatEntry } from '../../../beat/smarter-schedule.js';
+import type { BeatEntry } from '../../beat-schedule.js';
 import type { RetryPolicy } from '../../../lib/registry/define-task.js';
 import { DEFAULT_MAX_RETRIES } from '../../../lib/worker/run/retry.js';
 import { SMARTER_SETTINGS } from '../../settings.js';

@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 import type { AnyTask, RetryPolicy } from '../../../lib/registry/define-task.js';
-import { type BeatEntry, smarterSchedule } from '../../../beat/smarter-schedule.js';
+import { type BeatEntry, smarterSchedule } from '../../beat-schedule.js';
 import { smarterTasks } from '../../index.js';
 import { SMARTER_SETTINGS } from '../../settings.js';
 

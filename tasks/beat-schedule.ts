@@ -2,7 +2,7 @@
  * Smarter's Beat schedule (`smarter/workers/celerybeat.py`, line B): eleven plain intervals, each naming the
  * queue of its task's kind; the queue names come from the same settings the workers and producers read.
  */
-import { type Schedule, every } from './schedules.js';
+import { type Schedule, every } from '../lib/beat/schedules.js';
 
 export interface BeatEntry {
   name: string;
