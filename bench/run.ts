@@ -29,16 +29,17 @@ interface Step {
 }
 const steps: Step[] = quick
   ? [
-      { bench: 'accumulate', file: 'accumulate', args: ['2000', '4'] },
-      { bench: 'startup', file: 'startup', args: ['3'] },
-      { bench: 'latency', file: 'latency', args: ['100,1000', '3'] },
-      { bench: 'isolation', file: 'isolation', args: ['100', '3', '100'] },
-      { bench: 'isolation', file: 'isolation-limits', args: ['100', '3', '100'] },
-      { bench: 'isolation', file: 'isolation', args: ['100', '3', '2000', '60'] },
-      { bench: 'memory', file: 'memory', args: ['1000,10000', '10000'] },
-      { bench: 'charges', file: 'charges', args: ['500', '100', '3'] },
-      { bench: 'broker-cpu', file: 'broker-cpu', args: ['200', '10', '3'] },
-      { bench: 'tracing', file: 'tracing', args: ['1000', '2'] },
+      // A smoke run: every benchmark and code path once, at the smallest sizes that still exercise them.
+      { bench: 'accumulate', file: 'accumulate', args: ['500', '4'] },
+      { bench: 'startup', file: 'startup', args: ['2'] },
+      { bench: 'latency', file: 'latency', args: ['100', '2'] },
+      { bench: 'isolation', file: 'isolation', args: ['100', '2', '100'] },
+      { bench: 'isolation', file: 'isolation-limits', args: ['100', '2', '100'] },
+      { bench: 'isolation', file: 'isolation', args: ['100', '2', '200', '60'] },
+      { bench: 'memory', file: 'memory', args: ['1000,2000', '2000'] },
+      { bench: 'charges', file: 'charges', args: ['200', '100', '2'] },
+      { bench: 'broker-cpu', file: 'broker-cpu', args: ['100', '5', '3'] },
+      { bench: 'tracing', file: 'tracing', args: ['500', '2'] },
     ]
   : [
       { bench: 'accumulate', file: 'accumulate', args: ['20000', '4'] },

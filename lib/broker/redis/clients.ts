@@ -39,8 +39,10 @@ export class RedisClients {
         enableAutoPipelining: true,
       });
       // ioredis rejects a failed connect with "Connection is closed."; the cause (refused, untrusted certificate)
-      // comes only as an error event, kept here so that the retry warning can say it.
-      r.on('error', (err: Error) => void (this.lastError = err.message));
+      // comes only as an error event, kept here so that the retry warning can say it. The first since it was
+      // last told is kept: the four clients fail together, and a later one (a TLS peer's alert as a handshake is
+      // cut short) can hide the cause.
+      r.on('error', (err: Error) => void (this.lastError ??= err.message));
       return r;
     };
     this.cmd = make('smarter-worker');
@@ -50,6 +52,7 @@ export class RedisClients {
     this.cmd.on('ready', () => {
       const was = this.connected;
       this.connected = true;
+      this.lastError = undefined;
       if (this.lostAt !== undefined) {
         const awayMs = Date.now() - this.lostAt;
         this.lostAt = undefined;
