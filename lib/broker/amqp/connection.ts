@@ -268,6 +268,9 @@ export class AmqpConnection implements DeliveryChannels {
     this.acks = acks;
     this.publishCh = publishCh;
     await this.restore(model);
+    // Closed while this connection was being made (a shutdown during a reconnect): it must not outlive the close,
+    // which found nothing to close yet; open() closes both connections on this error.
+    if (this.closingNow) throw new BrokerError('closed while connecting');
     this.connected = true;
     this.attempt = 0;
     this.failedInARow = 0;
