@@ -151,6 +151,21 @@ describe('Copies: a countdown without doubt', () => {
     expect(c.admit('n:0:parked', false)).toBeUndefined();
   });
 
+  test('a parked copy acked here and delivered again (its ack lost) is not run again; parked again, it runs', () => {
+    const c = new Copies();
+    expect(c.admit('r:0:parked', false)).toBeUndefined();
+    c.acked('r:0:parked');
+    c.reconnected();
+    expect(c.admit('r:0:parked', true)).toBe('acked before');
+    // Not yet due when the level released it: parked again and acked, then delivered again after a lost link.
+    const early = new Copies();
+    expect(early.admit('s:0:parked', false)).toBeUndefined();
+    early.publishing('s:0:parked');
+    early.acked('s:0:parked');
+    early.reconnected();
+    expect(early.admit('s:0:parked', true)).toBeUndefined();
+  });
+
   test('a parked copy from elsewhere (parked by another worker or producer) runs', () => {
     const c = new Copies();
     expect(c.admit('o:0:parked', false)).toBeUndefined();

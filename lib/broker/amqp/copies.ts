@@ -174,18 +174,19 @@ export class Copies {
   }
 
   private discard(key: string, redelivered: boolean): Discard | undefined {
-    if (redelivered && this.acks.has(key)) return 'acked before';
     const a = this.attempts.get(attemptOf(key));
     const h = a?.handed;
     if (isParked(key)) {
+      // Parked since a copy of it was last handed on here (or never handed on here): this copy is that park's.
       if (!h || h.at < (a?.parkedAt ?? 0)) return undefined;
-      // Handed on since its last park, and settled here or still in hand here (a copy left unacked on a lost
-      // connection goes back to the broker: whoever takes it handles it). A parked copy delivered again while the
-      // one in hand is parked too is that copy, requeued: its handling starts again.
-      const here = h.acked || (h.connection === this.connection && !(redelivered && h.parked));
-      if (here) return h.parked ? 'second copy' : 'ran here';
+      if (h.acked) return redelivered && h.parked ? 'acked before' : h.parked ? 'second copy' : 'ran here';
+      // Still in hand here: another copy is discarded. One left unacked on a lost connection goes back to the
+      // broker, whoever takes it handles it; and a parked copy delivered again while the one in hand is parked
+      // too is that copy, requeued: its handling starts again.
+      if (h.connection === this.connection && !(redelivered && h.parked)) return h.parked ? 'second copy' : 'ran here';
       return undefined;
     }
+    if (redelivered && this.acks.has(key)) return 'acked before';
     if (redelivered) return a?.parkedSeen === true ? 'parked before' : undefined;
     if (this.delivered.has(key) && this.twice.delete(key)) return 'second copy';
     return undefined;
