@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FailoverList, effectiveUrl } from '../../lib/broker/amqp/amqp-connect.js';
+import { FailoverList, Reconnects, effectiveUrl } from '../../lib/broker/amqp/amqp-connect.js';
 import { describeConfig, loadConfig, redactUrl } from '../../lib/config/settings.js';
 import { describeTlsFailure, parseTlsSetting, redisTls, tlsConnectOptions } from '../../lib/config/tls.js';
 import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
@@ -68,6 +68,23 @@ describe('broker URL failover list', () => {
     const single = new FailoverList('amqp://a');
     single.failed();
     expect([single.current, single.roundDone]).toEqual(['amqp://a', true]);
+  });
+
+  test('reconnects: at once to the next URL within a cycle, then a doubling wait (±20 %) up to the cap, reset by a success', () => {
+    const r = new Reconnects('amqp://u:secret@a;amqp://b', 100, 300);
+    expect(r.failed()).toBe(0);
+    expect(r.describe(0)).toBe('retrying with amqp://b in 0 ms');
+    const waits = Array.from({ length: 8 }, () => r.failed());
+    expect(waits.filter((_, i) => i % 2 === 1)).toEqual([0, 0, 0, 0]);
+    const [w1, w2, w3, w4] = waits.filter((_, i) => i % 2 === 0);
+    expect([w1, w2, w3, w4].every((w) => w !== undefined)).toBe(true);
+    expect([(w1 ?? 0) >= 80 && (w1 ?? 0) <= 120, (w2 ?? 0) >= 160 && (w2 ?? 0) <= 240]).toEqual([true, true]);
+    expect([(w3 ?? 0) >= 240 && (w3 ?? 0) <= 360, (w4 ?? 0) >= 240 && (w4 ?? 0) <= 360]).toEqual([true, true]);
+    r.succeeded();
+    expect(r.url).toBe('amqp://b');
+    expect(r.failed()).toBe(0);
+    expect(r.failed()).toBeLessThanOrEqual(120);
+    expect(new Reconnects('amqp://a', 100, 300).describe(5)).toBe('retrying in 5 ms');
   });
 });
 

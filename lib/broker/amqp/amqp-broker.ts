@@ -37,7 +37,7 @@ import { delayedStats } from './delayed-stats.js';
 import { actOnDelayLevels } from './delayed-tools.js';
 import { AmqpDeclarations, scratch, statsOn } from './amqp-declare.js';
 import { AmqpConnection, type AmqpConnectionOptions } from './connection.js';
-import { Copies, copyKey } from './copies.js';
+import { Copies, type Discard, copyKey } from './copies.js';
 import type { Renewal } from './stuck-publish.js';
 import {
   MAX_DELAY_SECONDS,
@@ -66,6 +66,14 @@ const AMQP_CAPABILITIES: BrokerCapabilities = Object.freeze({
 
 export { withHeartbeat } from './amqp-connect.js';
 
+/** Why a task delivery was acked unrun (copies.ts), as the log line says it. */
+const DISCARDED: Record<Discard, string> = {
+  'second copy': '(a second copy): sent again after a lost confirm, the broker had it already',
+  'acked before': 'delivered again: it was acked here, the ack was lost with its connection',
+  'ran here': 'out of the delay levels: its message came back unacked and was handled here since it was parked',
+  'parked before': 'delivered again: it was parked, and its parked copy was handed on here already',
+};
+
 export class AmqpBroker implements Broker {
   readonly kind = 'amqp';
   readonly capabilities = AMQP_CAPABILITIES;
@@ -79,6 +87,7 @@ export class AmqpBroker implements Broker {
     this.conn = new AmqpConnection(
       opts,
       async (model) => {
+        this.copies.reconnected();
         await this.declared.restoreOn(model);
         await this.consumers.restoreAll();
       },
@@ -100,12 +109,11 @@ export class AmqpBroker implements Broker {
         const why = this.copies.admit(copyKey(m), m.redelivered);
         if (why === undefined) return true;
         const id = String(m.headers?.['id']);
-        opts.logger.info(
-          why === 'second copy'
-            ? `discarded a second copy of task ${id}: sent again after a lost confirm, the broker had it already`
-            : `discarded task ${id} delivered again: it was acked here, the ack was lost with its connection`,
-          { task_id: id, retries: m.headers?.['retries'] },
-        );
+        opts.logger.info(`discarded task ${id} ${DISCARDED[why]}`, {
+          task_id: id,
+          retries: m.headers?.['retries'],
+          reason: why,
+        });
         return false;
       },
       acked: (m) => {
@@ -312,6 +320,8 @@ export class AmqpBroker implements Broker {
     p: PublishProperties,
     mandatory = false,
   ): Promise<void> {
+    // Before it is sent: a copy may arrive before its confirm does.
+    this.copies.publishing(copyKey({ headers: p.headers, exchange }));
     await this.conn.publish(exchange, routingKey, body, p, mandatory);
   }
 

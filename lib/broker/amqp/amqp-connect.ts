@@ -1,7 +1,8 @@
 /**
  * Opening an AMQP connection to one of several brokers: Celery's failover list (`amqp://a;amqp://b`), TLS as
  * `broker_use_ssl` asks, and a bound on how long one attempt may take, so that a node that accepts TCP but
- * never answers does not hold the worker away from the others. The broker and Beat's lock both connect here.
+ * never answers does not hold the worker away from the others, and when to try again (`Reconnects`). The broker
+ * and Beat's lock both connect here.
  */
 import type { ChannelModel } from 'amqplib';
 import type { ConnectionOptions } from 'node:tls';
@@ -89,5 +90,46 @@ export class FailoverList {
 
   succeeded(): void {
     this.failures = 0;
+  }
+}
+
+/**
+ * Where and when the next connection attempt goes: the next URL of the failover list, at once until every URL has
+ * failed once in a row (kombu backs off only after a full cycle), then after a doubling wait with jitter.
+ */
+export class Reconnects {
+  private readonly failover: FailoverList;
+  private attempt = 0;
+
+  constructor(
+    url: string,
+    private readonly initialMs: number,
+    private readonly maxMs: number,
+  ) {
+    this.failover = new FailoverList(url);
+  }
+
+  /** The URL to try now. */
+  get url(): string {
+    return this.failover.current;
+  }
+
+  /** The attempt failed or its connection was lost: moves to the next URL; returns how long to wait before it. */
+  failed(): number {
+    this.failover.failed();
+    if (!this.failover.roundDone) return 0;
+    const base = Math.min(this.maxMs, this.initialMs * 2 ** this.attempt++);
+    return Math.round(base * (0.8 + Math.random() * 0.4));
+  }
+
+  succeeded(): void {
+    this.attempt = 0;
+    this.failover.succeeded();
+  }
+
+  /** `retrying in N ms`, naming the URL when there are several. */
+  describe(delay: number): string {
+    const url = this.failover.urls.length > 1 ? ` with ${redactUrl(this.failover.current)}` : '';
+    return `retrying${url} in ${delay} ms`;
   }
 }

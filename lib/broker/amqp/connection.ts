@@ -11,7 +11,7 @@
  * treat any unexpected channel close as a lost connection, reconnect with backoff (the next URL of a failover
  * list first), and let the broker restore its declarations and consumers (`restore`). Deliveries from before a
  * reconnect can no longer be settled: the broker redelivers them. A publish channel that confirms nothing is
- * renewed (stuck-publish.ts), unless the broker said it blocks the connection.
+ * renewed, unless the broker said it blocks the connection (publish-watch.ts).
  */
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { EventEmitter } from 'node:events';
@@ -22,12 +22,13 @@ import type { Logger } from '../../logger.js';
 import type { PublishProperties } from '../../protocol/encode.js';
 import type { BrokerBlock, BrokerEvents } from '../broker.js';
 import { AckBatcher } from './ack-batcher.js';
-import { FailoverList, connectTo } from './amqp-connect.js';
+import { Reconnects, connectTo } from './amqp-connect.js';
 import type { AckMeta, DeliveryChannels } from './amqp-delivery.js';
 import { ConfirmPublisher } from './amqp-publish.js';
 import type { Copies } from './copies.js';
 import { Doubts } from './doubts.js';
-import { DEFAULT_STUCK_BOUNDS, type Renewal, type StuckBounds, StuckPublishWatch } from './stuck-publish.js';
+import { PublishWatch } from './publish-watch.js';
+import { DEFAULT_STUCK_BOUNDS, type Renewal, type StuckBounds } from './stuck-publish.js';
 
 export interface AmqpConnectionOptions {
   /** One URL, or Celery's failover list `amqp://a;amqp://b` (tried round-robin, the next one on loss). */
@@ -63,21 +64,17 @@ export class AmqpConnection implements DeliveryChannels {
   private consumeCh: Channel | undefined;
   private acks: AckBatcher<AckMeta> | undefined;
   private publishCh: ConfirmChannel | undefined;
-  private readonly stuck: StuckPublishWatch;
   private readonly publisher: ConfirmPublisher;
-  private stuckTimer: NodeJS.Timeout | undefined;
-  private renewing = false;
+  /** The publishing connection's block and stuck channels. */
+  private readonly watch: PublishWatch;
   /** Publish channels closed on purpose (renewed): their closing is not a lost connection. */
   private readonly retired = new WeakSet<Channel>();
-  /** Stuck publish channels renewed since start: by a new channel, or by a new connection. */
-  readonly publishRenewals: Record<Renewal, number> = { channel: 0, connection: 0 };
   /** Publishes left unconfirmed by a lost or renewed connection: what became of them. */
   private readonly doubts: Doubts;
   private readonly liveChannels = new WeakSet<Channel>();
   readonly events = new EventEmitter();
   private closingNow = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
-  private attempt = 0;
   /** Connection attempts failed since the last success (`connectFailed`). */
   private failedInARow = 0;
   private readyWaiters: Array<() => void> = [];
@@ -87,9 +84,8 @@ export class AmqpConnection implements DeliveryChannels {
   /** When the connection was lost, for the reconnect log line. */
   private lostAt: number | undefined;
   private everConnected = false;
-  private readonly failover: FailoverList;
+  private readonly reconnects: Reconnects;
   private connectedTo: string | undefined;
-  private block: BrokerBlock | undefined;
 
   /** `restore` declares again and consumes again on a fresh connection, before anyone hears it is up. */
   constructor(
@@ -97,14 +93,16 @@ export class AmqpConnection implements DeliveryChannels {
     private readonly restore: (model: ChannelModel) => Promise<void>,
     copies: Copies,
   ) {
-    this.failover = new FailoverList(opts.url);
-    this.stuck = new StuckPublishWatch(opts.stuckPublish ?? DEFAULT_STUCK_BOUNDS);
-    this.publisher = new ConfirmPublisher({
-      acked: () => this.stuck.acked(),
-      nacked: () => {
-        this.stuck.nacked();
-        this.checkStuck();
+    this.reconnects = new Reconnects(opts.url, opts.reconnectInitialMs ?? 200, opts.reconnectMaxMs ?? 15_000);
+    this.publisher = new ConfirmPublisher({ acked: () => this.watch.acked(), nacked: () => this.watch.nacked() });
+    this.watch = new PublishWatch(opts.stuckPublish ?? DEFAULT_STUCK_BOUNDS, this.publisher, opts.logger, {
+      publishModel: () => this.publishModel,
+      publishChannel: () => (this.connected && !this.closingNow ? this.publishCh : undefined),
+      replaceChannel: (old) => this.replacePublishChannel(old),
+      reconnect: async () => {
+        await this.model?.close();
       },
+      brokerUrl: () => this.connectedTo,
     });
     this.doubts = new Doubts(this.publisher, copies, opts.logger, (ch) => this.publishCh === ch && !this.closingNow);
   }
@@ -116,7 +114,12 @@ export class AmqpConnection implements DeliveryChannels {
 
   /** Set while RabbitMQ blocks the connection that publishes (a memory or disk alarm). */
   get blocked(): BrokerBlock | undefined {
-    return this.block;
+    return this.watch.blocked;
+  }
+
+  /** Stuck publish channels renewed since start: by a new channel, or by a new connection. */
+  get publishRenewals(): Readonly<Record<Renewal, number>> {
+    return this.watch.publishRenewals;
   }
 
   /** The broker this connection is on now (password hidden); undefined while disconnected. */
@@ -170,8 +173,8 @@ export class AmqpConnection implements DeliveryChannels {
       } catch (err) {
         if (this.closingNow) throw new BrokerError('closed while connecting', { cause: err });
         this.lostAt ??= Date.now();
-        const delay = this.afterFailure();
-        this.opts.logger.warn(`broker connection failed, ${this.retryWhat(delay)}`, {
+        const delay = this.reconnects.failed();
+        this.opts.logger.warn(`broker connection failed, ${this.reconnects.describe(delay)}`, {
           error: coerceError(err).message,
         });
         this.events.emit('connectFailed', ++this.failedInARow, coerceError(err));
@@ -180,27 +183,6 @@ export class AmqpConnection implements DeliveryChannels {
         await new Promise((r) => setTimeout(r, delay));
       }
     }
-  }
-
-  /**
-   * Moves to the next URL of the failover list; the wait before trying it is 0 until every URL has failed
-   * once in a row (kombu backs off only after a full cycle), then the usual backoff.
-   */
-  private afterFailure(): number {
-    this.failover.failed();
-    return this.failover.roundDone ? this.nextDelay() : 0;
-  }
-
-  private retryWhat(delay: number): string {
-    const url = this.failover.urls.length > 1 ? ` with ${redactUrl(this.failover.current)}` : '';
-    return `retrying${url} in ${delay} ms`;
-  }
-
-  private nextDelay(): number {
-    const initial = this.opts.reconnectInitialMs ?? 200;
-    const max = this.opts.reconnectMaxMs ?? 15_000;
-    const base = Math.min(max, initial * 2 ** this.attempt++);
-    return Math.round(base * (0.8 + Math.random() * 0.4));
   }
 
   private endpoint() {
@@ -213,7 +195,7 @@ export class AmqpConnection implements DeliveryChannels {
   }
 
   private async open(): Promise<void> {
-    const url = this.failover.current;
+    const url = this.reconnects.url;
     const endpoint = this.endpoint();
     const model = await connectTo(url, endpoint);
     model.on('error', (err: Error) => this.opts.logger.warn('broker connection error', { error: err.message }));
@@ -232,8 +214,8 @@ export class AmqpConnection implements DeliveryChannels {
     publishModel.on('close', () => {
       if (this.publishModel === publishModel && !this.closingNow) void model.close().catch(() => undefined);
     });
-    publishModel.on('blocked', (reason: unknown) => this.blockedBy(publishModel, reason));
-    publishModel.on('unblocked', () => this.unblocked(publishModel));
+    publishModel.on('blocked', (reason: unknown) => this.watch.blockedBy(publishModel, reason));
+    publishModel.on('unblocked', () => this.watch.unblocked(publishModel));
     try {
       await this.setUpOn(model, publishModel, url);
     } catch (err) {
@@ -272,9 +254,8 @@ export class AmqpConnection implements DeliveryChannels {
     // which found nothing to close yet; open() closes both connections on this error.
     if (this.closingNow) throw new BrokerError('closed while connecting');
     this.connected = true;
-    this.attempt = 0;
     this.failedInARow = 0;
-    this.failover.succeeded();
+    this.reconnects.succeeded();
     this.connectedTo = redactUrl(url);
     this.opts.logger.info(`broker connected to ${this.connectedTo}`, { broker_url: this.connectedTo });
     if (this.lostAt !== undefined) {
@@ -288,9 +269,7 @@ export class AmqpConnection implements DeliveryChannels {
     this.everConnected = true;
     // Publishes whose confirm was lost with an earlier connection: their doubt is settled on this one.
     void this.doubts.settle(model, publishCh);
-    // Nacks heard on a previous connection say nothing of this one.
-    this.stuck.renewed('connection');
-    this.watchStuck();
+    this.watch.connected();
     const waiters = this.readyWaiters;
     this.readyWaiters = [];
     for (const w of waiters) w();
@@ -308,102 +287,23 @@ export class AmqpConnection implements DeliveryChannels {
     });
   }
 
-  /**
-   * RabbitMQ stops reading what this connection sends until its alarm clears: publishes wait for their confirm
-   * however long it takes. Not a stuck channel, so nothing is renewed nor sent again meanwhile (a renewal would
-   * resend what the broker may already hold).
-   */
-  private blockedBy(model: ChannelModel, reason: unknown): void {
-    if (this.publishModel !== model || this.block) return;
-    this.block = {
-      reason: typeof reason === 'string' && reason !== '' ? reason : 'no reason given',
-      since: Date.now(),
-    };
-    this.opts.logger.warn(
-      `broker blocked publishing (${this.block.reason}): publishes wait for it, none is renewed or sent again`,
-      { reason: this.block.reason, broker_url: this.connectedTo },
-    );
-  }
-
-  private unblocked(model: ChannelModel): void {
-    if (this.publishModel !== model) return;
-    this.endBlock('unblocked');
-  }
-
-  private endBlock(how: 'unblocked' | 'connection lost'): void {
-    const block = this.block;
-    if (!block) return;
-    this.block = undefined;
-    const ms = Date.now() - block.since;
-    this.opts.logger.info(`broker ${how} after ${(ms / 1000).toFixed(1)} s blocked (${block.reason})`, {
-      blocked_ms: ms,
-      reason: block.reason,
-    });
-    // The wait for confirms is timed again from now: the time blocked says nothing of the channel.
-    this.stuck.restart();
-  }
-
-  private watchStuck(): void {
-    if (this.stuckTimer) clearInterval(this.stuckTimer);
-    const b = this.stuck.bounds;
-    this.stuckTimer = setInterval(() => this.checkStuck(), Math.max(100, Math.min(b.channelMs, b.connectionMs) / 4));
-    this.stuckTimer.unref();
-  }
-
-  /** A publish channel that has confirmed nothing for too long is renewed (stuck-publish.ts). */
-  private checkStuck(): void {
-    const ch = this.publishCh;
-    if (!this.connected || !ch || this.renewing || this.closingNow || this.block) return;
-    const what = this.stuck.check(this.publisher.oldestUnconfirmed(ch));
-    if (!what) return;
-    this.renewing = true;
-    (what === 'channel' ? this.renewPublishChannel(ch) : this.renewConnection())
-      .catch((err: unknown) =>
-        this.opts.logger.warn(`could not renew a stuck publish ${what}`, { error: coerceError(err).message }),
-      )
-      .finally(() => (this.renewing = false));
-  }
-
-  private async renewPublishChannel(old: ConfirmChannel): Promise<void> {
+  /** A fresh publish channel instead of `old` (stuck); false when the connection changed meanwhile. */
+  private async replacePublishChannel(old: ConfirmChannel): Promise<boolean> {
     const model = this.model;
     const publishModel = this.publishModel;
-    if (!model || !publishModel) return;
+    if (!model || !publishModel) return false;
     const fresh = await publishModel.createConfirmChannel();
     if (this.model !== model || this.publishCh !== old) {
       // The connection changed meanwhile: its own channel stands.
       await fresh.close().catch(() => undefined);
-      return;
+      return false;
     }
     this.publisher.watch(fresh);
     this.guard(model, fresh);
     this.retired.add(old);
     this.liveChannels.delete(old);
     this.publishCh = fresh;
-    // What waits on the old channel is not sent again: the broker may hold it already, and on a live
-    // connection the old channel still answers (a confirm, a nack, or its close, which fails them).
-    const waiting = this.publisher.waitingOn(old);
-    this.stuck.renewed('channel');
-    this.publishRenewals.channel++;
-    this.opts.logger.warn(
-      `publish channel stuck: nothing confirmed for more than ${this.stuck.bounds.channelMs} ms; new publishes go to a new channel, ${waiting} unconfirmed publish(es) wait for the old one's answer`,
-      { waiting, broker_url: this.connectedTo },
-    );
-    void this.publisher.settledOn(old).then(() => old.close().catch(() => undefined));
-  }
-
-  private async renewConnection(): Promise<void> {
-    const model = this.model;
-    if (!model) return;
-    // Those of every channel of this connection: its renewed channels' answers are gone with it too.
-    const moved = this.publisher.detachAll();
-    this.stuck.renewed('connection');
-    this.publishRenewals.connection++;
-    this.opts.logger.warn(
-      `publish channels stuck: nothing confirmed for more than ${this.stuck.bounds.connectionMs} ms on renewed channels; opening a new connection, ${moved} unconfirmed publish(es) in doubt`,
-      { resent: moved, broker_url: this.connectedTo },
-    );
-    // As a lost connection: reconnected (to the next URL of a failover list), where the detached publishes go out.
-    await model.close();
+    return true;
   }
 
   /** Acks of the consume channel, one `multiple` ack per event-loop turn (ack-batcher.ts). */
@@ -430,8 +330,6 @@ export class AmqpConnection implements DeliveryChannels {
 
   private lost(model: ChannelModel, err: Error | undefined): void {
     if (this.model !== model) return;
-    if (this.stuckTimer) clearInterval(this.stuckTimer);
-    this.stuckTimer = undefined;
     // Lost while being set up: open() fails with it and its caller tries the next URL.
     const established = this.connected;
     // Before anyone hears of the loss, so that what they check next (Delivery.live) already says so.
@@ -440,7 +338,7 @@ export class AmqpConnection implements DeliveryChannels {
     if (this.acks) this.dropAcks(this.acks);
     this.acks = undefined;
     this.lostAt ??= Date.now();
-    this.endBlock('connection lost');
+    this.watch.lost();
     this.connected = false;
     this.model = undefined;
     const publishModel = this.publishModel;
@@ -451,7 +349,7 @@ export class AmqpConnection implements DeliveryChannels {
     if (this.closingNow || !established) return;
     // The node that dropped us is the likeliest to be down (stopped, or still shutting down while it
     // accepts): with a failover list, reconnect to the next one first.
-    const delay = this.afterFailure();
+    const delay = this.reconnects.failed();
     this.opts.logger.warn(`broker connection lost; reconnecting`, { error: err?.message, from: this.connectedTo });
     this.events.emit('disconnected', err);
     this.scheduleReconnect(delay);
@@ -463,8 +361,10 @@ export class AmqpConnection implements DeliveryChannels {
       this.reconnectTimer = undefined;
       this.open().catch((err: unknown) => {
         if (this.closingNow) return;
-        const next = this.afterFailure();
-        this.opts.logger.warn(`broker reconnect failed, ${this.retryWhat(next)}`, { error: coerceError(err).message });
+        const next = this.reconnects.failed();
+        this.opts.logger.warn(`broker reconnect failed, ${this.reconnects.describe(next)}`, {
+          error: coerceError(err).message,
+        });
         this.events.emit('connectFailed', ++this.failedInARow, coerceError(err));
         this.scheduleReconnect(next);
       });
@@ -510,8 +410,7 @@ export class AmqpConnection implements DeliveryChannels {
     this.closingNow = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.reconnectTimer = undefined;
-    if (this.stuckTimer) clearInterval(this.stuckTimer);
-    this.stuckTimer = undefined;
+    this.watch.stop();
     this.publisher.failDetached(new BrokerError('broker connection closed'));
     const model = this.model;
     const publishModel = this.publishModel;
@@ -530,7 +429,7 @@ export class AmqpConnection implements DeliveryChannels {
       // The channel is already gone: the close handler reports what was not sent.
     }
     // A blocked connection answers nothing, not even a channel's close: amqplib closes it at once instead.
-    const channels = this.block ? [this.consumeCh] : [this.consumeCh, this.publishCh];
+    const channels = this.watch.blocked ? [this.consumeCh] : [this.consumeCh, this.publishCh];
     this.consumeCh = undefined;
     this.publishCh = undefined;
     for (const ch of channels) if (ch) await ch.close().catch(() => undefined);

@@ -1,15 +1,23 @@
 /**
- * Which task messages this worker has been delivered lately, and which may come twice. A publish whose confirm
- * was lost with its connection may be in a queue already; connection.ts sends it again only when nothing says
- * the broker has it, and then a second copy may arrive: this process discards it (acks it unrun) when a copy
- * with the same task id, retry count and route already came, instead of running the task twice.
+ * Which task messages this worker has been delivered lately, and which may come twice: the one place that decides
+ * whether a delivery runs, and whether a publish left in doubt by a lost connection is sent again (doubts.ts).
  *
- * The same goes for a message delivered again (`redelivered`) after this worker acked it: the ack was lost with
- * its connection (a stalled link), and the task was handled here already.
+ * A publish whose confirm was lost with its connection may be in a queue already; it is sent again only when
+ * nothing says the broker has it, and then a second copy may arrive: this process discards it (acks it unrun)
+ * instead of running the task twice. The same goes for a message delivered again (`redelivered`) after this
+ * worker acked it: the ack was lost with its connection (a stalled link), and the task was handled here already.
  *
- * A task message is known by its Celery headers (`id`, `retries`) and by how it arrives: straight to its queue,
- * or out of the delay levels (a countdown parked in the broker), so that a countdown's parked copy is not taken
- * for the message that asked for it.
+ * A task message is known by its Celery headers (`id`, `retries`: one attempt of a task) and by how it arrives:
+ * straight to its queue, or out of the delay levels (a countdown parked in the broker). A countdown exists twice
+ * for a while: its message, and the parked copy that message is turned into (acked once the copy is confirmed).
+ * When that confirm is lost, both may come back: the message, redelivered unacked, and the parked copy, which the
+ * broker may hold. One attempt is handed on at most once per park, so:
+ * - a parked copy runs only if the attempt was parked since a copy of it was last handed on here: one that
+ *   comes after the attempt's message was run here directly (or is in hand here), or after another parked copy,
+ *   is discarded;
+ * - a message delivered again whose parked copy has already been handed on here is discarded: it was parked.
+ * A parked copy reaching another worker than the one its message comes back to is out of reach: with several
+ * workers on one queue a stalled link may still run such a countdown twice (docs/reliability.md).
  */
 
 /** What a key is read from: a message's headers and the exchange it is sent to or came through. */
@@ -31,35 +39,68 @@ export function copyKey(m: KeySource): string | undefined {
   return `${id}:${Number.isFinite(retries) ? retries : 0}:${via}`;
 }
 
-/** A Set that forgets its oldest entries past `max`. */
-class Recent {
-  private readonly keys = new Set<string>();
+/** `<id>:<retries>` of a key: the attempt, whichever way it arrives. */
+function attemptOf(key: string): string {
+  return key.slice(0, key.lastIndexOf(':'));
+}
+
+function isParked(key: string): boolean {
+  return key.endsWith(':parked');
+}
+
+/** A Map that forgets its oldest entries past `max`. */
+class Recent<V> {
+  private readonly entries = new Map<string, V>();
   constructor(private readonly max: number) {}
-  has(key: string): boolean {
-    return this.keys.has(key);
+  get(key: string): V | undefined {
+    return this.entries.get(key);
   }
-  add(key: string): void {
-    this.keys.delete(key);
-    this.keys.add(key);
-    if (this.keys.size > this.max) {
-      const oldest = this.keys.values().next().value;
-      if (oldest !== undefined) this.keys.delete(oldest);
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+  set(key: string, value: V): void {
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    if (this.entries.size > this.max) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
     }
   }
   delete(key: string): boolean {
-    return this.keys.delete(key);
+    return this.entries.delete(key);
   }
 }
 
+/** What this process did with one attempt of a task; `at` values order its events. */
+interface Attempt {
+  /** The copy of it handed on last: how it came, when, on which connection, and whether it was acked here. */
+  handed?: { parked: boolean; at: number; connection: number; acked: boolean };
+  /** When it was last published into the delay levels from here. */
+  parkedAt?: number;
+  /** A parked copy of it was handed on here: its message, if it comes back, was parked already. */
+  parkedSeen?: boolean;
+}
+
+/** Why a delivery is acked and not run. */
+export type Discard = 'second copy' | 'acked before' | 'ran here' | 'parked before';
+
+/** What becomes of a publish in doubt: the broker has it, its message comes back to make it again, or sent. */
+export type DoubtDecision = 'held' | 'made again' | 'send';
+
 export class Copies {
   /** Keys of task messages delivered to this process lately. */
-  private readonly delivered: Recent;
+  private readonly delivered: Recent<true>;
   /** Keys sent again after a lost confirm: a second copy of one of them is discarded. */
-  private readonly twice: Recent;
+  private readonly twice: Recent<true>;
   /** Keys of deliveries this process acked lately. */
-  private readonly acks: Recent;
+  private readonly acks: Recent<true>;
   /** `<id>:<retries>` of messages delivered again unacked here: the worker handles them again. */
-  private readonly again: Recent;
+  private readonly again: Recent<true>;
+  private readonly attempts: Recent<Attempt>;
+  /** Orders the events of an attempt. */
+  private clock = 0;
+  /** Which connection deliveries come on now: one handed on an earlier one and never acked is redelivered. */
+  private connection = 0;
   /** Second copies discarded since start. */
   discarded = 0;
 
@@ -68,50 +109,86 @@ export class Copies {
     this.twice = new Recent(max);
     this.acks = new Recent(max);
     this.again = new Recent(max);
+    this.attempts = new Recent(max);
   }
 
-  /**
-   * Whether the message a follow-up was made from (same task id and retry count: a countdown parked for it) came
-   * back unacked: handling it again makes that follow-up again, so the one in doubt is not sent.
-   */
-  madeAgain(key: string): boolean {
-    return this.again.has(key.slice(0, key.lastIndexOf(':')));
+  private attempt(key: string): Attempt {
+    const a = this.attempts.get(attemptOf(key)) ?? {};
+    this.attempts.set(attemptOf(key), a);
+    return a;
+  }
+
+  /** Deliveries come on a fresh connection from now: what the last one left unacked, the broker redelivers. */
+  reconnected(): void {
+    this.connection++;
   }
 
   /** This process acked a delivery: handled here, whether or not the ack reaches the broker. */
   acked(key: string): void {
-    this.acks.add(key);
+    this.acks.set(key, true);
+    const handed = this.attempts.get(attemptOf(key))?.handed;
+    if (handed && handed.parked === isParked(key)) handed.acked = true;
   }
 
-  /** Whether a copy of this message already came: the broker had it, so it is not sent again. */
-  arrived(key: string): boolean {
-    return this.delivered.has(key);
-  }
-
-  /** This message is sent again while the broker may hold it: a second copy may come. */
-  expectTwice(key: string): void {
-    this.twice.add(key);
+  /** A task message goes out from here (a countdown parked, a retry): told before it is sent. */
+  publishing(key: string | undefined): void {
+    if (key !== undefined && isParked(key)) this.attempt(key).parkedAt = ++this.clock;
   }
 
   /**
-   * A delivery: why to ack it and not run it (a second copy of a message sent again, or a message acked here that
-   * the broker delivers again because the ack was lost), or undefined to hand it on.
+   * A publish whose confirm was lost with its connection, once that connection is gone and the messages it left
+   * unacked had their time to come back: not sent when a copy of it was handed on here since it was published, or
+   * when the message it was made from came back (or is bound to: handed on a connection since lost, never acked),
+   * since handling that message again makes it again; otherwise sent, and a second copy of it is discarded.
    */
-  admit(key: string | undefined, redelivered: boolean): 'second copy' | 'acked before' | undefined {
+  doubt(key: string): DoubtDecision {
+    if (isParked(key)) {
+      const a = this.attempts.get(attemptOf(key));
+      const h = a?.handed;
+      if (h && h.at > (a?.parkedAt ?? 0)) return h.parked ? 'held' : 'made again';
+      if (this.again.has(attemptOf(key)) || (h && !h.acked && h.connection < this.connection)) return 'made again';
+      this.publishing(key);
+      return 'send';
+    }
+    if (this.delivered.has(key)) return 'held';
+    this.twice.set(key, true);
+    if (this.again.has(attemptOf(key))) return 'made again';
+    return 'send';
+  }
+
+  /** A delivery: why to ack it and not run it, or undefined to hand it on. */
+  admit(key: string | undefined, redelivered: boolean): Discard | undefined {
     if (key === undefined) return undefined;
-    if (redelivered) {
-      if (!this.acks.has(key)) {
-        this.again.add(key.slice(0, key.lastIndexOf(':')));
-        return undefined;
-      }
+    const why = this.discard(key, redelivered);
+    if (why !== undefined) {
       this.discarded++;
-      return 'acked before';
+      return why;
     }
-    if (this.delivered.has(key) && this.twice.delete(key)) {
-      this.discarded++;
-      return 'second copy';
+    const parked = isParked(key);
+    const a = this.attempt(key);
+    a.handed = { parked, at: ++this.clock, connection: this.connection, acked: false };
+    if (parked) a.parkedSeen = true;
+    if (redelivered) this.again.set(attemptOf(key), true);
+    else this.delivered.set(key, true);
+    return undefined;
+  }
+
+  private discard(key: string, redelivered: boolean): Discard | undefined {
+    const a = this.attempts.get(attemptOf(key));
+    const h = a?.handed;
+    if (isParked(key)) {
+      // Parked since a copy of it was last handed on here (or never handed on here): this copy is that park's.
+      if (!h || h.at < (a?.parkedAt ?? 0)) return undefined;
+      if (h.acked) return redelivered && h.parked ? 'acked before' : h.parked ? 'second copy' : 'ran here';
+      // Still in hand here: another copy is discarded. One left unacked on a lost connection goes back to the
+      // broker, whoever takes it handles it; and a parked copy delivered again while the one in hand is parked
+      // too is that copy, requeued: its handling starts again.
+      if (h.connection === this.connection && !(redelivered && h.parked)) return h.parked ? 'second copy' : 'ran here';
+      return undefined;
     }
-    this.delivered.add(key);
+    if (redelivered && this.acks.has(key)) return 'acked before';
+    if (redelivered) return a?.parkedSeen === true ? 'parked before' : undefined;
+    if (this.delivered.has(key) && this.twice.delete(key)) return 'second copy';
     return undefined;
   }
 }

@@ -6,10 +6,10 @@
  * So on the next connection nothing is sent again until the old connection is gone on the broker's side (its
  * fence, an exclusive queue, deleted: everything it sent has been routed or never will be). Then each one:
  * - a dead-letter copy is looked for in its dead-letter queue (no worker consumes it), and sent only if absent;
- * - a task message (a retry, a countdown parked in the delay levels, a chain link) whose copy has already been
- *   delivered to this worker is not sent; nor is one whose own message came back unacked (its ack waited for
- *   this publish), since handling that message again makes it again; otherwise it is sent. Either way a second
- *   copy reaching this worker is discarded unrun (copies.ts);
+ * - a task message (a retry, a countdown parked in the delay levels, a chain link) is sent again or not as
+ *   copies.ts decides: not when a copy of it has already been delivered to this worker, nor when the message it
+ *   was made from came back unacked or is bound to (its ack waited for this publish), since handling that message
+ *   again makes it again; otherwise it is sent. Either way a second copy reaching this worker is discarded unrun;
  * - anything else (an event, a control reply) is sent again: a second copy of those is harmless.
  * Their callers wait meanwhile, neither failed nor told twice.
  */
@@ -24,6 +24,7 @@ const FENCE_POLL_MS = 250;
 /**
  * How long after the old connection is gone the decisions wait: the messages it left unacked come back first on
  * the new one (redelivered at the head of their queues), and each says whether a follow-up in doubt is made again.
+ * A countdown's park does not depend on it: its message, left unacked, comes back whenever it does (copies.ts).
  */
 const REDELIVERY_GRACE_MS = 2000;
 /** How many messages of a dead-letter queue are looked at for copies in doubt; past them, they are sent. */
@@ -62,13 +63,13 @@ export class Doubts {
       for (const d of doubts) {
         if (!this.current(ch)) return;
         const key = d.deadLetter ? undefined : copyKey({ headers: d.properties.headers, exchange: d.exchange });
-        if (held.has(d) || (key !== undefined && this.copies.arrived(key))) {
+        const decision = held.has(d) ? 'held' : key !== undefined ? this.copies.doubt(key) : 'send';
+        if (decision === 'held') {
           this.publisher.heldByBroker(d);
           found++;
           continue;
         }
-        if (key !== undefined) this.copies.expectTwice(key);
-        if (key !== undefined && this.copies.madeAgain(key)) {
+        if (decision === 'made again') {
           // Its caller's delivery is gone with the connection: it hears the publish went, and its ack is stale.
           this.publisher.heldByBroker(d);
           again++;
