@@ -19,6 +19,7 @@ export const OWN_WIRING_MODULES = [
   'worker-main',
   'fault-worker-main',
   'contain-worker-main',
+  'worker-process',
   'beat-main',
   'beat-process',
   'redbeat-rolling',
