@@ -7,10 +7,7 @@ import { ResultReader } from '../support/results.js';
 let h: Harness;
 let base: string;
 const results = new ResultReader();
-httpWorkerForFile({ CELERY_RESULT_BACKEND: REDIS_URL }, (w, url) => {
-  h = w;
-  base = url;
-});
+httpWorkerForFile({ CELERY_RESULT_BACKEND: REDIS_URL }, (w) => ({ h, base } = w));
 afterAll(() => results.close());
 
 test('own wiring: /healthz and /readyz answer 200 while the worker consumes', async () => {

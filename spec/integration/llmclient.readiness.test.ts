@@ -23,24 +23,12 @@ import { startFaultProxy, type FaultProxy } from '../support/aws-faults.js';
 import { testCloud } from '../support/cloud.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { type Harness, startWorker } from '../support/harness.js';
-import { type Moto, startMoto } from '../support/moto.js';
+import { AWS_CREDENTIAL_VARS, type Moto, startMoto } from '../support/moto.js';
 import { ResultReader } from '../support/results.js';
 import { nameOf } from '../support/task-names.js';
 import { alphaSettings } from '../support/alpha-settings.js';
 
 const API = 'alpha.api.example.com';
-/** Every variable from which the AWS SDK or Smarter could take credentials. */
-const CREDENTIALS = [
-  'AWS_ACCESS_KEY_ID',
-  'AWS_SECRET_ACCESS_KEY',
-  'AWS_SESSION_TOKEN',
-  'AWS_PROFILE',
-  'AWS_DEPLOYED',
-  'AWS_WEB_IDENTITY_TOKEN_FILE',
-  'AWS_ROLE_ARN',
-  'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
-  'AWS_CONTAINER_CREDENTIALS_FULL_URI',
-];
 
 let t: TestDatabase;
 let moto: Moto;
@@ -64,7 +52,7 @@ beforeAll(async () => {
   setEnv({
     AWS_ENDPOINT_URL: aws.endpoint,
     AWS_REGION: 'us-east-1',
-    ...Object.fromEntries(CREDENTIALS.map((k) => [k, undefined])),
+    ...Object.fromEntries(AWS_CREDENTIAL_VARS.map((k) => [k, undefined])),
   });
   const queue = uniqueName('ready');
   const settings = {

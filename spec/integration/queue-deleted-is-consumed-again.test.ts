@@ -28,10 +28,7 @@ async function activeQueues(node: string): Promise<string[]> {
 let h: Harness;
 let base: string;
 const results = new ResultReader();
-httpWorkerForFile({ CELERY_RESULT_BACKEND: REDIS_URL }, (w, url) => {
-  h = w;
-  base = url;
-});
+httpWorkerForFile({ CELERY_RESULT_BACKEND: REDIS_URL }, (w) => ({ h, base } = w));
 afterAll(() => results.close());
 
 test('own wiring: a queue deleted while consumed: 503 and not in active_queues until consumed again, then tasks run', async () => {

@@ -10,10 +10,7 @@ import { type RedisNode, redisNodeForFile } from '../support/redis-node.js';
 
 let node: RedisNode;
 let admin: Redis;
-redisNodeForFile((n, a) => {
-  node = n;
-  admin = a;
-});
+redisNodeForFile((r) => ({ node, admin } = r));
 
 const success = (taskId: string) =>
   ({

@@ -13,10 +13,7 @@ import { type RedisNode, redisNodeForFile } from '../support/redis-node.js';
 
 let node: RedisNode;
 let admin: Redis;
-redisNodeForFile((n, a) => {
-  node = n;
-  admin = a;
-});
+redisNodeForFile((r) => ({ node, admin } = r));
 
 test('own wiring: a Redis broker at maxmemory at start: waited for (503, blocked), then the worker starts and consumes', async () => {
   const port = await freePort();

@@ -24,12 +24,12 @@ export const WITH_MINGLE = { SMARTER_WORKER_WITHOUT_MINGLE: 'false' } as const;
  * One worker for the test file, with its HTTP endpoint on a free port: started before its tests (handed to `use`
  * with the endpoint's base URL), stopped after them.
  */
-export function httpWorkerForFile(env: Record<string, string>, use: (h: Harness, base: string) => void): void {
+export function httpWorkerForFile(env: Record<string, string>, use: (w: { h: Harness; base: string }) => void): void {
   let h: Harness | undefined;
   beforeAll(async () => {
     const port = await freePort();
     h = await startWorker({ env: { ...env, SMARTER_WORKER_HTTP_PORT: String(port) } });
-    use(h, `http://127.0.0.1:${port}`);
+    use({ h, base: `http://127.0.0.1:${port}` });
   });
   afterAll(async () => {
     await h?.stop();

@@ -8,13 +8,13 @@ export interface RedisNode extends ServerNode {
 }
 
 /** A node of the test file's own and an admin client on it: started before its tests (handed to `use`), removed after. */
-export function redisNodeForFile(use: (node: RedisNode, admin: Redis) => void): void {
+export function redisNodeForFile(use: (r: { node: RedisNode; admin: Redis }) => void): void {
   let node: RedisNode | undefined;
   let admin: Redis | undefined;
   beforeAll(async () => {
     node = await startRedisNode();
     admin = new Redis(node.url);
-    use(node, admin);
+    use({ node, admin });
   }, 60_000);
   afterAll(async () => {
     admin?.disconnect();
