@@ -16,6 +16,7 @@ import ts from 'typescript';
 export const OWN_WIRING_MODULES = [
   'harness',
   'redis-harness',
+  'smarter-harness',
   'worker-main',
   'fault-worker-main',
   'contain-worker-main',
