@@ -8,6 +8,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY lib lib
 COPY tasks tasks
 COPY beat beat
+COPY bin bin
 COPY bench bench
 COPY build build
 RUN npm run build && npm prune --omit=dev
@@ -26,9 +27,10 @@ COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist/lib dist/lib
 COPY --from=build /app/dist/tasks dist/tasks
 COPY --from=build /app/dist/beat dist/beat
+COPY --from=build /app/dist/bin dist/bin
 # `celery` on the PATH: Smarter's own commands and probes (`celery -A smarter.workers.celery.app worker …`,
 # `celery … inspect ping`, `pgrep -f 'celery.*worker'`) run unchanged against this image.
-RUN printf '#!/bin/sh\nexec node /app/dist/tasks/celery.js "$@"\n' > /usr/local/bin/celery \
+RUN printf '#!/bin/sh\nexec node /app/dist/bin/celery.js "$@"\n' > /usr/local/bin/celery \
   && chmod 755 /usr/local/bin/celery \
   && mkdir -p /data && chown node:node /data
 # The image's "node" user (uid 1000); the root filesystem can be mounted read-only (state goes to /data).

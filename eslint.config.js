@@ -54,6 +54,11 @@ const SHARED = {
 };
 /** What assembles the worker from the apps: above every app. */
 const ASSEMBLY = ['index.js', 'settings.js', 'system.js', 'worker-main.js', 'main.js', 'cli/*', 'celery/*'];
+/** beat/ (the scheduler, which reads the task catalog) and bin/ (`celery`, over worker and beat) sit above tasks/. */
+const ABOVE_TASKS = {
+  group: ['../beat/*', '../../beat/*', '../../../beat/*', '../bin/*', '../../bin/*', '../../../bin/*'],
+  message: 'tasks/ sits below beat/ and bin/: an import from there would run back up.',
+};
 const NEVER_WAIT = [
   { name: 'node:timers/promises', message: 'Never wait in a task: use ctx.checkAgain().' },
   { name: 'timers/promises', message: 'Never wait in a task: use ctx.checkAgain().' },
@@ -65,9 +70,10 @@ const NEVER_WAIT = [
  * app and no room above it; the ground imports nothing of tasks/. The timers rule is repeated: one rule per file.
  */
 function taskRooms() {
-  const block = (files, patterns) => ({
+  const block = (files, patterns, ignores = []) => ({
     files,
-    rules: { 'no-restricted-imports': ['error', { paths: NEVER_WAIT, patterns }] },
+    ignores,
+    rules: { 'no-restricted-imports': ['error', { paths: NEVER_WAIT, patterns: [...patterns, ABOVE_TASKS] }] },
   });
   const assembly = (room) => ({
     group: ASSEMBLY.map((a) => `../${a}`),
@@ -114,7 +120,8 @@ function taskRooms() {
       },
     ],
   );
-  return [...APPS.map(app), ...Object.entries(SHARED).map(shared), ground];
+  const top = block(['tasks/*.ts'], [], ['tasks/errors.ts', 'tasks/catalog.ts', 'tasks/smarter-env.ts']);
+  return [top, ...APPS.map(app), ...Object.entries(SHARED).map(shared), ground];
 }
 
 export default tseslint.config(

@@ -1,5 +1,5 @@
 /**
- * `npm run build`'s last step: the worker's entries, dist/tasks/main.js and dist/tasks/celery.js, become bundles of what tsc
+ * `npm run build`'s last step: the worker's entries, dist/tasks/main.js and dist/bin/celery.js, become bundles of what tsc
  * emitted (our ~180 modules, zod and safe-stable-stringify), with the parts loaded on demand (subcommands, cloud
  * clients) in chunks beside it. Node's ESM loader spends about 0.4 ms on each file it resolves, reads and
  * links: one file instead of ~280 took process start → connecting from ~230 to ~120 ms of CPU (issue 15).
@@ -18,14 +18,15 @@ const external = Object.keys(pkg.dependencies)
 
 rmSync('dist/tasks/chunks', { recursive: true, force: true });
 await build({
-  // `celery` (tasks/celery.js) shares the worker's chunks: `celery worker` loads what smarter-worker does.
-  entryPoints: ['dist/tasks/main.js', 'dist/tasks/celery.js'],
-  outdir: 'dist/tasks',
+  // `celery` (bin/celery.js) shares the worker's chunks: `celery worker` loads what smarter-worker does.
+  entryPoints: ['dist/tasks/main.js', 'dist/bin/celery.js'],
+  outbase: 'dist',
+  outdir: 'dist',
   // The input is tsc's output, replaced by its bundle.
   allowOverwrite: true,
   bundle: true,
   splitting: true,
-  chunkNames: 'chunks/[name]-[hash]',
+  chunkNames: 'tasks/chunks/[name]-[hash]',
   format: 'esm',
   platform: 'node',
   target: 'node20',

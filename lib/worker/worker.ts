@@ -1,9 +1,10 @@
 /**
  * The worker: consumes task queues and moves each delivery one way through three stages, as Celery's consumer
  * does: the intake admits it (intake/: decode, revoked or expired, the ETA), the slots start it under the
- * concurrency cap and its task's rate limit, the runs run it (run/), the settler answers the broker for it
- * (settle/). Nothing goes back up a stage. Its life is an explicit state machine; `shutdown()` is Celery's warm shutdown (stop consuming, let
- * running tasks finish within a grace period) turning cold when the grace runs out or a second signal comes.
+ * concurrency cap and its task's rate limit (slots.ts), the runs run it (run/), the settler answers the broker for
+ * it (settle/). Nothing goes back up a stage. Its life is an explicit state machine; `shutdown()` is Celery's warm
+ * shutdown (stop consuming, let running tasks finish within a grace period) turning cold when the grace runs out or
+ * a second signal comes.
  */
 import { randomUUID } from 'node:crypto';
 import type { ResultBackend } from '../backend/backend.js';
@@ -22,11 +23,12 @@ import { Intake } from './intake/intake.js';
 import type { Job } from './job.js';
 import { TaskPublisher } from './publisher.js';
 import { RevokedSet } from './revoked.js';
-import { loadHeld, saveHeld } from './state-db.js';
+import { carryOver, sendCarriedOver } from './carry-over.js';
 import type { ActiveRun, RunDefaults } from './run/run-task.js';
 import { Runs } from './run/runs.js';
 import { DeadLetterCopies } from './settle/dead-letter.js';
 import { Settler } from './settle/settler.js';
+import { Slots } from './slots.js';
 import { type WorkerState, move } from './state.js';
 import { TaskLimits } from './task-limits.js';
 
@@ -64,7 +66,6 @@ export class Worker<D = unknown> implements WorkerControl {
   readonly publisher: TaskPublisher;
   /** Set when unknown task names are forwarded. */
   readonly forwarder: Forwarder | undefined;
-  private readonly reserved: Job[] = [];
   /** The queues consumed, changed by remote control (add/cancel consumer); the options stay as configured. */
   private readonly consumed: string[];
   private readonly held = new HeldJobs<Job>();
@@ -73,13 +74,9 @@ export class Worker<D = unknown> implements WorkerControl {
   private readonly discard: Discard;
   private readonly limits = new TaskLimits();
   private readonly runs: Runs<D>;
+  private readonly slots: Slots<D>;
   private shutdownPromise: Promise<void> | undefined;
-  /** Runs at once: `concurrency`, changed at run time by pool_grow/pool_shrink and autoscale. */
-  private slots: number;
-  private idleWaiters: Array<() => void> = [];
   readonly revoked: RevokedSet;
-  /** Reserved or held messages dropped unrun because their channel closed (the broker redelivers them). */
-  droppedStale = 0;
   readonly deadLetters: DeadLetterCopies;
   readonly startedAt = Date.now();
 
@@ -110,7 +107,6 @@ export class Worker<D = unknown> implements WorkerControl {
       by: options.nodeName,
     });
     this.consumed = [...options.queues];
-    this.slots = options.initialSlots ?? options.concurrency;
     this.revoked = new RevokedSet(options.stateDb, logger);
     const settler = new Settler({
       broker,
@@ -142,6 +138,15 @@ export class Worker<D = unknown> implements WorkerControl {
       logger,
       ...(options.defaults.resultExtended ? { extended: { nodeName: options.nodeName } } : {}),
     });
+    this.slots = new Slots({
+      runs: this.runs,
+      limits: this.limits,
+      discard: this.discard,
+      held: this.held,
+      logger,
+      size: options.initialSlots ?? options.concurrency,
+      running: () => this.state === 'RUNNING',
+    });
     this.intake = new Intake({
       broker,
       backend,
@@ -154,10 +159,10 @@ export class Worker<D = unknown> implements WorkerControl {
       events,
       settings: options,
       running: () => this.state === 'RUNNING',
-      reserve: (job) => this.reserve(job),
+      reserve: (job) => this.slots.reserve(job),
     });
     broker.on('disconnected', () => {
-      this.dropStale();
+      this.slots.dropStale();
       if (options.cancelOnConnectionLoss !== false) this.cancelLost();
     });
   }
@@ -176,16 +181,6 @@ export class Worker<D = unknown> implements WorkerControl {
       );
       run.control.abort(new RetryTaskError('cancelled: the connection its message came on was lost', null, 0));
     }
-  }
-
-  /** On a connection loss: what came on the dead channel is dropped unrun (held.ts). */
-  private dropStale(): void {
-    const n = this.held.dropStale(this.reserved);
-    if (n === 0) return;
-    this.droppedStale += n;
-    this.logger.warn(`dropped ${n} reserved or held message(s) of a closed channel unrun; the broker redelivers them`, {
-      dropped: n,
-    });
   }
 
   /** The runs under way, by key. */
@@ -232,13 +227,17 @@ export class Worker<D = unknown> implements WorkerControl {
   }
 
   get concurrency(): number {
-    return this.slots;
+    return this.slots.size;
   }
 
   /** Celery's pool_grow/pool_shrink/autoscale: runs at once from now on (the prefetch stays as started). */
   resize(slots: number): void {
-    this.slots = Math.max(0, Math.floor(slots));
-    this.pump();
+    this.slots.resize(slots);
+  }
+
+  /** Reserved or held messages dropped unrun because their channel closed (the broker redelivers them). */
+  get droppedStale(): number {
+    return this.slots.droppedStale;
   }
 
   get prefetchCount(): number {
@@ -252,7 +251,7 @@ export class Worker<D = unknown> implements WorkerControl {
   counters(): WorkerCounters {
     return {
       active: this.active.size,
-      reserved: this.reserved.length,
+      reserved: this.slots.reservedCount,
       held: this.held.size,
       processed: this.processed,
       overWaitBudget: this.overWaitBudget,
@@ -279,7 +278,7 @@ export class Worker<D = unknown> implements WorkerControl {
 
   /** Messages received and waiting for a slot (Celery's "reserved"). */
   reservedMessages(): TaskMessage[] {
-    return this.reserved.map((j) => j.msg);
+    return this.slots.reservedJobs().map((j) => j.msg);
   }
 
   /** ETA messages held until due (Celery's "scheduled"). */
@@ -335,7 +334,7 @@ export class Worker<D = unknown> implements WorkerControl {
   }
 
   get reservedCount(): number {
-    return this.reserved.length;
+    return this.slots.reservedCount;
   }
 
   get heldCount(): number {
@@ -345,7 +344,7 @@ export class Worker<D = unknown> implements WorkerControl {
   async start(): Promise<void> {
     this.state = 'STARTING';
     this.revoked.load();
-    this.carryHeld();
+    sendCarriedOver(this.publisher.held, this.options.stateDb, this.logger, () => this.state === 'STOPPED');
     const prefetch = Math.min(this.options.prefetchMultiplier * this.options.concurrency, 65_535);
     // The delay levels (on AMQP 29 exchanges, 29 queues, 57 bindings) are declared beside the consumers, not
     // before them: the broker binds the queues to them whichever is first, and a send into them waits for them.
@@ -364,30 +363,7 @@ export class Worker<D = unknown> implements WorkerControl {
     if (this.state !== 'STARTING') return;
     this.state = 'RUNNING';
     // Deliveries that arrived while the consumers were being set up are waiting in `reserved`.
-    this.pump();
-  }
-
-  /** Publishes the last shutdown wrote to the state db: sent again now; removed from it once all are sent. */
-  private carryHeld(): void {
-    const file = this.options.stateDb;
-    if (!file) return;
-    const held = loadHeld(file);
-    if (held.length === 0) return;
-    this.logger.info(`sending ${held.length} publish(es) held at the last shutdown (state db ${file})`, {
-      held: held.length,
-    });
-    const hold = this.publisher.held;
-    hold.carry(held);
-    void hold.whenEmpty().then(() => {
-      if (this.state === 'STOPPED') return;
-      try {
-        saveHeld(file, []);
-      } catch (err) {
-        this.logger.warn(`could not clear the sent publishes from the state db ${file}`, {
-          error: coerceError(err).message,
-        });
-      }
-    });
+    this.slots.pump();
   }
 
   /** Messages whose far ETA was moved into the delay topology. */
@@ -400,62 +376,6 @@ export class Worker<D = unknown> implements WorkerControl {
       // Intake never throws by design; if it does, leave the message unacked for redelivery, never lost.
       this.logger.error('unexpected error while receiving a message', { error: coerceError(err).stack });
     });
-  }
-
-  /** An admitted job waits for a slot (Celery's "reserved"). */
-  private reserve(job: Job): void {
-    this.reserved.push(job);
-    this.pump();
-  }
-
-  /** A job held for its rate limit's next token, due: it waits for a slot again, unless revoked meanwhile. */
-  private reserveDue(job: Job): void {
-    if (this.state !== 'RUNNING') return;
-    if (this.discard.applies(job.msg)) void this.discard.discard(job);
-    else this.reserve(job);
-  }
-
-  private pump(): void {
-    while (this.state === 'RUNNING' && this.active.size < this.slots) {
-      const job = this.reserved.shift();
-      if (!job) break;
-      if (!job.delivery.live) {
-        this.droppedStale++;
-        this.logger.warn(`dropped ${job.msg.task}[${job.msg.id}] unrun: its channel closed; the broker redelivers it`, {
-          task: job.msg.task,
-          id: job.msg.id,
-        });
-        continue;
-      }
-      // Asked again as the job starts, as Celery's request.py asks: a revoke may have come while it waited.
-      if (this.discard.applies(job.msg)) {
-        void this.discard.discard(job);
-        continue;
-      }
-      // The rate limit counts runs as they start, so jobs that waited behind busy slots never start in a burst.
-      const waitMs = this.limits.rateWait(job.task);
-      if (waitMs > 0) {
-        this.held.hold(job, waitMs, (due) => this.reserveDue(due));
-        continue;
-      }
-      void this.startRun(job);
-    }
-    if (this.active.size === 0) {
-      const waiters = this.idleWaiters;
-      this.idleWaiters = [];
-      for (const w of waiters) w();
-    }
-  }
-
-  private async startRun(job: Job): Promise<void> {
-    await this.runs.start(job, this.limits.timesOf(job.task.name));
-    this.pump();
-  }
-
-  /** Resolves when no task is running. */
-  private idle(): Promise<void> {
-    if (this.active.size === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   /**
@@ -480,7 +400,7 @@ export class Worker<D = unknown> implements WorkerControl {
     this.state = 'DRAINING';
     for (const q of this.consumed) await this.broker.cancel(q).catch(() => undefined);
     this.held.clear();
-    this.reserved.length = 0;
+    this.slots.clear();
   }
 
   private async drain(graceMs: number): Promise<void> {
@@ -491,60 +411,16 @@ export class Worker<D = unknown> implements WorkerControl {
     const graceOver = new Promise<'grace-over'>((resolve) => {
       timer = setTimeout(() => resolve('grace-over'), graceMs);
     });
-    const result = await Promise.race([this.idle().then(() => 'idle' as const), graceOver]);
+    const result = await Promise.race([this.slots.idle().then(() => 'idle' as const), graceOver]);
     if (timer) clearTimeout(timer);
     if (result === 'grace-over' && this.active.size > 0) {
       this.logger.warn(`shutdown grace of ${graceMs} ms is over; cancelling ${this.active.size} running task(s)`);
       await this.runs.cancelAll();
     }
     this.revoked.persist();
-    await this.keepHeld(graceEnds - Date.now());
+    await carryOver(this.publisher.held, this.options.stateDb, this.logger, graceEnds - Date.now());
     await this.backend.close().catch(() => undefined);
     await this.broker.close().catch(() => undefined);
     this.state = 'STOPPED';
-  }
-
-  /**
-   * Held publishes at shutdown: waited for within what is left of the grace, then written to the state db to be
-   * sent at the next start; without one (or when it cannot be written) each is logged as lost.
-   */
-  private async keepHeld(ms: number): Promise<void> {
-    const hold = this.publisher.held;
-    if (hold.size > 0) {
-      this.logger.info(`waiting up to ${Math.max(0, ms)} ms for ${hold.size} held publish(es) to be sent`, {
-        held: hold.size,
-      });
-      await hold.drained(ms);
-    }
-    hold.stop();
-    const left = hold.list();
-    const file = this.options.stateDb;
-    if (file) {
-      try {
-        saveHeld(file, left);
-        if (left.length > 0) {
-          this.logger.warn(
-            `wrote ${left.length} held publish(es) to the state db ${file}: they are sent at the next start`,
-            {
-              held: left.length,
-              ids: left.map((p) => p.id),
-            },
-          );
-        }
-        return;
-      } catch (err) {
-        if (left.length > 0) {
-          this.logger.error(`could not write the held publishes to the state db ${file}`, {
-            error: coerceError(err).message,
-          });
-        }
-      }
-    }
-    for (const p of left) {
-      this.logger.error(
-        `lost ${p.what} of ${p.id}: the broker did not take it before shutdown, and no state db (--statedb) keeps it`,
-        { id: p.id, what: p.what, lost: true },
-      );
-    }
   }
 }

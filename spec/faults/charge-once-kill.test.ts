@@ -5,12 +5,12 @@
  * (tasks/db/once.ts) and write nothing: exactly 2,000 rows and the exact sum.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { Dec } from '../../tasks/db/decimal.js';
 import { ONCE_TABLE } from '../../tasks/db/once.js';
 import { AMQP_URL, deleteQueues, publishMany, uniqueName, withChannel } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { type TestDatabase, createTestDatabase } from '../support/db.js';
+import { chargeMessages } from '../support/charge-messages.js';
 
 const N = 2000;
 const KILLS = 5;
@@ -62,29 +62,7 @@ const queueState = (queue: string) => withChannel(async (ch) => ch.checkQueue(qu
 
 test(`SIGKILL of a late-ack worker ${KILLS} times during ${N} create_charge: exactly ${N} rows, the exact sum, ${N} markers`, async () => {
   const queue = uniqueName('chkill');
-  const charges = Array.from({ length: N }, (_v, i) => {
-    const id = randomUUID();
-    const kwargs = {
-      resource_locator: `kill/${i % 11}`,
-      charge_type: 'completion',
-      prompt_tokens: i,
-      completion_tokens: 1,
-      total_tokens: i + 1,
-      total_cost: `${i % 89}.${String(i * 7919)
-        .padStart(8, '0')
-        .slice(-8)}`,
-    };
-    return {
-      cost: kwargs.total_cost,
-      body: JSON.stringify([[], kwargs, {}]),
-      options: {
-        contentType: 'application/json',
-        contentEncoding: 'utf-8',
-        correlationId: id,
-        headers: { lang: 'py', task: 'smarter.apps.account.tasks.create_charge', id, root_id: id, retries: 0 },
-      },
-    };
-  });
+  const charges = chargeMessages(N, { tag: 'kill', resources: 11, wholeBelow: 89 });
   let child = spawnWorker(queue);
   let redelivered = 0;
   try {

@@ -7,9 +7,9 @@
 import { Redis } from 'ioredis';
 import { uniqueName } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
-import { type Harness, startWorker } from '../support/harness.js';
-import { type LogLine, recordingLogger } from '../support/logs.js';
-import { type Accounting, FAIL_RETRIES, account, pushbackLoad, pushbackTasks } from '../support/pushback.js';
+import type { Harness } from '../support/harness.js';
+import type { LogLine } from '../support/logs.js';
+import { type Accounting, FAIL_RETRIES, account, pushbackLoad, startPushbackWorker } from '../support/pushback.js';
 import { type RedisNode, startRedisNode } from '../support/redis-node.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
 
@@ -48,14 +48,9 @@ async function queuedIds(queue: string): Promise<Set<string>> {
 }
 
 test('own wiring: early ack, Redis refusing writes for 30 s: retries and dead-letter copies held and sent, 0 lost, 0 dead-lettered twice', async () => {
-  h = await startWorker({
-    tasks: (q) => pushbackTasks(q),
-    logger: recordingLogger(lines),
-    env: {
-      CELERY_BROKER_URL: node.url,
-      CELERY_RESULT_BACKEND: 'disabled',
-      CELERY_WORKER_CONCURRENCY: '16',
-    },
+  h = await startPushbackWorker(node.url, lines, {
+    CELERY_RESULT_BACKEND: 'disabled',
+    CELERY_WORKER_CONCURRENCY: '16',
   });
   const load = pushbackLoad(key, { work: 0, countdowns: 0, fail: FAILING });
   for (const m of load) {

@@ -5,7 +5,6 @@
  * brings every charge back. (spec/integration/db-outage.test.ts has the same end with revoked grants.)
  */
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import type { AnyTask } from '../../lib/registry/define-task.js';
@@ -18,6 +17,7 @@ import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type MariaNode, startMariaNode } from '../support/mariadb-node.js';
 import { ResultReader } from '../support/results.js';
+import { chargeMessages } from '../support/charge-messages.js';
 
 const run = promisify(execFile);
 let node: MariaNode;
@@ -43,32 +43,7 @@ function counting(): TaskEvents & { n: Record<string, number> } {
   };
 }
 
-function charges(count: number, tag: string) {
-  return Array.from({ length: count }, (_v, i) => {
-    const id = randomUUID();
-    const kwargs = {
-      resource_locator: `${tag}/${i % 7}`,
-      charge_type: 'completion',
-      prompt_tokens: i,
-      completion_tokens: 1,
-      total_tokens: i + 1,
-      total_cost: `${i % 97}.${String(i * 7919)
-        .padStart(8, '0')
-        .slice(-8)}`,
-    };
-    return {
-      id,
-      cost: kwargs.total_cost,
-      body: JSON.stringify([[], kwargs, {}]),
-      options: {
-        contentType: 'application/json',
-        contentEncoding: 'utf-8',
-        correlationId: id,
-        headers: { lang: 'py', task: 'smarter.apps.account.tasks.create_charge', id, root_id: id, retries: 0 },
-      },
-    };
-  });
-}
+const charges = (count: number, tag: string) => chargeMessages(count, { tag, resources: 7, wholeBelow: 97 });
 
 async function withWorker(
   maxRetries: number,

@@ -8,11 +8,11 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import amqp from '../../lib/broker/amqp/amqplib.js';
-import { uniqueName } from '../support/amqp.js';
+import { publishMany, uniqueName } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
-import { type Harness, startWorker } from '../support/harness.js';
-import { type LogLine, recordingLogger } from '../support/logs.js';
-import { type Accounting, account, probe, pushbackLoad, pushbackTasks } from '../support/pushback.js';
+import type { Harness } from '../support/harness.js';
+import type { LogLine } from '../support/logs.js';
+import { type Accounting, accountWhenSettled, probe, pushbackLoad, startPushbackWorker } from '../support/pushback.js';
 import { type RabbitNode, freePort, startRabbitNode } from '../support/rabbit-node.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
 
@@ -29,16 +29,11 @@ const keys: string[] = [];
 beforeAll(async () => {
   node = await startRabbitNode();
   port = await freePort();
-  h = await startWorker({
-    tasks: (q) => pushbackTasks(q),
-    logger: recordingLogger(lines),
-    env: {
-      CELERY_BROKER_URL: node.url,
-      CELERY_WORKER_CONCURRENCY: String(CONCURRENCY),
-      CELERY_BROKER_HEARTBEAT: '10',
-      SMARTER_WORKER_ETA_HOLD_MAX: '1',
-      SMARTER_WORKER_HTTP_PORT: String(port),
-    },
+  h = await startPushbackWorker(node.url, lines, {
+    CELERY_WORKER_CONCURRENCY: String(CONCURRENCY),
+    CELERY_BROKER_HEARTBEAT: '10',
+    SMARTER_WORKER_ETA_HOLD_MAX: '1',
+    SMARTER_WORKER_HTTP_PORT: String(port),
   });
 }, 120_000);
 
@@ -49,16 +44,7 @@ afterAll(async () => {
   await closeRunCounter();
 }, 60_000);
 
-async function publish(messages: ReturnType<typeof pushbackLoad>): Promise<void> {
-  const conn = await amqp.connect(node.url);
-  try {
-    const ch = await conn.createConfirmChannel();
-    for (const m of messages) ch.sendToQueue(h.queue, m.body, m.options);
-    await ch.waitForConfirms();
-  } finally {
-    await conn.close().catch(() => undefined);
-  }
-}
+const publish = (messages: ReturnType<typeof pushbackLoad>) => publishMany(h.queue, messages, node.url);
 
 /** Empties the dead-letter queue, returning the task id of each copy. */
 async function drainDeadLetters(): Promise<string[]> {
@@ -142,21 +128,7 @@ async function throughAlarm(
   await clear();
   await waitFor(async () => (await metricValue('smarter_worker_broker_blocked')) === 0, 30_000, 250);
   // Every id finishes: done, or each attempt once and its dead-letter copy.
-  const deadLetters: string[] = [];
-  let result: Accounting | undefined;
-  await waitFor(
-    async () => {
-      deadLetters.push(...(await drainDeadLetters()));
-      result = await account(key, load, deadLetters);
-      return result.lost.length === 0;
-    },
-    90_000,
-    500,
-  );
-  // Anything sent twice would have arrived by now.
-  await new Promise((r) => setTimeout(r, 3000));
-  deadLetters.push(...(await drainDeadLetters()));
-  const final = await account(key, load, deadLetters);
+  const final = await accountWhenSettled(key, load, drainDeadLetters, 90_000);
   const mine = lines.slice(from);
   // Told once at block (with RabbitMQ's reason) and once at unblock (with how long), never as a stuck channel.
   expect(mine.filter((l) => l.message.startsWith('broker blocked publishing'))).toHaveLength(1);

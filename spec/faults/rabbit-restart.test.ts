@@ -8,8 +8,7 @@
 import { type ChildProcess, execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import amqp from '../../lib/broker/amqp/amqplib.js';
-import { REDIS_URL, uniqueName } from '../support/amqp.js';
+import { REDIS_URL, publishMany, uniqueName } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { spawnBeat } from '../support/beat-process.js';
 import { faultTasks } from '../support/fault-tasks.js';
@@ -86,16 +85,7 @@ function work(key: string, eta?: string) {
   };
 }
 
-async function publish(messages: ReturnType<typeof work>[]): Promise<void> {
-  const conn = await amqp.connect(node.url);
-  try {
-    const ch = await conn.createConfirmChannel();
-    for (const m of messages) ch.sendToQueue(h.queue, m.body, m.options);
-    await ch.waitForConfirms();
-  } finally {
-    await conn.close().catch(() => undefined);
-  }
-}
+const publish = (messages: ReturnType<typeof work>[]) => publishMany(h.queue, messages, node.url);
 
 async function consumedQueues(): Promise<string[]> {
   return (await node.ctl('list_consumers', '-q', 'queue_name'))

@@ -16,6 +16,7 @@ import { waitFor } from '../support/wait.js';
 import { MYSQL, type TestDatabase, createTestDatabase } from '../support/db.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
+import { chargeMessages } from '../support/charge-messages.js';
 
 const run = promisify(execFile);
 const { poolSize: _pool, ...ADMIN } = MYSQL;
@@ -79,30 +80,7 @@ test('own wiring: 100 create_charge during an outage: all FAILURE, all 100 in th
   const results = new ResultReader();
   try {
     await grant(false);
-    const charges = Array.from({ length: 100 }, (_v, i) => {
-      const id = randomUUID();
-      const kwargs = {
-        resource_locator: `outage/${i % 7}`,
-        charge_type: 'completion',
-        prompt_tokens: i,
-        completion_tokens: 1,
-        total_tokens: i + 1,
-        total_cost: `${i}.${String(i * 7919)
-          .padStart(8, '0')
-          .slice(-8)}`,
-      };
-      return {
-        id,
-        cost: kwargs.total_cost,
-        body: JSON.stringify([[], kwargs, {}]),
-        options: {
-          contentType: 'application/json',
-          contentEncoding: 'utf-8',
-          correlationId: id,
-          headers: { lang: 'py', task: 'smarter.apps.account.tasks.create_charge', id, root_id: id, retries: 0 },
-        },
-      };
-    });
+    const charges = chargeMessages(100, { tag: 'outage', resources: 7, wholeBelow: 100 });
     await publishMany(queue, charges);
     for (const c of charges) {
       const meta = await results.ready(c.id, 60_000);

@@ -14,6 +14,7 @@ import { loadConfig } from '../../lib/config/settings.js';
 import { doctorCommand } from '../../tasks/cli/doctor.js';
 import { SETTINGS } from '../../tasks/settings.js';
 import { MYSQL, type TestDatabase, createTestDatabase } from '../support/db.js';
+import { AWS_CREDENTIAL_VARS } from '../support/moto.js';
 
 const AMQP = 'amqp://guest:guest@127.0.0.1:5672//';
 const id = randomUUID().slice(0, 8);
@@ -22,18 +23,7 @@ let conn: Awaited<ReturnType<typeof amqp.connect>>;
 let db: TestDatabase;
 const emptyDb = `doctor_empty_${id}`;
 const created: string[] = [];
-const AWS_VARS = [
-  'AWS_ACCESS_KEY_ID',
-  'AWS_SECRET_ACCESS_KEY',
-  'AWS_PROFILE',
-  'AWS_DEPLOYED',
-  'AWS_WEB_IDENTITY_TOKEN_FILE',
-  'AWS_ROLE_ARN',
-  'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
-  'AWS_CONTAINER_CREDENTIALS_FULL_URI',
-  'AWS_ENDPOINT_URL_STS',
-  'AWS_ENDPOINT_URL',
-];
+const AWS_VARS = [...AWS_CREDENTIAL_VARS, 'AWS_ENDPOINT_URL_STS', 'AWS_ENDPOINT_URL'];
 const savedAws = Object.fromEntries(AWS_VARS.map((k) => [k, process.env[k]]));
 
 beforeAll(async () => {

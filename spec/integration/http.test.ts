@@ -1,22 +1,14 @@
 /** The health and metrics endpoint of a real worker: probes and Prometheus text. */
 import { REDIS_URL, closeConnectionNamed } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
-import { type Harness, startWorker } from '../support/harness.js';
+import { type Harness, httpWorkerForFile } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
-import { freePort } from '../support/rabbit-node.js';
 
 let h: Harness;
 let base: string;
 const results = new ResultReader();
-beforeAll(async () => {
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL, SMARTER_WORKER_HTTP_PORT: String(port) } });
-});
-afterAll(async () => {
-  await h.stop();
-  await results.close();
-});
+httpWorkerForFile({ CELERY_RESULT_BACKEND: REDIS_URL }, (w) => ({ h, base } = w));
+afterAll(() => results.close());
 
 test('own wiring: /healthz and /readyz answer 200 while the worker consumes', async () => {
   expect((await fetch(`${base}/healthz`)).status).toBe(200);

@@ -4,17 +4,12 @@
  */
 import { infrastructureTasks } from '../../tasks/infrastructure/index.js';
 import { CheckRunner } from '../support/check-runner.js';
-import { CLUSTER, type LlmhostWorld, NS, startLlmhostWorld } from '../support/llmhost-world.js';
+import { ledgerRows } from '../support/django-rows.js';
+import { CLUSTER, type LlmhostWorld, NS, llmhostWorldForFile } from '../support/llmhost-world.js';
 
 const SYNC = 'smarter.apps.infrastructure.tasks.sync_infrastructure_inventory';
 let w: LlmhostWorld;
-
-beforeAll(async () => {
-  w = await startLlmhostWorld();
-}, 60_000);
-afterAll(async () => {
-  await w?.stop();
-});
+llmhostWorldForFile((world) => (w = world));
 
 async function sync(): Promise<Run> {
   const r = new CheckRunner(infrastructureTasks(w.env), w.deps);
@@ -24,21 +19,7 @@ async function sync(): Promise<Run> {
 }
 type Run = { result?: unknown; error?: Error };
 
-const ledger = async () =>
-  (
-    await w.t.db.select(
-      'SELECT provider, service, resource_type, resource_name, resource_id, billable, status, destroyed_at FROM infrastructure_infrastructureresource ORDER BY id',
-    )
-  ).map((r) => ({
-    provider: String(r.provider),
-    service: String(r.service),
-    resource_type: String(r.resource_type),
-    resource_name: String(r.resource_name),
-    resource_id: String(r.resource_id),
-    billable: Number(r.billable),
-    status: String(r.status),
-    destroyed_at: r.destroyed_at,
-  }));
+const ledger = () => ledgerRows(w.t.db);
 
 test('own wiring: records what exists as created, once; a resource gone as destroyed; a new load balancer hostname updates its row; other namespaces and ClusterIP Services are left out', async () => {
   w.joinNode('platform', 'ip-10-0-0-1');

@@ -4,20 +4,17 @@
  * and returns (a missing LLMClient, a missing zone, a refused Ingress) and a mail server that is down, which loses
  * only the e-mail.
  */
-import type { SmarterDeps } from '../../tasks/env/task-env.js';
-import { smarterTasks } from '../../tasks/index.js';
 import { mailFailures } from '../../tasks/llmclient/mail.js';
 import { deployDefaultApi } from '../../tasks/llmclient/deploy-default-api.js';
 import { destroyDomainARecord } from '../../tasks/llmclient/destroy-domain-a-record.js';
 import { registerCustomDomain } from '../../tasks/llmclient/register-custom-domain.js';
-import { REDIS_URL, uniqueName } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
-import { type Harness, startWorker } from '../support/harness.js';
+import type { Harness } from '../support/harness.js';
+import { startInfrastructureWorker } from '../support/smarter-harness.js';
 import { type World, startWorld } from '../support/infra-world.js';
 import { ResultReader } from '../support/results.js';
 import { nameOf } from '../support/task-names.js';
-import { alphaSettings } from '../support/alpha-settings.js';
 
 const API = 'alpha.api.platform.example.com';
 const NS = 'example-platform-alpha';
@@ -30,18 +27,7 @@ const results = new ResultReader();
 beforeAll(async () => {
   t = await createTestDatabase('infra_bad');
   world = await startWorld({ apiDomain: API, namespace: NS });
-  const queue = uniqueName('infra');
-  const settings = {
-    ...alphaSettings({ operationalQueue: uniqueName('op'), infrastructureQueue: queue }),
-    checkTimeScale: 0.01,
-  };
-  const deps: SmarterDeps = { db: t.db, cloud: world.cloud };
-  h = await startWorker({
-    queue,
-    tasks: () => smarterTasks(settings),
-    deps,
-    env: { CELERY_RESULT_BACKEND: REDIS_URL },
-  });
+  h = await startInfrastructureWorker({ db: t.db, cloud: world.cloud });
 }, 120_000);
 
 afterAll(async () => {

@@ -15,7 +15,7 @@ import { registerCustomDomain } from '../../tasks/llmclient/register-custom-doma
 import { type SmarterDeps, taskEnv } from '../../tasks/env/task-env.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
-import { insertRow } from '../support/django-rows.js';
+import { insertRow, ledgerRows } from '../support/django-rows.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { recordingLogger } from '../support/logs.js';
 import { nameOf } from '../support/task-names.js';
@@ -47,21 +47,7 @@ beforeEach(async () => {
   runner = new CheckRunner(llmclientTasks(env), { db: t.db, cloud: withLedger(cloud.deps, ledger) });
 });
 
-const rows = async () =>
-  (
-    await t.db.select(
-      'SELECT provider, service, resource_type, resource_name, resource_id, billable, status, destroyed_at FROM infrastructure_infrastructureresource ORDER BY id',
-    )
-  ).map((r) => ({
-    provider: String(r.provider),
-    service: String(r.service),
-    resource_type: String(r.resource_type),
-    resource_name: String(r.resource_name),
-    resource_id: String(r.resource_id),
-    billable: Number(r.billable),
-    status: String(r.status),
-    destroyed_at: r.destroyed_at,
-  }));
+const rows = () => ledgerRows(t.db);
 
 describe('own wiring: the moments the DNS and certificate services signal', () => {
   const domain = () => `bots${ids.accountId}.example.net`;

@@ -5,8 +5,6 @@
  * `register_custom_domain`, `verify_domain` and `verify_custom_domain`), so nothing fails, retries or is
  * dead-lettered. AWS is moto behind a recording proxy: without credentials it must see no request at all.
  */
-import type { SmarterDeps } from '../../tasks/env/task-env.js';
-import { smarterTasks } from '../../tasks/index.js';
 import { continueDefaultApiDeployment } from '../../tasks/llmclient/continue-default-api-deployment.js';
 import { createCustomDomainDnsRecord } from '../../tasks/llmclient/create-custom-domain-dns-record.js';
 import { deleteDefaultApi } from '../../tasks/llmclient/delete-default-api.js';
@@ -18,29 +16,17 @@ import { undeployDefaultApi } from '../../tasks/llmclient/undeploy-default-api.j
 import { verifyCertificate } from '../../tasks/llmclient/verify-certificate.js';
 import { verifyCustomDomain } from '../../tasks/llmclient/verify-custom-domain.js';
 import { verifyDomain } from '../../tasks/llmclient/verify-domain.js';
-import { REDIS_URL, uniqueName, withChannel } from '../support/amqp.js';
+import { withChannel } from '../support/amqp.js';
 import { startFaultProxy, type FaultProxy } from '../support/aws-faults.js';
 import { testCloud } from '../support/cloud.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
-import { type Harness, startWorker } from '../support/harness.js';
-import { type Moto, startMoto } from '../support/moto.js';
+import type { Harness } from '../support/harness.js';
+import { startInfrastructureWorker } from '../support/smarter-harness.js';
+import { AWS_CREDENTIAL_VARS, type Moto, startMoto } from '../support/moto.js';
 import { ResultReader } from '../support/results.js';
 import { nameOf } from '../support/task-names.js';
-import { alphaSettings } from '../support/alpha-settings.js';
 
 const API = 'alpha.api.example.com';
-/** Every variable from which the AWS SDK or Smarter could take credentials. */
-const CREDENTIALS = [
-  'AWS_ACCESS_KEY_ID',
-  'AWS_SECRET_ACCESS_KEY',
-  'AWS_SESSION_TOKEN',
-  'AWS_PROFILE',
-  'AWS_DEPLOYED',
-  'AWS_WEB_IDENTITY_TOKEN_FILE',
-  'AWS_ROLE_ARN',
-  'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
-  'AWS_CONTAINER_CREDENTIALS_FULL_URI',
-];
 
 let t: TestDatabase;
 let moto: Moto;
@@ -64,20 +50,9 @@ beforeAll(async () => {
   setEnv({
     AWS_ENDPOINT_URL: aws.endpoint,
     AWS_REGION: 'us-east-1',
-    ...Object.fromEntries(CREDENTIALS.map((k) => [k, undefined])),
+    ...Object.fromEntries(AWS_CREDENTIAL_VARS.map((k) => [k, undefined])),
   });
-  const queue = uniqueName('ready');
-  const settings = {
-    ...alphaSettings({ operationalQueue: uniqueName('op'), infrastructureQueue: queue }),
-    checkTimeScale: 0.01,
-  };
-  const deps: SmarterDeps = { db: t.db, cloud: testCloud() };
-  h = await startWorker({
-    queue,
-    tasks: () => smarterTasks(settings),
-    deps,
-    env: { CELERY_RESULT_BACKEND: REDIS_URL },
-  });
+  h = await startInfrastructureWorker({ db: t.db, cloud: testCloud() });
 }, 120_000);
 
 afterAll(async () => {

@@ -7,16 +7,11 @@ import { llmhostTasks } from '../../tasks/llmhost/index.js';
 import { recordLocator } from '../../tasks/db/django.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
-import { type LlmhostWorld, startLlmhostWorld } from '../support/llmhost-world.js';
+import { type LlmhostWorld, llmhostWorldForFile } from '../support/llmhost-world.js';
 
 const CHARGE = 'smarter.apps.llmhost.tasks.charge_llmhost_computes';
 let w: LlmhostWorld;
-beforeAll(async () => {
-  w = await startLlmhostWorld();
-}, 60_000);
-afterAll(async () => {
-  await w?.stop();
-});
+llmhostWorldForFile((world) => (w = world));
 
 async function charge(): Promise<{ result: unknown; lines: LogLine[] }> {
   const lines: LogLine[] = [];

@@ -8,7 +8,7 @@ import type { Readiness } from '../../tasks/cloud/readiness.js';
 import { llmclientTasks } from '../../tasks/llmclient/index.js';
 import { llmhostTasks } from '../../tasks/llmhost/index.js';
 import { CheckRunner } from '../support/check-runner.js';
-import { API, type LlmhostWorld, startLlmhostWorld } from '../support/llmhost-world.js';
+import { API, type LlmhostWorld, llmhostWorldForFile } from '../support/llmhost-world.js';
 
 const DESTROY = 'smarter.apps.llmhost.tasks.destroy_llmhost';
 const LAUNCH = 'smarter.apps.llmhost.tasks.launch_llmhost';
@@ -22,13 +22,7 @@ const SPEC = {
 };
 
 let w: LlmhostWorld;
-
-beforeAll(async () => {
-  w = await startLlmhostWorld();
-}, 60_000);
-afterAll(async () => {
-  await w?.stop();
-});
+llmhostWorldForFile((world) => (w = world));
 
 const notReady: Readiness = { provider: async () => false, dns: async () => false, certificates: async () => false };
 

@@ -28,7 +28,7 @@ import {
   NS,
   PLATFORM_ROLE,
   PLATFORM_SUBNETS,
-  startLlmhostWorld,
+  llmhostWorldForFile,
 } from '../support/llmhost-world.js';
 
 const LAUNCH = 'smarter.apps.llmhost.tasks.launch_llmhost';
@@ -55,12 +55,7 @@ async function steps(
 const runner = (): CheckRunner<unknown> =>
   new CheckRunner([...llmhostTasks(w.env), ...llmclientTasks(w.env), ...infrastructureTasks(w.env)], w.deps);
 
-beforeAll(async () => {
-  w = await startLlmhostWorld();
-}, 60_000);
-afterAll(async () => {
-  await w?.stop();
-});
+llmhostWorldForFile((world) => (w = world));
 
 const GPU_SPEC = {
   engine: { name: 'vllm' },

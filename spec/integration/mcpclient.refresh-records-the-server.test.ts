@@ -7,28 +7,20 @@
 import type { TaskContext } from '../../lib/registry/context.js';
 import { nullLogger } from '../../lib/logger.js';
 import { bindArguments } from '../../lib/registry/args.js';
-import type { AnyTask } from '../../lib/registry/define-task.js';
 import { McpConnectionError } from '../../tasks/cloud/mcp-port.js';
 import { SdkMcpServers } from '../../tasks/cloud/mcp.js';
 import type { SmarterDeps } from '../../tasks/env/task-env.js';
-import { smarterTasks } from '../../tasks/index.js';
 import { recordError } from '../../tasks/mcpclient/rows.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { insertRow } from '../support/django-rows.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { type McpStandIn, startMcpServer } from '../support/mcp-server.js';
 import { fernetKey, insertSecret } from '../support/secrets.js';
+import { smarterTaskFinder } from '../support/smarter-task.js';
 import { testContext } from '../support/task-context.js';
 
 const KEY = fernetKey();
-const tasks = smarterTasks({
-  operationalQueue: 'default_celery_task_queue',
-  infrastructureQueue: 'infrastructure_celery_task_queue',
-  maxRetries: 3,
-  retryBackoff: true,
-  fernetEncryptionKey: KEY,
-});
-const task = (name: string) => tasks.find((x) => x.name === name) as AnyTask<SmarterDeps>;
+const task = smarterTaskFinder({ fernetEncryptionKey: KEY });
 const REFRESH = 'smarter.apps.mcpclient.tasks.refresh_mcpclient';
 const REFRESH_ALL = 'smarter.apps.mcpclient.tasks.refresh_mcpclients';
 

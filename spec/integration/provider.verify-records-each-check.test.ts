@@ -6,29 +6,20 @@
  */
 import { nullLogger } from '../../lib/logger.js';
 import { bindArguments } from '../../lib/registry/args.js';
-import type { AnyTask } from '../../lib/registry/define-task.js';
 import { FetchLlmProviders } from '../../tasks/cloud/llm.js';
 import type { SmarterDeps } from '../../tasks/env/task-env.js';
-import { smarterTasks } from '../../tasks/index.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { insertRow } from '../support/django-rows.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { type LlmStandIn, startLlmStandIn } from '../support/llm-standin.js';
 import { fernetKey, insertSecret } from '../support/secrets.js';
+import { smarterTaskFinder } from '../support/smarter-task.js';
 import { testContext } from '../support/task-context.js';
 
 const KEY = fernetKey();
 const API_KEY = 'sk-test-0123456789';
 const environ: Record<string, string> = {};
-const tasks = smarterTasks({
-  operationalQueue: 'default_celery_task_queue',
-  infrastructureQueue: 'infrastructure_celery_task_queue',
-  maxRetries: 3,
-  retryBackoff: true,
-  fernetEncryptionKey: KEY,
-  environ: (n) => environ[n],
-});
-const task = (name: string) => tasks.find((x) => x.name === name) as AnyTask<SmarterDeps>;
+const task = smarterTaskFinder({ fernetEncryptionKey: KEY, environ: (n) => environ[n] });
 const VERIFY_MODEL = 'smarter.apps.provider.tasks.verify_provider_model';
 const VERIFY_PROVIDER = 'smarter.apps.provider.tasks.verify_provider';
 

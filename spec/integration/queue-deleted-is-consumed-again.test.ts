@@ -9,9 +9,8 @@ import { promisify } from 'node:util';
 import amqp from '../../lib/broker/amqp/amqplib.js';
 import { AMQP_URL, REDIS_URL } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
-import { type Harness, startWorker } from '../support/harness.js';
+import { type Harness, httpWorkerForFile } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
-import { freePort } from '../support/rabbit-node.js';
 
 const exec = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
@@ -29,15 +28,8 @@ async function activeQueues(node: string): Promise<string[]> {
 let h: Harness;
 let base: string;
 const results = new ResultReader();
-beforeAll(async () => {
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL, SMARTER_WORKER_HTTP_PORT: String(port) } });
-});
-afterAll(async () => {
-  await h.stop();
-  await results.close();
-});
+httpWorkerForFile({ CELERY_RESULT_BACKEND: REDIS_URL }, (w) => ({ h, base } = w));
+afterAll(() => results.close());
 
 test('own wiring: a queue deleted while consumed: 503 and not in active_queues until consumed again, then tasks run', async () => {
   const node = h.worker.options.nodeName;

@@ -4,22 +4,13 @@
  * On a redis-server of the test's own.
  */
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { META_PREFIX, RedisBackend, STORE_TRIES } from '../../lib/backend/redis-backend.js';
-import { type RedisNode, startRedisNode } from '../support/redis-node.js';
+import { type RedisNode, redisNodeForFile } from '../support/redis-node.js';
 
 let node: RedisNode;
 let admin: Redis;
-
-beforeAll(async () => {
-  node = await startRedisNode();
-  admin = new Redis(node.url);
-}, 60_000);
-
-afterAll(async () => {
-  admin.disconnect();
-  await node.remove();
-});
+redisNodeForFile((r) => ({ node, admin } = r));
 
 const success = (taskId: string) =>
   ({

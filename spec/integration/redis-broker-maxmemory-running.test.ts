@@ -11,9 +11,9 @@ import { RedisBroker } from '../../lib/broker/redis/redis-broker.js';
 import { nullLogger } from '../../lib/logger.js';
 import { uniqueName } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
-import { type Harness, startWorker } from '../support/harness.js';
-import { type LogLine, recordingLogger } from '../support/logs.js';
-import { type Accounting, type LoadMessage, account, probe, pushbackLoad, pushbackTasks } from '../support/pushback.js';
+import type { Harness } from '../support/harness.js';
+import type { LogLine } from '../support/logs.js';
+import { type LoadMessage, accountWhenSettled, probe, pushbackLoad, startPushbackWorker } from '../support/pushback.js';
 import { freePort } from '../support/rabbit-node.js';
 import { type RedisNode, startRedisNode } from '../support/redis-node.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
@@ -32,14 +32,9 @@ beforeAll(async () => {
   node = await startRedisNode();
   admin = new Redis(node.url);
   port = await freePort();
-  h = await startWorker({
-    tasks: (q) => pushbackTasks(q),
-    logger: recordingLogger(lines),
-    env: {
-      CELERY_BROKER_URL: node.url,
-      CELERY_WORKER_CONCURRENCY: '16',
-      SMARTER_WORKER_HTTP_PORT: String(port),
-    },
+  h = await startPushbackWorker(node.url, lines, {
+    CELERY_WORKER_CONCURRENCY: '16',
+    SMARTER_WORKER_HTTP_PORT: String(port),
   });
   client = new RedisBroker({ url: node.url, logger: nullLogger() });
   await client.connect();
@@ -110,21 +105,7 @@ test('own wiring: Redis at maxmemory while running: a block, told and gauged; ev
   }
   await waitFor(async () => (await blockedGauge()) === 0, 30_000, 250);
   // Every id finishes: done, or each attempt once and its dead-letter copy.
-  const deadLetters: string[] = [];
-  let result: Accounting | undefined;
-  await waitFor(
-    async () => {
-      deadLetters.push(...(await drainDeadLetters()));
-      result = await account(key, load, deadLetters);
-      return result.lost.length === 0;
-    },
-    60_000,
-    500,
-  ).catch(() => undefined);
-  // Anything sent twice would have arrived by now.
-  await new Promise((r) => setTimeout(r, 3000));
-  deadLetters.push(...(await drainDeadLetters()));
-  const final = await account(key, load, deadLetters);
+  const final = await accountWhenSettled(key, load, drainDeadLetters, 60_000);
   process.stdout.write(
     `maxmemory for ${BLOCK_MS / 1000} s: sent ${final.sent}, done ${final.done}, ran twice ${final.ranTwice.length}, dead-lettered twice ${final.duplicatedDeadLetters.length}, lost ${final.lost.length}; blocked seen ${sawBlocked}, gauge during the block ${gaugeDuringBlock}\n`,
   );

@@ -3,26 +3,17 @@
  * as one that is down: the worker is blocked and not ready meanwhile (`/readyz` 503 naming the block, the gauge
  * at 1), never a fatal exit, and it starts consuming once Redis takes writes. On a redis-server of its own.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 import { probe } from '../support/pushback.js';
 import { freePort } from '../support/rabbit-node.js';
-import { type RedisNode, startRedisNode } from '../support/redis-node.js';
+import { type RedisNode, redisNodeForFile } from '../support/redis-node.js';
 
 let node: RedisNode;
 let admin: Redis;
-
-beforeAll(async () => {
-  node = await startRedisNode();
-  admin = new Redis(node.url);
-}, 60_000);
-
-afterAll(async () => {
-  admin.disconnect();
-  await node.remove();
-});
+redisNodeForFile((r) => ({ node, admin } = r));
 
 test('own wiring: a Redis broker at maxmemory at start: waited for (503, blocked), then the worker starts and consumes', async () => {
   const port = await freePort();

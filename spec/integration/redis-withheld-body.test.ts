@@ -183,7 +183,8 @@ test('a message kombu published (Python Celery) is withheld, copied at its prior
   expect((JSON.parse(got.body) as unknown[][])[0]?.[0]).toBe('x'.repeat(LIMIT * 4));
 });
 
-test('RedisBroker with a body limit dead-letters a withheld message by copying it inside Redis', async () => {
+/** A broker on this test's keys that withholds bodies over LIMIT, connected. */
+async function limitedBroker(): Promise<RedisBroker> {
   const broker = new RedisBroker({
     url: REDIS_URL,
     logger: createLogger({ level: 'error' }),
@@ -191,6 +192,11 @@ test('RedisBroker with a body limit dead-letters a withheld message by copying i
     maxBodyBytes: LIMIT,
   });
   await broker.connect();
+  return broker;
+}
+
+test('RedisBroker with a body limit dead-letters a withheld message by copying it inside Redis', async () => {
+  const broker = await limitedBroker();
   try {
     const e = envelope(Buffer.alloc(LIMIT * 2, 5).toString('base64'));
     await per.s.redis.lpush(per.s.keys.queue('q', 0), e.text);
@@ -213,13 +219,7 @@ test('RedisBroker with a body limit dead-letters a withheld message by copying i
 });
 
 test('an unreadable envelope sent without its body is dead-lettered whole from Redis, not as the text the worker got', async () => {
-  const broker = new RedisBroker({
-    url: REDIS_URL,
-    logger: createLogger({ level: 'error' }),
-    keyPrefix: per.s.prefix,
-    maxBodyBytes: LIMIT,
-  });
-  await broker.connect();
+  const broker = await limitedBroker();
   try {
     // headers that are not an object: the envelope decoder refuses it, but its body is over the limit all the same.
     const e = envelope(Buffer.alloc(LIMIT * 2, 3).toString('base64'), { headers: '"not an object"' });

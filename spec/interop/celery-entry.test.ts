@@ -1,5 +1,5 @@
 /**
- * Smarter's own commands against this image's `celery` (tasks/celery.ts): the worker command of its chart
+ * Smarter's own commands against this image's `celery` (bin/celery.ts): the worker command of its chart
  * (helm/charts/smarter/templates/deployment-worker.yaml: `celery -A smarter.workers.celery.app worker
  * --concurrency=5 --loglevel=info -Q default_celery_task_queue -E`; here on a queue and node name of the
  * test's own, the broker being shared), its liveness probe `pgrep -f 'celery.*worker'`, and the healthcheck of
@@ -29,7 +29,7 @@ interface Started {
 const started: Started[] = [];
 
 function startCelery(args: string[], queue: string, node: string): Started {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'tasks/celery.ts', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/celery.ts', ...args], {
     env: ENV,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -48,7 +48,7 @@ const pyCelery = async (...args: string[]) =>
   (await exec(PYTHON, ['-m', 'celery', '-b', AMQP_URL, ...args], { timeout: 60_000 })).stdout;
 
 const ourCelery = (...args: string[]) =>
-  exec(process.execPath, ['--import', 'tsx', 'tasks/celery.ts', ...args], { env: ENV, timeout: 60_000 });
+  exec(process.execPath, ['--import', 'tsx', 'bin/celery.ts', ...args], { env: ENV, timeout: 60_000 });
 
 async function send(queue: string, n: number): Promise<string[]> {
   const ids = Array.from({ length: n }, () => randomUUID());
@@ -209,7 +209,7 @@ test("Smarter's Beat command runs smarter-beat, found by pgrep -f 'celery.*beat'
   const op = uniqueName('beat-op');
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'tasks/celery.ts', '-A', 'smarter.workers.celerybeat', 'beat', '--loglevel=info'],
+    ['--import', 'tsx', 'bin/celery.ts', '-A', 'smarter.workers.celerybeat', 'beat', '--loglevel=info'],
     {
       env: {
         ...ENV,

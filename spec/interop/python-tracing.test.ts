@@ -18,7 +18,7 @@ import { MYSQL } from '../support/db.js';
 import { type Moto, startMoto } from '../support/moto.js';
 import { type KubeStandIn, startKubeStandIn } from '../support/kube-standin.js';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
-import { waitFor as waitUntil } from '../support/wait.js';
+import { waitFor } from '../support/wait.js';
 import { STAND_IN_CREDENTIALS, type SmtpStandIn, startSmtpServer } from '../support/smtp.js';
 
 const run = promisify(execFile);
@@ -47,10 +47,6 @@ async function send(protocol: 1 | 2, queue: string, task: string, traceparent: s
   );
   return stdout.trim().split('\n').pop() ?? '';
 }
-
-/** The spans arrive in the receiver's memory: waits name what they wait for first. */
-const waitFor = <T>(what: string, probe: () => T | undefined, timeoutMs = 30_000): Promise<T> =>
-  waitUntil(probe, timeoutMs, { what });
 
 function startWorker(
   command: string[],
@@ -100,12 +96,16 @@ describe('own wiring: the built worker (dist/tasks/main.js) continues a trace st
       const traceId = hex(16);
       const parent = hex(8);
       const id = await send(protocol, queue, 'celery.accumulate', `00-${traceId}-${parent}-01`, [1, 2]);
-      const { receive, span } = await waitFor('the receive and process spans', () => {
-        const s = inTrace(traceId);
-        const r = s.find(isReceive);
-        const p = s.find((x) => x.kind === CONSUMER);
-        return r && p ? { receive: r, span: p } : undefined;
-      });
+      const { receive, span } = await waitFor(
+        () => {
+          const s = inTrace(traceId);
+          const r = s.find(isReceive);
+          const p = s.find((x) => x.kind === CONSUMER);
+          return r && p ? { receive: r, span: p } : undefined;
+        },
+        30_000,
+        { what: 'the receive and process spans' },
+      );
       // Protocol 1 names its task in the body only: its receive span is named after the queue.
       expect(receive.name).toBe(protocol === 2 ? 'receive celery.accumulate' : `receive ${queue}`);
       expect(receive.parentSpanId).toBe(parent);
@@ -160,14 +160,18 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
     const traceId = hex(16);
     const parent = hex(8);
     const id = await send(2, queue, 'test.recheck', `00-${traceId}-${parent}-01`, [], { times: 3, every: 1 });
-    const spans = await waitFor('four receives, four runs and three re-queues', () => {
-      const s = inTrace(traceId);
-      return s.filter((x) => x.kind === CONSUMER).length >= 4 &&
-        s.filter(isReceive).length >= 4 &&
-        s.filter((x) => x.kind === PRODUCER).length >= 3
-        ? s
-        : undefined;
-    });
+    const spans = await waitFor(
+      () => {
+        const s = inTrace(traceId);
+        return s.filter((x) => x.kind === CONSUMER).length >= 4 &&
+          s.filter(isReceive).length >= 4 &&
+          s.filter((x) => x.kind === PRODUCER).length >= 3
+          ? s
+          : undefined;
+      },
+      30_000,
+      { what: 'four receives, four runs and three re-queues' },
+    );
     const runs = spans.filter((s) => s.kind === CONSUMER);
     const publishes = spans.filter((s) => s.kind === PRODUCER);
     expect(runs).toHaveLength(4);
@@ -209,7 +213,9 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
   test('a failed run: ERROR status, with the exception type and message', async () => {
     const traceId = hex(16);
     await send(2, queue, 'test.fail', `00-${traceId}-${hex(8)}-01`, ['no such vector store']);
-    const span = await waitFor('the process span', () => inTrace(traceId).find((s) => s.kind === CONSUMER));
+    const span = await waitFor(() => inTrace(traceId).find((s) => s.kind === CONSUMER), 30_000, {
+      what: 'the process span',
+    });
     expect(span.attributes['celery.state']).toBe('FAILURE');
     expect(span.status.code).toBe(2);
     expect(span.events).toEqual([
@@ -228,10 +234,14 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
     await send(2, queue, 'test.outside', `00-${traceId}-${hex(8)}-01`, [], { url: `${endpoint}/ping` });
     const isRedis = (s: ReceivedSpan) => (s.attributes['db.system.name'] ?? s.attributes['db.system']) === 'redis';
     const isGet = (s: ReceivedSpan) => s.name.startsWith('GET');
-    const spans = await waitFor('the run and its two calls', () => {
-      const s = inTrace(traceId);
-      return s.some((x) => x.kind === CONSUMER) && s.some(isRedis) && s.some(isGet) ? s : undefined;
-    });
+    const spans = await waitFor(
+      () => {
+        const s = inTrace(traceId);
+        return s.some((x) => x.kind === CONSUMER) && s.some(isRedis) && s.some(isGet) ? s : undefined;
+      },
+      30_000,
+      { what: 'the run and its two calls' },
+    );
     const runSpan = spans.find((s) => s.kind === CONSUMER);
     const redis = spans.find(isRedis);
     const http = spans.find(isGet);
@@ -246,10 +256,14 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
     await send(2, queue, 'test.outside-db-aws', `00-${traceId}-${hex(8)}-01`, [], { host, port, user, password });
     const isMysql = (s: ReceivedSpan) => (s.attributes['db.system.name'] ?? s.attributes['db.system']) === 'mysql';
     const isAws = (s: ReceivedSpan) => s.attributes['rpc.system'] === 'aws-api';
-    const spans = await waitFor('the run and its two calls', () => {
-      const s = inTrace(traceId);
-      return s.some((x) => x.kind === CONSUMER) && s.some(isMysql) && s.some(isAws) ? s : undefined;
-    });
+    const spans = await waitFor(
+      () => {
+        const s = inTrace(traceId);
+        return s.some((x) => x.kind === CONSUMER) && s.some(isMysql) && s.some(isAws) ? s : undefined;
+      },
+      30_000,
+      { what: 'the run and its two calls' },
+    );
     const runSpan = spans.find((s) => s.kind === CONSUMER);
     const db = spans.find(isMysql);
     const aws = spans.find(isAws);
@@ -278,10 +292,14 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
     });
     // The client fetches through node-fetch, over node:http(s): its requests are HTTP spans (discovery, then the read).
     const isGet = (path: string) => (s: ReceivedSpan) => s.attributes['url.full'] === `${kube.server}${path}`;
-    const spans = await waitFor('the run and its two requests', () => {
-      const s = inTrace(traceId);
-      return s.some((x) => x.kind === CONSUMER) && s.some(isGet('/api/v1')) && s.some(isGet(path)) ? s : undefined;
-    });
+    const spans = await waitFor(
+      () => {
+        const s = inTrace(traceId);
+        return s.some((x) => x.kind === CONSUMER) && s.some(isGet('/api/v1')) && s.some(isGet(path)) ? s : undefined;
+      },
+      30_000,
+      { what: 'the run and its two requests' },
+    );
     const runSpan = spans.find((s) => s.kind === CONSUMER);
     expect(runSpan?.attributes['celery.state']).toBe('SUCCESS');
     for (const request of [spans.find(isGet('/api/v1')), spans.find(isGet(path))]) {
@@ -296,11 +314,15 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
     // An invalid traceparent is as good as none: the propagator ignores it.
     const id = await send(2, queue, 'test.add', 'not-a-traceparent', [1, 2]);
     const ofMessage = (s: ReceivedSpan) => s.attributes['messaging.message.id'] === id;
-    const { receive, span } = await waitFor('the receive and process spans', () => {
-      const r = receiver.spans.find((s) => isReceive(s) && ofMessage(s));
-      const p = receiver.spans.find((s) => s.kind === CONSUMER && ofMessage(s));
-      return r && p ? { receive: r, span: p } : undefined;
-    });
+    const { receive, span } = await waitFor(
+      () => {
+        const r = receiver.spans.find((s) => isReceive(s) && ofMessage(s));
+        const p = receiver.spans.find((s) => s.kind === CONSUMER && ofMessage(s));
+        return r && p ? { receive: r, span: p } : undefined;
+      },
+      30_000,
+      { what: 'the receive and process spans' },
+    );
     expect(receive.parentSpanId).toBe('');
     expect(receive.links).toEqual([]);
     expect(receive.traceId).toMatch(/^[0-9a-f]{32}$/);
@@ -320,10 +342,14 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
         password: pass,
       });
       const isSmtp = (s: ReceivedSpan) => s.name === 'smtp send';
-      const spans = await waitFor('the run and its e-mail', () => {
-        const s = inTrace(traceId);
-        return s.some((x) => x.kind === CONSUMER) && s.some(isSmtp) ? s : undefined;
-      });
+      const spans = await waitFor(
+        () => {
+          const s = inTrace(traceId);
+          return s.some((x) => x.kind === CONSUMER) && s.some(isSmtp) ? s : undefined;
+        },
+        30_000,
+        { what: 'the run and its e-mail' },
+      );
       const runSpan = spans.find((s) => s.kind === CONSUMER);
       const mail = spans.find(isSmtp);
       expect(runSpan?.attributes['celery.state']).toBe('SUCCESS');
@@ -382,7 +408,9 @@ describe('own wiring: the built Beat (dist/beat/main.js) traces its sends', () =
   test('each send is a publish span, a trace of its own, whose context its message carries', async () => {
     const fromBeat = (s: ReceivedSpan) => s.resource['service.name'] === 'smarter-beat' && s.kind === PRODUCER;
     const toOp = (s: ReceivedSpan) => fromBeat(s) && s.attributes['messaging.destination.name'] === queues[0];
-    await waitFor('two publish spans', () => (receiver.spans.filter(toOp).length >= due.length ? true : undefined));
+    await waitFor(() => (receiver.spans.filter(toOp).length >= due.length ? true : undefined), 30_000, {
+      what: 'two publish spans',
+    });
     const sent = await withChannel(async (ch) => {
       const got: Array<{ id: string; traceparent: string }> = [];
       for (;;) {

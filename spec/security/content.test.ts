@@ -7,24 +7,13 @@ import { encode as msgpackEncode, ExtData } from '@msgpack/msgpack';
 import { byteSize } from '../../lib/app/setting-values.js';
 import { decodeTaskMessage } from '../../lib/protocol/index.js';
 import type { RawMessage } from '../../lib/protocol/types.js';
+import { rawMessage, refusal } from '../support/raw-message.js';
 
 const v2 = { task: 't', id: 'i' };
 const LIMIT = 64 * 1024;
 
-function raw(body: string | Buffer, properties: RawMessage['properties'] = {}): RawMessage {
-  return {
-    body: Buffer.isBuffer(body) ? body : Buffer.from(body),
-    properties: { contentType: 'application/json', headers: v2, ...properties },
-  };
-}
-function refusal(fn: () => unknown): { code: string; message: string } {
-  try {
-    fn();
-  } catch (err) {
-    return err as { code: string; message: string };
-  }
-  throw new Error('did not throw');
-}
+const raw = (body: string | Buffer, properties: RawMessage['properties'] = {}) =>
+  rawMessage(body, { headers: v2, ...properties });
 const body = (args: unknown[]) => JSON.stringify([args, {}, {}]);
 
 describe('a body over SMARTER_WORKER_MAX_BODY_SIZE is refused before it is decoded', () => {

@@ -38,11 +38,13 @@ export async function publishRaw(queue: string, body: string | Buffer, options: 
   await publishMany(queue, [{ body, options }]);
 }
 
+/** Publishes `messages` to `queue` on one confirm channel, and waits for the broker (of `url`) to confirm them. */
 export async function publishMany(
   queue: string,
   messages: Array<{ body: string | Buffer; options: Options.Publish }>,
+  url = AMQP_URL,
 ): Promise<void> {
-  const conn = await amqp.connect(AMQP_URL);
+  const conn = await amqp.connect(url);
   try {
     const ch = await conn.createConfirmChannel();
     for (const { body, options } of messages) {

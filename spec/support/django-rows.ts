@@ -16,3 +16,20 @@ export async function insertRow(db: Queryable, table: DjangoTable, values: Recor
   ].join(', ')})`;
   return (await db.execute(sql, Object.values(row))).insertId;
 }
+
+/** The infrastructure ledger's rows (Smarter's InfrastructureResource), oldest first, in the columns a test compares. */
+export async function ledgerRows(db: Queryable) {
+  const rows = await db.select(
+    'SELECT provider, service, resource_type, resource_name, resource_id, billable, status, destroyed_at FROM infrastructure_infrastructureresource ORDER BY id',
+  );
+  return rows.map((r) => ({
+    provider: String(r.provider),
+    service: String(r.service),
+    resource_type: String(r.resource_type),
+    resource_name: String(r.resource_name),
+    resource_id: String(r.resource_id),
+    billable: Number(r.billable),
+    status: String(r.status),
+    destroyed_at: r.destroyed_at,
+  }));
+}

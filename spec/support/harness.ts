@@ -6,6 +6,7 @@ import { type Logger, createLogger, nullLogger } from '../../lib/logger.js';
 import type { AnyTask } from '../../lib/registry/define-task.js';
 import type { TaskEvents } from '../../lib/worker/events.js';
 import { AMQP_URL, deleteQueues, uniqueName } from './amqp.js';
+import { freePort } from './rabbit-node.js';
 import { testTasks } from './test-tasks.js';
 
 export interface Harness {
@@ -18,6 +19,22 @@ export interface Harness {
 
 /** The harnesses start workers without mingle; a test about it turns it back on with these. */
 export const WITH_MINGLE = { SMARTER_WORKER_WITHOUT_MINGLE: 'false' } as const;
+
+/**
+ * One worker for the test file, with its HTTP endpoint on a free port: started before its tests (handed to `use`
+ * with the endpoint's base URL), stopped after them.
+ */
+export function httpWorkerForFile(env: Record<string, string>, use: (w: { h: Harness; base: string }) => void): void {
+  let h: Harness | undefined;
+  beforeAll(async () => {
+    const port = await freePort();
+    h = await startWorker({ env: { ...env, SMARTER_WORKER_HTTP_PORT: String(port) } });
+    use({ h, base: `http://127.0.0.1:${port}` });
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+}
 
 export async function startWorker(
   opts: {

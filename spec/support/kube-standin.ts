@@ -230,6 +230,16 @@ class ApiError extends Error {
   }
 }
 
+/** Kubernetes' answer to a method a resource does not take (a collection's DELETE, an item's POST). */
+const methodNotAllowed = () => ({
+  code: 405,
+  body: new ApiError(
+    405,
+    'MethodNotAllowed',
+    'the server does not allow this method on the requested resource',
+  ).status(),
+});
+
 export async function startKubeStandIn(
   options: { kinds?: KindSpec[]; defaultNamespace?: string; user?: string; certManager?: boolean } = {},
 ): Promise<KubeStandIn> {
@@ -724,14 +734,7 @@ export async function startKubeStandIn(
       });
     }
     if (name === undefined) {
-      return {
-        code: 405,
-        body: new ApiError(
-          405,
-          'MethodNotAllowed',
-          'the server does not allow this method on the requested resource',
-        ).status(),
-      };
+      return methodNotAllowed();
     }
     const key = keyOf(k, namespace, name);
     if (method === 'GET') {
@@ -820,14 +823,7 @@ export async function startKubeStandIn(
         throw err;
       }
     }
-    return {
-      code: 405,
-      body: new ApiError(
-        405,
-        'MethodNotAllowed',
-        'the server does not allow this method on the requested resource',
-      ).status(),
-    };
+    return methodNotAllowed();
   }
 
   const standin = await startStandin(

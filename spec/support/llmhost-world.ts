@@ -71,6 +71,18 @@ export interface LlmhostWorld {
   stop(): Promise<void>;
 }
 
+/** One world for a test file: started before its tests (handed to `use`) and stopped after them. */
+export function llmhostWorldForFile(use: (w: LlmhostWorld) => void): void {
+  let world: LlmhostWorld | undefined;
+  beforeAll(async () => {
+    world = await startLlmhostWorld();
+    use(world);
+  }, 60_000);
+  afterAll(async () => {
+    await world?.stop();
+  });
+}
+
 export async function startLlmhostWorld(
   settings: { queue?: string; healthProbes?: boolean } = {},
 ): Promise<LlmhostWorld> {

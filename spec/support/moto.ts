@@ -14,6 +14,19 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import net from 'node:net';
 import { waitFor } from './wait.js';
 
+/** Every variable from which the AWS SDK or Smarter could take credentials: a test that must find none clears them. */
+export const AWS_CREDENTIAL_VARS = [
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'AWS_PROFILE',
+  'AWS_DEPLOYED',
+  'AWS_WEB_IDENTITY_TOKEN_FILE',
+  'AWS_ROLE_ARN',
+  'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
+  'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+];
+
 export interface Moto {
   /** `http://127.0.0.1:PORT`, for `AWS_ENDPOINT_URL`. */
   endpoint: string;

@@ -11,7 +11,10 @@ import type { Options } from 'amqplib';
 import * as z from 'zod';
 import { PythonException } from '../../lib/errors.js';
 import { defineTask } from '../../lib/registry/define-task.js';
+import { type Harness, startWorker } from './harness.js';
+import { type LogLine, recordingLogger } from './logs.js';
 import { runCounter } from './test-tasks.js';
+import { waitFor } from './wait.js';
 
 export const FAIL_RETRIES = 3;
 
@@ -42,6 +45,19 @@ export function pushbackTasks(queue: string, opts: { acksLate?: boolean } = {}) 
       },
     }),
   ];
+}
+
+/** A worker on `brokerUrl` running the push-back tasks, its log lines kept in `lines`; `env` adds its settings. */
+export function startPushbackWorker(
+  brokerUrl: string,
+  lines: LogLine[],
+  env: Record<string, string>,
+): Promise<Harness> {
+  return startWorker({
+    tasks: (q) => pushbackTasks(q),
+    logger: recordingLogger(lines),
+    env: { CELERY_BROKER_URL: brokerUrl, ...env },
+  });
 }
 
 export interface LoadMessage {
@@ -126,6 +142,31 @@ export async function account(
     duplicatedDeadLetters: [...dl].filter(([, n]) => n > 1).map(([id]) => id),
     lost,
   };
+}
+
+/**
+ * The accounting once the broker has stopped pushing back: dead-letter copies are drained (`drainDeadLetters`)
+ * until every id is accounted for or `withinMs` has passed, then for 3 s more, in which anything sent twice would
+ * have arrived. What is still lost then is the test's to judge.
+ */
+export async function accountWhenSettled(
+  key: string,
+  load: readonly LoadMessage[],
+  drainDeadLetters: () => Promise<string[]>,
+  withinMs: number,
+): Promise<Accounting> {
+  const deadLetters: string[] = [];
+  await waitFor(
+    async () => {
+      deadLetters.push(...(await drainDeadLetters()));
+      return (await account(key, load, deadLetters)).lost.length === 0;
+    },
+    withinMs,
+    500,
+  ).catch(() => undefined);
+  await sleep(3000);
+  deadLetters.push(...(await drainDeadLetters()));
+  return account(key, load, deadLetters);
 }
 
 /** GET on the worker's HTTP endpoint: status, body and how long the answer took. */

@@ -7,6 +7,21 @@ export interface RedisNode extends ServerNode {
   readonly url: string;
 }
 
+/** A node of the test file's own and an admin client on it: started before its tests (handed to `use`), removed after. */
+export function redisNodeForFile(use: (r: { node: RedisNode; admin: Redis }) => void): void {
+  let node: RedisNode | undefined;
+  let admin: Redis | undefined;
+  beforeAll(async () => {
+    node = await startRedisNode();
+    admin = new Redis(node.url);
+    use({ node, admin });
+  }, 60_000);
+  afterAll(async () => {
+    admin?.disconnect();
+    await node?.remove();
+  });
+}
+
 export async function startRedisNode(): Promise<RedisNode> {
   const node = await startServerNode({
     name: 'redis-node',

@@ -14,16 +14,10 @@ import { encodeTaskMessage } from '../../lib/protocol/encode.js';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { noEvents } from '../../lib/worker/events.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
+import { waitFor } from '../support/wait.js';
 
 const Q = 'loss';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until(fn: () => boolean, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await sleep(5);
-  }
-}
+const until = (fn: () => boolean, timeoutMs = 5000) => waitFor(fn, timeoutMs, 5);
 
 function start(env: Record<string, string>) {
   const broker = new MemoryBroker(new MemoryStore());

@@ -1,6 +1,7 @@
 /** delayed.ts: the one place that decides what a delay store keeps, and how a delivery is deferred on a broker that cannot do it atomically. */
-import type { Broker, Delivery, OutgoingMessage } from '../../lib/broker/broker.js';
+import type { Broker, OutgoingMessage } from '../../lib/broker/broker.js';
 import { deferDelivery, sendLater, withoutTtl } from '../../lib/broker/delayed.js';
+import { fakeDelivery } from '../support/delivery.js';
 
 const m: OutgoingMessage = {
   body: Buffer.from('x'),
@@ -35,72 +36,49 @@ test('sendLater hands the broker the message without its TTL', async () => {
   expect(sent[0]?.properties.expiration).toBeUndefined();
 });
 
-function fakeDelivery(order: string[]): Delivery {
-  return {
-    raw: { body: Buffer.from('x'), properties: { contentType: 'application/json', headers: { id: '1' } } },
-    queue: 'q',
-    exchange: '',
-    routingKey: 'q',
-    redelivered: false,
-    live: true,
-    settled: false,
-    ack() {
-      order.push('ack');
-    },
-    reject() {
-      order.push('reject');
-    },
-  };
-}
+/** A delivery whose settling is written to `order`. */
+const orderedDelivery = (order: string[]) =>
+  fakeDelivery({ ack: () => void order.push('ack'), reject: () => void order.push('reject') });
+
+/** A broker with a native delay (1 s resolution) and a dead-letter exchange; `more` adds to or changes it. */
+const capabilities = (more: Partial<Broker['capabilities']> = {}): Broker['capabilities'] => ({
+  nativeDelay: true,
+  delayResolutionMs: 1000,
+  maxDelayMs: 1e9,
+  deadLetterExchange: true,
+  ordered: true,
+  ...more,
+});
 
 test('without atomic defer, the delivery is acked only after the broker has the copy', async () => {
   const order: string[] = [];
   const broker: Pick<Broker, 'capabilities' | 'sendLater' | 'defer'> = {
-    capabilities: {
-      nativeDelay: true,
-      delayResolutionMs: 1000,
-      maxDelayMs: 1e9,
-      deadLetterExchange: true,
-      ordered: true,
-    },
+    capabilities: capabilities(),
     sendLater: async (q) => void order.push(`sendLater ${q}`),
   };
-  await deferDelivery(broker, fakeDelivery(order), 5000);
+  await deferDelivery(broker, orderedDelivery(order), 5000);
   expect(order).toEqual(['sendLater q', 'ack']);
 });
 
 test('without atomic defer, a failed copy leaves the delivery unacked', async () => {
   const order: string[] = [];
   const broker: Pick<Broker, 'capabilities' | 'sendLater' | 'defer'> = {
-    capabilities: {
-      nativeDelay: true,
-      delayResolutionMs: 1000,
-      maxDelayMs: 1e9,
-      deadLetterExchange: true,
-      ordered: true,
-    },
+    capabilities: capabilities(),
     sendLater: async () => {
       throw new Error('no confirm');
     },
   };
-  await expect(deferDelivery(broker, fakeDelivery(order), 5000)).rejects.toThrow('no confirm');
+  await expect(deferDelivery(broker, orderedDelivery(order), 5000)).rejects.toThrow('no confirm');
   expect(order).toEqual([]);
 });
 
 test('with atomic defer, the broker does it all in one operation: no separate send, no separate ack', async () => {
   const order: string[] = [];
   const broker: Pick<Broker, 'capabilities' | 'sendLater' | 'defer'> = {
-    capabilities: {
-      nativeDelay: true,
-      delayResolutionMs: 1000,
-      maxDelayMs: 1e9,
-      deadLetterExchange: false,
-      ordered: true,
-      atomicDefer: true,
-    },
+    capabilities: capabilities({ deadLetterExchange: false, atomicDefer: true }),
     sendLater: async () => void order.push('sendLater'),
     defer: async (_d, ms) => void order.push(`defer ${ms}`),
   };
-  await deferDelivery(broker, fakeDelivery(order), 5000);
+  await deferDelivery(broker, orderedDelivery(order), 5000);
   expect(order).toEqual(['defer 5000']);
 });

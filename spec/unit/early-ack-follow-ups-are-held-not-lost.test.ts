@@ -18,16 +18,11 @@ import { defineTask } from '../../lib/registry/define-task.js';
 import { loadHeld } from '../../lib/worker/state-db.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
+import { waitFor } from '../support/wait.js';
 
 const Q = 'held';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until(fn: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await sleep(10);
-  }
-}
+const until = (fn: () => boolean, timeoutMs = 10_000) => waitFor(fn, timeoutMs, 10);
 
 /** Runs by task id and retry count. */
 const runs: string[] = [];
@@ -104,6 +99,17 @@ async function enqueue(store: MemoryStore, task: string): Promise<string> {
   return id;
 }
 
+/** A worker started with one `task` message queued for it, its broker refusing every publish from the start. */
+async function startRefused(task: string, env: Record<string, string> = {}) {
+  const store = new MemoryStore();
+  const lines: LogLine[] = [];
+  const w = start(store, env, lines);
+  const id = await enqueue(store, task);
+  w.refuse.on = true;
+  await w.app.start();
+  return { ...w, store, lines, id };
+}
+
 let dir: string;
 beforeEach(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'held-'));
@@ -114,12 +120,8 @@ afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 describe('own wiring: early-ack follow-ups the broker refuses', () => {
   test('a retry refused for longer than the old attempt cap is held and sent once the broker takes it', async () => {
-    const store = new MemoryStore();
-    const lines: LogLine[] = [];
-    const w = start(store, {}, lines);
-    const id = await enqueue(store, 'held.flaky');
-    w.refuse.on = true;
-    await w.app.start();
+    const w = await startRefused('held.flaky');
+    const { id, lines } = w;
     try {
       await until(() => runs.length === 1);
       // Refused for 8 s: the held retry is tried again with backoff (1, 2, 4 s…), never given up.
@@ -137,12 +139,8 @@ describe('own wiring: early-ack follow-ups the broker refuses', () => {
   }, 40_000);
 
   test('a dead-letter copy refused is held (never "left unacked"), and lands once', async () => {
-    const store = new MemoryStore();
-    const lines: LogLine[] = [];
-    const w = start(store, {}, lines);
-    const id = await enqueue(store, 'held.fail');
-    w.refuse.on = true;
-    await w.app.start();
+    const w = await startRefused('held.fail');
+    const { id, lines, store } = w;
     try {
       await until(() => w.worker.publisher.held.size === 1);
       await sleep(3500);
@@ -158,14 +156,10 @@ describe('own wiring: early-ack follow-ups the broker refuses', () => {
   }, 40_000);
 
   test('at shutdown held publishes go to the state db, and are sent at the next start', async () => {
-    const store = new MemoryStore();
     const statedb = path.join(dir, 'worker.state');
     const env = { CELERY_WORKER_STATE_DB: statedb };
-    const lines: LogLine[] = [];
-    const first = start(store, env, lines);
-    const id = await enqueue(store, 'held.flaky');
-    first.refuse.on = true;
-    await first.app.start();
+    const first = await startRefused('held.flaky', env);
+    const { id, lines, store } = first;
     await until(() => first.worker.publisher.held.size === 1);
     await first.app.shutdown();
     const written = loadHeld(statedb);
@@ -188,12 +182,8 @@ describe('own wiring: early-ack follow-ups the broker refuses', () => {
   }, 40_000);
 
   test('without a state db, each publish still held at shutdown is logged at error as lost', async () => {
-    const store = new MemoryStore();
-    const lines: LogLine[] = [];
-    const w = start(store, {}, lines);
-    const id = await enqueue(store, 'held.flaky');
-    w.refuse.on = true;
-    await w.app.start();
+    const w = await startRefused('held.flaky');
+    const { id, lines } = w;
     await until(() => w.worker.publisher.held.size === 1);
     await w.app.shutdown();
     const lost = lines.filter((l) => l.level === 'error' && l.message.startsWith('lost '));

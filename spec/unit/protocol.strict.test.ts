@@ -1,6 +1,7 @@
 /** The decoder refuses what Celery refuses, and reads a declared encoding faithfully. */
 import { MAX_NESTING, decodeContent } from '../../lib/protocol/content.js';
 import { decodeTaskMessage } from '../../lib/protocol/index.js';
+import { refusal } from '../support/raw-message.js';
 
 const accept = ['json' as const, 'msgpack' as const];
 const json = (contentEncoding?: string) => ({
@@ -8,15 +9,6 @@ const json = (contentEncoding?: string) => ({
   contentEncoding,
   compression: undefined,
 });
-
-function refusal(fn: () => unknown): { code: string; message: string } {
-  try {
-    fn();
-  } catch (err) {
-    return err as { code: string; message: string };
-  }
-  throw new Error('did not throw');
-}
 
 test('a body that is not valid UTF-8 is a decode error, not a text with U+FFFD', () => {
   const body = Buffer.concat([Buffer.from('[["'), Buffer.from([0xc3, 0x28]), Buffer.from('"], {}, {}]')]);

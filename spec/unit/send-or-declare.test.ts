@@ -1,9 +1,10 @@
 /** send-or-declare.ts and dead-letter.ts: the one answer of every caller to a send whose target was deleted. */
-import type { Delivery, OutgoingMessage } from '../../lib/broker/broker.js';
+import type { OutgoingMessage } from '../../lib/broker/broker.js';
 import { DEAD_LETTER_HEADER } from '../../lib/broker/broker.js';
 import { sendDeadLetter } from '../../lib/broker/dead-letter.js';
 import { sendOrDeclare } from '../../lib/broker/send-or-declare.js';
 import { BrokerError, UnroutableError } from '../../lib/errors.js';
+import { fakeDelivery } from '../support/delivery.js';
 
 /** A send that fails with each of `failures` in turn, then succeeds; `log` records what ran. */
 function sender(log: string[], ...failures: Error[]) {
@@ -53,20 +54,12 @@ test('a declare that has nothing to declare rethrows the unroutable error it is 
   expect(log).toEqual(['send']);
 });
 
-const delivery: Delivery = {
+const delivery = fakeDelivery({
   raw: {
     body: Buffer.from('{}'),
     properties: { contentType: 'application/json', contentEncoding: 'utf-8', headers: { id: '1' } },
   },
-  queue: 'q',
-  exchange: '',
-  routingKey: 'q',
-  redelivered: false,
-  live: true,
-  settled: false,
-  ack: () => undefined,
-  reject: () => undefined,
-};
+});
 const why = { queue: 'q.dead_letter', reason: 'boom', by: 'w@h', at: new Date(0) };
 
 test('a dead-letter queue is declared before its first copy only, and again when the copy finds it deleted', async () => {

@@ -16,9 +16,11 @@ import ts from 'typescript';
 export const OWN_WIRING_MODULES = [
   'harness',
   'redis-harness',
+  'smarter-harness',
   'worker-main',
   'fault-worker-main',
   'contain-worker-main',
+  'worker-process',
   'beat-main',
   'beat-process',
   'redbeat-rolling',

@@ -5,36 +5,10 @@
  * `celery inspect|control|status|purge` speak to the workers as Python's CLI does. The process keeps its
  * command line (`node …/celery -A … worker …`), which `pgrep -f 'celery.*worker'` finds.
  */
-import { CELERY_GLOBAL_FLAGS, type CeleryFlag, translateCeleryArgs } from '../lib/config/celery-flags.js';
+import { CELERY_GLOBAL_FLAGS, translateCeleryArgs } from '../lib/config/celery-flags.js';
 import { packageVersion } from '../lib/config/usage.js';
-import { createLogger, exitFatal, exitFlushed } from '../lib/logger.js';
-import { CommandUsageError, UsageError, purgeCommand, remoteCommand } from './celery/remote.js';
-
-/** Celery 5.6's `celery beat` options (celery/bin/beat.py and the daemon options), as smarter-beat takes them. */
-const CELERY_BEAT_FLAGS: readonly CeleryFlag[] = [
-  { names: ['--detach'], value: false, use: { kind: 'ignored', why: 'a container runs Beat in the foreground' } },
-  { names: ['-s', '--schedule'], value: true, use: { kind: 'setting', long: 'schedule' } },
-  {
-    names: ['-S', '--scheduler'],
-    value: true,
-    use: {
-      kind: 'ignored',
-      why: "smarter-beat's scheduler is a schedule file, or RedBeat's keys when SMARTER_BEAT_REDIS_URL is set",
-    },
-  },
-  { names: ['--max-interval'], value: true, use: { kind: 'setting', long: 'max-interval' } },
-  { names: ['-l', '--loglevel'], value: true, use: { kind: 'setting', long: 'loglevel' } },
-  { names: ['-f', '--logfile'], value: true, use: { kind: 'ignored', why: 'Beat logs to stdout, for the container' } },
-  {
-    names: ['--pidfile'],
-    value: true,
-    use: { kind: 'ignored', why: 'Beat writes no pid file; one Beat runs per deployment' },
-  },
-  { names: ['--uid'], value: true, use: { kind: 'ignored', why: 'the image sets the user' } },
-  { names: ['--gid'], value: true, use: { kind: 'ignored', why: 'the image sets the group' } },
-  { names: ['--umask'], value: true, use: { kind: 'ignored', why: 'Beat writes only its schedule file' } },
-  { names: ['--executable'], value: true, use: { kind: 'ignored', why: 'there is no Python interpreter to choose' } },
-];
+import { exitFatal, exitFlushed } from '../lib/logger.js';
+import { CommandUsageError, UsageError, purgeCommand, remoteCommand } from '../tasks/celery/remote.js';
 
 const SUBCOMMANDS = ['worker', 'beat', 'inspect', 'control', 'status', 'purge'];
 
@@ -93,7 +67,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (command === 'worker') {
-    const { main: workerMain } = await import('./worker-main.js');
+    const { main: workerMain } = await import('../tasks/worker-main.js');
     return workerMain(['worker', ...globals, ...rest]);
   }
   const g = translateCeleryArgs(globals, CELERY_GLOBAL_FLAGS);
@@ -104,7 +78,10 @@ async function main(argv: string[]): Promise<number> {
     process.env.CELERY_RESULT_BACKEND = g.args[resultBackend + 1];
   }
   const quiet = globals.includes('-q') || globals.includes('--quiet');
-  if (command === 'beat') return beat(rest, g.app, g.ignored);
+  if (command === 'beat') {
+    const { celeryBeat } = await import('../beat/celery-beat.js');
+    return celeryBeat(rest, g.app, g.ignored);
+  }
   try {
     if (command === 'purge') return await purgeCommand(rest);
     return await remoteCommand(command as 'inspect' | 'control' | 'status', rest, { quiet });
@@ -117,27 +94,6 @@ async function main(argv: string[]): Promise<number> {
     }
     throw err;
   }
-}
-
-/** `celery beat`: smarter-beat with Celery's beat options, in this process. */
-async function beat(argv: readonly string[], app: string | undefined, ignoredGlobals: string[]): Promise<number> {
-  const t = translateCeleryArgs(argv, CELERY_BEAT_FLAGS);
-  const args: string[] = [];
-  for (let i = 0; i < t.args.length; i++) {
-    const a = t.args[i] ?? '';
-    // --max-interval is Beat's max loop interval, a setting read from the environment.
-    if (a === '--max-interval') process.env.CELERY_BEAT_MAX_LOOP_INTERVAL = t.args[++i] ?? '';
-    else args.push(a);
-  }
-  const logger = createLogger({ level: 'info' });
-  for (const line of [...ignoredGlobals, ...t.ignored]) logger.warn(line);
-  if (app !== undefined) {
-    logger.info(`-A ${app}: the schedule is smarter-beat's own (Smarter's), not loaded from the Python app`);
-  }
-  // smarter-beat reads its arguments from the process's; it runs, and exits, as it does on its own.
-  process.argv = [process.argv[0] ?? 'node', process.argv[1] ?? 'celery', ...args];
-  await import('../beat/main.js');
-  return new Promise<number>(() => undefined);
 }
 
 main(process.argv.slice(2)).then(exitFlushed, (err: unknown) => exitFatal('celery', err));

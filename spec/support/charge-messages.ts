@@ -1,0 +1,45 @@
+/** create_charge messages as Smarter's Python sends them, for the tests that count rows and sum costs. */
+import { randomUUID } from 'node:crypto';
+import type { Options } from 'amqplib';
+
+export interface ChargeMessage {
+  id: string;
+  /** The charge's total_cost (DECIMAL text), to sum against the table's. */
+  cost: string;
+  body: string;
+  options: Options.Publish;
+}
+
+/**
+ * `count` charges by keyword arguments: resources `<tag>/0` to `<tag>/<resources - 1>` in turn, and costs whose whole
+ * part cycles below `wholeBelow` and whose 8 decimals differ at every digit, so a sum shows one lost or doubled row.
+ */
+export function chargeMessages(
+  count: number,
+  o: { tag: string; resources: number; wholeBelow: number },
+): ChargeMessage[] {
+  return Array.from({ length: count }, (_v, i) => {
+    const id = randomUUID();
+    const kwargs = {
+      resource_locator: `${o.tag}/${i % o.resources}`,
+      charge_type: 'completion',
+      prompt_tokens: i,
+      completion_tokens: 1,
+      total_tokens: i + 1,
+      total_cost: `${i % o.wholeBelow}.${String(i * 7919)
+        .padStart(8, '0')
+        .slice(-8)}`,
+    };
+    return {
+      id,
+      cost: kwargs.total_cost,
+      body: JSON.stringify([[], kwargs, {}]),
+      options: {
+        contentType: 'application/json',
+        contentEncoding: 'utf-8',
+        correlationId: id,
+        headers: { lang: 'py', task: 'smarter.apps.account.tasks.create_charge', id, root_id: id, retries: 0 },
+      },
+    };
+  });
+}
