@@ -7,8 +7,6 @@
  *
  * Minutes, not in CI. Prints one JSON line per step.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,6 +14,7 @@ import { AmqpBroker } from '../lib/broker/amqp/amqp-broker.js';
 import { parkCountdowns } from './park-countdowns.js';
 import type { DelayQueueType } from '../lib/broker/broker.js';
 import { nullLogger } from '../lib/logger.js';
+import { rabbitMemoryMb } from './rabbit-memory.js';
 import { startRabbitNode } from './rabbit-node.js';
 
 const { values } = parseArgs({
@@ -29,7 +28,6 @@ const count = Number(values.count);
 const queueType = values['queue-type'] as DelayQueueType;
 const QUEUE = 'bench_delayed_tools';
 const OTHER = 'bench_delayed_other';
-const exec = promisify(execFile);
 
 const line = (o: Record<string, unknown>) =>
   console.log(JSON.stringify({ ...o, load1: Number(os.loadavg()[0]?.toFixed(1)), at: new Date().toISOString() }));
@@ -38,17 +36,6 @@ async function park(url: string, n: number, queue: string): Promise<number> {
   const started = Date.now();
   await parkCountdowns(url, queue, n);
   return (Date.now() - started) / 1000;
-}
-
-async function memory(ctlNode: string): Promise<Record<string, number>> {
-  const { stdout } = await exec('rabbitmq-diagnostics', ['-n', ctlNode, 'memory_breakdown', '--unit', 'MB', '-q']);
-  const out: Record<string, number> = {};
-  for (const m of stdout.matchAll(/^(\w+): ([\d.]+) mb/gm)) if (m[1] && m[2]) out[m[1]] = Number(m[2]);
-  // In use: what the VM has reserved from the OS but not allocated is left out.
-  out.total = Object.entries(out)
-    .filter(([k]) => k !== 'reserved_unallocated' && k !== 'allocated_unused')
-    .reduce((a, [, b]) => a + b, 0);
-  return out;
 }
 
 async function main(): Promise<void> {
@@ -60,7 +47,7 @@ async function main(): Promise<void> {
     await broker.declareDelayed({ queueType });
     for (const q of [QUEUE, OTHER]) await broker.declareQueue({ name: q });
     const totalMb = async () => {
-      const m = await memory(node.node);
+      const m = await rabbitMemoryMb(node.node);
       // The total, and every part over 5 MB (the quorum queues' WAL is in quorum_ets).
       return Object.fromEntries(
         Object.entries(m)

@@ -1,6 +1,6 @@
 /**
  * Our worker for the isolation, latency and memory benchmarks: Smarter's defaults, plus a check that
- * reschedules itself and bench.stamp, which returns the time it started (publish → task start). With
+ * reschedules itself and bench.stamp, which returns the time it started on CLOCK_MONOTONIC (publish → task start). With
  * BENCH_WAIT_OUT set, it also measures its own wait, delivery → task start (wait-probe.ts); with BENCH_HEAP_OUT,
  * it reports its heap after a full GC (heap-probe.ts).
  */
@@ -24,7 +24,13 @@ const check = defineTask({
   params: z.object({ every: z.number(), attempt: z.number().int().default(0) }),
   run: async ({ every }, ctx) => ctx.checkAgain({ after: every }),
 });
-const stamp = defineTask({ name: 'bench.stamp', queue: ops, params: z.object({}), run: async () => Date.now() / 1000 });
+// CLOCK_MONOTONIC in seconds, the clock of the Python producer's send stamps (bench/python/resultclock.py).
+const stamp = defineTask({
+  name: 'bench.stamp',
+  queue: ops,
+  params: z.object({}),
+  run: async () => Number(process.hrtime.bigint()) / 1e9,
+});
 const logger = createLogger({ level: values.logLevel, json: true });
 const { app, broker, registry, worker } = createWorker<unknown>({
   config: values,

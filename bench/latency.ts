@@ -1,6 +1,7 @@
 /**
  * The latency benchmark: bench.stamp (returns the time it started) published by Python Celery at a fixed
- * rate; publish → task start and publish → result (date_done in Redis), p50 and p99, per rate; our worker and
+ * rate; publish → task start and publish → result (its PUBLISH seen by the producer), p50 and p99, per rate, every
+ * time on one clock (CLOCK_MONOTONIC: bench/python/resultclock.py); our worker and
  * Python Celery's prefork worker, each -c 4 with Smarter's defaults (early ack, prefetch 4 × concurrency).
  *
  *   npm run build && node dist/bench/latency.js [rates=100,1000] [seconds=10]

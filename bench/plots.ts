@@ -86,3 +86,35 @@ export async function renderSvg(spec: TopLevelSpec): Promise<string> {
   const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' });
   return view.toSVG();
 }
+
+/**
+ * Lines against the backlog (log scale), one panel per broker (the sample's bench, `scale-<broker>`), a colour
+ * per system and a dash per metric: the scale benchmark's rate and RSS plots.
+ */
+export function scaleSpec(samples: Sample[], metrics: readonly string[], title: string, yTitle: string): TopLevelSpec {
+  const brokers = [...new Set(samples.map((s) => s.bench))];
+  const values = brokers.flatMap((bench) =>
+    medians(samples.filter((s) => s.bench === bench && metrics.includes(s.metric))).map((p) => ({
+      ...p,
+      broker: bench.replace(/^scale-/, ''),
+      metric: p.series.slice(p.system.length + 1),
+    })),
+  );
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+    title,
+    data: { values },
+    facet: { column: { field: 'broker', type: 'nominal', title: null } },
+    spec: {
+      width: 220,
+      height: 200,
+      mark: { type: 'line', point: true },
+      encoding: {
+        x: { field: 'x', type: 'quantitative', title: 'backlog (messages)', scale: { type: 'log' } },
+        y: { field: 'y', type: 'quantitative', title: yTitle },
+        color: { field: 'system', type: 'nominal' },
+        strokeDash: { field: 'metric', type: 'nominal' },
+      },
+    },
+  };
+}

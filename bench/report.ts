@@ -17,6 +17,8 @@ export interface ReportInput {
   benches: Record<string, BenchInfo>;
   samples: Sample[];
   plots: string[];
+  /** Sections of their own after the benchmarks' (the scale run's goals). */
+  extra?: Array<{ title: string; body: string }>;
 }
 
 const num = (x: number) =>
@@ -53,6 +55,7 @@ export function renderReport(r: ReportInput): string {
     if (info.note) out.push(info.note, '');
     out.push(samples.length ? benchTable(samples, info.baseline) : '_not run_', '');
   }
+  for (const e of r.extra ?? []) out.push(`## ${e.title}`, '', e.body, '');
   if (r.plots.length) out.push('## Plots', '', ...r.plots.map((p) => `![${p}](${p})`), '');
   return out.join('\n');
 }

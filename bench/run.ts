@@ -1,7 +1,9 @@
 /**
  * `npm run bench [-- --quick] [--reps N] [--only a,b]`: runs every benchmark of bench/ N times (each run
  * alternates the systems it compares, so repetitions interleave them), then writes
- * bench/results/<date>-<host>.md and its SVG plots. With `--only`, the report of that date and host keeps
+ * bench/results/<date>-<host>.md and its SVG plots. `--scale [--sizes 10000,100000,1000000] [--park N]`
+ * runs the scale benchmarks instead (minutes to hours, brokers of their own, not in CI) into
+ * bench/results/<date>-<host>-scale.md, with their goals checked. With `--only`, the report of that date and host keeps
  * every section (and plot) of the benchmarks it did not run, and gains a note saying what this run was.
  * Numbers are never asserted: a benchmark fails this command only by crashing.
  */
@@ -11,12 +13,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describeMachine } from './machine.js';
-import { isolationSpec, latencySpec, renderSvg, throughputSpec } from './plots.js';
+import { isolationSpec, latencySpec, renderSvg, scaleSpec, throughputSpec } from './plots.js';
 import { readSamples } from './record.js';
 import { type BenchInfo, mergeReport, renderReport } from './report.js';
+import { SCALE_BENCHES, scaleSteps } from './scale-steps.js';
+import { goalsTable, scaleGoals } from './scale-goals.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
+const scale = argv.includes('--scale');
 const flag = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
 const reps = Number(flag('--reps') ?? (quick ? 1 : 3));
 const only = flag('--only')?.split(',');
@@ -27,69 +32,80 @@ interface Step {
   args: string[];
   env?: Record<string, string>;
 }
-const steps: Step[] = quick
-  ? [
-      // A smoke run: every benchmark and code path once, at the smallest sizes that still exercise them.
-      { bench: 'accumulate', file: 'accumulate', args: ['500', '4'] },
-      { bench: 'startup', file: 'startup', args: ['2'] },
-      { bench: 'latency', file: 'latency', args: ['100', '2'] },
-      { bench: 'isolation', file: 'isolation', args: ['100', '2', '100'] },
-      { bench: 'isolation', file: 'isolation-limits', args: ['100', '2', '100'] },
-      { bench: 'isolation', file: 'isolation', args: ['100', '2', '200', '60'] },
-      { bench: 'memory', file: 'memory', args: ['1000,2000', '2000'] },
-      { bench: 'charges', file: 'charges', args: ['200', '100', '2'] },
-      { bench: 'broker-cpu', file: 'broker-cpu', args: ['100', '5', '3'] },
-      { bench: 'tracing', file: 'tracing', args: ['500', '2'] },
-    ]
-  : [
-      { bench: 'accumulate', file: 'accumulate', args: ['20000', '4'] },
-      { bench: 'startup', file: 'startup', args: ['5'] },
-      { bench: 'latency', file: 'latency', args: ['100,1000', '10'] },
-      { bench: 'isolation', file: 'isolation', args: ['200', '15', '100'] },
-      { bench: 'isolation', file: 'isolation', args: ['200', '15', '2000'] },
-      { bench: 'isolation', file: 'isolation', args: ['200', '15', '2000', '60'] },
-      { bench: 'isolation', file: 'isolation-limits', args: ['200', '15', '2000'] },
-      { bench: 'isolation', file: 'isolation-limits', args: ['200', '15', '2000', '60'] },
-      { bench: 'memory', file: 'memory', args: ['10000,100000', '100000', '2'] },
-      { bench: 'charges', file: 'charges', args: ['10000', '200', '15'] },
-      { bench: 'broker-cpu', file: 'broker-cpu', args: ['500', '30', '3'] },
-      { bench: 'tracing', file: 'tracing', args: ['10000', '5'] },
-    ];
+const steps: Step[] = scale
+  ? scaleSteps(flag('--sizes'), flag('--park'))
+  : quick
+    ? [
+        // A smoke run: every benchmark and code path once, at the smallest sizes that still exercise them.
+        { bench: 'accumulate', file: 'accumulate', args: ['500', '4'] },
+        { bench: 'startup', file: 'startup', args: ['2'] },
+        { bench: 'latency', file: 'latency', args: ['100', '2'] },
+        { bench: 'isolation', file: 'isolation', args: ['100', '2', '100'] },
+        { bench: 'isolation', file: 'isolation-limits', args: ['100', '2', '100'] },
+        { bench: 'isolation', file: 'isolation', args: ['100', '2', '200', '60'] },
+        { bench: 'memory', file: 'memory', args: ['1000,2000', '2000'] },
+        { bench: 'charges', file: 'charges', args: ['200', '100', '2'] },
+        { bench: 'broker-cpu', file: 'broker-cpu', args: ['100', '5', '3'] },
+        { bench: 'tracing', file: 'tracing', args: ['500', '2'] },
+        { bench: 'pushback', file: 'pushback', args: ['600', '2'] },
+      ]
+    : [
+        { bench: 'accumulate', file: 'accumulate', args: ['20000', '4'] },
+        { bench: 'startup', file: 'startup', args: ['5'] },
+        { bench: 'latency', file: 'latency', args: ['100,1000', '10'] },
+        { bench: 'isolation', file: 'isolation', args: ['200', '15', '100'] },
+        { bench: 'isolation', file: 'isolation', args: ['200', '15', '2000'] },
+        { bench: 'isolation', file: 'isolation', args: ['200', '15', '2000', '60'] },
+        { bench: 'isolation', file: 'isolation-limits', args: ['200', '15', '2000'] },
+        { bench: 'isolation', file: 'isolation-limits', args: ['200', '15', '2000', '60'] },
+        { bench: 'memory', file: 'memory', args: ['10000,100000', '100000', '2'] },
+        { bench: 'charges', file: 'charges', args: ['10000', '200', '15'] },
+        { bench: 'broker-cpu', file: 'broker-cpu', args: ['500', '30', '3'] },
+        { bench: 'tracing', file: 'tracing', args: ['10000', '5'] },
+        { bench: 'pushback', file: 'pushback', args: ['30000', '20'] },
+      ];
 
-const benches: Record<string, BenchInfo> = {
-  accumulate: {
-    title: 'Throughput: drain N celery.accumulate (Python Celery producer, late ack)',
-    baseline: 'bare amqplib',
-  },
-  startup: { title: 'Start-up: process start → consuming an empty queue', baseline: 'node + amqplib' },
-  latency: {
-    title: 'Latency: publish → task start and publish → result, per rate (tasks/s)',
-    baseline: 'python-celery',
-  },
-  isolation: {
-    title: 'Isolation (ADR-030): operational latency per number of checks waiting (0 = idle)',
-    baseline: 'python-celery',
-    note: 'Checks reschedule together every 3 s (the stress) unless a row says `every 60 s` (staggered: 2,000 deployments at Smarter’s certificate interval, 33 reschedules/s). `ops` is publish → result, both systems; `storm / idle` is the ratio of the two p99s in one run. `worker wait` (ours only) is delivery → task start inside the operational worker, beside its event-loop delay and its longest GC pause.',
-  },
-  memory: {
-    title: 'Memory: the infrastructure worker’s RSS per checks waiting, and after a churn',
-    baseline: 'smarter-worker',
-    note: 'One system: compare the rows with each other (no growth wanted between the last two).',
-  },
-  charges: {
-    title: 'create_charge end to end (publish → row in MariaDB), latency @ rate',
-    baseline: 'python-celery -c 4',
-  },
-  'broker-cpu': {
-    title: 'Broker cost: RabbitMQ CPU seconds per 1,000 check reschedules (a node of its own per system)',
-    baseline: 'smarter-worker, quorum delay levels',
-  },
-  tracing: {
-    title: 'Tracing: off (default) against on (always_on, OTLP/HTTP to a sink), start-up and throughput',
-    baseline: 'tracing off',
-    note: 'Start-up is process start → consuming an empty queue; throughput drains N celery.accumulate (late ack, results ignored).',
-  },
-};
+const benches: Record<string, BenchInfo> = scale
+  ? SCALE_BENCHES
+  : {
+      accumulate: {
+        title: 'Throughput: drain N celery.accumulate (Python Celery producer, late ack)',
+        baseline: 'bare amqplib',
+      },
+      startup: { title: 'Start-up: process start → consuming an empty queue', baseline: 'node + amqplib' },
+      latency: {
+        title: 'Latency: publish → task start and publish → result, per rate (tasks/s)',
+        baseline: 'python-celery',
+      },
+      isolation: {
+        title: 'Isolation (ADR-030): operational latency per number of checks waiting (0 = idle)',
+        baseline: 'python-celery',
+        note: 'Checks reschedule together every 3 s (the stress) unless a row says `every 60 s` (staggered: 2,000 deployments at Smarter’s certificate interval, 33 reschedules/s). `ops` is publish → result, both systems; `storm / idle` is the ratio of the two p99s in one run. `worker wait` (ours only) is delivery → task start inside the operational worker, beside its event-loop delay and its longest GC pause.',
+      },
+      memory: {
+        title: 'Memory: the infrastructure worker’s RSS per checks waiting, and after a churn',
+        baseline: 'smarter-worker',
+        note: 'One system: compare the rows with each other (no growth wanted between the last two).',
+      },
+      charges: {
+        title: 'create_charge end to end (publish → row in MariaDB), latency @ rate',
+        baseline: 'python-celery -c 4',
+      },
+      'broker-cpu': {
+        title: 'Broker cost: RabbitMQ CPU seconds per 1,000 check reschedules (a node of its own per system)',
+        baseline: 'smarter-worker, quorum delay levels',
+      },
+      tracing: {
+        title: 'Tracing: off (default) against on (always_on, OTLP/HTTP to a sink), start-up and throughput',
+        baseline: 'tracing off',
+        note: 'Start-up is process start → consuming an empty queue; throughput drains N celery.accumulate (late ack, results ignored).',
+      },
+      pushback: {
+        title: 'Push-back: quick tasks through a RabbitMQ memory alarm, and Redis early-ack throughput',
+        baseline: 'python-celery -c 2',
+        note: 'N quick tasks (every 50th with a countdown) wait on a RabbitMQ node of their own; once a third is done, a memory alarm blocks every connection that publishes for 20 s (600 tasks and 2 s in --quick: a smoke run). Ours (Smarter’s defaults, early ack) parks the countdowns in the broker, a publish; Python holds them in memory. `not done when the alarm rose` is what it could slow (rabbitmqctl takes a second or two); the rate is over the part of the alarm that still had tasks. Then the same quick tasks, without countdowns, on a redis-server of their own (early ack): the rate from first to last finish.',
+      },
+    };
 
 const host = os.hostname();
 const date = new Date().toISOString().slice(0, 10);
@@ -113,12 +129,30 @@ for (let rep = 1; rep <= reps; rep++) {
 }
 
 const samples = readSamples(out);
-const base = `${date}-${host}`;
-const plots: [string, string, ReturnType<typeof throughputSpec>][] = [
-  [`${base}-throughput.svg`, 'accumulate', throughputSpec(samples.filter((s) => s.bench === 'accumulate'))],
-  [`${base}-latency.svg`, 'latency', latencySpec(samples.filter((s) => s.bench === 'latency' && s.metric !== 'lost'))],
-  [`${base}-isolation.svg`, 'isolation', isolationSpec(samples.filter((s) => s.bench === 'isolation'))],
-];
+const base = `${date}-${host}${scale ? '-scale' : ''}`;
+const drains = samples.filter((s) => s.bench === 'scale-rabbitmq' || s.bench === 'scale-redis');
+const plots: [string, string, ReturnType<typeof throughputSpec>][] = scale
+  ? [
+      [
+        `${base}-rate.svg`,
+        'scale-rabbitmq',
+        scaleSpec(drains, ['tasks/s'], 'Drain rate vs backlog (median tasks/s)', 'tasks/s'),
+      ],
+      [
+        `${base}-rss.svg`,
+        'scale-rabbitmq',
+        scaleSpec(drains, ['peak RSS', 'settled RSS'], 'Worker RSS vs backlog (median MB)', 'MB'),
+      ],
+    ]
+  : [
+      [`${base}-throughput.svg`, 'accumulate', throughputSpec(samples.filter((s) => s.bench === 'accumulate'))],
+      [
+        `${base}-latency.svg`,
+        'latency',
+        latencySpec(samples.filter((s) => s.bench === 'latency' && s.metric !== 'lost')),
+      ],
+      [`${base}-isolation.svg`, 'isolation', isolationSpec(samples.filter((s) => s.bench === 'isolation'))],
+    ];
 // With --only, a plot of a benchmark not run is left as the earlier run drew it.
 let drawn = 0;
 for (const [file, bench, spec] of plots) {
@@ -127,9 +161,11 @@ for (const [file, bench, spec] of plots) {
   drawn++;
 }
 const minutes = ((performance.now() - began) / 60_000).toFixed(1);
-const mode = quick
-  ? `A noisy --quick run (small counts, one repetition, ${minutes} min): it shows the harness, not the worker's performance`
-  : `${reps} repetitions, ${minutes} min`;
+const mode = scale
+  ? `The scale benchmarks, ${reps} repetitions, ${minutes} min`
+  : quick
+    ? `A noisy --quick run (small counts, one repetition, ${minutes} min): it shows the harness, not the worker's performance`
+    : `${reps} repetitions, ${minutes} min`;
 const report = renderReport({
   date,
   host,
@@ -138,6 +174,7 @@ const report = renderReport({
   benches,
   samples,
   plots: plots.map(([file]) => file),
+  ...(scale ? { extra: [{ title: 'Goals', body: goalsTable(scaleGoals(samples)) }] } : {}),
 });
 const reportFile = path.join(dir, `${base}.md`);
 const ran = Object.entries(benches).flatMap(([id, info]) => (only?.includes(id) ? [info.title] : []));

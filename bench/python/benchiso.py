@@ -5,11 +5,13 @@ import os
 import sys
 import time
 
-import redis
 from celery import Celery
 
+from resultclock import ResultClock
+
+BACKEND = os.environ.get("CELERY_RESULT_BACKEND", "redis://127.0.0.1:6379/0")
 app = Celery("benchiso", broker=os.environ.get("CELERY_BROKER_URL", "amqp://guest:guest@127.0.0.1:5672//"),
-             backend=os.environ.get("CELERY_RESULT_BACKEND", "redis://127.0.0.1:6379/0"))
+             backend=BACKEND)
 
 
 @app.task(name="bench.check", bind=True, ignore_result=True)
@@ -30,40 +32,29 @@ def storm(queue, count, every, spread=False):
 
 
 def stream(queue, rate, seconds):
-    """Sends celery.accumulate at a fixed rate; latency = date_done (stored by the worker) - send time."""
+    """Sends celery.accumulate at a fixed rate; latency = the result's PUBLISH seen here - send time, both on
+    this process's clock (resultclock.py)."""
+    clock = ResultClock(BACKEND)
     sent = []
-    start = time.time()
+    start = time.monotonic()
     n = int(rate * seconds)
     with app.producer_or_acquire() as producer:
         for i in range(n):
             due = start + i / rate
-            delay = due - time.time()
+            delay = due - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
-            t = time.time()
+            t = time.monotonic()
             r = app.send_task("celery.accumulate", args=(i,), queue=queue, producer=producer)
             sent.append((r.id, t))
-    r = redis.Redis.from_url(os.environ.get("CELERY_RESULT_BACKEND", "redis://127.0.0.1:6379/0"))
-    deadline = time.time() + 60
-    lat = []
-    pending = dict(sent)
-    while pending and time.time() < deadline:
-        keys = list(pending)
-        values = r.mget([f"celery-task-meta-{k}" for k in keys])
-        for k, v in zip(keys, values):
-            if v is None:
-                continue
-            meta = json.loads(v)
-            if meta.get("status") == "SUCCESS":
-                done = meta["date_done"]
-                from datetime import datetime
-                d = datetime.fromisoformat(done.replace("Z", "+00:00")).timestamp()
-                lat.append((d - pending.pop(k)) * 1000)
-        time.sleep(0.2)
-    r.delete(*[f"celery-task-meta-{k}" for k, _ in sent])
-    lat.sort()
+    arrived = clock.wait([k for k, _ in sent])
+    clock.close()
+    lat = sorted((arrived[k][0] - t) * 1000 for k, t in sent
+                 if k in arrived and json.loads(arrived[k][1]).get("status") == "SUCCESS")
+    missing = len(sent) - len(lat)
+    app.backend.client.delete(*[f"celery-task-meta-{k}" for k, _ in sent])
     pick = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] if lat else None
-    print(json.dumps({"count": len(lat), "missing": len(pending), "p50": pick(0.5), "p99": pick(0.99)}))
+    print(json.dumps({"count": len(lat), "missing": missing, "p50": pick(0.5), "p99": pick(0.99)}))
 
 
 if __name__ == "__main__":

@@ -1,14 +1,15 @@
 """Latency benchmark, Python side: the bench.stamp task (returns the time it started) for Python's worker, and
 `benchlatency.py stream <queue> <rate> <seconds>`, which sends bench.stamp at a fixed rate and prints, per task,
-publish -> task start (the stamp) and publish -> result (date_done), in ms, as JSON."""
+publish -> task start (the stamp) and publish -> result (its PUBLISH seen by this producer), in ms, as JSON.
+Every time is CLOCK_MONOTONIC (resultclock.py says why)."""
 import json
 import os
 import sys
 import time
-from datetime import datetime, timezone
 
-import redis
 from celery import Celery
+
+from resultclock import ResultClock
 
 BACKEND = os.environ.get("CELERY_RESULT_BACKEND", "redis://127.0.0.1:6379/0")
 app = Celery("benchlatency", broker=os.environ.get("CELERY_BROKER_URL", "amqp://guest:guest@127.0.0.1:5672//"),
@@ -17,38 +18,36 @@ app = Celery("benchlatency", broker=os.environ.get("CELERY_BROKER_URL", "amqp://
 
 @app.task(name="bench.stamp")
 def stamp():
-    return time.time()
+    return time.monotonic()
 
 
 def stream(queue, rate, seconds):
+    clock = ResultClock(BACKEND)
     sent = []
-    start = time.time()
+    start = time.monotonic()
     with app.producer_or_acquire() as producer:
         for i in range(int(rate * seconds)):
-            pause = start + i / rate - time.time()
+            pause = start + i / rate - time.monotonic()
             if pause > 0:
                 time.sleep(pause)
-            t = time.time()
+            t = time.monotonic()
             sent.append((app.send_task("bench.stamp", queue=queue, producer=producer).id, t))
-    r = redis.Redis.from_url(BACKEND)
-    pending = dict(sent)
-    began, done = [], []
-    deadline = time.time() + 60
-    while pending and time.time() < deadline:
-        keys = list(pending)
-        for k, v in zip(keys, r.mget([f"celery-task-meta-{k}" for k in keys])):
-            meta = json.loads(v) if v else None
-            if meta and meta.get("status") == "SUCCESS":
-                t = pending.pop(k)
-                began.append((float(meta["result"]) - t) * 1000)
-                finished = datetime.fromisoformat(meta["date_done"].replace("Z", "+00:00"))
-                if finished.tzinfo is None:  # Celery 5.2 stores naive UTC
-                    finished = finished.replace(tzinfo=timezone.utc)
-                finished = finished.timestamp()
-                done.append((finished - t) * 1000)
-        time.sleep(0.2)
-    r.delete(*[f"celery-task-meta-{k}" for k, _ in sent])
-    print(json.dumps({"start": began, "result": done, "missing": len(pending)}))
+    arrived = clock.wait([k for k, _ in sent])
+    clock.close()
+    began, done, missing = [], [], 0
+    for k, t in sent:
+        if k not in arrived:
+            missing += 1
+            continue
+        seen, payload = arrived[k]
+        meta = json.loads(payload)
+        if meta.get("status") != "SUCCESS":
+            missing += 1
+            continue
+        began.append((float(meta["result"]) - t) * 1000)
+        done.append((seen - t) * 1000)
+    app.backend.client.delete(*[f"celery-task-meta-{k}" for k, _ in sent])
+    print(json.dumps({"start": began, "result": done, "missing": missing}))
 
 
 if __name__ == "__main__":
