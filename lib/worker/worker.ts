@@ -160,6 +160,7 @@ export class Worker<D = unknown> implements WorkerControl {
       settings: options,
       running: () => this.state === 'RUNNING',
       reserve: (job) => this.slots.reserve(job),
+      parkHold: { hold: this.publisher.held, acksLate: options.defaults.acksLate },
     });
     broker.on('disconnected', () => {
       this.slots.dropStale();

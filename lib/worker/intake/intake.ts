@@ -8,6 +8,7 @@
 import type { ResultBackend } from '../../backend/backend.js';
 import { exceptionInfo } from '../../backend/meta.js';
 import type { Broker, Delivery } from '../../broker/broker.js';
+import { copyProperties } from '../../broker/republish.js';
 import { NotRegisteredError, ProtocolError, coerceError, hasCode } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { Serializer } from '../../protocol/content.js';
@@ -19,6 +20,7 @@ import { type Discard, storeQuietly } from '../discard.js';
 import type { TaskEvents } from '../events.js';
 import type { HeldJobs } from '../held.js';
 import type { Job } from '../job.js';
+import type { PublishHold } from '../publish-hold.js';
 import type { Outcome } from '../settle/decide.js';
 import type { Settler } from '../settle/settler.js';
 import { delayRangeInWords, offload, planEta } from './eta.js';
@@ -49,6 +51,11 @@ export interface IntakeOptions<D> {
   running(): boolean;
   /** Hands an admitted job on, to wait for a slot. */
   reserve(job: Job): void;
+  /**
+   * Where an early-ack countdown waits while the broker refuses publishes (a resource alarm), acked, instead of
+   * in a prefetch slot; with the acks_late default of the worker's tasks.
+   */
+  parkHold?: { hold: PublishHold; acksLate: boolean };
 }
 
 export class Intake<D> {
@@ -129,6 +136,7 @@ export class Intake<D> {
    */
   private async offload(job: Job, delayMs: number): Promise<void> {
     const { delivery, msg } = job;
+    if (await this.parkLater(job)) return;
     try {
       await offload(this.o.broker, delivery, delayMs);
     } catch (err) {
@@ -145,6 +153,35 @@ export class Intake<D> {
       id: msg.id,
       queue: delivery.queue,
     });
+  }
+
+  /**
+   * While the broker refuses publishes (RabbitMQ blocks a connection that publishes under a memory or disk alarm),
+   * a park would wait for the whole alarm with its message in a prefetch slot: a few countdowns among quick
+   * tasks fill the window, and the tasks that publish nothing stop too. An early-ack countdown goes to the
+   * publish hold instead (bounded; sent again until the broker takes it, written to the state db at shutdown)
+   * and its message is acked, as its run would ack it at start. A late-ack one keeps its message unacked
+   * until it is parked: a crash meanwhile must leave it in the broker.
+   */
+  private async parkLater(job: Job): Promise<boolean> {
+    const { delivery, msg, task } = job;
+    const park = this.o.parkHold;
+    if (!park || !this.o.broker.blocked || !msg.eta || (task.acksLate ?? park.acksLate)) return false;
+    await park.hold.hold(
+      {
+        id: msg.id,
+        what: 'countdown',
+        kind: 'queue',
+        queue: delivery.queue,
+        dueAt: msg.eta.epochMs,
+        body: delivery.raw.body,
+        properties: copyProperties(delivery.raw),
+      },
+      new Error(`the broker refuses publishes (${this.o.broker.blocked.reason})`),
+    );
+    this.offloaded++;
+    await this.o.settler.settle(delivery, { kind: 'offloaded' }, '');
+    return true;
   }
 
   /**
