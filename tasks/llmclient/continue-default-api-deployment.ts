@@ -8,12 +8,12 @@
  * dropped, and a deployment that fails sends no e-mail.
  */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
 import { CloudError } from '../cloud/errors.js';
 import type { KubeRef } from '../cloud/kubernetes-port.js';
 import { pk } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { infrastructureTask } from '../env/queued-task.js';
 import { defaultHost } from './hosts.js';
 import { certificateReady, ingressResources } from './ingress.js';
 import { MAIL, sendToPrimaryContact } from './mail.js';
@@ -36,10 +36,8 @@ interface Params {
 }
 
 export const continueDefaultApiDeployment = (env: TaskEnv) =>
-  defineTask<Params, Rescheduled | null, SmarterDeps>({
+  infrastructureTask<Params, Rescheduled | null>(env, {
     name: 'smarter.apps.llmclient.tasks.deploy_default_api.continue_default_api_deployment',
-    queue: env.infrastructureQueue,
-    retry: env.infrastructureRetry,
     checks: { maxAttempts: CERTIFICATE_MAX_ATTEMPTS, firstRunIdParam: 'task_id' },
     params: z.strictObject({
       llmclient_id: pk(),

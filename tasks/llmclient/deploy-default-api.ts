@@ -10,10 +10,10 @@
  * (TLS then Failed; no retry, no e-mail).
  */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import { CloudError } from '../cloud/errors.js';
 import { pk } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { infrastructureTask } from '../env/queued-task.js';
 import { defaultHost } from './hosts.js';
 import { ingressOf } from './ingress.js';
 import { DNS, TLS, findLlmclient, updateLlmclient } from './rows.js';
@@ -25,10 +25,8 @@ export const CERTIFICATE_FIRST_CHECK_SECONDS = 600;
 export const deployDefaultApi = (env: TaskEnv) => {
   // By its definition, not its name: the compiler checks the continuation's keyword arguments.
   const continuation = continueDefaultApiDeployment(env);
-  return defineTask<{ llmclient_id: number; with_domain_verification: boolean }, null, SmarterDeps>({
+  return infrastructureTask<{ llmclient_id: number; with_domain_verification: boolean }, null>(env, {
     name: 'smarter.apps.llmclient.tasks.deploy_default_api.deploy_default_api',
-    queue: env.infrastructureQueue,
-    retry: env.infrastructureRetry,
     params: z.strictObject({ llmclient_id: pk(), with_domain_verification: z.boolean().default(true) }),
     async run(p, ctx) {
       const { db } = ctx.deps;

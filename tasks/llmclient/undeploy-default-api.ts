@@ -6,18 +6,16 @@
  * dropped.
  */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { infrastructureTask } from '../env/queued-task.js';
 import { destroyARecord } from './destroy-domain-a-record.js';
 import { defaultHost } from './hosts.js';
 import { DNS, findLlmclient, updateLlmclient } from './rows.js';
 
 export const undeployDefaultApi = (env: TaskEnv) =>
-  defineTask<{ llmclient_id: number }, null, SmarterDeps>({
+  infrastructureTask<{ llmclient_id: number }, null>(env, {
     name: 'smarter.apps.llmclient.tasks.undeploy_default_api.undeploy_default_api',
-    queue: env.infrastructureQueue,
-    retry: env.infrastructureRetry,
     params: z.strictObject({ llmclient_id: pk() }),
     async run(p, ctx) {
       const { db } = ctx.deps;

@@ -5,11 +5,11 @@
  * `is_active` = all passed. Returns None, as Smarter's task does.
  */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import type { ChatRequest, LlmEndpoint, LlmProviders } from '../cloud/llm-port.js';
 import type { Queryable } from '../db/database.js';
 import { pk } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { recordTask } from '../env/queued-task.js';
 import { readSecret } from '../secret/rows.js';
 import {
   type Capability,
@@ -225,12 +225,9 @@ const BANK: [Capability, (b: Bank) => Promise<boolean>][] = [
 ];
 
 export const verifyProviderModel = (env: TaskEnv) =>
-  defineTask<{ provider_model_id: number }, null, SmarterDeps>({
+  recordTask<{ provider_model_id: number }, null>(env, {
     name: 'smarter.apps.provider.tasks.verify_provider_model',
-    queue: env.operationalQueue,
     params: z.strictObject({ provider_model_id: pk() }),
-    retry: env.autoretry,
-    deadLetterOnExhaustion: true,
     async run(p, ctx) {
       const { db } = ctx.deps;
       const model = await loadProviderModel(db, p.provider_model_id);
