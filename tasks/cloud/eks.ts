@@ -15,18 +15,13 @@ import {
   type Nodegroup as SdkNodegroup,
   UpdateNodegroupConfigCommand,
 } from '@aws-sdk/client-eks';
-import type { Logger } from '../../lib/logger.js';
-import { awsClassifier } from './aws-errors.js';
-import { cloudCall } from './call.js';
+import { AwsAdapter } from './aws-adapter.js';
 import type { EksResource, ManagedNodeGroups, Nodegroup, NodegroupSpec } from './eks-port.js';
 
 const notFound = (err: unknown) => (err as { name?: string } | null)?.name === 'ResourceNotFoundException';
 
-export class EksNodeGroups implements ManagedNodeGroups {
-  constructor(
-    private readonly client: EKSClient,
-    private readonly logger: Logger,
-  ) {}
+export class EksNodeGroups extends AwsAdapter<EKSClient> implements ManagedNodeGroups {
+  protected readonly service = 'eks';
 
   describeCluster(cluster: string): Promise<(EksResource & { status: string }) | null> {
     return this.call('DescribeCluster', cluster, async () => {
@@ -121,10 +116,6 @@ export class EksNodeGroups implements ManagedNodeGroups {
       );
       this.logger.info('scaled node group', { cluster, nodegroup: name, desired });
     });
-  }
-
-  private call<T>(verb: string, resource: string, run: () => Promise<T>): Promise<T> {
-    return cloudCall(this.logger, 'eks', verb, resource, awsClassifier('eks', verb, resource), run);
   }
 }
 
