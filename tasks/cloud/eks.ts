@@ -39,13 +39,10 @@ export class EksNodeGroups extends AwsAdapter<EKSClient> implements ManagedNodeG
 
   listAddons(cluster: string): Promise<EksResource[]> {
     return this.call('ListAddons', cluster, async () => {
-      const names: string[] = [];
-      let nextToken: string | undefined;
-      do {
+      const names = await allPages(async (nextToken) => {
         const out = await this.client.send(new ListAddonsCommand({ clusterName: cluster, nextToken }));
-        names.push(...(out.addons ?? []));
-        nextToken = out.nextToken;
-      } while (nextToken);
+        return [out.addons, out.nextToken];
+      });
       const addons: EksResource[] = [];
       for (const name of names) {
         const out = await this.client.send(new DescribeAddonCommand({ clusterName: cluster, addonName: name }));
@@ -56,16 +53,12 @@ export class EksNodeGroups extends AwsAdapter<EKSClient> implements ManagedNodeG
   }
 
   listNodegroups(cluster: string): Promise<string[]> {
-    return this.call('ListNodegroups', cluster, async () => {
-      const names: string[] = [];
-      let nextToken: string | undefined;
-      do {
+    return this.call('ListNodegroups', cluster, () =>
+      allPages(async (nextToken) => {
         const out = await this.client.send(new ListNodegroupsCommand({ clusterName: cluster, nextToken }));
-        names.push(...(out.nodegroups ?? []));
-        nextToken = out.nextToken;
-      } while (nextToken);
-      return names;
-    });
+        return [out.nodegroups, out.nextToken];
+      }),
+    );
   }
 
   describeNodegroup(cluster: string, name: string): Promise<Nodegroup | null> {
@@ -117,6 +110,18 @@ export class EksNodeGroups extends AwsAdapter<EKSClient> implements ManagedNodeG
       this.logger.info('scaled node group', { cluster, nodegroup: name, desired });
     });
   }
+}
+
+/** Every item of a listing EKS answers in pages, each page naming the next by its token. */
+async function allPages<T>(page: (nextToken?: string) => Promise<[T[] | undefined, string | undefined]>): Promise<T[]> {
+  const items: T[] = [];
+  let nextToken: string | undefined;
+  do {
+    const [found, next] = await page(nextToken);
+    items.push(...(found ?? []));
+    nextToken = next;
+  } while (nextToken);
+  return items;
 }
 
 function toNodegroup(n: SdkNodegroup): Nodegroup {

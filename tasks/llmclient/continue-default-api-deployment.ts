@@ -17,7 +17,8 @@ import { infrastructureTask } from '../env/queued-task.js';
 import { defaultHost } from './hosts.js';
 import { certificateReady, ingressResources } from './ingress.js';
 import { MAIL, sendToPrimaryContact } from './mail.js';
-import { DNS, TLS, findLlmclient, updateLlmclient } from './rows.js';
+import { llmclientOrDrop } from './llmclient-or-drop.js';
+import { DNS, TLS, updateLlmclient } from './rows.js';
 import { llmclientUrl } from './url.js';
 import { checkDomain } from './dns.js';
 import { orGaveUp } from './gave-up.js';
@@ -49,14 +50,12 @@ export const continueDefaultApiDeployment = (env: TaskEnv) =>
     async run(p, ctx) {
       const { db } = ctx.deps;
       const cloud = ctx.deps.cloud;
-      const l = await findLlmclient(db, p.llmclient_id);
-      if (!l) {
-        ctx.logger.error(
-          `continue_default_api_deployment() LLMClient ${p.llmclient_id} not found (llmclient_llmclient). Nothing to do, returning.`,
-          { task_id: p.task_id },
-        );
-        return null;
-      }
+      const l = await llmclientOrDrop(db, ctx.logger, 'continue_default_api_deployment', p.llmclient_id, {
+        level: 'error',
+        then: ' Nothing to do, returning.',
+        meta: { task_id: p.task_id },
+      });
+      if (!l) return null;
       const host = defaultHost(l, env.llmclientApiDomain);
       let attempt = p.attempt;
 

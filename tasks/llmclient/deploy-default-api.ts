@@ -16,7 +16,8 @@ import type { TaskEnv } from '../env/task-env.js';
 import { infrastructureTask } from '../env/queued-task.js';
 import { defaultHost } from './hosts.js';
 import { ingressOf } from './ingress.js';
-import { DNS, TLS, findLlmclient, updateLlmclient } from './rows.js';
+import { llmclientOrDrop } from './llmclient-or-drop.js';
+import { DNS, TLS, updateLlmclient } from './rows.js';
 import { continueDefaultApiDeployment } from './continue-default-api-deployment.js';
 import { copyApiARecord } from './dns.js';
 
@@ -31,13 +32,8 @@ export const deployDefaultApi = (env: TaskEnv) => {
     async run(p, ctx) {
       const { db } = ctx.deps;
       const cloud = ctx.deps.cloud;
-      const l = await findLlmclient(db, p.llmclient_id);
-      if (!l) {
-        ctx.logger.error(
-          `deploy_default_api() LLMClient ${p.llmclient_id} not found (llmclient_llmclient). Nothing to do, returning.`,
-        );
-        return null;
-      }
+      const l = await llmclientOrDrop(db, ctx.logger, 'deploy_default_api', p.llmclient_id);
+      if (!l) return null;
       if (!(await cloud.readiness.dns())) {
         ctx.logger.error(`deploy_default_api() the DNS service is not ready. Cannot deploy llmclient ${l.name}.`);
         return null;
