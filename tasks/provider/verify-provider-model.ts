@@ -85,10 +85,10 @@ const tries =
   (type: string, call: (b: Bank) => Promise<boolean | void>) =>
   (b: Bank): Promise<boolean> =>
     run(b, type, () => attempt(() => call(b)));
-const textInput = tries(
-  'text_input',
-  async (b) => void (await b.llm.chat(await b.endpoint(), chatOf(b.model.name, 'Hello', 5))),
-);
+/** A check that asks the model one question (`chatOf`) and passes when it answers. */
+const chats = (type: string, content: unknown, max: number, tools?: unknown[]) =>
+  tries(type, async (b) => void (await b.llm.chat(await b.endpoint(), chatOf(b.model.name, content, max, tools))));
+const textInput = chats('text_input', 'Hello', 5);
 
 /** Capability → check, in Smarter's order. */
 const BANK: [Capability, (b: Bank) => Promise<boolean>][] = [
@@ -99,34 +99,17 @@ const BANK: [Capability, (b: Bank) => Promise<boolean>][] = [
       async (b) => (await b.llm.chatStreamFirstChunk(await b.endpoint(), chatOf(b.model.name, 'Hello', 10))) !== null,
     ),
   ],
-  [
-    'tools',
-    tries(
-      'tools',
-      async (b) =>
-        void (await b.llm.chat(
-          await b.endpoint(),
-          chatOf(b.model.name, 'What is the weather in Boston?', 10, [WEATHER_TOOL]),
-        )),
-    ),
-  ],
+  ['tools', chats('tools', 'What is the weather in Boston?', 10, [WEATHER_TOOL])],
   ['text_input', textInput],
   [
     'image_input',
-    tries(
+    chats(
       'image_input',
-      async (b) =>
-        void (await b.llm.chat(
-          await b.endpoint(),
-          chatOf(
-            b.model.name,
-            [
-              { type: 'text', text: 'What is in this image?' },
-              { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
-            ],
-            5,
-          ),
-        )),
+      [
+        { type: 'text', text: 'What is in this image?' },
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
+      ],
+      5,
     ),
   ],
   [
