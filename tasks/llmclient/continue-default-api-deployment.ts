@@ -48,8 +48,7 @@ export const continueDefaultApiDeployment = (env: TaskEnv) =>
       attempt: z.number().int().nonnegative().default(0),
     }),
     async run(p, ctx) {
-      const { db } = ctx.deps;
-      const cloud = ctx.deps.cloud;
+      const { db, cloud } = ctx.deps;
       const l = await llmclientOrDrop(db, ctx.logger, 'continue_default_api_deployment', p.llmclient_id, {
         level: 'error',
         then: ' Nothing to do, returning.',

@@ -45,8 +45,7 @@ export const createCustomDomainDnsRecord = (env: TaskEnv) =>
       record_ttl: z.number().int().nonnegative().default(600),
     }),
     async run(p, ctx) {
-      const { db } = ctx.deps;
-      const cloud = ctx.deps.cloud;
+      const { db, cloud } = ctx.deps;
       const cd = await customDomainById(db, p.llmclient_custom_domain_id);
       if (!cd) {
         throw new LLMClientCustomDomainNotFound(

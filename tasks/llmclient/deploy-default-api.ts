@@ -30,8 +30,7 @@ export const deployDefaultApi = (env: TaskEnv) => {
     name: 'smarter.apps.llmclient.tasks.deploy_default_api.deploy_default_api',
     params: z.strictObject({ llmclient_id: pk(), with_domain_verification: z.boolean().default(true) }),
     async run(p, ctx) {
-      const { db } = ctx.deps;
-      const cloud = ctx.deps.cloud;
+      const { db, cloud } = ctx.deps;
       const l = await llmclientOrDrop(db, ctx.logger, 'deploy_default_api', p.llmclient_id);
       if (!l) return null;
       if (!(await cloud.readiness.dns())) {

@@ -35,8 +35,7 @@ export const registerCustomDomain = (env: TaskEnv) => {
     name: 'smarter.apps.llmclient.tasks.register_custom_domain.register_custom_domain',
     params: z.strictObject({ account_id: pk(), domain_name: z.string() }),
     async run(p, ctx) {
-      const { db } = ctx.deps;
-      const cloud = ctx.deps.cloud;
+      const { db, cloud } = ctx.deps;
       const account = await accountById(db, p.account_id);
       if (!account) {
         throw new DoesNotExist(

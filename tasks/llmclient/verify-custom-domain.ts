@@ -51,8 +51,7 @@ export const verifyCustomDomain = (env: TaskEnv) => {
       custom_domain_id: pk().nullable().default(null),
     }),
     async run(p, ctx) {
-      const { db } = ctx.deps;
-      const cloud = ctx.deps.cloud;
+      const { db, cloud } = ctx.deps;
       let zoneId = p.hosted_zone_id;
       if (!zoneId) {
         const cd = p.custom_domain_id === null ? null : await customDomainById(db, p.custom_domain_id);

@@ -50,8 +50,7 @@ export const verifyDomain = (env: TaskEnv) =>
       attempt: z.number().int().nonnegative().default(0),
     }),
     async run(p, ctx) {
-      const { db } = ctx.deps;
-      const cloud = ctx.deps.cloud;
+      const { db, cloud } = ctx.deps;
       const name = domainName(p.domain_name, 'verify_domain domain_name');
       const l = p.llmclient_id === null ? null : await findLlmclient(db, p.llmclient_id);
       if (p.attempt === 0) ctx.logger.info(`verifying ${p.record_type} ${name}`, { task_id: p.task_id ?? ctx.id });
