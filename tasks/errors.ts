@@ -4,17 +4,17 @@
  */
 import { PythonException } from '../lib/errors.js';
 
-export class SmarterValueError extends PythonException {
-  constructor(message: string) {
-    super('SmarterValueError', 'smarter.common.exceptions', message);
-  }
-}
+/** The base of an exception Smarter raises with a message alone: Python knows it as `module.type`. */
+export const smarterException = (pyType: string, pyModule: string) =>
+  class extends PythonException {
+    constructor(message: string) {
+      super(pyType, pyModule, message);
+    }
+  };
 
-export class SmarterPluginError extends PythonException {
-  constructor(message: string) {
-    super('SmarterPluginError', 'smarter.apps.plugin.plugin.base', message);
-  }
-}
+export class SmarterValueError extends smarterException('SmarterValueError', 'smarter.common.exceptions') {}
+
+export class SmarterPluginError extends smarterException('SmarterPluginError', 'smarter.apps.plugin.plugin.base') {}
 
 /** Django's `Model.DoesNotExist`, e.g. `LLMClient.DoesNotExist`. */
 export class DoesNotExist extends PythonException {
@@ -68,15 +68,13 @@ export function toDatabaseError(err: unknown): unknown {
 }
 
 /** `register_custom_domain`: the domain is registered to another account. */
-export class LLMClientCustomDomainExists extends PythonException {
-  constructor(message: string) {
-    super('LLMClientCustomDomainExists', 'smarter.apps.llmclient.tasks.exceptions', message);
-  }
-}
+export class LLMClientCustomDomainExists extends smarterException(
+  'LLMClientCustomDomainExists',
+  'smarter.apps.llmclient.tasks.exceptions',
+) {}
 
 /** `create_custom_domain_dns_record`: no custom domain with that id. */
-export class LLMClientCustomDomainNotFound extends PythonException {
-  constructor(message: string) {
-    super('LLMClientCustomDomainNotFound', 'smarter.apps.llmclient.tasks.exceptions', message);
-  }
-}
+export class LLMClientCustomDomainNotFound extends smarterException(
+  'LLMClientCustomDomainNotFound',
+  'smarter.apps.llmclient.tasks.exceptions',
+) {}

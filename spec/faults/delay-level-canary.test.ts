@@ -7,39 +7,21 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import type { ConfirmChannel } from 'amqplib';
-import { retireQueues } from '../../bench/retire-queue.js';
-import { topologyOn } from '../../lib/broker/amqp/amqp-declare.js';
-import amqp from '../../lib/broker/amqp/amqplib.js';
-import {
-  DELAY_DELIVERY_EXCHANGE,
-  delayBinding,
-  delayEntryExchange,
-  delayRoutingKey,
-  delayTopology,
-} from '../../lib/broker/amqp/topology.js';
 import { loadConfig } from '../../lib/config/settings.js';
 import { doctorCommand } from '../../tasks/cli/doctor.js';
 import { SETTINGS } from '../../tasks/settings.js';
 import { terminate } from '../support/child.js';
-import { type RabbitNode, freePort, startRabbitNode } from '../support/rabbit-node.js';
+import { type DelayLevelNode, startDelayLevelNode } from '../support/delay-level-node.js';
+import { freePort } from '../support/rabbit-node.js';
 import { waitFor } from '../support/wait.js';
 
-type Conn = Awaited<ReturnType<typeof amqp.connect>>;
-let node: RabbitNode;
-let conn: Conn;
-let ch: ConfirmChannel;
+let rabbit: DelayLevelNode;
 let worker: ChildProcess | undefined;
 let port = 0;
 let logs = '';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 beforeAll(async () => {
-  node = await startRabbitNode();
-  conn = await amqp.connect(node.url);
-  ch = await conn.createConfirmChannel();
-  await topologyOn(conn, delayTopology('quorum'));
+  rabbit = await startDelayLevelNode();
   port = await freePort();
   worker = spawn(
     process.execPath,
@@ -47,7 +29,7 @@ beforeAll(async () => {
     {
       env: {
         ...process.env,
-        CELERY_BROKER_URL: node.url,
+        CELERY_BROKER_URL: rabbit.node.url,
         CELERY_RESULT_BACKEND: '',
         SMARTER_WORKER_HTTP_PORT: String(port),
         SMARTER_WORKER_HTTP_HOST: '127.0.0.1',
@@ -63,8 +45,7 @@ beforeAll(async () => {
 }, 180_000);
 afterAll(async () => {
   await terminate(worker);
-  await conn?.close().catch(() => undefined);
-  await node?.remove();
+  await rabbit?.close();
 });
 
 async function get(path: string): Promise<string> {
@@ -88,44 +69,6 @@ async function until(what: string, ok: () => Promise<boolean>, ms: number): Prom
   return Date.now() - t0;
 }
 
-async function declareBound(queue: string): Promise<void> {
-  await ch.assertQueue(queue, { durable: true });
-  await ch.bindQueue(queue, DELAY_DELIVERY_EXCHANGE, delayBinding(queue).pattern);
-}
-
-/** As delay-level-stall.test.ts: ten queues get 2,000 one-second countdowns each and are deleted outright as those come out. */
-async function deleteUnderDelivery(label: string): Promise<void> {
-  for (let round = 0; round < 10; round++) {
-    const q = `${label}_${round}`;
-    await declareBound(q);
-    for (let i = 0; i < 2000; i++) {
-      ch.publish(delayEntryExchange(1), delayRoutingKey(1, q), Buffer.from('x'), { persistent: true });
-    }
-    await ch.waitForConfirms();
-    await sleep(1000 + (round % 5) * 50);
-    await ch.deleteQueue(q);
-  }
-  await sleep(3000);
-}
-
-/** Whether a one-second countdown to a live queue is still missing after 8 s: the last level is stalled. */
-async function stalled(label: string): Promise<boolean> {
-  const q = `${label}_probe`;
-  await declareBound(q);
-  ch.publish(delayEntryExchange(1), delayRoutingKey(1, q), Buffer.from('probe'), { persistent: true });
-  await ch.waitForConfirms();
-  const t0 = Date.now();
-  try {
-    while (Date.now() - t0 < 8000) {
-      if (await ch.get(q, { noAck: true })) return false;
-      await sleep(100);
-    }
-    return true;
-  } finally {
-    await retireQueues(conn, [q]);
-  }
-}
-
 test('own wiring: a stalled last delay level: its canary is late, the metric is set, /healthz says degraded naming the level, the log names it; healed, all clear', async () => {
   // Healthy first: the canaries of levels 0 and 1 arrive in time.
   await until(
@@ -147,8 +90,9 @@ test('own wiring: a stalled last delay level: its canary is late, the metric is 
   let attempts = 0;
   for (;;) {
     attempts++;
-    await deleteUnderDelivery(`deleted${attempts}`);
-    if (await stalled(`stalled${attempts}`)) break;
+    // As delay-level-stall.test.ts: queues deleted outright as their countdowns come out; then a probe that never arrives.
+    await rabbit.deleteUnderDelivery(`deleted${attempts}`, async (q) => void (await rabbit.ch.deleteQueue(q)));
+    if ((await rabbit.probe(`stalled${attempts}`)) === -1) break;
     if (attempts === 4) throw new Error('the last delay level did not stall in 4 attempts');
   }
   const noticedMs = await until(
@@ -165,7 +109,7 @@ test('own wiring: a stalled last delay level: its canary is late, the metric is 
 
   // `smarter-worker doctor` (tasks/cli/doctor.ts) sees it too: its probe countdown does not come out.
   const lines: string[] = [];
-  const config = loadConfig(SETTINGS, { CELERY_BROKER_URL: node.url, CELERY_RESULT_BACKEND: '' }, [
+  const config = loadConfig(SETTINGS, { CELERY_BROKER_URL: rabbit.node.url, CELERY_RESULT_BACKEND: '' }, [
     '-Q',
     'canary_work',
   ]).values;
@@ -174,7 +118,7 @@ test('own wiring: a stalled last delay level: its canary is late, the metric is 
   expect(lines.find((l) => l.startsWith('FAIL  delay probe: a 1 s countdown did not arrive'))).toBeDefined();
   expect(code).toBe(1);
 
-  const healed = (await node.ctl('eval', fs.readFileSync('.ci/heal-delay-levels.erl', 'utf8'))).trim();
+  const healed = (await rabbit.node.ctl('eval', fs.readFileSync('.ci/heal-delay-levels.erl', 'utf8'))).trim();
   const clearedMs = await until(
     '/healthz ok again after the heal',
     async () => (await get('/healthz')) === 'ok\n',

@@ -10,13 +10,13 @@ import mysql from 'mysql2/promise';
 import type { AnyTask } from '../../lib/registry/define-task.js';
 import { type Database, openDatabase } from '../../tasks/db/database.js';
 import { Dec } from '../../tasks/db/decimal.js';
-import { smarterTasks } from '../../tasks/index.js';
 import { AMQP_URL, REDIS_URL, deleteQueues, publishMany, uniqueName, withChannel } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { MYSQL, type TestDatabase, createTestDatabase } from '../support/db.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
 import { chargeMessages } from '../support/charge-messages.js';
+import { smarterTasksOn } from '../support/smarter-db.js';
 
 const run = promisify(execFile);
 const { poolSize: _pool, ...ADMIN } = MYSQL;
@@ -64,13 +64,7 @@ afterAll(async () => {
 
 test('own wiring: 100 create_charge during an outage: all FAILURE, all 100 in the dead-letter queue; after a replay, 100 rows and the exact sum', async () => {
   const queue = uniqueName('q');
-  const tasks = (q: string) =>
-    smarterTasks({
-      operationalQueue: q,
-      infrastructureQueue: `${q}_infra`,
-      maxRetries: 3,
-      retryBackoff: true,
-    }) as unknown as AnyTask[];
+  const tasks = (q: string) => smarterTasksOn(q, `${q}_infra`) as unknown as AnyTask[];
   h = await startWorker({
     queue,
     tasks,

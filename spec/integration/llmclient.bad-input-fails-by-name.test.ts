@@ -9,12 +9,13 @@ import { deployDefaultApi } from '../../tasks/llmclient/deploy-default-api.js';
 import { destroyDomainARecord } from '../../tasks/llmclient/destroy-domain-a-record.js';
 import { registerCustomDomain } from '../../tasks/llmclient/register-custom-domain.js';
 import { waitFor } from '../support/wait.js';
-import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
+import { type TestDatabase, createTestDatabase, seed, untilRow } from '../support/db.js';
 import type { Harness } from '../support/harness.js';
 import { startInfrastructureWorker } from '../support/smarter-harness.js';
 import { type World, startWorld } from '../support/infra-world.js';
 import { ResultReader } from '../support/results.js';
 import { nameOf } from '../support/task-names.js';
+import { newLlmclient } from '../support/smarter-db.js';
 
 const API = 'alpha.api.platform.example.com';
 const NS = 'example-platform-alpha';
@@ -52,19 +53,7 @@ async function call(
   };
 }
 
-async function llmclient(): Promise<{ id: number; host: string; contact: string }> {
-  const ids = await seed(t.db);
-  await t.db.execute("UPDATE llmclient_llmclient SET name = CONCAT('bot', id) WHERE id = ?", [ids.llmclientId]);
-  // Owned by the account's admin, whose LLMClients' hosts carry no user name.
-  await t.db.execute('UPDATE auth_user SET is_staff = 1 WHERE id = ?', [ids.userId]);
-  const [a] = await t.db.select('SELECT account_number FROM account_account WHERE id = ?', [ids.accountId]);
-  const contact = `owner${ids.accountId}@example.org`;
-  await t.db.execute(
-    "INSERT INTO account_accountcontact (first_name, last_name, email, is_primary, account_id) VALUES ('A', 'B', ?, 1, ?)",
-    [contact, ids.accountId],
-  );
-  return { id: ids.llmclientId, host: `bot${ids.llmclientId}.${String(a?.account_number)}.${API}`, contact };
-}
+const llmclient = () => newLlmclient(t.db, API);
 
 const tls = async (id: number) =>
   (await t.db.select('SELECT tls_certificate_issuance_status AS s FROM llmclient_llmclient WHERE id = ?', [id]))[0]?.s;
@@ -145,14 +134,10 @@ test('own wiring: SMTP down: the deployment still completes; the lost e-mail is 
   expect((await call(nameOf(deployDefaultApi), { llmclient_id: l.id })).status).toBe('SUCCESS');
   // The Ingress is applied and its Certificate made: cert-manager issues it before the first check.
   world.issueTls(l.host);
-  await waitFor(
-    async () =>
-      (
-        await t.db.select(
-          "SELECT 1 FROM llmclient_llmclient WHERE id = ? AND deployed = 1 AND dns_verification_status = 'Verified'",
-          [l.id],
-        )
-      ).length === 1,
+  await untilRow(
+    t.db,
+    "SELECT 1 FROM llmclient_llmclient WHERE id = ? AND deployed = 1 AND dns_verification_status = 'Verified'",
+    [l.id],
     30_000,
     200,
   );

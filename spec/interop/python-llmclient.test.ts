@@ -10,10 +10,11 @@ import type { SmarterDeps } from '../../tasks/env/task-env.js';
 import { smarterTasks } from '../../tasks/index.js';
 import { AMQP_URL, REDIS_URL, uniqueName } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
-import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
+import { type TestDatabase, createTestDatabase, untilRow } from '../support/db.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type World, startWorld } from '../support/infra-world.js';
 import { alphaSettings } from '../support/alpha-settings.js';
+import { newLlmclient as newSmarterLlmclient } from '../support/smarter-db.js';
 
 const exec = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
@@ -74,31 +75,7 @@ afterAll(async () => {
   await t?.drop();
 });
 
-/** An LLMClient `bot<id>` of a new account, owned by the account's admin (its first staff profile). */
-async function newLlmclient(): Promise<{
-  id: number;
-  accountId: number;
-  accountNumber: string;
-  host: string;
-  contact: string;
-}> {
-  const ids = await seed(t.db);
-  await t.db.execute("UPDATE llmclient_llmclient SET name = CONCAT('bot', id) WHERE id = ?", [ids.llmclientId]);
-  await t.db.execute('UPDATE auth_user SET is_staff = 1 WHERE id = ?', [ids.userId]);
-  const [a] = await t.db.select('SELECT account_number FROM account_account WHERE id = ?', [ids.accountId]);
-  const contact = `owner${ids.accountId}@example.org`;
-  await t.db.execute(
-    "INSERT INTO account_accountcontact (first_name, last_name, email, is_primary, account_id, created_at, updated_at) VALUES ('Ada', 'L', ?, 1, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
-    [contact, ids.accountId],
-  );
-  return {
-    id: ids.llmclientId,
-    accountId: ids.accountId,
-    accountNumber: String(a?.account_number),
-    host: `bot${ids.llmclientId}.${String(a?.account_number)}.${API}`,
-    contact,
-  };
-}
+const newLlmclient = () => newSmarterLlmclient(t.db, API);
 
 const row = async (id: number) =>
   (
@@ -197,14 +174,10 @@ test('own wiring: register_custom_domain → verify_custom_domain → deploy_cus
     [l.id],
   );
   await python('register', { account_id: l.accountId, domain_name: domain });
-  const cd = await waitFor(
-    async () =>
-      (
-        await t.db.select(
-          'SELECT id, aws_hosted_zone_id, verification_status, verification_message FROM llmclient_llmclientcustomdomain WHERE domain_name = ?',
-          [domain],
-        )
-      )[0],
+  const cd = await untilRow(
+    t.db,
+    'SELECT id, aws_hosted_zone_id, verification_status, verification_message FROM llmclient_llmclientcustomdomain WHERE domain_name = ?',
+    [domain],
     20_000,
   );
   await t.db.execute('UPDATE llmclient_llmclient SET custom_domain_id = ? WHERE id = ?', [cd.id, l.id]);
@@ -220,14 +193,10 @@ test('own wiring: register_custom_domain → verify_custom_domain → deploy_cus
     async () => /TLS certificate .* is not issued yet\. Its status is PENDING_VALIDATION/.test(await message()),
     30_000,
   );
-  await waitFor(
-    async () =>
-      (
-        await t.db.select(
-          "SELECT 1 FROM llmclient_llmclientcustomdomain WHERE id = ? AND verification_status = 'Verified' AND verified_at IS NOT NULL",
-          [cd.id],
-        )
-      ).length === 1,
+  await untilRow(
+    t.db,
+    "SELECT 1 FROM llmclient_llmclientcustomdomain WHERE id = ? AND verification_status = 'Verified' AND verified_at IS NOT NULL",
+    [cd.id],
     60_000,
     200,
   );

@@ -9,7 +9,6 @@ import { nullLogger } from '../../lib/logger.js';
 import { FetchLlmProviders } from '../../tasks/cloud/llm.js';
 import { SdkMcpServers } from '../../tasks/cloud/mcp.js';
 import type { SmarterDeps } from '../../tasks/env/task-env.js';
-import { smarterTasks } from '../../tasks/index.js';
 import { AMQP_URL, REDIS_URL, uniqueName } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
@@ -18,6 +17,7 @@ import { type LogLine, recordingLogger } from '../support/logs.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type McpStandIn, startMcpServer } from '../support/mcp-server.js';
+import { smarterTasksOn } from '../support/smarter-db.js';
 
 const exec = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
@@ -54,13 +54,7 @@ beforeAll(async () => {
   };
   h = await startWorker({
     queue,
-    tasks: () =>
-      smarterTasks({
-        operationalQueue: queue,
-        infrastructureQueue: `${queue}.infra`,
-        maxRetries: 3,
-        retryBackoff: true,
-      }),
+    tasks: () => smarterTasksOn(queue, `${queue}.infra`),
     deps,
     logger: rec,
     env: { CELERY_RESULT_BACKEND: REDIS_URL },

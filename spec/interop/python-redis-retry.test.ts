@@ -7,6 +7,8 @@ import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { REDIS_URL } from '../support/redis.js';
 import { startRedisWorker } from '../support/redis-harness.js';
+import { terminate } from '../support/child.js';
+import { HANDOFF_BODY, handedOver, handoffHeaders } from '../support/handoff.js';
 import { ResultReader } from '../support/results.js';
 import { spawnPythonWorker } from '../support/python-worker.js';
 
@@ -17,14 +19,14 @@ test('own wiring: a Python Celery worker on Redis runs a retry our worker publis
   try {
     const id = randomUUID();
     await h.broker.send(h.queue, {
-      body: Buffer.from(JSON.stringify([[7], { k: 'v' }, {}])),
+      body: Buffer.from(HANDOFF_BODY),
       properties: {
         contentType: 'application/json',
         contentEncoding: 'utf-8',
         correlationId: id,
         deliveryMode: 2,
         priority: 0,
-        headers: { lang: 'py', task: 'test.handoff', id, root_id: id, retries: 0, 'x-custom': 'kept' },
+        headers: handoffHeaders(id),
       },
     });
     for (let i = 0; i < 100 && !(await results.meta(id)); i++) await new Promise((r) => setTimeout(r, 50));
@@ -37,19 +39,9 @@ test('own wiring: a Python Celery worker on Redis runs a retry our worker publis
     });
     const meta = await results.ready(id, 30_000);
     expect(meta.status).toBe('SUCCESS');
-    expect(meta.result).toEqual({
-      id,
-      retries: 1,
-      parent_id: id,
-      root_id: id,
-      args: [7],
-      kwargs: { k: 'v' },
-      custom: 'kept',
-      worker: 'python',
-    });
+    expect(meta.result).toEqual(handedOver(id));
   } finally {
-    py?.kill('SIGTERM');
-    if (py) await new Promise((r) => py?.once('exit', r));
+    await terminate(py);
     await h.scope.close();
     await results.close();
   }

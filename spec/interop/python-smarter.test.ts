@@ -7,11 +7,11 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { testCloud } from '../support/cloud.js';
 import type { SmarterDeps } from '../../tasks/env/task-env.js';
-import { smarterTasks } from '../../tasks/index.js';
 import { AMQP_URL, REDIS_URL } from '../support/amqp.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { insertRow } from '../support/django-rows.js';
 import { type Harness, startWorker } from '../support/harness.js';
+import { smarterTasksOn } from '../support/smarter-db.js';
 
 const run = promisify(execFile);
 const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
@@ -46,13 +46,7 @@ beforeAll(async () => {
   const deps: SmarterDeps = { db: t.db, cloud: testCloud() };
   h = await startWorker({
     env: { CELERY_RESULT_BACKEND: REDIS_URL },
-    tasks: (queue) =>
-      smarterTasks({
-        operationalQueue: queue,
-        infrastructureQueue: `${queue}.infra`,
-        maxRetries: 3,
-        retryBackoff: true,
-      }),
+    tasks: (queue) => smarterTasksOn(queue, `${queue}.infra`),
     deps,
   });
 }, 60_000);

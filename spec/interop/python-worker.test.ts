@@ -7,6 +7,8 @@ import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { AMQP_URL, REDIS_URL, deleteQueues, publishRaw } from '../support/amqp.js';
 import { startWorker } from '../support/harness.js';
+import { terminate } from '../support/child.js';
+import { HANDOFF_BODY, handedOver, handoffHeaders } from '../support/handoff.js';
 import { ResultReader } from '../support/results.js';
 import { waitFor } from '../support/wait.js';
 import { spawnPythonWorker } from '../support/python-worker.js';
@@ -17,11 +19,11 @@ test('own wiring: a Python Celery worker consumes a retry message our worker pub
   let py: ChildProcess | undefined;
   try {
     const id = randomUUID();
-    await publishRaw(h.queue, JSON.stringify([[7], { k: 'v' }, {}]), {
+    await publishRaw(h.queue, HANDOFF_BODY, {
       contentType: 'application/json',
       contentEncoding: 'utf-8',
       correlationId: id,
-      headers: { lang: 'py', task: 'test.handoff', id, root_id: id, retries: 0, 'x-custom': 'kept' },
+      headers: handoffHeaders(id),
     });
     const retry = await waitFor(() => results.meta(id), 5000, { what: 'a RETRY state stored' });
     expect(retry.status).toBe('RETRY');
@@ -34,19 +36,9 @@ test('own wiring: a Python Celery worker consumes a retry message our worker pub
     });
     const meta = await results.ready(id, 30_000);
     expect(meta.status).toBe('SUCCESS');
-    expect(meta.result).toEqual({
-      id,
-      retries: 1,
-      parent_id: id,
-      root_id: id,
-      args: [7],
-      kwargs: { k: 'v' },
-      custom: 'kept',
-      worker: 'python',
-    });
+    expect(meta.result).toEqual(handedOver(id));
   } finally {
-    py?.kill('SIGTERM');
-    if (py) await new Promise((r) => py?.once('exit', r));
+    await terminate(py);
     await deleteQueues([h.queue]);
     await results.close();
   }

@@ -4,6 +4,7 @@ import { type Database, type DatabaseConfig, openDatabase } from '../../tasks/db
 import { smarterSchema } from '../../tasks/db/schema.js';
 import { uniqueName } from './amqp.js';
 import { insertRow } from './django-rows.js';
+import { waitFor } from './wait.js';
 
 export const MYSQL: Omit<DatabaseConfig, 'database'> = {
   host: process.env.SMARTER_MYSQL_HOST ?? '127.0.0.1',
@@ -112,3 +113,7 @@ export async function seed(db: Database): Promise<{
     selectorId: ps.insertId,
   };
 }
+
+/** Waits until `sql` selects a row (polling every `stepMs`), and answers the first. */
+export const untilRow = (db: Database, sql: string, params: unknown[], timeoutMs: number, stepMs = 50) =>
+  waitFor(async () => (await db.select(sql, params))[0], timeoutMs, stepMs);

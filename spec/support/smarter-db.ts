@@ -62,3 +62,29 @@ export function seededDatabase(prefix: string): SeededDatabase {
     },
   };
 }
+
+/**
+ * An LLMClient `bot<id>` of a new account, owned by the account's admin (its first staff profile, so its host
+ * carries no user name), with the account's primary contact; `host` is its default host under `apiDomain`.
+ */
+export async function newLlmclient(
+  db: Database,
+  apiDomain: string,
+): Promise<{ id: number; accountId: number; accountNumber: string; host: string; contact: string }> {
+  const ids = await seed(db);
+  await db.execute("UPDATE llmclient_llmclient SET name = CONCAT('bot', id) WHERE id = ?", [ids.llmclientId]);
+  await db.execute('UPDATE auth_user SET is_staff = 1 WHERE id = ?', [ids.userId]);
+  const [a] = await db.select('SELECT account_number FROM account_account WHERE id = ?', [ids.accountId]);
+  const contact = `owner${ids.accountId}@example.org`;
+  await db.execute(
+    "INSERT INTO account_accountcontact (first_name, last_name, email, is_primary, account_id, created_at, updated_at) VALUES ('Ada', 'L', ?, 1, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
+    [contact, ids.accountId],
+  );
+  return {
+    id: ids.llmclientId,
+    accountId: ids.accountId,
+    accountNumber: String(a?.account_number),
+    host: `bot${ids.llmclientId}.${String(a?.account_number)}.${apiDomain}`,
+    contact,
+  };
+}

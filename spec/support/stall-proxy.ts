@@ -5,7 +5,7 @@
  * it, as TCP does once a link heals, including what a side sent before it gave up and closed (its close is
  * forwarded after its data).
  */
-import net from 'node:net';
+import { startTcpProxy } from './tcp-proxy.js';
 
 export interface StallProxy {
   port: number;
@@ -16,60 +16,37 @@ export interface StallProxy {
   close(): Promise<void>;
 }
 
-interface Pair {
-  client: net.Socket;
-  server: net.Socket;
-}
-
 export async function startStallProxy(target: { host: string; port: number }): Promise<StallProxy> {
-  const pairs = new Set<Pair>();
   let stalled = false;
-  const srv = net.createServer((client) => {
-    const server = net.connect(target.port, target.host);
-    const pair = { client, server };
-    pairs.add(pair);
+  const proxy = await startTcpProxy(target, ({ client, server }) => {
     client.on('data', (d) => server.write(d));
     server.on('data', (d) => client.write(d));
     // A half-close is forwarded after the data before it, so what a side sent before closing still arrives.
     client.on('end', () => server.end());
     server.on('end', () => client.end());
-    const end = () => {
-      pairs.delete(pair);
-      client.destroy();
-      server.destroy();
-    };
-    client.on('close', end).on('error', end);
-    server.on('close', end).on('error', end);
     if (stalled) {
       client.pause();
       server.pause();
     }
   });
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   return {
-    port: (srv.address() as net.AddressInfo).port,
+    port: proxy.port,
     get stalled() {
       return stalled;
     },
     async stall(ms) {
       stalled = true;
-      for (const p of pairs) {
+      for (const p of proxy.pairs) {
         p.client.pause();
         p.server.pause();
       }
       await new Promise((r) => setTimeout(r, ms));
       stalled = false;
-      for (const p of [...pairs]) {
+      for (const p of [...proxy.pairs]) {
         p.client.resume();
         p.server.resume();
       }
     },
-    async close() {
-      for (const p of pairs) {
-        p.client.destroy();
-        p.server.destroy();
-      }
-      await new Promise((r) => srv.close(r));
-    },
+    close: () => proxy.close(),
   };
 }

@@ -6,14 +6,14 @@
  * insert, the budgets attached to the resource are evaluated, as the Charge model's signal does in Smarter.
  */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import { PyDecimal } from '../../lib/protocol/values.js';
 import { Batcher } from '../db/batcher.js';
 import type { Database, Queryable } from '../db/database.js';
 import { Dec } from '../db/decimal.js';
 import { insertModels } from '../db/django.js';
 import { type EffectKey, writeOnce } from '../db/once.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { recordTask } from '../env/queued-task.js';
 import { DatabaseError } from '../errors.js';
 import { evaluateBudgets } from './budgets.js';
 import { constrainedLocators, llmPrice } from './rows.js';
@@ -119,11 +119,8 @@ function writerFor(db: Database): Batcher<[EffectKey, ChargeRow], boolean> {
 }
 
 export const createCharge = (env: TaskEnv) =>
-  defineTask<z.output<typeof params>, null, SmarterDeps>({
+  recordTask<z.output<typeof params>, null>(env, {
     name: 'smarter.apps.account.tasks.create_charge',
-    queue: env.operationalQueue,
-    deadLetterOnExhaustion: true,
-    retry: env.autoretry,
     varArgs: true,
     params,
     async run(p, ctx) {

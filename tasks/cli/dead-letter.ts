@@ -8,7 +8,7 @@ import { redisOptionsOf } from '../../lib/broker/create-broker.js';
 import { withBroker } from '../../lib/broker/one-shot.js';
 import type { TlsSettings } from '../../lib/config/tls.js';
 import type { RedisTransportOptions } from '../../lib/app/setting-values.js';
-import { UsageError } from './options.js';
+import { type Command, UsageError } from './options.js';
 
 export const DEAD_LETTER_FLAGS = { strings: ['task', 'reason', 'limit', 'to'], booleans: [] } as const;
 
@@ -34,12 +34,7 @@ export function formatSummary(s: DeadLetterSummary): string {
   ].join('\n');
 }
 
-export async function deadLetterCommand(
-  positionals: readonly string[],
-  own: Record<string, string | true>,
-  config: DeadLetterConfig,
-  out: (s: string) => void,
-): Promise<number> {
+export const deadLetterCommand: Command<DeadLetterConfig> = async (positionals, own, config, out) => {
   const [action, name, ...extra] = positionals;
   if ((action !== 'list' && action !== 'replay') || !name || extra.length > 0) {
     throw new UsageError(
@@ -90,4 +85,4 @@ export async function deadLetterCommand(
   );
   for (const s of r.stayed) out(`left in place: ${s.count} message(s): ${s.reason}`);
   return 0;
-}
+};

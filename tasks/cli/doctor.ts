@@ -27,7 +27,7 @@ import { awsCredentialsConfigured, stsWhoAmI } from '../cloud/readiness.js';
 import { openSmarterDatabase } from '../db/database.js';
 import { DJANGO_TABLES } from '../db/django-defaults.js';
 import type { SETTINGS } from '../settings.js';
-import { UsageError } from './options.js';
+import { type Command, UsageError } from './options.js';
 
 export const DOCTOR_FLAGS = { strings: ['timeout'], booleans: [] } as const;
 
@@ -120,12 +120,7 @@ async function cloudFindings(timeoutMs: number): Promise<Finding[]> {
   }
 }
 
-export async function doctorCommand(
-  positionals: readonly string[],
-  own: Record<string, string | true>,
-  config: Config,
-  out: (s: string) => void,
-): Promise<number> {
+export const doctorCommand: Command<Config> = async (positionals, own, config, out) => {
   if (positionals.length > 0) throw new UsageError('usage: smarter-worker doctor [--timeout SECONDS]');
   const t = own.timeout === undefined ? 10 : Number(own.timeout);
   if (!Number.isFinite(t) || t <= 0) {
@@ -146,4 +141,4 @@ export async function doctorCommand(
       : `${findings.filter((f) => f.severity === 'fail').length} problem(s)`,
   );
   return code;
-}
+};

@@ -9,6 +9,14 @@ export interface CommandFlags {
 
 export class UsageError extends Error {}
 
+/** A subcommand that takes words: them, its own flags, the settings and where it prints; it answers the exit code. */
+export type Command<Config> = (
+  positionals: readonly string[],
+  own: Record<string, string | true>,
+  config: Config,
+  out: (s: string) => void,
+) => Promise<number>;
+
 export function takeCommandFlags(
   argv: readonly string[],
   flags: CommandFlags,

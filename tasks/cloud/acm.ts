@@ -13,9 +13,8 @@ import {
   ListCertificatesCommand,
   RequestCertificateCommand,
 } from '@aws-sdk/client-acm';
-import type { Logger } from '../../lib/logger.js';
-import { awsClassifier } from './aws-errors.js';
-import { checkDnsName, cloudCall } from './call.js';
+import { AwsAdapter } from './aws-adapter.js';
+import { checkDnsName } from './call.js';
 import type { Certificate, Certificates } from './acm-port.js';
 import type { DnsRecord } from './route53-port.js';
 
@@ -30,11 +29,8 @@ const ALL_STATUSES: AcmStatus[] = [
 ];
 const norm = (name: string) => name.replace(/\.$/, '').toLowerCase();
 
-export class AcmCertificates implements Certificates {
-  constructor(
-    private readonly client: ACMClient,
-    private readonly logger: Logger,
-  ) {}
+export class AcmCertificates extends AwsAdapter<ACMClient> implements Certificates {
+  protected readonly service = 'acm';
 
   async find(domain: string): Promise<Certificate | null> {
     const wanted = norm(domain);
@@ -100,10 +96,6 @@ export class AcmCertificates implements Certificates {
         throw err;
       }
     });
-  }
-
-  private call<T>(verb: string, resource: string, run: () => Promise<T>): Promise<T> {
-    return cloudCall(this.logger, 'acm', verb, resource, awsClassifier('acm', verb, resource), run);
   }
 }
 

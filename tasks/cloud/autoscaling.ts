@@ -3,35 +3,23 @@
  * SDK's standard retry mode; an instance no group holds is AWS's `ValidationError`, an Invalid CloudError.
  */
 import { type AutoScalingClient, TerminateInstanceInAutoScalingGroupCommand } from '@aws-sdk/client-auto-scaling';
-import type { Logger } from '../../lib/logger.js';
 import type { AutoScalingGroups } from './autoscaling-port.js';
-import { awsClassifier } from './aws-errors.js';
-import { cloudCall } from './call.js';
+import { AwsAdapter } from './aws-adapter.js';
 
 const TERMINATE = 'TerminateInstanceInAutoScalingGroup';
 
-export class AwsAutoScalingGroups implements AutoScalingGroups {
-  constructor(
-    private readonly client: AutoScalingClient,
-    private readonly logger: Logger,
-  ) {}
+export class AwsAutoScalingGroups extends AwsAdapter<AutoScalingClient> implements AutoScalingGroups {
+  protected readonly service = 'autoscaling';
 
   terminateInstance(instanceId: string, decrementDesiredCapacity: boolean): Promise<void> {
-    return cloudCall(
-      this.logger,
-      'autoscaling',
-      TERMINATE,
-      instanceId,
-      awsClassifier('autoscaling', TERMINATE, instanceId),
-      async () => {
-        await this.client.send(
-          new TerminateInstanceInAutoScalingGroupCommand({
-            InstanceId: instanceId,
-            ShouldDecrementDesiredCapacity: decrementDesiredCapacity,
-          }),
-        );
-        this.logger.info('terminated instance in its auto scaling group', { instanceId, decrementDesiredCapacity });
-      },
-    );
+    return this.call(TERMINATE, instanceId, async () => {
+      await this.client.send(
+        new TerminateInstanceInAutoScalingGroupCommand({
+          InstanceId: instanceId,
+          ShouldDecrementDesiredCapacity: decrementDesiredCapacity,
+        }),
+      );
+      this.logger.info('terminated instance in its auto scaling group', { instanceId, decrementDesiredCapacity });
+    });
   }
 }

@@ -15,18 +15,13 @@ import {
   type Nodegroup as SdkNodegroup,
   UpdateNodegroupConfigCommand,
 } from '@aws-sdk/client-eks';
-import type { Logger } from '../../lib/logger.js';
-import { awsClassifier } from './aws-errors.js';
-import { cloudCall } from './call.js';
+import { AwsAdapter } from './aws-adapter.js';
 import type { EksResource, ManagedNodeGroups, Nodegroup, NodegroupSpec } from './eks-port.js';
 
 const notFound = (err: unknown) => (err as { name?: string } | null)?.name === 'ResourceNotFoundException';
 
-export class EksNodeGroups implements ManagedNodeGroups {
-  constructor(
-    private readonly client: EKSClient,
-    private readonly logger: Logger,
-  ) {}
+export class EksNodeGroups extends AwsAdapter<EKSClient> implements ManagedNodeGroups {
+  protected readonly service = 'eks';
 
   describeCluster(cluster: string): Promise<(EksResource & { status: string }) | null> {
     return this.call('DescribeCluster', cluster, async () => {
@@ -44,13 +39,10 @@ export class EksNodeGroups implements ManagedNodeGroups {
 
   listAddons(cluster: string): Promise<EksResource[]> {
     return this.call('ListAddons', cluster, async () => {
-      const names: string[] = [];
-      let nextToken: string | undefined;
-      do {
+      const names = await allPages(async (nextToken) => {
         const out = await this.client.send(new ListAddonsCommand({ clusterName: cluster, nextToken }));
-        names.push(...(out.addons ?? []));
-        nextToken = out.nextToken;
-      } while (nextToken);
+        return [out.addons, out.nextToken];
+      });
       const addons: EksResource[] = [];
       for (const name of names) {
         const out = await this.client.send(new DescribeAddonCommand({ clusterName: cluster, addonName: name }));
@@ -61,16 +53,12 @@ export class EksNodeGroups implements ManagedNodeGroups {
   }
 
   listNodegroups(cluster: string): Promise<string[]> {
-    return this.call('ListNodegroups', cluster, async () => {
-      const names: string[] = [];
-      let nextToken: string | undefined;
-      do {
+    return this.call('ListNodegroups', cluster, () =>
+      allPages(async (nextToken) => {
         const out = await this.client.send(new ListNodegroupsCommand({ clusterName: cluster, nextToken }));
-        names.push(...(out.nodegroups ?? []));
-        nextToken = out.nextToken;
-      } while (nextToken);
-      return names;
-    });
+        return [out.nodegroups, out.nextToken];
+      }),
+    );
   }
 
   describeNodegroup(cluster: string, name: string): Promise<Nodegroup | null> {
@@ -122,10 +110,18 @@ export class EksNodeGroups implements ManagedNodeGroups {
       this.logger.info('scaled node group', { cluster, nodegroup: name, desired });
     });
   }
+}
 
-  private call<T>(verb: string, resource: string, run: () => Promise<T>): Promise<T> {
-    return cloudCall(this.logger, 'eks', verb, resource, awsClassifier('eks', verb, resource), run);
-  }
+/** Every item of a listing EKS answers in pages, each page naming the next by its token. */
+async function allPages<T>(page: (nextToken?: string) => Promise<[T[] | undefined, string | undefined]>): Promise<T[]> {
+  const items: T[] = [];
+  let nextToken: string | undefined;
+  do {
+    const [found, next] = await page(nextToken);
+    items.push(...(found ?? []));
+    nextToken = next;
+  } while (nextToken);
+  return items;
 }
 
 function toNodegroup(n: SdkNodegroup): Nodegroup {

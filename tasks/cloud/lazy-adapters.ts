@@ -9,30 +9,13 @@ import type { Embeddings, EmbeddingsEndpoint, EmbeddingsRequest } from './embedd
 import { Lazy } from './lazy.js';
 import type { ChatRequest, ChatResult, LlmEndpoint, LlmProviders, Page } from './llm-port.js';
 import type { McpCatalog, McpServers, McpTarget } from './mcp-port.js';
-import type {
-  NewPineconeIndex,
-  PineconeBackup,
-  PineconeIndexStats,
-  PineconeIndexStatus,
-  PineconeProject,
-  PineconeProjects,
-  PineconeRecord,
-} from './pinecone-port.js';
+import type * as pc from './pinecone-port.js';
 import type { Certificate, Certificates } from './acm-port.js';
 import type { DnsRecord, DnsZones, HostedZone, RecordType } from './route53-port.js';
 import type { KubeObject, KubeRef, Kubernetes } from './kubernetes-port.js';
 import type { LookupResult, LookupType, Resolver } from './resolver-port.js';
 import type { Mail, Mailer } from './mailer-port.js';
-import type {
-  CollectionInfo,
-  Distance,
-  MatchFilter,
-  SnapshotInfo,
-  VectorDatabases,
-  VectorDb,
-  VectorDbTarget,
-  VectorPoint,
-} from './vectordb-port.js';
+import type * as vdb from './vectordb-port.js';
 
 export class LazyDnsZones implements DnsZones {
   constructor(private readonly client: Lazy<DnsZones>) {}
@@ -162,22 +145,22 @@ export class LazyLlmProviders implements LlmProviders {
 }
 
 /** `connect` answers at once with a handle whose calls make the client, then the target's connection, on first use. */
-export class LazyVectorDatabases implements VectorDatabases {
-  constructor(private readonly client: Lazy<VectorDatabases>) {}
-  connect(target: VectorDbTarget): VectorDb {
+export class LazyVectorDatabases implements vdb.VectorDatabases {
+  constructor(private readonly client: Lazy<vdb.VectorDatabases>) {}
+  connect(target: vdb.VectorDbTarget): vdb.VectorDb {
     return new LazyVectorDb(new Lazy(async () => (await this.client.get()).connect(target)));
   }
 }
 
-export class LazyVectorDb implements VectorDb {
-  constructor(private readonly db: Lazy<VectorDb>) {}
+export class LazyVectorDb implements vdb.VectorDb {
+  constructor(private readonly db: Lazy<vdb.VectorDb>) {}
   async health(): Promise<void> {
     return (await this.db.get()).health();
   }
-  async getCollection(name: string): Promise<CollectionInfo | null> {
+  async getCollection(name: string): Promise<vdb.CollectionInfo | null> {
     return (await this.db.get()).getCollection(name);
   }
-  async createCollection(name: string, vectors: { size: number; distance: Distance }): Promise<void> {
+  async createCollection(name: string, vectors: { size: number; distance: vdb.Distance }): Promise<void> {
     return (await this.db.get()).createCollection(name, vectors);
   }
   async createPayloadIndex(name: string, field: string, schema: 'integer' | 'keyword'): Promise<void> {
@@ -186,22 +169,22 @@ export class LazyVectorDb implements VectorDb {
   async deleteCollection(name: string): Promise<boolean> {
     return (await this.db.get()).deleteCollection(name);
   }
-  async upsert(name: string, points: VectorPoint[]): Promise<void> {
+  async upsert(name: string, points: vdb.VectorPoint[]): Promise<void> {
     return (await this.db.get()).upsert(name, points);
   }
   async deletePoints(name: string, ids: (string | number)[]): Promise<void> {
     return (await this.db.get()).deletePoints(name, ids);
   }
-  async deleteByFilter(name: string, filter: MatchFilter): Promise<void> {
+  async deleteByFilter(name: string, filter: vdb.MatchFilter): Promise<void> {
     return (await this.db.get()).deleteByFilter(name, filter);
   }
-  async count(name: string, filter?: MatchFilter): Promise<number> {
+  async count(name: string, filter?: vdb.MatchFilter): Promise<number> {
     return (await this.db.get()).count(name, filter);
   }
-  async createSnapshot(name: string): Promise<SnapshotInfo> {
+  async createSnapshot(name: string): Promise<vdb.SnapshotInfo> {
     return (await this.db.get()).createSnapshot(name);
   }
-  async listSnapshots(name: string): Promise<SnapshotInfo[]> {
+  async listSnapshots(name: string): Promise<vdb.SnapshotInfo[]> {
     return (await this.db.get()).listSnapshots(name);
   }
   async deleteSnapshot(name: string, snapshot: string): Promise<boolean> {
@@ -210,34 +193,34 @@ export class LazyVectorDb implements VectorDb {
 }
 
 /** As `LazyVectorDatabases`, for Pinecone's client: one project per API key. */
-export class LazyPineconeProjects implements PineconeProjects {
-  constructor(private readonly client: Lazy<PineconeProjects>) {}
-  connect(target: { apiKey: string }): PineconeProject {
+export class LazyPineconeProjects implements pc.PineconeProjects {
+  constructor(private readonly client: Lazy<pc.PineconeProjects>) {}
+  connect(target: { apiKey: string }): pc.PineconeProject {
     return new LazyPineconeProject(new Lazy(async () => (await this.client.get()).connect(target)));
   }
 }
 
-export class LazyPineconeProject implements PineconeProject {
-  constructor(private readonly project: Lazy<PineconeProject>) {}
+export class LazyPineconeProject implements pc.PineconeProject {
+  constructor(private readonly project: Lazy<pc.PineconeProject>) {}
   async hasIndex(name: string): Promise<boolean> {
     return (await this.project.get()).hasIndex(name);
   }
-  async indexStatus(name: string): Promise<PineconeIndexStatus> {
+  async indexStatus(name: string): Promise<pc.PineconeIndexStatus> {
     return (await this.project.get()).indexStatus(name);
   }
-  async createIndex(index: NewPineconeIndex): Promise<void> {
+  async createIndex(index: pc.NewPineconeIndex): Promise<void> {
     return (await this.project.get()).createIndex(index);
   }
-  async describeIndexStats(name: string): Promise<PineconeIndexStats> {
+  async describeIndexStats(name: string): Promise<pc.PineconeIndexStats> {
     return (await this.project.get()).describeIndexStats(name);
   }
-  async upsert(name: string, records: PineconeRecord[]): Promise<void> {
+  async upsert(name: string, records: pc.PineconeRecord[]): Promise<void> {
     return (await this.project.get()).upsert(name, records);
   }
   async deleteIds(name: string, ids: string[]): Promise<void> {
     return (await this.project.get()).deleteIds(name, ids);
   }
-  async createBackup(name: string, backupName: string, description: string): Promise<PineconeBackup> {
+  async createBackup(name: string, backupName: string, description: string): Promise<pc.PineconeBackup> {
     return (await this.project.get()).createBackup(name, backupName, description);
   }
   async deleteBackup(backupId: string): Promise<void> {

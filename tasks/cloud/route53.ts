@@ -13,9 +13,8 @@ import {
   type ResourceRecordSet,
   type Route53Client,
 } from '@aws-sdk/client-route-53';
-import type { Logger } from '../../lib/logger.js';
-import { awsClassifier } from './aws-errors.js';
-import { checkDnsName, cloudCall } from './call.js';
+import { AwsAdapter } from './aws-adapter.js';
+import { checkDnsName } from './call.js';
 import type { DnsRecord, DnsZones, HostedZone, RecordType } from './route53-port.js';
 
 /** Route 53 writes names with a trailing dot and escapes some characters as `\ooo` (`*` is `\052`). */
@@ -39,11 +38,8 @@ function unquoteTxt(v: string): string {
   return strings.length === 0 ? v : strings.map((m) => (m[1] ?? '').replace(/\\(.)/g, '$1')).join('');
 }
 
-export class Route53Zones implements DnsZones {
-  constructor(
-    private readonly client: Route53Client,
-    private readonly logger: Logger,
-  ) {}
+export class Route53Zones extends AwsAdapter<Route53Client> implements DnsZones {
+  protected readonly service = 'route53';
 
   async findZone(domain: string): Promise<HostedZone | null> {
     const name = fqdn(domain);
@@ -152,10 +148,6 @@ export class Route53Zones implements DnsZones {
     return set && set.Name && fromRoute53Name(set.Name) === fromRoute53Name(name) && set.Type === type
       ? set
       : undefined;
-  }
-
-  private call<T>(verb: string, resource: string, run: () => Promise<T>): Promise<T> {
-    return cloudCall(this.logger, 'route53', verb, resource, awsClassifier('route53', verb, resource), run);
   }
 }
 

@@ -4,9 +4,9 @@
  * (Python's None): `strOrNull`, `numOrNull`. A field with `null=False` holds no NULL, so `str` and `num` meet one
  * only where a LEFT JOIN found no row or an aggregate had nothing to add, and read it as the field's empty value.
  * Every row reader of tasks/ reads its cells through these, never through `String()` (which reads NULL as 'null')
- * or `Number()` (which reads a missing column as NaN).
+ * or `Number()` (which reads a missing column as NaN); `fields` reads a whole row with them.
  */
-import type { Cell } from './database.js';
+import type { Cell, Row } from './database.js';
 
 type Column = Cell | undefined;
 
@@ -27,3 +27,23 @@ export const bool = (c: Column): boolean => Number(c) === 1;
 
 /** A JSONField (text in MariaDB): decoded with `JSON.parse`, which throws on invalid JSON as `json.loads` does; NULL is null. */
 export const json = (c: Column): unknown => (typeof c === 'string' ? (JSON.parse(c) as unknown) : c);
+
+/** `user_profile_id` → `userProfileId`: a column's name as a row reader's field. */
+type Camel<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : S;
+
+/** What `fields` reads: each column under its camelCase name, typed by its reader. */
+export type Fields<S extends Record<string, (c: Column) => unknown>> = {
+  [K in keyof S & string as Camel<K>]: ReturnType<S[K]>;
+};
+
+const camel = (column: string) => column.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+
+/**
+ * Reads the columns `readers` names, each through its reader, into a field named as the column in camelCase:
+ * `fields(r, { user_profile_id: num })` is `{ userProfileId: num(r.user_profile_id) }`.
+ */
+export function fields<const S extends Record<string, (c: Column) => unknown>>(r: Row, readers: S): Fields<S> {
+  const out: Record<string, unknown> = {};
+  for (const [column, read] of Object.entries(readers)) out[camel(column)] = read(r[column]);
+  return out as Fields<S>;
+}

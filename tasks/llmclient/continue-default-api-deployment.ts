@@ -8,16 +8,17 @@
  * dropped, and a deployment that fails sends no e-mail.
  */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
 import { CloudError } from '../cloud/errors.js';
 import type { KubeRef } from '../cloud/kubernetes-port.js';
 import { pk } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { infrastructureTask } from '../env/queued-task.js';
 import { defaultHost } from './hosts.js';
 import { certificateReady, ingressResources } from './ingress.js';
 import { MAIL, sendToPrimaryContact } from './mail.js';
-import { DNS, TLS, findLlmclient, updateLlmclient } from './rows.js';
+import { llmclientOrDrop } from './llmclient-or-drop.js';
+import { DNS, TLS, updateLlmclient } from './rows.js';
 import { llmclientUrl } from './url.js';
 import { checkDomain } from './dns.js';
 import { orGaveUp } from './gave-up.js';
@@ -36,10 +37,8 @@ interface Params {
 }
 
 export const continueDefaultApiDeployment = (env: TaskEnv) =>
-  defineTask<Params, Rescheduled | null, SmarterDeps>({
+  infrastructureTask<Params, Rescheduled | null>(env, {
     name: 'smarter.apps.llmclient.tasks.deploy_default_api.continue_default_api_deployment',
-    queue: env.infrastructureQueue,
-    retry: env.infrastructureRetry,
     checks: { maxAttempts: CERTIFICATE_MAX_ATTEMPTS, firstRunIdParam: 'task_id' },
     params: z.strictObject({
       llmclient_id: pk(),
@@ -49,16 +48,13 @@ export const continueDefaultApiDeployment = (env: TaskEnv) =>
       attempt: z.number().int().nonnegative().default(0),
     }),
     async run(p, ctx) {
-      const { db } = ctx.deps;
-      const cloud = ctx.deps.cloud;
-      const l = await findLlmclient(db, p.llmclient_id);
-      if (!l) {
-        ctx.logger.error(
-          `continue_default_api_deployment() LLMClient ${p.llmclient_id} not found (llmclient_llmclient). Nothing to do, returning.`,
-          { task_id: p.task_id },
-        );
-        return null;
-      }
+      const { db, cloud } = ctx.deps;
+      const l = await llmclientOrDrop(db, ctx.logger, 'continue_default_api_deployment', p.llmclient_id, {
+        level: 'error',
+        then: ' Nothing to do, returning.',
+        meta: { task_id: p.task_id },
+      });
+      if (!l) return null;
       const host = defaultHost(l, env.llmclientApiDomain);
       let attempt = p.attempt;
 

@@ -6,10 +6,10 @@
  * Route 53 accepts; an unknown custom domain fails with LLMClientCustomDomainNotFound.
  */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import { type DnsRecord, RECORD_TYPES, type RecordType } from '../cloud/route53-port.js';
 import { pk } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { infrastructureTask } from '../env/queued-task.js';
 import { LLMClientCustomDomainNotFound, SmarterValueError } from '../errors.js';
 import { sameTarget } from './dns.js';
 import { recordName } from './hosts.js';
@@ -23,7 +23,7 @@ const asRoute53Holds = (type: string, v: string) =>
   type === 'TXT' && !/^"[\s\S]*"$/.test(v) ? `"${v.replace(/(["\\])/g, '\\$1')}"` : v;
 
 export const createCustomDomainDnsRecord = (env: TaskEnv) =>
-  defineTask<
+  infrastructureTask<
     {
       llmclient_custom_domain_id: number;
       record_name: string;
@@ -31,12 +31,9 @@ export const createCustomDomainDnsRecord = (env: TaskEnv) =>
       record_value: string;
       record_ttl: number;
     },
-    null,
-    SmarterDeps
-  >({
+    null
+  >(env, {
     name: 'smarter.apps.llmclient.tasks.create_custom_domain_dns_record.create_custom_domain_dns_record',
-    queue: env.infrastructureQueue,
-    retry: env.infrastructureRetry,
     params: z.strictObject({
       llmclient_custom_domain_id: pk(),
       record_name: z.string(),
@@ -48,8 +45,7 @@ export const createCustomDomainDnsRecord = (env: TaskEnv) =>
       record_ttl: z.number().int().nonnegative().default(600),
     }),
     async run(p, ctx) {
-      const { db } = ctx.deps;
-      const cloud = ctx.deps.cloud;
+      const { db, cloud } = ctx.deps;
       const cd = await customDomainById(db, p.llmclient_custom_domain_id);
       if (!cd) {
         throw new LLMClientCustomDomainNotFound(

@@ -5,18 +5,15 @@
  * nullable, so we store the row with a NULL session key instead.
  */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import { djangoJson, exists, insertModel } from '../db/django.js';
 import { SESSION_KEY_NAME, pk } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { recordTask } from '../env/queued-task.js';
 import { DoesNotExist } from '../errors.js';
 
 export const createLlmclientRequest = (env: TaskEnv) =>
-  defineTask<{ llmclient_id: number; request_data: Record<string, unknown> }, null, SmarterDeps>({
+  recordTask<{ llmclient_id: number; request_data: Record<string, unknown> }, null>(env, {
     name: 'smarter.apps.llmclient.tasks.create_llmclient_request.create_llmclient_request',
-    queue: env.operationalQueue,
-    deadLetterOnExhaustion: true,
-    retry: env.autoretry,
     params: z.strictObject({ llmclient_id: pk(), request_data: z.record(z.string(), z.unknown()) }),
     async run(p, ctx) {
       const { db } = ctx.deps;

@@ -5,30 +5,26 @@
  * certificate) when LLM_CLIENT_TASKS_CREATE_INGRESS_MANIFEST is. Otherwise nothing to do.
  */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { infrastructureTask } from '../env/queued-task.js';
 import { copyApiARecord } from './dns.js';
 import { customHost } from './hosts.js';
+import { llmclientOrDrop } from './llmclient-or-drop.js';
 import { ingressOf } from './ingress.js';
-import { findLlmclient } from './rows.js';
 
 export const deployCustomApi = (env: TaskEnv) =>
-  defineTask<{ llmclient_id: number }, string | null, SmarterDeps>({
+  infrastructureTask<{ llmclient_id: number }, string | null>(env, {
     name: 'smarter.apps.llmclient.tasks.deploy_custom_api.deploy_custom_api',
-    queue: env.infrastructureQueue,
-    retry: env.infrastructureRetry,
     params: z.strictObject({ llmclient_id: pk() }),
     async run(p, ctx) {
       const { db } = ctx.deps;
       // As Smarter's (`smarter/smarter/apps/llmclient/tasks/deploy_custom_api.py`): a missing LLMClient is dropped.
-      const l = await findLlmclient(db, p.llmclient_id);
-      if (!l) {
-        ctx.logger.warn(
-          `deploy_custom_api() LLMClient ${p.llmclient_id} not found (llmclient_llmclient). Nothing to do.`,
-        );
-        return null;
-      }
+      const l = await llmclientOrDrop(db, ctx.logger, 'deploy_custom_api', p.llmclient_id, {
+        level: 'warn',
+        then: ' Nothing to do.',
+      });
+      if (!l) return null;
       const host = customHost(l);
       if (!host || !l.customDomain?.zoneId || !l.deployed) {
         ctx.logger.warn(

@@ -10,13 +10,14 @@
  * (TLS then Failed; no retry, no e-mail).
  */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import { CloudError } from '../cloud/errors.js';
 import { pk } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { infrastructureTask } from '../env/queued-task.js';
 import { defaultHost } from './hosts.js';
 import { ingressOf } from './ingress.js';
-import { DNS, TLS, findLlmclient, updateLlmclient } from './rows.js';
+import { llmclientOrDrop } from './llmclient-or-drop.js';
+import { DNS, TLS, updateLlmclient } from './rows.js';
 import { continueDefaultApiDeployment } from './continue-default-api-deployment.js';
 import { copyApiARecord } from './dns.js';
 
@@ -25,21 +26,13 @@ export const CERTIFICATE_FIRST_CHECK_SECONDS = 600;
 export const deployDefaultApi = (env: TaskEnv) => {
   // By its definition, not its name: the compiler checks the continuation's keyword arguments.
   const continuation = continueDefaultApiDeployment(env);
-  return defineTask<{ llmclient_id: number; with_domain_verification: boolean }, null, SmarterDeps>({
+  return infrastructureTask<{ llmclient_id: number; with_domain_verification: boolean }, null>(env, {
     name: 'smarter.apps.llmclient.tasks.deploy_default_api.deploy_default_api',
-    queue: env.infrastructureQueue,
-    retry: env.infrastructureRetry,
     params: z.strictObject({ llmclient_id: pk(), with_domain_verification: z.boolean().default(true) }),
     async run(p, ctx) {
-      const { db } = ctx.deps;
-      const cloud = ctx.deps.cloud;
-      const l = await findLlmclient(db, p.llmclient_id);
-      if (!l) {
-        ctx.logger.error(
-          `deploy_default_api() LLMClient ${p.llmclient_id} not found (llmclient_llmclient). Nothing to do, returning.`,
-        );
-        return null;
-      }
+      const { db, cloud } = ctx.deps;
+      const l = await llmclientOrDrop(db, ctx.logger, 'deploy_default_api', p.llmclient_id);
+      if (!l) return null;
       if (!(await cloud.readiness.dns())) {
         ctx.logger.error(`deploy_default_api() the DNS service is not ready. Cannot deploy llmclient ${l.name}.`);
         return null;

@@ -6,8 +6,8 @@
  */
 import * as z from 'zod';
 import type { Logger } from '../../lib/logger.js';
-import { defineTask } from '../../lib/registry/define-task.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { infrastructureTask } from '../env/queued-task.js';
 import type { CloudDeps } from '../cloud/cloud-deps.js';
 import { domainName } from './hosts.js';
 
@@ -36,10 +36,8 @@ export async function destroyARecord(
 }
 
 export const destroyDomainARecord = (env: TaskEnv) =>
-  defineTask<{ hostname: string; api_host_domain: string; task_id: string | null }, null, SmarterDeps>({
+  infrastructureTask<{ hostname: string; api_host_domain: string; task_id: string | null }, null>(env, {
     name: 'smarter.apps.llmclient.tasks.destroy_domain_a_record.destroy_domain_A_record',
-    queue: env.infrastructureQueue,
-    retry: env.infrastructureRetry,
     params: z.strictObject({
       hostname: z.string(),
       api_host_domain: z.string(),

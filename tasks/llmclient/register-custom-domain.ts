@@ -8,9 +8,9 @@
  * LLMClientCustomDomainExists. Smarter retried that and an unknown account three times; we fail them at once.
  */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { infrastructureTask } from '../env/queued-task.js';
 import { DoesNotExist, LLMClientCustomDomainExists } from '../errors.js';
 import { ensureCertificate } from './certificates.js';
 import { domainName } from './hosts.js';
@@ -31,14 +31,11 @@ export const VERIFICATION_STARTED = 'Verification has started.';
 export const registerCustomDomain = (env: TaskEnv) => {
   // Referred to by its definition: the name is the one the task declares.
   const verification = verifyCustomDomain(env);
-  return defineTask<{ account_id: number; domain_name: string }, boolean, SmarterDeps>({
+  return infrastructureTask<{ account_id: number; domain_name: string }, boolean>(env, {
     name: 'smarter.apps.llmclient.tasks.register_custom_domain.register_custom_domain',
-    queue: env.infrastructureQueue,
-    retry: env.infrastructureRetry,
     params: z.strictObject({ account_id: pk(), domain_name: z.string() }),
     async run(p, ctx) {
-      const { db } = ctx.deps;
-      const cloud = ctx.deps.cloud;
+      const { db, cloud } = ctx.deps;
       const account = await accountById(db, p.account_id);
       if (!account) {
         throw new DoesNotExist(

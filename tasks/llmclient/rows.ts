@@ -119,41 +119,24 @@ export async function updateLlmclient(
   await db.execute(`UPDATE llmclient_llmclient SET ${sets}, updated_at = ${NOW} WHERE id = ?`, [...values, id]);
 }
 
-export async function customDomainById(db: Queryable, id: number): Promise<CustomDomainRow | null> {
-  const [r] = await db.select(`${DOMAIN_SELECT} WHERE d.id = ?`, [id]);
+/** The first custom domain, by id, that `where` selects (Django's `.filter(…).first()`). */
+async function firstDomain(db: Queryable, where: string, params: unknown[]): Promise<CustomDomainRow | null> {
+  const [r] = await db.select(`${DOMAIN_SELECT} WHERE ${where} ORDER BY d.id LIMIT 1`, params);
   return r ? toDomain(r) : null;
 }
 
-export async function customDomainByZone(db: Queryable, zoneId: string): Promise<CustomDomainRow | null> {
-  const [r] = await db.select(`${DOMAIN_SELECT} WHERE d.aws_hosted_zone_id = ? ORDER BY d.id LIMIT 1`, [zoneId]);
-  return r ? toDomain(r) : null;
-}
+export const customDomainById = (db: Queryable, id: number) => firstDomain(db, 'd.id = ?', [id]);
+
+export const customDomainByZone = (db: Queryable, zoneId: string) =>
+  firstDomain(db, 'd.aws_hosted_zone_id = ?', [zoneId]);
 
 /** The account's row for a domain, whoever in the account owns it (`filter(user_profile__account=…, domain_name=…)`). */
-export async function accountCustomDomain(
-  db: Queryable,
-  accountId: number,
-  domainName: string,
-): Promise<CustomDomainRow | null> {
-  const [r] = await db.select(`${DOMAIN_SELECT} WHERE p.account_id = ? AND d.domain_name = ? ORDER BY d.id LIMIT 1`, [
-    accountId,
-    domainName,
-  ]);
-  return r ? toDomain(r) : null;
-}
+export const accountCustomDomain = (db: Queryable, accountId: number, domainName: string) =>
+  firstDomain(db, 'p.account_id = ? AND d.domain_name = ?', [accountId, domainName]);
 
 /** Another account's row for a domain (`filter(domain_name=…).exclude(user_profile__account=…).first()`). */
-export async function otherAccountCustomDomain(
-  db: Queryable,
-  accountId: number,
-  domainName: string,
-): Promise<CustomDomainRow | null> {
-  const [r] = await db.select(`${DOMAIN_SELECT} WHERE d.domain_name = ? AND p.account_id <> ? ORDER BY d.id LIMIT 1`, [
-    domainName,
-    accountId,
-  ]);
-  return r ? toDomain(r) : null;
-}
+export const otherAccountCustomDomain = (db: Queryable, accountId: number, domainName: string) =>
+  firstDomain(db, 'd.domain_name = ? AND p.account_id <> ?', [domainName, accountId]);
 
 /**
  * `LLMClientCustomDomain.set_verification_status`: the status and its message (none once Verified); `verified_at`

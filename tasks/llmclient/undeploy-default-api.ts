@@ -6,26 +6,25 @@
  * dropped.
  */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import { pk } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { infrastructureTask } from '../env/queued-task.js';
 import { destroyARecord } from './destroy-domain-a-record.js';
 import { defaultHost } from './hosts.js';
-import { DNS, findLlmclient, updateLlmclient } from './rows.js';
+import { llmclientOrDrop } from './llmclient-or-drop.js';
+import { DNS, updateLlmclient } from './rows.js';
 
 export const undeployDefaultApi = (env: TaskEnv) =>
-  defineTask<{ llmclient_id: number }, null, SmarterDeps>({
+  infrastructureTask<{ llmclient_id: number }, null>(env, {
     name: 'smarter.apps.llmclient.tasks.undeploy_default_api.undeploy_default_api',
-    queue: env.infrastructureQueue,
-    retry: env.infrastructureRetry,
     params: z.strictObject({ llmclient_id: pk() }),
     async run(p, ctx) {
       const { db } = ctx.deps;
-      const l = await findLlmclient(db, p.llmclient_id);
-      if (!l) {
-        ctx.logger.error(`undeploy_default_api() LLMClient ${p.llmclient_id} not found (llmclient_llmclient).`);
-        return null;
-      }
+      const l = await llmclientOrDrop(db, ctx.logger, 'undeploy_default_api', p.llmclient_id, {
+        level: 'error',
+        then: '',
+      });
+      if (!l) return null;
       await destroyARecord(ctx.deps.cloud, defaultHost(l, env.llmclientApiDomain), env.llmclientApiDomain, ctx.logger);
       await updateLlmclient(db, l.id, { deployed: false, dns_verification_status: DNS.NOT_VERIFIED });
       return null;

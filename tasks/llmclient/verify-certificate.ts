@@ -7,9 +7,9 @@
  * Smarter has no caller of it left.
  */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { infrastructureTask } from '../env/queued-task.js';
 import { CloudError } from '../cloud/errors.js';
 import { orGaveUp } from './gave-up.js';
 
@@ -17,10 +17,8 @@ export const CERTIFICATE_WAIT_INTERVAL = 30;
 export const CERTIFICATE_WAIT_ATTEMPTS = 20;
 
 export const verifyCertificate = (env: TaskEnv) =>
-  defineTask<{ certificate_arn: string; attempt: number }, Rescheduled | null, SmarterDeps>({
+  infrastructureTask<{ certificate_arn: string; attempt: number }, Rescheduled | null>(env, {
     name: 'smarter.apps.llmclient.tasks.verify_certificate.verify_certificate',
-    queue: env.infrastructureQueue,
-    retry: env.infrastructureRetry,
     checks: { maxAttempts: CERTIFICATE_WAIT_ATTEMPTS },
     params: z.strictObject({ certificate_arn: z.string().min(1), attempt: z.number().int().nonnegative().default(0) }),
     async run(p, ctx) {

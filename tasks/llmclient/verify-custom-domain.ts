@@ -9,11 +9,11 @@
  * `custom_domain_id` comes before `is_taskable()`, which answers False when the cloud is not ready.
  */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
 import { CloudError } from '../cloud/errors.js';
 import { pk } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { infrastructureTask } from '../env/queued-task.js';
 import { isTaskable } from '../cloud/readiness.js';
 import { ensureCertificate } from './certificates.js';
 import { nsDelegated } from './dns.js';
@@ -37,10 +37,8 @@ interface Params {
 export const verifyCustomDomain = (env: TaskEnv) => {
   // Referred to by its definition: the name is the one the task declares.
   const deploy = deployCustomApi(env);
-  return defineTask<Params, Rescheduled | boolean, SmarterDeps>({
+  return infrastructureTask<Params, Rescheduled | boolean>(env, {
     name: 'smarter.apps.llmclient.tasks.verify_custom_domain.verify_custom_domain',
-    queue: env.infrastructureQueue,
-    retry: env.infrastructureRetry,
     // Each check passes its own limit (`max_attempts`, or 24 h of `sleep_interval`); 48 is the default's.
     checks: { maxAttempts: 48, firstRunIdParam: 'task_id' },
     argNames: ['hosted_zone_id', 'sleep_interval', 'max_attempts', 'attempt', 'task_id', 'custom_domain_id'],
@@ -53,8 +51,7 @@ export const verifyCustomDomain = (env: TaskEnv) => {
       custom_domain_id: pk().nullable().default(null),
     }),
     async run(p, ctx) {
-      const { db } = ctx.deps;
-      const cloud = ctx.deps.cloud;
+      const { db, cloud } = ctx.deps;
       let zoneId = p.hosted_zone_id;
       if (!zoneId) {
         const cd = p.custom_domain_id === null ? null : await customDomainById(db, p.custom_domain_id);

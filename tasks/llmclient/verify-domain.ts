@@ -6,11 +6,11 @@
  * `activate_llmclient` deploys it.
  */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import type { Rescheduled } from '../../lib/registry/context.js';
 import { RECORD_TYPES, type RecordType } from '../cloud/route53-port.js';
 import { pk } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { infrastructureTask } from '../env/queued-task.js';
 import { checkDomain } from './dns.js';
 import { orGaveUp } from './gave-up.js';
 import { domainName } from './hosts.js';
@@ -26,7 +26,7 @@ const recordType = z
   .pipe(z.enum(RECORD_TYPES));
 
 export const verifyDomain = (env: TaskEnv) =>
-  defineTask<
+  infrastructureTask<
     {
       domain_name: string;
       record_type: RecordType;
@@ -36,12 +36,9 @@ export const verifyDomain = (env: TaskEnv) =>
       task_id: string | null;
       attempt: number;
     },
-    Rescheduled | boolean,
-    SmarterDeps
-  >({
+    Rescheduled | boolean
+  >(env, {
     name: 'smarter.apps.llmclient.tasks.verify_domain.verify_domain',
-    queue: env.infrastructureQueue,
-    retry: env.infrastructureRetry,
     checks: { maxAttempts: VERIFY_DOMAIN_MAX_ATTEMPTS, firstRunIdParam: 'task_id' },
     params: z.strictObject({
       domain_name: z.string(),
@@ -53,8 +50,7 @@ export const verifyDomain = (env: TaskEnv) =>
       attempt: z.number().int().nonnegative().default(0),
     }),
     async run(p, ctx) {
-      const { db } = ctx.deps;
-      const cloud = ctx.deps.cloud;
+      const { db, cloud } = ctx.deps;
       const name = domainName(p.domain_name, 'verify_domain domain_name');
       const l = p.llmclient_id === null ? null : await findLlmclient(db, p.llmclient_id);
       if (p.attempt === 0) ctx.logger.info(`verifying ${p.record_type} ${name}`, { task_id: p.task_id ?? ctx.id });

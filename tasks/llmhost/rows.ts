@@ -2,7 +2,7 @@
 import type { Queryable, Row } from '../db/database.js';
 import { NOW, djangoJson } from '../db/django.js';
 import type { ComputeRow } from './spec.js';
-import { json, num, numOrNull, str, strOrNull } from '../db/columns.js';
+import { fields, json, num, numOrNull, str, strOrNull } from '../db/columns.js';
 
 export interface LlmhostRow {
   id: number;
@@ -24,19 +24,21 @@ export interface LlmhostRow {
 
 function toLlmhost(r: Row): LlmhostRow {
   return {
-    id: num(r.id),
-    name: str(r.name),
-    status: str(r.status),
-    spec: json(r.spec),
-    computeId: numOrNull(r.compute_id),
-    userProfileId: num(r.user_profile_id),
-    accountNumber: str(r.account_number),
-    deployedAt: strOrNull(r.deployed_at),
+    ...fields(r, {
+      id: num,
+      name: str,
+      status: str,
+      spec: json,
+      compute_id: numOrNull,
+      user_profile_id: num,
+      account_number: str,
+      deployed_at: strOrNull,
+      replicas: num,
+      cost_per_hour: strOrNull,
+      health_check_url: str,
+      api_key_secret_id: numOrNull,
+    }),
     secondsSinceDeployed: r.deployed_us === null ? null : num(r.deployed_us) / 1e6,
-    replicas: num(r.replicas),
-    costPerHour: strOrNull(r.cost_per_hour),
-    healthCheckUrl: str(r.health_check_url),
-    apiKeySecretId: numOrNull(r.api_key_secret_id),
   };
 }
 
@@ -88,21 +90,23 @@ export async function recordEvent(
 function toCompute(r: Row): ComputeRow {
   const spec = json(r.spec);
   return {
-    id: num(r.id),
-    name: str(r.name),
-    userProfileId: num(r.user_profile_id),
-    accountId: num(r.account_id),
-    instanceType: str(r.instance_type),
-    cpu: num(r.cpu),
-    memoryGb: num(r.memory_gb),
-    gpuCount: num(r.gpu_count),
-    gpuMemoryGb: num(r.gpu_memory_gb),
-    maxNodes: num(r.max_nodes),
-    pricePerHour: strOrNull(r.price_per_hour),
-    nodegroupStatus: str(r.nodegroup_status),
-    desiredNodes: num(r.desired_nodes),
-    readyNodes: num(r.ready_nodes),
-    statusMessage: str(r.status_message),
+    ...fields(r, {
+      id: num,
+      name: str,
+      user_profile_id: num,
+      account_id: num,
+      instance_type: str,
+      cpu: num,
+      memory_gb: num,
+      gpu_count: num,
+      gpu_memory_gb: num,
+      max_nodes: num,
+      price_per_hour: strOrNull,
+      nodegroup_status: str,
+      desired_nodes: num,
+      ready_nodes: num,
+      status_message: str,
+    }),
     spec: typeof spec === 'object' && spec !== null ? (spec as Record<string, unknown>) : {},
   };
 }

@@ -4,10 +4,10 @@
  * a user without a profile raises SmarterPluginError (retried).
  */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import { djangoJson, exists, insertModel } from '../db/django.js';
 import { SESSION_KEY_NAME, pk } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { recordTask } from '../env/queued-task.js';
 import { SmarterPluginError } from '../errors.js';
 import { firstProfileOfUser, selectorOfPlugin } from './rows.js';
 
@@ -22,11 +22,8 @@ const params = z.object({
 });
 
 export const createPluginSelectorHistory = (env: TaskEnv) =>
-  defineTask<z.output<typeof params>, null, SmarterDeps>({
+  recordTask<z.output<typeof params>, null>(env, {
     name: 'smarter.apps.plugin.tasks.create_plugin_selector_history',
-    queue: env.operationalQueue,
-    deadLetterOnExhaustion: true,
-    retry: env.autoretry,
     varArgs: true,
     params,
     async run(p, ctx) {

@@ -1,16 +1,13 @@
 /** `create_prompt_history`: one row of a conversation's history. A prompt that is gone is logged, not retried. */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import { djangoJson, exists, insertModel } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { recordTask } from '../env/queued-task.js';
 import { pk } from '../db/django.js';
 
 export const createPromptHistory = (env: TaskEnv) =>
-  defineTask<{ prompt_id: number; request: unknown; response: unknown; messages: unknown }, null, SmarterDeps>({
+  recordTask<{ prompt_id: number; request: unknown; response: unknown; messages: unknown }, null>(env, {
     name: 'smarter.apps.prompt.tasks.create_prompt_history',
-    queue: env.operationalQueue,
-    deadLetterOnExhaustion: true,
-    retry: env.autoretry,
     params: z.strictObject({ prompt_id: pk(), request: z.unknown(), response: z.unknown(), messages: z.unknown() }),
     async run(p, ctx) {
       const { db } = ctx.deps;

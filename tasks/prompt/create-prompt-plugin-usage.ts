@@ -1,19 +1,16 @@
 /** `create_prompt_plugin_usage(**kwargs)`: every kwarg is required; a missing one raises SmarterValueError (retried, as in Smarter). */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import { insertModel } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { recordTask } from '../env/queued-task.js';
 import { pk } from '../db/django.js';
 import { SmarterValueError } from '../errors.js';
 
 type Params = { prompt_id?: number | null; plugin_id?: number | null; input_text?: string | null };
 
 export const createPromptPluginUsage = (env: TaskEnv) =>
-  defineTask<Params, null, SmarterDeps>({
+  recordTask<Params, null>(env, {
     name: 'smarter.apps.prompt.tasks.create_prompt_plugin_usage',
-    queue: env.operationalQueue,
-    deadLetterOnExhaustion: true,
-    retry: env.autoretry,
     varArgs: true,
     params: z.object({ prompt_id: pk().nullish(), plugin_id: pk().nullish(), input_text: z.string().nullish() }),
     async run(p, ctx) {

@@ -5,10 +5,10 @@
  * (the full arguments are still in `request`), and log that we did.
  */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import { dumpsPython } from '../../lib/protocol/json.js';
 import { djangoJson, exists, insertModel } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { recordTask } from '../env/queued-task.js';
 import { pk } from '../db/django.js';
 import { SmarterValueError } from '../errors.js';
 
@@ -33,11 +33,8 @@ type Params = {
 };
 
 export const createPromptToolCallHistory = (env: TaskEnv) =>
-  defineTask<Params, null, SmarterDeps>({
+  recordTask<Params, null>(env, {
     name: 'smarter.apps.prompt.tasks.create_prompt_tool_call_history',
-    queue: env.operationalQueue,
-    deadLetterOnExhaustion: true,
-    retry: env.autoretry,
     params: z.strictObject({
       prompt_id: pk(),
       plugin_meta_id: pk().nullable(),

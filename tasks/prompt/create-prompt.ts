@@ -1,17 +1,14 @@
 /** `create_prompt(session_key, llmclient_id)`: Smarter has no caller left, but a queued message still runs. */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import { pythonDefaults } from '../db/django-defaults.js';
 import { insertModel } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { recordTask } from '../env/queued-task.js';
 import { pk } from '../db/django.js';
 
 export const createPrompt = (env: TaskEnv) =>
-  defineTask<{ session_key: string; llmclient_id: number }, null, SmarterDeps>({
+  recordTask<{ session_key: string; llmclient_id: number }, null>(env, {
     name: 'smarter.apps.prompt.tasks.create_prompt',
-    queue: env.operationalQueue,
-    deadLetterOnExhaustion: true,
-    retry: env.autoretry,
     params: z.strictObject({ session_key: z.string().min(1).max(255), llmclient_id: pk() }),
     async run(p, ctx) {
       // `Prompt.objects.create(session_key=…, llmclient=…)`: Django's defaults for the rest, which leave the NOT NULL

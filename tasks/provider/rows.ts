@@ -1,6 +1,6 @@
 /** Provider and ProviderModel rows as the test bank reads them; status strings are `ProviderStatus` values. */
 import type { Queryable, Row } from '../db/database.js';
-import { bool, num, numOrNull, str, strOrNull } from '../db/columns.js';
+import { bool, fields, num, numOrNull, str, strOrNull } from '../db/columns.js';
 import { NOW } from '../db/django.js';
 
 export const PROVIDER_STATUS = {
@@ -36,30 +36,33 @@ export interface ProviderRow {
   tosAcceptedById: number | null;
 }
 
+const PROVIDER_FIELDS = {
+  id: num,
+  name: str,
+  status: str,
+  is_active: bool,
+  is_deprecated: bool,
+  is_suspended: bool,
+  is_flagged: bool,
+  base_url: strOrNull,
+  api_key_id: numOrNull,
+  connectivity_test_path: strOrNull,
+  logo: strOrNull,
+  website_url: strOrNull,
+  contact_email: strOrNull,
+  contact_email_verified: strOrNull,
+  support_email: strOrNull,
+  support_email_verified: strOrNull,
+  docs_url: strOrNull,
+  terms_of_service_url: strOrNull,
+  privacy_policy_url: strOrNull,
+  tos_accepted_at: strOrNull,
+  tos_accepted_by_id: numOrNull,
+};
+
 function provider(r: Row): ProviderRow {
-  return {
-    id: num(r.id),
-    name: str(r.name),
-    status: str(r.status),
-    isActive: bool(r.is_active),
-    isDeprecated: bool(r.is_deprecated),
-    isSuspended: bool(r.is_suspended),
-    isFlagged: bool(r.is_flagged),
-    baseUrl: strOrNull(r.base_url) || null,
-    apiKeyId: numOrNull(r.api_key_id),
-    connectivityTestPath: strOrNull(r.connectivity_test_path),
-    logo: strOrNull(r.logo),
-    websiteUrl: strOrNull(r.website_url),
-    contactEmail: strOrNull(r.contact_email),
-    contactEmailVerified: strOrNull(r.contact_email_verified),
-    supportEmail: strOrNull(r.support_email),
-    supportEmailVerified: strOrNull(r.support_email_verified),
-    docsUrl: strOrNull(r.docs_url),
-    termsOfServiceUrl: strOrNull(r.terms_of_service_url),
-    privacyPolicyUrl: strOrNull(r.privacy_policy_url),
-    tosAcceptedAt: strOrNull(r.tos_accepted_at),
-    tosAcceptedById: numOrNull(r.tos_accepted_by_id),
-  };
+  const row = fields(r, PROVIDER_FIELDS);
+  return { ...row, baseUrl: row.baseUrl || null };
 }
 
 export async function loadProvider(db: Queryable, id: number): Promise<ProviderRow | null> {

@@ -5,11 +5,11 @@
  * `is_active` = all passed. Returns None, as Smarter's task does.
  */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import type { ChatRequest, LlmEndpoint, LlmProviders } from '../cloud/llm-port.js';
 import type { Queryable } from '../db/database.js';
 import { pk } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { recordTask } from '../env/queued-task.js';
 import { readSecret } from '../secret/rows.js';
 import {
   type Capability,
@@ -85,10 +85,10 @@ const tries =
   (type: string, call: (b: Bank) => Promise<boolean | void>) =>
   (b: Bank): Promise<boolean> =>
     run(b, type, () => attempt(() => call(b)));
-const textInput = tries(
-  'text_input',
-  async (b) => void (await b.llm.chat(await b.endpoint(), chatOf(b.model.name, 'Hello', 5))),
-);
+/** A check that asks the model one question (`chatOf`) and passes when it answers. */
+const chats = (type: string, content: unknown, max: number, tools?: unknown[]) =>
+  tries(type, async (b) => void (await b.llm.chat(await b.endpoint(), chatOf(b.model.name, content, max, tools))));
+const textInput = chats('text_input', 'Hello', 5);
 
 /** Capability → check, in Smarter's order. */
 const BANK: [Capability, (b: Bank) => Promise<boolean>][] = [
@@ -99,34 +99,17 @@ const BANK: [Capability, (b: Bank) => Promise<boolean>][] = [
       async (b) => (await b.llm.chatStreamFirstChunk(await b.endpoint(), chatOf(b.model.name, 'Hello', 10))) !== null,
     ),
   ],
-  [
-    'tools',
-    tries(
-      'tools',
-      async (b) =>
-        void (await b.llm.chat(
-          await b.endpoint(),
-          chatOf(b.model.name, 'What is the weather in Boston?', 10, [WEATHER_TOOL]),
-        )),
-    ),
-  ],
+  ['tools', chats('tools', 'What is the weather in Boston?', 10, [WEATHER_TOOL])],
   ['text_input', textInput],
   [
     'image_input',
-    tries(
+    chats(
       'image_input',
-      async (b) =>
-        void (await b.llm.chat(
-          await b.endpoint(),
-          chatOf(
-            b.model.name,
-            [
-              { type: 'text', text: 'What is in this image?' },
-              { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
-            ],
-            5,
-          ),
-        )),
+      [
+        { type: 'text', text: 'What is in this image?' },
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
+      ],
+      5,
     ),
   ],
   [
@@ -225,12 +208,9 @@ const BANK: [Capability, (b: Bank) => Promise<boolean>][] = [
 ];
 
 export const verifyProviderModel = (env: TaskEnv) =>
-  defineTask<{ provider_model_id: number }, null, SmarterDeps>({
+  recordTask<{ provider_model_id: number }, null>(env, {
     name: 'smarter.apps.provider.tasks.verify_provider_model',
-    queue: env.operationalQueue,
     params: z.strictObject({ provider_model_id: pk() }),
-    retry: env.autoretry,
-    deadLetterOnExhaustion: true,
     async run(p, ctx) {
       const { db } = ctx.deps;
       const model = await loadProviderModel(db, p.provider_model_id);

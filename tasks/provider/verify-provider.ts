@@ -6,11 +6,11 @@
  * takes them: no `base_url`, and no `<NAME>_API_KEY` in the worker's environment.
  */
 import * as z from 'zod';
-import { defineTask } from '../../lib/registry/define-task.js';
 import type { LlmProviders } from '../cloud/llm-port.js';
 import type { Queryable } from '../db/database.js';
 import { pk } from '../db/django.js';
-import type { SmarterDeps, TaskEnv } from '../env/task-env.js';
+import type { TaskEnv } from '../env/task-env.js';
+import { recordTask } from '../env/queued-task.js';
 import { SmarterValueError } from '../errors.js';
 import { PythonException } from '../../lib/errors.js';
 import {
@@ -114,12 +114,9 @@ const BANK: ((c: Ctx) => Promise<boolean>)[] = [
 ];
 
 export const verifyProvider = (env: TaskEnv) =>
-  defineTask<{ provider_id: number }, null, SmarterDeps>({
+  recordTask<{ provider_id: number }, null>(env, {
     name: 'smarter.apps.provider.tasks.verify_provider',
-    queue: env.operationalQueue,
     params: z.strictObject({ provider_id: pk() }),
-    retry: env.autoretry,
-    deadLetterOnExhaustion: true,
     async run(p, ctx) {
       const { db } = ctx.deps;
       const provider = await loadProvider(db, p.provider_id);

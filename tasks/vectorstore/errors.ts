@@ -1,19 +1,18 @@
 /** The exceptions Smarter's vectorstore code raises, as Python names them. */
 import { PythonException } from '../../lib/errors.js';
+import { smarterException } from '../errors.js';
 
 /** `service.VectorstoreServiceError`: not possible now, e.g. loading into a vectorstore that is not ready. */
-export class VectorstoreServiceError extends PythonException {
-  constructor(message: string) {
-    super('VectorstoreServiceError', 'smarter.apps.vectorstore.service', message);
-  }
-}
+export class VectorstoreServiceError extends smarterException(
+  'VectorstoreServiceError',
+  'smarter.apps.vectorstore.service',
+) {}
 
 /** `smarter.common.exceptions.SmarterConfigurationError`: e.g. no embeddings model, or an unknown backend. */
-export class SmarterConfigurationError extends PythonException {
-  constructor(message: string) {
-    super('SmarterConfigurationError', 'smarter.common.exceptions', message);
-  }
-}
+export class SmarterConfigurationError extends smarterException(
+  'SmarterConfigurationError',
+  'smarter.common.exceptions',
+) {}
 
 /** `backends.base.VectorStoreBackendError`: a vector database operation failed. */
 export class VectorStoreBackendError extends PythonException {

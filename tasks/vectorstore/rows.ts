@@ -5,7 +5,7 @@
  */
 import type { Queryable, Row } from '../db/database.js';
 import { NOW, djangoJson } from '../db/django.js';
-import { bool, json, num, numOrNull, str, strOrNull } from '../db/columns.js';
+import { bool, fields, json, num, numOrNull, str, strOrNull } from '../db/columns.js';
 
 export interface VectorstoreRow {
   id: number;
@@ -68,30 +68,29 @@ const VS_SELECT = `SELECT id, name, backend, hosting, is_active, dimension, metr
   (SELECT a.account_number FROM account_userprofile p JOIN account_account a ON a.id = p.account_id WHERE p.id = v.user_profile_id) AS account_number
   FROM vectorstore_vectorstoremeta v`;
 
-function toVectorstore(r: Row): VectorstoreRow {
-  return {
-    id: num(r.id),
-    name: str(r.name),
-    backend: str(r.backend),
-    hosting: str(r.hosting),
-    isActive: bool(r.is_active),
-    dimension: num(r.dimension),
-    metric: str(r.metric),
-    deletionProtection: bool(r.deletion_protection),
-    connectionId: numOrNull(r.connection_id),
-    apiKeySecretId: numOrNull(r.api_key_secret_id),
-    embeddingsProviderId: numOrNull(r.embeddings_provider_id),
-    embeddingsModel: str(r.embeddings_model),
-    status: str(r.status),
-    indexName: str(r.index_name),
-    accountNumber: str(r.account_number),
-    endpointUrl: str(r.endpoint_url),
-    vectorCount: num(r.vector_count),
-    spec: obj(r.spec),
-    deployedAt: strOrNull(r.deployed_at),
-    lastSnapshotAt: strOrNull(r.last_snapshot_at),
-  };
-}
+const toVectorstore = (r: Row): VectorstoreRow =>
+  fields(r, {
+    id: num,
+    name: str,
+    backend: str,
+    hosting: str,
+    is_active: bool,
+    dimension: num,
+    metric: str,
+    deletion_protection: bool,
+    connection_id: numOrNull,
+    api_key_secret_id: numOrNull,
+    embeddings_provider_id: numOrNull,
+    embeddings_model: str,
+    status: str,
+    index_name: str,
+    account_number: str,
+    endpoint_url: str,
+    vector_count: num,
+    spec: obj,
+    deployed_at: strOrNull,
+    last_snapshot_at: strOrNull,
+  });
 
 export async function findVectorstore(db: Queryable, id: number): Promise<VectorstoreRow | null> {
   const [r] = await db.select(`${VS_SELECT} WHERE id = ?`, [id]);
