@@ -2,7 +2,8 @@
  * Push-back: N quick tasks (every 50th with a countdown) waiting on a RabbitMQ node of its own; once a third
  * is done the node raises a memory alarm (it blocks every connection that publishes) for `alarm` seconds,
  * then clears it. Tasks finished during the alarm, and their rate, for our worker (Smarter's defaults: early
- * ack; it parks the countdowns in the broker, a publish) and Python Celery 5.2.6 prefork -c 2 (it holds them).
+ * ack; it parks the countdowns in the broker, a publish, and holds them acked while the alarm lasts) and
+ * Python Celery 5.2.6 prefork -c 2 (it holds them).
  * Then the same quick tasks without countdowns on a redis-server of its own, early ack: the drain rate.
  * Each task stamps its finish in a Redis of the benchmark's own.
  *
