@@ -104,12 +104,21 @@ export async function readyCount(queue: string): Promise<number> {
   return withChannel(async (ch) => (await ch.checkQueue(queue)).messageCount);
 }
 
-/** Publishes `count` celery.accumulate messages with real Python Celery (protocol 2, JSON). */
-export async function pythonPublish(queue: string, count: number): Promise<void> {
+/**
+ * Publishes `count` celery.accumulate messages with real Python Celery (protocol 2, JSON), and returns once the
+ * queue holds every one: RabbitMQ counts the last of them a few hundred milliseconds after the publisher has
+ * gone, and a drain whose clock starts at the first count below `count` would time the consumer's start-up too.
+ */
+export async function pythonPublish(queue: string, count: number, timeoutMs = 30_000): Promise<void> {
   await exec(PYTHON, ['bench/python/benchapp.py', queue, String(count)], {
     env: { ...process.env, CELERY_BROKER_URL: AMQP_URL },
     maxBuffer: 1 << 24,
   });
+  const until = Date.now() + timeoutMs;
+  for (let ready = await readyCount(queue); ready < count; ready = await readyCount(queue)) {
+    if (Date.now() > until) throw new Error(`queue ${queue} holds ${ready} of the ${count} published`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 /** Peak resident set of a process and its children (sum of their high-water marks), in MB. */
@@ -169,9 +178,19 @@ export async function timeDrainOf(
   }
 }
 
-/** Time from the first message taken to the RabbitMQ queue running empty. */
+/**
+ * Time from the first message taken to the RabbitMQ queue running empty, read on one connection: a connection
+ * per 5 ms poll would cost the broker more than the consumer it times.
+ */
 export async function timeDrain(queue: string, total: number, timeoutMs = 600_000): Promise<number> {
-  return timeDrainOf(`queue ${queue}`, total, async () => ({ ready: await readyCount(queue), unacked: 0 }), timeoutMs);
+  return withChannel((ch) =>
+    timeDrainOf(
+      `queue ${queue}`,
+      total,
+      async () => ({ ready: (await ch.checkQueue(queue)).messageCount, unacked: 0 }),
+      timeoutMs,
+    ),
+  );
 }
 
 /** A consumer whose drain of `count` messages we observe from outside (it respects its prefetch window): its row. */
