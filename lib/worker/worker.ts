@@ -26,6 +26,7 @@ import { RevokedSet } from './revoked.js';
 import { carryOver, sendCarriedOver } from './carry-over.js';
 import type { ActiveRun, RunDefaults } from './run/run-task.js';
 import { Runs } from './run/runs.js';
+import { acksLateOf } from './run/run-options.js';
 import { DeadLetterCopies } from './settle/dead-letter.js';
 import { Settler } from './settle/settler.js';
 import { Slots } from './slots.js';
@@ -160,7 +161,7 @@ export class Worker<D = unknown> implements WorkerControl {
       settings: options,
       running: () => this.state === 'RUNNING',
       reserve: (job) => this.slots.reserve(job),
-      parkHold: { hold: this.publisher.held, acksLate: options.defaults.acksLate },
+      parkHold: { hold: this.publisher.held, acksLate: (task) => acksLateOf(task, options.defaults) },
     });
     broker.on('disconnected', () => {
       this.slots.dropStale();

@@ -55,7 +55,7 @@ export interface IntakeOptions<D> {
    * Where an early-ack countdown waits while the broker refuses publishes (a resource alarm), acked, instead of
    * in a prefetch slot; with the acks_late default of the worker's tasks.
    */
-  parkHold?: { hold: PublishHold; acksLate: boolean };
+  parkHold?: { hold: PublishHold; acksLate: (task: Job['task']) => boolean };
 }
 
 export class Intake<D> {
@@ -166,7 +166,7 @@ export class Intake<D> {
   private async parkLater(job: Job): Promise<boolean> {
     const { delivery, msg, task } = job;
     const park = this.o.parkHold;
-    if (!park || !this.o.broker.blocked || !msg.eta || (task.acksLate ?? park.acksLate)) return false;
+    if (!park || !this.o.broker.blocked || !msg.eta || park.acksLate(task)) return false;
     await park.hold.hold(
       {
         id: msg.id,

@@ -43,6 +43,11 @@ type TaskRunOptions = Pick<
   | 'softTimeLimit'
 >;
 
+/** Whether a task acks after its run: its own setting, else the worker's (`task_acks_late`). */
+export function acksLateOf(task: Pick<AnyTask<unknown>, 'acksLate'>, defaults: Pick<RunDefaults, 'acksLate'>): boolean {
+  return task.acksLate ?? defaults.acksLate;
+}
+
 export function resolveRunOptions(
   msg: Pick<TaskMessage, 'ignoreResult' | 'timelimit'>,
   task: TaskRunOptions,
@@ -52,7 +57,7 @@ export function resolveRunOptions(
   const times = overrides ?? task;
   return {
     policy: {
-      acksLate: task.acksLate ?? defaults.acksLate,
+      acksLate: acksLateOf(task, defaults),
       acksOnFailureOrTimeout: task.acksOnFailureOrTimeout ?? defaults.acksOnFailureOrTimeout,
       deadLetterOnFailure: task.deadLetterOnExhaustion ?? false,
     },
