@@ -79,6 +79,20 @@ interface Attempt {
   parkedAt?: number;
   /** A parked copy of it was handed on here: its message, if it comes back, was parked already. */
   parkedSeen?: boolean;
+  /** What happened to each of its copies (the flags below, shifted by `copyBit`). */
+  flags: number;
+}
+
+/** A copy delivered to this process lately (delivered), sent again after a lost confirm (twice), acked here. */
+const DELIVERED = 1;
+const TWICE = 4;
+const ACKED = 16;
+/** Delivered again unacked here: the worker handles the attempt again. */
+const AGAIN = 64;
+
+/** The flag of one copy: the direct copy's bit, or the parked copy's (one to the left). */
+function copyBit(flag: number, key: string): number {
+  return isParked(key) ? flag << 1 : flag;
 }
 
 /** Why a delivery is acked and not run. */
@@ -88,14 +102,10 @@ export type Discard = 'second copy' | 'acked before' | 'ran here' | 'parked befo
 export type DoubtDecision = 'held' | 'made again' | 'send';
 
 export class Copies {
-  /** Keys of task messages delivered to this process lately. */
-  private readonly delivered: Recent<true>;
-  /** Keys sent again after a lost confirm: a second copy of one of them is discarded. */
-  private readonly twice: Recent<true>;
-  /** Keys of deliveries this process acked lately. */
-  private readonly acks: Recent<true>;
-  /** `<id>:<retries>` of messages delivered again unacked here: the worker handles them again. */
-  private readonly again: Recent<true>;
+  /**
+   * The attempts seen lately, by `<id>:<retries>`: one entry each (not one per fact), since a busy worker meets
+   * every attempt once and keeps the last `max` of them.
+   */
   private readonly attempts: Recent<Attempt>;
   /** Orders the events of an attempt. */
   private clock = 0;
@@ -105,17 +115,21 @@ export class Copies {
   discarded = 0;
 
   constructor(max = 100_000) {
-    this.delivered = new Recent(max);
-    this.twice = new Recent(max);
-    this.acks = new Recent(max);
-    this.again = new Recent(max);
     this.attempts = new Recent(max);
   }
 
   private attempt(key: string): Attempt {
-    const a = this.attempts.get(attemptOf(key)) ?? {};
+    const a = this.attempts.get(attemptOf(key)) ?? { flags: 0 };
     this.attempts.set(attemptOf(key), a);
     return a;
+  }
+
+  private has(key: string, flag: number): boolean {
+    return ((this.attempts.get(attemptOf(key))?.flags ?? 0) & copyBit(flag, key)) !== 0;
+  }
+
+  private again(key: string): boolean {
+    return ((this.attempts.get(attemptOf(key))?.flags ?? 0) & AGAIN) !== 0;
   }
 
   /** Deliveries come on a fresh connection from now: what the last one left unacked, the broker redelivers. */
@@ -125,8 +139,9 @@ export class Copies {
 
   /** This process acked a delivery: handled here, whether or not the ack reaches the broker. */
   acked(key: string): void {
-    this.acks.set(key, true);
-    const handed = this.attempts.get(attemptOf(key))?.handed;
+    const a = this.attempt(key);
+    a.flags |= copyBit(ACKED, key);
+    const handed = a.handed;
     if (handed && handed.parked === isParked(key)) handed.acked = true;
   }
 
@@ -146,13 +161,13 @@ export class Copies {
       const a = this.attempts.get(attemptOf(key));
       const h = a?.handed;
       if (h && h.at > (a?.parkedAt ?? 0)) return h.parked ? 'held' : 'made again';
-      if (this.again.has(attemptOf(key)) || (h && !h.acked && h.connection < this.connection)) return 'made again';
+      if (this.again(key) || (h && !h.acked && h.connection < this.connection)) return 'made again';
       this.publishing(key);
       return 'send';
     }
-    if (this.delivered.has(key)) return 'held';
-    this.twice.set(key, true);
-    if (this.again.has(attemptOf(key))) return 'made again';
+    if (this.has(key, DELIVERED)) return 'held';
+    this.attempt(key).flags |= copyBit(TWICE, key);
+    if (this.again(key)) return 'made again';
     return 'send';
   }
 
@@ -168,8 +183,7 @@ export class Copies {
     const a = this.attempt(key);
     a.handed = { parked, at: ++this.clock, connection: this.connection, acked: false };
     if (parked) a.parkedSeen = true;
-    if (redelivered) this.again.set(attemptOf(key), true);
-    else this.delivered.set(key, true);
+    a.flags |= redelivered ? AGAIN : copyBit(DELIVERED, key);
     return undefined;
   }
 
@@ -186,9 +200,12 @@ export class Copies {
       if (h.connection === this.connection && !(redelivered && h.parked)) return h.parked ? 'second copy' : 'ran here';
       return undefined;
     }
-    if (redelivered && this.acks.has(key)) return 'acked before';
+    if (redelivered && this.has(key, ACKED)) return 'acked before';
     if (redelivered) return a?.parkedSeen === true ? 'parked before' : undefined;
-    if (this.delivered.has(key) && this.twice.delete(key)) return 'second copy';
+    if (a && this.has(key, DELIVERED) && this.has(key, TWICE)) {
+      a.flags &= ~copyBit(TWICE, key);
+      return 'second copy';
+    }
     return undefined;
   }
 }
