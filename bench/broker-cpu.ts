@@ -6,7 +6,9 @@
  * node's idle CPU over the same time is subtracted. For contrast, Python Celery's worker on a node of its own, which
  * holds countdowns unacked in memory instead (no delay topology; the cost ADR-030 moves to the broker).
  *
- *   npm run build && node dist/bench/broker-cpu.js [checks=500] [seconds=20] [every=3]
+ *   npm run build && node dist/bench/broker-cpu.js [checks=500] [seconds=20] [every=3] [types=quorum,classic,python]
+ *
+ * The idle CPU is read over `seconds`, at most 5 s.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -19,6 +21,8 @@ import { PYTHON, REPETITION, pythonWorkerArgs, sleep, stop } from './support.js'
 const checks = Number(process.argv[2] ?? 500);
 const seconds = Number(process.argv[3] ?? 20);
 const every = Number(process.argv[4] ?? 3);
+const only = process.argv[5]?.split(',');
+const IDLE_S = Math.min(5, seconds);
 const TICKS = 100; // USER_HZ on Linux
 
 async function cpuSeconds(node: RabbitNode): Promise<() => number> {
@@ -85,8 +89,8 @@ async function variant(type: Result['type']): Promise<Result> {
     const cpu = await cpuSeconds(node);
     await sleep(2000);
     const idle0 = cpu();
-    await sleep(5000);
-    const idlePerSecond = (cpu() - idle0) / 5;
+    await sleep(IDLE_S * 1000);
+    const idlePerSecond = (cpu() - idle0) / IDLE_S;
     for (let i = 0; i < checks; i++) {
       const id = randomUUID();
       ch.sendToQueue(queue, Buffer.from(JSON.stringify([[], { every }, {}])), {
@@ -110,8 +114,8 @@ async function variant(type: Result['type']): Promise<Result> {
   }
 }
 
-const TYPES: Result['type'][] = ['quorum', 'classic', 'python'];
-const order = [...TYPES.slice(REPETITION % 3), ...TYPES.slice(0, REPETITION % 3)];
+const TYPES = (['quorum', 'classic', 'python'] as const).filter((t) => !only || only.includes(t));
+const order = [...TYPES.slice(REPETITION % TYPES.length), ...TYPES.slice(0, REPETITION % TYPES.length)];
 const results: Result[] = [];
 for (const t of order) results.push(await variant(t));
 results.sort((a, b) => TYPES.indexOf(a.type) - TYPES.indexOf(b.type));

@@ -68,6 +68,11 @@ const PIN = process.env.BENCH_PIN === '1';
 // BENCH_LIMITS=1 (bench/isolation-limits.ts sets it): each worker in a cgroup with its chart's CPU request and limit.
 const LIMITS = process.env.BENCH_LIMITS === '1' ? chartGroups(`bench-${process.pid}`) : undefined;
 const SUFFIX = process.env.BENCH_SYSTEM_SUFFIX ?? '';
+// The storm's checks run their first round before the stormy stream starts, and the broker's unacknowledged count
+// is sampled during it (rabbitmqctl takes a second or two a sample); BENCH_ISO_SETTLE_MS and BENCH_ISO_SAMPLES
+// shorten both for the smoke step (`--quick`), which only has to run every phase.
+const SETTLE_MS = Number(process.env.BENCH_ISO_SETTLE_MS ?? 5000);
+const UNACKED_SAMPLES = Number(process.env.BENCH_ISO_SAMPLES ?? 4);
 /** The command line, pinned to a core when BENCH_PIN is set; a worker inside its deployment's cgroup with BENCH_LIMITS. */
 function pinned(cpu: number, cmd: string, args: string[], worker = false): [string, string[]] {
   if (LIMITS && worker) return (cpu === 1 ? LIMITS.ops : LIMITS.infra).wrap(cmd, args);
@@ -110,13 +115,13 @@ async function scenario({ name, start, probed }: System) {
   const idle = JSON.parse(await py('stream', OPS, String(rate), String(seconds))) as Latency;
   const idleWait = await askWait(worker, probed);
   await py('storm', INFRA, String(checks), String(every), ...(spread ? ['spread'] : []));
-  await sleep(5000);
+  await sleep(SETTLE_MS);
   await askWait(worker, probed);
   const samples: number[] = [];
   const sampling = (async () => {
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < UNACKED_SAMPLES; i++) {
       samples.push(await unacked());
-      await sleep((seconds * 1000) / 5);
+      await sleep((seconds * 1000) / (UNACKED_SAMPLES + 1));
     }
   })();
   const storm = JSON.parse(await py('stream', OPS, String(rate), String(seconds))) as Latency;

@@ -1,7 +1,7 @@
 /**
  * Five minutes of rolling update between RedBeat (Smarter's Python Beat, `smarter/settings/base_aws.py`) and two
  * smarter-beat replicas on one Redis, 1-second entries: each run is sent exactly once, by whichever holds
- * RedBeat's lock. A one-minute run is in spec/integration/redbeat-rolling.test.ts.
+ * RedBeat's lock. A 30-second run is in spec/integration/redbeat-rolling.test.ts.
  */
 import { expectRollingExactlyOnce } from '../support/redbeat-rolling.js';
 

@@ -222,18 +222,21 @@ test('own wiring: delayed messages whose queue was deleted are dropped and do no
   }
 });
 
-describe("own wiring: RabbitMQ's consumer_timeout set to 5 s", () => {
-  const setTimeoutMs = (ms: number) =>
-    exec('rabbitmqctl', ['eval', `application:set_env(rabbit, consumer_timeout, ${ms}).`]);
+// RabbitMQ checks consumer timeouts on each channel's tick, once a minute by default: the broker's tick set to 1 s
+// lets a 20 s countdown outlast four timeouts and twenty ticks (the 2-minute countdown this replaced spanned two
+// ticks), and lets the contrast close its channel in seconds rather than at the next minute.
+describe("own wiring: RabbitMQ's consumer_timeout set to 5 s, its channel tick to 1 s", () => {
+  const setRabbitEnv = (key: string, value: number) =>
+    exec('rabbitmqctl', ['eval', `application:set_env(rabbit, ${key}, ${value}).`]);
 
-  /** Our worker's 2-minute countdown: its result, and how often the broker closed the channel meanwhile. */
-  async function twoMinuteCountdown(): Promise<{ done: Record<string, unknown>; disconnects: number }> {
+  /** Our worker's 20 s countdown: its result, and how often the broker closed the channel meanwhile. */
+  async function countdownOverTimeouts(): Promise<{ done: Record<string, unknown>; disconnects: number }> {
     const h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } });
     let disconnects = 0;
     h.broker.on('disconnected', () => disconnects++);
     try {
-      const id = await pythonSend(h.queue, 'test.add', [60, 60], 120);
-      const done = await results.ready(id, 140_000);
+      const id = await pythonSend(h.queue, 'test.add', [10, 10], 20);
+      const done = await results.ready(id, 40_000);
       return { done, disconnects };
     } finally {
       await h.stop();
@@ -248,21 +251,22 @@ describe("own wiring: RabbitMQ's consumer_timeout set to 5 s", () => {
     let disconnects = 0;
     h.broker.on('disconnected', () => disconnects++);
     try {
-      // The broker checks consumer timeouts on its channel tick (once a minute), so wait past one.
+      // Closed at the first tick after the 5 s timeout; the countdown is far longer than the wait.
       await pythonSend(h.queue, 'test.add', [1, 1], 100);
-      await waitFor(() => disconnects > 0, 90_000, 200);
+      await waitFor(() => disconnects > 0, 30_000, 200);
       return disconnects;
     } finally {
       await h.stop();
     }
   }
 
-  // Both wait out the broker's minute-long tick: they run side by side from here, and each test awaits its own.
-  let countdown: Promise<Awaited<ReturnType<typeof twoMinuteCountdown>>>;
+  // Both run side by side from here (the channels read the settings when they open), and each test awaits its own.
+  let countdown: Promise<Awaited<ReturnType<typeof countdownOverTimeouts>>>;
   let held: Promise<number>;
   beforeAll(async () => {
-    await setTimeoutMs(5000);
-    countdown = twoMinuteCountdown();
+    await setRabbitEnv('consumer_timeout', 5000);
+    await setRabbitEnv('channel_tick_interval', 1000);
+    countdown = countdownOverTimeouts();
     held = heldAsCelery();
     // Awaited by the tests; a rejection meanwhile is theirs to report, not an unhandled one.
     countdown.catch(() => undefined);
@@ -270,18 +274,20 @@ describe("own wiring: RabbitMQ's consumer_timeout set to 5 s", () => {
   });
   afterAll(async () => {
     await Promise.allSettled([countdown, held]);
-    await setTimeoutMs(1_800_000);
-  }, 160_000);
+    // RabbitMQ 3.10's defaults.
+    await setRabbitEnv('channel_tick_interval', 60_000);
+    await setRabbitEnv('consumer_timeout', 1_800_000);
+  }, 60_000);
 
-  test('a 2-minute countdown completes and the broker never closes our channel', async () => {
+  test('a 20 s countdown (four consumer timeouts) completes and the broker never closes our channel', async () => {
     const { done, disconnects } = await countdown;
-    expect(done).toMatchObject({ status: 'SUCCESS', result: 120 });
+    expect(done).toMatchObject({ status: 'SUCCESS', result: 20 });
     expect(disconnects).toBe(0);
-  }, 160_000);
+  }, 60_000);
 
   test('for contrast, holding the message unacked as Celery does gets the channel closed by the broker', async () => {
     expect(await held).toBeGreaterThan(0);
-  }, 160_000);
+  }, 60_000);
 });
 
 test('own wiring: a run still going after its wait budget is reported by name; a quick one is not', async () => {
