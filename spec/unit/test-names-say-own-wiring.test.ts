@@ -37,6 +37,9 @@ export const OWN_WIRING_MODULES = [
   'pushback',
   'task-context',
   'check-runner',
+  'llmhost-task-runs',
+  'llmclient-infra',
+  'vectorstore-world',
 ] as const;
 
 export const MARKER = 'own wiring';
