@@ -3,6 +3,7 @@
  * MariaDB; each re-queue (positional, as Smarter's) planned by the worker's own rule and run in-process. This file:
  * launch_llmhost, its resources, Secrets and budget.
  */
+import { servedArgs } from '../support/llmhost-render.js';
 import { LLAMA_3_1_8B_INSTRUCT } from '../fixtures/llmhost-builtins.js';
 import { fernetDecryptPython, insertSecret } from '../support/secrets.js';
 import { recordLocator } from '../../tasks/db/django.js';
@@ -91,16 +92,7 @@ test("own wiring: launch_llmhost of Smarter's built-in llama-3.1-8b-instruct: th
       image: 'vllm/vllm-openai:latest',
       imagePullPolicy: 'IfNotPresent',
       args: [
-        '--model',
-        'meta-llama/Llama-3.1-8B-Instruct',
-        '--served-model-name',
-        'llama-3.1-8b-instruct',
-        '--host',
-        '0.0.0.0',
-        '--port',
-        '8000',
-        '--revision',
-        'main',
+        ...servedArgs('--model', 'meta-llama/Llama-3.1-8B-Instruct', 'llama-3.1-8b-instruct', '8000', 'main'),
         '--max-model-len',
         '16384',
         '--gpu-memory-utilization',

@@ -61,3 +61,27 @@ export const LABELS = {
   'smarter.sh/llmhost': BASE,
   'smarter.sh/account-number': '1234-5678-9012',
 };
+
+/** How vLLM and SGLang start (`engines.py`): the model, the name it is served as, every address, the port, the revision. */
+export const servedArgs = (modelFlag: string, model: string, served: string, port: string, revision?: string) => [
+  modelFlag,
+  model,
+  '--served-model-name',
+  served,
+  '--host',
+  '0.0.0.0',
+  '--port',
+  port,
+  ...(revision === undefined ? [] : ['--revision', revision]),
+];
+
+/** How TGI and TEI start (`engines.py`): the model id, every address, the port, the revision. */
+export const modelIdArgs = (model: string, port: string, revision?: string) => [
+  '--model-id',
+  model,
+  '--hostname',
+  '0.0.0.0',
+  '--port',
+  port,
+  ...(revision === undefined ? [] : ['--revision', revision]),
+];

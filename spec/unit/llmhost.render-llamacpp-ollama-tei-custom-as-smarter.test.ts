@@ -20,6 +20,7 @@ import {
   MOUNTS,
   http,
   probes,
+  modelIdArgs,
 } from '../support/llmhost-render.js';
 
 test("llama.cpp: Smarter's built-in llama-3.2-3b-instruct-gguf-cpu downloads one file from Hugging Face, with the CPU image, LLAMA_CACHE and LLAMA_API_KEY, tolerating its CPU compute's taint", () => {
@@ -151,18 +152,7 @@ test("TEI: Smarter's built-in bge-m3 with --max-concurrent-requests and the key 
     name: 'engine',
     image: 'ghcr.io/huggingface/text-embeddings-inference:latest',
     imagePullPolicy: 'IfNotPresent',
-    args: [
-      '--model-id',
-      'BAAI/bge-m3',
-      '--hostname',
-      '0.0.0.0',
-      '--port',
-      '80',
-      '--revision',
-      'main',
-      '--max-concurrent-requests',
-      '512',
-    ],
+    args: [...modelIdArgs('BAAI/bge-m3', '80', 'main'), '--max-concurrent-requests', '512'],
     env: [...HF_ENV, fromSecret('API_KEY', 'API_KEY')],
     ports: [{ name: 'http', containerPort: 80, protocol: 'TCP' }],
     resources: {
@@ -176,18 +166,7 @@ test("TEI: Smarter's built-in bge-m3 with --max-concurrent-requests and the key 
     renderResources(context({ ...BGE_M3_TEI, engine: { name: 'tei', dtype: 'float32' }, resources: {} })),
   );
   expect(cpu.image).toBe('ghcr.io/huggingface/text-embeddings-inference:cpu-latest');
-  expect(cpu.args).toEqual([
-    '--model-id',
-    'BAAI/bge-m3',
-    '--hostname',
-    '0.0.0.0',
-    '--port',
-    '80',
-    '--revision',
-    'main',
-    '--dtype',
-    'float32',
-  ]);
+  expect(cpu.args).toEqual([...modelIdArgs('BAAI/bge-m3', '80', 'main'), '--dtype', 'float32']);
 });
 
 test("custom: only the spec's image, port, command, args and env; its health path; no API key", () => {

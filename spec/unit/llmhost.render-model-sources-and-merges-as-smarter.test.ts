@@ -6,7 +6,16 @@
  * `spec/fixtures/llmhost-builtins.ts`).
  */
 import { renderResources } from '../../tasks/llmhost/render.js';
-import { BASE, context, byKind, podOf, containerOf, value } from '../support/llmhost-render.js';
+import {
+  BASE,
+  context,
+  byKind,
+  podOf,
+  containerOf,
+  value,
+  servedArgs,
+  modelIdArgs,
+} from '../support/llmhost-render.js';
 
 test('an S3 model is synced by an aws-cli init container and loaded by path, without a revision; a pvc model is read from the existing claim, which is not created', () => {
   const s3 = renderResources(
@@ -26,16 +35,7 @@ test('an S3 model is synced by an aws-cli init container and loaded by path, wit
     },
   ]);
   expect(pod.serviceAccountName).toBe('model-reader');
-  expect(containerOf(s3).args).toEqual([
-    '--model',
-    `/models/local/${BASE}`,
-    '--served-model-name',
-    'test',
-    '--host',
-    '0.0.0.0',
-    '--port',
-    '8000',
-  ]);
+  expect(containerOf(s3).args).toEqual(servedArgs('--model', `/models/local/${BASE}`, 'test', '8000'));
 
   const pvc = renderResources(
     context({
@@ -49,14 +49,7 @@ test('an S3 model is synced by an aws-cli init container and loaded by path, wit
     name: 'models',
     persistentVolumeClaim: { claimName: 'weights' },
   });
-  expect(containerOf(pvc).args).toEqual([
-    '--model-id',
-    '/models/models/qwen3',
-    '--hostname',
-    '0.0.0.0',
-    '--port',
-    '80',
-  ]);
+  expect(containerOf(pvc).args).toEqual(modelIdArgs('/models/models/qwen3', '80'));
 });
 
 test("the spec's tolerations, node labels and engine.env come first, as Smarter merges them; an engine.env variable overrides a default in its place", () => {
