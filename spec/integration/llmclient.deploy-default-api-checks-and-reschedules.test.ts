@@ -20,24 +20,8 @@ import { verifyDomain } from '../../tasks/llmclient/verify-domain.js';
 import { isPermanent } from '../../tasks/env/task-env.js';
 import { recordingLogger } from '../support/logs.js';
 import { nameOf } from '../support/task-names.js';
-import {
-  API,
-  NS,
-  LB,
-  ELEVEN,
-  tasks,
-  t,
-  ids,
-  accountNumber,
-  host,
-  cloud,
-  runner,
-  addMember,
-  llmclientInfraForFile,
-  logTo,
-  llmclient,
-  apiZoneId,
-} from '../support/llmclient-infra.js';
+import { API, NS, LB, ELEVEN, tasks, t, ids, accountNumber, host, cloud, runner } from '../support/llmclient-infra.js';
+import { addMember, llmclientInfraForFile, logTo, llmclient, apiZoneId } from '../support/llmclient-infra.js';
 
 llmclientInfraForFile();
 

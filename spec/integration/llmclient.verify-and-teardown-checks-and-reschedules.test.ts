@@ -11,21 +11,8 @@ import { undeployDefaultApi } from '../../tasks/llmclient/undeploy-default-api.j
 import { verifyCertificate } from '../../tasks/llmclient/verify-certificate.js';
 import { verifyDomain } from '../../tasks/llmclient/verify-domain.js';
 import { nameOf } from '../support/task-names.js';
-import {
-  API,
-  NS,
-  LB,
-  t,
-  ids,
-  accountNumber,
-  host,
-  cloud,
-  runner,
-  addMember,
-  llmclientInfraForFile,
-  llmclient,
-  apiZoneId,
-} from '../support/llmclient-infra.js';
+import { API, NS, LB, t, ids, accountNumber, host, cloud, runner, addMember } from '../support/llmclient-infra.js';
+import { llmclientInfraForFile, llmclient, apiZoneId } from '../support/llmclient-infra.js';
 
 llmclientInfraForFile();
 

@@ -8,14 +8,8 @@ import { LLAMA_3_1_8B_INSTRUCT } from '../fixtures/llmhost-builtins.js';
 import { fernetDecryptPython, insertSecret } from '../support/secrets.js';
 import { recordLocator } from '../../tasks/db/django.js';
 import { insertRow } from '../support/django-rows.js';
-import {
-  API,
-  type LlmhostWorld,
-  NS,
-  PLATFORM_ROLE,
-  PLATFORM_SUBNETS,
-  llmhostWorldForFile,
-} from '../support/llmhost-world.js';
+import { API, type LlmhostWorld, NS, PLATFORM_ROLE, PLATFORM_SUBNETS } from '../support/llmhost-world.js';
+import { llmhostWorldForFile } from '../support/llmhost-world.js';
 import { GPU_SPEC, LAUNCH, RECONCILE, llmhostTaskRuns, steps } from '../support/llmhost-task-runs.js';
 
 let w: LlmhostWorld;

@@ -9,25 +9,10 @@ import { InfrastructureLedger } from '../../tasks/infrastructure/ledger.js';
 import { withLedger } from '../../tasks/cloud/recording-kubernetes.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { recordingLogger } from '../support/logs.js';
-import {
-  API,
-  CLUSTER,
-  type LlmhostWorld,
-  NS,
-  PLATFORM_ROLE,
-  PLATFORM_SUBNETS,
-  llmhostWorldForFile,
-} from '../support/llmhost-world.js';
-import {
-  DESTROY,
-  DESTROY_A,
-  GPU_SPEC,
-  LAUNCH,
-  RECONCILE,
-  RECONCILE_ALL,
-  llmhostTaskRuns,
-  steps,
-} from '../support/llmhost-task-runs.js';
+import { API, CLUSTER, type LlmhostWorld, NS, PLATFORM_ROLE, PLATFORM_SUBNETS } from '../support/llmhost-world.js';
+import { llmhostWorldForFile } from '../support/llmhost-world.js';
+import { DESTROY, DESTROY_A, GPU_SPEC, LAUNCH, RECONCILE, RECONCILE_ALL } from '../support/llmhost-task-runs.js';
+import { llmhostTaskRuns, steps } from '../support/llmhost-task-runs.js';
 
 let w: LlmhostWorld;
 llmhostWorldForFile((world) => (w = world));

@@ -12,17 +12,8 @@ import { CheckRunner } from '../support/check-runner.js';
 import { testCloud } from '../support/cloud.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 import { type LlmhostWorld, NS, llmhostWorldForFile } from '../support/llmhost-world.js';
-import {
-  DESTROY,
-  GPU_SPEC,
-  LAUNCH,
-  RECONCILE,
-  REFRESH,
-  deploymentSpec,
-  llmhostTaskRuns,
-  steps,
-  withKubeDown,
-} from '../support/llmhost-task-runs.js';
+import { DESTROY, GPU_SPEC, LAUNCH, RECONCILE, REFRESH, deploymentSpec } from '../support/llmhost-task-runs.js';
+import { llmhostTaskRuns, steps, withKubeDown } from '../support/llmhost-task-runs.js';
 
 let w: LlmhostWorld;
 llmhostWorldForFile((world) => (w = world));

@@ -13,24 +13,9 @@ import { loadVectorstoreDocument } from '../../tasks/vectorstore/load-vectorstor
 import { maintainVectorstores } from '../../tasks/vectorstore/maintain-vectorstores.js';
 import { snapshotVectorstore } from '../../tasks/vectorstore/snapshot-vectorstore.js';
 import { nameOf } from '../support/task-names.js';
-import {
-  OP,
-  t,
-  qdrant,
-  pinecone,
-  applied,
-  closedUrl,
-  apiConnection,
-  vectorstoreWorldForFile,
-  run,
-  vectorstore,
-  documentRow,
-  vsRow,
-  docRow,
-  points,
-  records,
-  words,
-} from '../support/vectorstore-world.js';
+import { OP, t, qdrant, pinecone, applied, closedUrl, apiConnection } from '../support/vectorstore-world.js';
+import { vectorstoreWorldForFile, run, vectorstore, documentRow, vsRow, docRow } from '../support/vectorstore-world.js';
+import { points, records, words } from '../support/vectorstore-world.js';
 
 vectorstoreWorldForFile();
 

@@ -14,29 +14,9 @@ import { loadVectorstoreDocument } from '../../tasks/vectorstore/load-vectorstor
 import { startEmbeddingsStandIn, vectorOf } from '../support/embeddings-standin.js';
 import { startQdrantStandIn } from '../support/qdrant-standin.js';
 import { nameOf } from '../support/task-names.js';
-import {
-  DIM,
-  envWith,
-  useTasks,
-  t,
-  qdrant,
-  api,
-  pinecone,
-  deps,
-  closedUrl,
-  shared,
-  secret,
-  apiConnection,
-  provider,
-  vectorstoreWorldForFile,
-  run,
-  vectorstore,
-  documentRow,
-  docRow,
-  points,
-  records,
-  words,
-} from '../support/vectorstore-world.js';
+import { DIM, envWith, useTasks, t, qdrant, api, pinecone, deps, closedUrl } from '../support/vectorstore-world.js';
+import { shared, secret, apiConnection, provider, vectorstoreWorldForFile, run } from '../support/vectorstore-world.js';
+import { vectorstore, documentRow, docRow, points, records, words } from '../support/vectorstore-world.js';
 
 vectorstoreWorldForFile();
 

@@ -18,27 +18,9 @@ import { snapshotVectorstore } from '../../tasks/vectorstore/snapshot-vectorstor
 import { SMARTER_CATALOG } from '../../tasks/catalog.js';
 import { testCloud } from '../support/cloud.js';
 import { nameOf } from '../support/task-names.js';
-import {
-  OP,
-  INFRA,
-  NS,
-  DIM,
-  tasks,
-  t,
-  qdrant,
-  pinecone,
-  fake,
-  closedUrl,
-  shared,
-  apiConnection,
-  vectorstoreWorldForFile,
-  run,
-  vectorstore,
-  documentRow,
-  vsRow,
-  points,
-  records,
-} from '../support/vectorstore-world.js';
+import { OP, INFRA, NS, DIM, tasks, t, qdrant, pinecone, fake, closedUrl } from '../support/vectorstore-world.js';
+import { shared, apiConnection, vectorstoreWorldForFile, run, vectorstore } from '../support/vectorstore-world.js';
+import { documentRow, vsRow, points, records } from '../support/vectorstore-world.js';
 
 vectorstoreWorldForFile();
 

@@ -12,29 +12,9 @@
  */
 import amqp from '../../lib/broker/amqp/amqplib.js';
 import { waitFor } from '../support/wait.js';
-import {
-  execFileSyncText,
-  OP,
-  INFRA,
-  P,
-  DUE_ENTRIES,
-  w,
-  redis,
-  beatPrefix,
-  type Send,
-  python,
-  meta,
-  TERMINAL,
-  settled,
-  rows,
-  one,
-  everyProcessAlive,
-  vsA,
-  vsB,
-  vsP,
-  pineconeIndex,
-  shippedSuiteForFile,
-} from '../support/shipped-suite.js';
+import { execFileSyncText, OP, INFRA, P, DUE_ENTRIES, w, redis, beatPrefix } from '../support/shipped-suite.js';
+import { type Send, python, meta, TERMINAL, settled, rows, one, everyProcessAlive } from '../support/shipped-suite.js';
+import { vsA, vsB, vsP, pineconeIndex, shippedSuiteForFile } from '../support/shipped-suite.js';
 import { type Case, type Prepared } from '../support/shipped-case-helpers.js';
 import { OPERATIONAL_CASES } from '../support/shipped-cases-operational.js';
 import { VECTORSTORE_CASES } from '../support/shipped-cases-vectorstore.js';

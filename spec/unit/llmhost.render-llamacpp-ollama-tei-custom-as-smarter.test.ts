@@ -7,21 +7,8 @@
  */
 import { endpoints, renderResources } from '../../tasks/llmhost/render.js';
 import { BGE_M3_TEI, GGUF_URL, LLAMA_CPP_CPU, LLAMA_CPP_URL, OLLAMA_CPU } from '../fixtures/llmhost-builtins.js';
-import {
-  BASE,
-  NS,
-  context,
-  byKind,
-  podOf,
-  containerOf,
-  value,
-  fromSecret,
-  HF_ENV,
-  MOUNTS,
-  http,
-  probes,
-  modelIdArgs,
-} from '../support/llmhost-render.js';
+import { BASE, NS, context, byKind, podOf, containerOf, value, fromSecret, HF_ENV } from '../support/llmhost-render.js';
+import { MOUNTS, http, probes, modelIdArgs } from '../support/llmhost-render.js';
 
 test("llama.cpp: Smarter's built-in llama-3.2-3b-instruct-gguf-cpu downloads one file from Hugging Face, with the CPU image, LLAMA_CACHE and LLAMA_API_KEY, tolerating its CPU compute's taint", () => {
   const taint = { key: 'smarter.sh/compute', value: 'cpu_medium', effect: 'NoSchedule' };

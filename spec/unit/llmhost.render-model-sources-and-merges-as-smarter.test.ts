@@ -6,16 +6,8 @@
  * `spec/fixtures/llmhost-builtins.ts`).
  */
 import { renderResources } from '../../tasks/llmhost/render.js';
-import {
-  BASE,
-  context,
-  byKind,
-  podOf,
-  containerOf,
-  value,
-  servedArgs,
-  modelIdArgs,
-} from '../support/llmhost-render.js';
+import { BASE, context, byKind, podOf, containerOf, value, servedArgs } from '../support/llmhost-render.js';
+import { modelIdArgs } from '../support/llmhost-render.js';
 
 test('an S3 model is synced by an aws-cli init container and loaded by path, without a revision; a pvc model is read from the existing claim, which is not created', () => {
   const s3 = renderResources(

@@ -8,21 +8,8 @@
 import { pythonFloat } from '../../tasks/llmhost/engines.js';
 import { endpoints, renderResources } from '../../tasks/llmhost/render.js';
 import { LLAMA_3_1_8B_INSTRUCT, QWEN_SGLANG, QWEN_TGI } from '../fixtures/llmhost-builtins.js';
-import {
-  BASE,
-  NS,
-  context,
-  byKind,
-  containerOf,
-  fromSecret,
-  HF_ENV,
-  MOUNTS,
-  http,
-  probes,
-  LABELS,
-  servedArgs,
-  modelIdArgs,
-} from '../support/llmhost-render.js';
+import { BASE, NS, context, byKind, containerOf, fromSecret, HF_ENV, MOUNTS, http } from '../support/llmhost-render.js';
+import { probes, LABELS, servedArgs, modelIdArgs } from '../support/llmhost-render.js';
 
 test("vLLM: Smarter's built-in llama-3.1-8b-instruct renders the Deployment Smarter renders: --max-model-len 16384, its tool-calling args last, the token and key from the Secret", () => {
   const resources = renderResources(
