@@ -3,7 +3,7 @@
  * MariaDB; each re-queue (positional, as Smarter's) planned by the worker's own rule and run in-process. This file:
  * launch_llmhost, its resources, Secrets and budget.
  */
-import { servedArgs } from '../support/llmhost-render.js';
+import { gpuResources, LLAMA_8B_VLLM_ARGS } from '../support/llmhost-render.js';
 import { LLAMA_3_1_8B_INSTRUCT } from '../fixtures/llmhost-builtins.js';
 import { fernetDecryptPython, insertSecret } from '../support/secrets.js';
 import { recordLocator } from '../../tasks/db/django.js';
@@ -85,26 +85,14 @@ test("own wiring: launch_llmhost of Smarter's built-in llama-3.1-8b-instruct: th
       name: 'engine',
       image: 'vllm/vllm-openai:latest',
       imagePullPolicy: 'IfNotPresent',
-      args: [
-        ...servedArgs('--model', 'meta-llama/Llama-3.1-8B-Instruct', 'llama-3.1-8b-instruct', '8000', 'main'),
-        '--max-model-len',
-        '16384',
-        '--gpu-memory-utilization',
-        '0.9',
-        '--enable-auto-tool-choice',
-        '--tool-call-parser',
-        'llama3_json',
-      ],
+      args: LLAMA_8B_VLLM_ARGS,
       env: [
         { name: 'HF_HOME', value: '/models/huggingface' },
         { name: 'HF_HUB_CACHE', value: '/models/huggingface/hub' },
         { name: 'VLLM_API_KEY', ...key },
       ],
       ports: [{ name: 'http', containerPort: 8000, protocol: 'TCP' }],
-      resources: {
-        requests: { cpu: '4', memory: '24Gi', 'nvidia.com/gpu': 1 },
-        limits: { memory: '24Gi', 'nvidia.com/gpu': 1 },
-      },
+      resources: gpuResources('4', '24Gi', 1),
       volumeMounts: [
         { name: 'models', mountPath: '/models' },
         { name: 'dshm', mountPath: '/dev/shm' },

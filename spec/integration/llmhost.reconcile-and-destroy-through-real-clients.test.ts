@@ -9,14 +9,13 @@ import { InfrastructureLedger } from '../../tasks/infrastructure/ledger.js';
 import { withLedger } from '../../tasks/cloud/recording-kubernetes.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { recordingLogger } from '../support/logs.js';
-import { API, CLUSTER, type LlmhostWorld, NS, PLATFORM_ROLE, PLATFORM_SUBNETS } from '../support/llmhost-world.js';
-import { llmhostWorldForFile } from '../support/llmhost-world.js';
+import { API, type LlmhostWorld, NS, llmhostWorldForFile } from '../support/llmhost-world.js';
 import { DESTROY, DESTROY_A, GPU_SPEC, LAUNCH, RECONCILE, RECONCILE_ALL } from '../support/llmhost-task-runs.js';
 import { llmhostTaskRuns, steps } from '../support/llmhost-task-runs.js';
 
 let w: LlmhostWorld;
 llmhostWorldForFile((world) => (w = world));
-const { runner, host, computeRow, events, nodegroup, obj } = llmhostTaskRuns(() => w);
+const { runner, host, computeRow, events, nodegroup, obj, gpuNodegroup } = llmhostTaskRuns(() => w);
 
 test('own wiring: reconcile_llmhost_compute re-queues (compute_id, attempt + 1) every 30 s until its node joins, then is settled: ready_nodes 1, the LLMHost active, nothing more queued', async () => {
   const computeId = await w.newCompute({ name: 'gpu-l4-settle' });
@@ -123,20 +122,7 @@ test("own wiring: scale-down terminates the idle node's own instance in its Auto
   });
   const ngName = `smarter-alpha-${computeId}-gpu-l4-shrink`;
   // The node group had two nodes; its one LLMHost needs one, and its pod runs on the first node to have joined.
-  await w.cloud.eks.createNodegroup(CLUSTER, {
-    name: ngName,
-    desired: 2,
-    max: 4,
-    instanceType: 'g6.2xlarge',
-    diskSizeGb: 100,
-    amiType: 'AL2023_x86_64_NVIDIA',
-    capacityType: 'ON_DEMAND',
-    nodeRole: PLATFORM_ROLE,
-    subnets: PLATFORM_SUBNETS,
-    labels: {},
-    taints: [],
-    tags: {},
-  });
+  await gpuNodegroup(ngName, 2);
   const group = `eks-${ngName}`;
   const [busy = '', idle = ''] = await w.launchInstances(group, 2);
   w.joinNode('gpu-l4-shrink', `node-busy-${id}`, true, busy);
@@ -166,20 +152,7 @@ test("own wiring: scale-down terminates the idle node's own instance in its Auto
 test("own wiring: a node whose providerID names no EC2 instance is not removed: reconcile_llmhost_computes reports Smarter's LLMHostComputeError for its compute", async () => {
   const computeId = await w.newCompute({ name: 'gpu-l4-badid' });
   const ngName = `smarter-alpha-${computeId}-gpu-l4-badid`;
-  await w.cloud.eks.createNodegroup(CLUSTER, {
-    name: ngName,
-    desired: 1,
-    max: 4,
-    instanceType: 'g6.2xlarge',
-    diskSizeGb: 100,
-    amiType: 'AL2023_x86_64_NVIDIA',
-    capacityType: 'ON_DEMAND',
-    nodeRole: PLATFORM_ROLE,
-    subnets: PLATFORM_SUBNETS,
-    labels: {},
-    taints: [],
-    tags: {},
-  });
+  await gpuNodegroup(ngName, 1);
   w.kube.put(
     {
       apiVersion: 'v1',

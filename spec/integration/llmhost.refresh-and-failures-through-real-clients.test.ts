@@ -120,17 +120,21 @@ test("own wiring: refresh_llmhost_status probes an active LLMHost's health URL w
   }
 });
 
+/** The llmhost tasks with a cloud built now, from KUBECONFIG as `withKubeDown` set it, logging to `lines`. */
+const kubeDownRunner = (lines: LogLine[]) =>
+  new CheckRunner(
+    llmhostTasks(w.env),
+    { db: w.t.db, cloud: testCloud() },
+    recordingLogger(lines),
+  ) as CheckRunner<unknown>;
+
 test("own wiring: refresh_llmhost_status returns {} with one warning when the Kubernetes API does not answer, as Smarter's `if not service.cluster.ready`", async () => {
   const computeId = await w.newCompute({ name: 'cpu-nocluster', gpuCount: 0, gpuMemoryGb: 0 });
   await w.newLlmhost({ name: 'nocluster_a', spec: {}, computeId, status: 'active' });
   await w.newLlmhost({ name: 'nocluster_b', spec: {}, computeId, status: 'pending' });
   await withKubeDown(async () => {
     const lines: LogLine[] = [];
-    const r = new CheckRunner(
-      llmhostTasks(w.env),
-      { db: w.t.db, cloud: testCloud() },
-      recordingLogger(lines),
-    ) as CheckRunner<unknown>;
+    const r = kubeDownRunner(lines);
     r.send(REFRESH);
     const [run] = await steps(r, 1);
     expect(run?.error).toBeUndefined();
@@ -147,11 +151,7 @@ test('own wiring: reconcile_llmhost_compute on a Kubernetes API that does not an
   const id = await w.newLlmhost({ name: 'reconcile_down', spec: {}, computeId, status: 'active' });
   await withKubeDown(async () => {
     const lines: LogLine[] = [];
-    const r = new CheckRunner(
-      llmhostTasks(w.env),
-      { db: w.t.db, cloud: testCloud() },
-      recordingLogger(lines),
-    ) as CheckRunner<unknown>;
+    const r = kubeDownRunner(lines);
     r.send(RECONCILE, {}, [computeId]);
     const [run] = await steps(r, 1);
     expect(run?.error).toBeUndefined();

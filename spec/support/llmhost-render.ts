@@ -85,3 +85,24 @@ export const modelIdArgs = (model: string, port: string, revision?: string) => [
   port,
   ...(revision === undefined ? [] : ['--revision', revision]),
 ];
+
+/** The gated model's token, under both of the names Hugging Face's libraries read. */
+export const HF_TOKEN_ENV = [fromSecret('HF_TOKEN', 'HF_TOKEN'), fromSecret('HUGGING_FACE_HUB_TOKEN', 'HF_TOKEN')];
+
+/** `render_container`'s resources for a GPU engine: the memory limited to what it requests, the GPUs both. */
+export const gpuResources = (cpu: string, memory: string, gpus: number) => ({
+  requests: { cpu, memory, 'nvidia.com/gpu': gpus },
+  limits: { memory, 'nvidia.com/gpu': gpus },
+});
+
+/** vLLM's arguments for Smarter's built-in llama-3.1-8b-instruct: a 16K context, and its tool calling last. */
+export const LLAMA_8B_VLLM_ARGS = [
+  ...servedArgs('--model', 'meta-llama/Llama-3.1-8B-Instruct', 'llama-3.1-8b-instruct', '8000', 'main'),
+  '--max-model-len',
+  '16384',
+  '--gpu-memory-utilization',
+  '0.9',
+  '--enable-auto-tool-choice',
+  '--tool-call-parser',
+  'llama3_json',
+];

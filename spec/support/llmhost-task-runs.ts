@@ -11,7 +11,7 @@ import { infrastructureTasks } from '../../tasks/infrastructure/index.js';
 import { llmclientTasks } from '../../tasks/llmclient/index.js';
 import { llmhostTasks } from '../../tasks/llmhost/index.js';
 import { CheckRunner } from './check-runner.js';
-import { type LlmhostWorld, CLUSTER, NS } from './llmhost-world.js';
+import { type LlmhostWorld, CLUSTER, NS, PLATFORM_ROLE, PLATFORM_SUBNETS } from './llmhost-world.js';
 import { freePort } from './moto.js';
 
 export const LAUNCH = 'smarter.apps.llmhost.tasks.launch_llmhost';
@@ -85,7 +85,23 @@ export function llmhostTaskRuns(world: () => LlmhostWorld) {
         [id],
       )
     )[0];
-  return { runner, host, computeRow, events, nodegroup, obj, secretData, secretRow };
+  /** A GPU compute's node group as a launch made it earlier (g6.2xlarge, up to 4 nodes, no labels or taints). */
+  const gpuNodegroup = (name: string, desired: number) =>
+    world().cloud.eks.createNodegroup(CLUSTER, {
+      name,
+      desired,
+      max: 4,
+      instanceType: 'g6.2xlarge',
+      diskSizeGb: 100,
+      amiType: 'AL2023_x86_64_NVIDIA',
+      capacityType: 'ON_DEMAND',
+      nodeRole: PLATFORM_ROLE,
+      subnets: PLATFORM_SUBNETS,
+      labels: {},
+      taints: [],
+      tags: {},
+    });
+  return { runner, host, computeRow, events, nodegroup, obj, secretData, secretRow, gpuNodegroup };
 }
 
 /** The spec of a Deployment another controller made, complete enough for the API server (one replica). */

@@ -7,7 +7,19 @@
  */
 import { endpoints, renderResources } from '../../tasks/llmhost/render.js';
 import { BGE_M3_TEI, GGUF_URL, LLAMA_CPP_CPU, LLAMA_CPP_URL, OLLAMA_CPU } from '../fixtures/llmhost-builtins.js';
-import { BASE, NS, context, byKind, podOf, containerOf, value, fromSecret, HF_ENV } from '../support/llmhost-render.js';
+import {
+  BASE,
+  NS,
+  context,
+  byKind,
+  podOf,
+  containerOf,
+  value,
+  fromSecret,
+  HF_ENV,
+  HF_TOKEN_ENV,
+  gpuResources,
+} from '../support/llmhost-render.js';
 import { MOUNTS, http, probes, modelIdArgs } from '../support/llmhost-render.js';
 
 test("llama.cpp: Smarter's built-in llama-3.2-3b-instruct-gguf-cpu downloads one file from Hugging Face, with the CPU image, LLAMA_CACHE and LLAMA_API_KEY, tolerating its CPU compute's taint", () => {
@@ -142,10 +154,7 @@ test("TEI: Smarter's built-in bge-m3 with --max-concurrent-requests and the key 
     args: [...modelIdArgs('BAAI/bge-m3', '80', 'main'), '--max-concurrent-requests', '512'],
     env: [...HF_ENV, fromSecret('API_KEY', 'API_KEY')],
     ports: [{ name: 'http', containerPort: 80, protocol: 'TCP' }],
-    resources: {
-      requests: { cpu: '4', memory: '8Gi', 'nvidia.com/gpu': 1 },
-      limits: { memory: '8Gi', 'nvidia.com/gpu': 1 },
-    },
+    resources: gpuResources('4', '8Gi', 1),
     volumeMounts: MOUNTS,
     ...probes(http('/health')),
   });
@@ -177,17 +186,9 @@ test("custom: only the spec's image, port, command, args and env; its health pat
     imagePullPolicy: 'IfNotPresent',
     command: ['serve'],
     args: ['--x'],
-    env: [
-      ...HF_ENV,
-      value('FOO', 'bar'),
-      fromSecret('HF_TOKEN', 'HF_TOKEN'),
-      fromSecret('HUGGING_FACE_HUB_TOKEN', 'HF_TOKEN'),
-    ],
+    env: [...HF_ENV, value('FOO', 'bar'), ...HF_TOKEN_ENV],
     ports: [{ name: 'http', containerPort: 9000, protocol: 'TCP' }],
-    resources: {
-      requests: { cpu: '2', memory: '8Gi', 'nvidia.com/gpu': 1 },
-      limits: { memory: '8Gi', 'nvidia.com/gpu': 1 },
-    },
+    resources: gpuResources('2', '8Gi', 1),
     volumeMounts: MOUNTS,
     startupProbe: { ...http('/ready'), periodSeconds: 30, timeoutSeconds: 10, failureThreshold: 20 },
     readinessProbe: { ...http('/ready'), periodSeconds: 30, timeoutSeconds: 10, failureThreshold: 3 },

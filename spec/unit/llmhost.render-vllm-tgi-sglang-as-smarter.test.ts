@@ -8,7 +8,20 @@
 import { pythonFloat } from '../../tasks/llmhost/engines.js';
 import { endpoints, renderResources } from '../../tasks/llmhost/render.js';
 import { LLAMA_3_1_8B_INSTRUCT, QWEN_SGLANG, QWEN_TGI } from '../fixtures/llmhost-builtins.js';
-import { BASE, NS, context, byKind, containerOf, fromSecret, HF_ENV, MOUNTS, http } from '../support/llmhost-render.js';
+import {
+  BASE,
+  NS,
+  context,
+  byKind,
+  containerOf,
+  fromSecret,
+  HF_ENV,
+  MOUNTS,
+  http,
+  HF_TOKEN_ENV,
+  gpuResources,
+  LLAMA_8B_VLLM_ARGS,
+} from '../support/llmhost-render.js';
 import { probes, LABELS, servedArgs, modelIdArgs } from '../support/llmhost-render.js';
 
 test("vLLM: Smarter's built-in llama-3.1-8b-instruct renders the Deployment Smarter renders: --max-model-len 16384, its tool-calling args last, the token and key from the Secret", () => {
@@ -48,27 +61,10 @@ test("vLLM: Smarter's built-in llama-3.1-8b-instruct renders the Deployment Smar
               name: 'engine',
               image: 'vllm/vllm-openai:latest',
               imagePullPolicy: 'IfNotPresent',
-              args: [
-                ...servedArgs('--model', 'meta-llama/Llama-3.1-8B-Instruct', 'llama-3.1-8b-instruct', '8000', 'main'),
-                '--max-model-len',
-                '16384',
-                '--gpu-memory-utilization',
-                '0.9',
-                '--enable-auto-tool-choice',
-                '--tool-call-parser',
-                'llama3_json',
-              ],
-              env: [
-                ...HF_ENV,
-                fromSecret('HF_TOKEN', 'HF_TOKEN'),
-                fromSecret('HUGGING_FACE_HUB_TOKEN', 'HF_TOKEN'),
-                fromSecret('VLLM_API_KEY', 'API_KEY'),
-              ],
+              args: LLAMA_8B_VLLM_ARGS,
+              env: [...HF_ENV, ...HF_TOKEN_ENV, fromSecret('VLLM_API_KEY', 'API_KEY')],
               ports: [{ name: 'http', containerPort: 8000, protocol: 'TCP' }],
-              resources: {
-                requests: { cpu: '4', memory: '24Gi', 'nvidia.com/gpu': 1 },
-                limits: { memory: '24Gi', 'nvidia.com/gpu': 1 },
-              },
+              resources: gpuResources('4', '24Gi', 1),
               volumeMounts: MOUNTS,
               ...probes(http('/health')),
             },
@@ -159,10 +155,7 @@ test("TGI: Smarter's built-in qwen2.5-1.5b-instruct-tgi: --max-input-tokens one 
     ],
     env: HF_ENV,
     ports: [{ name: 'http', containerPort: 80, protocol: 'TCP' }],
-    resources: {
-      requests: { cpu: '4', memory: '8Gi', 'nvidia.com/gpu': 1 },
-      limits: { memory: '8Gi', 'nvidia.com/gpu': 1 },
-    },
+    resources: gpuResources('4', '8Gi', 1),
     volumeMounts: MOUNTS,
     ...probes(http('/health')),
   });
@@ -199,10 +192,7 @@ test("SGLang: Smarter's built-in qwen2.5-7b-instruct-sglang: python3 -m sglang.l
     ],
     env: [...HF_ENV, fromSecret('SMARTER_API_KEY', 'API_KEY')],
     ports: [{ name: 'http', containerPort: 30000, protocol: 'TCP' }],
-    resources: {
-      requests: { cpu: '4', memory: '23Gi', 'nvidia.com/gpu': 1 },
-      limits: { memory: '23Gi', 'nvidia.com/gpu': 1 },
-    },
+    resources: gpuResources('4', '23Gi', 1),
     volumeMounts: MOUNTS,
     ...probes(http('/health')),
   });
