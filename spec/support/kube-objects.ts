@@ -176,3 +176,11 @@ export const methodNotAllowed = () => ({
     'the server does not allow this method on the requested resource',
   ).status(),
 });
+
+/** A PersistentVolume of the EBS CSI driver, bound to the claim `namespace/claim`, as a cluster holds one. */
+export const ebsVolume = (name: string, volumeHandle: string, namespace: string, claim: string): JsonObject => ({
+  apiVersion: 'v1',
+  kind: 'PersistentVolume',
+  metadata: { name },
+  spec: { csi: { driver: 'ebs.csi.aws.com', volumeHandle }, claimRef: { namespace, name: claim } },
+});

@@ -49,6 +49,7 @@ import { type KubeStoreOptions, createKubeStore } from './kube-store.js';
 import { kubeServer } from './kube-serve.js';
 
 export type { InjectedFault, JsonObject, KindSpec, StandInRef } from './kube-objects.js';
+export { ebsVolume } from './kube-objects.js';
 
 export interface KubeStandIn {
   /** `http://127.0.0.1:PORT`. */

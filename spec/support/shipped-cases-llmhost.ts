@@ -8,6 +8,7 @@ import { insertRow } from './django-rows.js';
 import { API, CLUSTER, LOAD_BALANCER, NS } from './shipped-world.js';
 import { w, rows, one, ids, accountNumber } from './shipped-suite.js';
 import { type Case, GPU_SPEC, shared } from './shipped-case-helpers.js';
+import { ebsVolume } from './kube-standin.js';
 
 export const LLMHOST_CASES: Case[] = [
   // llmhost/tasks/__init__.py: EKS in moto, the workload in the Kubernetes stand-in.
@@ -163,15 +164,7 @@ export const LLMHOST_CASES: Case[] = [
     task: 'infrastructure.tasks.sync_infrastructure_inventory',
     phase: 1,
     prepare: async () => {
-      w.kube.put({
-        apiVersion: 'v1',
-        kind: 'PersistentVolume',
-        metadata: { name: 'pv-later' },
-        spec: {
-          csi: { driver: 'ebs.csi.aws.com', volumeHandle: 'vol-0later' },
-          claimRef: { namespace: NS, name: 'cache' },
-        },
-      });
+      w.kube.put(ebsVolume('pv-later', 'vol-0later', NS, 'cache'));
       return {
         state: 'SUCCESS',
         check: async (m) => {

@@ -28,6 +28,7 @@ import {
   type ShippedWorld,
   startShippedWorld,
 } from './shipped-world.js';
+import { ebsVolume } from './kube-standin.js';
 
 export const exec = promisify(execFile);
 export const execFileSyncText = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: 'utf8' });
@@ -238,15 +239,7 @@ export async function seedBeforeStart(): Promise<void> {
     indexName: pineconeIndex,
     status: 'provisioning',
   });
-  w.kube.put({
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: { name: 'pv-shipped' },
-    spec: {
-      csi: { driver: 'ebs.csi.aws.com', volumeHandle: 'vol-0shipped' },
-      claimRef: { namespace: NS, name: 'data' },
-    },
-  });
+  w.kube.put(ebsVolume('pv-shipped', 'vol-0shipped', NS, 'data'));
 }
 
 /** RedBeat's meta of an entry last run on 1 January 2026 (seven runs so far), as a Python RedBeat leaves it. */
