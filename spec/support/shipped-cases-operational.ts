@@ -4,7 +4,7 @@
  */
 import { uniqueName } from './amqp.js';
 import { waitFor } from './wait.js';
-import { insertRow } from './django-rows.js';
+import { insertRow, providerPassingEveryCheck } from './django-rows.js';
 import { insertSecret } from './secrets.js';
 import { LLM_API_KEY } from './shipped-world.js';
 import { w, rows, one, ids } from './shipped-suite.js';
@@ -236,18 +236,7 @@ export const OPERATIONAL_CASES: Case[] = [
         base_url: w.llm.baseUrl,
         api_key_id: await insertSecret(w.t.db, ids.profileId, w.fernetKey, 'sk-secret-not-sent'),
         connectivity_test_path: 'models',
-        status: 'verified',
-        logo: 'logos/acme.svg',
-        contact_email: 'ops@acme.example',
-        contact_email_verified: '2026-01-01 00:00:00',
-        support_email: 'help@acme.example',
-        support_email_verified: '2026-01-01 00:00:00',
-        website_url: `${w.llm.origin}/site`,
-        terms_of_service_url: `${w.llm.origin}/tos`,
-        docs_url: `${w.llm.origin}/docs`,
-        privacy_policy_url: `${w.llm.origin}/privacy`,
-        tos_accepted_at: '2026-01-01 00:00:00',
-        tos_accepted_by_id: ids.userId,
+        ...providerPassingEveryCheck(w.llm.origin, ids.userId),
       });
       return {
         kwargs: { provider_id: provider },
