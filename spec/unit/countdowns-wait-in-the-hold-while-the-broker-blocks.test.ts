@@ -7,7 +7,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { createWorker } from '../../lib/app/app.js';
 import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import type { BrokerBlock } from '../../lib/broker/broker.js';
 import { loadConfig } from '../../lib/config/settings.js';
@@ -15,7 +14,7 @@ import { encodeTaskMessage } from '../../lib/protocol/encode.js';
 import { PyDateTime } from '../../lib/protocol/values.js';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
-import { nullLogger } from '../../lib/logger.js';
+import { memoryWorker } from '../support/memory-worker.js';
 import { waitFor } from '../support/wait.js';
 
 const Q = 'blocked';
@@ -76,14 +75,7 @@ async function startWorker() {
     // A countdown of a few seconds is parked, not held by the worker.
     SMARTER_WORKER_ETA_HOLD_MAX: '1',
   });
-  const { worker, app } = createWorker({
-    config: values,
-    tasks,
-    deps: {},
-    logger: nullLogger(),
-    defaultQueue: Q,
-    broker,
-  });
+  const { worker, app } = memoryWorker({ config: values, tasks, defaultQueue: Q, broker });
   store.declare(Q);
   const producer = new MemoryBroker(store);
   await producer.connect();

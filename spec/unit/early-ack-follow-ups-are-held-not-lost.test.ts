@@ -9,7 +9,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { createWorker } from '../../lib/app/app.js';
 import { loadConfig } from '../../lib/config/settings.js';
 import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import { PythonException } from '../../lib/errors.js';
@@ -18,6 +17,7 @@ import { defineTask } from '../../lib/registry/define-task.js';
 import { loadHeld } from '../../lib/worker/state-db.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
+import { memoryWorker } from '../support/memory-worker.js';
 import { waitFor } from '../support/wait.js';
 
 const Q = 'held';
@@ -78,10 +78,9 @@ function start(store: MemoryStore, env: Record<string, string>, lines: LogLine[]
     CELERY_WORKER_HOSTNAME: 'held@test',
     ...env,
   });
-  const { worker, app } = createWorker({
+  const { worker, app } = memoryWorker({
     config: values,
     tasks,
-    deps: {},
     logger: recordingLogger(lines),
     defaultQueue: Q,
     broker,

@@ -26,6 +26,7 @@ export const OWN_WIRING_MODULES = [
   'redbeat-rolling',
   'heavy-messages',
   'memory-broker',
+  'memory-worker',
   'fake-cloud',
   'cloud',
   'infra-world',

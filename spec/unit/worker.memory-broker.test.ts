@@ -4,15 +4,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { createWorker } from '../../lib/app/app.js';
 import { loadConfig } from '../../lib/config/settings.js';
 import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import { PythonException } from '../../lib/errors.js';
-import { nullLogger } from '../../lib/logger.js';
 import { encodeTaskMessage } from '../../lib/protocol/encode.js';
 import { PyDateTime } from '../../lib/protocol/values.js';
 import { type AnyTask, defineTask } from '../../lib/registry/define-task.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
+import { memoryWorker } from '../support/memory-worker.js';
 import { waitFor } from '../support/wait.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -37,14 +36,7 @@ function start(tasks: AnyTask[], env: Record<string, string> = {}) {
     CELERY_WORKER_HOSTNAME: 'mem@test',
     ...env,
   });
-  const { worker, app } = createWorker({
-    config: values,
-    tasks,
-    deps: {},
-    logger: nullLogger(),
-    defaultQueue: Q,
-    broker,
-  });
+  const { worker, app } = memoryWorker({ config: values, tasks, defaultQueue: Q, broker });
   const send = async (task: string, kwargs: Record<string, unknown>, o: { eta?: number } = {}) => {
     const id = randomUUID();
     await broker.send(
