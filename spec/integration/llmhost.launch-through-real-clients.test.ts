@@ -3,7 +3,7 @@
  * MariaDB; each re-queue (positional, as Smarter's) planned by the worker's own rule and run in-process. This file:
  * launch_llmhost, its resources, Secrets and budget.
  */
-import { gpuResources, LLAMA_8B_VLLM_ARGS } from '../support/llmhost-render.js';
+import { HF_ENV, gpuResources, LLAMA_8B_VLLM_ARGS } from '../support/llmhost-render.js';
 import { LLAMA_3_1_8B_INSTRUCT } from '../fixtures/llmhost-builtins.js';
 import { fernetDecryptPython, insertSecret } from '../support/secrets.js';
 import { recordLocator } from '../../tasks/db/django.js';
@@ -86,11 +86,7 @@ test("own wiring: launch_llmhost of Smarter's built-in llama-3.1-8b-instruct: th
       image: 'vllm/vllm-openai:latest',
       imagePullPolicy: 'IfNotPresent',
       args: LLAMA_8B_VLLM_ARGS,
-      env: [
-        { name: 'HF_HOME', value: '/models/huggingface' },
-        { name: 'HF_HUB_CACHE', value: '/models/huggingface/hub' },
-        { name: 'VLLM_API_KEY', ...key },
-      ],
+      env: [...HF_ENV, { name: 'VLLM_API_KEY', ...key }],
       ports: [{ name: 'http', containerPort: 8000, protocol: 'TCP' }],
       resources: gpuResources('4', '24Gi', 1),
       volumeMounts: [

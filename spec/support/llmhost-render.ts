@@ -106,3 +106,15 @@ export const LLAMA_8B_VLLM_ARGS = [
   '--tool-call-parser',
   'llama3_json',
 ];
+
+/** How llama.cpp's server starts after its model (`engines.py`): the alias it serves, every address, 8080, 8K context. */
+export const llamaServerArgs = (alias: string) => [
+  '--alias',
+  alias,
+  '--host',
+  '0.0.0.0',
+  '--port',
+  '8080',
+  '--ctx-size',
+  '8192',
+];

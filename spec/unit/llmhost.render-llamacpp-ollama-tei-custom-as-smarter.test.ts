@@ -20,7 +20,7 @@ import {
   HF_TOKEN_ENV,
   gpuResources,
 } from '../support/llmhost-render.js';
-import { MOUNTS, http, probes, modelIdArgs } from '../support/llmhost-render.js';
+import { MOUNTS, http, probes, modelIdArgs, llamaServerArgs } from '../support/llmhost-render.js';
 
 test("llama.cpp: Smarter's built-in llama-3.2-3b-instruct-gguf-cpu downloads one file from Hugging Face, with the CPU image, LLAMA_CACHE and LLAMA_API_KEY, tolerating its CPU compute's taint", () => {
   const taint = { key: 'smarter.sh/compute', value: 'cpu_medium', effect: 'NoSchedule' };
@@ -34,14 +34,7 @@ test("llama.cpp: Smarter's built-in llama-3.2-3b-instruct-gguf-cpu downloads one
       'bartowski/Llama-3.2-3B-Instruct-GGUF',
       '--hf-file',
       'Llama-3.2-3B-Instruct-Q4_K_M.gguf',
-      '--alias',
-      'llama-3.2-3b-instruct',
-      '--host',
-      '0.0.0.0',
-      '--port',
-      '8080',
-      '--ctx-size',
-      '8192',
+      ...llamaServerArgs('llama-3.2-3b-instruct'),
       '--parallel',
       '4',
     ],
@@ -83,18 +76,7 @@ test("llama.cpp from a URL: Smarter's built-in llama-3.2-1b-instruct-gguf-url do
       volumeMounts: [{ name: 'models', mountPath: '/models' }],
     },
   ]);
-  expect(containerOf(resources).args).toEqual([
-    '--model',
-    path,
-    '--alias',
-    'llama-3.2-1b-instruct',
-    '--host',
-    '0.0.0.0',
-    '--port',
-    '8080',
-    '--ctx-size',
-    '8192',
-  ]);
+  expect(containerOf(resources).args).toEqual(['--model', path, ...llamaServerArgs('llama-3.2-1b-instruct')]);
   expect(pod.tolerations).toBeUndefined();
   expect(byKind(resources).PersistentVolumeClaim?.spec).toEqual({
     accessModes: ['ReadWriteOnce'],
