@@ -6,13 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { loadConfig } from '../../lib/config/settings.js';
-import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import { encodeTaskMessage } from '../../lib/protocol/encode.js';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { noEvents } from '../../lib/worker/events.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
-import { memoryWorker } from '../support/memory-worker.js';
+import { memoryConfig, memoryWorker } from '../support/memory-worker.js';
 import { waitFor } from '../support/wait.js';
 
 const Q = 'loss';
@@ -50,9 +48,7 @@ function start(env: Record<string, string>) {
       }
     },
   });
-  const { values } = loadConfig(WORKER_SETTINGS, {
-    SMARTER_WORKER_QUEUES: Q,
-    CELERY_RESULT_BACKEND: 'disabled',
+  const values = memoryConfig(Q, {
     CELERY_TASK_ACKS_LATE: 'true',
     SMARTER_WORKER_SHUTDOWN_GRACE: '1',
     ...env,

@@ -7,14 +7,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import type { BrokerBlock } from '../../lib/broker/broker.js';
-import { loadConfig } from '../../lib/config/settings.js';
 import { encodeTaskMessage } from '../../lib/protocol/encode.js';
 import { PyDateTime } from '../../lib/protocol/values.js';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
-import { memoryWorker } from '../support/memory-worker.js';
+import { memoryConfig, memoryWorker } from '../support/memory-worker.js';
 import { waitFor } from '../support/wait.js';
 
 const Q = 'blocked';
@@ -65,11 +63,9 @@ function blocking(store: MemoryStore) {
 async function startWorker() {
   const store = new MemoryStore();
   const { broker, block } = blocking(store);
-  const { values } = loadConfig(WORKER_SETTINGS, {
-    SMARTER_WORKER_QUEUES: Q,
+  const values = memoryConfig(Q, {
     CELERY_WORKER_CONCURRENCY: '1',
     CELERY_WORKER_PREFETCH_MULTIPLIER: '1',
-    CELERY_RESULT_BACKEND: 'disabled',
     SMARTER_WORKER_SHUTDOWN_GRACE: '1',
     CELERY_WORKER_HOSTNAME: 'blocked@test',
     // A countdown of a few seconds is parked, not held by the worker.

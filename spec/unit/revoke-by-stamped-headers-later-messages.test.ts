@@ -7,14 +7,12 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
 import { type CommandContext, controlCommands } from '../../lib/control/commands.js';
-import { loadConfig } from '../../lib/config/settings.js';
-import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import { nullLogger } from '../../lib/logger.js';
 import { encodeTaskMessage } from '../../lib/protocol/encode.js';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { noEvents } from '../../lib/worker/events.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
-import { memoryWorker } from '../support/memory-worker.js';
+import { memoryConfig, memoryWorker } from '../support/memory-worker.js';
 
 const Q = 'stamps';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -23,7 +21,7 @@ test('own wiring: a message that arrives after revoke_by_stamped_headers with a 
   const broker = new MemoryBroker(new MemoryStore());
   const ran: string[] = [];
   const revoked: string[] = [];
-  const { values } = loadConfig(WORKER_SETTINGS, { SMARTER_WORKER_QUEUES: Q, CELERY_RESULT_BACKEND: 'disabled' });
+  const values = memoryConfig(Q, {});
   const { worker, app } = memoryWorker({
     config: values,
     tasks: [

@@ -4,14 +4,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { loadConfig } from '../../lib/config/settings.js';
-import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import { PythonException } from '../../lib/errors.js';
 import { encodeTaskMessage } from '../../lib/protocol/encode.js';
 import { PyDateTime } from '../../lib/protocol/values.js';
 import { type AnyTask, defineTask } from '../../lib/registry/define-task.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
-import { memoryWorker } from '../support/memory-worker.js';
+import { memoryConfig, memoryWorker } from '../support/memory-worker.js';
 import { waitFor } from '../support/wait.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -28,10 +26,8 @@ const Q = 'mem';
 function start(tasks: AnyTask[], env: Record<string, string> = {}) {
   const store = new MemoryStore();
   const broker = new MemoryBroker(store);
-  const { values } = loadConfig(WORKER_SETTINGS, {
-    SMARTER_WORKER_QUEUES: Q,
+  const values = memoryConfig(Q, {
     CELERY_WORKER_CONCURRENCY: '2',
-    CELERY_RESULT_BACKEND: 'disabled',
     SMARTER_WORKER_SHUTDOWN_GRACE: '1',
     CELERY_WORKER_HOSTNAME: 'mem@test',
     ...env,
