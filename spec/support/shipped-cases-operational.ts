@@ -10,6 +10,16 @@ import { LLM_API_KEY } from './shipped-world.js';
 import { w, rows, one, ids } from './shipped-suite.js';
 import { type Case, request, response, messages, count, shared } from './shipped-case-helpers.js';
 
+/** An MCP client of the MCP stand-in over HTTP, owned by the test profile; `isActive` as Smarter's flag. */
+const mcpClient = (name: string, isActive: 0 | 1) =>
+  insertRow(w.t.db, 'mcpclient_mcpclient', {
+    name,
+    user_profile_id: ids.profileId,
+    endpoint_url: w.mcp.url,
+    transport: 'http',
+    is_active: isActive,
+  });
+
 export const OPERATIONAL_CASES: Case[] = [
   // prompt/tasks.py
   {
@@ -289,13 +299,7 @@ export const OPERATIONAL_CASES: Case[] = [
     task: 'mcpclient.tasks.refresh_mcpclient',
     phase: 1,
     prepare: async () => {
-      const id = await insertRow(w.t.db, 'mcpclient_mcpclient', {
-        name: 'weather',
-        user_profile_id: ids.profileId,
-        endpoint_url: w.mcp.url,
-        transport: 'http',
-        is_active: 0,
-      });
+      const id = await mcpClient('weather', 0);
       return {
         args: [id],
         state: 'SUCCESS',
@@ -312,13 +316,7 @@ export const OPERATIONAL_CASES: Case[] = [
     task: 'mcpclient.tasks.refresh_mcpclients',
     phase: 1,
     prepare: async () => {
-      const id = await insertRow(w.t.db, 'mcpclient_mcpclient', {
-        name: 'weather-all',
-        user_profile_id: ids.profileId,
-        endpoint_url: w.mcp.url,
-        transport: 'http',
-        is_active: 1,
-      });
+      const id = await mcpClient('weather-all', 1);
       return {
         state: 'SUCCESS',
         check: async (m) => {
