@@ -6,6 +6,7 @@ import { infrastructureTasks } from '../../tasks/infrastructure/index.js';
 import { CheckRunner } from '../support/check-runner.js';
 import { ledgerRows } from '../support/django-rows.js';
 import { CLUSTER, type LlmhostWorld, NS, llmhostWorldForFile } from '../support/llmhost-world.js';
+import { ebsVolume } from '../support/kube-standin.js';
 
 const SYNC = 'smarter.apps.infrastructure.tasks.sync_infrastructure_inventory';
 let w: LlmhostWorld;
@@ -23,21 +24,8 @@ const ledger = () => ledgerRows(w.t.db);
 
 test('own wiring: records what exists as created, once; a resource gone as destroyed; a new load balancer hostname updates its row; other namespaces and ClusterIP Services are left out', async () => {
   w.joinNode('platform', 'ip-10-0-0-1');
-  w.kube.put({
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: { name: 'pv-ours' },
-    spec: { csi: { driver: 'ebs.csi.aws.com', volumeHandle: 'vol-0abc' }, claimRef: { namespace: NS, name: 'data' } },
-  });
-  w.kube.put({
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: { name: 'pv-theirs' },
-    spec: {
-      csi: { driver: 'ebs.csi.aws.com', volumeHandle: 'vol-0def' },
-      claimRef: { namespace: 'other-env', name: 'data' },
-    },
-  });
+  w.kube.put(ebsVolume('pv-ours', 'vol-0abc', NS, 'data'));
+  w.kube.put(ebsVolume('pv-theirs', 'vol-0def', 'other-env', 'data'));
   w.kube.put({
     apiVersion: 'v1',
     kind: 'Service',

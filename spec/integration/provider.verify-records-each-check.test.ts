@@ -9,7 +9,7 @@ import { bindArguments } from '../../lib/registry/args.js';
 import { FetchLlmProviders } from '../../tasks/cloud/llm.js';
 import type { SmarterDeps } from '../../tasks/env/task-env.js';
 import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
-import { insertRow } from '../support/django-rows.js';
+import { insertRow, providerPassingEveryCheck } from '../support/django-rows.js';
 import { FakeCloud } from '../support/fake-cloud.js';
 import { type LlmStandIn, startLlmStandIn } from '../support/llm-standin.js';
 import { fernetKey, insertSecret } from '../support/secrets.js';
@@ -74,18 +74,7 @@ const goodProvider = async (cols: Record<string, unknown> = {}) =>
   provider({
     // The provider bank never reads the Secret: the connectivity test sends the production key.
     api_key_id: await insertSecret(t.db, ids.profileId, KEY, 'sk-secret-not-sent'),
-    status: 'verified',
-    logo: 'logos/acme.svg',
-    contact_email: 'ops@acme.example',
-    contact_email_verified: '2026-01-01 00:00:00',
-    support_email: 'help@acme.example',
-    support_email_verified: '2026-01-01 00:00:00',
-    website_url: `${llm.origin}/site`,
-    terms_of_service_url: `${llm.origin}/tos`,
-    docs_url: `${llm.origin}/docs`,
-    privacy_policy_url: `${llm.origin}/privacy`,
-    tos_accepted_at: '2026-01-01 00:00:00',
-    tos_accepted_by_id: ids.userId,
+    ...providerPassingEveryCheck(llm.origin, ids.userId),
     ...cols,
   });
 

@@ -33,3 +33,22 @@ export async function ledgerRows(db: Queryable) {
     destroyed_at: r.destroyed_at,
   }));
 }
+
+/**
+ * The columns of a provider that passes every check of Smarter's provider bank: a logo, verified contact and support
+ * addresses, its pages at `origin` (website, terms, docs, privacy), terms accepted by `userId`, and `verified`.
+ */
+export const providerPassingEveryCheck = (origin: string, userId: number): Record<string, unknown> => ({
+  status: 'verified',
+  logo: 'logos/acme.svg',
+  contact_email: 'ops@acme.example',
+  contact_email_verified: '2026-01-01 00:00:00',
+  support_email: 'help@acme.example',
+  support_email_verified: '2026-01-01 00:00:00',
+  website_url: `${origin}/site`,
+  terms_of_service_url: `${origin}/tos`,
+  docs_url: `${origin}/docs`,
+  privacy_policy_url: `${origin}/privacy`,
+  tos_accepted_at: '2026-01-01 00:00:00',
+  tos_accepted_by_id: userId,
+});

@@ -6,14 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { createWorker } from '../../lib/app/app.js';
-import { loadConfig } from '../../lib/config/settings.js';
-import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
-import { nullLogger } from '../../lib/logger.js';
 import { encodeTaskMessage } from '../../lib/protocol/encode.js';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { noEvents } from '../../lib/worker/events.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
+import { memoryConfig, memoryWorker } from '../support/memory-worker.js';
 import { waitFor } from '../support/wait.js';
 
 const Q = 'loss';
@@ -51,18 +48,14 @@ function start(env: Record<string, string>) {
       }
     },
   });
-  const { values } = loadConfig(WORKER_SETTINGS, {
-    SMARTER_WORKER_QUEUES: Q,
-    CELERY_RESULT_BACKEND: 'disabled',
+  const values = memoryConfig(Q, {
     CELERY_TASK_ACKS_LATE: 'true',
     SMARTER_WORKER_SHUTDOWN_GRACE: '1',
     ...env,
   });
-  const { worker, app } = createWorker({
+  const { worker, app } = memoryWorker({
     config: values,
     tasks: [task],
-    deps: {},
-    logger: nullLogger(),
     defaultQueue: Q,
     broker,
     events: {

@@ -7,15 +7,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { createWorker } from '../../lib/app/app.js';
-import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import type { BrokerBlock } from '../../lib/broker/broker.js';
-import { loadConfig } from '../../lib/config/settings.js';
 import { encodeTaskMessage } from '../../lib/protocol/encode.js';
 import { PyDateTime } from '../../lib/protocol/values.js';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
-import { nullLogger } from '../../lib/logger.js';
+import { memoryConfig, memoryWorker } from '../support/memory-worker.js';
 import { waitFor } from '../support/wait.js';
 
 const Q = 'blocked';
@@ -66,24 +63,15 @@ function blocking(store: MemoryStore) {
 async function startWorker() {
   const store = new MemoryStore();
   const { broker, block } = blocking(store);
-  const { values } = loadConfig(WORKER_SETTINGS, {
-    SMARTER_WORKER_QUEUES: Q,
+  const values = memoryConfig(Q, {
     CELERY_WORKER_CONCURRENCY: '1',
     CELERY_WORKER_PREFETCH_MULTIPLIER: '1',
-    CELERY_RESULT_BACKEND: 'disabled',
     SMARTER_WORKER_SHUTDOWN_GRACE: '1',
     CELERY_WORKER_HOSTNAME: 'blocked@test',
     // A countdown of a few seconds is parked, not held by the worker.
     SMARTER_WORKER_ETA_HOLD_MAX: '1',
   });
-  const { worker, app } = createWorker({
-    config: values,
-    tasks,
-    deps: {},
-    logger: nullLogger(),
-    defaultQueue: Q,
-    broker,
-  });
+  const { worker, app } = memoryWorker({ config: values, tasks, defaultQueue: Q, broker });
   store.declare(Q);
   const producer = new MemoryBroker(store);
   await producer.connect();

@@ -9,15 +9,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { createWorker } from '../../lib/app/app.js';
-import { loadConfig } from '../../lib/config/settings.js';
-import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import { PythonException } from '../../lib/errors.js';
 import { encodeTaskMessage } from '../../lib/protocol/encode.js';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { loadHeld } from '../../lib/worker/state-db.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
+import { memoryConfig, memoryWorker } from '../support/memory-worker.js';
 import { waitFor } from '../support/wait.js';
 
 const Q = 'held';
@@ -70,18 +68,15 @@ function refusing(store: MemoryStore) {
 
 function start(store: MemoryStore, env: Record<string, string>, lines: LogLine[]) {
   const { broker, refuse } = refusing(store);
-  const { values } = loadConfig(WORKER_SETTINGS, {
-    SMARTER_WORKER_QUEUES: Q,
+  const values = memoryConfig(Q, {
     CELERY_WORKER_CONCURRENCY: '2',
-    CELERY_RESULT_BACKEND: 'disabled',
     SMARTER_WORKER_SHUTDOWN_GRACE: '1',
     CELERY_WORKER_HOSTNAME: 'held@test',
     ...env,
   });
-  const { worker, app } = createWorker({
+  const { worker, app } = memoryWorker({
     config: values,
     tasks,
-    deps: {},
     logger: recordingLogger(lines),
     defaultQueue: Q,
     broker,

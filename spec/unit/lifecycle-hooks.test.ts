@@ -6,15 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { createWorker } from '../../lib/app/app.js';
 import { type HookEvents, WorkerHooks } from '../../lib/app/hooks.js';
-import { loadConfig } from '../../lib/config/settings.js';
-import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import { PythonException } from '../../lib/errors.js';
-import { nullLogger } from '../../lib/logger.js';
 import { encodeTaskMessage } from '../../lib/protocol/encode.js';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
+import { memoryConfig, memoryWorker } from '../support/memory-worker.js';
 import { waitFor } from '../support/wait.js';
 
 const Q = 'hooks';
@@ -49,22 +46,12 @@ describe('own wiring: lifecycle hooks', () => {
   const payloads: Array<[keyof HookEvents, unknown]> = [];
   const hooks = new WorkerHooks();
   const broker = new MemoryBroker(new MemoryStore());
-  const { values } = loadConfig(WORKER_SETTINGS, {
-    SMARTER_WORKER_QUEUES: Q,
-    CELERY_RESULT_BACKEND: 'disabled',
+  const values = memoryConfig(Q, {
     CELERY_WORKER_CONCURRENCY: '1',
     CELERY_WORKER_HOSTNAME: 'hooks@test',
     SMARTER_WORKER_SHUTDOWN_GRACE: '1',
   });
-  const { app } = createWorker({
-    config: values,
-    tasks,
-    deps: {},
-    logger: nullLogger(),
-    defaultQueue: Q,
-    broker,
-    hooks,
-  });
+  const { app } = memoryWorker({ config: values, tasks, defaultQueue: Q, broker, hooks });
   const names: Array<keyof HookEvents> = [
     'workerReady',
     'taskPrerun',

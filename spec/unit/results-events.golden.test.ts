@@ -22,6 +22,13 @@ import { loadFixture } from '../support/fixtures.js';
 
 const body = (name: string) => parseKombuJson(loadFixture(name).body_text ?? '') as Record<string, unknown>;
 
+/** The worker's event dispatcher with task events on, as `celery@workerhost` with nothing active, sending on `broker`. */
+const taskEventsOn = (broker: Broker) =>
+  new EventDispatcher(broker, 'celery@workerhost', new LamportClock(), nullLogger(), { taskEvents: true }, () => ({
+    active: 0,
+    processed: 0,
+  }));
+
 test('redis SUCCESS meta: same keys in the same order, date_done an aware ISO time', () => {
   const golden = body('result-kv-success.json');
   const ours = kvMeta({
@@ -119,14 +126,7 @@ test('a task-received event has the golden keys in the golden order, on celeryev
     route: async (exchange: string, key: string, m: OutgoingMessage) =>
       void sent.push({ exchange, key, body: m.body, p: m.properties }),
   } as unknown as Broker;
-  const events = new EventDispatcher(
-    broker,
-    'celery@workerhost',
-    new LamportClock(),
-    nullLogger(),
-    { taskEvents: true },
-    () => ({ active: 0, processed: 0 }),
-  );
+  const events = taskEventsOn(broker);
   const msg = {
     id: 't1',
     task: 'proj.tasks.add',
@@ -156,14 +156,7 @@ test('task-failed and task-retried carry the Python exception a caller would cat
   const broker = {
     route: async (_e: string, _k: string, m: OutgoingMessage) => void sent.push(m.body),
   } as unknown as Broker;
-  const events = new EventDispatcher(
-    broker,
-    'celery@workerhost',
-    new LamportClock(),
-    nullLogger(),
-    { taskEvents: true },
-    () => ({ active: 0, processed: 0 }),
-  );
+  const events = taskEventsOn(broker);
   const msg = { id: 't1', task: 'proj.tasks.add' } as unknown as TaskMessage;
   events.failed(msg, new PythonException('ValueError', 'builtins', 'boom'), '');
   events.retried(msg, new RangeError("it's out"), '');

@@ -6,15 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { createWorker } from '../../lib/app/app.js';
 import { type CommandContext, controlCommands } from '../../lib/control/commands.js';
-import { loadConfig } from '../../lib/config/settings.js';
-import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import { nullLogger } from '../../lib/logger.js';
 import { encodeTaskMessage } from '../../lib/protocol/encode.js';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { noEvents } from '../../lib/worker/events.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
+import { memoryConfig, memoryWorker } from '../support/memory-worker.js';
 
 const Q = 'stamps';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -23,14 +21,12 @@ test('own wiring: a message that arrives after revoke_by_stamped_headers with a 
   const broker = new MemoryBroker(new MemoryStore());
   const ran: string[] = [];
   const revoked: string[] = [];
-  const { values } = loadConfig(WORKER_SETTINGS, { SMARTER_WORKER_QUEUES: Q, CELERY_RESULT_BACKEND: 'disabled' });
-  const { worker, app } = createWorker({
+  const values = memoryConfig(Q, {});
+  const { worker, app } = memoryWorker({
     config: values,
     tasks: [
       defineTask({ name: 'stamps.run', queue: Q, params: z.object({ n: z.string() }), run: (p) => ran.push(p.n) }),
     ],
-    deps: {},
-    logger: nullLogger(),
     defaultQueue: Q,
     broker,
     events: { ...noEvents, revoked: (id) => void revoked.push(id) },

@@ -26,6 +26,7 @@ export const OWN_WIRING_MODULES = [
   'redbeat-rolling',
   'heavy-messages',
   'memory-broker',
+  'memory-worker',
   'fake-cloud',
   'cloud',
   'infra-world',
@@ -37,6 +38,9 @@ export const OWN_WIRING_MODULES = [
   'pushback',
   'task-context',
   'check-runner',
+  'llmhost-task-runs',
+  'llmclient-infra',
+  'vectorstore-world',
 ] as const;
 
 export const MARKER = 'own wiring';

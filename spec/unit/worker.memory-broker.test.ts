@@ -4,15 +4,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { createWorker } from '../../lib/app/app.js';
-import { loadConfig } from '../../lib/config/settings.js';
-import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import { PythonException } from '../../lib/errors.js';
-import { nullLogger } from '../../lib/logger.js';
 import { encodeTaskMessage } from '../../lib/protocol/encode.js';
 import { PyDateTime } from '../../lib/protocol/values.js';
 import { type AnyTask, defineTask } from '../../lib/registry/define-task.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
+import { memoryConfig, memoryWorker } from '../support/memory-worker.js';
 import { waitFor } from '../support/wait.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -29,22 +26,13 @@ const Q = 'mem';
 function start(tasks: AnyTask[], env: Record<string, string> = {}) {
   const store = new MemoryStore();
   const broker = new MemoryBroker(store);
-  const { values } = loadConfig(WORKER_SETTINGS, {
-    SMARTER_WORKER_QUEUES: Q,
+  const values = memoryConfig(Q, {
     CELERY_WORKER_CONCURRENCY: '2',
-    CELERY_RESULT_BACKEND: 'disabled',
     SMARTER_WORKER_SHUTDOWN_GRACE: '1',
     CELERY_WORKER_HOSTNAME: 'mem@test',
     ...env,
   });
-  const { worker, app } = createWorker({
-    config: values,
-    tasks,
-    deps: {},
-    logger: nullLogger(),
-    defaultQueue: Q,
-    broker,
-  });
+  const { worker, app } = memoryWorker({ config: values, tasks, defaultQueue: Q, broker });
   const send = async (task: string, kwargs: Record<string, unknown>, o: { eta?: number } = {}) => {
     const id = randomUUID();
     await broker.send(
