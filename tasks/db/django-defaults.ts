@@ -3,7 +3,7 @@
  * worker writes: the field's `default=` (a callable is called), else `''` for a string field that is NOT NULL,
  * else NULL. Smarter's database has no column defaults (Django keeps `default=` in Python), so a row written
  * without these values would be refused (NOT NULL, error 1364) or would differ from Django's (NULL for `'1.0.0'`).
- * The values are those of Smarter's migrations; spec/integration/db-schema.test.ts names them.
+ * The values are those of Smarter's migrations; spec/support/smarter-migrations.ts names them.
  */
 
 /** A cell as the mysql2 driver takes it: JSONField values as their JSON text. */

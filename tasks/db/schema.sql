@@ -5,7 +5,7 @@
 -- A table the worker writes carries every column that Smarter's migrations give it, NOT NULL exactly where the
 -- field has null=False, and no column DEFAULT: Django applies `default=` in Python and never leaves it in the
 -- database. Under strict SQL mode (MariaDB's default) an INSERT that leaves out a NOT NULL column therefore fails
--- with error 1364, as it would on Smarter's database. spec/integration/db-schema.test.ts holds the column lists,
+-- with error 1364, as it would on Smarter's database. spec/support/smarter-migrations*.ts hold the column lists,
 -- with the migrations they come from.
 --
 -- The tables the worker only reads (auth_user, account_account, account_userprofile, account_accountcontact,
