@@ -95,6 +95,11 @@ function copyBit(flag: number, key: string): number {
   return isParked(key) ? flag << 1 : flag;
 }
 
+/** Whether `key`'s copy of attempt `a` has `flag` (AGAIN is the attempt's, whichever copy). */
+function has(a: Attempt | undefined, key: string, flag: number): boolean {
+  return ((a?.flags ?? 0) & (flag === AGAIN ? AGAIN : copyBit(flag, key))) !== 0;
+}
+
 /** Why a delivery is acked and not run. */
 export type Discard = 'second copy' | 'acked before' | 'ran here' | 'parked before';
 
@@ -122,14 +127,6 @@ export class Copies {
     const a = this.attempts.get(attemptOf(key)) ?? { flags: 0 };
     this.attempts.set(attemptOf(key), a);
     return a;
-  }
-
-  private has(key: string, flag: number): boolean {
-    return ((this.attempts.get(attemptOf(key))?.flags ?? 0) & copyBit(flag, key)) !== 0;
-  }
-
-  private again(key: string): boolean {
-    return ((this.attempts.get(attemptOf(key))?.flags ?? 0) & AGAIN) !== 0;
   }
 
   /** Deliveries come on a fresh connection from now: what the last one left unacked, the broker redelivers. */
@@ -161,13 +158,14 @@ export class Copies {
       const a = this.attempts.get(attemptOf(key));
       const h = a?.handed;
       if (h && h.at > (a?.parkedAt ?? 0)) return h.parked ? 'held' : 'made again';
-      if (this.again(key) || (h && !h.acked && h.connection < this.connection)) return 'made again';
+      if (has(a, key, AGAIN) || (h && !h.acked && h.connection < this.connection)) return 'made again';
       this.publishing(key);
       return 'send';
     }
-    if (this.has(key, DELIVERED)) return 'held';
-    this.attempt(key).flags |= copyBit(TWICE, key);
-    if (this.again(key)) return 'made again';
+    const a = this.attempt(key);
+    if (has(a, key, DELIVERED)) return 'held';
+    a.flags |= copyBit(TWICE, key);
+    if (has(a, key, AGAIN)) return 'made again';
     return 'send';
   }
 
@@ -200,9 +198,9 @@ export class Copies {
       if (h.connection === this.connection && !(redelivered && h.parked)) return h.parked ? 'second copy' : 'ran here';
       return undefined;
     }
-    if (redelivered && this.has(key, ACKED)) return 'acked before';
+    if (redelivered && has(a, key, ACKED)) return 'acked before';
     if (redelivered) return a?.parkedSeen === true ? 'parked before' : undefined;
-    if (a && this.has(key, DELIVERED) && this.has(key, TWICE)) {
+    if (a && has(a, key, DELIVERED) && has(a, key, TWICE)) {
       a.flags &= ~copyBit(TWICE, key);
       return 'second copy';
     }
