@@ -25,6 +25,7 @@
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { DelayedToolOptions } from '../broker.js';
 import { copyProperties } from '../republish.js';
+import { AckBatcher } from './ack-batcher.js';
 import type { RawMessage } from '../../protocol/types.js';
 import { statsOn } from './amqp-declare.js';
 import { ConfirmPublisher } from './amqp-publish.js';
@@ -54,6 +55,12 @@ export interface WalkOptions extends DelayedToolOptions {
   prefetch?: number;
   /** How long a level may deliver nothing, with messages still ready in it, before its walk ends. */
   stallMs?: number;
+}
+
+/** A delivery acked by the walk: its task id, and whether the outcome counted it as acted on. */
+interface Acked {
+  id: string;
+  counted: boolean;
 }
 
 const DEFAULT_PREFETCH = 4000;
@@ -134,12 +141,22 @@ export async function actOnDelayLevels(
       // Walked again while the last walk acted: what it acked is gone, or comes back and is only settled now.
       for (let pass = 0; expected > 0 && pass < 4 && !options.signal?.aborted; pass++) {
         const before = outcome.acted + outcome.caught;
-        await walkLevel(model, levelName(level), expected, queue, options, (m, ack) => {
+        const unsent = (acked: Acked[]) => {
+          // Acked here but never sent (the channel went): a released copy exists twice, a purged one is still parked.
+          for (const { id, counted } of acked) {
+            if (!counted) continue;
+            progress.acted--;
+            outcome.acted--;
+            if (confirm) outcome.doubled.push(id);
+            else done.delete(id);
+          }
+        };
+        await walkLevel(model, levelName(level), expected, queue, options, unsent, (m, ack) => {
           if (pass === 0 && ++progress.seen % 500 === 0) report();
           if (!m) return undefined;
           const id = taskIdOf(m);
           if (done.has(id)) {
-            ack();
+            ack(false);
             outcome.caught++;
             return undefined;
           }
@@ -194,11 +211,12 @@ async function walkLevel(
   expected: number,
   queue: string | undefined,
   options: WalkOptions,
-  act: (m: ConsumeMessage | null, ack: () => void) => Promise<boolean> | undefined,
+  unsent: (acked: Acked[]) => void,
+  act: (m: ConsumeMessage | null, ack: (counted?: boolean) => void) => Promise<boolean> | undefined,
 ): Promise<void> {
   const prefetch = options.prefetch ?? DEFAULT_PREFETCH;
   const stallMs = options.stallMs ?? 3000;
-  const channels: Channel[] = [];
+  const channels: Array<{ ch: Channel; acks: AckBatcher<Acked> }> = [];
   let received = 0;
   let inFlight = 0;
   let stopping = false;
@@ -212,7 +230,19 @@ async function walkLevel(
   const open = async (): Promise<void> => {
     const ch = await model.createChannel();
     ch.on('error', () => undefined);
-    channels.push(ch);
+    // One multiple ack per run of settled deliveries: a quorum level settles each ack frame as a log entry.
+    const acks: AckBatcher<Acked> = new AckBatcher<Acked>(
+      (tag, multiple) => ch.ack({ fields: { deliveryTag: tag } } as ConsumeMessage, multiple),
+      (flush) =>
+        void setImmediate(() => {
+          try {
+            flush();
+          } catch {
+            // The channel closed under us: what was not sent is reported when the walk ends.
+          }
+        }),
+    );
+    channels.push({ ch, acks });
     let held = 0;
     let opening = false;
     const hold = () => {
@@ -234,7 +264,12 @@ async function walkLevel(
         received++;
         const to = delayedDestination(m.fields.routingKey);
         const mine = to !== null && (queue === undefined || to === queue);
-        const settling = act(mine ? m : null, () => ch.ack(m));
+        // Every delivery is tracked, held ones too, so that a multiple ack never reaches past one left unacked.
+        const slot = acks.track(m.fields.deliveryTag, { id: taskIdOf(m), counted: true });
+        const settling = act(mine ? m : null, (counted = true) => {
+          slot.meta.counted = counted;
+          if (!acks.ack(slot)) throw new Error('channel closed');
+        });
         if (!mine) hold();
         else if (settling) {
           inFlight++;
@@ -274,8 +309,19 @@ async function walkLevel(
     clearInterval(timer);
     options.signal?.removeEventListener('abort', stop);
     // Acks are settled by the quorum queue asynchronously; a channel closed at once can lose the last of them.
+    for (const { acks } of channels) {
+      try {
+        acks.flush();
+      } catch {
+        // What the channel refused stays waiting and is reported below.
+      }
+    }
     await new Promise((r) => setTimeout(r, SETTLE_MS));
-    for (const ch of channels) await ch.close().catch(() => undefined);
+    for (const { ch, acks } of channels) {
+      const lost = acks.drop();
+      if (lost.length > 0) unsent(lost);
+      await ch.close().catch(() => undefined);
+    }
   }
 }
 
