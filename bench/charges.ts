@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import { Dec } from '../tasks/db/decimal.js';
 import { record } from './record.js';
-import { AMQP_URL, PYTHON, deleteQueue, freshQueue, peakRssMb, pythonWorkerArgs, stop } from './support.js';
+import { AMQP_URL, PYTHON, deleteQueue, freshQueue, peakRssMb, pythonWorkerArgs, stop, waitHeld } from './support.js';
 
 const exec = promisify(execFile);
 const count = Number(process.argv[2] ?? 10_000);
@@ -100,6 +100,7 @@ for (const w of workers) {
   await q('DELETE FROM account_charge');
   await freshQueue(queue);
   await py('publish', queue, String(count));
+  await waitHeld(queue, count);
   const child = w.start(queue);
   let first: number | undefined;
   let last = 0;

@@ -120,7 +120,11 @@ export async function pythonPublish(
     env: { ...process.env, CELERY_BROKER_URL: AMQP_URL },
     maxBuffer: 1 << 24,
   });
-  if (!held) return;
+  if (held) await waitHeld(queue, count, timeoutMs);
+}
+
+/** Waits until `queue` holds `count` ready messages: RabbitMQ counts the last publishes a moment after they went. */
+export async function waitHeld(queue: string, count: number, timeoutMs = 30_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (let ready = await readyCount(queue); ready < count; ready = await readyCount(queue)) {
     if (Date.now() > until) throw new Error(`queue ${queue} holds ${ready} of the ${count} published`);

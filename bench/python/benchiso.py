@@ -24,7 +24,8 @@ def storm(queue, count, every, spread=False):
     """count checks that reschedule themselves every `every` s; spread: the first runs staggered over one
     interval (deployments created at different times: a steady count/every reschedules per second), else
     all together (bursts of count every `every` s)."""
-    with app.producer_or_acquire() as producer:
+    with app.connection_for_write() as conn:  # closed with the handshake: none of the last publishes lost
+        producer = conn.Producer()
         for i in range(count):
             countdown = every * (i + 1) / count if spread else every
             app.send_task("bench.check", kwargs={"every": every}, queue=queue, countdown=countdown, producer=producer,
@@ -38,7 +39,8 @@ def stream(queue, rate, seconds):
     sent = []
     start = time.monotonic()
     n = int(rate * seconds)
-    with app.producer_or_acquire() as producer:
+    with app.connection_for_write() as conn:  # closed with the handshake: none of the last publishes lost
+        producer = conn.Producer()
         for i in range(n):
             due = start + i / rate
             delay = due - time.monotonic()

@@ -25,7 +25,8 @@ def stream(queue, rate, seconds):
     clock = ResultClock(BACKEND)
     sent = []
     start = time.monotonic()
-    with app.producer_or_acquire() as producer:
+    with app.connection_for_write() as conn:  # closed with the handshake: none of the last publishes lost
+        producer = conn.Producer()
         for i in range(int(rate * seconds)):
             pause = start + i / rate - time.monotonic()
             if pause > 0:

@@ -19,7 +19,8 @@ def quick(key):
 
 
 def publish(queue, n, key, countdown):
-    with app.producer_or_acquire() as producer:
+    with app.connection_for_write() as conn:  # closed with the handshake: none of the last publishes lost
+        producer = conn.Producer()
         for i in range(n):
             app.send_task("bench.quick", kwargs={"key": key}, queue=queue, producer=producer, ignore_result=True,
                           countdown=countdown if countdown and i % 50 == 49 else None)
