@@ -22,6 +22,8 @@ const be = (bytes: number, write: (b: Buffer) => void) => {
   write(b);
   return b;
 };
+/** A fixed-size entry: key, tag, and the bytes `write` puts in a buffer of `bytes`. */
+const num = (key: string, tag: string, bytes: number, write: (b: Buffer) => void) => entry(key, tag, be(bytes, write));
 
 test('amqplib itself now decodes with the extension (installed on import)', () => {
   expect(amqpCodec.decodeFields).toBe(decodeFields);
@@ -30,26 +32,10 @@ test('amqplib itself now decodes with the extension (installed on import)', () =
 test('py-amqp L (signed 64): safe integers as numbers, beyond 2^53 as bigint, negative ones intact', () => {
   const t = decodeFields(
     Buffer.concat([
-      entry(
-        'ts_ms',
-        'L',
-        be(8, (b) => b.writeBigInt64BE(1733000000000n)),
-      ),
-      entry(
-        'neg',
-        'L',
-        be(8, (b) => b.writeBigInt64BE(-2147483648n)),
-      ),
-      entry(
-        'huge',
-        'L',
-        be(8, (b) => b.writeBigInt64BE(2n ** 62n + 1n)),
-      ),
-      entry(
-        'rabbit',
-        'l',
-        be(8, (b) => b.writeBigInt64BE(-5n)),
-      ),
+      num('ts_ms', 'L', 8, (b) => b.writeBigInt64BE(1733000000000n)),
+      num('neg', 'L', 8, (b) => b.writeBigInt64BE(-2147483648n)),
+      num('huge', 'L', 8, (b) => b.writeBigInt64BE(2n ** 62n + 1n)),
+      num('rabbit', 'l', 8, (b) => b.writeBigInt64BE(-5n)),
     ]),
   );
   expect(t).toEqual({ ts_ms: 1733000000000, neg: -2147483648, huge: 2n ** 62n + 1n, rabbit: -5 });
@@ -57,65 +43,21 @@ test('py-amqp L (signed 64): safe integers as numbers, beyond 2^53 as bigint, ne
 });
 
 test('every other RabbitMQ and py-amqp type: ints of each width and sign, floats, strings, bytes, void, nesting', () => {
-  const inner = entry(
-    'x',
-    'I',
-    be(4, (b) => b.writeInt32BE(-7)),
-  );
+  const inner = num('x', 'I', 4, (b) => b.writeInt32BE(-7));
   const arr = Buffer.concat([Buffer.from('d'), be(8, (b) => b.writeDoubleBE(2.5)), Buffer.from('t'), Buffer.from([1])]);
   const t = decodeFields(
     Buffer.concat([
-      entry(
-        'b',
-        'b',
-        be(1, (b) => b.writeInt8(-1)),
-      ),
-      entry(
-        'B',
-        'B',
-        be(1, (b) => b.writeUInt8(255)),
-      ),
-      entry(
-        's',
-        's',
-        be(2, (b) => b.writeInt16BE(-300)),
-      ),
-      entry(
-        'U',
-        'U',
-        be(2, (b) => b.writeInt16BE(-301)),
-      ),
-      entry(
-        'u',
-        'u',
-        be(2, (b) => b.writeUInt16BE(65535)),
-      ),
-      entry(
-        'I',
-        'I',
-        be(4, (b) => b.writeInt32BE(-2)),
-      ),
-      entry(
-        'i',
-        'i',
-        be(4, (b) => b.writeUInt32BE(4294967295)),
-      ),
-      entry(
-        'f',
-        'f',
-        be(4, (b) => b.writeFloatBE(0.5)),
-      ),
-      entry(
-        'd',
-        'd',
-        be(8, (b) => b.writeDoubleBE(1e20)),
-      ),
+      num('b', 'b', 1, (b) => b.writeInt8(-1)),
+      num('B', 'B', 1, (b) => b.writeUInt8(255)),
+      num('s', 's', 2, (b) => b.writeInt16BE(-300)),
+      num('U', 'U', 2, (b) => b.writeInt16BE(-301)),
+      num('u', 'u', 2, (b) => b.writeUInt16BE(65535)),
+      num('I', 'I', 4, (b) => b.writeInt32BE(-2)),
+      num('i', 'i', 4, (b) => b.writeUInt32BE(4294967295)),
+      num('f', 'f', 4, (b) => b.writeFloatBE(0.5)),
+      num('d', 'd', 8, (b) => b.writeDoubleBE(1e20)),
       entry('D', 'D', Buffer.from([2, 0, 0, 1, 0])),
-      entry(
-        'T',
-        'T',
-        be(8, (b) => b.writeBigUInt64BE(1733000000n)),
-      ),
+      num('T', 'T', 8, (b) => b.writeBigUInt64BE(1733000000n)),
       entry('S', 'S', Buffer.concat([be(4, (b) => b.writeUInt32BE(2)), Buffer.from('é')])),
       entry('x', 'x', Buffer.concat([be(4, (b) => b.writeUInt32BE(2)), Buffer.from([0xff, 0x00])])),
       entry('V', 'V', Buffer.alloc(0)),
@@ -148,14 +90,7 @@ test('every other RabbitMQ and py-amqp type: ints of each width and sign, floats
 
 test('an unknown tag keeps the entries before it and marks the table, instead of throwing', () => {
   const t = decodeFields(
-    Buffer.concat([
-      entry(
-        'ok',
-        'I',
-        be(4, (b) => b.writeInt32BE(1)),
-      ),
-      entry('bad', 'Z', Buffer.alloc(3)),
-    ]),
+    Buffer.concat([num('ok', 'I', 4, (b) => b.writeInt32BE(1)), entry('bad', 'Z', Buffer.alloc(3))]),
   );
   expect(t).toEqual({ ok: 1 });
   expect(fieldErrorOf(t)).toEqual({ key: 'bad', tag: 'Z' });
@@ -164,31 +99,11 @@ test('an unknown tag keeps the entries before it and marks the table, instead of
 test('a decoded table encodes back as it came: floats stay floats, 64-bit stays 64-bit, extra headers added', () => {
   const original = decodeFields(
     Buffer.concat([
-      entry(
-        'big_float',
-        'd',
-        be(8, (b) => b.writeDoubleBE(1e20)),
-      ),
-      entry(
-        'whole',
-        'd',
-        be(8, (b) => b.writeDoubleBE(3)),
-      ),
-      entry(
-        'single',
-        'f',
-        be(4, (b) => b.writeFloatBE(2)),
-      ),
-      entry(
-        'ts',
-        'L',
-        be(8, (b) => b.writeBigInt64BE(1733000000000n)),
-      ),
-      entry(
-        'huge',
-        'L',
-        be(8, (b) => b.writeBigInt64BE(2n ** 62n + 1n)),
-      ),
+      num('big_float', 'd', 8, (b) => b.writeDoubleBE(1e20)),
+      num('whole', 'd', 8, (b) => b.writeDoubleBE(3)),
+      num('single', 'f', 4, (b) => b.writeFloatBE(2)),
+      num('ts', 'L', 8, (b) => b.writeBigInt64BE(1733000000000n)),
+      num('huge', 'L', 8, (b) => b.writeBigInt64BE(2n ** 62n + 1n)),
     ]),
   );
   const buf = Buffer.alloc(1024);
