@@ -113,7 +113,11 @@ for (const w of workers) {
       last = now;
       break;
     }
-    if (Date.now() > deadline) throw new Error(`${w.name}: only ${n} of ${count} rows`);
+    if (Date.now() > deadline) {
+      // Stopped first: left running, it would consume the next run's queue of the same name.
+      await stop(child);
+      throw new Error(`${w.name}: only ${n} of ${count} rows`);
+    }
     await sleep(20);
   }
   const { n, sum } = await rows();
