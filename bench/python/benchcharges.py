@@ -54,8 +54,8 @@ def charge(locator):
 
 if __name__ == "__main__":
     mode, queue = sys.argv[1], sys.argv[2]
-    # A connection of its own, closed with the protocol's handshake: a pooled one left to the process's exit
-    # loses the last publishes (160 of 10,000 charges once).
+    # A connection of its own, closed with the protocol's handshake: a pooled one left to the process's exit is
+    # reset, and publishes the broker has not read yet are lost.
     with app.connection_for_write() as conn:
         producer = conn.Producer()
         if mode == "publish":
