@@ -12,6 +12,8 @@
  * ack then passes over (the broker has forgotten that tag already).
  */
 
+import type { Channel, ConsumeMessage } from 'amqplib';
+
 const UNSETTLED = 0;
 const ACKED = 1;
 const DONE = 2;
@@ -128,4 +130,24 @@ export class AckBatcher<T> {
       this.head = 0;
     }
   }
+}
+
+/**
+ * A batcher of `ch`'s acks, flushed after this turn of the event loop. A flush the channel refuses (it closed
+ * under us) leaves what it did not send waiting, and calls `refused`.
+ */
+export function channelAcks<T>(ch: Channel, refused: (batcher: AckBatcher<T>) => void): AckBatcher<T> {
+  const batcher: AckBatcher<T> = new AckBatcher<T>(
+    // amqplib reads only the delivery tag of the message it acks.
+    (tag, multiple) => ch.ack({ fields: { deliveryTag: tag } } as ConsumeMessage, multiple),
+    (flush) =>
+      void setImmediate(() => {
+        try {
+          flush();
+        } catch {
+          refused(batcher);
+        }
+      }),
+  );
+  return batcher;
 }

@@ -13,7 +13,7 @@
  * reconnect can no longer be settled: the broker redelivers them. A publish channel that confirms nothing is
  * renewed, unless the broker said it blocks the connection (publish-watch.ts).
  */
-import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
+import type { Channel, ChannelModel, ConfirmChannel } from 'amqplib';
 import { EventEmitter } from 'node:events';
 import { redactUrl } from '../../config/settings.js';
 import type { TlsSettings } from '../../config/tls.js';
@@ -21,7 +21,7 @@ import { BrokerError, coerceError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { PublishProperties } from '../../protocol/encode.js';
 import type { BrokerBlock, BrokerEvents } from '../broker.js';
-import { AckBatcher } from './ack-batcher.js';
+import { type AckBatcher, channelAcks } from './ack-batcher.js';
 import { Reconnects, connectTo } from './amqp-connect.js';
 import type { AckMeta, DeliveryChannels } from './amqp-delivery.js';
 import { ConfirmPublisher } from './amqp-publish.js';
@@ -308,19 +308,8 @@ export class AmqpConnection implements DeliveryChannels {
 
   /** Acks of the consume channel, one `multiple` ack per event-loop turn (ack-batcher.ts). */
   private ackBatcher(ch: Channel): AckBatcher<AckMeta> {
-    const batcher: AckBatcher<AckMeta> = new AckBatcher<AckMeta>(
-      (tag, multiple) => ch.ack({ fields: { deliveryTag: tag } } as ConsumeMessage, multiple),
-      (flush) =>
-        void setImmediate(() => {
-          try {
-            flush();
-          } catch {
-            // The channel closed under us: what was not sent is redelivered by the broker.
-            this.dropAcks(batcher);
-          }
-        }),
-    );
-    return batcher;
+    // The channel closed under us: what was not sent is redelivered by the broker.
+    return channelAcks<AckMeta>(ch, (batcher) => this.dropAcks(batcher));
   }
 
   /** A consume channel is gone: acks still waiting in its batcher are stale settles, never silent. */

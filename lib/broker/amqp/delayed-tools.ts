@@ -25,7 +25,7 @@
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { DelayedToolOptions } from '../broker.js';
 import { copyProperties } from '../republish.js';
-import { AckBatcher } from './ack-batcher.js';
+import { type AckBatcher, channelAcks } from './ack-batcher.js';
 import type { RawMessage } from '../../protocol/types.js';
 import { statsOn } from './amqp-declare.js';
 import { ConfirmPublisher } from './amqp-publish.js';
@@ -231,17 +231,8 @@ async function walkLevel(
     const ch = await model.createChannel();
     ch.on('error', () => undefined);
     // One multiple ack per run of settled deliveries: a quorum level settles each ack frame as a log entry.
-    const acks: AckBatcher<Acked> = new AckBatcher<Acked>(
-      (tag, multiple) => ch.ack({ fields: { deliveryTag: tag } } as ConsumeMessage, multiple),
-      (flush) =>
-        void setImmediate(() => {
-          try {
-            flush();
-          } catch {
-            // The channel closed under us: what was not sent is reported when the walk ends.
-          }
-        }),
-    );
+    // What the closed channel refused stays waiting and is reported when the walk ends.
+    const acks = channelAcks<Acked>(ch, () => undefined);
     channels.push({ ch, acks });
     let held = 0;
     let opening = false;
