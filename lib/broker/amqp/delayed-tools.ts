@@ -156,12 +156,12 @@ export async function actOnDelayLevels(
           if (!m) return undefined;
           const id = taskIdOf(m);
           if (done.has(id)) {
-            ack(false);
+            ack(id, false);
             outcome.caught++;
             return undefined;
           }
           if (!confirm) {
-            ack();
+            ack(id);
             done.add(id);
             progress.acted++;
             outcome.acted++;
@@ -172,7 +172,7 @@ export async function actOnDelayLevels(
             () => {
               done.add(id);
               try {
-                ack();
+                ack(id);
                 progress.acted++;
                 outcome.acted++;
               } catch {
@@ -212,7 +212,7 @@ async function walkLevel(
   queue: string | undefined,
   options: WalkOptions,
   unsent: (acked: Acked[]) => void,
-  act: (m: ConsumeMessage | null, ack: (counted?: boolean) => void) => Promise<boolean> | undefined,
+  act: (m: ConsumeMessage | null, ack: (id: string, counted?: boolean) => void) => Promise<boolean> | undefined,
 ): Promise<void> {
   const prefetch = options.prefetch ?? DEFAULT_PREFETCH;
   const stallMs = options.stallMs ?? 3000;
@@ -256,8 +256,9 @@ async function walkLevel(
         const to = delayedDestination(m.fields.routingKey);
         const mine = to !== null && (queue === undefined || to === queue);
         // Every delivery is tracked, held ones too, so that a multiple ack never reaches past one left unacked.
-        const slot = acks.track(m.fields.deliveryTag, { id: taskIdOf(m), counted: true });
-        const settling = act(mine ? m : null, (counted = true) => {
+        const slot = acks.track(m.fields.deliveryTag, { id: '', counted: false });
+        const settling = act(mine ? m : null, (id, counted = true) => {
+          slot.meta.id = id;
           slot.meta.counted = counted;
           if (!acks.ack(slot)) throw new Error('channel closed');
         });
@@ -300,13 +301,7 @@ async function walkLevel(
     clearInterval(timer);
     options.signal?.removeEventListener('abort', stop);
     // Acks are settled by the quorum queue asynchronously; a channel closed at once can lose the last of them.
-    for (const { acks } of channels) {
-      try {
-        acks.flush();
-      } catch {
-        // What the channel refused stays waiting and is reported below.
-      }
-    }
+    // The last acks' flush (scheduled for the end of their turn) runs meanwhile.
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     for (const { ch, acks } of channels) {
       const lost = acks.drop();
