@@ -4,7 +4,7 @@
  * callable `then` adopts it as a thenable: the adapters must be plain objects with their port's methods only.
  */
 import { Lazy } from '../../tasks/cloud/lazy.js';
-import { LazyVectorDatabases } from '../../tasks/cloud/lazy-adapters.js';
+import { forwarding, lazyVectorDatabases } from '../../tasks/cloud/lazy-adapters.js';
 import type { VectorDatabases, VectorDb } from '../../tasks/cloud/vectordb-port.js';
 import { testCloud } from '../support/cloud.js';
 
@@ -78,7 +78,7 @@ describe('own wiring: unit of Lazy (tasks/cloud/lazy.ts)', () => {
     let made = 0;
     const calls: string[] = [];
     const db = { health: async () => void calls.push('health') } as unknown as VectorDb;
-    const dbs = new LazyVectorDatabases(
+    const dbs = lazyVectorDatabases(
       new Lazy<VectorDatabases>(async () => {
         made++;
         return { connect: () => db };
@@ -90,5 +90,50 @@ describe('own wiring: unit of Lazy (tasks/cloud/lazy.ts)', () => {
     await handle.health();
     expect(made).toBe(1);
     expect(calls).toEqual(['health', 'health']);
+  });
+});
+
+describe('own wiring: unit of forwarding (tasks/cloud/lazy-adapters.ts)', () => {
+  interface Port {
+    add(a: number, b: number): Promise<number>;
+    name(): Promise<string>;
+  }
+
+  test('holds exactly the listed methods, and each calls the client made once, with its arguments and as its method', async () => {
+    let made = 0;
+    const client = {
+      label: 'kube',
+      async add(a: number, b: number) {
+        return a + b;
+      },
+      async name() {
+        return this.label;
+      },
+    };
+    const port = forwarding<Port>(
+      new Lazy(async () => {
+        made++;
+        return client;
+      }),
+      { add: true, name: true },
+    );
+    expect(Object.keys(port).sort()).toEqual(['add', 'name']);
+    expect(made).toBe(0);
+    await expect(port.add(2, 3)).resolves.toBe(5);
+    await expect(port.name()).resolves.toBe('kube');
+    expect(made).toBe(1);
+  });
+
+  test('a client that fails to be made fails the call, and the next call makes it again', async () => {
+    let calls = 0;
+    const port = forwarding<Port>(
+      new Lazy(async () => {
+        if (++calls === 1) throw new Error('no credentials yet');
+        return { add: async (a: number, b: number) => a * b, name: async () => 'x' };
+      }),
+      { add: true, name: true },
+    );
+    await expect(port.add(2, 3)).rejects.toThrow('no credentials yet');
+    await expect(port.add(2, 3)).resolves.toBe(6);
   });
 });

@@ -8,18 +8,18 @@ import type { ValuesOf } from '../../lib/config/settings.js';
 import type { Logger } from '../../lib/logger.js';
 import { Lazy } from './lazy.js';
 import {
-  LazyAutoScalingGroups,
-  LazyCertificates,
-  LazyDnsZones,
-  LazyEmbeddings,
-  LazyKubernetes,
-  LazyLlmProviders,
-  LazyMailer,
-  LazyManagedNodeGroups,
-  LazyMcpServers,
-  LazyPineconeProjects,
-  LazyResolver,
-  LazyVectorDatabases,
+  lazyAutoScalingGroups,
+  lazyCertificates,
+  lazyDnsZones,
+  lazyEmbeddings,
+  lazyKubernetes,
+  lazyLlmProviders,
+  lazyMailer,
+  lazyManagedNodeGroups,
+  lazyMcpServers,
+  lazyPineconeProjects,
+  lazyResolver,
+  lazyVectorDatabases,
 } from './lazy-adapters.js';
 import type { McpLlmConfig } from './mcp-llm-settings.js';
 import type { CloudDeps } from './cloud-deps.js';
@@ -39,7 +39,7 @@ export function openCloud(config: CloudConfig & Partial<McpLlmConfig>, logger: L
     // Asks nothing of AWS until a task asks whether it is ready, and nothing at all without credentials.
     readiness: new AwsReadiness(stsWhoAmI(), log),
     // Endpoint (AWS_ENDPOINT_URL[_ROUTE_53|_ACM]), credentials and retry mode come from the SDK's own chain.
-    route53: new LazyDnsZones(
+    route53: lazyDnsZones(
       new Lazy(async () => {
         const [{ Route53Client }, { Route53Zones }] = await Promise.all([
           import('@aws-sdk/client-route-53'),
@@ -49,7 +49,7 @@ export function openCloud(config: CloudConfig & Partial<McpLlmConfig>, logger: L
       }),
     ),
     // Region (AWS_REGION) from the SDK's chain: ACM is regional, and Smarter uses it in `smarter_settings.aws_region`.
-    acm: new LazyCertificates(
+    acm: lazyCertificates(
       new Lazy(async () => {
         const [{ ACMClient }, { AcmCertificates }] = await Promise.all([
           import('@aws-sdk/client-acm'),
@@ -58,14 +58,14 @@ export function openCloud(config: CloudConfig & Partial<McpLlmConfig>, logger: L
         return new AcmCertificates(new ACMClient({}), log);
       }),
     ),
-    kube: new LazyKubernetes(
+    kube: lazyKubernetes(
       new Lazy(async () => {
         const { KubeClient, loadKubeConfig } = await import('./kubernetes.js');
         return new KubeClient(loadKubeConfig, log);
       }),
     ),
     // Region (AWS_REGION) and endpoint (AWS_ENDPOINT_URL[_EKS]) from the SDK's chain: EKS is regional.
-    eks: new LazyManagedNodeGroups(
+    eks: lazyManagedNodeGroups(
       new Lazy(async () => {
         const [{ EKSClient }, { EksNodeGroups }] = await Promise.all([
           import('@aws-sdk/client-eks'),
@@ -75,7 +75,7 @@ export function openCloud(config: CloudConfig & Partial<McpLlmConfig>, logger: L
       }),
     ),
     // Region and endpoint (AWS_ENDPOINT_URL[_AUTO_SCALING]) from the SDK's chain, as for EKS.
-    autoscaling: new LazyAutoScalingGroups(
+    autoscaling: lazyAutoScalingGroups(
       new Lazy(async () => {
         const [{ AutoScalingClient }, { AwsAutoScalingGroups }] = await Promise.all([
           import('@aws-sdk/client-auto-scaling'),
@@ -84,7 +84,7 @@ export function openCloud(config: CloudConfig & Partial<McpLlmConfig>, logger: L
         return new AwsAutoScalingGroups(new AutoScalingClient({}), log);
       }),
     ),
-    resolver: new LazyResolver(
+    resolver: lazyResolver(
       new Lazy(async () => {
         const { DnsResolver } = await import('./resolver.js');
         return new DnsResolver(
@@ -93,7 +93,7 @@ export function openCloud(config: CloudConfig & Partial<McpLlmConfig>, logger: L
         );
       }),
     ),
-    mailer: new LazyMailer(
+    mailer: lazyMailer(
       new Lazy(async () => {
         const { SmtpMailer } = await import('./mailer.js');
         return new SmtpMailer(
@@ -113,13 +113,13 @@ export function openCloud(config: CloudConfig & Partial<McpLlmConfig>, logger: L
       }),
     ),
     // Keys and URLs are each vectorstore's (the vectorstore tasks read them, with the operator's overrides).
-    vectordb: new LazyVectorDatabases(
+    vectordb: lazyVectorDatabases(
       new Lazy(async () => {
         const { QdrantDatabases } = await import('./vectordb.js');
         return new QdrantDatabases(log, { timeoutSeconds: vs.qdrantTimeout });
       }),
     ),
-    pinecone: new LazyPineconeProjects(
+    pinecone: lazyPineconeProjects(
       new Lazy(async () => {
         const { SdkPineconeProjects } = await import('./pinecone.js');
         return new SdkPineconeProjects(log, {
@@ -128,19 +128,19 @@ export function openCloud(config: CloudConfig & Partial<McpLlmConfig>, logger: L
         });
       }),
     ),
-    embeddings: new LazyEmbeddings(
+    embeddings: lazyEmbeddings(
       new Lazy(async () => {
         const { HttpEmbeddings } = await import('./embeddings.js');
         return new HttpEmbeddings({ timeoutSeconds: vs.embeddingsTimeout }, log);
       }),
     ),
-    mcp: new LazyMcpServers(
+    mcp: lazyMcpServers(
       new Lazy(async () => {
         const { SdkMcpServers } = await import('./mcp.js');
         return new SdkMcpServers({ allowPrivateEndpoints: config.mcpAllowPrivateEndpoints ?? false }, log);
       }),
     ),
-    llm: new LazyLlmProviders(
+    llm: lazyLlmProviders(
       new Lazy(async () => {
         const { FetchLlmProviders } = await import('./llm.js');
         return new FetchLlmProviders({ timeoutSeconds: config.llmTimeout ?? 10 }, log);
