@@ -13,20 +13,13 @@ import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { recordingLogger } from '../support/logs.js';
 import { ResultReader } from '../support/results.js';
+import { pythonJson } from '../support/python-script.js';
 
 const run = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 
 async function probe(queue: string, command: string, arg?: unknown): Promise<unknown> {
-  const args = [
-    'spec/interop/python/probe.py',
-    AMQP_URL,
-    queue,
-    command,
-    ...(arg === undefined ? [] : [JSON.stringify(arg)]),
-  ];
-  const { stdout } = await run(PYTHON, args, { timeout: 60_000 });
-  return JSON.parse(stdout.trim().split('\n').pop() ?? 'null') as unknown;
+  const args = [AMQP_URL, queue, command, ...(arg === undefined ? [] : [JSON.stringify(arg)])];
+  return pythonJson('spec/interop/python/probe.py', args, { timeoutMs: 60_000 });
 }
 
 let h: Harness;

@@ -3,22 +3,15 @@
  * unacked hash and index, ack/reject/restore, restore after the visibility timeout under kombu's mutex, the
  * delayed set, and the same layout read and written by kombu itself (Debian's kombu 5.2.4).
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { decodeEnvelope } from '../../lib/broker/redis/envelope.js';
 import { KombuKeys } from '../../lib/broker/redis/keys.js';
 import { KombuRedis } from '../../lib/broker/redis/transport.js';
 import { decodeTaskMessage, encodeTaskMessage } from '../../lib/protocol/index.js';
 import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
+import { pythonJson } from '../support/python-script.js';
 
-const run = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
-const kombu = async (prefix: string, ...args: string[]): Promise<unknown> => {
-  const { stdout } = await run(PYTHON, ['spec/interop/python/kombu_redis.py', REDIS_URL, prefix, ...args], {
-    timeout: 60_000,
-  });
-  return JSON.parse(stdout.trim().split('\n').pop() ?? 'null') as unknown;
-};
+const kombu = (prefix: string, ...args: string[]): Promise<unknown> =>
+  pythonJson('spec/interop/python/kombu_redis.py', [REDIS_URL, prefix, ...args], { timeoutMs: 60_000 });
 const task = (id: string, priority = 0) =>
   encodeTaskMessage({ id, task: 'tasks.add', args: [1, 2], kwargs: {}, priority });
 const idOf = (text: string) => decodeTaskMessage(decodeEnvelope(text).raw, { accept: ['json'] }).id;

@@ -4,25 +4,17 @@
  * `unacked`, and the dead-letter copy made inside Redis is the message as it was, byte for byte, with the
  * dead-letter headers, a new delivery tag and the dead-letter queue's delivery_info, readable by kombu itself.
  */
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import { decodeEnvelope } from '../../lib/broker/redis/envelope.js';
 import { RedisBroker } from '../../lib/broker/redis/redis-broker.js';
 import { RedisDelivery, type Settler } from '../../lib/broker/redis/delivery.js';
 import { createLogger } from '../../lib/logger.js';
 import { decodeTaskMessage } from '../../lib/protocol/index.js';
 import { REDIS_URL, kombuRedisPerTest } from '../support/redis.js';
+import { pythonJson } from '../support/python-script.js';
 
-const run = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
-const kombu = async (prefix: string, ...args: string[]): Promise<unknown> => {
-  const { stdout } = await run(PYTHON, ['spec/interop/python/kombu_redis.py', REDIS_URL, prefix, ...args], {
-    timeout: 60_000,
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  return JSON.parse(stdout.trim().split('\n').pop() ?? 'null') as unknown;
-};
+const kombu = (prefix: string, ...args: string[]): Promise<unknown> =>
+  pythonJson('spec/interop/python/kombu_redis.py', [REDIS_URL, prefix, ...args], { timeoutMs: 60_000 });
 
 const LIMIT = 1024;
 /** A delivery popped by the test itself, which it settles by hand: the broker only dead-letters it. */

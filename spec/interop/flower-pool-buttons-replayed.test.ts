@@ -5,21 +5,14 @@
  * worker, and each reply is judged as Flower judges it (`'ok' in response[0][worker]`), with the slot count Flower's
  * worker page reads from `stats` after each.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { AMQP_URL } from '../support/amqp.js';
 import { type Harness, startWorker } from '../support/harness.js';
-
-const exec = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
+import { pythonJson } from '../support/python-script.js';
 
 type Step = { step: string; response: Array<Record<string, unknown>>; flower_ok: boolean; max_concurrency: number };
 
 async function flower(node: string, ...steps: string[]): Promise<Step[]> {
-  const { stdout } = await exec(PYTHON, ['spec/interop/python/flower_pool_calls.py', AMQP_URL, node, ...steps], {
-    timeout: 120_000,
-  });
-  return JSON.parse(stdout.trim().split('\n').pop() ?? '[]') as Step[];
+  return (await pythonJson('spec/interop/python/flower_pool_calls.py', [AMQP_URL, node, ...steps])) as Step[];
 }
 
 describe('own wiring: Flower pool buttons replayed against a worker with fixed slots', () => {

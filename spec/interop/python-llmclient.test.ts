@@ -15,9 +15,9 @@ import { type Harness, startWorker } from '../support/harness.js';
 import { type World, startWorld } from '../support/infra-world.js';
 import { alphaSettings } from '../support/alpha-settings.js';
 import { newLlmclient as newSmarterLlmclient } from '../support/smarter-db.js';
+import { pythonJson } from '../support/python-script.js';
 
 const exec = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const API = 'alpha.api.platform.example.com';
 const NS = 'example-platform-alpha';
 
@@ -27,12 +27,8 @@ let infra: Harness;
 let op: Harness;
 
 async function python(mode: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const { stdout } = await exec(
-    PYTHON,
-    ['spec/interop/python/infra_client.py', AMQP_URL, REDIS_URL, infra.queue, op.queue, mode, JSON.stringify(params)],
-    { timeout: 120_000 },
-  );
-  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
+  const args = [AMQP_URL, REDIS_URL, infra.queue, op.queue, mode, JSON.stringify(params)];
+  return (await pythonJson('spec/interop/python/infra_client.py', args)) as Record<string, unknown>;
 }
 
 async function unacked(queue: string): Promise<number> {

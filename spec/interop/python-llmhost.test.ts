@@ -4,8 +4,6 @@
  * launches through moto EKS and the Kubernetes stand-in, and re-queues the reconcile through the broker as
  * `(compute_id, attempt + 1)` positionally (time scale 0.01: 30 s is 0.3 s) until the node joins.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import type { TaskMessage } from '../../lib/protocol/types.js';
 import { type TaskEvents, noEvents } from '../../lib/worker/events.js';
 import { smarterTasks } from '../../tasks/index.js';
@@ -14,9 +12,8 @@ import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { CLUSTER, type LlmhostWorld, startLlmhostWorld } from '../support/llmhost-world.js';
 import { alphaSettings } from '../support/alpha-settings.js';
+import { pythonJson } from '../support/python-script.js';
 
-const exec = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const RECONCILE = 'smarter.apps.llmhost.tasks.reconcile_llmhost_compute';
 
 let w: LlmhostWorld;
@@ -24,12 +21,8 @@ let infra: Harness;
 const received: TaskMessage[] = [];
 
 async function python(mode: string, params: Record<string, unknown>): Promise<{ id: string }> {
-  const { stdout } = await exec(
-    PYTHON,
-    ['spec/interop/python/llmhost_client.py', AMQP_URL, infra.queue, mode, JSON.stringify(params)],
-    { timeout: 60_000 },
-  );
-  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { id: string };
+  const args = [AMQP_URL, infra.queue, mode, JSON.stringify(params)];
+  return (await pythonJson('spec/interop/python/llmhost_client.py', args, { timeoutMs: 60_000 })) as { id: string };
 }
 
 beforeAll(async () => {

@@ -3,8 +3,6 @@
  * refresh runs through the SDK client against a real MCP server, its status comes back to Python as the
  * result, and verify_provider's configuration error comes back as SmarterValueError after autoretry.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { nullLogger } from '../../lib/logger.js';
 import { FetchLlmProviders } from '../../tasks/cloud/llm.js';
 import { SdkMcpServers } from '../../tasks/cloud/mcp.js';
@@ -18,9 +16,7 @@ import { FakeCloud } from '../support/fake-cloud.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type McpStandIn, startMcpServer } from '../support/mcp-server.js';
 import { smarterTasksOn } from '../support/smarter-db.js';
-
-const exec = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
+import { pythonJson } from '../support/python-script.js';
 
 let t: TestDatabase;
 let mcp: McpStandIn;
@@ -29,12 +25,8 @@ let profileId: number;
 let lines: LogLine[];
 
 async function python(mode: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
-  const { stdout } = await exec(
-    PYTHON,
-    ['spec/interop/python/mcp_client.py', AMQP_URL, REDIS_URL, h.queue, mode, JSON.stringify(params)],
-    { timeout: 120_000 },
-  );
-  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
+  const args = [AMQP_URL, REDIS_URL, h.queue, mode, JSON.stringify(params)];
+  return (await pythonJson('spec/interop/python/mcp_client.py', args)) as Record<string, unknown>;
 }
 
 beforeAll(async () => {

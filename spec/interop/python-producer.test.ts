@@ -2,13 +2,9 @@
  * Real Python Celery (Debian's python3-celery 5.2) sends to our worker over real RabbitMQ, with protocol 1
  * (as Smarter sends) and protocol 2, and reads every result with AsyncResult.get() from Redis and rpc://.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { AMQP_URL, REDIS_URL } from '../support/amqp.js';
 import { type Harness, startWorker } from '../support/harness.js';
-
-const run = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
+import { pythonJson } from '../support/python-script.js';
 
 type Outcome = { ok?: unknown; raised?: string; module?: string; args?: string[]; state: string };
 
@@ -17,11 +13,8 @@ async function pythonClient(
   protocol: 1 | 2,
   queue: string,
 ): Promise<Record<string, Outcome & number>> {
-  const { stdout } = await run(PYTHON, ['spec/interop/python/client.py', AMQP_URL, backend, String(protocol), queue], {
-    timeout: 120_000,
-  });
-  const last = stdout.trim().split('\n').pop() ?? '{}';
-  return JSON.parse(last) as Record<string, Outcome & number>;
+  const args = [AMQP_URL, backend, String(protocol), queue];
+  return (await pythonJson('spec/interop/python/client.py', args)) as Record<string, Outcome & number>;
 }
 
 describe.each([

@@ -4,22 +4,16 @@
  * `.args`, `.kwargs`, `.worker`, `.retries` and `.queue`, as it reads those its own worker stores. Off (Celery's
  * default), nothing of them is stored.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { REDIS_URL } from '../support/redis.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
-
-const run = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
+import { pythonJson } from '../support/python-script.js';
 
 type Fields = Record<string, unknown>;
 
 async function pythonReads(h: RedisHarness): Promise<Record<string, Fields>> {
-  const { stdout } = await run(PYTHON, ['spec/interop/python/extended_client.py', REDIS_URL, REDIS_URL, h.queue], {
-    timeout: 120_000,
+  return (await pythonJson('spec/interop/python/extended_client.py', [REDIS_URL, REDIS_URL, h.queue], {
     env: { ...process.env, ...h.pythonEnv },
-  });
-  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, Fields>;
+  })) as Record<string, Fields>;
 }
 
 describe('own wiring: result_extended read by Python Celery from the Redis backend', () => {

@@ -3,8 +3,6 @@
  * task by its registered name with the argument shapes of Smarter's code, our worker runs them against a fresh
  * MariaDB with Smarter's tables, and the rows are what Django would have written.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { testCloud } from '../support/cloud.js';
 import type { SmarterDeps } from '../../tasks/env/task-env.js';
 import { AMQP_URL, REDIS_URL } from '../support/amqp.js';
@@ -12,9 +10,8 @@ import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { insertRow } from '../support/django-rows.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { smarterTasksOn } from '../support/smarter-db.js';
+import { pythonJson } from '../support/python-script.js';
 
-const run = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 type Outcome = { ok?: unknown; raised?: string; module?: string; args?: string[]; state: string };
 
 let t: TestDatabase;
@@ -22,12 +19,11 @@ let h: Harness;
 let ids: Awaited<ReturnType<typeof seed>>;
 
 async function python(mode: 'all' | 'db-down'): Promise<Record<string, Outcome>> {
-  const { stdout } = await run(
-    PYTHON,
-    ['spec/interop/python/smarter_client.py', AMQP_URL, REDIS_URL, h.queue, JSON.stringify(ids), mode],
-    { timeout: 150_000 },
-  );
-  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, Outcome>;
+  const args = [AMQP_URL, REDIS_URL, h.queue, JSON.stringify(ids), mode];
+  return (await pythonJson('spec/interop/python/smarter_client.py', args, { timeoutMs: 150_000 })) as Record<
+    string,
+    Outcome
+  >;
 }
 
 beforeAll(async () => {

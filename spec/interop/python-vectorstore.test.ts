@@ -4,8 +4,6 @@
  * load through the real Qdrant client into the Qdrant stand-in and embed through the embeddings stand-in; the
  * results come back to Python through the Redis result backend.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { nullLogger } from '../../lib/logger.js';
 import { HttpEmbeddings } from '../../tasks/cloud/embeddings.js';
 import { QdrantDatabases } from '../../tasks/cloud/vectordb.js';
@@ -21,9 +19,7 @@ import { FakeCloud } from '../support/fake-cloud.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type QdrantStandIn, startQdrantStandIn } from '../support/qdrant-standin.js';
 import { fernetKey, insertSecret } from '../support/secrets.js';
-
-const exec = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
+import { pythonJson } from '../support/python-script.js';
 
 let t: TestDatabase;
 let qdrant: QdrantStandIn;
@@ -36,12 +32,14 @@ async function python(
   mode: string,
   id = 0,
 ): Promise<{ id: string; result?: unknown; state?: string; type?: string; message?: string }> {
-  const { stdout } = await exec(
-    PYTHON,
-    ['spec/interop/python/vectorstore_client.py', AMQP_URL, REDIS_URL, op.queue, infra.queue, mode, String(id)],
-    { timeout: 120_000 },
-  );
-  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as {
+  return (await pythonJson('spec/interop/python/vectorstore_client.py', [
+    AMQP_URL,
+    REDIS_URL,
+    op.queue,
+    infra.queue,
+    mode,
+    String(id),
+  ])) as {
     id: string;
     result?: unknown;
     state?: string;

@@ -4,10 +4,9 @@
  * suite sends (Debian's Python Celery) and reads outcomes (Redis results, MariaDB rows). The state is exported as
  * live bindings, set by the hooks of `shippedSuiteForFile`.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { REDIS_URL, uniqueName } from './amqp.js';
 import { waitFor } from './wait.js';
@@ -29,10 +28,9 @@ import {
   startShippedWorld,
 } from './shipped-world.js';
 import { ebsVolume } from './kube-standin.js';
+import { pythonJson } from './python-script.js';
 
-export const exec = promisify(execFile);
 export const execFileSyncText = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: 'utf8' });
-export const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 export const OP = 'default_celery_task_queue';
 export const INFRA = 'infrastructure_celery_task_queue';
 export const P = 'smarter.apps.';
@@ -59,11 +57,7 @@ export interface Send {
 export async function python(batch: Send[]): Promise<Record<string, string>> {
   const file = join(w.scratch, `${uniqueName('batch')}.json`);
   writeFileSync(file, JSON.stringify(batch));
-  const { stdout } = await exec(PYTHON, ['spec/shipped/python/send.py', w.brokerUrl, REDIS_URL, file], {
-    timeout: 120_000,
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Record<string, string>;
+  return (await pythonJson('spec/shipped/python/send.py', [w.brokerUrl, REDIS_URL, file])) as Record<string, string>;
 }
 
 export interface Meta {
