@@ -19,7 +19,7 @@ import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { recordingLogger } from '../support/logs.js';
 import { type RabbitCluster, startRabbitCluster } from '../support/rabbit-cluster.js';
-import { closeRunCounter, runCounter } from '../support/test-tasks.js';
+import { CHECK_PARAMS, closeRunCounter, runCounter } from '../support/test-tasks.js';
 
 const TASKS = 5000;
 const CHECKS = 500;
@@ -63,12 +63,7 @@ function clusterTasks(queue: string) {
     defineTask({
       name: 'cluster.check',
       queue,
-      params: z.object({
-        key: z.string(),
-        every: z.number(),
-        attempt: z.number().int().default(0),
-        task_id: z.string().nullable().default(null),
-      }),
+      params: CHECK_PARAMS,
       checks: { maxAttempts: CHECK_RUNS, firstRunIdParam: 'task_id' },
       run: async ({ key: k, every, attempt, task_id }, ctx) => {
         // Each run: which check (its first run's id), which attempt, when.

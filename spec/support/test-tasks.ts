@@ -21,18 +21,21 @@ export function runCounter(): Redis {
   return redis;
 }
 
+/** A never-wait check's parameters: its key in Redis, its countdown, its attempt and its first run's id. */
+export const CHECK_PARAMS = z.object({
+  key: z.string(),
+  every: z.number(),
+  attempt: z.number().int().default(0),
+  task_id: z.string().nullable().default(null),
+});
+
 export function testTasks(queue: string) {
   return [
     defineTask({
       // Never wait: a check that is "not ready" until its last allowed attempt, then records its run count.
       name: 'test.poll',
       queue,
-      params: z.object({
-        key: z.string(),
-        every: z.number(),
-        attempt: z.number().int().default(0),
-        task_id: z.string().nullable().default(null),
-      }),
+      params: CHECK_PARAMS,
       checks: { maxAttempts: 5, firstRunIdParam: 'task_id' },
       run: async ({ key, every }, ctx) => {
         await runCounter().hincrby(key, ctx.id, 0);

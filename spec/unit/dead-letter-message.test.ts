@@ -2,18 +2,19 @@ import { republishProperties } from '../../lib/broker/republish.js';
 import { describeDeadLetter, isDeadLetterHeader } from '../../lib/deadletter/message.js';
 import type { RawMessage } from '../../lib/protocol/types.js';
 
+/** The properties a replay keeps: all but `expiration`. */
+const KEPT = {
+  contentType: 'application/json',
+  contentEncoding: 'utf-8',
+  correlationId: 'c1',
+  replyTo: 'r1',
+  priority: 3,
+  deliveryMode: 2,
+};
+
 const raw = (headers: Record<string, unknown>, body = '[[1], {}, {}]'): RawMessage => ({
   body: Buffer.from(body),
-  properties: {
-    contentType: 'application/json',
-    contentEncoding: 'utf-8',
-    correlationId: 'c1',
-    replyTo: 'r1',
-    priority: 3,
-    deliveryMode: 2,
-    expiration: '60000',
-    headers,
-  },
+  properties: { ...KEPT, expiration: '60000', headers },
 });
 
 test('a message the worker dead-lettered is described by its headers', () => {
@@ -67,13 +68,5 @@ test('a replayed message is the original without the dead-letter headers and the
     'x-smarter-forwarded-from': 'q',
   };
   const p = republishProperties(raw(headers), { drop: isDeadLetterHeader });
-  expect(p).toEqual({
-    contentType: 'application/json',
-    contentEncoding: 'utf-8',
-    correlationId: 'c1',
-    replyTo: 'r1',
-    priority: 3,
-    deliveryMode: 2,
-    headers: { task: 'a.b', id: 'i', retries: 3, 'x-custom': 'kept' },
-  });
+  expect(p).toEqual({ ...KEPT, headers: { task: 'a.b', id: 'i', retries: 3, 'x-custom': 'kept' } });
 });
