@@ -20,6 +20,8 @@
  * workers on one queue a stalled link may still run such a countdown twice (docs/reliability.md).
  */
 
+import { AttemptTable } from './attempt-table.js';
+
 /** What a key is read from: a message's headers and the exchange it is sent to or came through. */
 export interface KeySource {
   headers?: Record<string, unknown> | undefined;
@@ -48,56 +50,22 @@ function isParked(key: string): boolean {
   return key.endsWith(':parked');
 }
 
-/** A Map that forgets its oldest entries past `max`. */
-class Recent<V> {
-  private readonly entries = new Map<string, V>();
-  constructor(private readonly max: number) {}
-  get(key: string): V | undefined {
-    return this.entries.get(key);
-  }
-  has(key: string): boolean {
-    return this.entries.has(key);
-  }
-  set(key: string, value: V): void {
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    if (this.entries.size > this.max) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
-  }
-  delete(key: string): boolean {
-    return this.entries.delete(key);
-  }
-}
-
-/** What this process did with one attempt of a task; `at` values order its events. */
-interface Attempt {
-  /** The copy of it handed on last: how it came, when, on which connection, and whether it was acked here. */
-  handed?: { parked: boolean; at: number; connection: number; acked: boolean };
-  /** When it was last published into the delay levels from here. */
-  parkedAt?: number;
-  /** A parked copy of it was handed on here: its message, if it comes back, was parked already. */
-  parkedSeen?: boolean;
-  /** What happened to each of its copies (the flags below, shifted by `copyBit`). */
-  flags: number;
-}
-
 /** A copy delivered to this process lately (delivered), sent again after a lost confirm (twice), acked here. */
 const DELIVERED = 1;
 const TWICE = 4;
 const ACKED = 16;
 /** Delivered again unacked here: the worker handles the attempt again. */
 const AGAIN = 64;
+/** A parked copy of it was handed on here: its message, if it comes back, was parked already. */
+const PARKED_SEEN = 128;
+/** A copy of it was handed on here (its time, connection in the table): a parked one or not, acked here or not. */
+const HANDED = 256;
+const HANDED_PARKED = 512;
+const HANDED_ACKED = 1024;
 
 /** The flag of one copy: the direct copy's bit, or the parked copy's (one to the left). */
 function copyBit(flag: number, key: string): number {
   return isParked(key) ? flag << 1 : flag;
-}
-
-/** Whether `key`'s copy of attempt `a` has `flag` (AGAIN is the attempt's, whichever copy). */
-function has(a: Attempt | undefined, key: string, flag: number): boolean {
-  return ((a?.flags ?? 0) & (flag === AGAIN ? AGAIN : copyBit(flag, key))) !== 0;
 }
 
 /** Why a delivery is acked and not run. */
@@ -107,11 +75,8 @@ export type Discard = 'second copy' | 'acked before' | 'ran here' | 'parked befo
 export type DoubtDecision = 'held' | 'made again' | 'send';
 
 export class Copies {
-  /**
-   * The attempts seen lately, by `<id>:<retries>`: one entry each (not one per fact), since a busy worker meets
-   * every attempt once and keeps the last `max` of them.
-   */
-  private readonly attempts: Recent<Attempt>;
+  /** The attempts seen lately, by `<id>:<retries>`: a busy worker meets every attempt once, and keeps the last `max`. */
+  private readonly attempts: AttemptTable;
   /** Orders the events of an attempt. */
   private clock = 0;
   /** Which connection deliveries come on now: one handed on an earlier one and never acked is redelivered. */
@@ -120,13 +85,25 @@ export class Copies {
   discarded = 0;
 
   constructor(max = 100_000) {
-    this.attempts = new Recent(max);
+    this.attempts = new AttemptTable(max);
   }
 
-  private attempt(key: string): Attempt {
-    const a = this.attempts.get(attemptOf(key)) ?? { flags: 0 };
-    this.attempts.set(attemptOf(key), a);
-    return a;
+  /** Whether `key`'s copy of the attempt in `slot` has `flag` (AGAIN is the attempt's, whichever copy). */
+  private has(slot: number | undefined, key: string, flag: number): boolean {
+    if (slot === undefined) return false;
+    return ((this.attempts.bits[slot] ?? 0) & (flag === AGAIN ? AGAIN : copyBit(flag, key))) !== 0;
+  }
+
+  private is(slot: number | undefined, bit: number): boolean {
+    return slot !== undefined && ((this.attempts.bits[slot] ?? 0) & bit) !== 0;
+  }
+
+  private mark(slot: number, bits: number): void {
+    this.attempts.bits[slot] = (this.attempts.bits[slot] ?? 0) | bits;
+  }
+
+  private parkedAt(slot: number | undefined): number {
+    return slot === undefined ? 0 : (this.attempts.parkedAt[slot] ?? 0);
   }
 
   /** Deliveries come on a fresh connection from now: what the last one left unacked, the broker redelivers. */
@@ -136,15 +113,16 @@ export class Copies {
 
   /** This process acked a delivery: handled here, whether or not the ack reaches the broker. */
   acked(key: string): void {
-    const a = this.attempt(key);
-    a.flags |= copyBit(ACKED, key);
-    const handed = a.handed;
-    if (handed && handed.parked === isParked(key)) handed.acked = true;
+    const a = this.attempts.touch(attemptOf(key));
+    this.mark(a, copyBit(ACKED, key));
+    if (this.is(a, HANDED) && this.is(a, HANDED_PARKED) === isParked(key)) this.mark(a, HANDED_ACKED);
   }
 
   /** A task message goes out from here (a countdown parked, a retry): told before it is sent. */
   publishing(key: string | undefined): void {
-    if (key !== undefined && isParked(key)) this.attempt(key).parkedAt = ++this.clock;
+    if (key === undefined || !isParked(key)) return;
+    const a = this.attempts.touch(attemptOf(key));
+    this.attempts.parkedAt[a] = ++this.clock;
   }
 
   /**
@@ -155,17 +133,21 @@ export class Copies {
    */
   doubt(key: string): DoubtDecision {
     if (isParked(key)) {
-      const a = this.attempts.get(attemptOf(key));
-      const h = a?.handed;
-      if (h && h.at > (a?.parkedAt ?? 0)) return h.parked ? 'held' : 'made again';
-      if (has(a, key, AGAIN) || (h && !h.acked && h.connection < this.connection)) return 'made again';
+      const a = this.attempts.find(attemptOf(key));
+      const handed = this.is(a, HANDED);
+      const at = a === undefined ? 0 : (this.attempts.handedAt[a] ?? 0);
+      if (handed && at > this.parkedAt(a)) return this.is(a, HANDED_PARKED) ? 'held' : 'made again';
+      if (this.has(a, key, AGAIN)) return 'made again';
+      if (handed && !this.is(a, HANDED_ACKED) && (this.attempts.handedConnection[a ?? 0] ?? 0) < this.connection) {
+        return 'made again';
+      }
       this.publishing(key);
       return 'send';
     }
-    const a = this.attempt(key);
-    if (has(a, key, DELIVERED)) return 'held';
-    a.flags |= copyBit(TWICE, key);
-    if (has(a, key, AGAIN)) return 'made again';
+    const a = this.attempts.touch(attemptOf(key));
+    if (this.has(a, key, DELIVERED)) return 'held';
+    this.mark(a, copyBit(TWICE, key));
+    if (this.has(a, key, AGAIN)) return 'made again';
     return 'send';
   }
 
@@ -178,30 +160,39 @@ export class Copies {
       return why;
     }
     const parked = isParked(key);
-    const a = this.attempt(key);
-    a.handed = { parked, at: ++this.clock, connection: this.connection, acked: false };
-    if (parked) a.parkedSeen = true;
-    a.flags |= redelivered ? AGAIN : copyBit(DELIVERED, key);
+    const a = this.attempts.touch(attemptOf(key));
+    const t = this.attempts;
+    t.bits[a] =
+      ((t.bits[a] ?? 0) & ~(HANDED_PARKED | HANDED_ACKED)) | HANDED | (parked ? HANDED_PARKED | PARKED_SEEN : 0);
+    t.handedAt[a] = ++this.clock;
+    t.handedConnection[a] = this.connection;
+    this.mark(a, redelivered ? AGAIN : copyBit(DELIVERED, key));
     return undefined;
   }
 
   private discard(key: string, redelivered: boolean): Discard | undefined {
-    const a = this.attempts.get(attemptOf(key));
-    const h = a?.handed;
+    const a = this.attempts.find(attemptOf(key));
     if (isParked(key)) {
       // Parked since a copy of it was last handed on here (or never handed on here): this copy is that park's.
-      if (!h || h.at < (a?.parkedAt ?? 0)) return undefined;
-      if (h.acked) return redelivered && h.parked ? 'acked before' : h.parked ? 'second copy' : 'ran here';
+      if (a === undefined || !this.is(a, HANDED) || (this.attempts.handedAt[a] ?? 0) < this.parkedAt(a)) {
+        return undefined;
+      }
+      const handedParked = this.is(a, HANDED_PARKED);
+      if (this.is(a, HANDED_ACKED)) {
+        return redelivered && handedParked ? 'acked before' : handedParked ? 'second copy' : 'ran here';
+      }
       // Still in hand here: another copy is discarded. One left unacked on a lost connection goes back to the
       // broker, whoever takes it handles it; and a parked copy delivered again while the one in hand is parked
       // too is that copy, requeued: its handling starts again.
-      if (h.connection === this.connection && !(redelivered && h.parked)) return h.parked ? 'second copy' : 'ran here';
+      if (this.attempts.handedConnection[a] === this.connection && !(redelivered && handedParked)) {
+        return handedParked ? 'second copy' : 'ran here';
+      }
       return undefined;
     }
-    if (redelivered && has(a, key, ACKED)) return 'acked before';
-    if (redelivered) return a?.parkedSeen === true ? 'parked before' : undefined;
-    if (a && has(a, key, DELIVERED) && has(a, key, TWICE)) {
-      a.flags &= ~copyBit(TWICE, key);
+    if (redelivered && this.has(a, key, ACKED)) return 'acked before';
+    if (redelivered) return this.is(a, PARKED_SEEN) ? 'parked before' : undefined;
+    if (a !== undefined && this.has(a, key, DELIVERED) && this.has(a, key, TWICE)) {
+      this.attempts.bits[a] = (this.attempts.bits[a] ?? 0) & ~copyBit(TWICE, key);
       return 'second copy';
     }
     return undefined;
