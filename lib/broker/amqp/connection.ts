@@ -197,19 +197,27 @@ export class AmqpConnection implements DeliveryChannels {
   private async open(): Promise<void> {
     const url = this.reconnects.url;
     const endpoint = this.endpoint();
-    const model = await connectTo(url, endpoint);
-    model.on('error', (err: Error) => this.opts.logger.warn('broker connection error', { error: err.message }));
-    model.on('close', (err?: Error) => this.lost(model, err));
-    let publishModel: ChannelModel;
-    try {
-      publishModel = await connectTo(url, { ...endpoint, connectionName: `${endpoint.connectionName} (publish)` });
-    } catch (err) {
-      await model.close().catch(() => undefined);
-      throw err;
+    // Both connections at once: each is a TCP and AMQP handshake, the first thing a worker waits for at start.
+    // Each hears its errors from its first moment (an `error` nobody listens to ends the process).
+    const [consume, publish] = await Promise.allSettled([
+      connectTo(url, endpoint).then((m) => {
+        m.on('error', (err: Error) => this.opts.logger.warn('broker connection error', { error: err.message }));
+        return m;
+      }),
+      connectTo(url, { ...endpoint, connectionName: `${endpoint.connectionName} (publish)` }).then((m) => {
+        m.on('error', (err: Error) => this.opts.logger.warn('broker publish connection error', { error: err.message }));
+        return m;
+      }),
+    ]);
+    if (consume.status === 'rejected' || publish.status === 'rejected') {
+      for (const made of [consume, publish]) {
+        if (made.status === 'fulfilled') await made.value.close().catch(() => undefined);
+      }
+      throw consume.status === 'rejected' ? consume.reason : (publish as PromiseRejectedResult).reason;
     }
-    publishModel.on('error', (err: Error) =>
-      this.opts.logger.warn('broker publish connection error', { error: err.message }),
-    );
+    const model = consume.value;
+    const publishModel = publish.value;
+    model.on('close', (err?: Error) => this.lost(model, err));
     // Its loss is the pair's: the consume connection is closed too, and its close handler reconnects both.
     publishModel.on('close', () => {
       if (this.publishModel === publishModel && !this.closingNow) void model.close().catch(() => undefined);
@@ -235,8 +243,7 @@ export class AmqpConnection implements DeliveryChannels {
 
   /** Channels, topology, queues and consumers on a fresh connection, then everyone waiting hears of it. */
   private async setUpOn(model: ChannelModel, publishModel: ChannelModel, url: string): Promise<void> {
-    const consumeCh = await model.createChannel();
-    const publishCh = await publishModel.createConfirmChannel();
+    const [consumeCh, publishCh] = await Promise.all([model.createChannel(), publishModel.createConfirmChannel()]);
     // The fence: RabbitMQ deletes an exclusive queue when it closes its connection, and has then routed
     // everything that connection sent. Until it is gone, a publish in doubt may still reach a queue.
     const fence = (await publishCh.assertQueue('', { exclusive: true, durable: false })).queue;
