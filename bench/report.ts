@@ -94,3 +94,24 @@ export function mergeReport(old: string, fresh: string, ran: readonly string[]):
   );
   return [...head, ...sections].join('\n');
 }
+
+/**
+ * The medians a report's tables print, as one sample each, for the benchmarks whose section titles are given:
+ * what `--only` keeps of an earlier run, enough to draw the plots and judge the goals (both read medians).
+ */
+export function mediansOfReport(md: string, titles: Readonly<Record<string, string>>): Sample[] {
+  const byTitle = new Map(Object.entries(titles).map(([bench, title]) => [title, bench]));
+  const out: Sample[] = [];
+  let bench: string | undefined;
+  for (const line of md.split('\n')) {
+    if (line.startsWith('## ')) {
+      bench = byTitle.get(line.slice(3));
+      continue;
+    }
+    const m = /^\| (.+?)(?: @ ([\d.]+))? \((.+?)\) \| (.+?) \| ([\d.]+) \|/.exec(line);
+    if (bench === undefined || !m) continue;
+    const [, metric = '', x, unit = '', system = '', value = ''] = m;
+    out.push({ bench, system, metric, unit, value: Number(value), ...(x === undefined ? {} : { x: Number(x) }) });
+  }
+  return out;
+}

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { describeMachine } from './machine.js';
 import { isolationSpec, latencySpec, renderSvg, scaleSpec, throughputSpec } from './plots.js';
 import { readSamples } from './record.js';
-import { type BenchInfo, mergeReport, renderReport } from './report.js';
+import { type BenchInfo, mediansOfReport, mergeReport, renderReport } from './report.js';
 import { SCALE_BENCHES, scaleSteps } from './scale-steps.js';
 import { goalsTable, scaleGoals } from './scale-goals.js';
 
@@ -135,7 +135,21 @@ for (let rep = 1; rep <= reps; rep++) {
 
 const samples = readSamples(out);
 const base = `${date}-${host}${scale ? '-scale' : ''}`;
-const drains = samples.filter((s) => s.bench === 'scale-rabbitmq' || s.bench === 'scale-redis');
+const reportFile = path.join(dir, `${base}.md`);
+// With --only, the plots and the goals of a scale report also read the medians of the benchmarks not run now.
+const earlier =
+  scale && only && fs.existsSync(reportFile)
+    ? mediansOfReport(
+        fs.readFileSync(reportFile, 'utf8'),
+        Object.fromEntries(
+          Object.entries(benches)
+            .filter(([id]) => !only.includes(id))
+            .map(([id, b]) => [id, b.title]),
+        ),
+      )
+    : [];
+const summarized = [...earlier, ...samples];
+const drains = summarized.filter((s) => s.bench === 'scale-rabbitmq' || s.bench === 'scale-redis');
 const plots: [string, string, ReturnType<typeof throughputSpec>][] = scale
   ? [
       [
@@ -158,10 +172,11 @@ const plots: [string, string, ReturnType<typeof throughputSpec>][] = scale
       ],
       [`${base}-isolation.svg`, 'isolation', isolationSpec(samples.filter((s) => s.bench === 'isolation'))],
     ];
-// With --only, a plot of a benchmark not run is left as the earlier run drew it.
+// With --only, a plot of a benchmark not run is left as the earlier run drew it (a scale plot is drawn again
+// from the medians of both runs).
 let drawn = 0;
 for (const [file, bench, spec] of plots) {
-  if (only && !only.includes(bench) && fs.existsSync(path.join(dir, file))) continue;
+  if (!scale && only && !only.includes(bench) && fs.existsSync(path.join(dir, file))) continue;
   fs.writeFileSync(path.join(dir, file), await renderSvg(spec));
   drawn++;
 }
@@ -179,10 +194,12 @@ const report = renderReport({
   benches,
   samples,
   plots: plots.map(([file]) => file),
-  ...(scale ? { extra: [{ title: 'Goals', body: goalsTable(scaleGoals(samples)) }] } : {}),
+  ...(scale ? { extra: [{ title: 'Goals', body: goalsTable(scaleGoals(summarized)) }] } : {}),
 });
-const reportFile = path.join(dir, `${base}.md`);
-const ran = Object.entries(benches).flatMap(([id, info]) => (only?.includes(id) ? [info.title] : []));
+const ran = [
+  ...Object.entries(benches).flatMap(([id, info]) => (only?.includes(id) ? [info.title] : [])),
+  ...(scale ? ['Goals'] : []),
+];
 fs.writeFileSync(
   reportFile,
   only && fs.existsSync(reportFile) ? mergeReport(fs.readFileSync(reportFile, 'utf8'), report, ran) : report,

@@ -1,5 +1,5 @@
 import type { Sample } from '../../bench/record.js';
-import { benchTable, mergeReport, renderReport } from '../../bench/report.js';
+import { benchTable, mediansOfReport, mergeReport, renderReport } from '../../bench/report.js';
 
 const s = (system: string, value: number, metric = 'seconds', x?: number): Sample => ({
   bench: 'b',
@@ -59,5 +59,25 @@ describe('bench report writer', () => {
     expect(md.match(/^## Plots$/gm)).toHaveLength(1);
     // Run again with the same --only: the same report, not one more copy of each note.
     expect(mergeReport(md, fresh, ['Throughput'])).toBe(md);
+  });
+});
+
+describe('mediansOfReport (bench/report.ts)', () => {
+  it('reads back the medians a report prints, with their x, for the sections asked for only', () => {
+    const samples = [s('ours', 2, 'tasks/s', 1000), s('ours', 4, 'tasks/s', 1000), s('base', 8, 'seconds')];
+    const md = renderReport({
+      date: '2026-12-04',
+      host: 'h',
+      machine: {},
+      note: 'n',
+      benches: { b: { title: 'Bee', baseline: 'base', note: '' }, c: { title: 'Sea', baseline: 'base', note: '' } },
+      samples,
+      plots: [],
+    });
+    expect(mediansOfReport(md, { b: 'Bee' })).toEqual([
+      { bench: 'b', system: 'ours', metric: 'tasks/s', unit: 's', value: 3, x: 1000 },
+      { bench: 'b', system: 'base', metric: 'seconds', unit: 's', value: 8 },
+    ]);
+    expect(mediansOfReport(md, { c: 'Sea' })).toEqual([]);
   });
 });
