@@ -91,13 +91,15 @@ beforeEach(() => {
 test('own wiring: an early-ack countdown waits acked in the publish hold while the broker blocks, and the quick tasks behind it run', async () => {
   const w = await startWorker();
   w.block.raise();
-  const countdown = await w.send('blocked.quick', Date.now() + 4000);
+  // Far enough ahead that a slow start still finds it parked, not held as almost due (ETA_HOLD_MAX).
+  const countdown = await w.send('blocked.quick', Date.now() + 8000);
   const quick = [];
   for (let i = 0; i < 20; i++) quick.push(await w.send('blocked.quick'));
   await w.app.start();
   try {
     // One slot, a window of one: a countdown waiting in its slot for the alarm to end would stop them all.
-    await waitFor(() => ran.length === 20, 5000, { what: 'the quick tasks behind the countdown' });
+    // The block stays raised meanwhile: a countdown waiting in the slot would stop them for good.
+    await waitFor(() => ran.length === 20, 10_000, { what: 'the quick tasks behind the countdown' });
     expect(ran.sort()).toEqual([...quick].sort());
     expect(w.worker.publisher.held.size).toBe(1);
     expect(w.store.queue(Q)?.ready.length).toBe(0);
@@ -105,7 +107,7 @@ test('own wiring: an early-ack countdown waits acked in the publish hold while t
     w.block.clear();
     await waitFor(() => w.worker.publisher.held.size === 0, 20_000, { what: 'the held countdown parked' });
     expect(w.store.sent.filter((s) => s.delayMs > 0)).toHaveLength(1);
-    await waitFor(() => ran.includes(countdown), 10_000, { what: 'the countdown, when due' });
+    await waitFor(() => ran.includes(countdown), 15_000, { what: 'the countdown, when due' });
     expect(ran.filter((id) => id === countdown)).toHaveLength(1);
   } finally {
     await w.app.shutdown();
