@@ -1,6 +1,6 @@
 /**
  * What copies.ts remembers of each task attempt it met lately, kept compact: a busy worker meets every attempt,
- * so the table is full at its bound most of the time, and an entry is an index into typed arrays (about 130 bytes
+ * so the table is full at its bound most of the time, and an entry is an index into typed arrays (about 140 bytes
  * with its key) instead of an object graph (about 300). The oldest attempts are forgotten past `max`; one touched
  * again once half the table has turned over since it was made is moved up, so an attempt is kept for at least
  * `max / 2` newer ones after it was last touched.

@@ -90,8 +90,7 @@ export class Copies {
 
   /** Whether `key`'s copy of the attempt in `slot` has `flag` (AGAIN is the attempt's, whichever copy). */
   private has(slot: number | undefined, key: string, flag: number): boolean {
-    if (slot === undefined) return false;
-    return ((this.attempts.bits[slot] ?? 0) & (flag === AGAIN ? AGAIN : copyBit(flag, key))) !== 0;
+    return this.is(slot, flag === AGAIN ? AGAIN : copyBit(flag, key));
   }
 
   private is(slot: number | undefined, bit: number): boolean {
@@ -134,13 +133,12 @@ export class Copies {
   doubt(key: string): DoubtDecision {
     if (isParked(key)) {
       const a = this.attempts.find(attemptOf(key));
-      const handed = this.is(a, HANDED);
-      const at = a === undefined ? 0 : (this.attempts.handedAt[a] ?? 0);
-      if (handed && at > this.parkedAt(a)) return this.is(a, HANDED_PARKED) ? 'held' : 'made again';
-      if (this.has(a, key, AGAIN)) return 'made again';
-      if (handed && !this.is(a, HANDED_ACKED) && (this.attempts.handedConnection[a ?? 0] ?? 0) < this.connection) {
-        return 'made again';
+      if (a !== undefined && this.is(a, HANDED)) {
+        const t = this.attempts;
+        if ((t.handedAt[a] ?? 0) > this.parkedAt(a)) return this.is(a, HANDED_PARKED) ? 'held' : 'made again';
+        if (!this.is(a, HANDED_ACKED) && (t.handedConnection[a] ?? 0) < this.connection) return 'made again';
       }
+      if (this.has(a, key, AGAIN)) return 'made again';
       this.publishing(key);
       return 'send';
     }
