@@ -199,15 +199,14 @@ export class AmqpConnection implements DeliveryChannels {
     const endpoint = this.endpoint();
     // Both connections at once: each is a TCP and AMQP handshake, the first thing a worker waits for at start.
     // Each hears its errors from its first moment (an `error` nobody listens to ends the process).
+    const heard = (name: string, what: string) =>
+      connectTo(url, { ...endpoint, connectionName: name }).then((m) => {
+        m.on('error', (err: Error) => this.opts.logger.warn(`broker ${what} error`, { error: err.message }));
+        return m;
+      });
     const [consume, publish] = await Promise.allSettled([
-      connectTo(url, endpoint).then((m) => {
-        m.on('error', (err: Error) => this.opts.logger.warn('broker connection error', { error: err.message }));
-        return m;
-      }),
-      connectTo(url, { ...endpoint, connectionName: `${endpoint.connectionName} (publish)` }).then((m) => {
-        m.on('error', (err: Error) => this.opts.logger.warn('broker publish connection error', { error: err.message }));
-        return m;
-      }),
+      heard(endpoint.connectionName, 'connection'),
+      heard(`${endpoint.connectionName} (publish)`, 'publish connection'),
     ]);
     if (consume.status === 'rejected' || publish.status === 'rejected') {
       for (const made of [consume, publish]) {
