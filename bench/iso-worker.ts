@@ -11,9 +11,12 @@ import { WORKER_SETTINGS } from '../lib/app/worker-settings.js';
 import { createLogger } from '../lib/logger.js';
 import { defineTask } from '../lib/registry/define-task.js';
 import { installSignalHandlers } from '../lib/app/signals.js';
+import { boundHeapGrowth } from '../lib/app/heap-growth.js';
 import { installHeapProbe } from './heap-probe.js';
 import { installWaitProbe } from './wait-probe.js';
 
+// As the shipped worker's entry does (tasks/worker-main.ts), so that its memory is the shipped worker's.
+boundHeapGrowth();
 const { values } = loadConfig(WORKER_SETTINGS, process.env, process.argv.slice(2));
 const ops = values.queues[0] ?? 'bench_ops';
 const infra = process.env.BENCH_INFRA_QUEUE ?? 'bench_infra';

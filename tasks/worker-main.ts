@@ -13,6 +13,7 @@ import { type RedisTransport, createBroker, redisOptionsOf } from '../lib/broker
 import type { TlsSettings } from '../lib/config/tls.js';
 import { formatDuration, nextDueWithinSeconds } from '../lib/broker/delayed.js';
 import { installSignalHandlers } from '../lib/app/signals.js';
+import { boundHeapGrowth } from '../lib/app/heap-growth.js';
 import { startTracing, stopTracing } from '../lib/tracing/tracing.js';
 import { runDelayedAction } from './cli/delayed.js';
 import { isCommand } from './cli/names.js';
@@ -151,7 +152,10 @@ export async function main(
 }
 
 async function runWorker(config: ValuesOf<typeof SETTINGS>, logger: Logger): Promise<number> {
-  logger.info('smarter-worker starting', { config: describeConfig(SETTINGS, config) });
+  logger.info('smarter-worker starting', {
+    config: describeConfig(SETTINGS, config),
+    v8: boundHeapGrowth(),
+  });
   // Before the worker and the outside clients exist (OTEL_TRACES_EXPORTER=otlp; off, nothing is loaded).
   await startTracing(process.env, config.brokerUrl, logger);
   let remoteStop: ((code?: number) => void) | undefined;
