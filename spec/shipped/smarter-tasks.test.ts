@@ -14,6 +14,7 @@ import amqp from '../../lib/broker/amqp/amqplib.js';
 import { waitFor } from '../support/wait.js';
 import { execFileSyncText, OP, INFRA, P, DUE_ENTRIES, w, redis, beatPrefix } from '../support/shipped-suite.js';
 import { type Send, python, meta, TERMINAL, settled, rows, one, everyProcessAlive } from '../support/shipped-suite.js';
+import { op, infra } from '../support/shipped-suite.js';
 import { vsA, vsB, vsP, pineconeIndex, shippedSuiteForFile } from '../support/shipped-suite.js';
 import { type Case, type Prepared } from '../support/shipped-case-helpers.js';
 import { OPERATIONAL_CASES } from '../support/shipped-cases-operational.js';
@@ -135,6 +136,15 @@ describe("Smarter's 39 task names, sent by Python Celery (protocol 1) to the shi
   });
 
   test('every process is still running', () => everyProcessAlive());
+
+  // lib/app/heap-growth.ts: set by the entry point, so only the built binary shows it.
+  test("both workers bound V8's heap growth as they start, their command line giving none", () => {
+    for (const p of [op, infra]) {
+      expect(p.logs().find((l) => l.message === 'smarter-worker starting')).toMatchObject({
+        v8: '--heap-growing-percent=100',
+      });
+    }
+  });
 });
 
 // ---------------------------------------------------------------------------------------------------------------
