@@ -15,9 +15,9 @@ import { faultTasks } from '../support/fault-tasks.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type RabbitNode, startRabbitNode } from '../support/rabbit-node.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
+import { PYTHON } from '../support/python-worker.js';
 
 const exec = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const PER_FAULT = 1250;
 const redis = runCounter();
 const keys: string[] = [];

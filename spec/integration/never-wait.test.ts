@@ -11,9 +11,9 @@ import { waitFor } from '../support/wait.js';
 import { startWorker } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
 import { closeRunCounter } from '../support/test-tasks.js';
+import { PYTHON } from '../support/python-worker.js';
 
 const exec = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const redis = new Redis(REDIS_URL);
 const results = new ResultReader();
 

@@ -11,9 +11,9 @@ import { AMQP_URL, REDIS_URL } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { type Harness, httpWorkerForFile } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
+import { PYTHON } from '../support/python-worker.js';
 
 const exec = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 
 async function activeQueues(node: string): Promise<string[]> {
   const { stdout } = await exec(

@@ -11,9 +11,9 @@ import type { Envelope } from '../../lib/broker/redis/envelope.js';
 import { RedisLeaseLock } from '../../lib/broker/redis/lease-lock.js';
 import { nullLogger } from '../../lib/logger.js';
 import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
+import { PYTHON } from '../support/python-worker.js';
 
 const run = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const json = (o: unknown) => ({
   body: Buffer.from(JSON.stringify(o)),
   properties: {

@@ -10,9 +10,9 @@ import { AMQP_URL, REDIS_URL } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
+import { PYTHON } from '../support/python-worker.js';
 
 const exec = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const celery = async (...args: string[]) =>
   (await exec(PYTHON, ['-m', 'celery', '-b', AMQP_URL, ...args], { timeout: 60_000 })).stdout;
 

@@ -14,9 +14,9 @@ import { encodeTaskMessage } from '../../lib/protocol/encode.js';
 import { AMQP_URL, deleteQueues, publishMany, uniqueName } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { terminate } from '../support/child.js';
+import { PYTHON } from '../support/python-worker.js';
 
 const exec = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const ENV = { ...process.env, CELERY_BROKER_URL: AMQP_URL, SMARTER_WORKER_HTTP_PORT: '0' };
 
 interface Started {

@@ -13,9 +13,8 @@ import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 import { freePort } from '../support/rabbit-node.js';
-import { spawnPythonWorker } from '../support/python-worker.js';
+import { PYTHON, spawnPythonWorker } from '../support/python-worker.js';
 
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const run = promisify(execFile);
 
 function startFallback(queue: string, backend: string): ChildProcess {

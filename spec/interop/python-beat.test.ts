@@ -6,8 +6,7 @@ import { join } from 'node:path';
 import { AMQP_URL } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { startWorker } from '../support/harness.js';
-
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
+import { PYTHON } from '../support/python-worker.js';
 
 test('own wiring: celery beat sends a short-interval entry to our queue; our worker runs it each time', async () => {
   const h = await startWorker();

@@ -11,9 +11,9 @@ import { AMQP_URL, REDIS_URL } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
+import { PYTHON } from '../support/python-worker.js';
 
 const exec = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 
 const celery = async (broker: string, env: Record<string, string>, ...args: string[]) =>
   (

@@ -12,9 +12,9 @@ import { WITH_MINGLE } from '../support/harness.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
 import { ResultReader } from '../support/results.js';
 import { waitFor } from '../support/wait.js';
+import { PYTHON } from '../support/python-worker.js';
 
 const exec = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 
 let holder: RedisHarness;
 let late: RedisHarness | undefined;

@@ -12,9 +12,9 @@ import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js
 import { stampTask } from '../support/stamp-task.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
 import { waitFor } from '../support/wait.js';
+import { PYTHON } from '../support/python-worker.js';
 
 const run = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const N = 300;
 const COUNTDOWN = 10;
 

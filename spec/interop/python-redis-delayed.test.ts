@@ -12,10 +12,9 @@ import { REDIS_URL, uniqueName } from '../support/amqp.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
 import { waitFor } from '../support/wait.js';
-import { spawnPythonWorker } from '../support/python-worker.js';
+import { PYTHON, spawnPythonWorker } from '../support/python-worker.js';
 
 const exec = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 
 let h: RedisHarness;
 const procs: ChildProcess[] = [];

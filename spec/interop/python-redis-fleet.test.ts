@@ -11,10 +11,9 @@ import { promisify } from 'node:util';
 import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
 import { waitFor } from '../support/wait.js';
-import { spawnPythonWorker } from '../support/python-worker.js';
+import { PYTHON, spawnPythonWorker } from '../support/python-worker.js';
 
 const run = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const procs: ChildProcess[] = [];
 let s: RedisScope;
 let key: string;

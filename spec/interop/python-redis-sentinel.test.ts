@@ -14,9 +14,9 @@ import { freePort } from '../support/rabbit-node.js';
 import { REDIS_URL, redisScope } from '../support/redis.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
 import { type RedisNode, startRedisNode } from '../support/redis-node.js';
+import { PYTHON } from '../support/python-worker.js';
 
 const run = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const MASTER = 'mymaster';
 
 let master: RedisNode;

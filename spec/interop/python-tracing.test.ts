@@ -20,9 +20,9 @@ import { type KubeStandIn, startKubeStandIn } from '../support/kube-standin.js';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { waitFor } from '../support/wait.js';
 import { STAND_IN_CREDENTIALS, type SmtpStandIn, startSmtpServer } from '../support/smtp.js';
+import { PYTHON } from '../support/python-worker.js';
 
 const run = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const CONSUMER = 5;
 const PRODUCER = 4;
 const CLIENT = 3;

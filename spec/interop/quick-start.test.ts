@@ -13,8 +13,8 @@ import mysql from 'mysql2/promise';
 import { deleteQueues, uniqueName } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { MYSQL } from '../support/db.js';
+import { PYTHON } from '../support/python-worker.js';
 
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const run = promisify(execFile);
 const { poolSize: _pool, ...ADMIN } = MYSQL;
 

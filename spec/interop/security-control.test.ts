@@ -13,9 +13,9 @@ import { AMQP_URL, REDIS_URL, deleteQueues, uniqueName } from '../support/amqp.j
 import { type Harness, startWorker } from '../support/harness.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 import { ResultReader } from '../support/results.js';
+import { PYTHON } from '../support/python-worker.js';
 
 const exec = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const celery = async (...args: string[]) =>
   (await exec(PYTHON, ['-m', 'celery', '-b', AMQP_URL, ...args], { timeout: 60_000 })).stdout;
 

@@ -20,9 +20,9 @@ import { uniqueName } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { MYSQL, type TestDatabase, createTestDatabase } from '../support/db.js';
 import { type RabbitNode, startRabbitNode } from '../support/rabbit-node.js';
+import { PYTHON } from '../support/python-worker.js';
 
 const exec = promisify(execFile);
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 const { poolSize: _pool, ...ADMIN } = MYSQL;
 
 // Unguessable, and with characters a URL must percent-encode, so that a half-done redaction still shows.

@@ -13,8 +13,7 @@ import path from 'node:path';
 import { AMQP_URL, REDIS_URL, deleteQueues, uniqueName, withChannel } from './amqp.js';
 import { waitFor } from './wait.js';
 import { freePort } from './rabbit-node.js';
-
-const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
+import { PYTHON } from './python-worker.js';
 
 /** A wait that does not keep Jest alive once the test is over. */
 const delay = <T>(ms: number, value: T) => new Promise<T>((r) => setTimeout(() => r(value), ms).unref());
