@@ -95,12 +95,7 @@ describe("own wiring: the API domain's zone is missing", () => {
   test('delete_default_api: logged, then the Ingress, Certificate and Secret are deleted all the same', async () => {
     const l = (await findLlmclient(t.db, ids.llmclientId))!;
     const host = defaultHost(l, API);
-    fake.issueTls(host, NS);
-    await fake.deps.kube.apply({
-      apiVersion: 'networking.k8s.io/v1',
-      kind: 'Ingress',
-      metadata: { name: host, namespace: NS },
-    });
+    await fake.deployHost(host, NS);
     runner.send(nameOf(deleteDefaultApi), {
       name: l.name,
       api_url: `https://${host}/`,
@@ -109,11 +104,7 @@ describe("own wiring: the API domain's zone is missing", () => {
     const runs = await runner.drain();
     expect(runs.map((r) => [r.result, r.error])).toEqual([[null, undefined]]);
     expect(at('error')).toEqual([`destroy_domain_A_record() DNS zone not found for ${API}. Nothing to do, returning.`]);
-    expect([
-      fake.object('Ingress', host, NS),
-      fake.object('Certificate', `${host}-tls`, NS),
-      fake.object('Secret', `${host}-tls`, NS),
-    ]).toEqual([undefined, undefined, undefined]);
+    expect(fake.hostObjects(host, NS)).toEqual([undefined, undefined, undefined]);
   });
 
   test('undeploy_default_api: logged, then the LLMClient is not deployed, Not Verified, all the same', async () => {

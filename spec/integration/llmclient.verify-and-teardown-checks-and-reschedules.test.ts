@@ -92,12 +92,7 @@ describe('own wiring: verify_domain', () => {
 describe('own wiring: teardown', () => {
   test('delete_default_api (positional, with the deprecated account_id): A record, Ingress, Certificate and Secret gone', async () => {
     cloud.setRecord(apiZoneId(), { name: host, type: 'A', ttl: 600, values: LB });
-    cloud.issueTls(host, NS);
-    await cloud.deps.kube.apply({
-      apiVersion: 'networking.k8s.io/v1',
-      kind: 'Ingress',
-      metadata: { name: host, namespace: NS },
-    });
+    await cloud.deployHost(host, NS);
     runner.send(nameOf(deleteDefaultApi), {}, [
       `Support_Bot${ids.llmclientId}`,
       `https://${host}/`,
@@ -107,11 +102,7 @@ describe('own wiring: teardown', () => {
     const [run] = await runner.drain();
     expect(run?.error).toBeUndefined();
     expect(cloud.record(apiZoneId(), host, 'A')).toBeUndefined();
-    expect([
-      cloud.object('Ingress', host, NS),
-      cloud.object('Certificate', `${host}-tls`, NS),
-      cloud.object('Secret', `${host}-tls`, NS),
-    ]).toEqual([undefined, undefined, undefined]);
+    expect(cloud.hostObjects(host, NS)).toEqual([undefined, undefined, undefined]);
   });
 
   // smarter/smarter/apps/llmclient/tasks/delete_default_api.py checks only the account number of the URL's host.
@@ -119,12 +110,7 @@ describe('own wiring: teardown', () => {
     const hosts = [`mybot-janedoe.${accountNumber}.${API}`, `a--b.${accountNumber}.${API}`];
     for (const h of hosts) {
       cloud.setRecord(apiZoneId(), { name: h, type: 'A', ttl: 600, values: LB });
-      cloud.issueTls(h, NS);
-      await cloud.deps.kube.apply({
-        apiVersion: 'networking.k8s.io/v1',
-        kind: 'Ingress',
-        metadata: { name: h, namespace: NS },
-      });
+      await cloud.deployHost(h, NS);
     }
     runner.send(nameOf(deleteDefaultApi), {
       name: 'My Bot',
@@ -136,11 +122,7 @@ describe('own wiring: teardown', () => {
     expect(runs.map((r) => r.error)).toEqual([undefined, undefined]);
     for (const h of hosts) {
       expect(cloud.record(apiZoneId(), h, 'A')).toBeUndefined();
-      expect([
-        cloud.object('Ingress', h, NS),
-        cloud.object('Certificate', `${h}-tls`, NS),
-        cloud.object('Secret', `${h}-tls`, NS),
-      ]).toEqual([undefined, undefined, undefined]);
+      expect(cloud.hostObjects(h, NS)).toEqual([undefined, undefined, undefined]);
     }
   });
 

@@ -85,6 +85,25 @@ export class FakeCloud {
     return this.objects.get(kubeKey({ kind, name, namespace }));
   }
 
+  /** The host as a deploy leaves it: its Ingress, and the Certificate and Secret cert-manager made for it. */
+  async deployHost(host: string, namespace: string): Promise<void> {
+    this.issueTls(host, namespace);
+    await this.deps.kube.apply({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name: host, namespace },
+    });
+  }
+
+  /** The host's Ingress, its Certificate and that Certificate's Secret: what a deploy makes and an undeploy removes. */
+  hostObjects(host: string, namespace: string): Array<KubeObject | undefined> {
+    return [
+      this.object('Ingress', host, namespace),
+      this.object('Certificate', `${host}-tls`, namespace),
+      this.object('Secret', `${host}-tls`, namespace),
+    ];
+  }
+
   readonly deps: CloudDeps = {
     readiness: {
       provider: async () => this.ready,
