@@ -3,11 +3,7 @@
  * RabbitMQ nodes of its own with TLS listeners (one that asks no client certificate, one that requires it)
  * and a redis-server of its own with a TLS port. Verification is on unless `cert_reqs` says CERT_NONE.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Redis } from 'ioredis';
 import { AmqpBroker } from '../../lib/broker/amqp/amqp-broker.js';
 import { connectTo } from '../../lib/broker/amqp/amqp-connect.js';
@@ -20,6 +16,7 @@ import { waitFor } from '../support/wait.js';
 import { startWorker } from '../support/harness.js';
 import { recordingLogger } from '../support/logs.js';
 import { type RabbitNode, freePort, startRabbitNode } from '../support/rabbit-node.js';
+import { type RedisNode, startRedisNode } from '../support/redis-node.js';
 import { type TestCa, makeTestCa } from '../support/tls.js';
 
 let ca: TestCa;
@@ -31,9 +28,8 @@ let tlsNode: RabbitNode | undefined;
 let mtlsNode: RabbitNode | undefined;
 let tlsPort = 0;
 let mtlsPort = 0;
+let redisTls: RedisNode | undefined;
 let redisTlsPort = 0;
-let redisServer: ChildProcess | undefined;
-let redisDir = '';
 
 function sslConfig(port: number, requireClientCert: boolean): string {
   return [
@@ -54,24 +50,13 @@ const endpoint = (tls: string) => ({
   connectTimeoutMs: 10_000,
 });
 
-async function startRedisTls(): Promise<void> {
-  redisDir = fs.mkdtempSync(path.join(os.tmpdir(), 'redis-tls-'));
-  redisTlsPort = await freePort();
-  redisServer = spawn(
-    'redis-server',
-    [
+async function startRedisTls(): Promise<RedisNode> {
+  return startRedisNode({
+    listen: (port) => [
       '--port',
       '0',
       '--tls-port',
-      String(redisTlsPort),
-      '--bind',
-      '127.0.0.1',
-      '--dir',
-      redisDir,
-      '--save',
-      '',
-      '--appendonly',
-      'no',
+      String(port),
       '--tls-cert-file',
       server.certFile,
       '--tls-key-file',
@@ -81,19 +66,8 @@ async function startRedisTls(): Promise<void> {
       '--tls-auth-clients',
       'no',
     ],
-    { stdio: 'ignore' },
-  );
-  const probe = new Redis({
-    port: redisTlsPort,
-    host: '127.0.0.1',
-    tls: tlsConnectOptions(parseTlsSetting(JSON.stringify({ ca_certs: ca.caFile }))),
-    lazyConnect: true,
-    retryStrategy: () => 100,
-    maxRetriesPerRequest: null,
+    probe: { host: '127.0.0.1', tls: tlsConnectOptions(parseTlsSetting(JSON.stringify({ ca_certs: ca.caFile }))) },
   });
-  probe.on('error', () => undefined);
-  await waitFor(async () => (await probe.ping().catch(() => '')) === 'PONG', 20_000, 100);
-  probe.disconnect();
 }
 
 beforeAll(async () => {
@@ -109,14 +83,14 @@ beforeAll(async () => {
   ]);
   if (started[0].status === 'fulfilled') tlsNode = started[0].value;
   if (started[1].status === 'fulfilled') mtlsNode = started[1].value;
+  if (started[2].status === 'fulfilled') redisTls = started[2].value;
+  redisTlsPort = redisTls?.port ?? 0;
   const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
 }, 180_000);
 
 afterAll(async () => {
-  redisServer?.kill('SIGKILL');
-  await Promise.all([tlsNode?.remove(), mtlsNode?.remove()]);
-  if (redisDir) fs.rmSync(redisDir, { recursive: true, force: true });
+  await Promise.all([tlsNode?.remove(), mtlsNode?.remove(), redisTls?.remove()]);
   ca?.remove();
   otherCa?.remove();
 }, 120_000);

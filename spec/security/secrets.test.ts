@@ -6,12 +6,10 @@
  * configuration error; a broker it cannot reach), and everything it printed or answered is searched for each
  * password, as typed and as percent-encoded in a URL: none appears.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
 import { Redis } from 'ioredis';
@@ -19,7 +17,8 @@ import amqp from '../../lib/broker/amqp/amqplib.js';
 import { uniqueName } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { MYSQL, type TestDatabase, createTestDatabase } from '../support/db.js';
-import { type RabbitNode, startRabbitNode } from '../support/rabbit-node.js';
+import { type RabbitNode, freePort, startRabbitNode } from '../support/rabbit-node.js';
+import { type RedisNode, startRedisNode } from '../support/redis-node.js';
 import { PYTHON } from '../support/python-worker.js';
 
 const exec = promisify(execFile);
@@ -34,19 +33,9 @@ const WRONG_PASSWORD = secret('wrongpw');
 const rabbitUser = uniqueName('sec');
 const enc = encodeURIComponent;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 let rabbit: RabbitNode;
-let redisServer: ChildProcess;
+let redisNode: RedisNode | undefined;
 let redisPort: number;
-let redisDir: string;
 let db: TestDatabase;
 const dbUser = uniqueName('sec').slice(0, 30);
 const queue = uniqueName('sec');
@@ -63,46 +52,12 @@ beforeAll(async () => {
   await rabbit.ctl('set_permissions', '-p', '/', rabbitUser, '.*', '.*', '.*');
   brokerUrl = `amqp://${rabbitUser}:${enc(BROKER_PASSWORD)}@127.0.0.1:${rabbit.port}//`;
 
-  redisPort = await freePort();
-  redisDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sec-redis-'));
-  redisServer = spawn(
-    'redis-server',
-    [
-      '--port',
-      String(redisPort),
-      '--bind',
-      '127.0.0.1',
-      '--dir',
-      redisDir,
-      '--save',
-      '',
-      '--requirepass',
-      REDIS_PASSWORD,
-    ],
-    { stdio: 'ignore' },
-  );
+  redisNode = await startRedisNode({
+    listen: (port) => ['--port', String(port), '--requirepass', REDIS_PASSWORD],
+    probe: { password: REDIS_PASSWORD },
+  });
+  redisPort = redisNode.port;
   backendUrl = `redis://:${enc(REDIS_PASSWORD)}@127.0.0.1:${redisPort}/0`;
-  await waitFor(
-    async () => {
-      const r = new Redis({
-        port: redisPort,
-        password: REDIS_PASSWORD,
-        lazyConnect: true,
-        retryStrategy: () => null,
-        maxRetriesPerRequest: 0,
-      });
-      try {
-        await r.connect();
-        return (await r.ping()) === 'PONG';
-      } catch {
-        return false;
-      } finally {
-        r.disconnect();
-      }
-    },
-    15_000,
-    100,
-  );
 
   db = await createTestDatabase('sec');
   const admin = await mysql.createConnection(ADMIN);
@@ -128,8 +83,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await rabbit?.remove();
-  redisServer?.kill('SIGKILL');
-  if (redisDir) fs.rmSync(redisDir, { recursive: true, force: true });
+  await redisNode?.remove();
   await db?.drop();
   const admin = await mysql.createConnection(ADMIN);
   for (const host of ['localhost', '127.0.0.1']) await admin.query('DROP USER IF EXISTS ?@?', [dbUser, host]);

@@ -1,6 +1,6 @@
 /** A redis-server of the test's own (free port, temporary directory, AOF on) that a test may stop and start. */
 import { spawn } from 'node:child_process';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { type ServerNode, startServerNode } from './server-node.js';
 
 export interface RedisNode extends ServerNode {
@@ -22,15 +22,21 @@ export function redisNodeForFile(use: (r: { node: RedisNode; admin: Redis }) => 
   });
 }
 
-export async function startRedisNode(): Promise<RedisNode> {
+export interface RedisNodeOptions {
+  /** How it listens, in place of `--port <port>`: a TLS port, a password. */
+  listen?: (port: number) => string[];
+  /** What the readiness probe needs to be let in on such a listener (`tls`, `password`). */
+  probe?: RedisOptions;
+}
+
+export async function startRedisNode(o: RedisNodeOptions = {}): Promise<RedisNode> {
   const node = await startServerNode({
     name: 'redis-node',
     launch: (dir, port) =>
       spawn(
         'redis-server',
         [
-          '--port',
-          String(port),
+          ...(o.listen?.(port) ?? ['--port', String(port)]),
           '--bind',
           '127.0.0.1',
           '--dir',
@@ -45,7 +51,13 @@ export async function startRedisNode(): Promise<RedisNode> {
         { stdio: 'ignore' },
       ),
     async ready(_server, port) {
-      const probe = new Redis({ port, lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: null });
+      const probe = new Redis({
+        port,
+        ...o.probe,
+        lazyConnect: true,
+        retryStrategy: () => 50,
+        maxRetriesPerRequest: null,
+      });
       probe.on('error', () => undefined);
       await probe.connect().catch(() => undefined);
       await probe.ping();
