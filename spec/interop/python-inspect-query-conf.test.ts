@@ -4,24 +4,12 @@
  * worker holds (an unknown id is left out); conf gives Celery's lowercase setting names, only what differs
  * from the defaults unless asked, with the broker and backend passwords masked.
  */
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import { AMQP_URL, REDIS_URL } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
-import { PYTHON } from '../support/python-worker.js';
-
-const exec = promisify(execFile);
-
-const celery = async (broker: string, env: Record<string, string>, ...args: string[]) =>
-  (
-    await exec(PYTHON, ['-m', 'celery', '-A', 'redisapp', '-b', broker, ...args], {
-      timeout: 60_000,
-      env: { ...process.env, ...env, PYTHONPATH: 'spec/interop/python' },
-    })
-  ).stdout;
+import { redisappCelery } from '../support/python-worker.js';
 
 let h: RedisHarness;
 let a: Harness;
@@ -52,7 +40,7 @@ test('own wiring: celery inspect query_task: active, reserved and held tasks wit
   const active = sleeps[0] ?? '';
   const reserved = h.worker.reservedMessages()[0]?.id ?? '';
   const out = JSON.parse(
-    await celery(
+    await redisappCelery(
       REDIS_URL,
       h.pythonEnv,
       'inspect',
@@ -93,7 +81,7 @@ test('own wiring: celery inspect conf: Celery names, only what differs from the 
   const node = a.worker.options.nodeName;
   const conf =
     (
-      JSON.parse(await celery(AMQP_URL, {}, 'inspect', 'conf', '-d', node, '-j')) as Record<
+      JSON.parse(await redisappCelery(AMQP_URL, {}, 'inspect', 'conf', '-d', node, '-j')) as Record<
         string,
         Record<string, unknown>
       >
@@ -110,7 +98,7 @@ test('own wiring: celery inspect conf: Celery names, only what differs from the 
   expect(JSON.stringify(conf)).not.toMatch(/guest@|backend-secret/);
   const all =
     (
-      JSON.parse(await celery(AMQP_URL, {}, 'inspect', 'conf', 'true', '-d', node, '-j')) as Record<
+      JSON.parse(await redisappCelery(AMQP_URL, {}, 'inspect', 'conf', 'true', '-d', node, '-j')) as Record<
         string,
         Record<string, unknown>
       >

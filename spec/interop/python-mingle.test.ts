@@ -4,30 +4,21 @@
  * float timestamps), and a worker of ours started after a revoke only the Python worker holds learns it and
  * discards the task.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import { REDIS_URL, uniqueName } from '../support/amqp.js';
 import { WITH_MINGLE } from '../support/harness.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
 import { ResultReader } from '../support/results.js';
 import { waitFor } from '../support/wait.js';
-import { PYTHON } from '../support/python-worker.js';
-
-const exec = promisify(execFile);
+import { PYTHON, redisappCelery } from '../support/python-worker.js';
 
 let holder: RedisHarness;
 let late: RedisHarness | undefined;
 let py: ChildProcess | undefined;
 const results = new ResultReader();
 
-const celery = async (...args: string[]) =>
-  (
-    await exec(PYTHON, ['-m', 'celery', '-A', 'redisapp', '-b', REDIS_URL, ...args], {
-      timeout: 60_000,
-      env: { ...process.env, ...holder.pythonEnv, PYTHONPATH: 'spec/interop/python' },
-    })
-  ).stdout;
+const celery = (...args: string[]) => redisappCelery(REDIS_URL, holder.pythonEnv, ...args);
 
 beforeAll(async () => {
   holder = await startRedisWorker();

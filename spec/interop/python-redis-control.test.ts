@@ -6,19 +6,13 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { REDIS_URL } from '../support/redis.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
-import { PYTHON } from '../support/python-worker.js';
+import { PYTHON, redisappCelery } from '../support/python-worker.js';
 
 const exec = promisify(execFile);
 
 let h: RedisHarness;
 let node: string;
-const celery = async (...args: string[]) =>
-  (
-    await exec(PYTHON, ['-m', 'celery', '-A', 'redisapp', '-b', REDIS_URL, ...args], {
-      timeout: 60_000,
-      env: { ...process.env, ...h.pythonEnv, PYTHONPATH: 'spec/interop/python' },
-    })
-  ).stdout;
+const celery = (...args: string[]) => redisappCelery(REDIS_URL, h.pythonEnv, ...args);
 
 beforeAll(async () => {
   h = await startRedisWorker({ env: { CELERY_WORKER_SEND_TASK_EVENTS: 'true' } });

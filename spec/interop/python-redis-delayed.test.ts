@@ -12,20 +12,14 @@ import { REDIS_URL, uniqueName } from '../support/amqp.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
 import { waitFor } from '../support/wait.js';
-import { PYTHON, spawnPythonWorker } from '../support/python-worker.js';
+import { redisappCelery, spawnPythonWorker } from '../support/python-worker.js';
 
 const exec = promisify(execFile);
 
 let h: RedisHarness;
 const procs: ChildProcess[] = [];
 
-const celery = async (...args: string[]) =>
-  (
-    await exec(PYTHON, ['-m', 'celery', '-A', 'redisapp', '-b', REDIS_URL, ...args], {
-      timeout: 60_000,
-      env: { ...process.env, ...h.pythonEnv, PYTHONPATH: 'spec/interop/python' },
-    })
-  ).stdout;
+const celery = (...args: string[]) => redisappCelery(REDIS_URL, h.pythonEnv, ...args);
 
 /** The real CLI, on the test's key prefix. */
 const cli = async (...args: string[]) =>

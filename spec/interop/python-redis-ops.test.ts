@@ -10,7 +10,7 @@ import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
 import { waitFor } from '../support/wait.js';
-import { PYTHON } from '../support/python-worker.js';
+import { PYTHON, redisappCelery } from '../support/python-worker.js';
 
 const exec = promisify(execFile);
 
@@ -58,13 +58,13 @@ describe('own wiring: celery control shutdown on Redis', () => {
     );
     const runs = async () => runCounter().hlen(`${key}:runs`);
     await waitFor(async () => (await runs()) >= 30, 60_000, { stepMs: 100, what: '30 runs' });
-    const { stdout } = await exec(
-      PYTHON,
-      ['-m', 'celery', '-A', 'redisapp', '-b', REDIS_URL, 'control', 'shutdown', '-d', node],
-      {
-        timeout: 60_000,
-        env: { ...process.env, BROKER_TRANSPORT_OPTIONS: transport, PYTHONPATH: 'spec/interop/python' },
-      },
+    const stdout = await redisappCelery(
+      REDIS_URL,
+      { BROKER_TRANSPORT_OPTIONS: transport },
+      'control',
+      'shutdown',
+      '-d',
+      node,
     );
     expect(stdout).toContain(`${node}: OK`);
     const exit = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 30_000))]);

@@ -1,5 +1,6 @@
 /** Debian's Python Celery as a worker of one of the apps in spec/interop/python/, started as Celery's command line starts it. */
-import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process';
+import { type ChildProcess, type StdioOptions, execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 
 export const PYTHON = process.env.CELERY_PYTHON ?? '/usr/bin/python3';
 
@@ -28,4 +29,15 @@ export function spawnPythonWorker(o: PythonWorkerOptions): ChildProcess {
     env: { ...process.env, ...o.env },
     stdio: o.stdio ?? 'ignore',
   });
+}
+
+const exec = promisify(execFile);
+
+/** `celery -A redisapp -b <broker> <args…>` as an operator types it, `env` added (transport options); its stdout. */
+export async function redisappCelery(broker: string, env: Record<string, string>, ...args: string[]): Promise<string> {
+  const { stdout } = await exec(PYTHON, ['-m', 'celery', '-A', 'redisapp', '-b', broker, ...args], {
+    timeout: 60_000,
+    env: { ...process.env, ...env, PYTHONPATH: 'spec/interop/python' },
+  });
+  return stdout;
 }
