@@ -79,6 +79,19 @@ afterAll(async () => receiver.stop());
 
 const inTrace = (traceId: string) => receiver.spans.filter((s) => s.traceId === traceId);
 
+/** The trace's spans once its run and a span of each of `calls` have arrived: the spans, the run's, each call's. */
+async function runAndCalls(traceId: string, calls: Array<(s: ReceivedSpan) => boolean>, what: string) {
+  const spans = await waitFor(
+    () => {
+      const s = inTrace(traceId);
+      return s.some((x) => x.kind === CONSUMER) && calls.every((c) => s.some(c)) ? s : undefined;
+    },
+    30_000,
+    { what },
+  );
+  return { spans, run: spans.find((s) => s.kind === CONSUMER), calls: calls.map((c) => spans.find(c)) };
+}
+
 describe('own wiring: the built worker (dist/tasks/main.js) continues a trace started in Python', () => {
   const queue = uniqueName('traced');
   let worker: ChildProcess;
@@ -234,17 +247,10 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
     await send(2, queue, 'test.outside', `00-${traceId}-${hex(8)}-01`, [], { url: `${endpoint}/ping` });
     const isRedis = (s: ReceivedSpan) => (s.attributes['db.system.name'] ?? s.attributes['db.system']) === 'redis';
     const isGet = (s: ReceivedSpan) => s.name.startsWith('GET');
-    const spans = await waitFor(
-      () => {
-        const s = inTrace(traceId);
-        return s.some((x) => x.kind === CONSUMER) && s.some(isRedis) && s.some(isGet) ? s : undefined;
-      },
-      30_000,
-      { what: 'the run and its two calls' },
-    );
-    const runSpan = spans.find((s) => s.kind === CONSUMER);
-    const redis = spans.find(isRedis);
-    const http = spans.find(isGet);
+    const {
+      run: runSpan,
+      calls: [redis, http],
+    } = await runAndCalls(traceId, [isRedis, isGet], 'the run and its two calls');
     expect(runSpan?.attributes['celery.state']).toBe('SUCCESS');
     expect(redis?.parentSpanId).toBe(runSpan?.spanId);
     expect(http?.parentSpanId).toBe(runSpan?.spanId);
@@ -256,17 +262,11 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
     await send(2, queue, 'test.outside-db-aws', `00-${traceId}-${hex(8)}-01`, [], { host, port, user, password });
     const isMysql = (s: ReceivedSpan) => (s.attributes['db.system.name'] ?? s.attributes['db.system']) === 'mysql';
     const isAws = (s: ReceivedSpan) => s.attributes['rpc.system'] === 'aws-api';
-    const spans = await waitFor(
-      () => {
-        const s = inTrace(traceId);
-        return s.some((x) => x.kind === CONSUMER) && s.some(isMysql) && s.some(isAws) ? s : undefined;
-      },
-      30_000,
-      { what: 'the run and its two calls' },
-    );
-    const runSpan = spans.find((s) => s.kind === CONSUMER);
-    const db = spans.find(isMysql);
-    const aws = spans.find(isAws);
+    const {
+      spans,
+      run: runSpan,
+      calls: [db, aws],
+    } = await runAndCalls(traceId, [isMysql, isAws], 'the run and its two calls');
     expect(runSpan?.attributes['celery.state']).toBe('SUCCESS');
     expect(db?.parentSpanId).toBe(runSpan?.spanId);
     expect(db?.kind).toBe(CLIENT);
@@ -292,17 +292,13 @@ describe('own wiring: follow-ups carry the trace (the test tasks worker)', () =>
     });
     // The client fetches through node-fetch, over node:http(s): its requests are HTTP spans (discovery, then the read).
     const isGet = (path: string) => (s: ReceivedSpan) => s.attributes['url.full'] === `${kube.server}${path}`;
-    const spans = await waitFor(
-      () => {
-        const s = inTrace(traceId);
-        return s.some((x) => x.kind === CONSUMER) && s.some(isGet('/api/v1')) && s.some(isGet(path)) ? s : undefined;
-      },
-      30_000,
-      { what: 'the run and its two requests' },
+    const { run: runSpan, calls: requests } = await runAndCalls(
+      traceId,
+      [isGet('/api/v1'), isGet(path)],
+      'the run and its two requests',
     );
-    const runSpan = spans.find((s) => s.kind === CONSUMER);
     expect(runSpan?.attributes['celery.state']).toBe('SUCCESS');
-    for (const request of [spans.find(isGet('/api/v1')), spans.find(isGet(path))]) {
+    for (const request of requests) {
       expect(request?.parentSpanId).toBe(runSpan?.spanId);
       expect(request?.kind).toBe(CLIENT);
       expect(request?.name).toBe('GET');
