@@ -1,5 +1,6 @@
 /** A Beat replica of the lock tests (spec/support/beat-main.ts) in a process of its own, and what it says it sends. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { onLines } from './child.js';
 
 /** One due task the replica announced sending: its task id, and when the line arrived. */
 export interface BeatSend {
@@ -23,30 +24,24 @@ export function spawnBeat(
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', stderr],
   });
-  let buf = '';
-  beat.stdout?.on('data', (d: Buffer) => {
-    buf += d.toString();
-    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      let rec: { message?: string; id?: string; run?: number } = {};
-      try {
-        rec = JSON.parse(line) as typeof rec;
-      } catch {
-        continue;
-      }
-      if (rec.message?.startsWith('beat: sending due task') && rec.id) {
-        const entry = /^beat: sending due task (\S+)/.exec(rec.message)?.[1];
-        onSend(
-          {
-            id: rec.id,
-            at: Date.now(),
-            ...(entry ? { entry } : {}),
-            ...(rec.run !== undefined ? { run: rec.run } : {}),
-          },
-          beat,
-        );
-      }
+  onLines(beat.stdout, (line) => {
+    let rec: { message?: string; id?: string; run?: number } = {};
+    try {
+      rec = JSON.parse(line) as typeof rec;
+    } catch {
+      return;
+    }
+    if (rec.message?.startsWith('beat: sending due task') && rec.id) {
+      const entry = /^beat: sending due task (\S+)/.exec(rec.message)?.[1];
+      onSend(
+        {
+          id: rec.id,
+          at: Date.now(),
+          ...(entry ? { entry } : {}),
+          ...(rec.run !== undefined ? { run: rec.run } : {}),
+        },
+        beat,
+      );
     }
   });
   return beat;

@@ -6,6 +6,7 @@
  * clean SIGTERM, as Kubernetes sends. Each sender says which run of which entry it sent.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { onLines } from './child.js';
 import { spawnBeat } from './beat-process.js';
 import { interval, redBeatEntry } from './redbeat-fixtures.js';
 import { REDIS_URL, type RedisScope, redisScope } from './redis.js';
@@ -64,16 +65,10 @@ export async function rollingUpdate(
     const p = spawn('/usr/bin/python3', ['spec/support/redbeat_standin.py', 'run', REDIS_URL, prefix, '5', '0.5'], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    let buf = '';
-    p.stdout?.on('data', (d: Buffer) => {
-      buf += d.toString();
-      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        const rec = JSON.parse(line) as { sent?: string; run?: number };
-        if (rec.sent !== undefined && rec.run !== undefined) {
-          sends.push({ who, entry: rec.sent, run: rec.run, at: Date.now() });
-        }
+    onLines(p.stdout, (line) => {
+      const rec = JSON.parse(line) as { sent?: string; run?: number };
+      if (rec.sent !== undefined && rec.run !== undefined) {
+        sends.push({ who, entry: rec.sent, run: rec.run, at: Date.now() });
       }
     });
     procs.push(p);
