@@ -165,20 +165,18 @@ function expectAccounted(r: AlarmRun): void {
   expect(r.done).toBe(r.sent);
 }
 
-test('own wiring: a memory alarm of 15 s: told at block and unblock, probes within 1 s, no renewal; nothing run twice, dead-lettered twice or lost', async () => {
-  const r = await underAlarm(
-    async () => void (await node.ctl('set_vm_memory_high_watermark', '0.0000001')),
-    async () => void (await node.ctl('set_vm_memory_high_watermark', '0.4')),
-  );
-  report('memory alarm', r);
-  expectAccounted(r);
-}, 180_000);
-
-test('own wiring: a disk alarm of 15 s: told at block and unblock, probes within 1 s, no renewal; nothing run twice, dead-lettered twice or lost', async () => {
-  const r = await underAlarm(
-    async () => void (await node.ctl('set_disk_free_limit', '100000GB')),
-    async () => void (await node.ctl('set_disk_free_limit', '1MB')),
-  );
-  report('disk alarm', r);
-  expectAccounted(r);
-}, 180_000);
+test.each([
+  ['memory', 'set_vm_memory_high_watermark', '0.0000001', '0.4'],
+  ['disk', 'set_disk_free_limit', '100000GB', '1MB'],
+])(
+  'own wiring: a %s alarm of 15 s: told at block and unblock, probes within 1 s, no renewal; nothing run twice, dead-lettered twice or lost',
+  async (what, setting, raised, cleared) => {
+    const r = await underAlarm(
+      async () => void (await node.ctl(setting, raised)),
+      async () => void (await node.ctl(setting, cleared)),
+    );
+    report(`${what} alarm`, r);
+    expectAccounted(r);
+  },
+  180_000,
+);
