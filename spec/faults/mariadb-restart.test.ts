@@ -86,6 +86,18 @@ async function rows(name: string): Promise<{ n: number; total: string }> {
   }
 }
 
+/** The rows once there are at least `n` of them. */
+async function rowsReach(name: string, n: number, timeoutMs: number): Promise<{ n: number; total: string }> {
+  return waitFor(
+    async () => {
+      const r = await rows(name);
+      return r.n >= n ? r : undefined;
+    },
+    timeoutMs,
+    200,
+  );
+}
+
 const sumOf = (cs: Array<{ cost: string }>) => cs.reduce((s, c) => s.add(Dec.of(c.cost)), Dec.zero()).toString();
 
 test('own wiring: 1,000 create_charge streamed while MariaDB is stopped for 3 s and started: they retry, then 1,000 rows, exact sum, 0 failed', async () => {
@@ -102,14 +114,7 @@ test('own wiring: 1,000 create_charge streamed while MariaDB is stopped for 3 s 
     await new Promise((r) => setTimeout(r, 3000));
     await node.start();
     await producer;
-    const end = await waitFor(
-      async () => {
-        const r = await rows(db.name);
-        return r.n >= all.length ? r : undefined;
-      },
-      150_000,
-      200,
-    );
+    const end = await rowsReach(db.name, all.length, 150_000);
     await new Promise((r) => setTimeout(r, 500));
     const final = await rows(db.name);
     for (const c of all) expect((await results.ready(c.id, 30_000)).status).toBe('SUCCESS');
@@ -146,14 +151,7 @@ test('own wiring: 100 create_charge while MariaDB is down past their 2 retries: 
       { env: { ...process.env, CELERY_BROKER_URL: AMQP_URL } },
     );
     expect(stdout).toContain(`replayed ${all.length} message(s) from ${h.queue}.dead_letter`);
-    const final = await waitFor(
-      async () => {
-        const r = await rows(db.name);
-        return r.n >= all.length ? r : undefined;
-      },
-      60_000,
-      200,
-    );
+    const final = await rowsReach(db.name, all.length, 60_000);
     for (const c of all) await waitFor(async () => (await results.meta(c.id))?.status === 'SUCCESS', 30_000);
     process.stdout.write(
       `mariadb down past the retries: published ${all.length}, retries ${events.n.retried}, failed ${events.n.failed}, replayed ${all.length}, rows ${final.n}\n`,
