@@ -4,9 +4,8 @@
  * broker does not close it, nor does the client give up on the broker), and the other tasks run once it returns.
  */
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { publishMany, uniqueName } from '../support/amqp.js';
+import { celeryMessage, publishMany, uniqueName } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { faultTasks } from '../support/fault-tasks.js';
 import { type Harness, startWorker } from '../support/harness.js';
@@ -45,19 +44,6 @@ afterAll(async () => {
   await closeRunCounter();
 });
 
-function message(task: string, kwargs: Record<string, unknown>) {
-  const id = randomUUID();
-  return {
-    body: JSON.stringify([[], kwargs, {}]),
-    options: {
-      contentType: 'application/json',
-      contentEncoding: 'utf-8',
-      correlationId: id,
-      headers: { lang: 'py', task, id, root_id: id, retries: 0 },
-    },
-  };
-}
-
 /** The heartbeat RabbitMQ agreed with our connection (named after the worker's node). */
 async function negotiatedHeartbeat(): Promise<number | undefined> {
   const { stdout } = await exec('rabbitmqctl', [
@@ -81,8 +67,8 @@ test(`own wiring: a task holding the event loop ${BLOCK_MS / 1000} s with ${OTHE
     expect(await (await fetch(`${base}/healthz`)).text()).toBe('ok\n');
     const t0 = Date.now();
     await publishMany(h.queue, [
-      message('fault.block', { ms: BLOCK_MS }),
-      ...Array.from({ length: OTHERS }, () => message('fault.work', { key, ms: 10 })),
+      celeryMessage('fault.block', { ms: BLOCK_MS }),
+      ...Array.from({ length: OTHERS }, () => celeryMessage('fault.work', { key, ms: 10 })),
     ]);
     await waitFor(() => logger.lines.some((l) => l.message.startsWith('event loop blocked')), 15_000);
     await waitFor(async () => (await counter.hlen(`${key}:done`)) >= OTHERS, 30_000);

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { publishMany, uniqueName, withChannel } from '../support/amqp.js';
+import { celeryMessage, publishMany, uniqueName, withChannel } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { faultTasks } from '../support/fault-tasks.js';
 import { type Harness, startWorker } from '../support/harness.js';
@@ -60,15 +60,7 @@ async function outage(ms: number) {
   try {
     await publishMany(
       h.queue,
-      ids.map((id) => ({
-        body: JSON.stringify([[], { key, ms: 50 }, {}]),
-        options: {
-          contentType: 'application/json',
-          contentEncoding: 'utf-8',
-          correlationId: id,
-          headers: { lang: 'py', task: 'fault.work', id, root_id: id, retries: 0 },
-        },
-      })),
+      ids.map((id) => celeryMessage('fault.work', { key, ms: 50 }, id)),
     );
     await waitFor(async () => (await counter.hlen(`${key}:done`)) >= 200, 60_000, 10);
     await backend.stop();

@@ -4,8 +4,7 @@
  * Celery, and no other task is.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { AMQP_URL, deleteQueues, publishMany, uniqueName, withChannel } from '../support/amqp.js';
+import { AMQP_URL, celeryMessage, deleteQueues, publishMany, uniqueName, withChannel } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
 
@@ -48,18 +47,7 @@ async function kill(child: ChildProcess): Promise<void> {
 }
 
 function work(key: string, n: number, ms: number) {
-  return Array.from({ length: n }, () => {
-    const id = randomUUID();
-    return {
-      body: JSON.stringify([[], { key, ms }, {}]),
-      options: {
-        contentType: 'application/json',
-        contentEncoding: 'utf-8',
-        correlationId: id,
-        headers: { lang: 'py', task: 'fault.work', id, root_id: id, retries: 0 },
-      },
-    };
-  });
+  return Array.from({ length: n }, () => celeryMessage('fault.work', { key, ms }));
 }
 
 async function run(acksLate: boolean, ms: number, killAfter: number) {

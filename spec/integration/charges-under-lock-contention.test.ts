@@ -10,7 +10,7 @@ import mysql from 'mysql2/promise';
 import type { TaskMessage } from '../../lib/protocol/types.js';
 import { noEvents, type TaskEvents } from '../../lib/worker/events.js';
 import type { Database } from '../../tasks/db/database.js';
-import { deleteQueues, publishMany, uniqueName } from '../support/amqp.js';
+import { celeryMessage, deleteQueues, publishMany, uniqueName } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { type Harness, startWorker } from '../support/harness.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
@@ -71,29 +71,16 @@ test('own wiring: a create_charge batch behind a held lock: one attempt ≈ one 
     await holder.query('SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
     await holder.beginTransaction();
     await holder.query('SELECT id FROM account_charge WHERE id >= 0 FOR UPDATE');
-    const messages = Array.from({ length: TASKS }, (_, i) => {
-      const id = randomUUID();
-      return {
-        body: JSON.stringify([
-          [],
-          {
-            resource_locator: locator,
-            charge_type: 'completion',
-            prompt_tokens: 1,
-            completion_tokens: 1,
-            total_tokens: 2,
-            total_cost: `${i + 1}.5`,
-          },
-          {},
-        ]),
-        options: {
-          contentType: 'application/json',
-          contentEncoding: 'utf-8',
-          correlationId: id,
-          headers: { lang: 'py', task: CREATE_CHARGE, id, root_id: id, retries: 0 },
-        },
-      };
-    });
+    const messages = Array.from({ length: TASKS }, (_, i) =>
+      celeryMessage(CREATE_CHARGE, {
+        resource_locator: locator,
+        charge_type: 'completion',
+        prompt_tokens: 1,
+        completion_tokens: 1,
+        total_tokens: 2,
+        total_cost: `${i + 1}.5`,
+      }),
+    );
     await publishMany(queue, messages);
     // Every task's first attempt ends in a retry while the lock is held.
     await waitFor(() => firstAttemptMs.length === TASKS, 120_000, 50);

@@ -10,7 +10,7 @@ import { noEvents, type TaskEvents } from '../../lib/worker/events.js';
 import { openDatabase } from '../../tasks/db/database.js';
 import { ONCE_TABLE } from '../../tasks/db/once.js';
 import type { SmarterDeps } from '../../tasks/env/task-env.js';
-import { REDIS_URL, deleteQueues, publishMany, uniqueName } from '../support/amqp.js';
+import { REDIS_URL, celeryMessage, deleteQueues, publishMany, uniqueName } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { insertRow } from '../support/django-rows.js';
 import { type Harness, startWorker } from '../support/harness.js';
@@ -126,15 +126,7 @@ describe('own wiring: through a worker', () => {
     const results = new ResultReader();
     try {
       const id = randomUUID();
-      const message = {
-        body: JSON.stringify([[], charge('once/worker', '3.75'), {}]),
-        options: {
-          contentType: 'application/json',
-          contentEncoding: 'utf-8',
-          correlationId: id,
-          headers: { lang: 'py', task: CREATE_CHARGE, id, root_id: id, retries: 0 },
-        },
-      };
+      const message = celeryMessage(CREATE_CHARGE, charge('once/worker', '3.75'), id);
       await publishMany(queue, [message]);
       expect(await results.ready(id, 30_000)).toMatchObject({ status: 'SUCCESS', result: null });
       await publishMany(queue, [message]);

@@ -33,6 +33,24 @@ export async function withChannel<T>(fn: (ch: Channel) => Promise<T>): Promise<T
   }
 }
 
+/** A task message as Python's Celery publishes it (protocol 2, JSON, keyword arguments only), for `publishMany`. */
+export function celeryMessage(
+  task: string,
+  kwargs: Record<string, unknown>,
+  id: string = randomUUID(),
+): { id: string; body: string; options: Options.Publish } {
+  return {
+    id,
+    body: JSON.stringify([[], kwargs, {}]),
+    options: {
+      contentType: 'application/json',
+      contentEncoding: 'utf-8',
+      correlationId: id,
+      headers: { lang: 'py', task, id, root_id: id, retries: 0 },
+    },
+  };
+}
+
 /** Publishes raw bytes straight to a queue and waits for the broker's confirm. */
 export async function publishRaw(queue: string, body: string | Buffer, options: Options.Publish): Promise<void> {
   await publishMany(queue, [{ body, options }]);

@@ -1,6 +1,6 @@
 /** create_charge messages as Smarter's Python sends them, for the tests that count rows and sum costs. */
-import { randomUUID } from 'node:crypto';
 import type { Options } from 'amqplib';
+import { celeryMessage } from './amqp.js';
 
 export interface ChargeMessage {
   id: string;
@@ -19,7 +19,6 @@ export function chargeMessages(
   o: { tag: string; resources: number; wholeBelow: number },
 ): ChargeMessage[] {
   return Array.from({ length: count }, (_v, i) => {
-    const id = randomUUID();
     const kwargs = {
       resource_locator: `${o.tag}/${i % o.resources}`,
       charge_type: 'completion',
@@ -30,16 +29,6 @@ export function chargeMessages(
         .padStart(8, '0')
         .slice(-8)}`,
     };
-    return {
-      id,
-      cost: kwargs.total_cost,
-      body: JSON.stringify([[], kwargs, {}]),
-      options: {
-        contentType: 'application/json',
-        contentEncoding: 'utf-8',
-        correlationId: id,
-        headers: { lang: 'py', task: 'smarter.apps.account.tasks.create_charge', id, root_id: id, retries: 0 },
-      },
-    };
+    return { ...celeryMessage('smarter.apps.account.tasks.create_charge', kwargs), cost: kwargs.total_cost };
   });
 }
