@@ -21,7 +21,14 @@ import { isPermanent } from '../../tasks/env/task-env.js';
 import { recordingLogger } from '../support/logs.js';
 import { nameOf } from '../support/task-names.js';
 import { API, NS, LB, ELEVEN, tasks, t, ids, accountNumber, host, cloud, runner } from '../support/llmclient-infra.js';
-import { addMember, llmclientInfraForFile, logTo, llmclient, apiZoneId } from '../support/llmclient-infra.js';
+import {
+  addMember,
+  ownLlmclient,
+  llmclientInfraForFile,
+  logTo,
+  llmclient,
+  apiZoneId,
+} from '../support/llmclient-infra.js';
 
 llmclientInfraForFile();
 
@@ -184,10 +191,7 @@ describe('own wiring: deploy_default_api → continue_default_api_deployment', (
   // unless the owner is the account's admin (smarter/smarter/apps/account/utils.py, `get_cached_admin_user_for_account`).
   test("a member's LLMClient is deployed at <name>-<username>.<account>.<API domain>: A record, Ingress, Certificate", async () => {
     const member = await addMember(ids.accountId, `jane.doe${ids.accountId}`);
-    await t.db.execute('UPDATE llmclient_llmclient SET user_profile_id = ? WHERE id = ?', [
-      member.profileId,
-      ids.llmclientId,
-    ]);
+    await ownLlmclient(member.profileId);
     const memberHost = `support-bot${ids.llmclientId}-janedoe${ids.accountId}.${accountNumber}.${API}`;
     runner.send(nameOf(deployDefaultApi), { llmclient_id: ids.llmclientId });
     await runner.drain((msg) => {
@@ -205,10 +209,7 @@ describe('own wiring: deploy_default_api → continue_default_api_deployment', (
     const [u] = await t.db.select('SELECT username FROM auth_user WHERE id = ?', [ids.userId]);
     const later = await addMember(ids.accountId, `Ops_Lead${ids.accountId}`);
     await t.db.execute('UPDATE auth_user SET is_staff = 1 WHERE username = ?', [later.username]);
-    await t.db.execute('UPDATE llmclient_llmclient SET user_profile_id = ? WHERE id = ?', [
-      later.profileId,
-      ids.llmclientId,
-    ]);
+    await ownLlmclient(later.profileId);
     runner.send(nameOf(deployDefaultApi), { llmclient_id: ids.llmclientId });
     await runner.runOne(runner.pending.shift()!);
     expect(
@@ -216,10 +217,7 @@ describe('own wiring: deploy_default_api → continue_default_api_deployment', (
     ).toBeDefined();
 
     await t.db.execute('UPDATE auth_user SET is_staff = 0 WHERE id = ? OR username = ?', [ids.userId, later.username]);
-    await t.db.execute('UPDATE llmclient_llmclient SET user_profile_id = ? WHERE id = ?', [
-      ids.profileId,
-      ids.llmclientId,
-    ]);
+    await ownLlmclient(ids.profileId);
     runner.send(nameOf(deployDefaultApi), { llmclient_id: ids.llmclientId });
     await runner.runOne(runner.pending.pop()!);
     expect(

@@ -12,7 +12,7 @@ import { verifyCertificate } from '../../tasks/llmclient/verify-certificate.js';
 import { verifyDomain } from '../../tasks/llmclient/verify-domain.js';
 import { nameOf } from '../support/task-names.js';
 import { API, NS, LB, t, ids, accountNumber, host, cloud, runner, addMember } from '../support/llmclient-infra.js';
-import { llmclientInfraForFile, llmclient, apiZoneId } from '../support/llmclient-infra.js';
+import { ownLlmclient, llmclientInfraForFile, llmclient, apiZoneId } from '../support/llmclient-infra.js';
 
 llmclientInfraForFile();
 
@@ -149,10 +149,7 @@ describe('own wiring: teardown', () => {
 
   test("undeploy_default_api of a member's LLMClient deletes its <name>-<username> host", async () => {
     const member = await addMember(ids.accountId, `jane.doe${ids.accountId}`);
-    await t.db.execute('UPDATE llmclient_llmclient SET user_profile_id = ? WHERE id = ?', [
-      member.profileId,
-      ids.llmclientId,
-    ]);
+    await ownLlmclient(member.profileId);
     const memberHost = `support-bot${ids.llmclientId}-janedoe${ids.accountId}.${accountNumber}.${API}`;
     cloud.setRecord(apiZoneId(), { name: memberHost, type: 'A', ttl: 600, values: LB });
     runner.send(nameOf(undeployDefaultApi), { llmclient_id: ids.llmclientId });

@@ -44,6 +44,11 @@ export async function addMember(accountId: number, username: string): Promise<{ 
   return { profileId: p.insertId, username };
 }
 
+/** The test's LLMClient now belongs to `profileId`: its host carries that user's name unless they are the admin. */
+export async function ownLlmclient(profileId: number): Promise<void> {
+  await t.db.execute('UPDATE llmclient_llmclient SET user_profile_id = ? WHERE id = ?', [profileId, ids.llmclientId]);
+}
+
 /** The test database (one per file) and, before each test, a seeded account, its contacts, clouds and runner. */
 export function llmclientInfraForFile(): void {
   beforeAll(async () => {
