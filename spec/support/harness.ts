@@ -20,6 +20,32 @@ export interface Harness {
 /** The harnesses start workers without mingle; a test about it turns it back on with these. */
 export const WITH_MINGLE = { SMARTER_WORKER_WITHOUT_MINGLE: 'false' } as const;
 
+/** What both harnesses (this one and redis-harness.ts) take. */
+export interface HarnessOptions {
+  /** Settings over the harness's own. */
+  env?: Record<string, string>;
+  /** The test tasks unless given. */
+  tasks?: (queue: string) => AnyTask[];
+  /** The queue consumed, which also names the node. */
+  queue?: string;
+}
+
+/** The settings both harnesses start a worker on `queue` with, before the broker's and the test's own. */
+export function harnessSettings(queue: string): Record<string, string> {
+  return {
+    CELERY_WORKER_CONCURRENCY: '4',
+    SMARTER_WORKER_QUEUES: queue,
+    SMARTER_WORKER_SHUTDOWN_GRACE: '2',
+    CELERY_WORKER_HOSTNAME: `${queue}@%h`,
+    // Mingle waits Celery's full second for replies at every start; the tests about it turn it back on.
+    SMARTER_WORKER_WITHOUT_MINGLE: 'true',
+  };
+}
+
+/** The harnesses' logger: quiet unless TEST_LOG is set. */
+export const harnessLogger = (): Logger =>
+  process.env.TEST_LOG ? createLogger({ level: 'debug', json: false }) : nullLogger();
+
 /**
  * One worker for the test file, with its HTTP endpoint on a free port: started before its tests (handed to `use`
  * with the endpoint's base URL), stopped after them.
@@ -37,27 +63,15 @@ export function httpWorkerForFile(env: Record<string, string>, use: (w: { h: Har
 }
 
 export async function startWorker(
-  opts: {
-    env?: Record<string, string>;
-    tasks?: (queue: string) => AnyTask[];
-    queue?: string;
-    events?: TaskEvents;
-    deps?: unknown;
-    logger?: Logger;
-  } = {},
+  opts: HarnessOptions & { events?: TaskEvents; deps?: unknown; logger?: Logger } = {},
 ): Promise<Harness> {
   const queue = opts.queue ?? uniqueName('q');
   const { values } = loadConfig(WORKER_SETTINGS, {
+    ...harnessSettings(queue),
     CELERY_BROKER_URL: AMQP_URL,
-    CELERY_WORKER_CONCURRENCY: '4',
-    SMARTER_WORKER_QUEUES: queue,
-    SMARTER_WORKER_SHUTDOWN_GRACE: '2',
-    CELERY_WORKER_HOSTNAME: `${queue}@%h`,
-    // Mingle waits Celery's full second for replies at every start; the tests about it turn it back on.
-    SMARTER_WORKER_WITHOUT_MINGLE: 'true',
     ...opts.env,
   });
-  const logger = opts.logger ?? (process.env.TEST_LOG ? createLogger({ level: 'debug', json: false }) : nullLogger());
+  const logger = opts.logger ?? harnessLogger();
   const { worker, broker, app } = createWorker({
     config: values,
     tasks: (opts.tasks ?? testTasks)(queue),

@@ -3,9 +3,8 @@ import { createWorker } from '../../lib/app/app.js';
 import { RedisBroker } from '../../lib/broker/redis/redis-broker.js';
 import { loadConfig } from '../../lib/config/settings.js';
 import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
-import { createLogger, nullLogger } from '../../lib/logger.js';
-import type { AnyTask } from '../../lib/registry/define-task.js';
 import { uniqueName } from './amqp.js';
+import { type HarnessOptions, harnessLogger, harnessSettings } from './harness.js';
 import { REDIS_URL, type RedisScope, redisScope } from './redis.js';
 import { testTasks } from './test-tasks.js';
 
@@ -21,35 +20,26 @@ export interface RedisHarness {
 }
 
 export async function startRedisWorker(
-  opts: {
-    env?: Record<string, string>;
-    tasks?: (queue: string) => AnyTask[];
+  opts: HarnessOptions & {
     visibilityTimeoutSeconds?: number;
     scope?: RedisScope;
     /** Another Redis server as the broker (results stay on the shared one). */
     url?: string;
-    /** The queue consumed, which also names the node. */
-    queue?: string;
   } = {},
 ): Promise<RedisHarness> {
   const scope = opts.scope ?? redisScope(opts.url);
   const queue = opts.queue ?? uniqueName('rq');
   const { values } = loadConfig(WORKER_SETTINGS, {
-    CELERY_WORKER_CONCURRENCY: '4',
-    SMARTER_WORKER_QUEUES: queue,
-    SMARTER_WORKER_SHUTDOWN_GRACE: '2',
-    CELERY_WORKER_HOSTNAME: `${queue}@%h`,
+    ...harnessSettings(queue),
     CELERY_RESULT_BACKEND: REDIS_URL,
     CELERY_BROKER_URL: opts.url ?? REDIS_URL,
     CELERY_BROKER_TRANSPORT_OPTIONS: JSON.stringify({
       global_keyprefix: scope.prefix,
       ...(opts.visibilityTimeoutSeconds !== undefined ? { visibility_timeout: opts.visibilityTimeoutSeconds } : {}),
     }),
-    // Mingle waits Celery's full second for replies at every start; the tests about it turn it back on.
-    SMARTER_WORKER_WITHOUT_MINGLE: 'true',
     ...opts.env,
   });
-  const logger = process.env.TEST_LOG ? createLogger({ level: 'debug', json: false }) : nullLogger();
+  const logger = harnessLogger();
   // Chosen by the URL, as in production.
   const { app, worker, broker } = createWorker({
     config: values,
