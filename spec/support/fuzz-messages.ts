@@ -115,11 +115,14 @@ function headerCase(name: string, value: unknown): FuzzCase {
   return {
     kind: `header ${name}`,
     expect: `headers.${name}`,
-    build: (id, key) => {
-      const m = good(id, key);
-      return { ...m, options: { ...m.options, headers: { ...m.options.headers, [name]: value } } };
-    },
+    build: (id, key) => good(id, key, { [name]: value }),
   };
+}
+
+function withoutHeader(id: string, key: string, name: string): FuzzPublish {
+  const m = good(id, key);
+  const { [name]: _gone, ...headers } = m.options.headers ?? {};
+  return { ...m, options: { ...m.options, headers } };
 }
 
 function bodyCase(kind: string, expect: string, body: (key: string) => unknown): FuzzCase {
@@ -276,36 +279,22 @@ const envelopeFault: fc.Arbitrary<FuzzCase> = fc.oneof(
   fc.constant<FuzzCase>({
     kind: 'no task header, not v1',
     expect: 'message: neither a v2 `task` header nor a v1 body',
-    build: (id, key) => {
-      const m = good(id, key);
-      const { task: _t, ...headers } = m.options.headers ?? {};
-      return { ...m, options: { ...m.options, headers } };
-    },
+    build: (id, key) => withoutHeader(id, key, 'task'),
   }),
   fc.constant<FuzzCase>({
     kind: 'no id header',
     expect: 'headers.id',
-    build: (id, key) => {
-      const m = good(id, key);
-      const { id: _i, ...headers } = m.options.headers ?? {};
-      return { ...m, options: { ...m.options, headers } };
-    },
+    build: (id, key) => withoutHeader(id, key, 'id'),
   }),
   fc.string({ minLength: 1, maxLength: 10 }).map((s) => ({
     kind: 'unknown task',
     expect: 'is not registered',
-    build: (id: string, key: string) => {
-      const m = good(id, key);
-      return { ...m, options: { ...m.options, headers: { ...m.options.headers, task: `fuzz.nope.${s}` } } };
-    },
+    build: (id: string, key: string) => good(id, key, { task: `fuzz.nope.${s}` }),
   })),
   fc.constant<FuzzCase>({
     kind: 'corrupt zlib',
     expect: 'body: cannot decompress',
-    build: (id, key) => {
-      const m = good(id, key);
-      return { ...m, options: { ...m.options, headers: { ...m.options.headers, compression: 'application/x-gzip' } } };
-    },
+    build: (id, key) => good(id, key, { compression: 'application/x-gzip' }),
   }),
 );
 
@@ -321,13 +310,10 @@ const sizeFault: fc.Arbitrary<FuzzCase> = fc.oneof(
   fc.constant<FuzzCase>({
     kind: 'zlib bomb',
     expect: 'decompresses to more than the limit',
-    build: (id, key) => {
-      const m = good(id, key);
-      return {
-        body: zlib.deflateSync(json([['a'.repeat(16 * FUZZ_MAX_BODY)], stampKwargs(key), {}])),
-        options: { ...m.options, headers: { ...m.options.headers, compression: 'application/x-gzip' } },
-      };
-    },
+    build: (id, key) => ({
+      ...good(id, key, { compression: 'application/x-gzip' }),
+      body: zlib.deflateSync(json([['a'.repeat(16 * FUZZ_MAX_BODY)], stampKwargs(key), {}])),
+    }),
   }),
 );
 
@@ -363,11 +349,8 @@ const goodCase: fc.Arbitrary<FuzzCase> = fc.oneof(
     kind: 'good v2 zlib',
     expect: 'ok',
     build: (id, key) => {
-      const m = good(id, key);
-      return {
-        body: zlib.deflateSync(m.body),
-        options: { ...m.options, headers: { ...m.options.headers, compression: 'application/x-gzip' } },
-      };
+      const m = good(id, key, { compression: 'application/x-gzip' });
+      return { ...m, body: zlib.deflateSync(m.body) };
     },
   }),
   fc.constant<FuzzCase>({ kind: 'good v1', expect: 'ok', build: (id, key) => v1(id, key) }),
