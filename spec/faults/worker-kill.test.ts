@@ -3,10 +3,11 @@
  * every task completes at least once. Early ack (Celery's default): the runs that had started are lost, as in
  * Celery, and no other task is.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { AMQP_URL, celeryMessage, deleteQueues, publishMany, uniqueName, withChannel } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
+import { spawnTestWorker } from '../support/spawn-worker.js';
 
 const N = 1000;
 const CONCURRENCY = 16;
@@ -19,19 +20,12 @@ afterAll(async () => {
 });
 
 function spawnWorker(queue: string, acksLate: boolean): ChildProcess {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'spec/support/fault-worker-main.ts', '-Q', queue, '-c', String(CONCURRENCY)],
-    {
-      env: {
-        ...process.env,
-        CELERY_BROKER_URL: AMQP_URL,
-        FAULT_ACKS_LATE: acksLate ? '1' : '0',
-        CELERY_RESULT_BACKEND: '',
-      },
-      stdio: 'ignore',
-    },
-  );
+  const child = spawnTestWorker({
+    main: 'fault-worker-main',
+    queue,
+    concurrency: CONCURRENCY,
+    env: { CELERY_BROKER_URL: AMQP_URL, FAULT_ACKS_LATE: acksLate ? '1' : '0', CELERY_RESULT_BACKEND: '' },
+  });
   children.push(child);
   return child;
 }

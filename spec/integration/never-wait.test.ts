@@ -2,7 +2,7 @@
  * ADR-030's "never wait", on the real broker: countdowns and far ETAs wait in RabbitMQ's delay topology,
  * not in a worker; checks reschedule themselves through it; a crash loses none of them.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
@@ -12,6 +12,7 @@ import { startWorker } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
 import { closeRunCounter } from '../support/test-tasks.js';
 import { PYTHON } from '../support/python-worker.js';
+import { spawnTestWorker } from '../support/spawn-worker.js';
 
 const exec = promisify(execFile);
 const redis = new Redis(REDIS_URL);
@@ -156,8 +157,10 @@ test('own wiring: SIGKILL while 100 checks wait in the broker: after a restart e
   const queue = uniqueName('kill');
   const key = uniqueName('killpoll');
   const spawnWorker = (): ChildProcess =>
-    spawn(process.execPath, ['--import', 'tsx', 'spec/support/worker-main.ts', '-Q', queue, '-c', '8'], {
-      env: { ...process.env, CELERY_BROKER_URL: AMQP_URL },
+    spawnTestWorker({
+      queue,
+      concurrency: 8,
+      env: { CELERY_BROKER_URL: AMQP_URL },
       stdio: ['ignore', 'pipe', 'ignore'],
     });
   const first = spawnWorker();

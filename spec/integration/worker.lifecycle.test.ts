@@ -2,7 +2,7 @@
  * The worker's life on a real broker: prefetch, late ack across a crash, warm and cold shutdown,
  * reconnect after the broker drops the connection, and queues that already exist with other arguments.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import {
   AMQP_URL,
@@ -17,6 +17,7 @@ import {
 import { waitFor } from '../support/wait.js';
 import { startWorker } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
+import { spawnTestWorker } from '../support/spawn-worker.js';
 
 let results: ResultReader;
 beforeAll(() => {
@@ -42,8 +43,10 @@ async function queueCounts(queue: string): Promise<{ ready: number; consumers: n
 }
 
 function spawnWorker(queue: string, env: Record<string, string> = {}): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'spec/support/worker-main.ts', '-Q', queue, '-c', '2'], {
-    env: { ...process.env, CELERY_BROKER_URL: AMQP_URL, CELERY_RESULT_BACKEND: REDIS_URL, ...env },
+  return spawnTestWorker({
+    queue,
+    concurrency: 2,
+    env: { CELERY_BROKER_URL: AMQP_URL, CELERY_RESULT_BACKEND: REDIS_URL, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }

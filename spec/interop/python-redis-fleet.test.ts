@@ -5,13 +5,14 @@
  * once, and again with one SIGKILL of ours midway (late ack): none lost, and a task runs twice only if it
  * was in `unacked` at the kill (the test says how many were held and how many ran twice).
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
 import { waitFor } from '../support/wait.js';
 import { PYTHON, spawnPythonWorker } from '../support/python-worker.js';
+import { spawnTestWorker } from '../support/spawn-worker.js';
 
 const run = promisify(execFile);
 const procs: ChildProcess[] = [];
@@ -22,21 +23,17 @@ let queue: string;
 const transport = (extra: Record<string, unknown> = {}) => JSON.stringify({ global_keyprefix: s.prefix, ...extra });
 
 function ours(env: Record<string, string>, concurrency: number): ChildProcess {
-  const p = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'spec/support/worker-main.ts', '-Q', queue, '-c', String(concurrency)],
-    {
-      env: {
-        ...process.env,
-        CELERY_BROKER_URL: REDIS_URL,
-        CELERY_RESULT_BACKEND: 'disabled',
-        CELERY_WORKER_HOSTNAME: `ours-${randomUUID().slice(0, 6)}@%h`,
-        LOG_LEVEL: 'warning',
-        ...env,
-      },
-      stdio: 'ignore',
+  const p = spawnTestWorker({
+    queue,
+    concurrency,
+    env: {
+      CELERY_BROKER_URL: REDIS_URL,
+      CELERY_RESULT_BACKEND: 'disabled',
+      CELERY_WORKER_HOSTNAME: `ours-${randomUUID().slice(0, 6)}@%h`,
+      LOG_LEVEL: 'warning',
+      ...env,
     },
-  );
+  });
   procs.push(p);
   return p;
 }

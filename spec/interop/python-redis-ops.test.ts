@@ -11,6 +11,7 @@ import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
 import { waitFor } from '../support/wait.js';
 import { PYTHON, redisappCelery } from '../support/python-worker.js';
+import { spawnTestWorker } from '../support/spawn-worker.js';
 
 const exec = promisify(execFile);
 
@@ -34,9 +35,10 @@ describe('own wiring: celery control shutdown on Redis', () => {
     const queue = `shut_${randomUUID().slice(0, 8)}`;
     const node = `shut-${randomUUID().slice(0, 6)}@test`;
     const transport = JSON.stringify({ global_keyprefix: s.prefix });
-    const w = spawn(process.execPath, ['--import', 'tsx', 'spec/support/worker-main.ts', '-Q', queue, '-c', '4'], {
+    const w = spawnTestWorker({
+      queue,
+      concurrency: 4,
       env: {
-        ...process.env,
         CELERY_BROKER_URL: REDIS_URL,
         CELERY_BROKER_TRANSPORT_OPTIONS: transport,
         CELERY_RESULT_BACKEND: 'disabled',
@@ -45,7 +47,6 @@ describe('own wiring: celery control shutdown on Redis', () => {
         STAMP_RUN_MS: '50',
         LOG_LEVEL: 'warning',
       },
-      stdio: 'ignore',
     });
     worker = w;
     const exited = new Promise<{ code: number | null; signal: string | null }>((r) =>

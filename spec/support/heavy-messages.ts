@@ -2,9 +2,10 @@
  * The memory-bound tests of both brokers: 20 messages of 20 MB (over the 8 MiB body limit) queued with 20
  * good `test.stamp` ones, and a worker process whose kernel high-water mark (VmHWM) is read at the end.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { spawnTestWorker } from './spawn-worker.js';
 
 export const HEAVY = 20;
 export const GOOD = 20;
@@ -44,15 +45,10 @@ export interface MeasuredWorker {
 
 /** `spec/support/worker-main.ts -Q queue -c 4`, results disabled, with `env` added. */
 export function startMeasuredWorker(queue: string, env: Record<string, string>): MeasuredWorker {
-  const w = spawn(process.execPath, ['--import', 'tsx', 'spec/support/worker-main.ts', '-Q', queue, '-c', '4'], {
-    env: {
-      ...process.env,
-      CELERY_RESULT_BACKEND: 'disabled',
-      CELERY_WORKER_HOSTNAME: `${queue}@test`,
-      LOG_LEVEL: 'error',
-      ...env,
-    },
-    stdio: 'ignore',
+  const w = spawnTestWorker({
+    queue,
+    concurrency: 4,
+    env: { CELERY_RESULT_BACKEND: 'disabled', CELERY_WORKER_HOSTNAME: `${queue}@test`, LOG_LEVEL: 'error', ...env },
   });
   const series: number[] = [];
   const sampler = setInterval(() => {

@@ -21,6 +21,7 @@ export const OWN_WIRING_MODULES = [
   'fault-worker-main',
   'contain-worker-main',
   'worker-process',
+  'spawn-worker',
   'beat-main',
   'beat-process',
   'redbeat-rolling',
