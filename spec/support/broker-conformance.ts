@@ -57,6 +57,14 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       await b.connect();
       return b;
     };
+    /** A client, and a queue of the test's own with `n` messages waiting in it, their bodies '0' to `n - 1`. */
+    const queueHolding = async (prefix: string, n: number) => {
+      const b = await client();
+      const q = unique(prefix);
+      await b.declareQueue({ name: q });
+      for (let i = 0; i < n; i++) await b.send(q, message(String(i)));
+      return { b, q };
+    };
     /** Consumes `queue` into an array, never settling (the test settles). */
     const collect = async (b: Broker, queue: string, prefetch?: number) => {
       const got: Delivery[] = [];
@@ -122,10 +130,7 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
     });
 
     test('the prefetch is respected: no more unsettled deliveries than it allows, and one more per settle', async () => {
-      const b = await client();
-      const q = unique('prefetch');
-      await b.declareQueue({ name: q });
-      for (let i = 0; i < 10; i++) await b.send(q, message(String(i)));
+      const { b, q } = await queueHolding('prefetch', 10);
       const got = await collect(b, q, 3);
       await waitFor(() => got.length >= 3, 15_000, { what: 'three delivered' });
       await sleep(300);
@@ -138,10 +143,7 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
     });
 
     test('several deliveries settle at once; those already settled are skipped', async () => {
-      const b = await client();
-      const q = unique('many');
-      await b.declareQueue({ name: q });
-      for (let i = 0; i < 5; i++) await b.send(q, message(String(i)));
+      const { b, q } = await queueHolding('many', 5);
       const got = await collect(b, q);
       await waitFor(() => got.length === 5, 15_000, { what: 'all delivered' });
       got[0]!.ack();
@@ -197,10 +199,7 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
 
     test('at least once: a connection lost under a client puts what it held unsettled back; the client consumes it again', async () => {
       if (!fixture.crash) return;
-      const b = await client();
-      const q = unique('lost');
-      await b.declareQueue({ name: q });
-      for (let i = 0; i < 3; i++) await b.send(q, message(String(i)));
+      const { b, q } = await queueHolding('lost', 3);
       const got = await collect(b, q);
       await waitFor(() => got.length === 3, 15_000, { what: 'delivered' });
       // None is acked before the loss: an ack in flight when a connection drops may or may not arrive.
@@ -324,10 +323,7 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
     });
 
     test('take hands over ready messages one by one; what is left unsettled goes back in place', async () => {
-      const b = await client();
-      const q = unique('take');
-      await b.declareQueue({ name: q });
-      for (let i = 0; i < 4; i++) await b.send(q, message(String(i)));
+      const { b, q } = await queueHolding('take', 4);
       const seen: string[] = [];
       await b.take(q, 10, async (d) => {
         seen.push(text(d));
