@@ -152,10 +152,8 @@ export async function main(
 }
 
 async function runWorker(config: ValuesOf<typeof SETTINGS>, logger: Logger): Promise<number> {
-  logger.info('smarter-worker starting', {
-    config: describeConfig(SETTINGS, config),
-    v8: boundHeapGrowth(),
-  });
+  const v8 = boundHeapGrowth();
+  logger.info('smarter-worker starting', { config: describeConfig(SETTINGS, config), v8 });
   // Before the worker and the outside clients exist (OTEL_TRACES_EXPORTER=otlp; off, nothing is loaded).
   await startTracing(process.env, config.brokerUrl, logger);
   let remoteStop: ((code?: number) => void) | undefined;
