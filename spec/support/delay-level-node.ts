@@ -3,6 +3,7 @@
  * do on it: bind a queue for delayed delivery, send it one-second countdowns, delete queues while countdowns are
  * dead-lettered into them, and probe the last level with one countdown to a live queue.
  */
+import fs from 'node:fs';
 import type { ConfirmChannel } from 'amqplib';
 import { retireQueues } from '../../bench/retire-queue.js';
 import { topologyOn } from '../../lib/broker/amqp/amqp-declare.js';
@@ -28,6 +29,11 @@ export interface DelayLevelNode {
   deleteUnderDelivery(label: string, remove: (queue: string) => Promise<void>): Promise<void>;
   /** ms until a one-second countdown to a live queue arrives, or -1 after `giveUpMs`. */
   probe(label: string, giveUpMs?: number): Promise<number>;
+  /**
+   * The most messages one level's dead-letter worker holds stuck (as .ci/heal-delay-levels.erl tells them); at 32,
+   * its prefetch, the level is stalled. Fewer only slow it: a probe can give up and the level still flow.
+   */
+  mostStuck(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -74,6 +80,20 @@ export async function startDelayLevelNode(): Promise<DelayLevelNode> {
       } finally {
         await retireQueues(conn, [q]);
       }
+    },
+    async mostStuck() {
+      const heal = fs.readFileSync('.ci/heal-delay-levels.erl', 'utf8');
+      const kill = '[exit(W, kill) || W <- Restart],\nlength(Restart).';
+      if (!heal.includes(kill)) throw new Error('.ci/heal-delay-levels.erl no longer ends as mostStuck expects');
+      const count = heal.replace(
+        kill,
+        [
+          'StuckIn = fun(S) -> case catch maps:values(element(8, S)) of Ps when is_list(Ps) -> length(lists:filter(IsStuck, Ps)); _ -> 0 end end,',
+          'States = [S || W <- Workers, S <- [catch sys:get_state(W, 5000)], is_tuple(S), tuple_size(S) >= 8],',
+          'lists:max([0 | [StuckIn(S) || S <- States, IsLevel(S)]]).',
+        ].join('\n'),
+      );
+      return Number((await node.ctl('eval', count)).trim());
     },
     async close() {
       await conn.close().catch(() => undefined);
