@@ -10,13 +10,11 @@ Prints one JSON object with the task ids.
 import json
 import sys
 
-from celery import Celery
+from smarter_caller import smarter_app
 
 broker, backend, infra_queue, op_queue, mode, params_json = sys.argv[1:7]
 params = json.loads(params_json)
-app = Celery("smarter", broker=broker, backend=backend)
-app.conf.task_protocol = 1
-app.conf.broker_connection_retry_on_startup = True
+app = smarter_app(broker, backend)
 
 L = "smarter.apps.llmclient.tasks."
 

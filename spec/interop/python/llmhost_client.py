@@ -10,13 +10,11 @@ Prints one JSON object with the task id.
 import json
 import sys
 
-from celery import Celery
+from smarter_caller import smarter_app
 
 broker, infra_queue, mode, params_json = sys.argv[1:5]
 params = json.loads(params_json)
-app = Celery("smarter", broker=broker)
-app.conf.task_protocol = 1
-app.conf.broker_connection_retry_on_startup = True
+app = smarter_app(broker)
 
 H = "smarter.apps.llmhost.tasks."
 

@@ -9,13 +9,11 @@ import json
 import sys
 from decimal import Decimal
 
-from celery import Celery
+from smarter_caller import smarter_app
 
 broker, backend, queue, ids_json, mode = sys.argv[1:6]
 ids = json.loads(ids_json)
-app = Celery("smarter", broker=broker, backend=backend)
-app.conf.task_protocol = 1
-app.conf.broker_connection_retry_on_startup = True
+app = smarter_app(broker, backend)
 
 P = "smarter.apps."
 out = {}

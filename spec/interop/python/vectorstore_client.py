@@ -12,12 +12,10 @@ Prints one JSON object: {"id": task id, "result": the task's result}.
 import json
 import sys
 
-from celery import Celery
+from smarter_caller import smarter_app
 
 broker, backend, op_queue, infra_queue, mode, pk = sys.argv[1:7]
-app = Celery("smarter", broker=broker, backend=backend)
-app.conf.task_protocol = 1
-app.conf.broker_connection_retry_on_startup = True
+app = smarter_app(broker, backend)
 
 V = "smarter.apps.vectorstore.tasks."
 
