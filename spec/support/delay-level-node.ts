@@ -8,13 +8,7 @@ import type { ConfirmChannel } from 'amqplib';
 import { retireQueues } from '../../bench/retire-queue.js';
 import { topologyOn } from '../../lib/broker/amqp/amqp-declare.js';
 import amqp from '../../lib/broker/amqp/amqplib.js';
-import {
-  DELAY_DELIVERY_EXCHANGE,
-  delayBinding,
-  delayEntryExchange,
-  delayRoutingKey,
-  delayTopology,
-} from '../../lib/broker/amqp/topology.js';
+import { delayBinding, delayEntryExchange, delayRoutingKey, delayTopology } from '../../lib/broker/amqp/topology.js';
 import { type RabbitNode, startRabbitNode } from './rabbit-node.js';
 
 type Conn = Awaited<ReturnType<typeof amqp.connect>>;
@@ -45,7 +39,8 @@ export async function startDelayLevelNode(): Promise<DelayLevelNode> {
 
   const declareBound = async (queue: string) => {
     await ch.assertQueue(queue, { durable: true });
-    await ch.bindQueue(queue, DELAY_DELIVERY_EXCHANGE, delayBinding(queue).pattern);
+    const { source, pattern } = delayBinding(queue);
+    await ch.bindQueue(queue, source, pattern);
   };
   const sendIn1s = (queue: string, body: string) =>
     void ch.publish(delayEntryExchange(1), delayRoutingKey(1, queue), Buffer.from(body), { persistent: true });
