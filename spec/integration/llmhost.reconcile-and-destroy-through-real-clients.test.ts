@@ -17,12 +17,18 @@ let w: LlmhostWorld;
 llmhostWorldForFile((world) => (w = world));
 const { runner, host, computeRow, events, nodegroup, obj, gpuNodegroup } = llmhostTaskRuns(() => w);
 
-test('own wiring: reconcile_llmhost_compute re-queues (compute_id, attempt + 1) every 30 s until its node joins, then is settled: ready_nodes 1, the LLMHost active, nothing more queued', async () => {
-  const computeId = await w.newCompute({ name: 'gpu-l4-settle' });
-  const id = await w.newLlmhost({ name: 'settle', spec: { ...GPU_SPEC, compute: 'gpu-l4-settle' } });
+/** An LLMHost on a GPU compute of its own, launched: what `r` has queued next is the compute's first reconcile. */
+async function launched(compute: string, name: string) {
+  const computeId = await w.newCompute({ name: compute });
+  const id = await w.newLlmhost({ name, spec: { ...GPU_SPEC, compute } });
   const r = runner();
   r.send(LAUNCH, {}, [id]);
   await steps(r, 1);
+  return { computeId, id, r };
+}
+
+test('own wiring: reconcile_llmhost_compute re-queues (compute_id, attempt + 1) every 30 s until its node joins, then is settled: ready_nodes 1, the LLMHost active, nothing more queued', async () => {
+  const { computeId, id, r } = await launched('gpu-l4-settle', 'settle');
   const base = `llmhost-${id}-settle`;
   const runs = await r.drain((msg, done) => {
     // The node joins while the third reconcile is queued; the Deployment reports its pod ready.
@@ -50,11 +56,7 @@ test('own wiring: reconcile_llmhost_compute re-queues (compute_id, attempt + 1) 
 });
 
 test('own wiring: reconcile_llmhost_compute gives up quietly after RECONCILE_MAX_ATTEMPTS = 60 runs when no node ever joins: attempts 1..60, no FAILURE, nothing queued after the 60th', async () => {
-  const computeId = await w.newCompute({ name: 'gpu-l4-never' });
-  const id = await w.newLlmhost({ name: 'never', spec: { ...GPU_SPEC, compute: 'gpu-l4-never' } });
-  const r = runner();
-  r.send(LAUNCH, {}, [id]);
-  await steps(r, 1);
+  const { computeId, id, r } = await launched('gpu-l4-never', 'never');
   const runs = await steps(r, 100);
   expect(runs.every((x) => x.name === RECONCILE && x.args[0] === computeId)).toBe(true);
   expect(runs.map((x) => x.args[1] ?? 1)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
@@ -70,11 +72,7 @@ test('own wiring: reconcile_llmhost_compute gives up quietly after RECONCILE_MAX
 });
 
 test('own wiring: destroy_llmhost deletes Deployment, Service, Ingress and Secrets but keeps the model volume, queues destroy_domain_A_record(hostname=, api_host_domain=) and a reconcile that removes the idle node', async () => {
-  const computeId = await w.newCompute({ name: 'gpu-l4-destroy' });
-  const id = await w.newLlmhost({ name: 'gone', spec: { ...GPU_SPEC, compute: 'gpu-l4-destroy' } });
-  const r = runner();
-  r.send(LAUNCH, {}, [id]);
-  await steps(r, 1);
+  const { computeId, id, r } = await launched('gpu-l4-destroy', 'gone');
   const group = `eks-destroy-${id}`;
   const [instance] = await w.launchInstances(group, 1);
   w.joinNode('gpu-l4-destroy', `node-destroy-${id}`, true, instance);
