@@ -15,7 +15,7 @@ import {
   withChannel,
 } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
-import { startWorker } from '../support/harness.js';
+import { startWorker, withWorker } from '../support/harness.js';
 import { ResultReader } from '../support/results.js';
 import { spawnTestWorker } from '../support/spawn-worker.js';
 
@@ -55,6 +55,18 @@ async function consumerUp(queue: string): Promise<void> {
   await waitFor(async () => (await queueCounts(queue).catch(() => ({ consumers: 0 }))).consumers > 0, 30_000, 100);
 }
 
+/** Runs `fn` with a worker process consuming a queue of its own; the queue is deleted after, whatever `fn` did. */
+async function withWorkerProcess(label: string, fn: (queue: string, child: ChildProcess) => Promise<void>) {
+  const queue = uniqueName(label);
+  const child = spawnWorker(queue);
+  try {
+    await consumerUp(queue);
+    await fn(queue, child);
+  } finally {
+    await deleteQueues([queue]);
+  }
+}
+
 test.each([
   // Early ack (Celery's default): running tasks are acked, so the window of 4 unacked is all reserved.
   ['early', 'false', 4, 4],
@@ -91,10 +103,7 @@ test.each([
 );
 
 test('own wiring: late ack: a task whose worker is SIGKILLed mid-run is redelivered and runs to the end on restart', async () => {
-  const queue = uniqueName('crash');
-  const first = spawnWorker(queue);
-  try {
-    await consumerUp(queue);
+  await withWorkerProcess('crash', async (queue, first) => {
     const id = await publishTask(queue, 'test.late', [3]);
     await new Promise((r) => setTimeout(r, 1000));
     first.kill('SIGKILL');
@@ -107,16 +116,11 @@ test('own wiring: late ack: a task whose worker is SIGKILLed mid-run is redelive
       second.kill('SIGTERM');
       await new Promise((r) => second.once('exit', r));
     }
-  } finally {
-    await deleteQueues([queue]);
-  }
+  });
 });
 
 test('own wiring: warm shutdown (SIGTERM): stops consuming, lets the running task finish, exits 0', async () => {
-  const queue = uniqueName('warm');
-  const child = spawnWorker(queue);
-  try {
-    await consumerUp(queue);
+  await withWorkerProcess('warm', async (queue, child) => {
     const id = await publishTask(queue, 'test.sleep', [1.5]);
     await waitFor(async () => (await queueCounts(queue)).ready === 0);
     await new Promise((r) => setTimeout(r, 300));
@@ -124,16 +128,11 @@ test('own wiring: warm shutdown (SIGTERM): stops consuming, lets the running tas
     const code = await new Promise((r) => child.once('exit', r));
     expect(code).toBe(0);
     expect(await results.meta(id)).toMatchObject({ status: 'SUCCESS', result: 1.5 });
-  } finally {
-    await deleteQueues([queue]);
-  }
+  });
 });
 
 test('own wiring: cold shutdown (SIGTERM then SIGINT): the running early-acked task goes back to its queue, exit 1', async () => {
-  const queue = uniqueName('cold');
-  const child = spawnWorker(queue);
-  try {
-    await consumerUp(queue);
+  await withWorkerProcess('cold', async (queue, child) => {
     await publishTask(queue, 'test.sleep', [30]);
     await waitFor(async () => (await queueCounts(queue)).ready === 0);
     await new Promise((r) => setTimeout(r, 300));
@@ -143,14 +142,11 @@ test('own wiring: cold shutdown (SIGTERM then SIGINT): the running early-acked t
     const code = await new Promise((r) => child.once('exit', r));
     expect(code).toBe(1);
     expect((await queueCounts(queue)).ready).toBe(1);
-  } finally {
-    await deleteQueues([queue]);
-  }
+  });
 });
 
 test('own wiring: after the broker closes its connection, the worker reconnects and consumes again', async () => {
-  const h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } });
-  try {
+  await withWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } }, async (h) => {
     const before = await publishTask(h.queue, 'test.add', [1, 1]);
     expect((await results.ready(before)).result).toBe(2);
     // Only this worker's connection: the broker is shared.
@@ -159,9 +155,7 @@ test('own wiring: after the broker closes its connection, the worker reconnects 
     await waitFor(() => h.broker.connected, 20_000);
     const after = await publishTask(h.queue, 'test.add', [2, 2]);
     expect((await results.ready(after)).result).toBe(4);
-  } finally {
-    await h.stop();
-  }
+  });
 });
 
 test.each([
@@ -172,19 +166,15 @@ test.each([
   async (_n, args) => {
     const queue = uniqueName('existing');
     await withChannel((ch) => ch.assertQueue(queue, { durable: true, arguments: args }));
-    const h = await startWorker({ queue, env: { CELERY_RESULT_BACKEND: REDIS_URL } });
-    try {
+    await withWorker({ queue, env: { CELERY_RESULT_BACKEND: REDIS_URL } }, async () => {
       const id = await publishTask(queue, 'test.add', [3, 4]);
       expect((await results.ready(id)).result).toBe(7);
-    } finally {
-      await h.stop();
-    }
+    });
   },
 );
 
 test('own wiring: an ETA message is held and run when due; one whose expiry passes while held is REVOKED', async () => {
-  const h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } });
-  try {
+  await withWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } }, async (h) => {
     const now = Date.now();
     const due = randomUUID();
     const expiring = randomUUID();
@@ -208,7 +198,5 @@ test('own wiring: an ETA message is held and run when due; one whose expiry pass
     expect(await results.ready(due)).toMatchObject({ status: 'SUCCESS', result: 3 });
     expect(Date.now() - now).toBeGreaterThanOrEqual(1400);
     expect(await results.ready(expiring)).toMatchObject({ status: 'REVOKED', result: { exc_message: ['expired'] } });
-  } finally {
-    await h.stop();
-  }
+  });
 });

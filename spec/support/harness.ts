@@ -62,6 +62,19 @@ export function httpWorkerForFile(env: Record<string, string>, use: (w: { h: Har
   });
 }
 
+/** Runs `fn` with a worker of its own, stopped after whatever `fn` did. */
+export async function withWorker<T>(
+  opts: Parameters<typeof startWorker>[0],
+  fn: (h: Harness) => Promise<T>,
+): Promise<T> {
+  const h = await startWorker(opts);
+  try {
+    return await fn(h);
+  } finally {
+    await h.stop();
+  }
+}
+
 export async function startWorker(
   opts: HarnessOptions & { events?: TaskEvents; deps?: unknown; logger?: Logger } = {},
 ): Promise<Harness> {
