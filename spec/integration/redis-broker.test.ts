@@ -8,32 +8,29 @@ import type { Delivery } from '../../lib/broker/broker.js';
 import { RedisBroker } from '../../lib/broker/redis/redis-broker.js';
 import { nullLogger } from '../../lib/logger.js';
 import { encodeTaskMessage } from '../../lib/protocol/index.js';
-import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
+import { REDIS_URL, type RedisScope, redisBrokersPerTest } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 
 let s: RedisScope;
-const brokers: RedisBroker[] = [];
-const broker = async (extra: Partial<ConstructorParameters<typeof RedisBroker>[0]> = {}) => {
-  const b = new RedisBroker({
-    url: REDIS_URL,
-    logger: nullLogger(),
-    keyPrefix: s.prefix,
-    schedulerIntervalMs: 100,
-    ...extra,
-  });
-  brokers.push(b);
-  await b.connect();
-  return b;
+const brokers = redisBrokersPerTest((scope) => (s = scope));
+const broker = (extra: Partial<ConstructorParameters<typeof RedisBroker>[0]> = {}) =>
+  brokers.opened(
+    new RedisBroker({
+      url: REDIS_URL,
+      logger: nullLogger(),
+      keyPrefix: s.prefix,
+      schedulerIntervalMs: 100,
+      ...extra,
+    }),
+  );
+/** A broker consuming queue `q`, what it delivers collected in `got`. */
+const consumingQ = async () => {
+  const b = await broker();
+  const got: Delivery[] = [];
+  await b.consume('q', (d) => got.push(d));
+  return { b, got };
 };
 const task = (id: string) => encodeTaskMessage({ id, task: 'tasks.add', args: [1], kwargs: {} });
-
-beforeEach(() => {
-  s = redisScope();
-});
-afterEach(async () => {
-  for (const b of brokers.splice(0)) await b.close();
-  await s.close();
-});
 
 test('prefetch 2: two messages held unsettled at a time, the next one comes after an ack', async () => {
   const b = await broker();
@@ -54,9 +51,7 @@ test('prefetch 2: two messages held unsettled at a time, the next one comes afte
 });
 
 test('a message published while the consumer waits on BRPOP arrives; reject with requeue brings it back redelivered', async () => {
-  const b = await broker();
-  const got: Delivery[] = [];
-  await b.consume('q', (d) => got.push(d));
+  const { b, got } = await consumingQ();
   await new Promise((r) => setTimeout(r, 100));
   await b.send('q', task('w'));
   await waitFor(() => got.length === 1, 10_000);
@@ -73,8 +68,7 @@ test('close restores what was taken and not settled, to the front of its queue',
   await b.consume('q', (d) => got.push(d));
   await waitFor(() => got.length === 2, 10_000);
   got[1]?.ack();
-  brokers.splice(brokers.indexOf(b), 1);
-  await b.close();
+  await brokers.close(b);
   expect(await s.redis.hlen(s.keys.unacked)).toBe(0);
   expect(await s.redis.llen(s.keys.queue('q'))).toBe(1);
 });
@@ -106,9 +100,7 @@ test("the pidbox: a broadcast on celery.pidbox reaches the node queue; the reply
 });
 
 test('a message published for later waits in the delayed set, not in unacked, and arrives once due', async () => {
-  const b = await broker();
-  const got: Delivery[] = [];
-  await b.consume('q', (d) => got.push(d));
+  const { b, got } = await consumingQ();
   await b.sendLater('q', task('later'), 800);
   await new Promise((r) => setTimeout(r, 300));
   expect(got).toHaveLength(0);
@@ -119,9 +111,7 @@ test('a message published for later waits in the delayed set, not in unacked, an
 });
 
 test('a deferred delivery leaves unacked and enters the delayed set in one step, then arrives once due, not marked redelivered', async () => {
-  const b = await broker();
-  const got: Delivery[] = [];
-  await b.consume('q', (d) => got.push(d));
+  const { b, got } = await consumingQ();
   await b.send('q', task('far'));
   await waitFor(() => got.length === 1, 10_000);
   expect(await s.redis.hlen(s.keys.unacked)).toBe(1);
@@ -139,9 +129,7 @@ test('a deferred delivery leaves unacked and enters the delayed set in one step,
 });
 
 test('defer refuses a delivery that is already settled (it is not ours to move any more)', async () => {
-  const b = await broker();
-  const got: Delivery[] = [];
-  await b.consume('q', (d) => got.push(d));
+  const { b, got } = await consumingQ();
   await b.send('q', task('acked'));
   await waitFor(() => got.length === 1, 10_000);
   got[0]?.ack();

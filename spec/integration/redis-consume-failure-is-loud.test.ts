@@ -8,26 +8,18 @@ import { randomUUID } from 'node:crypto';
 import { RedisBroker } from '../../lib/broker/redis/redis-broker.js';
 import { encodeTaskMessage } from '../../lib/protocol/index.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
-import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
+import { REDIS_URL, type RedisScope, redisBrokersPerTest } from '../support/redis.js';
 import { startRedisNode } from '../support/redis-node.js';
 import { waitFor } from '../support/wait.js';
 
 let s: RedisScope;
-const brokers: RedisBroker[] = [];
-
-beforeEach(() => {
-  s = redisScope();
-});
-afterEach(async () => {
-  for (const b of brokers.splice(0)) await b.close();
-  await s.close();
-});
+const brokers = redisBrokersPerTest((scope) => (s = scope));
 
 test('a queue key of the wrong type: the pop moves nothing, one error line, not consuming until it is fixed', async () => {
   const lines: LogLine[] = [];
-  const b = new RedisBroker({ url: REDIS_URL, logger: recordingLogger(lines), keyPrefix: s.prefix });
-  brokers.push(b);
-  await b.connect();
+  const b = await brokers.opened(
+    new RedisBroker({ url: REDIS_URL, logger: recordingLogger(lines), keyPrefix: s.prefix }),
+  );
   for (let i = 0; i < 50; i++) {
     const m = encodeTaskMessage({ id: randomUUID(), task: 'tasks.add', args: [i], kwargs: {} });
     await b.send('good', { body: m.body, properties: m.properties });
@@ -61,9 +53,7 @@ test('Redis stopped for 3 s: the loss is logged at warn, the reconnect at info w
   const server = await startRedisNode();
   try {
     const lines: LogLine[] = [];
-    const b = new RedisBroker({ url: server.url, logger: recordingLogger(lines) });
-    brokers.push(b);
-    await b.connect();
+    const b = await brokers.opened(new RedisBroker({ url: server.url, logger: recordingLogger(lines) }));
     await b.declareQueue({ name: 'q' });
     await b.consume('q', (d) => d.ack());
     await server.stop();
@@ -82,15 +72,13 @@ test('Redis stopped for 3 s: the loss is logged at warn, the reconnect at info w
     expect(back?.message).toMatch(/restored after \d+\.\d s away/);
     expect(lines.filter((l) => /broker connection lost/.test(l.message))).toHaveLength(1);
   } finally {
-    for (const b of brokers.splice(0)) await b.close();
+    await brokers.closeAll();
     await server.remove();
   }
 }, 60_000);
 
 test('an early ack is in Redis once acked() resolves: the message is gone from unacked before the task may start', async () => {
-  const b = new RedisBroker({ url: REDIS_URL, logger: recordingLogger([]), keyPrefix: s.prefix });
-  brokers.push(b);
-  await b.connect();
+  const b = await brokers.opened(new RedisBroker({ url: REDIS_URL, logger: recordingLogger([]), keyPrefix: s.prefix }));
   await b.declareQueue({ name: 'early' });
   for (let i = 0; i < 20; i++) {
     const m = encodeTaskMessage({ id: randomUUID(), task: 'tasks.add', args: [i], kwargs: {} });

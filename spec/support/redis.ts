@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { KombuKeys } from '../../lib/broker/redis/keys.js';
+import type { RedisBroker } from '../../lib/broker/redis/redis-broker.js';
 import { KombuRedis } from '../../lib/broker/redis/transport.js';
 import { REDIS_URL } from './amqp.js';
 
@@ -36,6 +37,39 @@ export function redisScope(url = REDIS_URL): RedisScope {
       for (const r of extra) r.disconnect();
       await redis.quit();
     },
+  };
+}
+
+/**
+ * For each test of a file: its own key prefix, handed to `use`, and the RedisBrokers `opened` connects, closed after
+ * the test before the prefix's keys are removed (a broker closing restores what it holds, under that prefix).
+ */
+export function redisBrokersPerTest(use: (s: RedisScope) => void) {
+  let s: RedisScope | undefined;
+  const brokers: RedisBroker[] = [];
+  const closeAll = async () => {
+    for (const b of brokers.splice(0)) await b.close();
+  };
+  beforeEach(() => {
+    s = redisScope();
+    use(s);
+  });
+  afterEach(async () => {
+    await closeAll();
+    await s?.close();
+  });
+  return {
+    async opened(b: RedisBroker): Promise<RedisBroker> {
+      brokers.push(b);
+      await b.connect();
+      return b;
+    },
+    /** Closes `b` now, in the test, rather than after it. */
+    async close(b: RedisBroker): Promise<void> {
+      brokers.splice(brokers.indexOf(b), 1);
+      await b.close();
+    },
+    closeAll,
   };
 }
 
