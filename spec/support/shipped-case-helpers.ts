@@ -2,8 +2,10 @@
  * What the shipped suite's cases (spec/support/shipped-cases-*.ts) are made of: a case per Smarter task name, what it
  * sends and the outcome it checks, and the readers and fixtures they share.
  */
+import { type DjangoTable } from '../../tasks/db/django-defaults.js';
+import { insertRow } from './django-rows.js';
 import { API, NS } from './shipped-world.js';
-import { w, type Meta, one } from './shipped-suite.js';
+import { w, type Meta, ids, one } from './shipped-suite.js';
 
 export interface Prepared {
   args?: unknown[];
@@ -40,6 +42,9 @@ export const GPU_SPEC = {
   resources: { cpu: '4', memory: '16Gi', gpuCount: 1 },
   network: { ingress: true },
 };
+/** A row named `name` of a Smarter model with an owner, owned by the suite's profile as its other rows are. */
+export const profileRow = (table: DjangoTable, name: string, values: Record<string, unknown>) =>
+  insertRow(w.t.db, table, { name, user_profile_id: ids.profileId, ...values });
 export const count = async (q: string, p: unknown[] = []) => Number((await one(q, p))?.n ?? 0);
 export const llmclientRow = async (id: number) =>
   one(

@@ -7,6 +7,26 @@ import { API, LOAD_BALANCER, NS } from './shipped-world.js';
 import { w, rows, one, ids, accountNumber, newLlmclient } from './shipped-suite.js';
 import { type Case, llmclientRow, ingress, mailsTo, issuedCertificate, customDomain } from './shipped-case-helpers.js';
 
+/** A new LLMClient with `set` (an SQL SET list) applied, as an earlier step of Smarter's leaves one. */
+async function llmclientWith(set: string) {
+  const l = await newLlmclient();
+  await w.t.db.execute(`UPDATE llmclient_llmclient SET ${set} WHERE id = ?`, [l.id]);
+  return l;
+}
+
+/** A custom domain row with its hosted zone in moto, as register_custom_domain leaves one. */
+async function zonedDomain(profileId: number, domain: string, status: string) {
+  const zone = await w.zone(domain);
+  return { zone, id: await customDomain(profileId, domain, { zoneId: zone.id, status }) };
+}
+
+/** A custom domain of LLMClient `l`'s owner, named after its account so that no other case's collides. */
+async function ownersDomain(l: { id: number; accountId: number }, label: string, status: string) {
+  const owner = (await one('SELECT user_profile_id AS p FROM llmclient_llmclient WHERE id = ?', [l.id]))?.p as number;
+  const domain = `${label}${l.accountId}.example.net`;
+  return { domain, ...(await zonedDomain(owner, domain, status)) };
+}
+
 export const LLMCLIENT_CASES: Case[] = [
   // llmclient/tasks/*.py: the infrastructure worker, through moto, the Kubernetes stand-in, DNS and SMTP.
   {
@@ -38,11 +58,7 @@ export const LLMCLIENT_CASES: Case[] = [
     task: 'llmclient.tasks.deploy_default_api.continue_default_api_deployment',
     phase: 1,
     prepare: async () => {
-      const l = await newLlmclient();
-      await w.t.db.execute(
-        "UPDATE llmclient_llmclient SET tls_certificate_issuance_status = 'Requested' WHERE id = ?",
-        [l.id],
-      );
+      const l = await llmclientWith("tls_certificate_issuance_status = 'Requested'");
       w.kube.put(
         { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: l.host, namespace: NS } },
         'smarter',
@@ -122,17 +138,8 @@ export const LLMCLIENT_CASES: Case[] = [
     phase: 1,
     prepare: async () => {
       const l = await newLlmclient();
-      const domain = `verify${l.accountId}.example.net`;
-      const zone = await w.zone(domain);
+      const { domain, zone, id } = await ownersDomain(l, 'verify', 'Verifying');
       w.dns.set(domain, 'NS', zone.nameServers);
-      const id = await customDomain(
-        (await one('SELECT user_profile_id AS p FROM llmclient_llmclient WHERE id = ?', [l.id]))?.p as number,
-        domain,
-        {
-          zoneId: zone.id,
-          status: 'Verifying',
-        },
-      );
       return {
         kwargs: { custom_domain_id: id, sleep_interval: 60, max_attempts: 10 },
         state: 'SUCCESS',
@@ -154,11 +161,7 @@ export const LLMCLIENT_CASES: Case[] = [
     phase: 1,
     prepare: async () => {
       const l = await newLlmclient();
-      const domain = `custom${l.accountId}.example.net`;
-      const zone = await w.zone(domain);
-      const profile = (await one('SELECT user_profile_id AS p FROM llmclient_llmclient WHERE id = ?', [l.id]))
-        ?.p as number;
-      const id = await customDomain(profile, domain, { zoneId: zone.id, status: 'Verified' });
+      const { domain, zone, id } = await ownersDomain(l, 'custom', 'Verified');
       await w.t.db.execute('UPDATE llmclient_llmclient SET deployed = 1, custom_domain_id = ? WHERE id = ?', [
         id,
         l.id,
@@ -180,8 +183,7 @@ export const LLMCLIENT_CASES: Case[] = [
     phase: 1,
     prepare: async () => {
       const domain = `records${ids.accountId}.example.net`;
-      const zone = await w.zone(domain);
-      const id = await customDomain(ids.profileId, domain, { zoneId: zone.id, status: 'Verified' });
+      const { zone, id } = await zonedDomain(ids.profileId, domain, 'Verified');
       return {
         args: [id, `_dmarc.${domain}`, 'TXT', '"v=DMARC1; p=none"', 600],
         state: 'SUCCESS',
@@ -245,11 +247,7 @@ export const LLMCLIENT_CASES: Case[] = [
     task: 'llmclient.tasks.undeploy_default_api.undeploy_default_api',
     phase: 1,
     prepare: async () => {
-      const l = await newLlmclient();
-      await w.t.db.execute(
-        "UPDATE llmclient_llmclient SET deployed = 1, dns_verification_status = 'Verified' WHERE id = ?",
-        [l.id],
-      );
+      const l = await llmclientWith("deployed = 1, dns_verification_status = 'Verified'");
       await w.upsertA(w.apiZoneId, l.host);
       return {
         kwargs: { llmclient_id: l.id },

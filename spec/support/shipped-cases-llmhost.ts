@@ -4,10 +4,9 @@
  */
 import { DescribeNodegroupCommand } from '@aws-sdk/client-eks';
 import { waitFor } from './wait.js';
-import { insertRow } from './django-rows.js';
 import { API, CLUSTER, LOAD_BALANCER, NS } from './shipped-world.js';
-import { w, rows, one, ids, accountNumber } from './shipped-suite.js';
-import { type Case, GPU_SPEC, shared } from './shipped-case-helpers.js';
+import { w, rows, one, accountNumber } from './shipped-suite.js';
+import { type Case, GPU_SPEC, shared, profileRow } from './shipped-case-helpers.js';
 import { ebsVolume } from './kube-standin.js';
 
 export const LLMHOST_CASES: Case[] = [
@@ -16,9 +15,7 @@ export const LLMHOST_CASES: Case[] = [
     task: 'llmhost.tasks.launch_llmhost',
     phase: 1,
     prepare: async () => {
-      shared.compute = await insertRow(w.t.db, 'llmhost_llmhostcompute', {
-        name: 'gpu-l4-shipped',
-        user_profile_id: ids.profileId,
+      shared.compute = await profileRow('llmhost_llmhostcompute', 'gpu-l4-shipped', {
         instance_type: 'g6.2xlarge',
         cpu: 8,
         memory_gb: 32,
@@ -28,9 +25,7 @@ export const LLMHOST_CASES: Case[] = [
         max_nodes: 4,
         price_per_hour: '0.9800',
       });
-      const id = await insertRow(w.t.db, 'llmhost_llmhost', {
-        name: 'llama',
-        user_profile_id: ids.profileId,
+      const id = await profileRow('llmhost_llmhost', 'llama', {
         spec: JSON.stringify({ ...GPU_SPEC, compute: 'gpu-l4-shipped' }),
         compute_id: shared.compute,
         status: 'inactive',
@@ -134,9 +129,7 @@ export const LLMHOST_CASES: Case[] = [
     task: 'llmhost.tasks.reconcile_llmhost_compute',
     phase: 1,
     prepare: async () => {
-      const id = await insertRow(w.t.db, 'llmhost_llmhostcompute', {
-        name: 'cpu-idle',
-        user_profile_id: ids.profileId,
+      const id = await profileRow('llmhost_llmhostcompute', 'cpu-idle', {
         instance_type: 'm6i.large',
         max_nodes: 2,
       });

@@ -8,13 +8,11 @@ import { insertRow, providerPassingEveryCheck } from './django-rows.js';
 import { insertSecret } from './secrets.js';
 import { LLM_API_KEY } from './shipped-world.js';
 import { w, rows, one, ids } from './shipped-suite.js';
-import { type Case, request, response, messages, count, shared } from './shipped-case-helpers.js';
+import { type Case, request, response, messages, count, shared, profileRow } from './shipped-case-helpers.js';
 
 /** An MCP client of the MCP stand-in over HTTP, owned by the test profile; `isActive` as Smarter's flag. */
 const mcpClient = (name: string, isActive: 0 | 1) =>
-  insertRow(w.t.db, 'mcpclient_mcpclient', {
-    name,
-    user_profile_id: ids.profileId,
+  profileRow('mcpclient_mcpclient', name, {
     endpoint_url: w.mcp.url,
     transport: 'http',
     is_active: isActive,
@@ -200,9 +198,7 @@ export const OPERATIONAL_CASES: Case[] = [
     task: 'provider.tasks.verify_provider_model',
     phase: 1,
     prepare: async () => {
-      const provider = await insertRow(w.t.db, 'provider_provider', {
-        name: 'acme',
-        user_profile_id: ids.profileId,
+      const provider = await profileRow('provider_provider', 'acme', {
         base_url: w.llm.baseUrl,
         api_key_id: await insertSecret(w.t.db, ids.profileId, w.fernetKey, LLM_API_KEY),
         connectivity_test_path: 'models',
@@ -240,9 +236,7 @@ export const OPERATIONAL_CASES: Case[] = [
       ] as const) {
         w.llm.pages.set(path, { status: 200, html });
       }
-      const provider = await insertRow(w.t.db, 'provider_provider', {
-        name: 'acmegood',
-        user_profile_id: ids.profileId,
+      const provider = await profileRow('provider_provider', 'acmegood', {
         base_url: w.llm.baseUrl,
         api_key_id: await insertSecret(w.t.db, ids.profileId, w.fernetKey, 'sk-secret-not-sent'),
         connectivity_test_path: 'models',
@@ -274,9 +268,7 @@ export const OPERATIONAL_CASES: Case[] = [
     task: 'llmhost.tasks.charge_llmhost_computes',
     phase: 1,
     prepare: async () => {
-      await insertRow(w.t.db, 'llmhost_llmhostcompute', {
-        name: 'gpu-pool',
-        user_profile_id: ids.profileId,
+      await profileRow('llmhost_llmhostcompute', 'gpu-pool', {
         instance_type: 'g6.2xlarge',
         ready_nodes: 2,
         price_per_hour: '1.25',
