@@ -1,14 +1,13 @@
 /** The health and metrics endpoint of a real worker: probes and Prometheus text. */
-import { REDIS_URL, closeConnectionNamed } from '../support/amqp.js';
+import { closeConnectionNamed } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { type Harness, httpWorkerForFile } from '../support/harness.js';
-import { ResultReader } from '../support/results.js';
+import type { ResultReader } from '../support/results.js';
 
 let h: Harness;
 let base: string;
-const results = new ResultReader();
-httpWorkerForFile({ CELERY_RESULT_BACKEND: REDIS_URL }, (w) => ({ h, base } = w));
-afterAll(() => results.close());
+let results: ResultReader;
+httpWorkerForFile({}, (w) => ({ h, base, results } = w));
 
 test('own wiring: /healthz and /readyz answer 200 while the worker consumes', async () => {
   expect((await fetch(`${base}/healthz`)).status).toBe(200);

@@ -7,10 +7,10 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import amqp from '../../lib/broker/amqp/amqplib.js';
-import { AMQP_URL, REDIS_URL } from '../support/amqp.js';
+import { AMQP_URL } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { type Harness, httpWorkerForFile } from '../support/harness.js';
-import { ResultReader } from '../support/results.js';
+import type { ResultReader } from '../support/results.js';
 import { PYTHON } from '../support/python-worker.js';
 
 const exec = promisify(execFile);
@@ -27,9 +27,8 @@ async function activeQueues(node: string): Promise<string[]> {
 
 let h: Harness;
 let base: string;
-const results = new ResultReader();
-httpWorkerForFile({ CELERY_RESULT_BACKEND: REDIS_URL }, (w) => ({ h, base } = w));
-afterAll(() => results.close());
+let results: ResultReader;
+httpWorkerForFile({}, (w) => ({ h, base, results } = w));
 
 test('own wiring: a queue deleted while consumed: 503 and not in active_queues until consumed again, then tasks run', async () => {
   const node = h.worker.options.nodeName;

@@ -4,21 +4,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { publishRaw as publishRawTo, withChannel } from '../support/amqp.js';
-import { type Harness, startWorker } from '../support/harness.js';
-import { ResultReader } from '../support/results.js';
-import { REDIS_URL } from '../support/amqp.js';
+import { type Harness, workerForFile } from '../support/harness.js';
+import type { ResultReader } from '../support/results.js';
 
 let h: Harness;
 let results: ResultReader;
-
-beforeAll(async () => {
-  h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL, CELERY_TASK_TIME_LIMIT: '5' } });
-  results = new ResultReader();
-});
-afterAll(async () => {
-  await h.stop();
-  await results.close();
-});
+workerForFile({ CELERY_TASK_TIME_LIMIT: '5' }, (w) => ({ h, results } = w));
 
 const v2headers = (task: string, id: string) => ({ task, id, lang: 'py', retries: 0, root_id: id });
 

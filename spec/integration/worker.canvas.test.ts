@@ -3,20 +3,13 @@
  * (link_error), a failed chain's remaining steps; plus STARTED and ignore_result.
  */
 import { randomUUID } from 'node:crypto';
-import { REDIS_URL, publishRaw } from '../support/amqp.js';
-import { type Harness, startWorker } from '../support/harness.js';
-import { ResultReader } from '../support/results.js';
+import { publishRaw } from '../support/amqp.js';
+import { type Harness, workerForFile } from '../support/harness.js';
+import type { ResultReader } from '../support/results.js';
 
 let h: Harness;
 let results: ResultReader;
-beforeAll(async () => {
-  h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL, CELERY_TASK_TRACK_STARTED: 'true' } });
-  results = new ResultReader();
-});
-afterAll(async () => {
-  await h.stop();
-  await results.close();
-});
+workerForFile({ CELERY_TASK_TRACK_STARTED: 'true' }, (w) => ({ h, results } = w));
 
 const sig = (task: string, args: unknown[], options: Record<string, unknown> = {}, immutable = false) => ({
   task,

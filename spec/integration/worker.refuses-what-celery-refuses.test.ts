@@ -3,20 +3,13 @@
  * dead-letter queue with a reason (never run with changed data), and a declared utf-16 body runs intact.
  */
 import { randomUUID } from 'node:crypto';
-import { REDIS_URL, publishRaw, withChannel } from '../support/amqp.js';
-import { type Harness, startWorker } from '../support/harness.js';
-import { ResultReader } from '../support/results.js';
+import { publishRaw, withChannel } from '../support/amqp.js';
+import { type Harness, workerForFile } from '../support/harness.js';
+import type { ResultReader } from '../support/results.js';
 
 let h: Harness;
 let results: ResultReader;
-beforeAll(async () => {
-  h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } });
-  results = new ResultReader();
-});
-afterAll(async () => {
-  await h.stop();
-  await results.close();
-});
+workerForFile({}, (w) => ({ h, results } = w));
 
 const headers = (id: string) => ({ task: 'test.echo', id, lang: 'py', retries: 0, root_id: id });
 

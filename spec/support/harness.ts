@@ -5,8 +5,9 @@ import { WORKER_SETTINGS } from '../../lib/app/worker-settings.js';
 import { type Logger, createLogger, nullLogger } from '../../lib/logger.js';
 import type { AnyTask } from '../../lib/registry/define-task.js';
 import type { TaskEvents } from '../../lib/worker/events.js';
-import { AMQP_URL, deleteQueues, uniqueName } from './amqp.js';
+import { AMQP_URL, REDIS_URL, deleteQueues, uniqueName } from './amqp.js';
 import { freePort } from './rabbit-node.js';
+import { ResultReader } from './results.js';
 import { testTasks } from './test-tasks.js';
 
 export interface Harness {
@@ -47,18 +48,41 @@ export const harnessLogger = (): Logger =>
   process.env.TEST_LOG ? createLogger({ level: 'debug', json: false }) : nullLogger();
 
 /**
- * One worker for the test file, with its HTTP endpoint on a free port: started before its tests (handed to `use`
- * with the endpoint's base URL), stopped after them.
+ * One worker for the test file, storing results in the Redis backend: started before its tests and handed to `use`
+ * with a reader of those results, both closed after them.
  */
-export function httpWorkerForFile(env: Record<string, string>, use: (w: { h: Harness; base: string }) => void): void {
+export function workerForFile(
+  env: Record<string, string>,
+  use: (w: { h: Harness; results: ResultReader }) => void,
+): void {
+  fileWorker(env, false, use);
+}
+
+/** As workerForFile, with the worker's HTTP endpoint on a free port, whose base URL `use` is handed as well. */
+export function httpWorkerForFile(
+  env: Record<string, string>,
+  use: (w: { h: Harness; base: string; results: ResultReader }) => void,
+): void {
+  fileWorker(env, true, use);
+}
+
+function fileWorker(
+  env: Record<string, string>,
+  http: boolean,
+  use: (w: { h: Harness; base: string; results: ResultReader }) => void,
+): void {
   let h: Harness | undefined;
+  let results: ResultReader | undefined;
   beforeAll(async () => {
-    const port = await freePort();
-    h = await startWorker({ env: { ...env, SMARTER_WORKER_HTTP_PORT: String(port) } });
-    use({ h, base: `http://127.0.0.1:${port}` });
+    const port = http ? await freePort() : 0;
+    const httpEnv: Record<string, string> = http ? { SMARTER_WORKER_HTTP_PORT: String(port) } : {};
+    h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL, ...env, ...httpEnv } });
+    results = new ResultReader();
+    use({ h, base: `http://127.0.0.1:${port}`, results });
   });
   afterAll(async () => {
     await h?.stop();
+    await results?.close();
   });
 }
 
