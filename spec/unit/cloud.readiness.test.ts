@@ -31,35 +31,35 @@ describe("awsCredentialsConfigured (AWSBase.__init__, plus the SDK chain's in-AW
 });
 
 describe('AwsReadiness (AWSProvider.ready)', () => {
-  test('without credentials: not ready, and AWS is never asked', async () => {
+  /** Readiness in environment `env`, where STS confirms account 123456789012 and `asked` counts how often. */
+  const confirmedBySts = (env: Record<string, string>) => {
     const log = recordingLogger();
     let asked = 0;
     const r = new AwsReadiness(
       async () => (asked++, '123456789012'),
       log,
-      () => ({}),
+      () => env,
     );
+    return { r, log, asked: () => asked };
+  };
+
+  test('without credentials: not ready, and AWS is never asked', async () => {
+    const { r, log, asked } = confirmedBySts({});
     expect([await r.provider(), await r.dns(), await r.certificates()]).toEqual([false, false, false]);
-    expect(asked).toBe(0);
+    expect(asked()).toBe(0);
     // Logged once, not on every task.
     expect(log.lines.filter((l) => l.level === 'warn')).toHaveLength(1);
   });
 
   test('credentials that STS confirms: ready, and asked once for the process (as AWSBase keeps its identity)', async () => {
-    const log = recordingLogger();
-    let asked = 0;
-    const r = new AwsReadiness(
-      async () => (asked++, '123456789012'),
-      log,
-      () => ({ AWS_ACCESS_KEY_ID: 'AKIA', AWS_SECRET_ACCESS_KEY: 's' }),
-    );
+    const { r, log, asked } = confirmedBySts({ AWS_ACCESS_KEY_ID: 'AKIA', AWS_SECRET_ACCESS_KEY: 's' });
     expect([await r.provider(), await r.dns(), await r.certificates(), await r.provider()]).toEqual([
       true,
       true,
       true,
       true,
     ]);
-    expect(asked).toBe(1);
+    expect(asked()).toBe(1);
     expect(log.lines.map((l) => [l.level, l.message])).toEqual([
       ['info', 'authenticated with AWS, account 123456789012'],
     ]);
