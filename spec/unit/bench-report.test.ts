@@ -1,14 +1,8 @@
-import type { Sample } from '../../bench/record.js';
 import { benchTable, mediansOfReport, mergeReport, renderReport } from '../../bench/report.js';
+import { benchSample } from '../support/bench-sample.js';
 
-const s = (system: string, value: number, metric = 'seconds', x?: number): Sample => ({
-  bench: 'b',
-  system,
-  metric,
-  unit: 's',
-  value,
-  ...(x === undefined ? {} : { x }),
-});
+const s = (system: string, value: number, metric = 'seconds', x?: number) =>
+  benchSample('b', system, metric, 's', value, x);
 
 describe('bench report writer', () => {
   it('prints one row per metric and system with the median, min – max, n and the ratio to the baseline', () => {

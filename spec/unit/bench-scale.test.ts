@@ -1,18 +1,12 @@
-import type { Sample } from '../../bench/record.js';
 import { scaleSpec } from '../../bench/plots.js';
 import { memoryBreakdown } from '../../bench/rabbit-memory.js';
 import { cloneAmqpProperties, cloner } from '../../bench/clone.js';
 import { goalsTable, scaleGoals } from '../../bench/scale-goals.js';
 import { PARK_COUNT, SCALE_SIZES, scaleSteps } from '../../bench/scale-steps.js';
+import { benchSample } from '../support/bench-sample.js';
 
-const s = (bench: string, system: string, metric: string, value: number, x?: number): Sample => ({
-  bench,
-  system,
-  metric,
-  unit: 'u',
-  value,
-  ...(x === undefined ? {} : { x }),
-});
+const s = (bench: string, system: string, metric: string, value: number, x?: number) =>
+  benchSample(bench, system, metric, 'u', value, x);
 
 describe('raw publishing clones', () => {
   it('replaces every occurrence of each old string, and only them, per copy', () => {
