@@ -82,15 +82,18 @@ const key = () => {
 const contained = (text: string, kind: string): number =>
   Number(new RegExp(`^smarter_worker_contained_errors_total\\{kind="${kind}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? -1);
 
+/** Two contain.slow tasks of `ms` each, sent and both started: their ids. */
+async function twoStarted(ms: number): Promise<string[]> {
+  const slowKey = key();
+  const ids = [await send('contain.slow', { key: slowKey, ms }), await send('contain.slow', { key: slowKey, ms })];
+  await waitFor(async () => (await redis.hlen(`${slowKey}:started`)) === 2, 30_000);
+  return ids;
+}
+
 const alive = () => worker.exitCode === null && worker.signalCode === null;
 
 test("own wiring: a timer's throw, an unawaited rejection, an emitter's and a stream's 'error' each fail their own task; the others finish; the process stays up", async () => {
-  const slowKey = key();
-  const slow = [
-    await send('contain.slow', { key: slowKey, ms: 2500 }),
-    await send('contain.slow', { key: slowKey, ms: 2500 }),
-  ];
-  await waitFor(async () => (await redis.hlen(`${slowKey}:started`)) === 2, 30_000);
+  const slow = await twoStarted(2500);
   const retryKey = key();
   const failing = {
     timer: await send('contain.timer_throw', { message: 'thrown from a timer' }),
@@ -148,12 +151,7 @@ test('own wiring: a rejection no task owns is logged and counted, and the worker
 }, 60_000);
 
 test('own wiring: an exception no task owns: a warm shutdown, the running tasks finish, nothing more is taken, exit code 1', async () => {
-  const slowKey = key();
-  const running = [
-    await send('contain.slow', { key: slowKey, ms: 3000 }),
-    await send('contain.slow', { key: slowKey, ms: 3000 }),
-  ];
-  await waitFor(async () => (await redis.hlen(`${slowKey}:started`)) === 2, 30_000);
+  const running = await twoStarted(3000);
   worker.kill('SIGUSR2');
   await waitFor(() => logs.includes('outside any task: warm shutdown'), 15_000);
   // sent once the worker stopped consuming: left in the queue, not taken and dropped
