@@ -302,6 +302,14 @@ describe('own wiring: custom domain records and hosts', () => {
       [domainId],
     );
 
+  /** create_custom_domain_dns_record for this domain, with the keyword arguments Smarter's callers give it. */
+  const sendRecord = (record: {
+    record_name: string;
+    record_type: string;
+    record_value: string;
+    record_ttl?: number;
+  }) => runner.send(nameOf(createCustomDomainDnsRecord), { llmclient_custom_domain_id: domainId, ...record });
+
   // smarter/smarter/apps/llmclient/tasks/create_custom_domain_dns_record.py
   test('create_custom_domain_dns_record takes any Route 53 type: SRV and CAA records and their rows', async () => {
     runner.send(nameOf(createCustomDomainDnsRecord), {}, [
@@ -311,12 +319,7 @@ describe('own wiring: custom domain records and hosts', () => {
       `10 5 5060 sip.${domain()}`,
       300,
     ]);
-    runner.send(nameOf(createCustomDomainDnsRecord), {
-      llmclient_custom_domain_id: domainId,
-      record_name: `${domain()}.`,
-      record_type: 'CAA',
-      record_value: '0 issue "amazon.com"',
-    });
+    sendRecord({ record_name: `${domain()}.`, record_type: 'CAA', record_value: '0 issue "amazon.com"' });
     const runs = await runner.drain();
     expect(runs.map((r) => r.error)).toEqual([undefined, undefined]);
     expect(cloud.record(zoneId, `_sip._tcp.${domain()}`, 'SRV')).toMatchObject({
@@ -338,20 +341,8 @@ describe('own wiring: custom domain records and hosts', () => {
   test('create_custom_domain_dns_record stores the record as Route 53 holds it: an existing record of the same target keeps its TTL', async () => {
     cloud.setRecord(zoneId, { name: `www.${domain()}`, type: 'A', ttl: 3600, values: ['192.0.2.7'] });
     cloud.setRecord(zoneId, { name: `api.${domain()}`, type: 'A', ttl: 60, values: ['192.0.2.8', '192.0.2.9'] });
-    runner.send(nameOf(createCustomDomainDnsRecord), {
-      llmclient_custom_domain_id: domainId,
-      record_name: `www.${domain()}`,
-      record_type: 'A',
-      record_value: '192.0.2.7',
-      record_ttl: 600,
-    });
-    runner.send(nameOf(createCustomDomainDnsRecord), {
-      llmclient_custom_domain_id: domainId,
-      record_name: `api.${domain()}`,
-      record_type: 'A',
-      record_value: '192.0.2.8',
-      record_ttl: 600,
-    });
+    sendRecord({ record_name: `www.${domain()}`, record_type: 'A', record_value: '192.0.2.7', record_ttl: 600 });
+    sendRecord({ record_name: `api.${domain()}`, record_type: 'A', record_value: '192.0.2.8', record_ttl: 600 });
     await runner.drain();
     expect(cloud.calls.filter((c) => c.startsWith('route53.upsertRecord'))).toEqual([
       `route53.upsertRecord api.${domain()} A`,
@@ -363,18 +354,8 @@ describe('own wiring: custom domain records and hosts', () => {
   });
 
   test('create_custom_domain_dns_record refuses a local host, and an unknown type, at once', async () => {
-    runner.send(nameOf(createCustomDomainDnsRecord), {
-      llmclient_custom_domain_id: domainId,
-      record_name: 'localhost',
-      record_type: 'A',
-      record_value: '127.0.0.1',
-    });
-    runner.send(nameOf(createCustomDomainDnsRecord), {
-      llmclient_custom_domain_id: domainId,
-      record_name: `x.${domain()}`,
-      record_type: 'WKS',
-      record_value: 'x',
-    });
+    sendRecord({ record_name: 'localhost', record_type: 'A', record_value: '127.0.0.1' });
+    sendRecord({ record_name: `x.${domain()}`, record_type: 'WKS', record_value: 'x' });
     const runs = await runner.drain();
     expect(runs[0]?.error).toMatchObject({
       pyType: 'SmarterValueError',
