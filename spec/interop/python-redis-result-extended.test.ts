@@ -16,14 +16,20 @@ async function pythonReads(h: RedisHarness): Promise<Record<string, Fields>> {
   })) as Record<string, Fields>;
 }
 
+/** For a describe block: a Redis worker with `env` and, handed to `use`, what Python read of the results it stored. */
+function readByPython(env: Record<string, string>, use: (w: { h: RedisHarness; out: Record<string, Fields> }) => void) {
+  let h: RedisHarness | undefined;
+  beforeAll(async () => {
+    h = await startRedisWorker({ env });
+    use({ h, out: await pythonReads(h) });
+  }, 150_000);
+  afterAll(async () => h?.stop());
+}
+
 describe('own wiring: result_extended read by Python Celery from the Redis backend', () => {
   let h: RedisHarness;
   let out: Record<string, Fields>;
-  beforeAll(async () => {
-    h = await startRedisWorker({ env: { CELERY_RESULT_EXTENDED: 'true' } });
-    out = await pythonReads(h);
-  }, 150_000);
-  afterAll(async () => h.stop());
+  readByPython({ CELERY_RESULT_EXTENDED: 'true' }, (w) => ({ h, out } = w));
 
   test('a success names the task, its positional arguments, the worker, the retries and the queue', () => {
     expect(out.success).toEqual({
@@ -47,13 +53,8 @@ describe('own wiring: result_extended read by Python Celery from the Redis backe
 });
 
 describe('own wiring: without result_extended (the default) no extended field is stored', () => {
-  let h: RedisHarness;
   let out: Record<string, Fields>;
-  beforeAll(async () => {
-    h = await startRedisWorker();
-    out = await pythonReads(h);
-  }, 150_000);
-  afterAll(async () => h.stop());
+  readByPython({}, (w) => ({ out } = w));
 
   test('Python reads None for each', () => {
     expect(out.success).toEqual({
