@@ -22,6 +22,13 @@ async function probe(queue: string, command: string, arg?: unknown): Promise<unk
   return pythonJson('spec/interop/python/probe.py', args, { timeoutMs: 60_000 });
 }
 
+/** Sends, with kombu, a task this worker does not register, so that it is dead-lettered, with `headers`: its id. */
+async function sendUnregistered(headers: Record<string, unknown>): Promise<string> {
+  const id = randomUUID();
+  await probe(h.queue, 'send', { task: 'test.not_registered_here', args: [], id, headers });
+  return id;
+}
+
 let h: Harness;
 let results: ResultReader;
 let disconnects = 0;
@@ -68,12 +75,12 @@ test('own wiring: the same message waiting in the queue before the worker starts
 });
 
 test('own wiring: a dead-letter copy keeps its headers as they came: floats stay floats, 64-bit integers stay integers', async () => {
-  const id = randomUUID();
-  await probe(h.queue, 'send', {
-    task: 'test.not_registered_here',
-    args: [],
-    id,
-    headers: { big_float: { float: '1e20' }, whole_float: { float: '3' }, ts_ms: 1733000000000, small: 7, text: 'é' },
+  const id = await sendUnregistered({
+    big_float: { float: '1e20' },
+    whole_float: { float: '3' },
+    ts_ms: 1733000000000,
+    small: 7,
+    text: 'é',
   });
   expect(await results.ready(id)).toMatchObject({ status: 'FAILURE', result: { exc_type: 'NotRegistered' } });
   const copies = (await probe(h.queue, 'dead-letters')) as Array<Record<string, { type: string; repr: string }>>;
@@ -120,13 +127,7 @@ async function unacked(queue: string): Promise<number> {
 
 test('own wiring: a dead-letter copy that cannot be made: bounded retries with backoff, then left unacked and reported once', async () => {
   // A header larger than amqplib's 64 KiB encoding buffer: the worker reads it, but no copy can be encoded.
-  const id = randomUUID();
-  await probe(h.queue, 'send', {
-    task: 'test.not_registered_here',
-    args: [],
-    id,
-    headers: { blob: { repeat: ['x', 70_000] } },
-  });
+  const id = await sendUnregistered({ blob: { repeat: ['x', 70_000] } });
   await waitFor(() => h.worker.deadLetters.unsent === 1, 40_000, 100);
   await sleep(1500);
   expect(h.worker.deadLetters.failedAttempts).toBe(5);
