@@ -65,6 +65,20 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
       for (let i = 0; i < n; i++) await b.send(q, message(String(i)));
       return { b, q };
     };
+    /**
+     * A client with the delay store declared, consuming a queue of the test's own into an array with each
+     * delivery's arrival time; none where the broker has no native delay.
+     */
+    const timedConsumer = async (prefix: string) => {
+      const b = await client();
+      if (!b.capabilities.nativeDelay) return undefined;
+      await b.declareDelayed({ queueType: 'quorum' });
+      const q = unique(prefix);
+      await b.declareQueue({ name: q });
+      const got: Array<{ d: Delivery; at: number }> = [];
+      await b.consume(q, (d) => got.push({ d, at: Date.now() }));
+      return { b, q, got };
+    };
     /** Consumes `queue` into an array, never settling (the test settles). */
     const collect = async (b: Broker, queue: string, prefetch?: number) => {
       const got: Delivery[] = [];
@@ -178,10 +192,7 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
     });
 
     test('at least once: what a client received but never settled goes to another after the first closes', async () => {
-      const first = await client();
-      const q = unique('crash');
-      await first.declareQueue({ name: q });
-      for (let i = 0; i < 3; i++) await first.send(q, message(String(i)));
+      const { b: first, q } = await queueHolding('crash', 3);
       const got = await collect(first, q);
       await waitFor(() => got.length === 3, 15_000, { what: 'delivered to the first' });
       got[0]!.ack();
@@ -219,13 +230,9 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
     });
 
     test('a delayed send is never delivered early, and is delivered', async () => {
-      const b = await client();
-      if (!b.capabilities.nativeDelay) return;
-      await b.declareDelayed({ queueType: 'quorum' });
-      const q = unique('later');
-      await b.declareQueue({ name: q });
-      const got: Array<{ d: Delivery; at: number }> = [];
-      await b.consume(q, (d) => got.push({ d, at: Date.now() }));
+      const consumer = await timedConsumer('later');
+      if (!consumer) return;
+      const { b, q, got } = consumer;
       const delayMs = 1500;
       const sentAt = Date.now();
       // Through delayed.ts, as every caller sends later: the per-message TTL that would drop it is not kept.
@@ -264,13 +271,9 @@ export function describeBrokerConformance(name: string, fixture: BrokerFixture):
     });
 
     test('a deferred delivery is settled, comes back unchanged no earlier than its delay, and only once', async () => {
-      const b = await client();
-      if (!b.capabilities.nativeDelay) return;
-      await b.declareDelayed({ queueType: 'quorum' });
-      const q = unique('defer');
-      await b.declareQueue({ name: q });
-      const got: Array<{ d: Delivery; at: number }> = [];
-      await b.consume(q, (d) => got.push({ d, at: Date.now() }));
+      const consumer = await timedConsumer('defer');
+      if (!consumer) return;
+      const { b, q, got } = consumer;
       await b.send(q, message('far', { keep: 'me' }));
       await waitFor(() => got.length === 1, 15_000, { what: 'first delivery' });
       const first = got[0]!.d;
