@@ -1,6 +1,6 @@
-"""The Celery app the clients of Smarter's tasks call through, configured as Smarter's callers are: the app named
-"smarter", protocol 1 (smarter/smarter/lib/celery_conf/__init__.py), retrying the broker at startup as the tests
-may start before it answers."""
+"""The Celery app through which the clients here call Smarter's tasks: named "smarter" and on protocol 1, as
+Smarter's own callers are (smarter/smarter/lib/celery_conf/__init__.py sets task_protocol = 1), with the
+broker_connection_retry_on_startup that every Python client of these tests sets."""
 from celery import Celery
 
 
