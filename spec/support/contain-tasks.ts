@@ -13,55 +13,46 @@ import { PyValueError, runCounter } from './test-tasks.js';
 /** Long enough that only the escaped error can end the run first. */
 const HOLD_MS = 20_000;
 
+/** Starts an error on its way out of the task, then holds the run: only that error can end it first. */
+async function holdAfter(escape: () => void): Promise<string> {
+  escape();
+  await sleep(HOLD_MS);
+  return 'not reached';
+}
+
+/** The ways an error with the task's `message` escapes it, by task name. */
+const ESCAPES: Record<string, (message: string) => void> = {
+  'contain.timer_throw': (message) =>
+    setTimeout(() => {
+      throw new PyValueError(message);
+    }, 20),
+  'contain.reject_unawaited': (message) =>
+    void (async () => {
+      await sleep(20);
+      throw new PyValueError(message);
+    })(),
+  'contain.emitter_error': (message) => {
+    const emitter = new EventEmitter();
+    setTimeout(() => emitter.emit('error', new PyValueError(message)), 20);
+  },
+};
+
 export function containTasks(queue: string) {
-  const message = z.object({ message: z.string() });
   return [
-    defineTask({
-      name: 'contain.timer_throw',
-      queue,
-      params: message,
-      run: async ({ message }) => {
-        setTimeout(() => {
-          throw new PyValueError(message);
-        }, 20);
-        await sleep(HOLD_MS);
-        return 'not reached';
-      },
-    }),
-    defineTask({
-      name: 'contain.reject_unawaited',
-      queue,
-      params: message,
-      run: async ({ message }) => {
-        void (async () => {
-          await sleep(20);
-          throw new PyValueError(message);
-        })();
-        await sleep(HOLD_MS);
-        return 'not reached';
-      },
-    }),
-    defineTask({
-      name: 'contain.emitter_error',
-      queue,
-      params: message,
-      run: async ({ message }) => {
-        const emitter = new EventEmitter();
-        setTimeout(() => emitter.emit('error', new PyValueError(message)), 20);
-        await sleep(HOLD_MS);
-        return 'not reached';
-      },
-    }),
+    ...Object.entries(ESCAPES).map(([name, escape]) =>
+      defineTask({
+        name,
+        queue,
+        params: z.object({ message: z.string() }),
+        run: ({ message }) => holdAfter(() => escape(message)),
+      }),
+    ),
     defineTask({
       // A stream with no 'error' listener, failing from an fs callback.
       name: 'contain.stream_error',
       queue,
       params: z.object({ path: z.string() }),
-      run: async ({ path }) => {
-        createReadStream(path).resume();
-        await sleep(HOLD_MS);
-        return 'not reached';
-      },
+      run: ({ path }) => holdAfter(() => createReadStream(path).resume()),
     }),
     defineTask({
       // Its policy retries any error once: a timer's error earns that retry, as an error the task threw would.
@@ -71,11 +62,11 @@ export function containTasks(queue: string) {
       retry: { autoretryFor: 'all', maxRetries: 1, defaultRetryDelay: 0 },
       run: async ({ key }, ctx) => {
         await runCounter().incr(key);
-        setTimeout(() => {
-          throw new PyValueError(`from a timer (retries=${ctx.retries})`);
-        }, 20);
-        await sleep(HOLD_MS);
-        return 'not reached';
+        return holdAfter(() =>
+          setTimeout(() => {
+            throw new PyValueError(`from a timer (retries=${ctx.retries})`);
+          }, 20),
+        );
       },
     }),
     defineTask({
