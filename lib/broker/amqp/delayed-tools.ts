@@ -63,7 +63,9 @@ interface Acked {
   counted: boolean;
 }
 
-const DEFAULT_PREFETCH = 4000;
+// The copies' confirms come back in bursts: a window of 12,000 kept a 100k release ~10% faster than 4,000 (at
+// 1M, 2%); the broker's own work bounds it beyond that. About 16 MB of deliveries held at most.
+const DEFAULT_PREFETCH = 12_000;
 const SETTLE_MS = 1000;
 
 async function readyCounts(model: ChannelModel): Promise<number[]> {
