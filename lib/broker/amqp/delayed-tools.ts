@@ -63,8 +63,8 @@ interface Acked {
   counted: boolean;
 }
 
-// The copies' confirms come back in bursts: a window of 12,000 kept a 100k release ~10% faster than 4,000 (at
-// 1M, 2%); the broker's own work bounds it beyond that. About 16 MB of deliveries held at most.
+// The copies' confirms come back in bursts: a window this deep keeps the broker busy meanwhile, for about 16 MB
+// of deliveries held at most (docs/delayed-delivery.md gives the windows measured).
 const DEFAULT_PREFETCH = 12_000;
 const SETTLE_MS = 1000;
 
@@ -190,7 +190,7 @@ export async function actOnDelayLevels(
         });
         if (outcome.acted + outcome.caught === before) break;
         // What the closed channels returned may not be counted in the level yet (a quorum queue requeues them
-        // asynchronously): a count of 0 read at once ended a 1M release with one window still parked.
+        // asynchronously): read at once, the count can miss a whole window of them.
         expected = Math.max(left, (await statsOn(model, levelName(level)))?.messageCount ?? 0);
       }
       report();
