@@ -66,7 +66,8 @@ export function redisBrokersPerTest(use: (s: RedisScope) => void) {
     },
     /** Closes `b` now, in the test, rather than after it. */
     async close(b: RedisBroker): Promise<void> {
-      brokers.splice(brokers.indexOf(b), 1);
+      const i = brokers.indexOf(b);
+      if (i >= 0) brokers.splice(i, 1);
       await b.close();
     },
     closeAll,
