@@ -6,9 +6,11 @@
  * Always with --queue: the levels are shared by every test on this broker.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { parkCountdowns } from '../../bench/park-countdowns.js';
 import amqp from '../../lib/broker/amqp/amqplib.js';
+import { delayEntryExchange, delayRoutingKey } from '../../lib/broker/amqp/topology.js';
 import { AMQP_URL, deleteQueues, uniqueName, withChannel } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 
@@ -56,11 +58,11 @@ async function drainIds(queue: string): Promise<string[]> {
 
 const readyIn = (queue: string) => withChannel(async (ch) => (await ch.checkQueue(queue)).messageCount);
 
-test("release --queue of 20,000 parked countdowns releases each once and leaves 5,000 of another queue parked (more than the walk's window holds)", async () => {
+test("release --queue of 20,000 parked countdowns releases each once and leaves 13,000 of another queue parked (more than the walk's window holds)", async () => {
   const q = uniqueName('drel20k');
-  const other = uniqueName('dother5k');
+  const other = uniqueName('dother13k');
   await freshQueues(q, other);
-  const otherIds = await parkCountdowns(AMQP_URL, other, 5000, PARKED_S);
+  const otherIds = await parkCountdowns(AMQP_URL, other, 13_000, PARKED_S);
   const ids = await parkCountdowns(AMQP_URL, q, 20_000, PARKED_S);
 
   expect(await cli('release', '--queue', q)).toMatch(new RegExp(`^released 20000 delayed message\\(s\\) for ${q}`));
@@ -104,3 +106,41 @@ test('a release stopped by SIGINT mid-way, then run again, releases every countd
   expect(got.length).toBe(n);
   expect(new Set(got)).toEqual(new Set(ids));
 }, 600_000);
+
+test('a task a worker parks again while its release runs (the released copy taken and given a new countdown) is left parked, not taken for its original', async () => {
+  const q = uniqueName('dreparked');
+  await freshQueues(q);
+  const id = randomUUID();
+  const conn = await amqp.connect(AMQP_URL);
+  const park = async (seconds: number) => {
+    const ch = await conn.createConfirmChannel();
+    ch.publish(delayEntryExchange(seconds), delayRoutingKey(seconds, q), Buffer.from('[[], {}, {}]'), {
+      contentType: 'application/json',
+      contentEncoding: 'utf-8',
+      deliveryMode: 2,
+      correlationId: id,
+      headers: { lang: 'py', task: 'test.add', id },
+    });
+    await ch.waitForConfirms();
+    await ch.close();
+  };
+  try {
+    await park(PARKED_S);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'tasks/main.ts', 'delayed', 'release', '--queue', q], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout?.on('data', (b: Buffer) => (stdout += b.toString()));
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    // As a worker does once the released copy is in Q: parked again until its ETA, while the walk still runs.
+    await waitFor(async () => (await readyIn(q)) === 1, 60_000, 20);
+    await park(PARKED_S - 7);
+    expect(await exited).toBe(0);
+    expect(stdout).toMatch(new RegExp(`^released 1 delayed message\\(s\\) for ${q}`));
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+  expect(await drainIds(q)).toEqual([id]);
+  expect(await cli('purge', '--queue', q)).toMatch(/^purged 1 delayed message/);
+}, 120_000);

@@ -285,8 +285,14 @@ export class AmqpBroker implements Broker {
 
   private async actOnDelayed(action: 'purge' | 'release', queue?: string, options?: DelayedToolOptions) {
     const { model } = await this.conn.ready();
-    const { acted, doubled, refused, caught } = await actOnDelayLevels(model, action, queue, options);
+    const { acted, doubled, refused, caught, reparked } = await actOnDelayLevels(model, action, queue, options);
     if (caught > 0) this.opts.logger.info(`${caught} acked message(s) came back to their level and were settled again`);
+    if (reparked > 0) {
+      this.opts.logger.info(
+        `${reparked} released task(s) were parked again by a worker (a new countdown to their ETA): left parked`,
+        { reparked },
+      );
+    }
     if (refused > 0) {
       this.opts.logger.warn(`${refused} delayed message(s) not released (queue missing?): still parked`, { refused });
     }

@@ -15,7 +15,9 @@
  * An ack can be lost even when it was sent: RabbitMQ 3.10 settles a quorum queue's acks asynchronously, and
  * closing the channel right after them returned ~0.2% of 20,000 acked messages to their level. So a walk waits
  * a moment before it closes, and a level whose walk acted is walked again: a message whose task id this run
- * has already acted on is acked there without a second copy (`caught`), until a walk finds none.
+ * has already acted on, under the same routing key, is acked there without a second copy (`caught`), until a
+ * walk finds none. The same task id under another routing key is that task parked again since (a worker took the
+ * released copy and parked it until its ETA): a release leaves it parked (`reparked`), a purge removes it.
  *
  * Aborted (Ctrl-C), the walk takes nothing more, waits for the copies in flight, acks the confirmed ones and
  * closes: every countdown is then released once or still parked. A copy confirmed whose ack never reaches the
@@ -48,6 +50,8 @@ export interface DelayLevelOutcome {
   refused: number;
   /** Originals acked once already, seen again in their level (the ack lost) and settled then: not counted twice. */
   caught: number;
+  /** Tasks released by this run and parked again since by a worker (a new countdown): left parked. */
+  reparked: number;
 }
 
 export interface WalkOptions extends DelayedToolOptions {
@@ -109,7 +113,7 @@ export async function actOnDelayLevels(
 ): Promise<DelayLevelOutcome> {
   const counts = await readyCounts(model);
   const progress = { seen: 0, acted: 0, total: counts.reduce((a, b) => a + b, 0) };
-  const outcome: DelayLevelOutcome = { acted: 0, doubled: [], refused: 0, caught: 0 };
+  const outcome: DelayLevelOutcome = { acted: 0, doubled: [], refused: 0, caught: 0, reparked: 0 };
   const report = () => options.onProgress?.({ ...progress });
   if (action === 'purge' && queue === undefined) {
     const ch = await model.createChannel();
@@ -135,8 +139,10 @@ export async function actOnDelayLevels(
     confirm.on('error', () => undefined);
     publisher.watch(confirm);
   }
-  // The task ids acted on: an original seen again (its ack lost) is settled without a second copy.
-  const done = new Set<string>();
+  // The task ids acted on, with the routing key of the original: an original seen again (its ack lost) is settled
+  // without a second copy. A worker that parks a released copy again gives it a new countdown, so a new key.
+  const done = new Map<string, string>();
+  const reparked = new Set<string>();
   try {
     for (let level = DELAY_LEVELS - 1; level >= 0 && !options.signal?.aborted; level--) {
       let expected = counts[level] ?? 0;
@@ -157,14 +163,19 @@ export async function actOnDelayLevels(
           if (pass === 0 && ++progress.seen % 500 === 0) report();
           if (!m) return undefined;
           const id = taskIdOf(m);
-          if (done.has(id)) {
+          const key = m.fields.routingKey;
+          if (done.get(id) === key) {
             ack(id, false);
             outcome.caught++;
             return undefined;
           }
+          if (confirm && done.has(id)) {
+            reparked.add(id);
+            return Promise.resolve(false);
+          }
           if (!confirm) {
             ack(id);
-            done.add(id);
+            done.set(id, key);
             progress.acted++;
             outcome.acted++;
             return undefined;
@@ -172,7 +183,7 @@ export async function actOnDelayLevels(
           const to = delayedDestination(m.fields.routingKey) ?? '';
           return publisher.publish(confirm, '', to, m.content, copyProperties(rawOf(m)), true).then(
             () => {
-              done.add(id);
+              done.set(id, key);
               try {
                 ack(id);
                 progress.acted++;
@@ -199,6 +210,7 @@ export async function actOnDelayLevels(
     await confirm?.close().catch(() => undefined);
   }
   report();
+  outcome.reparked = reparked.size;
   return outcome;
 }
 
