@@ -13,11 +13,19 @@ describe('copyKey', () => {
   });
 });
 
-/** A countdown's message handed on, parked (its park publish), its connection then lost before the confirm. */
-function parkedThenLost(c: Copies, id: string): void {
+/** Copies that handed on a countdown's message and parked it, then lost the connection before the park's confirm. */
+function parkedThenLost(id: string): Copies {
+  const c = new Copies();
   expect(c.admit(`${id}:0:direct`, false)).toBeUndefined();
   c.publishing(`${id}:0:parked`);
   c.reconnected();
+  return c;
+}
+
+/** The countdown's message, back unacked after the loss, is admitted to run and parked again (a new park publish). */
+function backAndParkedAgain(c: Copies, id: string): void {
+  expect(c.admit(`${id}:0:direct`, true)).toBeUndefined();
+  c.publishing(`${id}:0:parked`);
 }
 
 describe('Copies: direct messages', () => {
@@ -61,8 +69,7 @@ describe('Copies: direct messages', () => {
 
 describe('Copies: a countdown whose park was left in doubt', () => {
   test('its message back unacked runs at once (its time has come): the parked copy the broker held is discarded', () => {
-    const c = new Copies();
-    parkedThenLost(c, 'f');
+    const c = parkedThenLost('f');
     expect(c.admit('f:0:direct', true)).toBeUndefined();
     c.acked('f:0:direct');
     expect(c.admit('f:0:parked', false)).toBe('ran here');
@@ -71,59 +78,48 @@ describe('Copies: a countdown whose park was left in doubt', () => {
   });
 
   test('its message back unacked and in hand here (held, not yet run): the parked copy is discarded too', () => {
-    const c = new Copies();
-    parkedThenLost(c, 'f2');
+    const c = parkedThenLost('f2');
     expect(c.admit('f2:0:direct', true)).toBeUndefined();
     expect(c.admit('f2:0:parked', false)).toBe('ran here');
   });
 
   test('its parked copy arrives first and runs: its message, back unacked, is discarded', () => {
-    const c = new Copies();
-    parkedThenLost(c, 'g');
+    const c = parkedThenLost('g');
     expect(c.admit('g:0:parked', false)).toBeUndefined();
     expect(c.admit('g:0:direct', true)).toBe('parked before');
   });
 
   test('its message back unacked is parked again: of the two parked copies the first runs, the second is discarded', () => {
-    const c = new Copies();
-    parkedThenLost(c, 'h');
-    expect(c.admit('h:0:direct', true)).toBeUndefined();
-    c.publishing('h:0:parked');
+    const c = parkedThenLost('h');
+    backAndParkedAgain(c, 'h');
     c.acked('h:0:direct');
     expect(c.admit('h:0:parked', false)).toBeUndefined();
     expect(c.admit('h:0:parked', false)).toBe('second copy');
   });
 
   test('the broker did not hold it and its message is parked again: that one parked copy runs', () => {
-    const c = new Copies();
-    parkedThenLost(c, 'h2');
-    expect(c.admit('h2:0:direct', true)).toBeUndefined();
-    c.publishing('h2:0:parked');
+    const c = parkedThenLost('h2');
+    backAndParkedAgain(c, 'h2');
     expect(c.admit('h2:0:parked', false)).toBeUndefined();
   });
 
   test('not sent again while its message, left unacked on the lost connection, has still to come back', () => {
-    const c = new Copies();
-    parkedThenLost(c, 'i');
+    const c = parkedThenLost('i');
     expect(c.doubt('i:0:parked')).toBe('made again');
   });
 
   test('not sent again once its message came back (run, or parked again) or its parked copy arrived', () => {
-    const ran = new Copies();
-    parkedThenLost(ran, 'j');
+    const ran = parkedThenLost('j');
     ran.admit('j:0:direct', true);
     ran.acked('j:0:direct');
     expect(ran.doubt('j:0:parked')).toBe('made again');
 
-    const reparked = new Copies();
-    parkedThenLost(reparked, 'k');
-    reparked.admit('k:0:direct', true);
-    reparked.publishing('k:0:parked');
+    const reparked = parkedThenLost('k');
+    backAndParkedAgain(reparked, 'k');
     reparked.acked('k:0:direct');
     expect(reparked.doubt('k:0:parked')).toBe('made again');
 
-    const arrived = new Copies();
-    parkedThenLost(arrived, 'l');
+    const arrived = parkedThenLost('l');
     arrived.admit('l:0:parked', false);
     expect(arrived.doubt('l:0:parked')).toBe('held');
   });
