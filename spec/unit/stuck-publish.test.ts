@@ -11,29 +11,35 @@ import type { PublishProperties } from '../../lib/protocol/encode.js';
 
 const bounds = { channelMs: 1000, connectionMs: 3000 };
 
-function watchAt(): { w: StuckPublishWatch; at: (ms: number) => void } {
+/** A watch on a clock the test sets (`at`), and `nackedAt`: a nack heard at that time. */
+function watchAt(): { w: StuckPublishWatch; at: (ms: number) => void; nackedAt: (ms: number) => void } {
   let now = 0;
   const w = new StuckPublishWatch(bounds, () => now);
-  return { w, at: (ms) => void (now = ms) };
+  const at = (ms: number) => void (now = ms);
+  return {
+    w,
+    at,
+    nackedAt: (ms) => {
+      at(ms);
+      w.nacked();
+    },
+  };
 }
 
 describe('StuckPublishWatch', () => {
   test('nacks for longer than the channel bound, no ack: a new channel; not before the bound', () => {
-    const { w, at } = watchAt();
-    at(100);
-    w.nacked();
-    at(1000);
-    w.nacked();
+    const { w, at, nackedAt } = watchAt();
+    nackedAt(100);
+    nackedAt(1000);
     expect(w.check(undefined)).toBeUndefined();
     at(1101);
     expect(w.check(undefined)).toBe('channel');
   });
 
   test('an ack in between clears the trouble: nacks that alternate with acks renew nothing', () => {
-    const { w, at } = watchAt();
+    const { w, at, nackedAt } = watchAt();
     for (let t = 0; t < 10_000; t += 500) {
-      at(t);
-      w.nacked();
+      nackedAt(t);
       at(t + 250);
       w.acked();
       expect(w.check(undefined)).toBeUndefined();
@@ -55,9 +61,8 @@ describe('StuckPublishWatch', () => {
   });
 
   test('after a block of the connection the wait is timed from its end: what waited through the block renews nothing', () => {
-    const { w, at } = watchAt();
-    at(0);
-    w.nacked();
+    const { w, at, nackedAt } = watchAt();
+    nackedAt(0);
     at(20_000);
     w.restart();
     expect(w.check(5)).toBeUndefined();
@@ -69,25 +74,21 @@ describe('StuckPublishWatch', () => {
   });
 
   test('still stuck on renewed channels past the connection bound: a new connection, then a fresh start', () => {
-    const { w, at } = watchAt();
-    at(0);
-    w.nacked();
+    const { w, at, nackedAt } = watchAt();
+    nackedAt(0);
     at(1001);
     expect(w.check(undefined)).toBe('channel');
     w.renewed('channel');
-    at(1100);
-    w.nacked();
+    nackedAt(1100);
     at(2101);
     expect(w.check(undefined)).toBe('channel');
     w.renewed('channel');
-    at(2200);
-    w.nacked();
+    nackedAt(2200);
     at(3001);
     expect(w.check(undefined)).toBe('connection');
     w.renewed('connection');
     expect(w.check(undefined)).toBeUndefined();
-    at(3100);
-    w.nacked();
+    nackedAt(3100);
     at(4200);
     // After a new connection: a channel first again.
     expect(w.check(undefined)).toBe('channel');
