@@ -56,6 +56,12 @@ class Channel {
   }
 }
 
+/** A fresh channel and the slots of its first three deliveries (tags 1, 2 and 3). */
+function threeDelivered(): [Channel, AckSlot<number>, AckSlot<number>, AckSlot<number>] {
+  const ch = new Channel();
+  return [ch, ch.deliver(), ch.deliver(), ch.deliver()];
+}
+
 describe('the AMQP ack batcher', () => {
   test('acks settled in delivery order go out as one multiple ack at the end of the turn, scheduled once', () => {
     const ch = new Channel();
@@ -69,8 +75,7 @@ describe('the AMQP ack batcher', () => {
   });
 
   test('a settled tag beyond an unsettled one is acked alone, never by a multiple ack over the unsettled one', () => {
-    const ch = new Channel();
-    const [a, b, c] = [ch.deliver(), ch.deliver(), ch.deliver()] as const;
+    const [ch, a, b, c] = threeDelivered();
     ch.ack(b);
     ch.ack(c);
     ch.turn();
@@ -83,8 +88,7 @@ describe('the AMQP ack batcher', () => {
   });
 
   test('a rejected tag between acked ones does not stop the multiple ack, and is not acked by it', () => {
-    const ch = new Channel();
-    const [a, b, c] = [ch.deliver(), ch.deliver(), ch.deliver()] as const;
+    const [ch, a, b, c] = threeDelivered();
     ch.ack(a);
     ch.reject(b);
     ch.ack(c);
