@@ -43,10 +43,11 @@ test('redis SUCCESS meta: same keys in the same order, date_done an aware ISO ti
   expect(ours.date_done).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?\+00:00$/);
 });
 
-test('redis STARTED meta is byte-identical', () => {
-  const text = loadFixture('result-kv-started.json').body_text;
-  expect(
-    stringifyKombuJson(
+test.each([
+  {
+    name: 'redis STARTED meta is byte-identical',
+    fixture: 'result-kv-started.json',
+    ours: () =>
       kvMeta({
         taskId: 's1',
         state: 'STARTED',
@@ -54,8 +55,21 @@ test('redis STARTED meta is byte-identical', () => {
         traceback: null,
         children: null,
       }),
-    ),
-  ).toBe(text);
+  },
+  {
+    name: 'rpc SUCCESS body is byte-identical (released Celery: no date_done)',
+    fixture: 'result-rpc-success.json',
+    ours: () =>
+      rpcBody({
+        taskId: 'aaaaaaaa-0000-0000-0000-000000000001',
+        state: 'SUCCESS',
+        result: 5,
+        traceback: null,
+        children: [],
+      }),
+  },
+])('$name', ({ fixture, ours }) => {
+  expect(stringifyKombuJson(ours())).toBe(loadFixture(fixture).body_text);
 });
 
 test('redis FAILURE meta carries the exception dict Python re-raises', () => {
@@ -71,21 +85,6 @@ test('redis FAILURE meta carries the exception dict Python re-raises', () => {
   expect(Object.keys(ours)).toEqual(Object.keys(golden));
   expect(ours.result).toEqual(golden.result);
   expect(exceptionInfo(err)).toEqual({ exc_type: 'KeyError', exc_message: ['missing'], exc_module: null });
-});
-
-test('rpc SUCCESS body is byte-identical (released Celery: no date_done)', () => {
-  const text = loadFixture('result-rpc-success.json').body_text;
-  expect(
-    stringifyKombuJson(
-      rpcBody({
-        taskId: 'aaaaaaaa-0000-0000-0000-000000000001',
-        state: 'SUCCESS',
-        result: 5,
-        traceback: null,
-        children: [],
-      }),
-    ),
-  ).toBe(text);
 });
 
 test('the exception dicts match prepare_exception for every golden case', () => {
