@@ -7,11 +7,10 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
 import { type HookEvents, WorkerHooks } from '../../lib/app/hooks.js';
-import { PythonException } from '../../lib/errors.js';
 import { encodeTaskMessage } from '../../lib/protocol/encode.js';
 import { defineTask } from '../../lib/registry/define-task.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
-import { memoryConfig, memoryWorker } from '../support/memory-worker.js';
+import { failingTask, memoryConfig, memoryWorker } from '../support/memory-worker.js';
 import { waitFor } from '../support/wait.js';
 
 const Q = 'hooks';
@@ -25,14 +24,7 @@ const tasks = [
     params: z.object({ x: z.number(), y: z.number() }),
     run: (p) => p.x + p.y,
   }),
-  defineTask({
-    name: 'hooks.fail',
-    queue: Q,
-    params: z.object({}),
-    run: () => {
-      throw new PythonException('ValueError', 'builtins', 'boom');
-    },
-  }),
+  failingTask('hooks.fail', Q, 'boom'),
   defineTask({
     name: 'hooks.again',
     queue: Q,

@@ -4,12 +4,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { PythonException } from '../../lib/errors.js';
 import { encodeTaskMessage } from '../../lib/protocol/encode.js';
 import { PyDateTime } from '../../lib/protocol/values.js';
 import { type AnyTask, defineTask } from '../../lib/registry/define-task.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
-import { memoryConfig, memoryWorker } from '../support/memory-worker.js';
+import { failingTask, memoryConfig, memoryWorker } from '../support/memory-worker.js';
 import { waitFor } from '../support/wait.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -151,19 +150,7 @@ test('own wiring: settling: a message that cannot be decoded is copied to the de
 });
 
 test('own wiring: settling: a failure with late ack is acked (acks_on_failure_or_timeout) and not dead-lettered', async () => {
-  const w = start(
-    [
-      defineTask({
-        name: 'mem.fail',
-        queue: Q,
-        params: z.object({}),
-        run: () => {
-          throw new PythonException('ValueError', 'builtins', 'no');
-        },
-      }),
-    ],
-    { CELERY_TASK_ACKS_LATE: 'true' },
-  );
+  const w = start([failingTask('mem.fail', Q, 'no')], { CELERY_TASK_ACKS_LATE: 'true' });
   await w.app.start();
   try {
     await w.send('mem.fail', {});
