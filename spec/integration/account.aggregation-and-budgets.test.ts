@@ -284,45 +284,49 @@ describe('evaluate_budget_constraints', () => {
   });
 
   test("the lock reason is Smarter's text, word for word, without the budget's message", async () => {
-    await budget(
-      { name: 'student_monthly', periodic_limit: '10.00', message: 'Ask your teacher for more.' },
-      'w1',
-      at('2026-11-02 09:00:00'),
-    );
-    await charge('w1', '6.25', 0, at('2026-11-10 09:00:00'));
-    await charge('w1', '4.255', 0, at('2026-11-12 09:00:00'));
-    await evaluateBudgets(t.db, { now: new Date('2026-11-20T10:00:00Z') });
-    expect((await locks('w1'))[0]?.reason).toBe(
-      'Budget student_monthly: the monthly limit of $10.00 has been reached ($10.50 this month). It renews at 2026-12-01 00:00 UTC.',
-    );
-    await expect(resourceLockMessage(t.db, 'w1', new Date('2026-11-20T10:00:00Z'))).resolves.toBe(
-      'Ask your teacher for more.',
-    );
-
-    await budget(
-      { name: 'daily_allowance', period: 'day', periodic_limit: '1234.00' },
-      'w2',
-      at('2026-11-20 01:00:00'),
-    );
-    await charge('w2', '1500', 0, at('2026-11-20 02:00:00'));
-    await evaluateBudgets(t.db, { now: new Date('2026-11-20T10:00:00Z') });
-    expect((await locks('w2'))[0]?.reason).toBe(
-      'Budget daily_allowance: the dayly limit of $1,234.00 has been reached ($1,500.00 this day). It renews at 2026-11-21 00:00 UTC.',
-    );
-    await expect(resourceLockMessage(t.db, 'w2', new Date('2026-11-20T10:00:00Z'))).resolves.toBe(
-      (await locks('w2'))[0]?.reason,
-    );
-
-    await budget(
-      { name: 'project_tokens', unit: 'tokens', absolute_limit: '1000.75', periodic_limit: '10' },
-      'w3',
-      at('2026-08-22 23:30:00'),
-    );
-    await charge('w3', '0', 1100, at('2026-11-19 09:00:00'));
-    await evaluateBudgets(t.db, { now: new Date('2026-11-20T10:00:00Z') });
-    expect((await locks('w3'))[0]?.reason).toBe(
-      'Budget project_tokens: the limit of 1,000 tokens has been reached (1,100 tokens since 2026-08-22).',
-    );
+    const now = new Date('2026-11-20T10:00:00Z');
+    const cases: {
+      locator: string;
+      fields: Record<string, unknown>;
+      start: string;
+      charges: [string, number, string][];
+      reason: string;
+    }[] = [
+      {
+        locator: 'w1',
+        fields: { name: 'student_monthly', periodic_limit: '10.00', message: 'Ask your teacher for more.' },
+        start: '2026-11-02 09:00:00',
+        charges: [
+          ['6.25', 0, '2026-11-10 09:00:00'],
+          ['4.255', 0, '2026-11-12 09:00:00'],
+        ],
+        reason:
+          'Budget student_monthly: the monthly limit of $10.00 has been reached ($10.50 this month). It renews at 2026-12-01 00:00 UTC.',
+      },
+      {
+        locator: 'w2',
+        fields: { name: 'daily_allowance', period: 'day', periodic_limit: '1234.00' },
+        start: '2026-11-20 01:00:00',
+        charges: [['1500', 0, '2026-11-20 02:00:00']],
+        reason:
+          'Budget daily_allowance: the dayly limit of $1,234.00 has been reached ($1,500.00 this day). It renews at 2026-11-21 00:00 UTC.',
+      },
+      {
+        locator: 'w3',
+        fields: { name: 'project_tokens', unit: 'tokens', absolute_limit: '1000.75', periodic_limit: '10' },
+        start: '2026-08-22 23:30:00',
+        charges: [['0', 1100, '2026-11-19 09:00:00']],
+        reason: 'Budget project_tokens: the limit of 1,000 tokens has been reached (1,100 tokens since 2026-08-22).',
+      },
+    ];
+    for (const { locator, fields, start, charges, reason } of cases) {
+      await budget(fields, locator, at(start));
+      for (const [cost, tokens, createdAt] of charges) await charge(locator, cost, tokens, at(createdAt));
+      await evaluateBudgets(t.db, { now });
+      expect((await locks(locator))[0]?.reason).toBe(reason);
+    }
+    await expect(resourceLockMessage(t.db, 'w1', now)).resolves.toBe('Ask your teacher for more.');
+    await expect(resourceLockMessage(t.db, 'w2', now)).resolves.toBe((await locks('w2'))[0]?.reason);
   });
 
   test('the absolute actuals include the aggregated hour that holds the start date', async () => {
