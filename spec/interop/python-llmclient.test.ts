@@ -7,14 +7,14 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { SmarterDeps } from '../../tasks/env/task-env.js';
-import { smarterTasks } from '../../tasks/index.js';
 import { AMQP_URL, REDIS_URL, uniqueName } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
 import { type TestDatabase, createTestDatabase, untilRow } from '../support/db.js';
-import { type Harness, startWorker } from '../support/harness.js';
+import type { Harness } from '../support/harness.js';
 import { type World, startWorld } from '../support/infra-world.js';
 import { alphaSettings } from '../support/alpha-settings.js';
 import { newLlmclient as newSmarterLlmclient } from '../support/smarter-db.js';
+import { type SmarterWorkers, startSmarterWorkers } from '../support/smarter-harness.js';
 import { pythonJson } from '../support/python-script.js';
 
 const exec = promisify(execFile);
@@ -23,11 +23,10 @@ const NS = 'example-platform-alpha';
 
 let t: TestDatabase;
 let world: World;
-let infra: Harness;
-let op: Harness;
+let workers: SmarterWorkers;
 
 async function python(mode: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const args = [AMQP_URL, REDIS_URL, infra.queue, op.queue, mode, JSON.stringify(params)];
+  const args = [AMQP_URL, REDIS_URL, workers.infra.queue, workers.op.queue, mode, JSON.stringify(params)];
   return (await pythonJson('spec/interop/python/infra_client.py', args)) as Record<string, unknown>;
 }
 
@@ -50,23 +49,14 @@ beforeAll(async () => {
     checkTimeScale: 0.01,
   };
   const deps: SmarterDeps = { db: t.db, cloud: world.cloud };
-  infra = await startWorker({
-    queue: infraQueue,
-    tasks: () => smarterTasks(settings),
-    deps,
-    env: { CELERY_RESULT_BACKEND: REDIS_URL },
-  });
-  op = await startWorker({
-    queue: opQueue,
-    tasks: () => smarterTasks(settings),
-    deps,
-    env: { CELERY_WORKER_CONCURRENCY: '16' },
+  workers = await startSmarterWorkers(settings, deps, {
+    infra: { CELERY_RESULT_BACKEND: REDIS_URL },
+    op: { CELERY_WORKER_CONCURRENCY: '16' },
   });
 }, 120_000);
 
 afterAll(async () => {
-  await infra?.stop();
-  await op?.stop();
+  await workers?.stop();
   await world?.stop();
   await t?.drop();
 });
@@ -94,8 +84,8 @@ test('own wiring: deploy_default_api from Python: certificate then domain stages
   const samples: boolean[] = [];
   let brokerUnacked = -1;
   while (world.certificateChecks(l.host) === 0 && Date.now() < due - 500) {
-    samples.push(idle(infra));
-    if (brokerUnacked < 0 && idle(infra)) brokerUnacked = await unacked(infra.queue);
+    samples.push(idle(workers.infra));
+    if (brokerUnacked < 0 && idle(workers.infra)) brokerUnacked = await unacked(workers.infra.queue);
     await new Promise((r) => setTimeout(r, 100));
   }
   expect(samples.length).toBeGreaterThan(5);

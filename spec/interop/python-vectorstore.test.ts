@@ -8,7 +8,6 @@ import { nullLogger } from '../../lib/logger.js';
 import { HttpEmbeddings } from '../../tasks/cloud/embeddings.js';
 import { QdrantDatabases } from '../../tasks/cloud/vectordb.js';
 import type { SmarterDeps } from '../../tasks/env/task-env.js';
-import { smarterTasks } from '../../tasks/index.js';
 import { chunkId } from '../../tasks/vectorstore/chunk-ids.js';
 import { AMQP_URL, REDIS_URL, uniqueName } from '../support/amqp.js';
 import { waitFor } from '../support/wait.js';
@@ -16,16 +15,15 @@ import { type TestDatabase, createTestDatabase, seed } from '../support/db.js';
 import { insertRow } from '../support/django-rows.js';
 import { type EmbeddingsStandIn, startEmbeddingsStandIn } from '../support/embeddings-standin.js';
 import { FakeCloud } from '../support/fake-cloud.js';
-import { type Harness, startWorker } from '../support/harness.js';
 import { type QdrantStandIn, startQdrantStandIn } from '../support/qdrant-standin.js';
 import { fernetKey, insertSecret } from '../support/secrets.js';
+import { type SmarterWorkers, startSmarterWorkers } from '../support/smarter-harness.js';
 import { pythonJson } from '../support/python-script.js';
 
 let t: TestDatabase;
 let qdrant: QdrantStandIn;
 let api: EmbeddingsStandIn;
-let op: Harness;
-let infra: Harness;
+let workers: SmarterWorkers;
 let vectorstoreId: number;
 
 async function python(
@@ -35,8 +33,8 @@ async function python(
   return (await pythonJson('spec/interop/python/vectorstore_client.py', [
     AMQP_URL,
     REDIS_URL,
-    op.queue,
-    infra.queue,
+    workers.op.queue,
+    workers.infra.queue,
     mode,
     String(id),
   ])) as {
@@ -118,13 +116,11 @@ beforeAll(async () => {
     },
   };
   const env = { CELERY_RESULT_BACKEND: REDIS_URL };
-  op = await startWorker({ queue: settings.operationalQueue, tasks: () => smarterTasks(settings), deps, env });
-  infra = await startWorker({ queue: settings.infrastructureQueue, tasks: () => smarterTasks(settings), deps, env });
+  workers = await startSmarterWorkers(settings, deps, { op: env, infra: env });
 }, 120_000);
 
 afterAll(async () => {
-  await op?.stop();
-  await infra?.stop();
+  await workers?.stop();
   await qdrant?.stop();
   await api?.stop();
   await t?.drop();

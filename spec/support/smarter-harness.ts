@@ -1,5 +1,5 @@
-/** A worker of all Smarter's tasks, configured as alpha's infrastructure worker, in the test's process. */
-import type { SmarterDeps } from '../../tasks/env/task-env.js';
+/** Workers of all Smarter's tasks in the test's process: alpha's infrastructure worker, or the ADR-030 pair. */
+import type { SmarterDeps, SmarterTaskSettings } from '../../tasks/env/task-env.js';
 import { smarterTasks } from '../../tasks/index.js';
 import { alphaSettings } from './alpha-settings.js';
 import { REDIS_URL, uniqueName } from './amqp.js';
@@ -16,4 +16,36 @@ export function startInfrastructureWorker(deps: SmarterDeps): Promise<Harness> {
     checkTimeScale: 0.01,
   };
   return startWorker({ queue, tasks: () => smarterTasks(settings), deps, env: { CELERY_RESULT_BACKEND: REDIS_URL } });
+}
+
+export interface SmarterWorkers {
+  op: Harness;
+  infra: Harness;
+  stop(): Promise<void>;
+}
+
+/**
+ * Smarter's two workers as ADR-030 deploys them: one consuming `settings`' operational queue, one its
+ * infrastructure queue, both with `deps`, each with its own settings (`env.op`, `env.infra`).
+ */
+export async function startSmarterWorkers(
+  settings: SmarterTaskSettings,
+  deps: SmarterDeps,
+  env: { op?: Record<string, string>; infra?: Record<string, string> } = {},
+): Promise<SmarterWorkers> {
+  const start = (queue: string, e: Record<string, string> = {}) =>
+    startWorker({ queue, tasks: () => smarterTasks(settings), deps, env: e });
+  const op = await start(settings.operationalQueue, env.op);
+  const infra = await start(settings.infrastructureQueue, env.infra).catch(async (err: unknown) => {
+    await op.stop();
+    throw err;
+  });
+  return {
+    op,
+    infra,
+    async stop() {
+      await infra.stop();
+      await op.stop();
+    },
+  };
 }
