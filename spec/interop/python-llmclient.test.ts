@@ -13,7 +13,7 @@ import { type TestDatabase, createTestDatabase, untilRow } from '../support/db.j
 import type { Harness } from '../support/harness.js';
 import { type World, startWorld } from '../support/infra-world.js';
 import { alphaSettings } from '../support/alpha-settings.js';
-import { newLlmclient as newSmarterLlmclient } from '../support/smarter-db.js';
+import { llmclientState, newLlmclient as newSmarterLlmclient } from '../support/smarter-db.js';
 import { type SmarterWorkers, startSmarterWorkers } from '../support/smarter-harness.js';
 import { pythonJson } from '../support/python-script.js';
 
@@ -63,13 +63,7 @@ afterAll(async () => {
 
 const newLlmclient = () => newSmarterLlmclient(t.db, API);
 
-const row = async (id: number) =>
-  (
-    await t.db.select(
-      'SELECT deployed, dns_verification_status AS dns, tls_certificate_issuance_status AS tls FROM llmclient_llmclient WHERE id = ?',
-      [id],
-    )
-  )[0];
+const row = (id: number) => llmclientState(t.db, id);
 
 test('own wiring: deploy_default_api from Python: certificate then domain stages, deployed and Verified, one success e-mail; meanwhile the infrastructure worker holds nothing and 1,000 charges complete', async () => {
   const l = await newLlmclient();

@@ -12,6 +12,7 @@ import { CheckRunner } from './check-runner.js';
 import { type TestDatabase, createTestDatabase, seed } from './db.js';
 import { FakeCloud } from './fake-cloud.js';
 import { alphaSettings } from './alpha-settings.js';
+import { llmclientState } from './smarter-db.js';
 
 export const API = 'alpha.api.platform.example.com';
 export const NS = 'example-platform-alpha';
@@ -77,13 +78,7 @@ export function llmclientInfraForFile(): void {
   });
 }
 
-export const llmclient = async () =>
-  (
-    await t.db.select(
-      'SELECT deployed, dns_verification_status AS dns, tls_certificate_issuance_status AS tls FROM llmclient_llmclient WHERE id = ?',
-      [ids.llmclientId],
-    )
-  )[0];
+export const llmclient = () => llmclientState(t.db, ids.llmclientId);
 export const apiZoneId = () => [...cloud.zones.values()].find((z) => z.name === API)?.id ?? '';
 
 /** This test's runner logs to `logger`. */

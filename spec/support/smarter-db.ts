@@ -88,3 +88,12 @@ export async function newLlmclient(
     contact,
   };
 }
+
+/** What the deployment tests follow of an LLMClient: deployed, and its domain's (dns) and certificate's (tls) status. */
+export const llmclientState = async (db: Database, id: number) =>
+  (
+    await db.select(
+      'SELECT deployed, dns_verification_status AS dns, tls_certificate_issuance_status AS tls FROM llmclient_llmclient WHERE id = ?',
+      [id],
+    )
+  )[0];
