@@ -10,26 +10,22 @@ import { randomUUID } from 'node:crypto';
 import { KombuRedis } from '../../lib/broker/redis/transport.js';
 import { waitFor } from '../support/wait.js';
 import { GOOD, HEAVY, HEAVY_BYTES, heavyAndGood, startMeasuredWorker } from '../support/heavy-messages.js';
-import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
+import { REDIS_URL, redisScopeForBlock } from '../support/redis.js';
 import { terminate } from '../support/child.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
 
 afterAll(async () => closeRunCounter());
 
 describe('own wiring: a Redis worker with 20 MB messages queued', () => {
-  let s: RedisScope;
   let worker: ChildProcess | undefined;
   const key = `heavy:${randomUUID()}`;
-  beforeAll(() => {
-    s = redisScope();
-  });
-  afterAll(async () => {
+  const block = redisScopeForBlock(async () => {
     await terminate(worker);
     await runCounter().del(`${key}:runs`, `${key}:late`, `${key}:by`);
-    await s.close();
   });
 
   test('never fetches a heavy body: peak RSS under 400 MB, the 20 heavy ones dead-lettered whole for their size, the 20 good ones run', async () => {
+    const { s } = block;
     const queue = `heavy_${randomUUID().slice(0, 8)}`;
     const transport = new KombuRedis(s.redis, s.keys);
     // Heavy and good interleaved, all queued before the worker starts (so its first pops find them all).

@@ -6,7 +6,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { REDIS_URL, type RedisScope, redisScope } from '../support/redis.js';
+import { REDIS_URL, redisScopeForBlock } from '../support/redis.js';
 import { type RedisHarness, startRedisWorker } from '../support/redis-harness.js';
 import { closeRunCounter, runCounter } from '../support/test-tasks.js';
 import { waitFor } from '../support/wait.js';
@@ -18,19 +18,15 @@ const exec = promisify(execFile);
 afterAll(async () => closeRunCounter());
 
 describe('own wiring: celery control shutdown on Redis', () => {
-  let s: RedisScope;
   let worker: ChildProcess | undefined;
   const key = `shutdown:${randomUUID()}`;
-  beforeAll(() => {
-    s = redisScope();
-  });
-  afterAll(async () => {
+  const block = redisScopeForBlock(async () => {
     if (worker && worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
     await runCounter().del(`${key}:runs`, `${key}:late`, `${key}:by`);
-    await s.close();
   });
 
   test('mid-run with 300 tasks (late ack): the worker exits 0, each task ran once or is back in the queue, nothing unacked', async () => {
+    const { s } = block;
     const N = 300;
     const queue = `shut_${randomUUID().slice(0, 8)}`;
     const node = `shut-${randomUUID().slice(0, 6)}@test`;

@@ -74,6 +74,27 @@ export function redisBrokersPerTest(use: (s: RedisScope) => void) {
   };
 }
 
+/**
+ * For the tests of a describe block: a key prefix of their own. After them `stop` runs first (what still works under
+ * the prefix, such as a worker process the block started), then the prefix's keys are removed.
+ */
+export function redisScopeForBlock(stop: () => Promise<void>): { readonly s: RedisScope } {
+  let s: RedisScope | undefined;
+  beforeAll(() => {
+    s = redisScope();
+  });
+  afterAll(async () => {
+    await stop();
+    await s?.close();
+  });
+  return {
+    get s() {
+      if (!s) throw new Error('redisScopeForBlock: used outside the block');
+      return s;
+    },
+  };
+}
+
 /** For each test of a file: its own key prefix and kombu's transport over it, removed after the test. */
 export function kombuRedisPerTest(): { readonly s: RedisScope; readonly t: KombuRedis } {
   let current: { s: RedisScope; t: KombuRedis } | undefined;
