@@ -147,3 +147,45 @@ test('a message held past the visibility timeout is restored and delivered again
   got[1]?.ack();
   got[0]?.ack();
 });
+
+/** The EVALSHA calls on this test's unacked hash, as Redis received them (MONITOR), each as its arguments. */
+async function scriptCalls(): Promise<{ calls: string[][]; stop: () => void }> {
+  const monitor = await s.redis.monitor();
+  const calls: string[][] = [];
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    if (args[0]?.toLowerCase() === 'evalsha' && args[3] === s.keys.unacked) calls.push(args);
+  });
+  return { calls, stop: () => monitor.disconnect() };
+}
+
+test('the acks of one turn of the event loop reach Redis in one call; a pop takes at most half the window', async () => {
+  const b = await broker();
+  await b.declareQueue({ name: 'q' });
+  for (const id of ['a', 'b', 'c', 'd', 'e', 'f']) await b.send('q', task(id));
+  const redis = await scriptCalls();
+  const got: Delivery[] = [];
+  await b.consume('q', (d) => got.push(d), { prefetch: 4 });
+  await waitFor(() => got.length === 4, 10_000);
+  const tags = got.map((d) => (d as Delivery & { deliveryTag: string }).deliveryTag);
+  for (const d of got) d.ack();
+  await waitFor(() => got.length === 6, 10_000);
+  await waitFor(async () => (await s.redis.hlen(s.keys.unacked)) === 2, 10_000);
+  redis.stop();
+  const acks = redis.calls.filter((c) => tags.some((t) => c.includes(t)) && Number(c[2]) === 2);
+  expect(acks).toHaveLength(1);
+  expect(acks[0]?.slice(5)).toEqual(tags);
+  // POP's ARGV[4] is how many it may take: 2 of a window of 4.
+  const pops = redis.calls.filter((c) => Number(c[2]) > 4);
+  expect(pops.length).toBeGreaterThanOrEqual(3);
+  for (const p of pops) expect(Number(p[3 + Number(p[2]) + 3])).toBeLessThanOrEqual(2);
+});
+
+test('acks asked for just before close reach Redis: close restores none of those messages', async () => {
+  const { b, got } = await consumingQ();
+  for (const id of ['a', 'b', 'c']) await b.send('q', task(id));
+  await waitFor(() => got.length === 3, 10_000);
+  for (const d of got) d.ack();
+  await b.close();
+  expect(await s.redis.hlen(s.keys.unacked)).toBe(0);
+  expect(await s.redis.llen(s.keys.queue('q', 0))).toBe(0);
+});

@@ -21,6 +21,12 @@ export interface Consumer {
   unsubscribe?: () => Promise<void>;
 }
 
+/** A loop's pop request: the one to send again after a failure, and the last one received (to forget). */
+interface PopRequestState {
+  pending?: string | undefined;
+  forget?: string | undefined;
+}
+
 export interface ConsumerLoopDeps {
   transport: KombuRedis;
   keys: KombuKeys;
@@ -58,6 +64,9 @@ export class ConsumerLoop implements Settler {
   private readonly failing = new Map<boolean, string>();
   private timers: NodeJS.Timeout[] = [];
   private cycle = 0;
+  /** Acks asked for in this turn of the event loop, and the flush that sends them at its end. */
+  private acks: { tag: string; resolve: () => void }[] = [];
+  private acksFlush: NodeJS.Immediate | undefined;
 
   constructor(private readonly deps: ConsumerLoopDeps) {}
 
@@ -96,7 +105,40 @@ export class ConsumerLoop implements Settler {
   }
 
   settleByTag(tag: string, what: 'ack' | 'requeue' | 'drop'): Promise<void> {
-    return this.settleTag(tag, what === 'requeue' ? 'requeue' : 'ack');
+    return what === 'requeue' ? this.settleTag(tag, 'requeue') : this.ackSoon(tag);
+  }
+
+  /**
+   * Acks wait for the end of this turn of the event loop and go in one script: the runs that end together cost
+   * Redis one call. Their slots are free as the acks are sent, as kombu counts them: the pop they let the loop
+   * send goes on the same connection, so Redis runs it after them, and it is on its way while they are.
+   */
+  private ackSoon(tag: string): Promise<void> {
+    return new Promise((resolve) => {
+      this.acks.push({ tag, resolve });
+      this.acksFlush ??= setImmediate(() => void this.flushAcks());
+    });
+  }
+
+  private flushAcks(): Promise<void> {
+    if (this.acksFlush) clearImmediate(this.acksFlush);
+    this.acksFlush = undefined;
+    const batch = this.acks;
+    this.acks = [];
+    if (batch.length === 0) return Promise.resolve();
+    for (const a of batch) this.release(a.tag);
+    this.wake();
+    const [only] = batch;
+    if (only && batch.length === 1) return this.settleTag(only.tag, 'ack').then(only.resolve);
+    return this.deps.transport.ackMany(batch.map((a) => a.tag)).then(
+      () => {
+        for (const a of batch) a.resolve();
+      },
+      // Sent again one by one, each with settleTag's retries.
+      async () => {
+        await Promise.all(batch.map((a) => this.settleTag(a.tag, 'ack', 2).then(a.resolve)));
+      },
+    );
   }
 
   /**
@@ -110,6 +152,8 @@ export class ConsumerLoop implements Settler {
     for (const [, c] of this.consumers) await c.unsubscribe?.().catch(() => undefined);
     this.consumers.clear();
     await Promise.allSettled(this.loops.values());
+    // Acked, not yet sent: sent before the rest is restored, or they would run again.
+    await this.flushAcks();
     for (const b of this.deps.blocking.values()) b.disconnect();
     for (const tag of this.unsettled.keys()) await this.deps.transport.restore(tag).catch(() => undefined);
     this.unsettled.clear();
@@ -174,63 +218,81 @@ export class ConsumerLoop implements Settler {
   }
 
   private async loop(noAck: boolean): Promise<void> {
-    const { transport } = this.deps;
     const blocking = this.deps.blocking.get(noAck);
     if (!blocking) return;
-    // A pop that failed is sent again under the same request, so a reply lost to a cut connection returns
-    // the messages it took instead of leaving them in `unacked`; once received, the next pop forgets it.
-    let pending: string | undefined;
-    let forget: string | undefined;
+    const request: PopRequestState = {};
+    let next: Promise<Popped[]> | undefined;
     while (!this.deps.closing()) {
-      const queues = this.listQueues(noAck);
-      // The byte budget is spent: wait for a settle (which wakes this loop).
-      if (queues.length === 0 || (!noAck && this.heldBytes >= this.deps.heldBytesMax)) {
-        await this.idle(1000);
-        continue;
-      }
-      let batch: Popped[] = [];
-      try {
-        pending ??= randomUUID();
-        const budget = noAck
-          ? { bytes: this.deps.heldBytesMax, alone: true }
-          : {
-              bytes: this.deps.heldBytesMax - this.heldBytes,
-              alone: this.unsettled.size === 0,
-              withholdOver: this.deps.maxBodyBytes,
-            };
-        const got = await transport.popBatch(
-          queues,
-          this.freeSlots(queues, noAck),
-          noAck,
-          { id: pending, ...(forget ? { forget } : {}) },
-          budget,
-        );
-        batch = got.popped;
-        this.consumeOk(noAck, queues);
-        forget = batch.length > 0 ? pending : undefined;
-        pending = undefined;
-        // A message waits that the budget cannot take yet: wait for a settle rather than for the list.
-        if (batch.length === 0 && got.full) await this.idle(1000);
-        else if (batch.length === 0) await transport.waitReady(blocking, queues, WAIT_SECONDS);
-      } catch (err) {
-        if (this.deps.closing()) break;
-        this.consumeFailed(noAck, queues, err);
-        await this.idle(500);
-        continue;
-      }
+      const batch = await (next ?? this.popOnce(noAck, blocking, request, true));
+      next = undefined;
+      if (!noAck) for (const p of batch) this.hold(p.deliveryTag, p.queue, p.text.length);
+      // The next pop is on its way while this batch is handed: Redis takes it while the worker runs these.
+      if (batch.length > 0 && !this.deps.closing()) next = this.popOnce(noAck, blocking, request, false);
       for (const popped of batch) await this.hand(popped, noAck);
     }
+    // Taken after the close began: handed back (hand restores what comes while closing).
+    for (const popped of next ? await next : []) await this.hand(popped, noAck);
     // Received and handed: nothing will resend it. (A pop still pending at close keeps its key for its 600 s.)
-    if (forget) await this.deps.cmd.del(this.deps.keys.popRequest(forget)).catch(() => undefined);
+    if (request.forget) await this.deps.cmd.del(this.deps.keys.popRequest(request.forget)).catch(() => undefined);
   }
 
-  /** How many to take at once: the smallest free prefetch window among the queues (kombu's can_consume). */
+  /**
+   * One pop of this loop's queues, as many as their windows and the byte budget let it take. With `wait`, a pop
+   * that finds nothing (or fails, or may take nothing) waits before it returns: for a message, for a settle, or
+   * half a second after a failure.
+   */
+  private async popOnce(noAck: boolean, blocking: Redis, request: PopRequestState, wait: boolean): Promise<Popped[]> {
+    const queues = this.listQueues(noAck);
+    // The byte budget is spent: wait for a settle (which wakes this loop).
+    if (queues.length === 0 || (!noAck && this.heldBytes >= this.deps.heldBytesMax)) {
+      if (wait) await this.idle(1000);
+      return [];
+    }
+    try {
+      // A pop that failed is sent again under the same request, so a reply lost to a cut connection returns
+      // the messages it took instead of leaving them in `unacked`; once received, the next pop forgets it.
+      request.pending ??= randomUUID();
+      const budget = noAck
+        ? { bytes: this.deps.heldBytesMax, alone: true }
+        : {
+            bytes: this.deps.heldBytesMax - this.heldBytes,
+            alone: this.unsettled.size === 0,
+            withholdOver: this.deps.maxBodyBytes,
+          };
+      const got = await this.deps.transport.popBatch(
+        queues,
+        this.freeSlots(queues, noAck),
+        noAck,
+        { id: request.pending, ...(request.forget ? { forget: request.forget } : {}) },
+        budget,
+      );
+      this.consumeOk(noAck, queues);
+      request.forget = got.popped.length > 0 ? request.pending : undefined;
+      request.pending = undefined;
+      if (got.popped.length === 0 && wait) {
+        // A message waits that the budget cannot take yet: wait for a settle rather than for the list.
+        if (got.full) await this.idle(1000);
+        else await this.deps.transport.waitReady(blocking, queues, WAIT_SECONDS);
+      }
+      return got.popped;
+    } catch (err) {
+      if (this.deps.closing()) return [];
+      this.consumeFailed(noAck, queues, err);
+      if (wait) await this.idle(500);
+      return [];
+    }
+  }
+
+  /**
+   * How many to take at once: the smallest free prefetch window among the queues (kombu's can_consume), and at
+   * most half a window, so that the half in hand keeps the worker busy while Redis pops the other.
+   */
   private freeSlots(queues: readonly string[], noAck: boolean): number {
     if (noAck) return 100;
     let free = 100;
     for (const q of queues) {
       const c = this.consumers.get(q);
-      if (c && c.prefetch > 0) free = Math.min(free, c.prefetch - this.held(q));
+      if (c && c.prefetch > 0) free = Math.min(free, c.prefetch - this.held(q), Math.ceil(c.prefetch / 2));
     }
     return Math.max(1, free);
   }
@@ -239,10 +301,12 @@ export class ConsumerLoop implements Settler {
     const consumer = this.deps.closing() ? undefined : this.consumers.get(popped.queue);
     if (!consumer) {
       // Taken while closing (as kombu restores at shutdown), or cancelled while we waited: back to the front of its queue.
-      if (!noAck) await this.deps.transport.restore(popped.deliveryTag).catch(() => undefined);
+      if (!noAck) {
+        this.release(popped.deliveryTag);
+        await this.deps.transport.restore(popped.deliveryTag).catch(() => undefined);
+      }
       return;
     }
-    if (!noAck) this.hold(popped.deliveryTag, popped.queue, popped.text.length);
     consumer.handler(new RedisDelivery(noAck ? null : this, popped.queue, popped));
   }
 

@@ -287,6 +287,17 @@ return redis.call('HDEL', KEYS[1], ARGV[1])`,
   2,
 );
 
+/** ACK of every tag in ARGV: the acks of one tick in one step. Returns how many were still unacked. */
+export const ACK_MANY = new LuaScript(
+  `local n = 0
+for i = 1, #ARGV do
+  redis.call('ZREM', KEYS[2], ARGV[i])
+  n = n + redis.call('HDEL', KEYS[1], ARGV[i])
+end
+return n`,
+  2,
+);
+
 /**
  * The dead-letter copy of a message the worker was sent without its body: the unacked envelope's text with
  * the dead-letter headers added to its `headers` (last, so they replace older ones), a new delivery tag and

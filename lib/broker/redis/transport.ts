@@ -10,7 +10,17 @@ import type { Redis } from 'ioredis';
 import type { PublishProperties } from '../../protocol/encode.js';
 import { type Envelope, decodeEnvelope, encodeEnvelope } from './envelope.js';
 import { KombuKeys, PRIORITY_STEPS, messagePriority } from './keys.js';
-import { ACK, DEAD_LETTER_WITHHELD, DEFER, MOVE_DUE, POP, PUBLISH_BOUND, RELEASE_IF_HELD, RESTORE } from './scripts.js';
+import {
+  ACK,
+  ACK_MANY,
+  DEAD_LETTER_WITHHELD,
+  DEFER,
+  MOVE_DUE,
+  POP,
+  PUBLISH_BOUND,
+  RELEASE_IF_HELD,
+  RESTORE,
+} from './scripts.js';
 import { stringifyKombuJson } from '../../protocol/json.js';
 
 export interface Popped {
@@ -184,6 +194,11 @@ export class KombuRedis {
 
   async ack(tag: string): Promise<boolean> {
     return Number(await ACK.run(this.redis, [this.keys.unacked, this.keys.unackedIndex], [tag])) === 1;
+  }
+
+  /** `ack` of several tags in one script. Returns how many were still unacked. */
+  async ackMany(tags: readonly string[]): Promise<number> {
+    return Number(await ACK_MANY.run(this.redis, [this.keys.unacked, this.keys.unackedIndex], tags));
   }
 
   /** kombu `restore_by_tag`: back on its queue marked redelivered; `leftmost` puts it at the back (reject with requeue). */
