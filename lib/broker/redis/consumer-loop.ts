@@ -128,8 +128,6 @@ export class ConsumerLoop implements Settler {
     if (batch.length === 0) return Promise.resolve();
     for (const a of batch) this.release(a.tag);
     this.wake();
-    const [only] = batch;
-    if (only && batch.length === 1) return this.settleTag(only.tag, 'ack').then(only.resolve);
     return this.deps.transport.ackMany(batch.map((a) => a.tag)).then(
       () => {
         for (const a of batch) a.resolve();

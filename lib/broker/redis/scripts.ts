@@ -280,14 +280,10 @@ return out`,
     4 + lists,
   );
 
-/** kombu QoS.ack: the tag leaves both indices. KEYS: unacked, unacked_index. ARGV: tag. */
-export const ACK = new LuaScript(
-  `redis.call('ZREM', KEYS[2], ARGV[1])
-return redis.call('HDEL', KEYS[1], ARGV[1])`,
-  2,
-);
-
-/** ACK of every tag in ARGV: the acks of one tick in one step. Returns how many were still unacked. */
+/**
+ * kombu QoS.ack of every tag in ARGV (the acks of one tick in one step): each tag leaves both indices.
+ * KEYS: unacked, unacked_index. Returns how many were still unacked.
+ */
 export const ACK_MANY = new LuaScript(
   `local n = 0
 for i = 1, #ARGV do

@@ -11,7 +11,6 @@ import type { PublishProperties } from '../../protocol/encode.js';
 import { type Envelope, decodeEnvelope, encodeEnvelope } from './envelope.js';
 import { KombuKeys, PRIORITY_STEPS, messagePriority } from './keys.js';
 import {
-  ACK,
   ACK_MANY,
   DEAD_LETTER_WITHHELD,
   DEFER,
@@ -193,7 +192,7 @@ export class KombuRedis {
   }
 
   async ack(tag: string): Promise<boolean> {
-    return Number(await ACK.run(this.redis, [this.keys.unacked, this.keys.unackedIndex], [tag])) === 1;
+    return (await this.ackMany([tag])) === 1;
   }
 
   /** `ack` of several tags in one script. Returns how many were still unacked. */
