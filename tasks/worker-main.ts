@@ -3,7 +3,6 @@
  * Exit codes: 0 after a warm shutdown, 1 after a cold one, 2 for bad configuration, 75 when the worker asks to
  * be replaced (recycling; a supervising parent starts a fresh one).
  */
-import { chdir } from 'node:process';
 import { createWorker } from '../lib/app/app.js';
 import { type ValuesOf, describeConfig, loadCommandLine, settingsTable } from '../lib/config/settings.js';
 import { celeryConf } from '../lib/config/celery-conf.js';
@@ -68,7 +67,9 @@ export async function main(
   const app = celery.app ?? o.app;
   const brokerFlag = celery.broker ?? o.broker;
   if (brokerFlag !== undefined) process.env.CELERY_BROKER_URL = brokerFlag;
-  if (celery.workdir !== undefined) chdir(celery.workdir);
+  // The global process: importing node:process builds its ESM facade, which reads every property, stdin too
+  // (a stream opened on it, ~5 ms of a start).
+  if (celery.workdir !== undefined) process.chdir(celery.workdir);
   const given = celery.args;
   // `delayed purge|release --queue Q`: --queue is the subcommand's own flag, not a setting.
   const { rest: args, queue: delayedQueue } =

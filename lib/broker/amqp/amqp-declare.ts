@@ -64,7 +64,8 @@ export async function topologyOn(model: ChannelModel, t: Topology): Promise<void
   // one round of round trips at start-up instead of 28.
   await Promise.all(t.queues.map((q) => ensureQueueOn(model, q)));
   await scratch(model, async (ch) => {
-    // Pipelined on one channel: amqplib sends them in order; the first failure fails them all, as before.
+    // One channel: amqplib sends each once the last is answered, and spread over eight channels they took as long
+    // (RabbitMQ answers a connection's declarations in turn) and held back the consumers beside them.
     await Promise.all(
       t.bindings.map((b) =>
         b.toExchange
