@@ -85,9 +85,11 @@ export function mergeReport(old: string, fresh: string, ran: readonly string[]):
   const o = partsOf(old);
   const f = partsOf(fresh);
   const kept = new Map(o.sections.map((s) => [s.title, s.lines]));
+  // An earlier run of the same `--only` is replaced: its figures are gone from the sections.
+  const only = (note: string) => /^> (`--only [^`]*`):/.exec(note)?.[1] ?? note;
   const oldNotes = o.head.filter((l) => l.startsWith('> '));
   const head = f.head.flatMap((l) =>
-    l.startsWith('> ') ? [...oldNotes.filter((n) => n !== l).flatMap((n) => [n, '>']), l] : [l],
+    l.startsWith('> ') ? [...oldNotes.filter((n) => only(n) !== only(l)).flatMap((n) => [n, '>']), l] : [l],
   );
   const sections = f.sections.flatMap((s) =>
     ran.includes(s.title) || s.title === 'Plots' ? s.lines : (kept.get(s.title) ?? s.lines),

@@ -53,6 +53,11 @@ describe('bench report writer', () => {
     expect(md.match(/^## Plots$/gm)).toHaveLength(1);
     // Run again with the same --only: the same report, not one more copy of each note.
     expect(mergeReport(md, fresh, ['Throughput'])).toBe(md);
+    // A later run of the same --only replaces its note; the full run's stays.
+    const later = renderReport({ ...input, note: '`--only b`: the later run', samples: [s('base', 5)] });
+    const again = mergeReport(md, later, ['Throughput']);
+    expect(again).toContain('> the full run\n>\n> `--only b`: the later run\n');
+    expect(again).not.toContain('the partial run');
   });
 });
 
