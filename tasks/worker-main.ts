@@ -67,8 +67,8 @@ export async function main(
   const app = celery.app ?? o.app;
   const brokerFlag = celery.broker ?? o.broker;
   if (brokerFlag !== undefined) process.env.CELERY_BROKER_URL = brokerFlag;
-  // The global process: importing node:process builds its ESM facade, which reads every property, stdin too
-  // (a stream opened on it, ~5 ms of a start).
+  // The global process: importing node:process builds its ESM facade, which reads every property at start, stdin
+  // too (opening a stream on it).
   if (celery.workdir !== undefined) process.chdir(celery.workdir);
   const given = celery.args;
   // `delayed purge|release --queue Q`: --queue is the subcommand's own flag, not a setting.

@@ -64,8 +64,9 @@ export async function topologyOn(model: ChannelModel, t: Topology): Promise<void
   // one round of round trips at start-up instead of 28.
   await Promise.all(t.queues.map((q) => ensureQueueOn(model, q)));
   await scratch(model, async (ch) => {
-    // One channel: amqplib sends each once the last is answered, and spread over eight channels they took as long
-    // (RabbitMQ answers a connection's declarations in turn) and held back the consumers beside them.
+    // One channel, the first failure failing them all: amqplib sends each once the last is answered, and more
+    // channels gain nothing, since RabbitMQ answers a connection's declarations in turn (and they would hold back
+    // the consumers declared beside them).
     await Promise.all(
       t.bindings.map((b) =>
         b.toExchange
