@@ -360,12 +360,24 @@ export class Worker<D = unknown> implements WorkerControl {
     const delayed = this.options.delayedDelivery
       ? this.broker.declareDelayed({ queueType: this.options.delayedDelivery.queueType })
       : undefined;
-    await Promise.all([delayed, consumers]);
+    // Awaited below, or dropped if the consumers fail first: never an unhandled rejection.
+    delayed?.catch(() => undefined);
+    await consumers;
     // A shutdown that came while the consumers were being set up has already moved on.
     if (this.state !== 'STARTING') return;
+    // Tasks run while the levels are still being declared (on a new broker, 28 quorum queues take a few hundred
+    // ms): only a countdown needs them, and its send waits for them.
     this.state = 'RUNNING';
     // Deliveries that arrived while the consumers were being set up are waiting in `reserved`.
     this.slots.pump();
+    try {
+      await delayed;
+    } catch (err) {
+      // Without the levels no countdown can be kept: the worker stops as in a warm shutdown, and the tasks already
+      // running end first. A retry among them that cannot be sent is held or dead-lettered as any unsendable retry.
+      if (this.state === 'RUNNING') await this.shutdown();
+      throw err;
+    }
   }
 
   /** Messages whose far ETA was moved into the delay topology. */

@@ -246,3 +246,98 @@ test("own wiring: remote rate and time limits change this worker's runs only, ne
     await b.app.shutdown();
   }
 });
+
+/** A broker whose delay levels are declared when the test says so (or fail then). */
+class LevelsOnCue extends MemoryBroker {
+  private cue: (err?: Error) => void = () => undefined;
+  private readonly declared = new Promise<void>((resolve, reject) => {
+    this.cue = (err) => (err ? reject(err) : resolve());
+  });
+  levelsAsked = false;
+  override async declareDelayed(): Promise<void> {
+    this.levelsAsked = true;
+    await this.declared;
+  }
+  levelsDeclared(): void {
+    this.cue();
+  }
+  levelsFail(err: Error): void {
+    this.cue(err);
+  }
+}
+
+function startOnCue(tasks: AnyTask[]) {
+  const store = new MemoryStore();
+  const broker = new LevelsOnCue(store);
+  const values = memoryConfig(Q, {
+    CELERY_WORKER_CONCURRENCY: '1',
+    SMARTER_WORKER_SHUTDOWN_GRACE: '5',
+    CELERY_WORKER_HOSTNAME: 'cue@test',
+  });
+  const { worker, app } = memoryWorker({ config: values, tasks, defaultQueue: Q, broker });
+  // Sent before the worker starts, by a producer of its own.
+  const send = async (task: string, kwargs: Record<string, unknown>) => {
+    const producer = new MemoryBroker(store);
+    await producer.connect();
+    store.declare(Q);
+    await producer.send(Q, encodeTaskMessage({ id: randomUUID(), task, args: [], kwargs }));
+    await producer.close();
+  };
+  return { store, broker, worker, app, send };
+}
+
+test('own wiring: tasks run while the delay levels are still being declared; start ends once they are', async () => {
+  const ran: number[] = [];
+  const w = startOnCue([
+    defineTask({ name: 'mem.cue', queue: Q, params: z.object({ n: z.number() }), run: ({ n }) => void ran.push(n) }),
+  ]);
+  for (let n = 0; n < 3; n++) await w.send('mem.cue', { n });
+  let started = false;
+  const starting = w.app.start().then(() => (started = true));
+  try {
+    await waitFor(() => ran.length === 3, 5000, 5);
+    expect(w.broker.levelsAsked).toBe(true);
+    expect(started).toBe(false);
+    expect(w.worker.state).toBe('RUNNING');
+    w.broker.levelsDeclared();
+    await starting;
+    expect(w.store.queue(Q)?.ready.length).toBe(0);
+  } finally {
+    w.broker.levelsDeclared();
+    await w.app.shutdown();
+  }
+});
+
+test('own wiring: delay levels that cannot be declared stop the worker warm: the running task ends, the rest waits in its queue, start fails', async () => {
+  const g = gate();
+  const ran: number[] = [];
+  const w = startOnCue([
+    defineTask({
+      name: 'mem.cue',
+      queue: Q,
+      params: z.object({ n: z.number() }),
+      run: async ({ n }) => {
+        ran.push(n);
+        await g.opened;
+      },
+    }),
+  ]);
+  for (let n = 0; n < 3; n++) await w.send('mem.cue', { n });
+  const starting = w.app.start().then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  await waitFor(() => ran.length === 1, 5000, 5);
+  w.broker.levelsFail(new Error('PRECONDITION_FAILED - inequivalent arg x-queue-type for celery_delayed_27'));
+  await sleep(50);
+  // The warm shutdown waits for the running task.
+  expect(w.worker.state).toBe('DRAINING');
+  g.open();
+  const err = await starting;
+  expect(err).toBeInstanceOf(Error);
+  expect((err as Error).message).toMatch(/PRECONDITION_FAILED/);
+  expect(w.worker.state).toBe('STOPPED');
+  expect(ran).toEqual([0]);
+  // The task that ran was acked; the two it had not started are back in the queue.
+  expect(w.store.queue(Q)?.ready.length).toBe(2);
+});
