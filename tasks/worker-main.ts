@@ -20,7 +20,8 @@ import { openCloud } from './cloud/index.js';
 import { withLedger } from './cloud/recording-kubernetes.js';
 import { InfrastructureLedger } from './infrastructure/ledger.js';
 import { openSmarterDatabase } from './db/database.js';
-import { smarterTasks } from './index.js';
+import { smarterTaskStubs } from './stubs.js';
+import { SMARTER_CATALOG } from './catalog.js';
 import { SETTINGS } from './settings.js';
 import { translateCeleryArgs } from '../lib/config/celery-flags.js';
 import { celeryEnvReport, celeryEnvWarnings, celerySettingsTable, envNames } from '../lib/config/celery-settings.js';
@@ -126,7 +127,7 @@ export async function main(
     for (const line of celery.ignored) logger.warn(line);
     if (app !== undefined) {
       logger.info(
-        `-A ${app}: the tasks are this worker's own (${smarterTasks(config).length} of Smarter's, compiled in; \`smarter-worker tasks\` lists them), not loaded from the Python app`,
+        `-A ${app}: the tasks are this worker's own (${SMARTER_CATALOG.size} of Smarter's, compiled in; \`smarter-worker tasks\` lists them), not loaded from the Python app`,
       );
     }
     for (const w of celeryEnvWarnings(celeryEnvReport(process.env, envNames(SETTINGS)))) {
@@ -162,7 +163,8 @@ async function runWorker(config: ValuesOf<typeof SETTINGS>, logger: Logger): Pro
   const db = openSmarterDatabase(config, config.mysqlPoolSize);
   const { app } = createWorker({
     config,
-    tasks: smarterTasks(config),
+    tasks: [],
+    taskStubs: smarterTaskStubs(config),
     deps: {
       db,
       cloud: withLedger(openCloud(config, logger), new InfrastructureLedger(db, logger.child({ component: 'ledger' }))),

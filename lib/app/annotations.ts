@@ -106,16 +106,18 @@ function apply<D>(task: AnyTask<D>, a: Annotation): AnyTask<D> {
   return t;
 }
 
-/** The tasks with the overlay applied: the task's own name wins over `*`, both over the task's definition. */
-export function overlayTasks<D>(tasks: ReadonlyArray<AnyTask<D>>, o: TaskOverlay): Array<AnyTask<D>> {
+/** The task with the overlay applied: the task's own name wins over `*`, both over the task's definition. */
+export function overlayTask<D>(task: AnyTask<D>, o: TaskOverlay): AnyTask<D> {
+  let t = task;
+  if (o.defaultRateLimit !== null && t.rateLimit === undefined) t = { ...t, rateLimit: o.defaultRateLimit };
   const all = o.annotations.get('*');
-  return tasks.map((task) => {
-    let t = task;
-    if (o.defaultRateLimit !== null && t.rateLimit === undefined) t = { ...t, rateLimit: o.defaultRateLimit };
-    if (all) t = apply(t, all);
-    const own = o.annotations.get(task.name);
-    if (own) t = apply(t, own);
-    if (o.disableRateLimits && t.rateLimit !== undefined) t = { ...t, rateLimit: undefined };
-    return t;
-  });
+  if (all) t = apply(t, all);
+  const own = o.annotations.get(task.name);
+  if (own) t = apply(t, own);
+  if (o.disableRateLimits && t.rateLimit !== undefined) t = { ...t, rateLimit: undefined };
+  return t;
+}
+
+export function overlayTasks<D>(tasks: ReadonlyArray<AnyTask<D>>, o: TaskOverlay): Array<AnyTask<D>> {
+  return tasks.map((task) => overlayTask(task, o));
 }

@@ -10,6 +10,7 @@ import { type WorkerConfig, compileWorkerConfig } from './worker-config.js';
 import type { Logger } from '../logger.js';
 import { BUILTIN_TASKS } from '../registry/builtins.js';
 import type { AnyTask } from '../registry/define-task.js';
+import type { TaskStub } from '../registry/task-stubs.js';
 import { Registry } from '../registry/registry.js';
 import type { TaskEvents } from '../worker/events.js';
 import { Worker } from '../worker/worker.js';
@@ -28,7 +29,7 @@ import { tracing } from '../tracing/tracing.js';
 import { Autoscaler } from '../control/autoscale.js';
 import { Recycler } from '../control/recycle.js';
 import { purgeQueues } from '../control/purge.js';
-import { overlayTasks } from './annotations.js';
+import { overlayTask } from './annotations.js';
 import { noEvents } from '../worker/events.js';
 import type { WorkerHooks } from './hooks.js';
 
@@ -37,6 +38,8 @@ export type { WorkerConfig } from './worker-config.js';
 export interface AppSpec<D> {
   config: WorkerConfig;
   tasks: ReadonlyArray<AnyTask<D>>;
+  /** Tasks registered by name and queue, their code loaded when a message first names one (task-stubs.ts). */
+  taskStubs?: ReadonlyArray<TaskStub<D>>;
   deps: D;
   logger: Logger;
   /** Queues consumed when `-Q` is not given, and where tasks without a declared queue are sent. */
@@ -232,20 +235,24 @@ export function createWorker<D>(spec: AppSpec<D>): {
   const clock = new LamportClock();
   // Filled in below: the registry is built after the event sinks it is given to.
   const names: { registry?: Registry<D> } = {};
-  const metrics =
-    compiled.httpPort > 0 ? new TaskMetrics((task) => names.registry?.find(task) !== undefined) : undefined;
+  const metrics = compiled.httpPort > 0 ? new TaskMetrics((task) => names.registry?.has(task) === true) : undefined;
   // Heartbeats report the worker's counters; the worker is built next, with the dispatcher as its events.
   const ref: { worker?: Worker<D> } = {};
   const events = new EventDispatcher(broker, nodeName, clock, logger, { taskEvents: compiled.taskEvents }, () => ({
     active: ref.worker?.active.size ?? 0,
     processed: [...(ref.worker?.processed.values() ?? [])].reduce((a, b) => a + b, 0),
   }));
-  const tasks = overlayTasks(spec.tasks, {
-    annotations: spec.config.taskAnnotations,
-    defaultRateLimit: spec.config.taskDefaultRateLimit,
-    disableRateLimits: spec.config.disableRateLimits,
-  });
-  const registry = new Registry<D>([...(BUILTIN_TASKS as ReadonlyArray<AnyTask<D>>), ...tasks]);
+  const overlay = (task: AnyTask<D>) =>
+    overlayTask(task, {
+      annotations: spec.config.taskAnnotations,
+      defaultRateLimit: spec.config.taskDefaultRateLimit,
+      disableRateLimits: spec.config.disableRateLimits,
+    });
+  const registry = new Registry<D>(
+    [...(BUILTIN_TASKS as ReadonlyArray<AnyTask<D>>), ...spec.tasks.map(overlay)],
+    spec.taskStubs ?? [],
+    overlay,
+  );
   names.registry = registry;
   const onRecycled = spec.onRecycled;
   // Set once the app exists: a recycle stops the intake at once, then shuts the app down warm.

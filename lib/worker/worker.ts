@@ -92,7 +92,7 @@ export class Worker<D = unknown> implements WorkerControl {
   ) {
     this.publisher = new TaskPublisher(broker, {
       defaultQueue: options.defaultQueue,
-      queueOf: (name) => registry.find(name)?.queue,
+      queueOf: (name) => registry.queueOf(name),
       origin: options.nodeName,
       oid: randomUUID(),
       delay: options.delayedDelivery !== null,
@@ -212,14 +212,14 @@ export class Worker<D = unknown> implements WorkerControl {
 
   /** Celery's `rate_limit` command: a new limit for a task on this worker, its bucket reset. Throws for a bad rate string. */
   setRateLimit(taskName: string, rate: string | null): boolean {
-    if (!this.registry.find(taskName)) return false;
+    if (!this.registry.has(taskName)) return false;
     this.limits.setRate(taskName, rate);
     return true;
   }
 
   /** Celery's `time_limit` command: new limits for a task on this worker, in seconds. */
   setTimeLimits(taskName: string, soft: number | null, hard: number | null): boolean {
-    if (!this.registry.find(taskName)) return false;
+    if (!this.registry.has(taskName)) return false;
     this.limits.setTimes(taskName, soft, hard);
     return true;
   }

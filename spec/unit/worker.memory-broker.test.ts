@@ -10,6 +10,8 @@ import { type AnyTask, defineTask } from '../../lib/registry/define-task.js';
 import { MemoryBroker, MemoryStore } from '../support/memory-broker.js';
 import { failingTask, memoryConfig, memoryWorker } from '../support/memory-worker.js';
 import { waitFor } from '../support/wait.js';
+import { recordingLogger } from '../support/logs.js';
+import { taskStubs } from '../../lib/registry/task-stubs.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -340,4 +342,54 @@ test('own wiring: delay levels that cannot be declared stop the worker warm: the
   expect(ran).toEqual([0]);
   // The task that ran was acked; the two it had not started are back in the queue.
   expect(w.store.queue(Q)?.ready.length).toBe(2);
+});
+
+test("own wiring: a stub's task runs once its code is loaded by the first message naming it; a stub that cannot load leaves its message unacked, and the rest runs", async () => {
+  const store = new MemoryStore();
+  const broker = new MemoryBroker(store);
+  const logger = recordingLogger();
+  const ran: string[] = [];
+  let loads = 0;
+  const body = (name: string) => defineTask({ name, queue: Q, params: z.object({}), run: () => void ran.push(name) });
+  const stubs = [
+    ...taskStubs([{ name: 'app.lazy', queue: Q }], async () => {
+      loads++;
+      return [body('app.lazy')];
+    }),
+    ...taskStubs([{ name: 'app.broken', queue: Q }], async () => {
+      throw new Error('Cannot find module ./chunks/broken.js');
+    }),
+  ];
+  const values = memoryConfig(Q, { CELERY_WORKER_CONCURRENCY: '2', CELERY_WORKER_HOSTNAME: 'stub@test' });
+  const { worker, app } = memoryWorker({
+    config: values,
+    tasks: [],
+    taskStubs: stubs,
+    defaultQueue: Q,
+    broker,
+    logger,
+  });
+  await app.start();
+  try {
+    expect(worker.registeredNames()).toEqual(expect.arrayContaining(['app.lazy', 'app.broken']));
+    expect(loads).toBe(0);
+    for (const task of ['app.broken', 'app.lazy', 'app.lazy']) {
+      await broker.send(Q, encodeTaskMessage({ id: randomUUID(), task, args: [], kwargs: {} }));
+    }
+    await waitFor(() => ran.length === 2, 5000, 5);
+    expect(ran).toEqual(['app.lazy', 'app.lazy']);
+    expect(loads).toBe(1);
+    expect(logger.lines.filter((l) => l.level === 'error').map((l) => [l.message, l.meta.error])).toEqual([
+      [
+        expect.stringMatching(/^could not load task app\.broken for .+; its message stays unacked$/),
+        'Cannot find module ./chunks/broken.js',
+      ],
+    ]);
+  } finally {
+    await app.shutdown();
+  }
+  // Not lost: back in its queue once the worker's connection closed.
+  expect(store.queue(Q)?.ready.map((e) => JSON.stringify(e.raw.headers))).toEqual([
+    expect.stringContaining('"task":"app.broken"'),
+  ]);
 });

@@ -14,7 +14,7 @@ import type { Logger } from '../../logger.js';
 import type { Serializer } from '../../protocol/content.js';
 import { decodeTaskMessage } from '../../protocol/decode.js';
 import type { TaskMessage } from '../../protocol/types.js';
-import { ANY_QUEUE } from '../../registry/define-task.js';
+import { ANY_QUEUE, type AnyTask } from '../../registry/define-task.js';
 import type { Registry } from '../../registry/registry.js';
 import { type Discard, storeQuietly } from '../discard.js';
 import type { TaskEvents } from '../events.js';
@@ -87,7 +87,8 @@ export class Intake<D> {
       await this.o.settler.settle(delivery, outcome, e.message);
       return;
     }
-    const task = this.o.registry.find(msg.task);
+    const task = this.o.registry.find(msg.task) ?? (await this.loadStub(msg));
+    if (task === null) return;
     if (!task) {
       await this.notRegistered(delivery, msg);
       return;
@@ -198,6 +199,25 @@ export class Intake<D> {
     });
     this.o.events.poisoned(delivery.queue, reason);
     await this.o.settler.settle(delivery, { kind: 'refused' }, reason);
+  }
+
+  /**
+   * The task of a stub, loaded on the first message that names it; undefined for a name not registered, null
+   * when its code could not be loaded. That is a defect of the worker's build, not of the message, which stays
+   * unacked: it goes back to its queue when this worker's connection closes, for a worker that can run it.
+   */
+  private async loadStub(msg: TaskMessage): Promise<AnyTask<D> | undefined | null> {
+    if (!this.o.registry.has(msg.task)) return undefined;
+    try {
+      return await this.o.registry.load(msg.task);
+    } catch (err) {
+      this.o.logger.error(`could not load task ${msg.task} for ${msg.id}; its message stays unacked`, {
+        task: msg.task,
+        id: msg.id,
+        error: coerceError(err).message,
+      });
+      return null;
+    }
   }
 
   private async notRegistered(delivery: Delivery, msg: TaskMessage): Promise<void> {
