@@ -4,7 +4,8 @@
  * bench/results/<date>-<host>.md and its SVG plots. `--scale [--sizes 10000,100000,1000000] [--park N]`
  * runs the scale benchmarks instead (minutes to hours, brokers of their own, not in CI) into
  * bench/results/<date>-<host>-scale.md, with their goals checked. With `--only`, the report of that date and host keeps
- * every section (and plot) of the benchmarks it did not run, and gains a note saying what this run was.
+ * every section (and plot) of the benchmarks it did not run, and gains a note saying what this run was; `--date D`
+ * names the report of another day to merge into (its date stays D).
  * Numbers are never asserted: a benchmark fails this command only by crashing.
  */
 import { spawn } from 'node:child_process';
@@ -113,7 +114,9 @@ const benches: Record<string, BenchInfo> = scale
     };
 
 const host = os.hostname();
-const date = new Date().toISOString().slice(0, 10);
+// `--date D`: an `--only` run of today goes into the report of day D (of this host), beside that run's figures.
+const date = flag('--date') ?? new Date().toISOString().slice(0, 10);
+if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new Error(`--date ${date}: expected YYYY-MM-DD`);
 const dir = 'bench/results';
 fs.mkdirSync(dir, { recursive: true });
 const out = path.join(os.tmpdir(), `bench-${process.pid}.jsonl`);
@@ -190,7 +193,7 @@ const report = renderReport({
   date,
   host,
   machine: await describeMachine(),
-  note: `${only ? `\`--only ${only.join(',')}\`: ` : ''}${mode}. Numbers from a machine that other work shares are indicative only.${crashed.length ? ` Crashed: ${crashed.join('; ')}.` : ''}`,
+  note: `${only ? `\`--only ${only.join(',')}\`: ` : ''}${mode}${flag('--date') ? `, run on ${new Date().toISOString().slice(0, 10)}` : ''}. Numbers from a machine that other work shares are indicative only.${crashed.length ? ` Crashed: ${crashed.join('; ')}.` : ''}`,
   benches,
   samples,
   plots: plots.map(([file]) => file),
