@@ -71,11 +71,6 @@ export class Registry<D = unknown> {
     return pending;
   }
 
-  /** Every stub loaded: what a listing of the tasks' options needs. */
-  async loadAll(): Promise<void> {
-    await Promise.all([...this.stubs.keys()].map((n) => this.load(n)));
-  }
-
   names(): string[] {
     return [...this.tasks.keys(), ...this.stubs.keys()].sort();
   }
