@@ -115,7 +115,8 @@ const benches: Record<string, BenchInfo> = scale
 
 const host = os.hostname();
 // `--date D`: an `--only` run of today goes into the report of day D (of this host), beside that run's figures.
-const date = flag('--date') ?? new Date().toISOString().slice(0, 10);
+const today = new Date().toISOString().slice(0, 10);
+const date = flag('--date') ?? today;
 if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new Error(`--date ${date}: expected YYYY-MM-DD`);
 const dir = 'bench/results';
 fs.mkdirSync(dir, { recursive: true });
@@ -193,7 +194,7 @@ const report = renderReport({
   date,
   host,
   machine: await describeMachine(),
-  note: `${only ? `\`--only ${only.join(',')}\`: ` : ''}${mode}${flag('--date') ? `, run on ${new Date().toISOString().slice(0, 10)}` : ''}. Numbers from a machine that other work shares are indicative only.${crashed.length ? ` Crashed: ${crashed.join('; ')}.` : ''}`,
+  note: `${only ? `\`--only ${only.join(',')}\`: ` : ''}${mode}${date !== today ? `, run on ${today}` : ''}. Numbers from a machine that other work shares are indicative only.${crashed.length ? ` Crashed: ${crashed.join('; ')}.` : ''}`,
   benches,
   samples,
   plots: plots.map(([file]) => file),

@@ -242,12 +242,12 @@ export function createWorker<D>(spec: AppSpec<D>): {
     active: ref.worker?.active.size ?? 0,
     processed: [...(ref.worker?.processed.values() ?? [])].reduce((a, b) => a + b, 0),
   }));
-  const overlay = (task: AnyTask<D>) =>
-    overlayTask(task, {
-      annotations: spec.config.taskAnnotations,
-      defaultRateLimit: spec.config.taskDefaultRateLimit,
-      disableRateLimits: spec.config.disableRateLimits,
-    });
+  const overlaid = {
+    annotations: spec.config.taskAnnotations,
+    defaultRateLimit: spec.config.taskDefaultRateLimit,
+    disableRateLimits: spec.config.disableRateLimits,
+  };
+  const overlay = (task: AnyTask<D>) => overlayTask(task, overlaid);
   const registry = new Registry<D>(
     [...(BUILTIN_TASKS as ReadonlyArray<AnyTask<D>>), ...spec.tasks.map(overlay)],
     spec.taskStubs ?? [],

@@ -207,7 +207,6 @@ export class Intake<D> {
    * unacked: it goes back to its queue when this worker's connection closes, for a worker that can run it.
    */
   private async loadStub(msg: TaskMessage): Promise<AnyTask<D> | undefined | null> {
-    if (!this.o.registry.has(msg.task)) return undefined;
     try {
       return await this.o.registry.load(msg.task);
     } catch (err) {
