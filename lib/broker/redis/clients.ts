@@ -31,12 +31,15 @@ export class RedisClients {
     events: EventEmitter,
   ) {
     const make = (name: string) => {
-      // Auto-pipelining sends the acks of many deliveries settled together in one round trip.
+      // No auto-pipelining: ioredis keeps one auto-pipeline in flight per connection, so a pop queued behind
+      // an ack script waited for the ack's reply before it was even sent, and the worker idled between
+      // batches. Each command is written as it is made (Redis still runs them in order), and the acks of one
+      // turn of the event loop already go in one script (consumer-loop.ts).
       const r = new (ioredis().Redis)({
         ...options,
         lazyConnect: true,
         connectionName: name,
-        enableAutoPipelining: true,
+        enableAutoPipelining: false,
       });
       // ioredis rejects a failed connect with "Connection is closed."; the cause (refused, untrusted certificate)
       // comes only as an error event, kept here so that the retry warning can say it. The first since it was

@@ -65,7 +65,7 @@ export class RedisDelivery implements Delivery {
     this.settle('ack');
   }
 
-  /** Acks are sent as they come, and auto-pipelining sends those of deliveries acked together in one round trip. */
+  /** Resolves once Redis has the ack: the acks of one turn of the event loop go in one script (consumer-loop.ts). */
   async acked(): Promise<void> {
     await this.done;
   }
