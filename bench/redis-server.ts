@@ -8,6 +8,7 @@ import { freePort } from './rabbit-node.js';
 
 export interface RedisServer {
   readonly url: string;
+  readonly pid: number | undefined;
   /** Ends the server (SIGTERM) and waits for it. */
   stop(): Promise<void>;
 }
@@ -37,6 +38,7 @@ export async function startRedisServer(): Promise<RedisServer> {
   probe.disconnect();
   return {
     url,
+    pid: child.pid,
     async stop() {
       if (child.exitCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));

@@ -8,6 +8,8 @@
  *   npm run build && node dist/bench/scale-drain.js rabbitmq|redis [sizes=10000,100000,1000000] [python-max=100000]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import amqp from '../lib/broker/amqp/amqplib.js';
 import { Redis } from 'ioredis';
 import { DEFAULT_CONCURRENCY } from '../lib/app/worker-settings.js';
@@ -19,6 +21,7 @@ import { rotated } from './stats.js';
 import {
   type Left,
   REPETITION,
+  cpuSeconds,
   ourDrainWorker,
   peakRssMb,
   pythonDrainWorker,
@@ -44,6 +47,8 @@ interface Backlog {
   left(queue: string): Promise<Left>;
   clear(queue: string): Promise<void>;
   close(): Promise<void>;
+  /** The broker's process, whose CPU a drain costs too. */
+  pid: number | undefined;
 }
 
 async function rabbitBacklog(): Promise<Backlog> {
@@ -52,6 +57,8 @@ async function rabbitBacklog(): Promise<Backlog> {
   const ch = await conn.createChannel();
   return {
     url: node.url,
+    // The Erlang VM, from the pid file the node was started with.
+    pid: Number(fs.readFileSync(path.join(node.dir, 'pid'), 'utf8').trim()) || undefined,
     async fill(queue, n) {
       await ch.assertQueue(queue, { durable: true });
       await publishAmqp(node.url, queue, n);
@@ -73,6 +80,7 @@ async function redisBacklog(): Promise<Backlog> {
   const redis = new Redis(server.url);
   return {
     url: server.url,
+    pid: server.pid,
     fill: (queue, n) => publishRedis(server.url, redis, queue, n),
     async left(queue) {
       const [ready, unacked] = await Promise.all([redis.llen(queue), redis.hlen('unacked')]);
@@ -119,7 +127,13 @@ try {
         `${broker} ${n}: ${system} (published in ${((performance.now() - t) / 1000).toFixed(1)} s)\n`,
       );
       child = start(queue, n);
-      const seconds = await timeDrainOf(queue, n, () => backlog.left(queue), 600_000 + n * 5);
+      const pid = child.pid;
+      // CPU from the first message taken to the last settled: start-up is the start-up benchmark's.
+      let cpu0 = { consumer: 0, broker: 0 };
+      const seconds = await timeDrainOf(queue, n, () => backlog.left(queue), 600_000 + n * 5, () => {
+        cpu0 = { consumer: cpuSeconds(pid), broker: cpuSeconds(backlog.pid) };
+      });
+      const cpu = { consumer: cpuSeconds(pid) - cpu0.consumer, broker: cpuSeconds(backlog.pid) - cpu0.broker };
       const peak = child.pid ? peakRssMb(child.pid) : NaN;
       await sleep(SETTLE_MS);
       const settled = rssMb(child.pid);
@@ -131,9 +145,11 @@ try {
         { ...at, metric: 'tasks/s', unit: '1/s', value: n / seconds },
         { ...at, metric: 'peak RSS', unit: 'MB', value: peak },
         { ...at, metric: 'settled RSS', unit: 'MB', value: settled },
+        { ...at, metric: 'CPU per task', unit: 'µs', value: (cpu.consumer / n) * 1e6 },
+        { ...at, metric: 'broker CPU per task', unit: 'µs', value: (cpu.broker / n) * 1e6 },
       );
       process.stderr.write(
-        `  ${seconds.toFixed(2)} s, ${Math.round(n / seconds)}/s, RSS peak ${peak} MB, settled ${settled} MB\n`,
+        `  ${seconds.toFixed(2)} s, ${Math.round(n / seconds)}/s, RSS peak ${peak} MB, settled ${settled} MB, CPU ${cpu.consumer.toFixed(2)} s (broker ${cpu.broker.toFixed(2)} s)\n`,
       );
     }
   }
@@ -144,12 +160,12 @@ try {
 record(samples);
 
 process.stdout.write(
-  `\n${broker}: backlogs drained, late ack; bare consumer and ours at prefetch ${PREFETCH}, Python -c ${PYTHON_C}\n\n| backlog | system | s | tasks/s | peak RSS MB | settled RSS MB |\n|---:|---|---:|---:|---:|---:|\n`,
+  `\n${broker}: backlogs drained, late ack; bare consumer and ours at prefetch ${PREFETCH}, Python -c ${PYTHON_C}\n\n| backlog | system | s | tasks/s | peak RSS MB | settled RSS MB | CPU µs/task | broker CPU µs/task |\n|---:|---|---:|---:|---:|---:|---:|---:|\n`,
 );
 for (const s of samples.filter((x) => x.metric === 'drain')) {
   const of = (metric: string) =>
     samples.find((x) => x.system === s.system && x.x === s.x && x.metric === metric)?.value;
   process.stdout.write(
-    `| ${s.x} | ${s.system} | ${s.value.toFixed(2)} | ${Math.round(of('tasks/s') ?? NaN)} | ${of('peak RSS')} | ${of('settled RSS')} |\n`,
+    `| ${s.x} | ${s.system} | ${s.value.toFixed(2)} | ${Math.round(of('tasks/s') ?? NaN)} | ${of('peak RSS')} | ${of('settled RSS')} | ${Math.round(of('CPU per task') ?? NaN)} | ${Math.round(of('broker CPU per task') ?? NaN)} |\n`,
   );
 }

@@ -1,6 +1,6 @@
 /** Shared pieces of the benchmarks: queues, a Python producer, process sampling, tables. */
 import amqp from 'amqplib';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import { promisify } from 'node:util';
@@ -147,6 +147,31 @@ export function peakRssMb(pid: number): number {
   return Math.round(kb / 1024);
 }
 
+/** Clock ticks a second of /proc's CPU times (`getconf CLK_TCK`, 100 on Linux). */
+let clockTicks: number | undefined;
+
+/**
+ * CPU seconds (user and system, every thread) spent by a process and its live children, from /proc: a drain's
+ * cost beside its time, since on a small machine the consumer, its collector's threads and the broker share the
+ * cores. 0 for a process that has gone.
+ */
+export function cpuSeconds(pid: number | undefined): number {
+  if (!pid) return 0;
+  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  let ticks = 0;
+  for (const p of [pid, ...childPids(pid)]) {
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      // Fields after the command name, which may hold spaces: utime and stime are the 12th and 13th of them.
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11] ?? 0) + Number(f[12] ?? 0);
+    } catch {
+      // exited
+    }
+  }
+  return ticks / clockTicks;
+}
+
 function childPids(pid: number): number[] {
   try {
     const kids = fs
@@ -176,13 +201,17 @@ export async function timeDrainOf(
   total: number,
   left: () => Promise<Left>,
   timeoutMs = 600_000,
+  onFirstTaken?: () => void,
 ): Promise<number> {
   const until = Date.now() + timeoutMs;
   let t0: number | undefined;
   for (;;) {
     const { ready, unacked } = await left();
     const now = performance.now();
-    if (t0 === undefined && ready < total) t0 = now;
+    if (t0 === undefined && ready < total) {
+      t0 = now;
+      onFirstTaken?.();
+    }
     if (ready === 0 && unacked === 0 && t0 !== undefined) return (now - t0) / 1000;
     if (Date.now() > until) throw new Error(`${what} did not drain`);
     await new Promise((r) => setTimeout(r, 5));
