@@ -130,9 +130,15 @@ try {
       const pid = child.pid;
       // CPU from the first message taken to the last settled: start-up is the start-up benchmark's.
       let cpu0 = { consumer: 0, broker: 0 };
-      const seconds = await timeDrainOf(queue, n, () => backlog.left(queue), 600_000 + n * 5, () => {
-        cpu0 = { consumer: cpuSeconds(pid), broker: cpuSeconds(backlog.pid) };
-      });
+      const seconds = await timeDrainOf(
+        queue,
+        n,
+        () => backlog.left(queue),
+        600_000 + n * 5,
+        () => {
+          cpu0 = { consumer: cpuSeconds(pid), broker: cpuSeconds(backlog.pid) };
+        },
+      );
       const cpu = { consumer: cpuSeconds(pid) - cpu0.consumer, broker: cpuSeconds(backlog.pid) - cpu0.broker };
       const peak = child.pid ? peakRssMb(child.pid) : NaN;
       await sleep(SETTLE_MS);
