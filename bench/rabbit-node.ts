@@ -36,6 +36,8 @@ export interface RabbitNode {
   /** amqp://guest:guest@127.0.0.1:<port>/ (guest may log in from loopback). */
   readonly url: string;
   readonly dir: string;
+  /** The node's Erlang VM, from its pid file (a stop and start gives a new one); undefined while it has none. */
+  pid(): number | undefined;
   /** rabbitmqctl against this node; resolves to its stdout. */
   ctl(...args: string[]): Promise<string>;
   /** Stops the node's Erlang VM (a full stop) and waits for it. */
@@ -59,6 +61,7 @@ export async function startRabbitNode(options: RabbitNodeOptions = {}): Promise<
   fs.writeFileSync(path.join(dir, 'enabled_plugins'), '[].\n');
   // Debian's wrapper runs the server as the rabbitmq user: it must own what the node writes.
   await run('chown', ['-R', 'rabbitmq:rabbitmq', dir]).catch(() => undefined);
+  const pidFile = path.join(dir, 'pid');
   const env = {
     ...process.env,
     RABBITMQ_NODENAME: node,
@@ -66,7 +69,7 @@ export async function startRabbitNode(options: RabbitNodeOptions = {}): Promise<
     RABBITMQ_DIST_PORT: String(distPort),
     RABBITMQ_MNESIA_BASE: path.join(dir, 'mnesia'),
     RABBITMQ_LOG_BASE: path.join(dir, 'log'),
-    RABBITMQ_PID_FILE: path.join(dir, 'pid'),
+    RABBITMQ_PID_FILE: pidFile,
     RABBITMQ_ENABLED_PLUGINS_FILE: path.join(dir, 'enabled_plugins'),
     RABBITMQ_CONFIG_FILE: path.join(dir, 'rabbitmq'),
     RABBITMQ_ADVANCED_CONFIG_FILE: path.join(dir, 'advanced.config'),
@@ -97,6 +100,13 @@ export async function startRabbitNode(options: RabbitNodeOptions = {}): Promise<
     port,
     url: `amqp://guest:guest@127.0.0.1:${port}/`,
     dir,
+    pid() {
+      try {
+        return Number(fs.readFileSync(pidFile, 'utf8').trim()) || undefined;
+      } catch {
+        return undefined;
+      }
+    },
     ctl,
     stop,
     start,

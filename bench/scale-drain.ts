@@ -8,8 +8,6 @@
  *   npm run build && node dist/bench/scale-drain.js rabbitmq|redis [sizes=10000,100000,1000000] [python-max=100000]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 import amqp from '../lib/broker/amqp/amqplib.js';
 import { Redis } from 'ioredis';
 import { DEFAULT_CONCURRENCY } from '../lib/app/worker-settings.js';
@@ -57,8 +55,7 @@ async function rabbitBacklog(): Promise<Backlog> {
   const ch = await conn.createChannel();
   return {
     url: node.url,
-    // The Erlang VM, from the pid file the node was started with.
-    pid: Number(fs.readFileSync(path.join(node.dir, 'pid'), 'utf8').trim()) || undefined,
+    pid: node.pid(),
     async fill(queue, n) {
       await ch.assertQueue(queue, { durable: true });
       await publishAmqp(node.url, queue, n);
@@ -140,9 +137,9 @@ try {
         },
       );
       const cpu = { consumer: cpuSeconds(pid) - cpu0.consumer, broker: cpuSeconds(backlog.pid) - cpu0.broker };
-      const peak = child.pid ? peakRssMb(child.pid) : NaN;
+      const peak = pid ? peakRssMb(pid) : NaN;
       await sleep(SETTLE_MS);
-      const settled = rssMb(child.pid);
+      const settled = rssMb(pid);
       await stop(child);
       await backlog.clear(queue);
       const at = { bench, system, x: n };

@@ -134,16 +134,9 @@ export async function waitHeld(queue: string, count: number, timeoutMs = 30_000)
 
 /** Peak resident set of a process and its children (sum of their high-water marks), in MB. */
 export function peakRssMb(pid: number): number {
-  const pids = [pid, ...childPids(pid)];
-  let kb = 0;
-  for (const p of pids) {
-    try {
-      const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'));
-      kb += m ? Number(m[1]) : 0;
-    } catch {
-      // exited
-    }
-  }
+  const kb = sumOverTree(pid, (p) =>
+    Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0),
+  );
   return Math.round(kb / 1024);
 }
 
@@ -158,18 +151,26 @@ let clockTicks: number | undefined;
 export function cpuSeconds(pid: number | undefined): number {
   if (!pid) return 0;
   clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  let ticks = 0;
+  const ticks = sumOverTree(pid, (p) => {
+    const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+    // Fields after the command name, which may hold spaces: utime and stime are the 12th and 13th of them.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(f[11] ?? 0) + Number(f[12] ?? 0);
+  });
+  return ticks / clockTicks;
+}
+
+/** `read` of a process and each of its live children, summed; a process that exits meanwhile counts 0. */
+function sumOverTree(pid: number, read: (pid: number) => number): number {
+  let sum = 0;
   for (const p of [pid, ...childPids(pid)]) {
     try {
-      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-      // Fields after the command name, which may hold spaces: utime and stime are the 12th and 13th of them.
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(f[11] ?? 0) + Number(f[12] ?? 0);
+      sum += read(p);
     } catch {
       // exited
     }
   }
-  return ticks / clockTicks;
+  return sum;
 }
 
 function childPids(pid: number): number[] {
@@ -310,14 +311,9 @@ export async function consumersUp(queue: string, timeoutMs = 120_000): Promise<v
 /** Resident memory now of a process and all its children (a prefork pool), in MB. */
 export function rssMb(pid: number | undefined): number {
   if (!pid) return 0;
-  let kb = 0;
-  for (const p of [pid, ...childPids(pid)]) {
-    try {
-      kb += Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
-    } catch {
-      // exited
-    }
-  }
+  const kb = sumOverTree(pid, (p) =>
+    Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0),
+  );
   return Math.round(kb / 1024);
 }
 
