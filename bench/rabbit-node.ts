@@ -50,7 +50,41 @@ export interface RabbitNode {
   remove(): Promise<void>;
 }
 
+/** A node's log lines that say why it did not start: its errors, then its last lines. */
+function logTail(dir: string): string {
+  const logDir = path.join(dir, 'log');
+  let names: string[];
+  try {
+    names = fs.readdirSync(logDir).filter((n) => n.endsWith('.log'));
+  } catch {
+    return '(no log directory)';
+  }
+  const tails = names.flatMap((n) => {
+    const lines = fs.readFileSync(path.join(logDir, n), 'utf8').trimEnd().split('\n').filter(Boolean);
+    if (lines.length === 0) return [];
+    const errors = lines.filter((l) => /\[(error|critical|alert|emergency)\]/.test(l)).slice(0, 10);
+    return [`${n}:\n${[...errors, '…', ...lines.slice(-5)].join('\n')}`];
+  });
+  return tails.join('\n') || '(no log lines)';
+}
+
+/**
+ * A first start that fails is tried once more, under a new name, on new ports and in a new directory: the ports
+ * come from the kernel's ephemeral range, and a connection made between the probe and the VM's bind can take one.
+ * The error of a second failure carries both logs' tails.
+ */
 export async function startRabbitNode(options: RabbitNodeOptions = {}): Promise<RabbitNode> {
+  try {
+    return await launchRabbitNode(options);
+  } catch (first) {
+    process.stderr.write(`${String(first)}\nstarting a RabbitMQ node again, on new ports\n`);
+    return await launchRabbitNode(options).catch((second: unknown) => {
+      throw new Error(`${String(second)}\n(first try: ${String(first)})`);
+    });
+  }
+}
+
+async function launchRabbitNode(options: RabbitNodeOptions): Promise<RabbitNode> {
   const short = options.name ?? `t${randomBytes(4).toString('hex')}`;
   const node = `${short}@localhost`;
   const port = await freePort();
@@ -77,6 +111,7 @@ export async function startRabbitNode(options: RabbitNodeOptions = {}): Promise<
   const ctl = async (...args: string[]): Promise<string> =>
     (await run('rabbitmqctl', ['-n', node, ...args], { timeout: 120_000 })).stdout;
   const start = async (): Promise<void> => {
+    fs.rmSync(pidFile, { force: true });
     const child = spawn('rabbitmq-server', ['-detached'], { env, stdio: 'ignore' });
     await new Promise((r) => child.once('exit', r));
     // await_startup fails at once while the VM is not yet registered with epmd.
@@ -86,27 +121,52 @@ export async function startRabbitNode(options: RabbitNodeOptions = {}): Promise<
         await ctl('await_startup', '--timeout', '60');
         return;
       } catch (e) {
-        if (Date.now() > until) throw new Error(`RabbitMQ node ${node} did not start: ${String(e)}`);
+        if (Date.now() > until || vmGone()) {
+          throw new Error(`RabbitMQ node ${node} did not start: ${String(e)}\n${logTail(dir)}`);
+        }
         await new Promise((r) => setTimeout(r, 500));
       }
     }
   };
+  const vmPid = (): number | undefined => {
+    try {
+      return Number(fs.readFileSync(pidFile, 'utf8').trim()) || undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  // The VM writes its pid file once it runs: a pid that names no process is a VM that stopped while booting.
+  const vmGone = (): boolean => {
+    const pid = vmPid();
+    if (pid === undefined) return false;
+    try {
+      process.kill(pid, 0);
+      return false;
+    } catch {
+      return true;
+    }
+  };
+  // A VM that never answered rabbitmqctl cannot be stopped through it.
+  const killVm = (): void => {
+    const pid = vmPid();
+    if (pid !== undefined && !vmGone()) process.kill(pid, 'SIGKILL');
+  };
   const stop = async (): Promise<void> => {
     await ctl('stop').catch(() => undefined);
   };
-  await start();
+  try {
+    await start();
+  } catch (err) {
+    killVm();
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     node,
     port,
     url: `amqp://guest:guest@127.0.0.1:${port}/`,
     dir,
-    pid() {
-      try {
-        return Number(fs.readFileSync(pidFile, 'utf8').trim()) || undefined;
-      } catch {
-        return undefined;
-      }
-    },
+    pid: vmPid,
     ctl,
     stop,
     start,
