@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { AttemptTable } from '../../lib/broker/amqp/attempt-table.js';
 
 describe('AttemptTable (lib/broker/amqp/attempt-table.ts)', () => {
@@ -34,5 +35,20 @@ describe('AttemptTable (lib/broker/amqp/attempt-table.ts)', () => {
     t.touch('next:0');
     expect(t.find('k0:0')).toBeUndefined();
     expect(t.find('k1:0')).toBeDefined();
+  });
+
+  test('holds Celery task ids (UUIDs) as their attempts, through turns of the table past its bound', () => {
+    const t = new AttemptTable(1000);
+    const ids = Array.from({ length: 2500 }, () => randomUUID());
+    ids.forEach((id, i) => {
+      t.handedAt[t.touch(`${id}:0`)] = i + 1;
+      if (i % 10 === 0) t.handedAt[t.touch(`${id}:1`)] = -(i + 1);
+    });
+    // 2,750 attempts taken: the last 1,000 are kept, each with its own facts.
+    const kept = ids.slice(-900);
+    kept.forEach((id) => expect(t.handedAt[t.find(`${id}:0`) ?? -1]).toBe(ids.indexOf(id) + 1));
+    expect(t.handedAt[t.find(`${ids[2490]}:1`) ?? -1]).toBe(-2491);
+    expect(t.find(`${ids[0]}:0`)).toBeUndefined();
+    expect(t.find(`${ids[1000]}:0`)).toBeUndefined();
   });
 });

@@ -1,14 +1,15 @@
 /**
  * What copies.ts remembers of each task attempt it met lately, kept compact: a busy worker meets every attempt,
- * so the table is full at its bound most of the time, and an entry is an index into typed arrays (about 140 bytes
- * with its key) instead of an object graph (about 300). The oldest attempts are forgotten past `max`; one touched
- * again once half the table has turned over since it was made is moved up, so an attempt is kept for at least
- * `max / 2` newer ones after it was last touched.
+ * so the table is full at its bound most of the time, and an entry is a slot of typed arrays (about 70 bytes with
+ * its key, attempt-keys.ts) instead of an object graph (about 300). The oldest attempts are forgotten past `max`;
+ * one touched again once half the table has turned over since it was made is moved up, so an attempt is kept for
+ * at least `max / 2` newer ones after it was last touched.
  */
 
+import { AttemptKeys } from './attempt-keys.js';
+
 export class AttemptTable {
-  private readonly slots = new Map<string, number>();
-  private readonly keys: (string | undefined)[] = [];
+  private readonly keys: AttemptKeys;
   // Sized to the bound at once: the memory of a typed array is the system's zeroed pages, resident only once
   // written, so a worker that meets few attempts holds few pages.
   /** The facts of each slot (copies.ts gives the bits their meaning). */
@@ -27,16 +28,17 @@ export class AttemptTable {
     this.handedConnection = new Uint32Array(max);
     this.parkedAt = new Float64Array(max);
     this.made = new Float64Array(max);
+    this.keys = new AttemptKeys(max);
   }
 
   /** The slot of `attempt`, or undefined when it is not remembered. */
   find(attempt: string): number | undefined {
-    return this.slots.get(attempt);
+    return this.keys.find(attempt);
   }
 
   /** The slot of `attempt`, made (blank) when it is not remembered, moved up when it is old. */
   touch(attempt: string): number {
-    const slot = this.slots.get(attempt);
+    const slot = this.keys.find(attempt);
     if (slot === undefined) return this.take(attempt);
     if (this.taken - (this.made[slot] ?? 0) <= this.max / 2) return slot;
     const [bits, handedAt, connection, parkedAt] = [
@@ -45,8 +47,7 @@ export class AttemptTable {
       this.handedConnection[slot] ?? 0,
       this.parkedAt[slot] ?? 0,
     ];
-    this.keys[slot] = undefined;
-    this.slots.delete(attempt);
+    this.keys.clear(slot);
     const moved = this.take(attempt);
     this.bits[moved] = bits;
     this.handedAt[moved] = handedAt;
@@ -58,11 +59,9 @@ export class AttemptTable {
   private take(attempt: string): number {
     const slot = this.taken % this.max;
     this.taken++;
-    const old = this.keys[slot];
-    if (old !== undefined) this.slots.delete(old);
-    this.keys[slot] = attempt;
+    this.keys.clear(slot);
+    this.keys.set(slot, attempt);
     this.made[slot] = this.taken;
-    this.slots.set(attempt, slot);
     this.bits[slot] = 0;
     this.handedAt[slot] = 0;
     this.handedConnection[slot] = 0;
