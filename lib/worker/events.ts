@@ -13,6 +13,8 @@ export interface TaskEvents {
   poisoned(queue: string, reason: string): void;
   /** A message of a task this worker does not implement was forwarded to queue `to`. */
   forwarded?(task: string, to: string): void;
+  /** Sends what is held for a batch now: the broker is about to close. */
+  flush?(): void;
 }
 
 export const noEvents: TaskEvents = {

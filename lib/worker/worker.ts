@@ -434,6 +434,7 @@ export class Worker<D = unknown> implements WorkerControl {
     this.revoked.persist();
     await carryOver(this.publisher.held, this.options.stateDb, this.logger, graceEnds - Date.now());
     await this.backend.close().catch(() => undefined);
+    this.events.flush?.();
     await this.broker.close().catch(() => undefined);
     this.state = 'STOPPED';
   }

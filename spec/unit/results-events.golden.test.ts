@@ -138,16 +138,49 @@ test('a task-received event has the golden keys in the golden order, on celeryev
     expires: null,
   } as unknown as TaskMessage;
   events.received(msg);
+  events.flush();
   const golden = loadFixture('event-task-received.json');
-  const ours = parseKombuJson(sent[0]?.body.toString() ?? '') as Record<string, unknown>;
+  // Buffered as Celery's worker buffers task events under its event loop (celery/events/dispatcher.py): a list.
+  const [ours] = parseKombuJson(sent[0]?.body.toString() ?? '') as Array<Record<string, unknown>>;
   const want = parseKombuJson(golden.body_text ?? '') as Record<string, unknown>;
-  expect(Object.keys(ours)).toEqual(Object.keys(want));
+  expect(Object.keys(ours ?? {})).toEqual(Object.keys(want));
   expect({ ...ours, pid: 0, timestamp: 0, utcoffset: 0 }).toEqual({ ...want, pid: 0, timestamp: 0, utcoffset: 0 });
   expect(sent[0]).toMatchObject({
     exchange: 'celeryev',
-    key: golden.routing_key,
+    key: 'task.multi',
     p: { headers: golden.headers, deliveryMode: 1 },
   });
+});
+
+test('task events leave as one task.multi list of up to 24, in order, on the next turn of the event loop or when full; worker events alone', async () => {
+  const sent: Array<{ key: string; body: unknown }> = [];
+  const broker = {
+    route: async (_e: string, key: string, m: OutgoingMessage) =>
+      void sent.push({ key, body: parseKombuJson(m.body.toString()) }),
+  } as unknown as Broker;
+  const events = taskEventsOn(broker);
+  const msg = (i: number) => ({ id: `t${i}`, task: 'proj.tasks.add' }) as unknown as TaskMessage;
+  for (let i = 0; i < 30; i++) events.started(msg(i));
+  events.heartbeatNow();
+  expect(sent.map((s) => s.key)).toEqual(['task.multi', 'worker.heartbeat']);
+  await new Promise((r) => setImmediate(r));
+  expect(sent.map((s) => s.key)).toEqual(['task.multi', 'worker.heartbeat', 'task.multi']);
+  const lists = sent.filter((s) => s.key === 'task.multi').map((s) => s.body as Array<Record<string, unknown>>);
+  expect(lists.map((l) => l.length)).toEqual([24, 6]);
+  expect(lists.flat().map((e) => e.uuid)).toEqual(Array.from({ length: 30 }, (_, i) => `t${i}`));
+  const clocks = lists.flat().map((e) => Number(e.clock));
+  expect(clocks).toEqual([...clocks].sort((a, b) => a - b));
+  events.stopHeartbeat();
+  expect(sent.at(-1)?.key).toBe('worker.offline');
+});
+
+test('a task event buffered when the worker stops its heartbeat leaves before worker-offline', () => {
+  const keys: string[] = [];
+  const broker = { route: async (_e: string, key: string) => void keys.push(key) } as unknown as Broker;
+  const events = taskEventsOn(broker);
+  events.started({ id: 't1', task: 'proj.tasks.add' } as unknown as TaskMessage);
+  events.stopHeartbeat();
+  expect(keys).toEqual(['task.multi', 'worker.offline']);
 });
 
 test('task-failed and task-retried carry the Python exception a caller would catch, as Celery repr()s it', () => {
@@ -160,6 +193,9 @@ test('task-failed and task-retried carry the Python exception a caller would cat
   events.failed(msg, new PythonException('ValueError', 'builtins', 'boom'), '');
   events.retried(msg, new RangeError("it's out"), '');
   events.failed(msg, new NotRegisteredError('proj.tasks.nope'), '');
-  const exceptions = sent.map((b) => (parseKombuJson(b.toString()) as Record<string, unknown>).exception);
+  events.flush();
+  const exceptions = sent.flatMap((b) =>
+    (parseKombuJson(b.toString()) as Array<Record<string, unknown>>).map((e) => e.exception),
+  );
   expect(exceptions).toEqual(["ValueError('boom')", 'ValueError("it\'s out")', "NotRegistered('proj.tasks.nope')"]);
 });
