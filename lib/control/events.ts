@@ -7,8 +7,8 @@
  * Task events are buffered as Celery's worker buffers them under its event loop (celery/events/dispatcher.py,
  * `buffer_group=['task']`, celery/worker/consumer/events.py): one message of up to 24 events, a list, routed
  * `task.multi`, sent when the buffer is full or on the next turn of the event loop. Celery's EventReceiver (Flower,
- * `celery events`, the exporters) takes a list as its events in order. Three publishes a task become one for
- * eight tasks when the worker is busy, and a lone task's events still leave within the turn.
+ * `celery events`, the exporters) takes a list as its events in order. A busy worker sends the events of up to
+ * eight tasks in one publish instead of three publishes a task, and a lone task's events still leave within the turn.
  */
 import os from 'node:os';
 import { exceptionInfo } from '../backend/meta.js';

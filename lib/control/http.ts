@@ -127,6 +127,7 @@ export function fanOut(...sinks: TaskEvents[]): TaskEvents {
     revoked: (id, how) => sinks.forEach((s) => s.revoked(id, how)),
     poisoned: (q, r) => sinks.forEach((s) => s.poisoned(q, r)),
     forwarded: (t, to) => sinks.forEach((s) => s.forwarded?.(t, to)),
+    flush: () => sinks.forEach((s) => s.flush?.()),
   };
 }
 
