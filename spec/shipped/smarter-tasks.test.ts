@@ -10,7 +10,9 @@
  * or left unacknowledged, and the processes are still up. The cases, one per name, are in
  * spec/support/shipped-cases-*.ts; the world and its processes in spec/support/shipped-suite.ts.
  */
+import { spawn } from 'node:child_process';
 import amqp from '../../lib/broker/amqp/amqplib.js';
+import { PYTHON } from '../support/python-worker.js';
 import { waitFor } from '../support/wait.js';
 import { execFileSyncText, OP, INFRA, P, DUE_ENTRIES, w, redis, beatPrefix } from '../support/shipped-suite.js';
 import { type Send, python, meta, TERMINAL, settled, rows, one, everyProcessAlive } from '../support/shipped-suite.js';
@@ -145,6 +147,27 @@ describe("Smarter's 39 task names, sent by Python Celery (protocol 1) to the shi
       });
     }
   });
+});
+
+// The chart starts both workers with -E and --http-port: task events go out in task.multi lists (as Celery's worker
+// buffers them), through the fan-out that also feeds the metrics.
+describe("Celery's event receiver (what Flower and celery events use) on the shipped operational worker", () => {
+  test('sees task-received, task-started and task-succeeded of a task it ran, in order, from the worker', async () => {
+    const py = spawn(PYTHON, ['spec/interop/python/events.py', w.brokerUrl, '4'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    py.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise((r) => py.once('exit', r));
+    await waitFor(() => out.includes('listening'), 15_000, { stepMs: 100, what: 'the receiver listening' });
+    const ids = await python([{ key: 'sum', name: 'celery.accumulate', queue: OP, args: [2, 3], kwargs: {} }]);
+    await exited;
+    const events = JSON.parse(out.split('\n').filter(Boolean).pop() ?? '[]') as Array<Record<string, unknown>>;
+    const mine = events.filter((e) => e.uuid === ids['sum']);
+    expect(mine.map((e) => e.type)).toEqual(['task-received', 'task-started', 'task-succeeded']);
+    expect(mine[2]).toMatchObject({ result: '[2, 3]' });
+    expect(String(mine[0]?.hostname)).toMatch(/^worker@/);
+  }, 30_000);
 });
 
 // ---------------------------------------------------------------------------------------------------------------
