@@ -35,7 +35,11 @@ export class AttemptKeys {
   private readonly words: Uint32Array;
   private readonly retries: Uint32Array;
   private readonly texts = new Map<number, string>();
-  /** The key parsed last (parse()): packed or not, its words, retries and hash. Kept here to allocate nothing. */
+  /**
+   * The key parsed last (parse()): packed or not, its words, retries and hash. Kept here to allocate nothing, and
+   * reused when the next key is the same: a delivery looks its attempt up, then takes a slot for it.
+   */
+  private last: string | undefined;
   private packed = false;
   private readonly w = new Uint32Array(4);
   private r = 0;
@@ -116,6 +120,8 @@ export class AttemptKeys {
   }
 
   private parse(key: string): void {
+    if (key === this.last) return;
+    this.last = key;
     this.packed = this.parseUuidKey(key);
     let h: number;
     if (this.packed) {
