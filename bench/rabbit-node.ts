@@ -69,9 +69,9 @@ function logTail(dir: string): string {
 }
 
 /**
- * A first start that fails is tried once more, under a new name, on new ports and in a new directory: the ports
- * come from the kernel's ephemeral range, and a connection made between the probe and the VM's bind can take one.
- * The error of a second failure carries both logs' tails.
+ * A first start that fails is tried once more, on new ports, in a new directory and (unless the options name it)
+ * under a new name: the ports come from the kernel's ephemeral range, and a connection made between the probe and
+ * the VM's bind can take one. The error of a second failure carries both logs' tails.
  */
 export async function startRabbitNode(options: RabbitNodeOptions = {}): Promise<RabbitNode> {
   try {
@@ -149,7 +149,12 @@ async function launchRabbitNode(options: RabbitNodeOptions): Promise<RabbitNode>
   // A VM that never answered rabbitmqctl cannot be stopped through it.
   const killVm = (): void => {
     const pid = vmPid();
-    if (pid !== undefined && !vmGone()) process.kill(pid, 'SIGKILL');
+    if (pid === undefined) return;
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone already
+    }
   };
   const stop = async (): Promise<void> => {
     await ctl('stop').catch(() => undefined);
