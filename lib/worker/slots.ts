@@ -99,7 +99,7 @@ export class Slots<D = unknown> {
         held.hold(job, waitMs, (due) => this.reserveDue(due));
         continue;
       }
-      void this.start(job);
+      this.start(job);
     }
     if (runs.active.size === 0) {
       const waiters = this.idleWaiters;
@@ -121,8 +121,7 @@ export class Slots<D = unknown> {
     else this.reserve(job);
   }
 
-  private async start(job: Job): Promise<void> {
-    await this.o.runs.start(job, this.o.limits.timesOf(job.task.name));
-    this.pump();
+  private start(job: Job): void {
+    void this.o.runs.start(job, this.o.limits.timesOf(job.task.name)).then(() => this.pump());
   }
 }

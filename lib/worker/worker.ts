@@ -386,11 +386,17 @@ export class Worker<D = unknown> implements WorkerControl {
   }
 
   private onDelivery(delivery: Delivery): void {
-    this.intake.admit(delivery).catch((err: unknown) => {
-      // Intake never throws by design; if it does, leave the message unacked for redelivery, never lost.
-      this.logger.error('unexpected error while receiving a message', { error: coerceError(err).stack });
-    });
+    try {
+      this.intake.admit(delivery)?.catch(this.intakeFailed);
+    } catch (err) {
+      this.intakeFailed(err);
+    }
   }
+
+  /** Intake never throws by design; if it does, the message is left unacked for redelivery, never lost. */
+  private readonly intakeFailed = (err: unknown): void => {
+    this.logger.error('unexpected error while receiving a message', { error: coerceError(err).stack });
+  };
 
   /**
    * Warm shutdown; idempotent. Held and reserved messages stay unacked and go back to their queues when the

@@ -81,3 +81,31 @@ test('runWithLimits: the hard limit fails the run as abandoned and cancels its d
   expect(quick).toEqual({ ok: true, value: 7 });
   expect(d.size).toBe(0);
 });
+
+test('runWithLimits: code that throws as it starts fails the run with its error, and leaves no deadline or failer', async () => {
+  const d = new Deadlines(clock);
+  const control = new RunControl();
+  const r = await runWithLimits(
+    () => {
+      throw new TypeError('bad start');
+    },
+    { soft: 1, hard: 2 },
+    control,
+    d,
+  );
+  expect(r).toMatchObject({ ok: false, error: { name: 'TypeError', message: 'bad start' } });
+  expect(d.size).toBe(0);
+  // The run is over: an error reported for it later is not its to end.
+  expect(control.fail(new Error('late'))).toBe(false);
+});
+
+test('runWithLimits: an error reported for the run while it goes ends it at once, failed, and aborts its signal', async () => {
+  const d = new Deadlines(clock);
+  const control = new RunControl();
+  const running = runWithLimits(() => new Promise(() => undefined), { soft: null, hard: 5 }, control, d);
+  const escaped = new Error('escaped from a timer');
+  expect(control.fail(escaped)).toBe(true);
+  await expect(running).resolves.toEqual({ ok: false, error: escaped });
+  expect(control.signal.reason).toBe(escaped);
+  expect(d.size).toBe(0);
+});

@@ -65,8 +65,10 @@ export class ConsumerLoop implements Settler {
   private timers: NodeJS.Timeout[] = [];
   private cycle = 0;
   /** Acks asked for in this turn of the event loop, and the flush that sends them at its end. */
-  private acks: { tag: string; resolve: () => void }[] = [];
+  private acks: string[] = [];
   private acksFlush: NodeJS.Immediate | undefined;
+  private acksSent: Promise<void> | undefined;
+  private acksResolve: (() => void) | undefined;
 
   constructor(private readonly deps: ConsumerLoopDeps) {}
 
@@ -114,27 +116,30 @@ export class ConsumerLoop implements Settler {
    * send goes on the same connection, so Redis runs it after them, and it is on its way while they are.
    */
   private ackSoon(tag: string): Promise<void> {
-    return new Promise((resolve) => {
-      this.acks.push({ tag, resolve });
-      this.acksFlush ??= setImmediate(() => void this.flushAcks());
-    });
+    this.acks.push(tag);
+    this.acksFlush ??= setImmediate(() => void this.flushAcks());
+    // One promise for the acks of this turn: they are sent together, and settled together.
+    this.acksSent ??= new Promise((resolve) => (this.acksResolve = resolve));
+    return this.acksSent;
   }
 
   private flushAcks(): Promise<void> {
     if (this.acksFlush) clearImmediate(this.acksFlush);
     this.acksFlush = undefined;
     const batch = this.acks;
+    const resolve = this.acksResolve;
     this.acks = [];
+    this.acksSent = undefined;
+    this.acksResolve = undefined;
     if (batch.length === 0) return Promise.resolve();
-    for (const a of batch) this.release(a.tag);
+    for (const tag of batch) this.release(tag);
     this.wake();
-    return this.deps.transport.ackMany(batch.map((a) => a.tag)).then(
-      () => {
-        for (const a of batch) a.resolve();
-      },
+    return this.deps.transport.ackMany(batch).then(
+      () => resolve?.(),
       // Sent again one by one, each with settleTag's retries.
       async () => {
-        await Promise.all(batch.map((a) => this.settleTag(a.tag, 'ack', 2).then(a.resolve)));
+        await Promise.all(batch.map((tag) => this.settleTag(tag, 'ack', 2)));
+        resolve?.();
       },
     );
   }
@@ -226,7 +231,10 @@ export class ConsumerLoop implements Settler {
       if (!noAck) for (const p of batch) this.hold(p.deliveryTag, p.queue, p.text.length);
       // The next pop is on its way while this batch is handed: Redis takes it while the worker runs these.
       if (batch.length > 0 && !this.deps.closing()) next = this.popOnce(noAck, blocking, request, false);
-      for (const popped of batch) await this.hand(popped, noAck);
+      for (const popped of batch) {
+        const restoring = this.hand(popped, noAck);
+        if (restoring) await restoring;
+      }
     }
     // Taken after the close began: handed back (hand restores what comes while closing).
     for (const popped of next ? await next : []) await this.hand(popped, noAck);
@@ -295,15 +303,17 @@ export class ConsumerLoop implements Settler {
     return Math.max(1, free);
   }
 
-  private async hand(popped: Popped, noAck: boolean): Promise<void> {
+  /** Handed to its consumer at once; a message no consumer takes is restored (the promise returned). */
+  private hand(popped: Popped, noAck: boolean): Promise<void> | void {
     const consumer = this.deps.closing() ? undefined : this.consumers.get(popped.queue);
     if (!consumer) {
       // Taken while closing (as kombu restores at shutdown), or cancelled while we waited: back to the front of its queue.
-      if (!noAck) {
-        this.release(popped.deliveryTag);
-        await this.deps.transport.restore(popped.deliveryTag).catch(() => undefined);
-      }
-      return;
+      if (noAck) return;
+      this.release(popped.deliveryTag);
+      return this.deps.transport.restore(popped.deliveryTag).then(
+        () => undefined,
+        () => undefined,
+      );
     }
     consumer.handler(new RedisDelivery(noAck ? null : this, popped.queue, popped));
   }

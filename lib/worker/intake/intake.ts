@@ -64,8 +64,12 @@ export class Intake<D> {
 
   constructor(private readonly o: IntakeOptions<D>) {}
 
-  /** Decides where a delivery goes: refused, forwarded, discarded, parked, held, or reserved for a slot. */
-  async admit(delivery: Delivery): Promise<void> {
+  /**
+   * Decides where a delivery goes: refused, forwarded, discarded, parked, held, or reserved for a slot. A
+   * message reserved for a slot is admitted without a promise (returns nothing); the other ways may wait on the
+   * broker.
+   */
+  admit(delivery: Delivery): Promise<void> | void {
     let msg: TaskMessage;
     try {
       if (delivery.unreadable !== undefined) {
@@ -76,23 +80,32 @@ export class Intake<D> {
         maxBodyBytes: this.o.settings.maxBodyBytes ?? 0,
       });
     } catch (err) {
-      const e = coerceError(err);
-      const outcome: Outcome = hasCode(e, 'PROTOCOL_DECODE') ? { kind: 'undecodable' } : { kind: 'refused' };
-      this.o.logger.error(`refused a message on ${delivery.queue}: ${e.message}`, {
-        queue: delivery.queue,
-        code: (e as ProtocolError).code,
-        correlation_id: delivery.raw.properties.correlationId,
-      });
-      this.o.events.poisoned(delivery.queue, e.message);
-      await this.o.settler.settle(delivery, outcome, e.message);
-      return;
+      return this.refuse(delivery, coerceError(err));
     }
-    const task = this.o.registry.find(msg.task) ?? (await this.loadStub(msg));
+    const task = this.o.registry.find(msg.task);
+    return task ? this.admitTask(delivery, msg, task) : this.admitUnknown(delivery, msg);
+  }
+
+  private async refuse(delivery: Delivery, e: Error): Promise<void> {
+    const outcome: Outcome = hasCode(e, 'PROTOCOL_DECODE') ? { kind: 'undecodable' } : { kind: 'refused' };
+    this.o.logger.error(`refused a message on ${delivery.queue}: ${e.message}`, {
+      queue: delivery.queue,
+      code: (e as ProtocolError).code,
+      correlation_id: delivery.raw.properties.correlationId,
+    });
+    this.o.events.poisoned(delivery.queue, e.message);
+    await this.o.settler.settle(delivery, outcome, e.message);
+  }
+
+  /** A task this worker has not loaded: loaded now if the registry can, else forwarded or refused. */
+  private async admitUnknown(delivery: Delivery, msg: TaskMessage): Promise<void> {
+    const task = await this.loadStub(msg);
     if (task === null) return;
-    if (!task) {
-      await this.notRegistered(delivery, msg);
-      return;
-    }
+    if (!task) return this.notRegistered(delivery, msg);
+    return this.admitTask(delivery, msg, task);
+  }
+
+  private admitTask(delivery: Delivery, msg: TaskMessage, task: AnyTask<D>): Promise<void> | void {
     if (task.queue !== delivery.queue && task.queue !== ANY_QUEUE) {
       this.o.logger.warn(
         `task ${msg.task}[${msg.id}] is misrouted: declared for ${task.queue}, received on ${delivery.queue}`,
@@ -104,10 +117,7 @@ export class Intake<D> {
         },
       );
     }
-    if (this.o.discard.applies(msg)) {
-      await this.o.discard.discard({ delivery, msg });
-      return;
-    }
+    if (this.o.discard.applies(msg)) return this.o.discard.discard({ delivery, msg });
     this.o.events.received(msg);
     const job: Job = { delivery, msg, task };
     const delayMs = msg.eta ? msg.eta.epochMs - Date.now() : 0;

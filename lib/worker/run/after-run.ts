@@ -97,8 +97,11 @@ export async function storeResult(
   }
 }
 
-/** The run returned: the callbacks and the chain's next step, then SUCCESS (a rescheduled check returns None). */
-export async function handleSuccess(e: Ending, returned: unknown): Promise<RunEnd> {
+/**
+ * The run returned: the callbacks and the chain's next step, then SUCCESS (a rescheduled check returns None).
+ * A run with nothing to send on or store ends without a promise of its own.
+ */
+export function handleSuccess(e: Ending, returned: unknown): Promise<RunEnd> | RunEnd {
   const { msg, log } = e;
   // A rescheduled check ends like Python's `apply_async(...); return None`.
   const value = returned instanceof Rescheduled ? null : returned;
@@ -111,6 +114,13 @@ export async function handleSuccess(e: Ending, returned: unknown): Promise<RunEn
       },
     );
   }
+  const sendsOn = (msg.callbacks?.length ?? 0) > 0 || (msg.chain?.length ?? 0) > 0;
+  if (!sendsOn && e.ignoreResult) return succeeded(e, value);
+  return sendOnAndStore(e, value);
+}
+
+async function sendOnAndStore(e: Ending, value: unknown): Promise<RunEnd> {
+  const { msg, log } = e;
   const children: ChildTuple[] = [];
   try {
     if (msg.callbacks && msg.callbacks.length > 0) {
@@ -131,6 +141,11 @@ export async function handleSuccess(e: Ending, returned: unknown): Promise<RunEn
     });
   }
   if (!e.ignoreResult) await storeResult(e, 'SUCCESS', value, null, children);
+  return succeeded(e, value);
+}
+
+function succeeded(e: Ending, value: unknown): RunEnd {
+  const { msg, log } = e;
   const rt = e.runtime();
   e.events.succeeded(msg, value, rt);
   if (log.isLevelEnabled('info')) {

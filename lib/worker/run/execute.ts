@@ -66,69 +66,80 @@ export class RunControl {
 let abandonedLive = 0;
 export const abandonedRunsStillGoing = (): number => abandonedLive;
 
-export async function runWithLimits(
+/**
+ * The run under its limits. One promise and one reaction of ours per run: the cleanup is done where the result
+ * is settled rather than in a `finally`, since under the containment's async hooks every promise (and every
+ * `await`'s throwaway) costs a hook call and an object.
+ */
+export function runWithLimits(
   run: () => Promise<unknown>,
   limits: Limits,
   control: RunControl,
   deadlines: Deadlines,
 ): Promise<RunResult> {
-  let soft: Deadline | undefined;
-  let hard: Deadline | undefined;
-  try {
-    return await new Promise<RunResult>((settle) => {
-      let settled = false;
-      const resolve = (r: RunResult): boolean => {
-        if (settled) return false;
-        settled = true;
-        settle(r);
-        return true;
-      };
-      control.onFail((error) => {
-        if (!resolve({ ok: false, error })) return false;
-        control.abort(error);
-        return true;
-      });
-      let ended = false;
-      let abandoned = false;
-      const abandon = (r: RunResult) => {
-        if (!resolve(r) || ended) return;
-        abandoned = true;
-        abandonedLive++;
-      };
-      (async () => run())()
-        .finally(() => {
-          ended = true;
-          if (abandoned) abandonedLive--;
-        })
-        .then(
-          (value) => resolve({ ok: true, value }),
-          (err: unknown) => resolve({ ok: false, error: coerceError(err) }),
-        );
-      // Revoke with terminate, or a cancel (its connection lost): stop waiting for the run at once, as Celery kills
-      // the child process.
-      control.onAbort((reason) => {
-        if (hasCode(reason, 'TASK_REVOKED') || hasCode(reason, 'TASK_RETRY')) {
-          abandon({ ok: false, error: reason as Error, abandoned: true });
-        }
-      });
-      if (limits.soft !== null) {
-        const s = limits.soft;
-        soft = deadlines.add(s * 1000, () => control.abort(new SoftTimeLimitExceededError(s)));
-      }
-      if (limits.hard !== null) {
-        const h = limits.hard;
-        hard = deadlines.add(h * 1000, () => {
-          const error = new TimeLimitExceededError(h);
-          control.abort(error);
-          abandon({ ok: false, error, abandoned: true });
-        });
+  return new Promise<RunResult>((settle) => {
+    let soft: Deadline | undefined;
+    let hard: Deadline | undefined;
+    let settled = false;
+    const resolve = (r: RunResult): boolean => {
+      if (settled) return false;
+      settled = true;
+      control.onFail(undefined);
+      soft?.cancel();
+      hard?.cancel();
+      settle(r);
+      return true;
+    };
+    control.onFail((error) => {
+      if (!resolve({ ok: false, error })) return false;
+      control.abort(error);
+      return true;
+    });
+    let ended = false;
+    let abandoned = false;
+    const abandon = (r: RunResult) => {
+      if (!resolve(r) || ended) return;
+      abandoned = true;
+      abandonedLive++;
+    };
+    const end = () => {
+      ended = true;
+      if (abandoned) abandonedLive--;
+    };
+    const failed = (err: unknown) => {
+      end();
+      resolve({ ok: false, error: coerceError(err) });
+    };
+    try {
+      Promise.resolve(run()).then((value) => {
+        end();
+        resolve({ ok: true, value });
+      }, failed);
+    } catch (err) {
+      failed(err);
+    }
+    // Ended as it started (its code threw at once, or called `control.fail`): no limit left to watch.
+    if (settled) return;
+    // Revoke with terminate, or a cancel (its connection lost): stop waiting for the run at once, as Celery kills
+    // the child process.
+    control.onAbort((reason) => {
+      if (hasCode(reason, 'TASK_REVOKED') || hasCode(reason, 'TASK_RETRY')) {
+        abandon({ ok: false, error: reason as Error, abandoned: true });
       }
     });
-  } finally {
-    control.onFail(undefined);
-    soft?.cancel();
-    hard?.cancel();
-  }
+    if (limits.soft !== null) {
+      const s = limits.soft;
+      soft = deadlines.add(s * 1000, () => control.abort(new SoftTimeLimitExceededError(s)));
+    }
+    if (limits.hard !== null) {
+      const h = limits.hard;
+      hard = deadlines.add(h * 1000, () => {
+        const error = new TimeLimitExceededError(h);
+        control.abort(error);
+        abandon({ ok: false, error, abandoned: true });
+      });
+    }
+  });
 }
 
 /** Celery: the message's `timelimit` wins when truthy, else the task's, else the worker's default. */

@@ -18,7 +18,7 @@ import { createTaskContext } from './task-context.js';
 import { type AckPolicy, ackOnStart } from '../settle/decide.js';
 import type { TaskEvents } from '../events.js';
 import type { Deadline, Deadlines } from './deadlines.js';
-import { RunControl, runWithLimits } from './execute.js';
+import { RunControl, type RunResult, runWithLimits } from './execute.js';
 import { type RunScope, inRunScope } from './containment.js';
 import type { TaskPublisher } from '../publisher.js';
 import { autoretryCountdownFor } from './retrying.js';
@@ -71,7 +71,8 @@ export function runTask<D>(input: RunInput<D>): ActiveRun {
   const { task, msg, defaults } = input;
   const options = resolveRunOptions(msg, task, defaults, input.overrides);
   const policy = options.policy;
-  const run: ActiveRun = {
+  // `done` is the run's own promise, set as it starts (a placeholder promise would cost one per run).
+  const run: Omit<ActiveRun, 'done'> & { done: Promise<RunEnd> | undefined } = {
     key: input.key,
     delivery: input.delivery,
     msg,
@@ -80,16 +81,16 @@ export function runTask<D>(input: RunInput<D>): ActiveRun {
     startedAt: Date.now(),
     finalized: false,
     waitingOn: null,
-    done: Promise.resolve<RunEnd>({ outcome: { kind: 'succeeded' }, reason: '' }),
+    done: undefined,
   };
   const traced = tracing();
   run.done = traced
     ? traced.run(msg, input.delivery.queue, () => execute(input, run, options))
     : execute(input, run, options);
-  return run;
+  return run as ActiveRun;
 }
 
-async function execute<D>(input: RunInput<D>, run: ActiveRun, options: RunOptions): Promise<RunEnd> {
+async function execute<D>(input: RunInput<D>, run: Omit<ActiveRun, 'done'>, options: RunOptions): Promise<RunEnd> {
   const { task, msg, backend, publisher, events, delivery } = input;
   const log = lazyChild(input.logger, () => ({
     task: msg.task,
@@ -148,13 +149,21 @@ async function execute<D>(input: RunInput<D>, run: ActiveRun, options: RunOption
     );
     // Everything the task's code starts carries this scope: an error escaping it later ends this run, not the process.
     const scope: RunScope = { task: msg.task, id: msg.id, fail: (e) => run.control.fail(e) };
-    const r = await runWithLimits(
-      () => inRunScope(scope, () => Promise.resolve(task.run(params, ctx as TaskContext<unknown>))),
-      options.limits,
-      run.control,
-      input.deadlines,
-    ).finally(() => watchdog?.cancel());
-    if (r.ok) return await handleSuccess(ending, r.value);
+    let r: RunResult;
+    try {
+      r = await runWithLimits(
+        () => inRunScope(scope, () => Promise.resolve(task.run(params, ctx as TaskContext<unknown>))),
+        options.limits,
+        run.control,
+        input.deadlines,
+      );
+    } finally {
+      watchdog?.cancel();
+    }
+    if (r.ok) {
+      const ended = handleSuccess(ending, r.value);
+      return ended instanceof Promise ? await ended : ended;
+    }
     error = r.error;
     abandoned = r.abandoned ?? false;
   } catch (err) {

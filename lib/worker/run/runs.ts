@@ -79,7 +79,8 @@ export class Runs<D> {
       const { outcome, reason } = await run.done;
       if (!run.finalized) {
         run.finalized = true;
-        await o.settler.settle(job.delivery, outcome, reason, run.policy);
+        const settling = o.settler.settle(job.delivery, outcome, reason, run.policy);
+        if (settling) await settling;
       }
       this.processed.set(job.msg.task, (this.processed.get(job.msg.task) ?? 0) + 1);
     } catch (err) {

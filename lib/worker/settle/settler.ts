@@ -11,7 +11,7 @@ import type { Logger } from '../../logger.js';
 import type { TaskMessage } from '../../protocol/types.js';
 import type { TaskEvents } from '../events.js';
 import type { DeadLetterCopies } from './dead-letter.js';
-import { type AckPolicy, type Outcome, decide } from './decide.js';
+import { type AckPolicy, type Decision, type Outcome, decide } from './decide.js';
 
 export interface SettlerOptions {
   broker: Pick<Broker, 'deadLetter' | 'send'>;
@@ -31,19 +31,25 @@ export interface SettlerOptions {
 export class Settler {
   constructor(private readonly o: SettlerOptions) {}
 
-  async settle(
+  /** Settled at once (nothing returned) unless a dead-letter copy must be in the broker first. */
+  settle(
     delivery: Delivery,
     outcome: Outcome,
     reason: string,
     policy: AckPolicy = this.o.defaults,
-  ): Promise<void> {
+  ): Promise<void> | void {
     const decision = decide(outcome, policy);
-    if (
-      decision.deadLetter &&
-      !(await this.o.deadLetters.copy(delivery, reason, () => this.deadLetter(delivery, reason), this.o.running))
-    ) {
-      return;
+    if (decision.deadLetter) return this.settleCopied(delivery, decision, reason);
+    this.reply(delivery, decision);
+  }
+
+  private async settleCopied(delivery: Delivery, decision: Decision, reason: string): Promise<void> {
+    if (await this.o.deadLetters.copy(delivery, reason, () => this.deadLetter(delivery, reason), this.o.running)) {
+      this.reply(delivery, decision);
     }
+  }
+
+  private reply(delivery: Delivery, decision: Decision): void {
     if (decision.reply === 'ack') delivery.ack();
     else delivery.reject(decision.reply === 'requeue');
     if (decision.reply !== 'ack') {
