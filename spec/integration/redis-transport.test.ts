@@ -57,6 +57,34 @@ test('a popped message sits in unacked (tag → [message, exchange, routing key]
   expect(await s.redis.zcard(s.keys.unackedIndex)).toBe(0);
 });
 
+test("the unacked entry keeps the envelope's own tag, exchange and routing key, whatever the envelope's layout", async () => {
+  const props = (tag: string) =>
+    `{"delivery_info": {"exchange": "ex-${tag}", "routing_key": "rk-${tag}"}, "priority": 0, "body_encoding": "base64", "delivery_tag": "${tag}"}`;
+  const fake = '{"delivery_info": {"exchange": "wrong", "routing_key": "wrong"}, "delivery_tag": "wrong"}';
+  const envelopes: [string, string][] = [
+    // kombu's layout: the properties last, read alone.
+    ['kombu', `{"body": "e30=", "headers": {"lang": "py"}, "properties": ${props('kombu')}}`],
+    ['compact', JSON.stringify({ body: 'e30=', properties: JSON.parse(props('compact')) as unknown })],
+    ['trailing blanks', `{"body": "e30=", "properties": ${props('trailing blanks')}}\n  `],
+    // A "properties" nested deeper, after the real one or before it: never taken for the envelope's.
+    ['nested after', `{"properties": ${props('nested after')}, "headers": {"x": {"properties": ${fake}}}}`],
+    ['nested before', `{"headers": {"properties": ${fake}}, "properties": ${props('nested before')}}`],
+    // A key that ends in "properties" behind an escaped quote: not the properties member.
+    ['escaped key', `{"properties": ${props('escaped key')}, "a\\"properties": ${fake}}`],
+  ];
+  for (const [, text] of envelopes) await s.redis.lpush(s.keys.queue('q'), text);
+  const popped = await t.popMany(['q'], 10);
+  expect(popped.map((p) => p.deliveryTag)).toEqual(envelopes.map(([tag]) => tag));
+  for (const p of popped) {
+    const entry = JSON.parse((await s.redis.hget(s.keys.unacked, p.deliveryTag)) ?? 'null') as [
+      unknown,
+      string,
+      string,
+    ];
+    expect(entry.slice(1)).toEqual([`ex-${p.deliveryTag}`, `rk-${p.deliveryTag}`]);
+  }
+});
+
 test('noAck pops record nothing', async () => {
   const m = task('n1');
   await t.publish('', 'q', m.body, m.properties);
