@@ -12,12 +12,20 @@ export interface Deadline {
   cancel(): void;
 }
 
-interface Entry extends Deadline {
-  at: number;
-  seq: number;
-  index: number;
-  ref: boolean;
-  fire: () => void;
+/** A class, so that a deadline costs one object and no closure (a run adds one or more). */
+class Entry implements Deadline {
+  constructor(
+    private readonly owner: Deadlines,
+    readonly at: number,
+    readonly seq: number,
+    public index: number,
+    readonly ref: boolean,
+    readonly fire: () => void,
+  ) {}
+
+  cancel(): void {
+    this.owner.remove(this);
+  }
 }
 
 export class Deadlines {
@@ -36,14 +44,14 @@ export class Deadlines {
 
   /** Calls `fire` once `delayMs` have passed, unless cancelled first. `ref: false` is an unref'd timer's. */
   add(delayMs: number, fire: () => void, opts: { ref?: boolean } = {}): Deadline {
-    const entry: Entry = {
-      at: this.now() + Math.max(0, delayMs),
-      seq: this.seq++,
-      index: this.heap.length,
-      ref: opts.ref ?? true,
+    const entry = new Entry(
+      this,
+      this.now() + Math.max(0, delayMs),
+      this.seq++,
+      this.heap.length,
+      opts.ref ?? true,
       fire,
-      cancel: () => this.remove(entry),
-    };
+    );
     this.heap.push(entry);
     this.up(entry.index);
     if (entry.ref) this.refs++;
@@ -51,7 +59,8 @@ export class Deadlines {
     return entry;
   }
 
-  private remove(entry: Entry): void {
+  /** `Deadline.cancel`. */
+  remove(entry: Entry): void {
     const i = entry.index;
     if (i < 0) return;
     entry.index = -1;

@@ -41,10 +41,12 @@ export interface ActiveRun {
   done: Promise<RunEnd>;
 }
 
+const UNREF = { ref: false } as const;
+
 /** Reports a run still going after its wait budget: a task that waits holds a worker slot (ADR-030). */
 function watchWaiting(deadlines: Deadlines, budget: number | null, report: () => void): Deadline | undefined {
   if (budget === null) return undefined;
-  return deadlines.add(budget * 1000, report, { ref: false });
+  return deadlines.add(budget * 1000, report, UNREF);
 }
 
 export interface RunInput<D> {
