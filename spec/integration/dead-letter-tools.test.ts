@@ -37,13 +37,26 @@ const peek = (q: string) =>
     return ids;
   });
 
-/** Every message of a queue, taken. */
+/**
+ * Every message a queue holds ready when asked, taken. Streamed by one consumer: a `basic.get` each is a round
+ * trip per message, and ten thousand of them on a loaded broker took most of a test's time.
+ */
 const drain = (q: string) =>
   withChannel(async (ch) => {
     const ids: string[] = [];
-    for (let m = await ch.get(q, { noAck: true }); m !== false; m = await ch.get(q, { noAck: true })) {
-      ids.push(String(m.properties.correlationId));
-    }
+    const want = (await ch.checkQueue(q)).messageCount;
+    if (want === 0) return ids;
+    const { consumerTag } = await ch.consume(
+      q,
+      (m) => {
+        if (m === null) return;
+        ids.push(String(m.properties.correlationId));
+      },
+      { noAck: true },
+    );
+    await waitFor(() => ids.length >= want, 60_000, { stepMs: 20, what: () => `${ids.length} of ${want} from ${q}` });
+    // Whatever was delivered before the cancel's reply is in `ids`: taken without an ack, none may be dropped.
+    await ch.cancel(consumerTag);
     return ids;
   });
 
@@ -189,18 +202,34 @@ test('own wiring: SIGKILL of a replay midway loses no message and duplicates at 
   try {
     await publishMany(dlq, messages);
     const [node, ...pre] = CLI;
-    replay = spawn(node, [...pre, 'dead-letter', 'replay', target], { env: cliEnv, stdio: 'ignore' });
+    const child = spawn(node, [...pre, 'dead-letter', 'replay', target], { env: cliEnv, stdio: 'ignore' });
+    replay = child;
+    // Listened for from the start: a replay that ended by itself before the kill must fail the wait, not hang it.
+    const exited = new Promise<string>((r) => child.once('exit', (code, signal) => r(signal ?? `code ${code}`)));
     // One channel polled tightly, so the kill lands while the replay is still going.
     await withChannel(async (ch) => {
-      await waitFor(async () => (await ch.checkQueue(target)).messageCount >= 200, 60_000, 2);
-      replay?.kill('SIGKILL');
+      await waitFor(
+        async () => {
+          if (child.exitCode !== null) throw new Error(`the replay ended by itself (code ${child.exitCode})`);
+          return (await ch.checkQueue(target)).messageCount >= 200;
+        },
+        60_000,
+        2,
+      );
+      child.kill('SIGKILL');
     });
-    await new Promise((r) => replay?.once('exit', r));
+    expect(await exited).toBe('SIGKILL');
     const replayed = await drain(target);
-    const stayed = await waitFor(async () => {
-      const ids = await drain(dlq);
-      return ids.length + replayed.length >= N ? ids : undefined;
-    }, 15_000);
+    // What the replay held unacked comes back as RabbitMQ closes its connection; what one look finds is kept.
+    const stayed: string[] = [];
+    await waitFor(
+      async () => {
+        stayed.push(...(await drain(dlq)));
+        return stayed.length + replayed.length >= N;
+      },
+      15_000,
+      { what: () => `${replayed.length} replayed and ${stayed.length} left of ${N}` },
+    );
     // Killed midway: some replayed, some not.
     expect(replayed.length).toBeLessThan(N);
     const all = [...replayed, ...stayed];

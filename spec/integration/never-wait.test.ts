@@ -13,6 +13,7 @@ import { ResultReader } from '../support/results.js';
 import { closeRunCounter } from '../support/test-tasks.js';
 import { PYTHON } from '../support/python-worker.js';
 import { spawnTestWorker } from '../support/spawn-worker.js';
+import { type RabbitNode, startRabbitNode } from '../support/rabbit-node.js';
 
 const exec = promisify(execFile);
 const redis = new Redis(REDIS_URL);
@@ -41,8 +42,14 @@ async function ready(queue: string): Promise<number> {
   return withChannel(async (ch) => (await ch.checkQueue(queue)).messageCount);
 }
 
-/** Python Celery's `send_task` with a countdown; prints the id. */
-async function pythonSend(queue: string, task: string, args: unknown[], countdown: number): Promise<string> {
+/** Python Celery's `send_task` with a countdown (to the shared broker unless `broker` names another); prints the id. */
+async function pythonSend(
+  queue: string,
+  task: string,
+  args: unknown[],
+  countdown: number,
+  broker = AMQP_URL,
+): Promise<string> {
   const code = `
 import json, sys
 from celery import Celery
@@ -51,7 +58,7 @@ print(app.send_task(sys.argv[3], args=json.loads(sys.argv[4]), queue=sys.argv[5]
   const { stdout } = await exec(PYTHON, [
     '-c',
     code,
-    AMQP_URL,
+    broker,
     REDIS_URL,
     task,
     JSON.stringify(args),
@@ -228,18 +235,21 @@ test('own wiring: delayed messages whose queue was deleted are dropped and do no
 
 // RabbitMQ checks consumer timeouts on each channel's tick, once a minute by default: the broker's tick set to 1 s
 // lets a 20 s countdown outlast four timeouts and twenty ticks (the 2-minute countdown this replaced spanned two
-// ticks), and lets the contrast close its channel in seconds rather than at the next minute.
-describe("own wiring: RabbitMQ's consumer_timeout set to 5 s, its channel tick to 1 s", () => {
+// ticks), and lets the contrast close its channel in seconds rather than at the next minute. On a node of the
+// test's own: these settings are the node's, and on the shared broker they closed the channel of any other test
+// that held a message unacked for 5 s meanwhile (a dead-letter replay of 10,000, for one).
+describe('own wiring, own RabbitMQ node: consumer_timeout set to 5 s, the channel tick to 1 s', () => {
+  let node: RabbitNode;
   const setRabbitEnv = (key: string, value: number) =>
-    exec('rabbitmqctl', ['eval', `application:set_env(rabbit, ${key}, ${value}).`]);
+    node.ctl('eval', `application:set_env(rabbit, ${key}, ${value}).`);
 
   /** Our worker's 20 s countdown: its result, and how often the broker closed the channel meanwhile. */
   async function countdownOverTimeouts(): Promise<{ done: Record<string, unknown>; disconnects: number }> {
-    const h = await startWorker({ env: { CELERY_RESULT_BACKEND: REDIS_URL } });
+    const h = await startWorker({ env: { CELERY_BROKER_URL: node.url, CELERY_RESULT_BACKEND: REDIS_URL } });
     let disconnects = 0;
     h.broker.on('disconnected', () => disconnects++);
     try {
-      const id = await pythonSend(h.queue, 'test.add', [10, 10], 20);
+      const id = await pythonSend(h.queue, 'test.add', [10, 10], 20, node.url);
       const done = await results.ready(id, 40_000);
       return { done, disconnects };
     } finally {
@@ -250,13 +260,13 @@ describe("own wiring: RabbitMQ's consumer_timeout set to 5 s, its channel tick t
   /** A countdown held unacked in the worker, as Celery holds it: how often the broker closed the channel. */
   async function heldAsCelery(): Promise<number> {
     const h = await startWorker({
-      env: { CELERY_RESULT_BACKEND: REDIS_URL, SMARTER_WORKER_DELAYED_DELIVERY: 'false' },
+      env: { CELERY_BROKER_URL: node.url, CELERY_RESULT_BACKEND: REDIS_URL, SMARTER_WORKER_DELAYED_DELIVERY: 'false' },
     });
     let disconnects = 0;
     h.broker.on('disconnected', () => disconnects++);
     try {
       // Closed at the first tick after the 5 s timeout; the countdown is far longer than the wait.
-      await pythonSend(h.queue, 'test.add', [1, 1], 100);
+      await pythonSend(h.queue, 'test.add', [1, 1], 100, node.url);
       await waitFor(() => disconnects > 0, 30_000, 200);
       return disconnects;
     } finally {
@@ -268,6 +278,7 @@ describe("own wiring: RabbitMQ's consumer_timeout set to 5 s, its channel tick t
   let countdown: Promise<Awaited<ReturnType<typeof countdownOverTimeouts>>>;
   let held: Promise<number>;
   beforeAll(async () => {
+    node = await startRabbitNode();
     await setRabbitEnv('consumer_timeout', 5000);
     await setRabbitEnv('channel_tick_interval', 1000);
     countdown = countdownOverTimeouts();
@@ -275,12 +286,10 @@ describe("own wiring: RabbitMQ's consumer_timeout set to 5 s, its channel tick t
     // Awaited by the tests; a rejection meanwhile is theirs to report, not an unhandled one.
     countdown.catch(() => undefined);
     held.catch(() => undefined);
-  });
+  }, 120_000);
   afterAll(async () => {
     await Promise.allSettled([countdown, held]);
-    // RabbitMQ 3.10's defaults.
-    await setRabbitEnv('channel_tick_interval', 60_000);
-    await setRabbitEnv('consumer_timeout', 1_800_000);
+    await node?.remove();
   }, 60_000);
 
   test('a 20 s countdown (four consumer timeouts) completes and the broker never closes our channel', async () => {
