@@ -230,11 +230,17 @@ test(`own wiring: 3-node cluster: the worker's node is stopped with ${TASKS} tas
         const line = `${l.level} ${l.message} ${JSON.stringify(l.meta).slice(0, 300)}`;
         if (!seen.has(line) && seen.size < 60) seen.add(line);
       }
-      const alive = c.nodes.map((n) =>
-        n
-          .ctl('list_queues', 'name', 'type', 'messages_ready', 'messages_unacknowledged', 'leader', '-q')
-          .catch(() => ''),
-      );
+      // `messages` counts what a quorum queue holds for its dead-letter worker too, which ready and unacked do not;
+      // the dead-letter workers are where a level's countdowns wait while they move on.
+      const alive = c.nodes.map(async (n) => {
+        const queues = await n
+          .ctl('list_queues', 'name', 'type', 'messages', 'messages_ready', 'messages_unacknowledged', 'leader', '-q')
+          .catch(() => '');
+        const dlx = await n
+          .ctl('eval', 'length(supervisor:which_children(rabbit_fifo_dlx_sup)).')
+          .catch((e: unknown) => String(e).slice(0, 200));
+        return queues === '' ? '' : `${n.node}: ${dlx.trim()} dead-letter worker(s)\n${queues}`;
+      });
       process.stdout.write(
         `completed ${await runCounter().hlen(`${key}:count`)}, check runs ${await runCounter().llen(`${key}:checks`)}, done ${await runCounter().scard(`${key}:done`)}; ` +
           `worker on ${(h?.broker as AmqpBroker | undefined)?.connectedUrl}, active ${h?.worker.active.size}, reserved ${h?.worker.reservedCount}\n` +
