@@ -120,6 +120,33 @@ test('a pop sent again under the same request gets the same messages and takes n
   expect(await s.redis.hlen(s.keys.unacked)).toBe(3);
 });
 
+test('a pop sent again after one of its messages was restored returns only those still unacked, each whole', async () => {
+  for (const id of ['s1', 's2', 's3']) {
+    const m = task(id);
+    await t.publish('', 'q', m.body, m.properties);
+  }
+  const first = await t.popMany(['q'], 3, false, { id: 'req-r' });
+  expect(first.map((p) => idOf(p.text))).toEqual(['s1', 's2', 's3']);
+  // Restored meanwhile (the visibility timeout, or a close): back in the queue, so not sent again.
+  await t.restore(first[1]?.deliveryTag ?? '');
+  const again = await t.popMany(['q'], 3, false, { id: 'req-r' });
+  expect(again.map((p) => p.text)).toEqual([first[0]?.text, first[2]?.text]);
+  expect(again.map((p) => p.deliveryTag)).toEqual([first[0]?.deliveryTag, first[2]?.deliveryTag]);
+  expect(await t.size('q')).toBe(1);
+});
+
+test('a pop without acks sent again under the same request gets the same messages (nothing is unacked to rebuild them from)', async () => {
+  for (const id of ['n1', 'n2']) {
+    const m = task(id);
+    await t.publish('', 'q', m.body, m.properties);
+  }
+  const first = await t.popMany(['q'], 2, true, { id: 'req-n' });
+  const again = await t.popMany(['q'], 2, true, { id: 'req-n' });
+  expect(again.map((p) => p.text)).toEqual(first.map((p) => p.text));
+  expect(first.map((p) => idOf(p.text))).toEqual(['n1', 'n2']);
+  expect(await s.redis.hlen(s.keys.unacked)).toBe(0);
+});
+
 test('reject with requeue puts the message at the back, marked redelivered; restore puts it at the front', async () => {
   for (const id of ['r1', 'r2', 'r3']) {
     const m = task(id);

@@ -99,6 +99,20 @@ test('a body at the limit, a line-broken base64 body, and every body of a no-ack
   expect(p?.text).toBe(heavy.text);
 });
 
+test('a pop sent again under the same request sends the same stub of a heavy body, and the light message whole', async () => {
+  const heavy = envelope(Buffer.alloc(LIMIT * 2, 1).toString('base64'));
+  const light = envelope(Buffer.alloc(10, 1).toString('base64'));
+  await per.s.redis.lpush(per.s.keys.queue('q', 0), heavy.text, light.text);
+  const first = await per.t.popMany(['q'], 10, false, { id: 'req-w' }, WITHHOLD);
+  const again = await per.t.popMany(['q'], 10, false, { id: 'req-w' }, WITHHOLD);
+  expect(first.map((p) => p.withheld)).toEqual([LIMIT * 2, undefined]);
+  expect(again.map((p) => [p.text, p.withheld, p.deliveryTag])).toEqual(
+    first.map((p) => [p.text, p.withheld, p.deliveryTag]),
+  );
+  expect(first[0]?.text).not.toBe(heavy.text);
+  expect(first[1]?.text).toBe(light.text);
+});
+
 test('a utf-8 body (no body_encoding) is measured in bytes, as the decoder measures it', async () => {
   const body = 'é'.repeat(LIMIT / 2 + 1); // LIMIT + 2 bytes in UTF-8, in fewer characters
   await per.s.redis.lpush(per.s.keys.queue('q', 0), envelope(body, { encoding: null }).text);

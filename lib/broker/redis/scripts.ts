@@ -233,7 +233,10 @@ end
  * A pop is a request that can be sent again: what it took is kept under its request key until the next pop
  * of the same loop forgets it, and a request sent again (its reply was lost to a cut connection or a Redis
  * restart, and ioredis or the loop resends it) gets the same messages back instead of taking more. Without
- * this, the messages of a pop whose reply was lost waited in `unacked` for the visibility timeout.
+ * this, the messages of a pop whose reply was lost waited in `unacked` for the visibility timeout. The record
+ * names the messages by their `unacked` entries (a copy of the messages cost Redis a third of the pop); a
+ * message no longer unacked (restored meanwhile) is not sent again. A pop without acks keeps no entries, so its
+ * record holds the messages.
  * The pop also stops before the message that would take what it returns past `budget` bytes (of envelope
  * text), so one pop never holds many heavy messages; with `alone` 1 its first message is taken whatever it
  * weighs (the caller holds nothing else). A pop stopped by the budget ends its reply with 'full'.
@@ -256,8 +259,26 @@ for i = 5, #KEYS do
 end
 if KEYS[4] ~= KEYS[3] then redis.call('DEL', KEYS[4]) end
 local done = redis.call('GET', KEYS[3])
-if done then return cjson.decode(done) end
+if done then
+  local rec = cjson.decode(done)
+  if rec.sent then return rec.sent end
+  -- list, tag, withheld size, the message's length in its entry ('[' .. message .. ', ' ...), the stub sent or ''.
+  local again = {}
+  for j = 1, #rec.taken, 5 do
+    local entry = redis.call('HGET', KEYS[1], rec.taken[j + 1])
+    if entry then
+      local stub = rec.taken[j + 4]
+      table.insert(again, rec.taken[j])
+      table.insert(again, stub ~= '' and stub or string.sub(entry, 2, 1 + rec.taken[j + 3]))
+      table.insert(again, rec.taken[j + 1])
+      table.insert(again, rec.taken[j + 2])
+    end
+  end
+  if rec.full then table.insert(again, 'full') end
+  return again
+end
 local out, n, max = {}, 0, tonumber(ARGV[4])
+local taken = {}
 local budget, bytes, full = tonumber(ARGV[6]), 0, false
 local limit = ARGV[3] ~= '1' and tonumber(ARGV[8]) or 0
 for i = 5, #KEYS do
@@ -292,11 +313,19 @@ for i = 5, #KEYS do
     table.insert(out, sent)
     table.insert(out, tag)
     table.insert(out, size)
+    table.insert(taken, KEYS[i])
+    table.insert(taken, tag)
+    table.insert(taken, size)
+    table.insert(taken, #item)
+    table.insert(taken, sent ~= item and sent or '')
   end
   if n >= max or full then break end
 end
 if full then table.insert(out, 'full') end
-if n > 0 then redis.call('SET', KEYS[3], cjson.encode(out), 'EX', tonumber(ARGV[5])) end
+if n > 0 then
+  local rec = ARGV[3] == '1' and { sent = out } or { taken = taken, full = full }
+  redis.call('SET', KEYS[3], cjson.encode(rec), 'EX', tonumber(ARGV[5]))
+end
 return out`,
     4 + lists,
   );
