@@ -14,6 +14,13 @@ const kombu = (prefix: string, ...args: string[]): Promise<unknown> =>
   pythonJson('spec/interop/python/kombu_redis.py', [REDIS_URL, prefix, ...args], { timeoutMs: 60_000 });
 const task = (id: string, priority = 0) =>
   encodeTaskMessage({ id, task: 'tasks.add', args: [1, 2], kwargs: {}, priority });
+/** Publishes a task message of each id to queue q, in order. */
+async function publishTasks(ids: readonly string[]): Promise<void> {
+  for (const id of ids) {
+    const m = task(id);
+    await t.publish('', 'q', m.body, m.properties);
+  }
+}
 const idOf = (text: string) => decodeTaskMessage(decodeEnvelope(text).raw, { accept: ['json'] }).id;
 
 let s: RedisScope;
@@ -105,10 +112,7 @@ test('the wait returns once a message arrives and takes nothing; the pop after i
 });
 
 test('a pop sent again under the same request gets the same messages and takes no more; the next pop forgets it', async () => {
-  for (const id of ['p1', 'p2', 'p3']) {
-    const m = task(id);
-    await t.publish('', 'q', m.body, m.properties);
-  }
+  await publishTasks(['p1', 'p2', 'p3']);
   const first = await t.popMany(['q'], 2, false, { id: 'req-1' });
   const again = await t.popMany(['q'], 2, false, { id: 'req-1' });
   expect(again.map((p) => p.deliveryTag)).toEqual(first.map((p) => p.deliveryTag));
@@ -121,10 +125,7 @@ test('a pop sent again under the same request gets the same messages and takes n
 });
 
 test('a pop sent again after one of its messages was restored returns only those still unacked, each whole', async () => {
-  for (const id of ['s1', 's2', 's3']) {
-    const m = task(id);
-    await t.publish('', 'q', m.body, m.properties);
-  }
+  await publishTasks(['s1', 's2', 's3']);
   const first = await t.popMany(['q'], 3, false, { id: 'req-r' });
   expect(first.map((p) => idOf(p.text))).toEqual(['s1', 's2', 's3']);
   // Restored meanwhile (the visibility timeout, or a close): back in the queue, so not sent again.
@@ -136,10 +137,7 @@ test('a pop sent again after one of its messages was restored returns only those
 });
 
 test('a pop without acks sent again under the same request gets the same messages (nothing is unacked to rebuild them from)', async () => {
-  for (const id of ['n1', 'n2']) {
-    const m = task(id);
-    await t.publish('', 'q', m.body, m.properties);
-  }
+  await publishTasks(['n1', 'n2']);
   const first = await t.popMany(['q'], 2, true, { id: 'req-n' });
   const again = await t.popMany(['q'], 2, true, { id: 'req-n' });
   expect(again.map((p) => p.text)).toEqual(first.map((p) => p.text));
@@ -148,10 +146,7 @@ test('a pop without acks sent again under the same request gets the same message
 });
 
 test('reject with requeue puts the message at the back, marked redelivered; restore puts it at the front', async () => {
-  for (const id of ['r1', 'r2', 'r3']) {
-    const m = task(id);
-    await t.publish('', 'q', m.body, m.properties);
-  }
+  await publishTasks(['r1', 'r2', 'r3']);
   const first = await t.pop(['q']);
   await t.reject(first?.deliveryTag ?? '', true);
   const second = await t.pop(['q']);
@@ -168,10 +163,7 @@ test('reject with requeue puts the message at the back, marked redelivered; rest
 });
 
 test('restore after the visibility timeout: only messages older than it, and not while another holds unacked_mutex', async () => {
-  for (const id of ['v1', 'v2']) {
-    const m = task(id);
-    await t.publish('', 'q', m.body, m.properties);
-  }
+  await publishTasks(['v1', 'v2']);
   const old = await t.pop(['q']);
   await s.redis.zadd(s.keys.unackedIndex, Date.now() / 1000 - 120, old?.deliveryTag ?? '');
   await t.pop(['q']);
