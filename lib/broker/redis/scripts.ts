@@ -234,9 +234,8 @@ end
  * of the same loop forgets it, and a request sent again (its reply was lost to a cut connection or a Redis
  * restart, and ioredis or the loop resends it) gets the same messages back instead of taking more. Without
  * this, the messages of a pop whose reply was lost waited in `unacked` for the visibility timeout. The record
- * names the messages by their `unacked` entries (a copy of the messages cost Redis a third of the pop); a
- * message no longer unacked (restored meanwhile) is not sent again. A pop without acks keeps no entries, so its
- * record holds the messages.
+ * names the messages by their `unacked` entries instead of copying them, so a message no longer unacked
+ * (restored meanwhile) is not sent again. A pop without acks keeps no entries, so its record holds the messages.
  * The pop also stops before the message that would take what it returns past `budget` bytes (of envelope
  * text), so one pop never holds many heavy messages; with `alone` 1 its first message is taken whatever it
  * weighs (the caller holds nothing else). A pop stopped by the budget ends its reply with 'full'.
