@@ -126,7 +126,7 @@ test('own wiring: a stalled last delay level: its canary is late, the metric is 
     async () => (await get('/healthz')) === 'ok\n',
     120_000,
   );
-  process.stdout.write(`healed (${healed} worker(s) restarted): /healthz ok after ${clearedMs} ms\n`);
+  process.stdout.write(`healed (${healed} repair(s)): /healthz ok after ${clearedMs} ms\n`);
   expect(metric(await get('/metrics'), 'smarter_worker_delay_canary_late_seconds', 0)).toBe(0);
   expect(logs).toMatch(/delay level 0 flows again/);
 }, 600_000);

@@ -36,7 +36,7 @@ test('the same queues deleted outright leave countdowns stuck in the last level 
   // the thousands released with it, which on a busy 2-core machine took longer than 8 s in one run.
   const after = await rabbit.probe('after_heal', 30_000);
   process.stdout.write(
-    `deleted outright: probe ${stalled} ms (-1: never), workers restarted ${healed}, then a probe after ${after} ms\n`,
+    `deleted outright: probe ${stalled} ms (-1: never), repairs ${healed}, then a probe after ${after} ms\n`,
   );
   // Messages stuck pending are certain; whether 32 of them (a stalled level) gather in one run is not.
   expect(Number(healed)).toBeGreaterThanOrEqual(1);
