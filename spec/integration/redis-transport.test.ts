@@ -64,6 +64,19 @@ test('a popped message sits in unacked (tag → [message, exchange, routing key]
   expect(await s.redis.zcard(s.keys.unackedIndex)).toBe(0);
 });
 
+test('unacked_index is kept a skiplist from the first pop on (a listpack costs Redis a score parse per member at each ZADD and ZREM), holding only the tags', async () => {
+  await publishTasks(['k1', 'k2']);
+  const first = await t.pop(['q']);
+  expect(await s.redis.object('ENCODING', s.keys.unackedIndex)).toBe('skiplist');
+  const second = await t.pop(['q']);
+  expect((await s.redis.zrange(s.keys.unackedIndex, 0, -1)).sort()).toEqual(
+    [first?.deliveryTag, second?.deliveryTag].sort(),
+  );
+  expect(await t.ack(first?.deliveryTag ?? '')).toBe(true);
+  // Stays one while it holds a tag, as Redis keeps a sorted set's encoding as it shrinks.
+  expect(await s.redis.object('ENCODING', s.keys.unackedIndex)).toBe('skiplist');
+});
+
 test("the unacked entry keeps the envelope's own tag, exchange and routing key, whatever the envelope's layout", async () => {
   const props = (tag: string) =>
     `{"delivery_info": {"exchange": "ex-${tag}", "routing_key": "rk-${tag}"}, "priority": 0, "body_encoding": "base64", "delivery_tag": "${tag}"}`;
