@@ -48,19 +48,27 @@ export interface RabbitNode {
   join(other: RabbitNode): Promise<void>;
   /** Stops the node and deletes its data. */
   remove(): Promise<void>;
+  /** The lines of the node's logs that match. */
+  logLines(pattern: RegExp): string[];
 }
 
-/** A node's log lines that say why it did not start: its errors, then its last lines. */
-function logTail(dir: string): string {
+/** Each log file of a node (under RABBITMQ_LOG_BASE) and its lines; undefined while it has no log directory. */
+function logFiles(dir: string): Array<[string, string[]]> | undefined {
   const logDir = path.join(dir, 'log');
   let names: string[];
   try {
     names = fs.readdirSync(logDir).filter((n) => n.endsWith('.log'));
   } catch {
-    return '(no log directory)';
+    return undefined;
   }
-  const tails = names.flatMap((n) => {
-    const lines = fs.readFileSync(path.join(logDir, n), 'utf8').trimEnd().split('\n').filter(Boolean);
+  return names.map((n) => [n, fs.readFileSync(path.join(logDir, n), 'utf8').trimEnd().split('\n').filter(Boolean)]);
+}
+
+/** A node's log lines that say why it did not start: its errors, then its last lines. */
+function logTail(dir: string): string {
+  const files = logFiles(dir);
+  if (!files) return '(no log directory)';
+  const tails = files.flatMap(([n, lines]) => {
     if (lines.length === 0) return [];
     const errors = lines.filter((l) => /\[(error|critical|alert|emergency)\]/.test(l)).slice(0, 10);
     return [`${n}:\n${[...errors, '…', ...lines.slice(-5)].join('\n')}`];
@@ -186,5 +194,6 @@ async function launchRabbitNode(options: RabbitNodeOptions): Promise<RabbitNode>
       await stop();
       fs.rmSync(dir, { recursive: true, force: true });
     },
+    logLines: (pattern) => (logFiles(dir) ?? []).flatMap(([, lines]) => lines.filter((l) => pattern.test(l))),
   };
 }

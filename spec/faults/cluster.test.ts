@@ -9,7 +9,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import * as z from 'zod';
 import { AmqpBroker } from '../../lib/broker/amqp/amqp-broker.js';
 import { redactUrl } from '../../lib/config/settings.js';
@@ -76,17 +75,6 @@ function healGivenUpDeadLetters(survivors: readonly RabbitNode[]) {
   };
 }
 
-function readLogLines(dir: string, pattern: RegExp): string[] {
-  const logDir = path.join(dir, 'log');
-  const names = fs.existsSync(logDir) ? fs.readdirSync(logDir).filter((n) => n.endsWith('.log')) : [];
-  return names.flatMap((n) =>
-    fs
-      .readFileSync(path.join(logDir, n), 'utf8')
-      .split('\n')
-      .filter((l) => pattern.test(l))
-      .map((l) => l.slice(0, 300)),
-  );
-}
 const key = `cluster_${randomUUID().slice(0, 8)}`;
 
 beforeAll(async () => {
@@ -307,8 +295,10 @@ test(`own wiring: 3-node cluster: the worker's node is stopped with ${TASKS} tas
           .ctl('eval', 'length(supervisor:which_children(rabbit_fifo_dlx_sup)).')
           .catch((e: unknown) => String(e).slice(0, 200));
         // A dead-letter worker that fails and its supervisor giving up are logged by the node.
-        const logged = readLogLines(n.dir, /rabbit_fifo_dlx|max_restart_intensity|dlx_worker/).slice(-20);
-        return queues === '' ? '' : `${n.node}: ${dlx.trim()} dead-letter worker(s)\n${queues}\n${logged.join('\n')}`;
+        const logged = n.logLines(/rabbit_fifo_dlx|max_restart_intensity|dlx_worker/).slice(-20);
+        return queues === ''
+          ? ''
+          : `${n.node}: ${dlx.trim()} dead-letter worker(s)\n${queues}\n${logged.map((l) => l.slice(0, 300)).join('\n')}`;
       });
       process.stdout.write(
         `completed ${await runCounter().hlen(`${key}:count`)}, check runs ${await runCounter().llen(`${key}:checks`)}, done ${await runCounter().scard(`${key}:done`)}; ` +
