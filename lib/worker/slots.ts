@@ -121,7 +121,9 @@ export class Slots<D = unknown> {
     else this.reserve(job);
   }
 
+  /** A run that ended as it started has freed its slot already: the loop in `pump` goes on. */
   private start(job: Job): void {
-    void this.o.runs.start(job, this.o.limits.timesOf(job.task.name)).then(() => this.pump());
+    const running = this.o.runs.start(job, this.o.limits.timesOf(job.task.name));
+    if (running) void running.then(() => this.pump());
   }
 }

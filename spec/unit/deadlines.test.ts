@@ -82,6 +82,40 @@ test('runWithLimits: the hard limit fails the run as abandoned and cancels its d
   expect(d.size).toBe(0);
 });
 
+test('runWithLimits: code that returns a value has ended: its result comes back at once, not as a promise, and no deadline is left', () => {
+  const d = new Deadlines(clock);
+  const control = new RunControl();
+  const r = runWithLimits(() => 7, { soft: 1, hard: 2 }, control, d);
+  expect(r).toEqual({ ok: true, value: 7 });
+  expect(d.size).toBe(0);
+  expect(control.fail(new Error('late'))).toBe(false);
+});
+
+test('runWithLimits: code that reports its own error as it starts ends failed with it; the promise it returned is not waited for, and its rejection is handled', async () => {
+  const d = new Deadlines(clock);
+  const control = new RunControl();
+  const reported = new Error('escaped as it started');
+  let rejected = false;
+  const r = runWithLimits(
+    () => {
+      control.fail(reported);
+      return Promise.reject(new Error('rejected later')).catch((e: unknown) => {
+        rejected = true;
+        throw e;
+      });
+    },
+    { soft: 1, hard: 2 },
+    control,
+    d,
+  );
+  expect(r).toEqual({ ok: false, error: reported });
+  expect(control.signal.reason).toBe(reported);
+  expect(d.size).toBe(0);
+  // An unhandled rejection would fail this test file; let the rejection run its course.
+  await jest.advanceTimersByTimeAsync(0);
+  expect(rejected).toBe(true);
+});
+
 test('runWithLimits: code that throws as it starts fails the run with its error, and leaves no deadline or failer', async () => {
   const d = new Deadlines(clock);
   const control = new RunControl();

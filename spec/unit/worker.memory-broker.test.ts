@@ -34,11 +34,22 @@ function start(tasks: AnyTask[], env: Record<string, string> = {}) {
     ...env,
   });
   const { worker, app } = memoryWorker({ config: values, tasks, defaultQueue: Q, broker });
-  const send = async (task: string, kwargs: Record<string, unknown>, o: { eta?: number } = {}) => {
+  const send = async (
+    task: string,
+    kwargs: Record<string, unknown>,
+    o: { eta?: number; ignoreResult?: boolean } = {},
+  ) => {
     const id = randomUUID();
     await broker.send(
       Q,
-      encodeTaskMessage({ id, task, args: [], kwargs, ...(o.eta ? { eta: PyDateTime.fromEpochMs(o.eta) } : {}) }),
+      encodeTaskMessage({
+        id,
+        task,
+        args: [],
+        kwargs,
+        ...(o.eta ? { eta: PyDateTime.fromEpochMs(o.eta) } : {}),
+        ...(o.ignoreResult ? { ignoreResult: true } : {}),
+      }),
     );
     return id;
   };
@@ -84,6 +95,45 @@ test('own wiring: the pump runs no more than the concurrency at once and takes t
     expect(done.sort()).toEqual([0, 1, 2, 3, 4]);
     await waitFor(() => w.worker.active.size === 0, 5000, 5);
     expect(w.ready()).toBe(0);
+  } finally {
+    await w.app.shutdown();
+  }
+});
+
+test('own wiring: late-ack tasks that return a value (no promise) and store no result end within the turn that starts them: each runs once and is acked, and the one that throws fails without stopping the rest', async () => {
+  const ran: number[] = [];
+  let endedInTurn = 0;
+  const w = start(
+    [
+      defineTask({
+        name: 'mem.sync',
+        queue: Q,
+        params: z.object({ n: z.number() }),
+        run: ({ n }) => {
+          ran.push(n);
+          if (n === 3) throw new Error('three');
+          // Counted as processed (run and settled) before anything queued now gets to run.
+          const before = w.worker.processed.get('mem.sync') ?? 0;
+          queueMicrotask(() => {
+            if ((w.worker.processed.get('mem.sync') ?? 0) > before) endedInTurn++;
+          });
+          return n * 2;
+        },
+      }),
+    ],
+    { CELERY_TASK_ACKS_LATE: 'true' },
+  );
+  await w.app.start();
+  try {
+    for (let n = 0; n < 20; n++) await w.send('mem.sync', { n }, { ignoreResult: true });
+    await waitFor(() => (w.worker.processed.get('mem.sync') ?? 0) === 20, 5000, 5);
+    expect([...ran].sort((a, b) => a - b)).toEqual([...Array(20).keys()]);
+    expect(endedInTurn).toBe(19);
+    expect(w.worker.active.size).toBe(0);
+    expect(w.worker.reservedCount).toBe(0);
+    await sleep(20);
+    expect(w.ready()).toBe(0);
+    expect(w.store.queue(Q)?.consumers.reduce((n, c) => n + c.unsettled, 0)).toBe(0);
   } finally {
     await w.app.shutdown();
   }

@@ -66,17 +66,47 @@ export class RunControl {
 let abandonedLive = 0;
 export const abandonedRunsStillGoing = (): number => abandonedLive;
 
+const ignore = (): void => undefined;
+
+const isThenable = (v: unknown): v is PromiseLike<unknown> =>
+  (typeof v === 'object' || typeof v === 'function') &&
+  v !== null &&
+  typeof (v as { then?: unknown }).then === 'function';
+
 /**
- * The run under its limits. One promise and one reaction of ours per run: the cleanup is done where the result
- * is settled rather than in a `finally`, since under the containment's async hooks every promise (and every
- * `await`'s throwaway) costs a hook call and an object.
+ * The run under its limits. Code that returns a value (or throws, or reports an error of its own as it starts)
+ * has ended: its result comes back at once, with no promise, since under the containment's async hooks every
+ * promise (and every `await`'s throwaway) costs a hook call and an object. Code that returns a promise is
+ * waited for under its limits: one promise and one reaction of ours, the cleanup done where the result is
+ * settled rather than in a `finally`.
  */
 export function runWithLimits(
-  run: () => Promise<unknown>,
+  run: () => unknown,
   limits: Limits,
   control: RunControl,
   deadlines: Deadlines,
-): Promise<RunResult> {
+): RunResult | Promise<RunResult> {
+  let early: RunResult | undefined;
+  control.onFail((error) => {
+    if (early) return false;
+    early = { ok: false, error };
+    control.onFail(undefined);
+    control.abort(error);
+    return true;
+  });
+  let returned: unknown;
+  try {
+    returned = run();
+  } catch (err) {
+    early ??= { ok: false, error: coerceError(err) };
+  }
+  if (early || !isThenable(returned)) {
+    control.onFail(undefined);
+    // Ended as it started, failed: what it returned is no longer waited for, but its rejection is still handled.
+    if (early && isThenable(returned)) returned.then(ignore, ignore);
+    return early ?? { ok: true, value: returned };
+  }
+  const pending = returned;
   return new Promise<RunResult>((settle) => {
     let soft: Deadline | undefined;
     let hard: Deadline | undefined;
@@ -106,20 +136,16 @@ export function runWithLimits(
       ended = true;
       if (abandoned) abandonedLive--;
     };
-    const failed = (err: unknown) => {
-      end();
-      resolve({ ok: false, error: coerceError(err) });
-    };
-    try {
-      Promise.resolve(run()).then((value) => {
+    Promise.resolve(pending).then(
+      (value) => {
         end();
         resolve({ ok: true, value });
-      }, failed);
-    } catch (err) {
-      failed(err);
-    }
-    // Ended as it started (its code threw at once, or called `control.fail`): no limit left to watch.
-    if (settled) return;
+      },
+      (err: unknown) => {
+        end();
+        resolve({ ok: false, error: coerceError(err) });
+      },
+    );
     // Revoke with terminate, or a cancel (its connection lost): stop waiting for the run at once, as Celery kills
     // the child process.
     control.onAbort((reason) => {

@@ -38,7 +38,8 @@ export interface ActiveRun {
   finalized: boolean;
   /** What the run waits on with other runs (`ctx.waitingOn`): they are reported past their wait budget once. */
   waitingOn: string | null;
-  done: Promise<RunEnd>;
+  /** The run's end: at once when it ended within the turn that started it. */
+  done: RunEnd | Promise<RunEnd>;
 }
 
 const UNREF = { ref: false } as const;
@@ -73,8 +74,8 @@ export function runTask<D>(input: RunInput<D>): ActiveRun {
   const { task, msg, defaults } = input;
   const options = resolveRunOptions(msg, task, defaults, input.overrides);
   const policy = options.policy;
-  // `done` is the run's own promise, set as it starts (a placeholder promise would cost one per run).
-  const run: Omit<ActiveRun, 'done'> & { done: Promise<RunEnd> | undefined } = {
+  // `done` is the run's end or its promise, set as it starts (a placeholder promise would cost one per run).
+  const run: Omit<ActiveRun, 'done'> & { done: RunEnd | Promise<RunEnd> | undefined } = {
     key: input.key,
     delivery: input.delivery,
     msg,
@@ -87,44 +88,69 @@ export function runTask<D>(input: RunInput<D>): ActiveRun {
   };
   const traced = tracing();
   run.done = traced
-    ? traced.run(msg, input.delivery.queue, () => execute(input, run, options))
+    ? traced.run(msg, input.delivery.queue, async () => execute(input, run, options))
     : execute(input, run, options);
   return run as ActiveRun;
 }
 
-async function execute<D>(input: RunInput<D>, run: Omit<ActiveRun, 'done'>, options: RunOptions): Promise<RunEnd> {
-  const { task, msg, backend, publisher, events, delivery } = input;
+/**
+ * The run from its start to its outcome. Each step that may wait (an early ack's confirm, STARTED stored, the
+ * task's code, the result stored) continues synchronously when it did not: a task that returns a value and
+ * stores no result runs and ends within the turn that started it, with no promise of ours.
+ */
+function execute<D>(input: RunInput<D>, run: Omit<ActiveRun, 'done'>, options: RunOptions): RunEnd | Promise<RunEnd> {
+  const { msg, delivery } = input;
   const log = lazyChild(input.logger, () => ({
     task: msg.task,
     id: msg.id,
     queue: delivery.queue,
     retries: msg.retries,
   }));
-  // The runtime counts from after STARTED is stored.
-  let t0 = 0;
-  const ending: Ending = {
+  const ending: Ending & { t0: number } = {
     msg,
     log,
-    publisher,
-    backend,
-    events,
+    publisher: input.publisher,
+    backend: input.backend,
+    events: input.events,
     ignoreResult: options.ignoreResult,
-    runtime: () => (performance.now() - t0) / 1000,
+    // The runtime counts from after STARTED is stored.
+    t0: 0,
+    runtime: () => (performance.now() - ending.t0) / 1000,
     ...(input.defaults.resultExtended ? { extended: extendedFields(msg, input.nodeName, delivery.routingKey) } : {}),
   };
-
   // The one settling outside `decide` (its header says why): an early-ack task is acked as it starts, and the
   // ack is in the broker before the task runs: a worker killed now loses the run, never runs it twice.
   if (ackOnStart(run.policy)) {
     delivery.ack();
-    await delivery.acked?.();
+    const acked = delivery.acked?.();
+    if (acked) return acked.then(() => started(input, run, options, ending));
   }
-  events.started(msg);
-  if (options.trackStarted) {
-    await storeResult(ending, 'STARTED', { pid: process.pid, hostname: input.nodeName }, null, null);
-  }
-  t0 = performance.now();
+  return started(input, run, options, ending);
+}
 
+function started<D>(
+  input: RunInput<D>,
+  run: Omit<ActiveRun, 'done'>,
+  options: RunOptions,
+  ending: Ending & { t0: number },
+): RunEnd | Promise<RunEnd> {
+  input.events.started(input.msg);
+  if (options.trackStarted) {
+    return storeResult(ending, 'STARTED', { pid: process.pid, hostname: input.nodeName }, null, null).then(() =>
+      runCode(input, run, options, ending),
+    );
+  }
+  return runCode(input, run, options, ending);
+}
+
+function runCode<D>(
+  input: RunInput<D>,
+  run: Omit<ActiveRun, 'done'>,
+  options: RunOptions,
+  ending: Ending & { t0: number },
+): RunEnd | Promise<RunEnd> {
+  const { task, msg, delivery, publisher, backend } = input;
+  ending.t0 = performance.now();
   const context = createTaskContext<D>({
     msg,
     task,
@@ -133,53 +159,72 @@ async function execute<D>(input: RunInput<D>, run: Omit<ActiveRun, 'done'>, opti
     backend,
     nodeName: input.nodeName,
     deps: input.deps,
-    logger: log,
+    logger: ending.log,
     control: run.control,
     waitingOn: (what) => {
       run.waitingOn = what;
     },
   });
   const ctx = context.ctx;
-
-  let error: Error;
-  let abandoned = false;
+  const failed = (err: unknown, abandoned = false) => afterError(input, run, ending, ctx, coerceError(err), abandoned);
+  const ended = (r: RunResult): RunEnd | Promise<RunEnd> => {
+    if (!r.ok) return failed(r.error, r.abandoned ?? false);
+    try {
+      const done = handleSuccess(ending, r.value);
+      return done instanceof Promise ? done.catch(failed) : done;
+    } catch (err) {
+      return failed(err);
+    }
+  };
+  let r: RunResult | Promise<RunResult>;
+  let watchdog: Deadline | undefined;
   try {
     const params = bindArguments(task, msg.args, msg.kwargs);
     context.bind(params);
-    const watchdog = watchWaiting(input.deadlines, options.waitBudget, () =>
-      input.onOverWaitBudget(msg, log, run.waitingOn),
+    watchdog = watchWaiting(input.deadlines, options.waitBudget, () =>
+      input.onOverWaitBudget(msg, ending.log, run.waitingOn),
     );
     // Everything the task's code starts carries this scope: an error escaping it later ends this run, not the process.
     const scope: RunScope = { task: msg.task, id: msg.id, fail: (e) => run.control.fail(e) };
-    let r: RunResult;
-    try {
-      r = await runWithLimits(
-        () => inRunScope(scope, () => Promise.resolve(task.run(params, ctx as TaskContext<unknown>))),
-        options.limits,
-        run.control,
-        input.deadlines,
-      );
-    } finally {
-      watchdog?.cancel();
-    }
-    if (r.ok) {
-      const ended = handleSuccess(ending, r.value);
-      return ended instanceof Promise ? await ended : ended;
-    }
-    error = r.error;
-    abandoned = r.abandoned ?? false;
+    r = runWithLimits(
+      () => inRunScope(scope, () => task.run(params, ctx as TaskContext<unknown>)),
+      options.limits,
+      run.control,
+      input.deadlines,
+    );
   } catch (err) {
-    error = coerceError(err);
+    watchdog?.cancel();
+    return failed(err);
   }
-  if (run.finalized) return { outcome: { kind: 'cancelled' }, reason: 'cancelled' };
+  if (r instanceof Promise) {
+    const watched = watchdog;
+    return r.then((result) => {
+      watched?.cancel();
+      return ended(result);
+    });
+  }
+  watchdog?.cancel();
+  return ended(r);
+}
 
-  // Autoretry (Celery `autoretry_for`): the retry is published, and its `Retry` (or why it could not be) is the error.
-  const countdown = autoretryCountdownFor(task, msg, error, abandoned);
+/** A run that failed: its autoretry (Celery `autoretry_for`) published if it has one, then the failure's handling. */
+async function afterError<D>(
+  input: RunInput<D>,
+  run: Omit<ActiveRun, 'done'>,
+  ending: Ending,
+  ctx: TaskContext<D>,
+  err: Error,
+  abandoned: boolean,
+): Promise<RunEnd> {
+  let error = err;
+  if (run.finalized) return { outcome: { kind: 'cancelled' }, reason: 'cancelled' };
+  // The retry is published, and its `Retry` (or why it could not be) is the error.
+  const countdown = autoretryCountdownFor(input.task, input.msg, error, abandoned);
   if (countdown !== null) {
     try {
       await ctx.retry({ exc: error, countdown });
-    } catch (err) {
-      error = coerceError(err);
+    } catch (e) {
+      error = coerceError(e);
     }
   }
   return handleError(ending, error, abandoned && !hasCode(error, 'TASK_REVOKED'));

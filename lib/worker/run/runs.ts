@@ -13,6 +13,7 @@ import type { Settler } from '../settle/settler.js';
 import { Deadlines } from './deadlines.js';
 import type { RunDefaults, TaskOverrides } from './run-options.js';
 import { type ActiveRun, runTask } from './run-task.js';
+import type { RunEnd } from './after-run.js';
 
 export interface RunsOptions<D> {
   deps: D;
@@ -39,11 +40,33 @@ export class Runs<D> {
 
   constructor(private readonly o: RunsOptions<D>) {}
 
-  /** Runs a job and settles its message; resolves once both are done, and never rejects (an error is logged). */
-  async start(job: Job, overrides: TaskOverrides | undefined): Promise<void> {
-    const { o } = this;
+  /**
+   * Runs a job and settles its message; returns once both are done (a promise only if either waited), and never
+   * rejects (an error is logged).
+   */
+  start(job: Job, overrides: TaskOverrides | undefined): Promise<void> | void {
     const key = String(++this.seq);
-    const run = runTask({
+    let run: ActiveRun;
+    try {
+      run = this.run(job, key, overrides);
+    } catch (err) {
+      this.failed(job, key, err, 'running');
+      return;
+    }
+    this.active.set(key, run);
+    const { done } = run;
+    if (done instanceof Promise) {
+      return done.then(
+        (end) => this.settle(job, key, run, end),
+        (err: unknown) => this.failed(job, key, err),
+      );
+    }
+    return this.settle(job, key, run, done);
+  }
+
+  private run(job: Job, key: string, overrides: TaskOverrides | undefined): ActiveRun {
+    const { o } = this;
+    return runTask({
       key,
       delivery: job.delivery,
       msg: job.msg,
@@ -74,20 +97,35 @@ export class Runs<D> {
         );
       },
     });
-    this.active.set(key, run);
+  }
+
+  private settle(job: Job, key: string, run: ActiveRun, { outcome, reason }: RunEnd): Promise<void> | void {
     try {
-      const { outcome, reason } = await run.done;
       if (!run.finalized) {
         run.finalized = true;
-        const settling = o.settler.settle(job.delivery, outcome, reason, run.policy);
-        if (settling) await settling;
+        const settling = this.o.settler.settle(job.delivery, outcome, reason, run.policy);
+        if (settling) {
+          return settling.then(
+            () => this.finished(job, key),
+            (err: unknown) => this.failed(job, key, err),
+          );
+        }
       }
-      this.processed.set(job.msg.task, (this.processed.get(job.msg.task) ?? 0) + 1);
     } catch (err) {
-      o.logger.error(`unexpected error settling ${job.msg.task}[${job.msg.id}]`, { error: coerceError(err).stack });
-    } finally {
-      this.active.delete(key);
+      this.failed(job, key, err);
+      return;
     }
+    this.finished(job, key);
+  }
+
+  private finished(job: Job, key: string): void {
+    this.processed.set(job.msg.task, (this.processed.get(job.msg.task) ?? 0) + 1);
+    this.active.delete(key);
+  }
+
+  private failed(job: Job, key: string, err: unknown, what = 'settling'): void {
+    this.o.logger.error(`unexpected error ${what} ${job.msg.task}[${job.msg.id}]`, { error: coerceError(err).stack });
+    this.active.delete(key);
   }
 
   /** Cold shutdown of the runs under way: abort their signals, then give their messages back (settler.ts). */
