@@ -120,35 +120,36 @@ function execute<D>(input: RunInput<D>, run: Omit<ActiveRun, 'done'>, options: R
   };
   // The one settling outside `decide` (its header says why): an early-ack task is acked as it starts, and the
   // ack is in the broker before the task runs: a worker killed now loses the run, never runs it twice.
+  const steps: Steps<D> = { input, run, options, ending };
   if (ackOnStart(run.policy)) {
     delivery.ack();
     const acked = delivery.acked?.();
-    if (acked) return acked.then(() => started(input, run, options, ending));
+    if (acked) return acked.then(() => started(steps));
   }
-  return started(input, run, options, ending);
+  return started(steps);
 }
 
-function started<D>(
-  input: RunInput<D>,
-  run: Omit<ActiveRun, 'done'>,
-  options: RunOptions,
-  ending: Ending & { t0: number },
-): RunEnd | Promise<RunEnd> {
+/** What each step of a run after the first is handed. */
+interface Steps<D> {
+  input: RunInput<D>;
+  run: Omit<ActiveRun, 'done'>;
+  options: RunOptions;
+  ending: Ending & { t0: number };
+}
+
+function started<D>(steps: Steps<D>): RunEnd | Promise<RunEnd> {
+  const { input, options, ending } = steps;
   input.events.started(input.msg);
   if (options.trackStarted) {
     return storeResult(ending, 'STARTED', { pid: process.pid, hostname: input.nodeName }, null, null).then(() =>
-      runCode(input, run, options, ending),
+      runCode(steps),
     );
   }
-  return runCode(input, run, options, ending);
+  return runCode(steps);
 }
 
-function runCode<D>(
-  input: RunInput<D>,
-  run: Omit<ActiveRun, 'done'>,
-  options: RunOptions,
-  ending: Ending & { t0: number },
-): RunEnd | Promise<RunEnd> {
+function runCode<D>(steps: Steps<D>): RunEnd | Promise<RunEnd> {
+  const { input, run, options, ending } = steps;
   const { task, msg, delivery, publisher, backend } = input;
   ending.t0 = performance.now();
   const context = createTaskContext<D>({
@@ -166,7 +167,7 @@ function runCode<D>(
     },
   });
   const ctx = context.ctx;
-  const failed = (err: unknown, abandoned = false) => afterError(input, run, ending, ctx, coerceError(err), abandoned);
+  const failed = (err: unknown, abandoned = false) => afterError(steps, ctx, coerceError(err), abandoned);
   const ended = (r: RunResult): RunEnd | Promise<RunEnd> => {
     if (!r.ok) return failed(r.error, r.abandoned ?? false);
     try {
@@ -208,14 +209,8 @@ function runCode<D>(
 }
 
 /** A run that failed: its autoretry (Celery `autoretry_for`) published if it has one, then the failure's handling. */
-async function afterError<D>(
-  input: RunInput<D>,
-  run: Omit<ActiveRun, 'done'>,
-  ending: Ending,
-  ctx: TaskContext<D>,
-  err: Error,
-  abandoned: boolean,
-): Promise<RunEnd> {
+async function afterError<D>(steps: Steps<D>, ctx: TaskContext<D>, err: Error, abandoned: boolean): Promise<RunEnd> {
+  const { input, run, ending } = steps;
   let error = err;
   if (run.finalized) return { outcome: { kind: 'cancelled' }, reason: 'cancelled' };
   // The retry is published, and its `Retry` (or why it could not be) is the error.
