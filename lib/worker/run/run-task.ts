@@ -118,9 +118,9 @@ function execute<D>(input: RunInput<D>, run: Omit<ActiveRun, 'done'>, options: R
     runtime: () => (performance.now() - ending.t0) / 1000,
     ...(input.defaults.resultExtended ? { extended: extendedFields(msg, input.nodeName, delivery.routingKey) } : {}),
   };
+  const steps: Steps<D> = { input, run, options, ending };
   // The one settling outside `decide` (its header says why): an early-ack task is acked as it starts, and the
   // ack is in the broker before the task runs: a worker killed now loses the run, never runs it twice.
-  const steps: Steps<D> = { input, run, options, ending };
   if (ackOnStart(run.policy)) {
     delivery.ack();
     const acked = delivery.acked?.();
