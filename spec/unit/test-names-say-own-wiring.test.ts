@@ -25,7 +25,6 @@ export const OWN_WIRING_MODULES = [
   'beat-main',
   'beat-process',
   'redbeat-rolling',
-  'heavy-messages',
   'memory-broker',
   'memory-worker',
   'fake-cloud',
