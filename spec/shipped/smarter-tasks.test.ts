@@ -143,7 +143,7 @@ describe("Smarter's 39 task names, sent by Python Celery (protocol 1) to the shi
   test("both workers bound V8's heap growth as they start, their command line giving none", () => {
     for (const p of [op, infra]) {
       expect(p.logs().find((l) => l.message === 'smarter-worker starting')).toMatchObject({
-        v8: '--heap-growing-percent=100',
+        v8: '--heap-growing-percent=100 --semi-space-growth-factor=1',
       });
     }
   });
