@@ -6,6 +6,9 @@
  * redis-server on a free port, never the shared ones.
  *
  *   npm run build && node dist/bench/scale-drain.js rabbitmq|redis [sizes=10000,100000,1000000] [python-max=100000]
+ *
+ * BENCH_SCALE_NODE_FLAGS adds our worker started with those node flags as one more system, alternated with the
+ * others: `--max-semi-space-size=16` gives it V8's own young generation (lib/app/heap-growth.ts).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import amqp from '../lib/broker/amqp/amqplib.js';
@@ -37,6 +40,7 @@ const PYTHON_C = 2;
 /** After the drain, idle this long before the settled RSS is read. */
 const SETTLE_MS = 3000;
 const bench = `scale-${broker}`;
+const ALSO = (process.env.BENCH_SCALE_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
 
 /** What the drains need of a broker: fill a queue, read what is left of it, empty it. */
 interface Backlog {
@@ -101,8 +105,12 @@ const env = {
   BENCH_REDIS_URL: backlog.url,
 };
 const bare = broker === 'redis' ? 'dist/bench/bare-redis-consumer.js' : 'dist/bench/bare-consumer.js';
-const systems: [string, (queue: string, n: number) => ChildProcess][] = [
+type Started = [string, (queue: string, n: number) => ChildProcess];
+const systems: Started[] = [
   ['smarter-worker', (q) => ourDrainWorker(q, [], env)],
+  ...(ALSO.length > 0
+    ? [[`smarter-worker ${ALSO.join(' ')}`, (q: string) => ourDrainWorker(q, [], env, ALSO)] as Started]
+    : []),
   [
     'bare consumer',
     (q, n) =>

@@ -43,8 +43,13 @@ export function pythonDrainWorker(queue: string, concurrency: number, env: NodeJ
 }
 
 /** The shipped worker (`dist/tasks/main.js`) on one queue, late ack, results ignored, as the drains run it. */
-export function ourDrainWorker(queue: string, flags: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['dist/tasks/main.js', '-Q', queue, ...flags, '-l', 'warning'], {
+export function ourDrainWorker(
+  queue: string,
+  flags: string[],
+  env: NodeJS.ProcessEnv,
+  nodeFlags: readonly string[] = [],
+): ChildProcess {
+  return spawn(process.execPath, [...nodeFlags, 'dist/tasks/main.js', '-Q', queue, ...flags, '-l', 'warning'], {
     env: { ...env, CELERY_TASK_ACKS_LATE: 'true', CELERY_TASK_IGNORE_RESULT: 'true' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
