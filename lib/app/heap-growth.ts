@@ -7,9 +7,9 @@
  *   about 140 MB instead of 185 on RabbitMQ); a factor of 1.5 cost 5 to 10% more CPU.
  * - It doubles the young generation's semi-spaces, from 1 MB up to 16 MB each, while many objects survive a
  *   scavenge, which a worker's messages in flight always do: after a drain it holds 25 MB more new space than at
- *   start, for no throughput. Kept at the size they have at start, 100,000-task drains (4 runs each, alternated)
- *   ran at the same rate with a peak RSS of 76–78 MB instead of 102–103 on Redis, 77–80 instead of 89–93 on
- *   RabbitMQ.
+ *   start, for no throughput. Kept at the size they have at start, 100,000-task drains (`bench/scale-drain.ts`, 3
+ *   alternated runs each) ran within the same spread of rates with a peak RSS of 75–76 MB instead of 103–106 on
+ *   Redis, 76–86 instead of 92–100 on RabbitMQ (docs/performance.md).
  */
 import v8 from 'node:v8';
 
