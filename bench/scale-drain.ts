@@ -106,11 +106,11 @@ const env = {
 };
 const bare = broker === 'redis' ? 'dist/bench/bare-redis-consumer.js' : 'dist/bench/bare-consumer.js';
 type Started = [string, (queue: string, n: number) => ChildProcess];
+const also: Started[] =
+  ALSO.length > 0 ? [[`smarter-worker ${ALSO.join(' ')}`, (q) => ourDrainWorker(q, [], env, ALSO)]] : [];
 const systems: Started[] = [
   ['smarter-worker', (q) => ourDrainWorker(q, [], env)],
-  ...(ALSO.length > 0
-    ? [[`smarter-worker ${ALSO.join(' ')}`, (q: string) => ourDrainWorker(q, [], env, ALSO)] as Started]
-    : []),
+  ...also,
   [
     'bare consumer',
     (q, n) =>
