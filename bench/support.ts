@@ -155,14 +155,45 @@ let clockTicks: number | undefined;
  */
 export function cpuSeconds(pid: number | undefined): number {
   if (!pid) return 0;
+  return sumOverTree(pid, (p) => statCpuTicks(`/proc/${p}/stat`)) / ticksPerSecond();
+}
+
+function ticksPerSecond(): number {
   clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  const ticks = sumOverTree(pid, (p) => {
-    const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-    // Fields after the command name, which may hold spaces: utime and stime are the 12th and 13th of them.
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(f[11] ?? 0) + Number(f[12] ?? 0);
-  });
-  return ticks / clockTicks;
+  return clockTicks;
+}
+
+/**
+ * User and system clock ticks of a `/proc/…/stat` file: its 12th and 13th fields after the command name, which may
+ * hold spaces.
+ */
+function statCpuTicks(file: string): number {
+  const stat = fs.readFileSync(file, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(f[11] ?? 0) + Number(f[12] ?? 0);
+}
+
+/**
+ * CPU seconds of one process's threads other than its main one (user and system): for a node process, V8's
+ * helper threads, which compile optimized code and share the collector's work. 0 for a process that has gone.
+ */
+export function helperThreadCpuSeconds(pid: number | undefined): number {
+  if (!pid) return 0;
+  let tids: string[];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`).filter((t) => t !== String(pid));
+  } catch {
+    return 0;
+  }
+  let ticks = 0;
+  for (const tid of tids) {
+    try {
+      ticks += statCpuTicks(`/proc/${pid}/task/${tid}/stat`);
+    } catch {
+      // exited
+    }
+  }
+  return ticks / ticksPerSecond();
 }
 
 /** `read` of a process and each of its live children, summed; a process that exits meanwhile counts 0. */
