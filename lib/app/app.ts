@@ -153,6 +153,9 @@ export class WorkerApp<D> {
     if (beat) this.events.startHeartbeat(beat.intervalSeconds);
     this.parts.autoscaler?.start();
     this.canary?.start();
+    // Celery's "<node> ready.": from here remote control is heard too. The worker's own "running" comes earlier,
+    // when its queues are consumed, and a broadcast sent between the two reaches no pidbox queue.
+    this.parts.logger.info(`worker ${this.worker.nodeName} ready`);
     this.parts.hooks?.emit('workerReady', { nodeName: this.worker.nodeName });
   }
 

@@ -41,8 +41,8 @@ function startCelery(args: string[], queue: string, node: string): Started {
   return s;
 }
 
-const running = (s: Started, times = 1) =>
-  waitFor(() => (s.out().split(`worker ${s.node} running`).length > times ? true : undefined), 60_000, 100);
+const ready = (s: Started, times = 1) =>
+  waitFor(() => (s.out().split(`worker ${s.node} ready`).length > times ? true : undefined), 60_000, 100);
 
 const pyCelery = async (...args: string[]) =>
   (await exec(PYTHON, ['-m', 'celery', '-b', AMQP_URL, ...args], { timeout: 60_000 })).stdout;
@@ -101,7 +101,7 @@ describe("Smarter's chart command", () => {
       queue,
       node,
     );
-    await running(w);
+    await ready(w);
   }, 90_000);
 
   test('starts, and says once that the tasks are its own', () => {
@@ -159,7 +159,7 @@ test("--autoscale: Debian's celery control autoscale moves the bounds", async ()
   const queue = uniqueName('autoscale');
   const node = `${uniqueName('autoscale')}@x`;
   const w = startCelery(['worker', '-Q', queue, '-n', node, '--autoscale=6,2', '--without-mingle'], queue, node);
-  await running(w);
+  await ready(w);
   expect(JSON.parse(await pyCelery('control', 'autoscale', '4', '1', '-d', node, '-j'))).toEqual([
     { [node]: { ok: 'autoscale now max=4 min=1' } },
   ]);
@@ -177,7 +177,7 @@ test('--max-tasks-per-child 5: the worker is replaced in place, every task runs 
     queue,
     node,
   );
-  await running(w);
+  await ready(w);
   const ids = await send(queue, 17);
   await waitFor(() => (runsOf(w, ids).every((n) => n >= 1) ? true : undefined), 120_000, 200);
   // Replaced at least three times (17 tasks, 5 each), by the same supervisor: the container would see no exit.
@@ -197,7 +197,7 @@ test('--max-memory-per-child: past the bound after a task, replaced, every task 
     queue,
     node,
   );
-  await running(w);
+  await ready(w);
   const ids = await send(queue, 4);
   await waitFor(() => (runsOf(w, ids).every((n) => n >= 1) ? true : undefined), 120_000, 200);
   expect(w.out()).toMatch(/recycling: resident memory \d+ KiB after a task \(--max-memory-per-child 1\)/);

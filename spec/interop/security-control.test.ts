@@ -132,7 +132,7 @@ test('own wiring: a control message whose pcre pattern is no regular expression 
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   try {
     const otherNode = `${queue}@${os.hostname()}`;
-    for (let i = 0; i < 200 && !out.includes(`${otherNode} running`); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 200 && !out.includes(`${otherNode} ready`); i++) await new Promise((r) => setTimeout(r, 100));
     const conn = await amqp.connect(AMQP_URL);
     const ch = await conn.createConfirmChannel();
     const request = {
