@@ -79,7 +79,6 @@ test('own wiring: a kombu event receiver sees task-received, task-started and ta
   let out = '';
   py.stdout.on('data', (d: Buffer) => (out += d.toString()));
   await waitFor(() => out.includes('listening'), 15_000);
-  await new Promise((r) => setTimeout(r, 500));
   const id = await h.worker.publisher.apply('test.add', [2, 2], {});
   await new Promise((r) => py.once('exit', r));
   const events = JSON.parse(out.split('\n').filter(Boolean).pop() ?? '[]') as Array<Record<string, unknown>>;

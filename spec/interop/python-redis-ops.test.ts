@@ -94,7 +94,6 @@ describe('own wiring: Flower-style events on Redis', () => {
     py.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const done = new Promise((r) => py.once('exit', r));
     await waitFor(() => out.includes('listening'), 15_000, { stepMs: 100, what: 'listening' });
-    await new Promise((r) => setTimeout(r, 500));
     const id = await h.worker.publisher.apply('test.add', [2, 2], {});
     await done;
     const events = JSON.parse(out.split('\n').filter(Boolean).pop() ?? '[]') as Array<Record<string, unknown>>;
