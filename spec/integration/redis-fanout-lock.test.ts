@@ -78,11 +78,13 @@ describe("fanout over pub/sub with kombu's channel names", () => {
 
 describe('the Beat lease lock', () => {
   test('one holder at a time; the holder keeps it past its lease by renewing; release frees it', async () => {
-    const a = new RedisLeaseLock(s.redis, `${s.prefix}beat.lock`, nullLogger(), 300);
-    const b = new RedisLeaseLock(s.connect(), `${s.prefix}beat.lock`, nullLogger(), 300);
+    // A lease of 1.5 s, renewed every 500 ms, waited through twice: with 300 ms, this process's timers held up
+    // for 200 ms on a loaded machine would let it lapse.
+    const a = new RedisLeaseLock(s.redis, `${s.prefix}beat.lock`, nullLogger(), 1500);
+    const b = new RedisLeaseLock(s.connect(), `${s.prefix}beat.lock`, nullLogger(), 1500);
     expect(await a.tryAcquire()).toBe(true);
     expect(await b.tryAcquire()).toBe(false);
-    await new Promise((r) => setTimeout(r, 1000));
+    await new Promise((r) => setTimeout(r, 3000));
     expect(a.held).toBe(true);
     expect(await b.tryAcquire()).toBe(false);
     await a.release();
