@@ -55,11 +55,15 @@ describe('own wiring: celery control shutdown on Redis', () => {
     );
     const runs = async () => runCounter().hlen(`${key}:runs`);
     await waitFor(async () => (await runs()) >= 30, 60_000, { stepMs: 100, what: '30 runs' });
+    // The worker is busy: its reply may take more than Celery's default second. With -d the command returns as soon
+    // as it answers.
     const stdout = await redisappCelery(
       REDIS_URL,
       { BROKER_TRANSPORT_OPTIONS: transport },
       'control',
       'shutdown',
+      '--timeout',
+      '10',
       '-d',
       node,
     );
