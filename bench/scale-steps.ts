@@ -34,13 +34,13 @@ export function scaleSteps(sizesFlag?: string, parkFlag?: string): ScaleStep[] {
 }
 
 const DRAIN_NOTE =
-  'A backlog of cloned celery.accumulate (one sent by Python Celery, published raw), drained late-ack with results ignored: our worker at its defaults, the bare consumer at the same prefetch, Python Celery 5.2.6 prefork -c 2 up to 100k. Peak RSS is the high-water mark (a prefork pool summed); settled RSS is read 3 s after the drain. CPU per task is the user and system time of the consumer (every thread, a prefork pool summed) and of the broker, from the first message taken to the last settled, over the backlog; V8 helper-thread CPU is the part of it that a node consumer spent on threads other than its main one (V8 compiling optimized code and collecting), where the warm-up of a short drain shows. On a broker of its own; on RabbitMQ the delay levels are declared before the drains, as on any broker a worker has run against.';
+  'A backlog of cloned celery.accumulate (one sent by Python Celery, published raw), drained late-ack with results ignored: our worker at its defaults, the bare consumer at the same prefetch, Python Celery 5.2.6 prefork -c 2 up to 100k. Peak RSS is the high-water mark (a prefork pool summed); settled RSS is read 3 s after the drain. CPU per task is the user and system time of the consumer (every thread, a prefork pool summed) and of the broker, from the first message taken to the last settled, over the backlog; V8 helper-thread CPU is the part of it that a node consumer spent on threads other than its main one (V8 compiling optimized code and collecting), where the warm-up of a short drain shows. On a broker of its own.';
 
 export const SCALE_BENCHES: Record<string, BenchInfo> = {
   'scale-rabbitmq': {
     title: 'Scale: drain a backlog on RabbitMQ (a node of its own)',
     baseline: 'bare consumer',
-    note: DRAIN_NOTE,
+    note: `${DRAIN_NOTE} The node's delay levels are declared before the drains, as on any broker a worker has run against: made during a drain of ours, they would cost the broker about half a second of CPU that no other system pays.`,
   },
   'scale-redis': {
     title: 'Scale: drain a backlog on Redis (a redis-server of its own)',
