@@ -59,8 +59,8 @@ interface Backlog {
 async function rabbitBacklog(): Promise<Backlog> {
   const node = await startRabbitNode();
   const conn = await amqp.connect(node.url);
-  // As on any broker a worker has run against: made on a new node, the 28 quorum levels cost the broker about
-  // half a second of CPU, which the first drain of ours would pay while every other system's went free.
+  // The delay levels exist on any broker a worker has run against. Made on this new node during our first drain,
+  // they would cost the broker about half a second of CPU in that drain alone.
   await topologyOn(conn, delayTopology());
   const ch = await conn.createChannel();
   return {

@@ -41,8 +41,7 @@ function startCelery(args: string[], queue: string, node: string): Started {
   return s;
 }
 
-const ready = (s: Started, times = 1) =>
-  waitFor(() => (s.out().split(`worker ${s.node} ready`).length > times ? true : undefined), 60_000, 100);
+const ready = (s: Started) => waitFor(() => s.out().includes(`worker ${s.node} ready`), 60_000, 100);
 
 const pyCelery = async (...args: string[]) =>
   (await exec(PYTHON, ['-m', 'celery', '-b', AMQP_URL, ...args], { timeout: 60_000 })).stdout;

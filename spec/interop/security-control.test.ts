@@ -14,6 +14,7 @@ import { type Harness, startWorker } from '../support/harness.js';
 import { type LogLine, recordingLogger } from '../support/logs.js';
 import { ResultReader } from '../support/results.js';
 import { PYTHON } from '../support/python-worker.js';
+import { waitFor } from '../support/wait.js';
 
 const exec = promisify(execFile);
 const celery = async (...args: string[]) =>
@@ -132,7 +133,7 @@ test('own wiring: a control message whose pcre pattern is no regular expression 
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   try {
     const otherNode = `${queue}@${os.hostname()}`;
-    for (let i = 0; i < 200 && !out.includes(`${otherNode} ready`); i++) await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => out.includes(`${otherNode} ready`), 20_000, { stepMs: 100, what: `${otherNode} ready` });
     const conn = await amqp.connect(AMQP_URL);
     const ch = await conn.createConfirmChannel();
     const request = {
